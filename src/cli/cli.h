@@ -1,0 +1,29 @@
+/* The thin CLI: argument parsing and printing only; the work is in the layers. */
+#pragma once
+
+#include "util/error.h"
+
+enum {
+	VN_EXIT_OK = 0,
+	VN_EXIT_ASSERT = 1, /* an assertion about the kernel failed */
+	VN_EXIT_INPUT = 2,  /* bad input */
+	VN_EXIT_INFRA = 3,  /* could not boot, libvirt error, timeout */
+};
+
+/*
+ * A command returns an exit code (>= 0) or a negative errno with err filled;
+ * main() prints err once and maps its kind to the exit code.
+ */
+typedef int (*vn_cmd_fn)(int argc, char **argv, struct vn_error *err);
+
+struct vn_cmd {
+	const char *name;
+	vn_cmd_fn fn;
+	const char *summary;
+};
+
+/* One per command group, each in its own cmd-*.c. */
+int cmd_topo(int argc, char **argv, struct vn_error *err);
+
+/* True when argv holds -h/--help before any "--". */
+int vn_cli_wants_help(int argc, char **argv);

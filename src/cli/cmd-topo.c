@@ -1,0 +1,196 @@
+/* vnuma topo validate|show|fallback: offline views of a topology file. */
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "topology/fallback.h"
+#include "topology/topology.h"
+#include "util/cleanup.h"
+
+static void topo_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: vnuma topo validate FILE...\n"
+		"       vnuma topo show FILE\n"
+		"       vnuma topo fallback FILE [--kernel-model NAME] [--cpus-visible] [--json]\n\n"
+		"fallback prints the per-node memory fallback order the guest kernel will build,\n"
+		"in its own boot-log format, to diff against 'dmesg | grep Fallback'.\n\n"
+		"  --kernel-model NAME  which build_zonelists() era to model (default %s):\n",
+		vn_fallback_model_name(VN_FALLBACK_DEFAULT));
+	for (const struct vn_fallback_model_info *m = vn_fallback_models; m->name; m++)
+		fprintf(out, "      %-9s %s (aliases: %s)\n                %s\n", m->name, m->kernels, m->aliases,
+			m->source);
+	fprintf(out, "  --cpus-visible       apply the kernel's preference for CPU-less nodes; off by\n"
+		     "                       default because x86 builds the boot-time lists before\n"
+		     "                       any CPU is in a node's cpumask (lists rebuilt on hotplug see them)\n"
+		     "  --json               machine-readable output\n");
+}
+
+static int topo_validate(int argc, char **argv, struct vn_error *err)
+{
+	int bad = 0;
+
+	if (argc < 2)
+		return vn_input_error(err, "validate needs at least one FILE");
+	for (int i = 1; i < argc; i++) {
+		_cleanup_topology_ struct vn_topology *t = NULL;
+		struct vn_error e = {0};
+		char mem[32];
+
+		if (vn_topology_load(argv[i], &t, &e) < 0) {
+			fprintf(stderr, "%s\n", e.msg);
+			vn_error_clear(&e);
+			bad++;
+			continue;
+		}
+		_cleanup_free_ char *warn = vn_topology_warnings(t);
+		if (warn)
+			fprintf(stderr, "warning: %s\n", warn);
+		printf("%s: ok: %s, %u nodes, %u CPUs, %s memory\n", argv[i], t->name, t->nnodes, t->ncpus_total,
+		       vn_size_format(vn_topology_total_memory(t), mem, sizeof(mem)));
+	}
+	return bad ? VN_EXIT_INPUT : VN_EXIT_OK;
+}
+
+static int topo_show(int argc, char **argv, struct vn_error *err)
+{
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	int rc;
+
+	if (argc != 2)
+		return vn_input_error(err, "show takes exactly one FILE");
+	if ((rc = vn_topology_load(argv[1], &t, err)) < 0)
+		return rc;
+	printf("topology: %s\n", t->name);
+	if (t->description) {
+		/* Descriptions are indented prose in the XML; show them as one paragraph. */
+		printf("description: ");
+		bool space = false;
+		for (const char *p = t->description; *p; p++) {
+			if (*p == ' ' || *p == '\n' || *p == '\t') {
+				space = true;
+				continue;
+			}
+			if (space && p != t->description)
+				putchar(' ');
+			space = false;
+			putchar(*p);
+		}
+		putchar('\n');
+	}
+	if (t->cpu_topology_given)
+		printf("cpu topology: %u sockets x %u dies x %u cores x %u threads\n", t->sockets, t->dies, t->cores,
+		       t->threads);
+	printf("available: %u nodes (0-%u)\n", t->nnodes, t->nnodes - 1);
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		const struct vn_node *n = &t->nodes[i];
+		printf("node %u cpus:", i);
+		for (unsigned c = 0; c < VN_CPUSET_MAX; c++)
+			if (vn_cpuset_has(&n->cpus, c))
+				printf(" %u", c);
+		printf("\nnode %u size: %llu MB%s\n", i, (unsigned long long)(n->memory >> 20),
+		       !n->ncpus ? "   (CPU-less)" : !n->memory ? "   (memory-less)" : "");
+	}
+	printf("node distances:\nnode ");
+	for (unsigned j = 0; j < t->nnodes; j++)
+		printf("%4u", j);
+	printf("\n");
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		printf("%4u:", i);
+		for (unsigned j = 0; j < t->nnodes; j++)
+			printf("%4u", t->distance[i][j]);
+		printf("\n");
+	}
+	if (t->nhmat) {
+		printf("hmat:\n");
+		for (unsigned k = 0; k < t->nhmat; k++) {
+			const struct vn_hmat_entry *e = &t->hmat[k];
+			printf("  %u -> %u  %s %llu %s\n", e->initiator, e->target,
+			       e->type == VN_HMAT_LATENCY ? "latency" : "bandwidth", (unsigned long long)e->value,
+			       e->type == VN_HMAT_LATENCY ? "ns" : "MB/s");
+		}
+	}
+	_cleanup_free_ char *warn = vn_topology_warnings(t);
+	if (warn)
+		fprintf(stderr, "warning: %s\n", warn);
+	return VN_EXIT_OK;
+}
+
+static int topo_fallback(int argc, char **argv, struct vn_error *err)
+{
+	static const struct option opts[] = {
+		{"kernel-model", required_argument, NULL, 'm'},
+		{"cpus-visible", no_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
+	bool json = false;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:j", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if ((rc = vn_fallback_model_lookup(optarg, &fo.model, err)) < 0)
+				return rc;
+			break;
+		case 'c': fo.cpus_visible = true; break;
+		case 'j': json = true; break;
+		default: return vn_input_error(err, "bad option (see 'vnuma topo --help')");
+		}
+	}
+	if (optind != argc - 1)
+		return vn_input_error(err, "fallback takes exactly one FILE");
+
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	struct vn_fallback f;
+
+	if ((rc = vn_topology_load(argv[optind], &t, err)) < 0)
+		return rc;
+	vn_fallback_compute(t, &fo, &f);
+	if (json) {
+		json_object *root = json_object_new_object();
+		json_object *nodes = json_object_new_array();
+		json_object_object_add(root, "topology", json_object_new_string(t->name));
+		json_object_object_add(root, "model", json_object_new_string(vn_fallback_model_name(fo.model)));
+		json_object_object_add(root, "cpus_visible", json_object_new_boolean(fo.cpus_visible));
+		for (unsigned n = 0; n < f.nnodes; n++) {
+			json_object *o = json_object_new_object();
+			json_object *order = json_object_new_array();
+			for (unsigned i = 0; i < f.len[n]; i++)
+				json_object_array_add(order, json_object_new_int(f.order[n][i]));
+			json_object_object_add(o, "node", json_object_new_int((int)n));
+			json_object_object_add(o, "order", order);
+			json_object_array_add(nodes, o);
+		}
+		json_object_object_add(root, "nodes", nodes);
+		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	} else {
+		_cleanup_free_ char *s = vn_fallback_format(&f);
+		fputs(s, stdout);
+	}
+	return VN_EXIT_OK;
+}
+
+int cmd_topo(int argc, char **argv, struct vn_error *err)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		topo_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? VN_EXIT_INPUT : VN_EXIT_OK;
+	}
+	if (vn_cli_wants_help(argc, argv)) {
+		topo_usage(stdout);
+		return VN_EXIT_OK;
+	}
+	if (strcmp(argv[1], "validate") == 0)
+		return topo_validate(argc - 1, argv + 1, err);
+	if (strcmp(argv[1], "show") == 0)
+		return topo_show(argc - 1, argv + 1, err);
+	if (strcmp(argv[1], "fallback") == 0)
+		return topo_fallback(argc - 1, argv + 1, err);
+	return vn_input_error(err, "unknown subcommand '%s' (validate, show, fallback)", argv[1]);
+}

@@ -1,0 +1,221 @@
+#include "topology/fallback.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+
+const struct vn_fallback_model_info vn_fallback_models[] = {
+	{VN_FALLBACK_RESET, "pre-5.15", "reset 5.14",
+	 "v2.6.23 .. v5.14",
+	 "build_zonelists() sets node_load[node] = load for the first node of each distance group, "
+	 "overwriting what earlier nodes' lists added (since f0c0b2b808f2 \"change zonelist order\")"},
+	{VN_FALLBACK_ACCUMULATE, "5.15", "accumulate",
+	 "v5.15 .. v5.17",
+	 "54d032ced983 \"mm/page_alloc: use accumulated load when building node fallback list\": "
+	 "node_load[node] += load, load counting down from nr_online_nodes"},
+	{VN_FALLBACK_SAME_PENALTY, "5.18", "same-penalty current 6.1 default",
+	 "v5.18 onwards, Debian 12's 6.1",
+	 "\"mm/page_alloc: add same penalty is enough to get round-robin order\": node_load[node] += 1; "
+	 "checked against linux-source-6.1 mm/page_alloc.c"},
+	{0, NULL, NULL, NULL, NULL},
+};
+
+static bool word_in(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ' ');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && strncmp(p, w, n) == 0)
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
+int vn_fallback_model_lookup(const char *name, enum vn_fallback_model *out, struct vn_error *err)
+{
+	struct vn_strbuf known = VN_STRBUF_INIT;
+
+	for (const struct vn_fallback_model_info *m = vn_fallback_models; m->name; m++) {
+		if (strcmp(m->name, name) == 0 || word_in(m->aliases, name)) {
+			*out = m->model;
+			vn_strbuf_free(&known);
+			return 0;
+		}
+		vn_strbuf_printf(&known, "%s%s", known.len ? ", " : "", m->name);
+	}
+	vn_input_error(err, "unknown kernel model '%s' (known: %s)", name, known.s);
+	vn_strbuf_free(&known);
+	return -EINVAL;
+}
+
+const char *vn_fallback_model_name(enum vn_fallback_model m)
+{
+	for (const struct vn_fallback_model_info *i = vn_fallback_models; i->name; i++)
+		if (i->model == m)
+			return i->name;
+	return "?";
+}
+
+/* find_next_best_node(), with the kernel's arithmetic kept as it is. */
+static int next_best_node(const struct vn_topology *t, const struct vn_fallback_opts *o, unsigned node,
+			  bool *used, const long *node_load, unsigned nr_online)
+{
+	long min_val = LONG_MAX;
+	int best = -1;
+
+	if (!used[node]) {
+		used[node] = true;
+		return (int)node;
+	}
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		/* for_each_node_state(n, N_MEMORY) */
+		if (!vn_node_has_memory(&t->nodes[n]) || used[n])
+			continue;
+		long val = t->distance[node][n];
+		val += (n < node);
+		if (o->cpus_visible && vn_node_has_cpus(&t->nodes[n]))
+			val += 1; /* PENALTY_FOR_NODE_WITH_CPUS */
+		if (o->model == VN_FALLBACK_SAME_PENALTY)
+			val *= o->max_numnodes;
+		else
+			val *= (long)nr_online * o->max_numnodes; /* MAX_NODE_LOAD * MAX_NUMNODES */
+		val += node_load[n];
+		if (val < min_val) {
+			min_val = val;
+			best = (int)n;
+		}
+	}
+	if (best >= 0)
+		used[best] = true;
+	return best;
+}
+
+void vn_fallback_compute(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback *out)
+{
+	/* __build_all_zonelists() clears node_load once, then builds every node's list. */
+	long node_load[VN_MAX_NODES] = {0};
+	unsigned nr_online = t->nnodes; /* every node vnuma defines has CPUs or memory */
+
+	memset(out, 0, sizeof(*out));
+	out->nnodes = t->nnodes;
+	for (unsigned local = 0; local < t->nnodes; local++) {
+		bool used[VN_MAX_NODES] = {false};
+		unsigned prev = local;
+		long load = nr_online;
+		int node;
+
+		while ((node = next_best_node(t, o, local, used, node_load, nr_online)) >= 0) {
+			/* Penalise the first node of each distance group: round-robin between lists. */
+			if (t->distance[local][node] != t->distance[local][prev]) {
+				switch (o->model) {
+				case VN_FALLBACK_RESET: node_load[node] = load; break;
+				case VN_FALLBACK_ACCUMULATE: node_load[node] += load; break;
+				case VN_FALLBACK_SAME_PENALTY: node_load[node] += 1; break;
+				}
+			}
+			out->order[local][out->len[local]++] = (unsigned char)node;
+			prev = (unsigned)node;
+			load--;
+		}
+		out->present[local] = true;
+	}
+}
+
+static void format_line(struct vn_strbuf *b, const struct vn_fallback *f, unsigned n)
+{
+	vn_strbuf_printf(b, "Fallback order for Node %u: ", n);
+	for (unsigned i = 0; i < f->len[n]; i++)
+		vn_strbuf_printf(b, "%u ", f->order[n][i]);
+}
+
+char *vn_fallback_format(const struct vn_fallback *f)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (unsigned n = 0; n < f->nnodes; n++) {
+		if (!f->present[n])
+			continue;
+		format_line(&b, f, n);
+		vn_strbuf_printf(&b, "\n");
+	}
+	return vn_strbuf_steal(&b);
+}
+
+int vn_fallback_parse_log(const char *log, struct vn_fallback *out, struct vn_error *err)
+{
+	static const char key[] = "Fallback order for Node ";
+
+	memset(out, 0, sizeof(*out));
+	for (const char *p = strstr(log, key); p; p = strstr(p, key)) {
+		p += sizeof(key) - 1;
+		char *end;
+		long node = strtol(p, &end, 10);
+		if (end == p || *end != ':' || node < 0 || node >= VN_MAX_NODES)
+			return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "unparseable fallback line near '%.40s'", p);
+		p = end + 1;
+		bool first = !out->present[node];
+		unsigned len = 0;
+		for (;;) {
+			while (*p == ' ')
+				p++;
+			if (*p < '0' || *p > '9')
+				break;
+			long v = strtol(p, &end, 10);
+			if (v < 0 || v >= VN_MAX_NODES || len >= VN_MAX_NODES)
+				return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "bad node %ld in fallback line for node %ld", v,
+						    node);
+			if (first)
+				out->order[node][len] = (unsigned char)v;
+			len++;
+			p = end;
+		}
+		if (first) {
+			out->present[node] = true;
+			out->len[node] = len;
+			if ((unsigned)node + 1 > out->nnodes)
+				out->nnodes = (unsigned)node + 1;
+		}
+	}
+	return 0;
+}
+
+char *vn_fallback_diff(const struct vn_fallback *expected, const struct vn_fallback *actual)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	unsigned n_max = expected->nnodes > actual->nnodes ? expected->nnodes : actual->nnodes;
+
+	for (unsigned n = 0; n < n_max; n++) {
+		bool e = n < expected->nnodes && expected->present[n];
+		bool a = n < actual->nnodes && actual->present[n];
+		if (!e && !a)
+			continue;
+		if (e && a && expected->len[n] == actual->len[n] &&
+		    memcmp(expected->order[n], actual->order[n], expected->len[n]) == 0)
+			continue;
+		vn_strbuf_printf(&b, "Node %u: expected", n);
+		if (e)
+			for (unsigned i = 0; i < expected->len[n]; i++)
+				vn_strbuf_printf(&b, " %u", expected->order[n][i]);
+		else
+			vn_strbuf_printf(&b, " (no line)");
+		vn_strbuf_printf(&b, ", kernel printed");
+		if (a)
+			for (unsigned i = 0; i < actual->len[n]; i++)
+				vn_strbuf_printf(&b, " %u", actual->order[n][i]);
+		else
+			vn_strbuf_printf(&b, " (no line)");
+		vn_strbuf_printf(&b, "\n");
+	}
+	if (!b.len)
+		return NULL;
+	return vn_strbuf_steal(&b);
+}

@@ -1,0 +1,79 @@
+/*
+ * Host-side model of the guest kernel's per-node memory fallback order:
+ * build_zonelists() and find_next_best_node() in mm/page_alloc.c.
+ *
+ * The algorithm changed over time, so each era is a named model. The model
+ * only predicts; a booted kernel's "Fallback order for Node N:" lines are
+ * the truth it is checked against.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "topology/topology.h"
+
+enum vn_fallback_model {
+	/* v2.6.23 (f0c0b2b808f2) .. v5.14: node_load[node] = load (reset). */
+	VN_FALLBACK_RESET,
+	/* v5.15 (54d032ced983) .. v5.17: node_load[node] += load; load--. */
+	VN_FALLBACK_ACCUMULATE,
+	/* v5.18 onwards, Debian 12's 6.1 included: node_load[node] += 1. */
+	VN_FALLBACK_SAME_PENALTY,
+};
+
+#define VN_FALLBACK_DEFAULT VN_FALLBACK_SAME_PENALTY
+
+struct vn_fallback_model_info {
+	enum vn_fallback_model model;
+	const char *name;
+	const char *aliases; /* space separated */
+	const char *kernels;
+	const char *source;
+};
+
+/* All models, for --help and lookups; terminated by a NULL name. */
+extern const struct vn_fallback_model_info vn_fallback_models[];
+
+int vn_fallback_model_lookup(const char *name, enum vn_fallback_model *out, struct vn_error *err);
+const char *vn_fallback_model_name(enum vn_fallback_model m);
+
+struct vn_fallback_opts {
+	enum vn_fallback_model model;
+	/*
+	 * Apply PENALTY_FOR_NODE_WITH_CPUS to nodes that have CPUs. At boot on
+	 * x86 this is false: build_all_zonelists() runs from start_kernel()
+	 * before trap_init() -> cpu_init() -> numa_add_cpu() puts any CPU into
+	 * node_to_cpumask_map, so every node looks headless. Lists rebuilt
+	 * later (memory hotplug) see the CPUs.
+	 */
+	bool cpus_visible;
+	/* MAX_NUMNODES = 1 << CONFIG_NODES_SHIFT; Debian's x86 kernel uses 10. */
+	unsigned max_numnodes;
+};
+
+#define VN_FALLBACK_OPTS_DEFAULT \
+	((struct vn_fallback_opts){.model = VN_FALLBACK_DEFAULT, .cpus_visible = false, .max_numnodes = 1024})
+
+/* order[n][i]: i-th node in node n's fallback list; len[n] entries. */
+struct vn_fallback {
+	unsigned nnodes;
+	unsigned len[VN_MAX_NODES];
+	unsigned char order[VN_MAX_NODES][VN_MAX_NODES];
+	bool present[VN_MAX_NODES]; /* a line exists for this node */
+};
+
+/* Fallback lists for every node, in the order the kernel builds them. */
+void vn_fallback_compute(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback *out);
+
+/* "Fallback order for Node N: a b c \n" lines, byte for byte as the kernel prints. Malloc'd. */
+char *vn_fallback_format(const struct vn_fallback *f);
+
+/*
+ * Collect "Fallback order for Node N:" lines from a kernel log (dmesg or a
+ * console log, timestamps allowed). When a node appears several times (lists
+ * are rebuilt on hotplug) the first one, the boot-time list, wins.
+ */
+int vn_fallback_parse_log(const char *log, struct vn_fallback *out, struct vn_error *err);
+
+/* Describe differences as "Node 3: expected 3 2 1 0, kernel printed 3 2 0 1" lines; NULL if equal. */
+char *vn_fallback_diff(const struct vn_fallback *expected, const struct vn_fallback *actual);

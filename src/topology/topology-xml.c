@@ -1,0 +1,545 @@
+/*
+ * a topologies/ XML file -> struct vn_topology, with every check a user needs to
+ * see before a guest is booted on a shape that is not the one they meant.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topology/topology.h"
+#include "util/cleanup.h"
+
+/* q35's max_cpus in QEMU 7.2. */
+#define VN_MAX_CPUS 288
+
+struct ctx {
+	const char *file;
+	struct vn_topology *t;
+	struct vn_error *err;
+	bool node_seen[VN_MAX_NODES];
+	bool row_seen[VN_MAX_NODES];
+};
+
+static void xml_freep(xmlChar **p)
+{
+	if (*p)
+		xmlFree(*p);
+}
+#define _cleanup_xmlfree_ _cleanup_(xml_freep)
+
+static void xml_docp(xmlDocPtr *p)
+{
+	if (*p)
+		xmlFreeDoc(*p);
+}
+
+static void xml_ctxtp(xmlParserCtxtPtr *p)
+{
+	if (*p)
+		xmlFreeParserCtxt(*p);
+}
+
+static int line_of(xmlNodePtr n)
+{
+	return (int)xmlGetLineNo(n);
+}
+
+/* FILE:LINE: message — the one format every input error uses. */
+__attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, xmlNodePtr n, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n)
+		return vn_input_error(c->err, "%s:%d: %s", c->file, line_of(n), msg);
+	return vn_input_error(c->err, "%s: %s", c->file, msg);
+}
+
+/* Pull the message out of a sub-parser's vn_error and re-raise it with context. */
+static int fail_sub(struct ctx *c, xmlNodePtr n, const char *what, struct vn_error *sub)
+{
+	return fail(c, n, "%s: %s", what, sub->msg);
+}
+
+static bool is_elem(xmlNodePtr n)
+{
+	return n->type == XML_ELEMENT_NODE;
+}
+
+/* Unknown attributes are errors: a typo must not silently become a default. */
+static int check_attrs(struct ctx *c, xmlNodePtr n, const char *const *allowed)
+{
+	for (xmlAttrPtr a = n->properties; a; a = a->next) {
+		bool ok = false;
+		for (const char *const *p = allowed; *p; p++)
+			if (strcmp((const char *)a->name, *p) == 0)
+				ok = true;
+		if (!ok)
+			return fail(c, n, "unknown attribute '%s' on <%s>", (const char *)a->name,
+				    (const char *)n->name);
+	}
+	return 0;
+}
+
+/* Only whitespace and comments may sit between elements. */
+static int check_no_text(struct ctx *c, xmlNodePtr parent)
+{
+	for (xmlNodePtr n = parent->children; n; n = n->next) {
+		if (n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE) {
+			for (const xmlChar *p = n->content; p && *p; p++)
+				if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+					return fail(c, n, "unexpected text in <%s>", (const char *)parent->name);
+		}
+	}
+	return 0;
+}
+
+static int get_uint_attr(struct ctx *c, xmlNodePtr n, const char *name, bool required, long min, long max,
+			 long *out)
+{
+	_cleanup_xmlfree_ xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	struct vn_error sub = {0};
+
+	if (!v) {
+		if (required)
+			return fail(c, n, "<%s> needs a '%s' attribute", (const char *)n->name, name);
+		return 1;
+	}
+	if (vn_int_parse((const char *)v, min, max, out, &sub) < 0)
+		return fail(c, n, "<%s %s='%s'>: %s", (const char *)n->name, name, (const char *)v, sub.msg);
+	return 0;
+}
+
+static int parse_cpu(struct ctx *c, xmlNodePtr n)
+{
+	static const char *const attrs[] = {"sockets", "dies", "cores", "threads", NULL};
+	struct vn_topology *t = c->t;
+	long v;
+	int rc;
+
+	if ((rc = check_attrs(c, n, attrs)) < 0)
+		return rc;
+	if (t->cpu_topology_given)
+		return fail(c, n, "<cpu> given twice");
+	t->cpu_topology_given = true;
+	t->sockets = t->dies = t->cores = t->threads = 1;
+	if ((rc = get_uint_attr(c, n, "sockets", true, 1, VN_MAX_CPUS, &v)) < 0)
+		return rc;
+	t->sockets = (unsigned)v;
+	if ((rc = get_uint_attr(c, n, "dies", false, 1, VN_MAX_CPUS, &v)) < 0)
+		return rc;
+	if (rc == 0)
+		t->dies = (unsigned)v;
+	if ((rc = get_uint_attr(c, n, "cores", true, 1, VN_MAX_CPUS, &v)) < 0)
+		return rc;
+	t->cores = (unsigned)v;
+	if ((rc = get_uint_attr(c, n, "threads", false, 1, VN_MAX_CPUS, &v)) < 0)
+		return rc;
+	if (rc == 0)
+		t->threads = (unsigned)v;
+	t->cpu_line = line_of(n);
+	return 0;
+}
+
+static int parse_node(struct ctx *c, xmlNodePtr n)
+{
+	static const char *const attrs[] = {"id", "cpus", "memory", NULL};
+	struct vn_topology *t = c->t;
+	struct vn_error sub = {0};
+	long id;
+	int rc;
+
+	if ((rc = check_attrs(c, n, attrs)) < 0)
+		return rc;
+	if ((rc = get_uint_attr(c, n, "id", true, 0, VN_MAX_NODES - 1, &id)) < 0) {
+		if (c->err->kind && strstr(c->err->msg, "out of range"))
+			vn_error_prefix(c->err, "(QEMU supports at most %d nodes)", VN_MAX_NODES);
+		return rc;
+	}
+	if (c->node_seen[id])
+		return fail(c, n, "node id %ld defined twice (first at line %d)", id, t->nodes[id].line);
+	c->node_seen[id] = true;
+
+	struct vn_node *node = &t->nodes[id];
+	node->id = (unsigned)id;
+	node->line = line_of(n);
+
+	_cleanup_xmlfree_ xmlChar *cpus = xmlGetProp(n, (const xmlChar *)"cpus");
+	if (!cpus)
+		return fail(c, n, "node %ld needs a 'cpus' attribute (cpus=\"\" for a CPU-less node)", id);
+	if (vn_cpulist_parse((const char *)cpus, &node->cpus, &sub) < 0)
+		return fail_sub(c, n, "cpus", &sub);
+	node->ncpus = vn_cpuset_count(&node->cpus);
+
+	_cleanup_xmlfree_ xmlChar *mem = xmlGetProp(n, (const xmlChar *)"memory");
+	if (!mem)
+		return fail(c, n, "node %ld needs a 'memory' attribute (memory=\"0\" for a memory-less node)", id);
+	if (vn_size_parse((const char *)mem, &node->memory, &sub) < 0)
+		return fail_sub(c, n, "memory", &sub);
+	if (node->memory % (1 << 20))
+		return fail(c, n, "node %ld: memory '%s' is not a whole number of MiB", id, (const char *)mem);
+	if (!node->ncpus && !node->memory)
+		return fail(c, n, "node %ld has neither CPUs nor memory", id);
+	return 0;
+}
+
+/* Row text: whitespace-separated integers. */
+static int parse_row(struct ctx *c, xmlNodePtr n)
+{
+	static const char *const attrs[] = {"node", NULL};
+	struct vn_topology *t = c->t;
+	long from;
+	int rc;
+
+	if ((rc = check_attrs(c, n, attrs)) < 0)
+		return rc;
+	for (xmlNodePtr k = n->children; k; k = k->next)
+		if (is_elem(k))
+			return fail(c, k, "unexpected element <%s> in <row>", (const char *)k->name);
+	if ((rc = get_uint_attr(c, n, "node", true, 0, VN_MAX_NODES - 1, &from)) < 0)
+		return rc;
+	if (c->row_seen[from])
+		return fail(c, n, "distance row for node %ld given twice", from);
+	c->row_seen[from] = true;
+
+	_cleanup_xmlfree_ xmlChar *text = xmlNodeGetContent(n);
+	const char *p = text ? (const char *)text : "";
+	unsigned col = 0;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (!*p)
+			break;
+		const char *start = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+			p++;
+		char tok[32];
+		size_t len = (size_t)(p - start);
+		if (len >= sizeof(tok))
+			return fail(c, n, "row %ld: value '%.*s' is not an integer", from, (int)len, start);
+		memcpy(tok, start, len);
+		tok[len] = '\0';
+		long v;
+		struct vn_error sub = {0};
+		if (vn_int_parse(tok, 0, 1000000, &v, &sub) < 0)
+			return fail(c, n, "row %ld: value '%s' is not a distance", from, tok);
+		if (col >= VN_MAX_NODES)
+			return fail(c, n, "row %ld: more than %d values", from, VN_MAX_NODES);
+		if (v > VN_DISTANCE_UNREACHABLE)
+			return fail(c, n, "row %ld, column %u: distance %ld is above %d (255 means unreachable)", from,
+				    col, v, VN_DISTANCE_UNREACHABLE);
+		t->distance[from][col] = (uint8_t)v;
+		col++;
+	}
+	t->row_len[from] = col;
+	t->row_line[from] = line_of(n);
+	return 0;
+}
+
+static int parse_distances(struct ctx *c, xmlNodePtr n)
+{
+	int rc;
+	static const char *const none[] = {NULL};
+
+	if ((rc = check_attrs(c, n, none)) < 0)
+		return rc;
+	if (c->t->distances_given)
+		return fail(c, n, "<distances> given twice");
+	c->t->distances_given = true;
+	c->t->distances_line = line_of(n);
+	if ((rc = check_no_text(c, n)) < 0)
+		return rc;
+	for (xmlNodePtr k = n->children; k; k = k->next) {
+		if (!is_elem(k))
+			continue;
+		if (strcmp((const char *)k->name, "row") != 0)
+			return fail(c, k, "unknown element <%s> in <distances> (expected <row>)", (const char *)k->name);
+		if ((rc = parse_row(c, k)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int parse_hmat(struct ctx *c, xmlNodePtr n)
+{
+	static const char *const none[] = {NULL};
+	static const char *const lat[] = {"initiator", "target", "ns", NULL};
+	static const char *const bw[] = {"initiator", "target", "mbps", NULL};
+	struct vn_topology *t = c->t;
+	int rc;
+
+	if ((rc = check_attrs(c, n, none)) < 0)
+		return rc;
+	if (t->hmat_given)
+		return fail(c, n, "<hmat> given twice");
+	t->hmat_given = true;
+	if ((rc = check_no_text(c, n)) < 0)
+		return rc;
+	for (xmlNodePtr k = n->children; k; k = k->next) {
+		if (!is_elem(k))
+			continue;
+		bool is_lat = strcmp((const char *)k->name, "latency") == 0;
+		bool is_bw = strcmp((const char *)k->name, "bandwidth") == 0;
+		if (!is_lat && !is_bw)
+			return fail(c, k, "unknown element <%s> in <hmat> (expected <latency> or <bandwidth>)",
+				    (const char *)k->name);
+		if ((rc = check_attrs(c, k, is_lat ? lat : bw)) < 0)
+			return rc;
+		long ini, tgt, val;
+		if ((rc = get_uint_attr(c, k, "initiator", true, 0, VN_MAX_NODES - 1, &ini)) < 0 ||
+		    (rc = get_uint_attr(c, k, "target", true, 0, VN_MAX_NODES - 1, &tgt)) < 0 ||
+		    (rc = get_uint_attr(c, k, is_lat ? "ns" : "mbps", true, 1, 100000000, &val)) < 0)
+			return rc;
+		struct vn_hmat_entry *e = reallocarray(t->hmat, t->nhmat + 1, sizeof(*e));
+		if (!e)
+			return vn_error_set(c->err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+		t->hmat = e;
+		e = &t->hmat[t->nhmat++];
+		*e = (struct vn_hmat_entry){.initiator = (unsigned)ini,
+					    .target = (unsigned)tgt,
+					    .type = is_lat ? VN_HMAT_LATENCY : VN_HMAT_BANDWIDTH,
+					    .value = (uint64_t)val,
+					    .line = line_of(k)};
+	}
+	return 0;
+}
+
+/* Whole-file checks that need every node: density, CPU coverage, the matrix. */
+static int validate(struct ctx *c, xmlNodePtr root)
+{
+	struct vn_topology *t = c->t;
+	unsigned n = 0, with_cpus = 0, with_mem = 0;
+	struct vn_cpuset all = {0};
+
+	for (unsigned i = 0; i < VN_MAX_NODES; i++)
+		if (c->node_seen[i])
+			n = i + 1;
+	if (n == 0)
+		return fail(c, root, "no <node> elements");
+	for (unsigned i = 0; i < n; i++)
+		if (!c->node_seen[i])
+			return fail(c, root, "node ids must be dense 0..%u: node %u is missing", n - 1, i);
+	t->nnodes = n;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct vn_node *node = &t->nodes[i];
+		for (unsigned cpu = 0; cpu < VN_CPUSET_MAX; cpu++) {
+			if (!vn_cpuset_has(&node->cpus, cpu))
+				continue;
+			if (vn_cpuset_has(&all, cpu))
+				return fail(c, NULL, "line %d: node %u: cpu %u already belongs to node %d", node->line, i,
+					    cpu, vn_topology_cpu_node(t, cpu));
+			vn_cpuset_set(&all, cpu);
+		}
+		with_cpus += node->ncpus > 0;
+		with_mem += node->memory > 0;
+		t->ncpus_total += node->ncpus;
+	}
+	if (!with_cpus)
+		return fail(c, root, "no node has CPUs");
+	if (!with_mem)
+		return fail(c, root, "no node has memory");
+	if (t->ncpus_total > VN_MAX_CPUS)
+		return fail(c, root, "%u CPUs: QEMU's q35 machine supports at most %d", t->ncpus_total, VN_MAX_CPUS);
+	for (unsigned cpu = 0; cpu < t->ncpus_total; cpu++)
+		if (!vn_cpuset_has(&all, cpu))
+			return fail(c, root, "CPUs must cover 0..%u: cpu %u is in no node", t->ncpus_total - 1, cpu);
+
+	if (t->cpu_topology_given) {
+		unsigned per_socket = t->dies * t->cores * t->threads;
+		if (t->sockets * per_socket != t->ncpus_total)
+			return fail(c, NULL,
+				    "line %d: <cpu> sockets*dies*cores*threads = %u*%u*%u*%u = %u, but the nodes have %u CPUs",
+				    t->cpu_line, t->sockets, t->dies, t->cores, t->threads, t->sockets * per_socket,
+				    t->ncpus_total);
+		/* The guest kernel warns when a socket is split oddly across nodes. */
+		for (unsigned i = 0; i < n; i++) {
+			const struct vn_node *node = &t->nodes[i];
+			if (!node->ncpus)
+				continue;
+			unsigned first = (unsigned)vn_cpuset_first(&node->cpus);
+			unsigned last = (unsigned)vn_cpuset_last(&node->cpus);
+			bool one_socket = first / per_socket == last / per_socket;
+			bool whole_sockets = first % per_socket == 0 && node->ncpus % per_socket == 0 &&
+					     last - first + 1 == node->ncpus;
+			if (!one_socket && !whole_sockets)
+				return fail(c, NULL,
+					    "line %d: node %u's CPUs %u-%u straddle sockets of %u CPUs; a node must sit inside one socket or hold whole sockets",
+					    node->line, i, first, last, per_socket);
+		}
+	}
+
+	if (!t->distances_given) {
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned j = 0; j < n; j++)
+				t->distance[i][j] = i == j ? VN_DISTANCE_LOCAL : VN_DISTANCE_DEFAULT_REMOTE;
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			if (!c->row_seen[i])
+				return fail(c, NULL, "line %d: <distances> has no row for node %u", t->distances_line, i);
+			if (t->row_len[i] != n)
+				return fail(c, NULL, "line %d: row %u has %u values, expected %u (one per node)",
+					    t->row_line[i], i, t->row_len[i], n);
+		}
+		for (unsigned i = n; i < VN_MAX_NODES; i++)
+			if (c->row_seen[i])
+				return fail(c, NULL, "line %d: row for node %u, but there are only %u nodes", t->row_line[i],
+					    i, n);
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned j = 0; j < n; j++) {
+				unsigned d = t->distance[i][j];
+				if (i == j && d != VN_DISTANCE_LOCAL)
+					return fail(c, NULL, "line %d: row %u: local distance is %u, must be %d",
+						    t->row_line[i], i, d, VN_DISTANCE_LOCAL);
+				if (i != j && d <= VN_DISTANCE_LOCAL)
+					return fail(c, NULL,
+						    "line %d: row %u, column %u: remote distance %u must be 11..255",
+						    t->row_line[i], i, j, d);
+			}
+	}
+
+	for (unsigned k = 0; k < t->nhmat; k++) {
+		const struct vn_hmat_entry *e = &t->hmat[k];
+		if (e->initiator >= n || e->target >= n)
+			return fail(c, NULL, "line %d: hmat entry names node %u, but there are only %u nodes", e->line,
+				    e->initiator >= n ? e->initiator : e->target, n);
+		if (!t->nodes[e->initiator].ncpus)
+			return fail(c, NULL, "line %d: hmat initiator %u has no CPUs", e->line, e->initiator);
+		if (!t->nodes[e->target].memory)
+			return fail(c, NULL, "line %d: hmat target %u has no memory", e->line, e->target);
+		for (unsigned m = 0; m < k; m++)
+			if (t->hmat[m].initiator == e->initiator && t->hmat[m].target == e->target &&
+			    t->hmat[m].type == e->type)
+				return fail(c, NULL, "line %d: hmat %s %u->%u given twice (first at line %d)", e->line,
+					    e->type == VN_HMAT_LATENCY ? "latency" : "bandwidth", e->initiator,
+					    e->target, t->hmat[m].line);
+	}
+	return 0;
+}
+
+static int parse_root(struct ctx *c, xmlNodePtr root)
+{
+	static const char *const attrs[] = {"name", NULL};
+	struct vn_topology *t = c->t;
+	int rc;
+
+	if (!root || strcmp((const char *)root->name, "topology") != 0)
+		return fail(c, root, "root element must be <topology>, not <%s>", root ? (const char *)root->name : "");
+	if ((rc = check_attrs(c, root, attrs)) < 0)
+		return rc;
+	_cleanup_xmlfree_ xmlChar *name = xmlGetProp(root, (const xmlChar *)"name");
+	if (!name || !*name)
+		return fail(c, root, "<topology> needs a non-empty 'name' attribute");
+	for (const xmlChar *p = name; *p; p++)
+		if (!(isalnum(*p) || *p == '-' || *p == '_' || *p == '.'))
+			return fail(c, root, "topology name '%s' may only hold letters, digits, '-', '_' and '.'",
+				    (const char *)name);
+	t->name = strdup((const char *)name);
+	if ((rc = check_no_text(c, root)) < 0)
+		return rc;
+
+	for (xmlNodePtr k = root->children; k; k = k->next) {
+		if (!is_elem(k))
+			continue;
+		const char *en = (const char *)k->name;
+		if (strcmp(en, "description") == 0) {
+			static const char *const none[] = {NULL};
+			if ((rc = check_attrs(c, k, none)) < 0)
+				return rc;
+			if (t->description)
+				return fail(c, k, "<description> given twice");
+			_cleanup_xmlfree_ xmlChar *d = xmlNodeGetContent(k);
+			t->description = strdup(d ? (const char *)d : "");
+		} else if (strcmp(en, "cpu") == 0) {
+			rc = parse_cpu(c, k);
+		} else if (strcmp(en, "node") == 0) {
+			rc = parse_node(c, k);
+		} else if (strcmp(en, "distances") == 0) {
+			rc = parse_distances(c, k);
+		} else if (strcmp(en, "hmat") == 0) {
+			rc = parse_hmat(c, k);
+		} else {
+			return fail(c, k, "unknown element <%s> in <topology>", en);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return validate(c, root);
+}
+
+int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out,
+		      struct vn_error *err)
+{
+	_cleanup_(xml_ctxtp) xmlParserCtxtPtr pctx = xmlNewParserCtxt();
+	_cleanup_(xml_docp) xmlDocPtr doc = NULL;
+	_cleanup_topology_ struct vn_topology *t = calloc(1, sizeof(*t));
+	struct ctx c = {.file = name, .err = err};
+	int rc;
+
+	if (!pctx || !t)
+		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+	if (len > INT32_MAX)
+		return vn_input_error(err, "%s: file too large", name);
+	/* No network, no entity expansion, no DTD: a topology is plain data. */
+	doc = xmlCtxtReadMemory(pctx, buf, (int)len, name, NULL,
+				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!doc) {
+		xmlErrorPtr e = xmlCtxtGetLastError(pctx);
+		if (e && e->message) {
+			char msg[512];
+			snprintf(msg, sizeof(msg), "%s", e->message);
+			size_t l = strlen(msg);
+			while (l && msg[l - 1] == '\n')
+				msg[--l] = '\0';
+			return vn_input_error(err, "%s:%d: malformed XML: %s", name, e->line, msg);
+		}
+		return vn_input_error(err, "%s: malformed XML", name);
+	}
+	if (doc->intSubset)
+		return vn_input_error(err, "%s: DOCTYPE declarations are not allowed", name);
+	c.t = t;
+	rc = parse_root(&c, xmlDocGetRootElement(doc));
+	if (rc < 0)
+		return rc;
+	t->path = strdup(name);
+	*out = steal_pointer(&t);
+	return 0;
+}
+
+int vn_topology_load(const char *path, struct vn_topology **out, struct vn_error *err)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f)
+		return vn_input_error(err, "%s: cannot open: %s", path, strerror(errno));
+	for (;;) {
+		if (len + 4096 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			if (cap > (64u << 20))
+				return vn_input_error(err, "%s: larger than 64 MiB, not a topology", path);
+			char *nb = realloc(buf, cap);
+			if (!nb)
+				return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+			buf = nb;
+		}
+		size_t r = fread(buf + len, 1, cap - len, f);
+		len += r;
+		if (r == 0) {
+			if (ferror(f))
+				return vn_input_error(err, "%s: read error", path);
+			break;
+		}
+	}
+	return vn_topology_parse(buf, len, path, out, err);
+}

@@ -1,0 +1,56 @@
+/* Scope-bound ownership, after systemd's _cleanup_ idiom. */
+#pragma once
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void vn_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void vn_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+static inline void vn_closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+static inline void vn_strvfreep(char ***v)
+{
+	if (*v) {
+		for (char **p = *v; *p; p++)
+			free(*p);
+		free(*v);
+	}
+}
+
+#define _cleanup_free_ _cleanup_(vn_freep)
+#define _cleanup_fclose_ _cleanup_(vn_fclosep)
+#define _cleanup_close_ _cleanup_(vn_closep)
+#define _cleanup_strv_ _cleanup_(vn_strvfreep)
+
+/* Hand ownership out of a _cleanup_ scope. */
+#define steal_pointer(pp)                          \
+	({                                         \
+		__typeof__(*(pp)) _tmp_ = *(pp);   \
+		*(pp) = NULL;                      \
+		_tmp_;                             \
+	})
+
+#define steal_fd(fdp)              \
+	({                         \
+		int _fd_ = *(fdp); \
+		*(fdp) = -1;       \
+		_fd_;              \
+	})
+
+#define VN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

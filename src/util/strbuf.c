@@ -1,0 +1,61 @@
+#include "util/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Allocation failure aborts: a CLI tool has no useful way to go on. */
+static void reserve(struct vn_strbuf *b, size_t extra)
+{
+	if (b->len + extra + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	char *s = realloc(b->s, cap);
+	if (!s)
+		abort();
+	b->s = s;
+	b->cap = cap;
+}
+
+void vn_strbuf_append(struct vn_strbuf *b, const char *s, size_t n)
+{
+	reserve(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void vn_strbuf_printf(struct vn_strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+char *vn_strbuf_steal(struct vn_strbuf *b)
+{
+	char *s = b->s ? b->s : strdup("");
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+void vn_strbuf_free(struct vn_strbuf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
