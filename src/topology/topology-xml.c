@@ -50,17 +50,34 @@ static int line_of(xmlNodePtr n)
 }
 
 /* FILE:LINE: message — the one format every input error uses. */
-__attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, xmlNodePtr n, const char *fmt, ...)
+__attribute__((format(printf, 3, 0))) static int vfail_at(struct ctx *c, int line, const char *fmt, va_list ap)
 {
 	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (line > 0)
+		return vn_input_error(c->err, "%s:%d: %s", c->file, line, msg);
+	return vn_input_error(c->err, "%s: %s", c->file, msg);
+}
+
+__attribute__((format(printf, 3, 4))) static int fail_at(struct ctx *c, int line, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	int rc = vfail_at(c, line, fmt, ap);
 	va_end(ap);
-	if (n)
-		return vn_input_error(c->err, "%s:%d: %s", c->file, line_of(n), msg);
-	return vn_input_error(c->err, "%s: %s", c->file, msg);
+	return rc;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, xmlNodePtr n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int rc = vfail_at(c, n ? line_of(n) : 0, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* Pull the message out of a sub-parser's vn_error and re-raise it with context. */
@@ -159,11 +176,11 @@ static int parse_node(struct ctx *c, xmlNodePtr n)
 
 	if ((rc = check_attrs(c, n, attrs)) < 0)
 		return rc;
-	if ((rc = get_uint_attr(c, n, "id", true, 0, VN_MAX_NODES - 1, &id)) < 0) {
-		if (c->err->kind && strstr(c->err->msg, "out of range"))
-			vn_error_prefix(c->err, "(QEMU supports at most %d nodes)", VN_MAX_NODES);
+	if ((rc = get_uint_attr(c, n, "id", true, 0, 1000000, &id)) < 0)
 		return rc;
-	}
+	if (id >= VN_MAX_NODES)
+		return fail(c, n, "node id %ld: QEMU supports at most %d nodes (ids 0..%d)", id, VN_MAX_NODES,
+			    VN_MAX_NODES - 1);
 	if (c->node_seen[id])
 		return fail(c, n, "node id %ld defined twice (first at line %d)", id, t->nodes[id].line);
 	c->node_seen[id] = true;
@@ -336,7 +353,7 @@ static int validate(struct ctx *c, xmlNodePtr root)
 			if (!vn_cpuset_has(&node->cpus, cpu))
 				continue;
 			if (vn_cpuset_has(&all, cpu))
-				return fail(c, NULL, "line %d: node %u: cpu %u already belongs to node %d", node->line, i,
+				return fail_at(c, node->line, "node %u: cpu %u already belongs to node %d", i,
 					    cpu, vn_topology_cpu_node(t, cpu));
 			vn_cpuset_set(&all, cpu);
 		}
@@ -357,9 +374,8 @@ static int validate(struct ctx *c, xmlNodePtr root)
 	if (t->cpu_topology_given) {
 		unsigned per_socket = t->dies * t->cores * t->threads;
 		if (t->sockets * per_socket != t->ncpus_total)
-			return fail(c, NULL,
-				    "line %d: <cpu> sockets*dies*cores*threads = %u*%u*%u*%u = %u, but the nodes have %u CPUs",
-				    t->cpu_line, t->sockets, t->dies, t->cores, t->threads, t->sockets * per_socket,
+			return fail_at(c, t->cpu_line,
+				    "<cpu> sockets*dies*cores*threads = %u*%u*%u*%u = %u, but the nodes have %u CPUs", t->sockets, t->dies, t->cores, t->threads, t->sockets * per_socket,
 				    t->ncpus_total);
 		/* The guest kernel warns when a socket is split oddly across nodes. */
 		for (unsigned i = 0; i < n; i++) {
@@ -372,9 +388,8 @@ static int validate(struct ctx *c, xmlNodePtr root)
 			bool whole_sockets = first % per_socket == 0 && node->ncpus % per_socket == 0 &&
 					     last - first + 1 == node->ncpus;
 			if (!one_socket && !whole_sockets)
-				return fail(c, NULL,
-					    "line %d: node %u's CPUs %u-%u straddle sockets of %u CPUs; a node must sit inside one socket or hold whole sockets",
-					    node->line, i, first, last, per_socket);
+				return fail_at(c, node->line,
+					    "node %u's CPUs %u-%u straddle sockets of %u CPUs; a node must sit inside one socket or hold whole sockets", i, first, last, per_socket);
 		}
 	}
 
@@ -385,41 +400,38 @@ static int validate(struct ctx *c, xmlNodePtr root)
 	} else {
 		for (unsigned i = 0; i < n; i++) {
 			if (!c->row_seen[i])
-				return fail(c, NULL, "line %d: <distances> has no row for node %u", t->distances_line, i);
+				return fail_at(c, t->distances_line, "<distances> has no row for node %u", i);
 			if (t->row_len[i] != n)
-				return fail(c, NULL, "line %d: row %u has %u values, expected %u (one per node)",
-					    t->row_line[i], i, t->row_len[i], n);
+				return fail_at(c, t->row_line[i], "row %u has %u values, expected %u (one per node)", i, t->row_len[i], n);
 		}
 		for (unsigned i = n; i < VN_MAX_NODES; i++)
 			if (c->row_seen[i])
-				return fail(c, NULL, "line %d: row for node %u, but there are only %u nodes", t->row_line[i],
+				return fail_at(c, t->row_line[i], "row for node %u, but there are only %u nodes",
 					    i, n);
 		for (unsigned i = 0; i < n; i++)
 			for (unsigned j = 0; j < n; j++) {
 				unsigned d = t->distance[i][j];
 				if (i == j && d != VN_DISTANCE_LOCAL)
-					return fail(c, NULL, "line %d: row %u: local distance is %u, must be %d",
-						    t->row_line[i], i, d, VN_DISTANCE_LOCAL);
+					return fail_at(c, t->row_line[i], "row %u: local distance is %u, must be %d", i, d, VN_DISTANCE_LOCAL);
 				if (i != j && d <= VN_DISTANCE_LOCAL)
-					return fail(c, NULL,
-						    "line %d: row %u, column %u: remote distance %u must be 11..255",
-						    t->row_line[i], i, j, d);
+					return fail_at(c, t->row_line[i],
+						    "row %u, column %u: remote distance %u must be 11..255", i, j, d);
 			}
 	}
 
 	for (unsigned k = 0; k < t->nhmat; k++) {
 		const struct vn_hmat_entry *e = &t->hmat[k];
 		if (e->initiator >= n || e->target >= n)
-			return fail(c, NULL, "line %d: hmat entry names node %u, but there are only %u nodes", e->line,
+			return fail_at(c, e->line, "hmat entry names node %u, but there are only %u nodes",
 				    e->initiator >= n ? e->initiator : e->target, n);
 		if (!t->nodes[e->initiator].ncpus)
-			return fail(c, NULL, "line %d: hmat initiator %u has no CPUs", e->line, e->initiator);
+			return fail_at(c, e->line, "hmat initiator %u has no CPUs", e->initiator);
 		if (!t->nodes[e->target].memory)
-			return fail(c, NULL, "line %d: hmat target %u has no memory", e->line, e->target);
+			return fail_at(c, e->line, "hmat target %u has no memory", e->target);
 		for (unsigned m = 0; m < k; m++)
 			if (t->hmat[m].initiator == e->initiator && t->hmat[m].target == e->target &&
 			    t->hmat[m].type == e->type)
-				return fail(c, NULL, "line %d: hmat %s %u->%u given twice (first at line %d)", e->line,
+				return fail_at(c, e->line, "hmat %s %u->%u given twice (first at line %d)",
 					    e->type == VN_HMAT_LATENCY ? "latency" : "bandwidth", e->initiator,
 					    e->target, t->hmat[m].line);
 	}
