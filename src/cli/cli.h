@@ -24,6 +24,21 @@ struct vn_cmd {
 
 /* One per command group, each in its own cmd-*.c. */
 int cmd_topo(int argc, char **argv, struct vn_error *err);
+int cmd_up(int argc, char **argv, struct vn_error *err);
+int cmd_down(int argc, char **argv, struct vn_error *err);
+int cmd_list(int argc, char **argv, struct vn_error *err);
+int cmd_status(int argc, char **argv, struct vn_error *err);
+int cmd_exec(int argc, char **argv, struct vn_error *err);
+int cmd_shell(int argc, char **argv, struct vn_error *err);
+int cmd_collect(int argc, char **argv, struct vn_error *err);
+
+/* --state-dir (getopt code 'S') and --connect ('C'), shared by the guest commands. */
+struct vn_cli_common {
+	const char *state_dir, *uri;
+};
+struct vn_testbed_ctx;
+int vn_cli_common_opt(int c, const char *arg, struct vn_cli_common *co);
+int vn_cli_ctx(const struct vn_cli_common *co, struct vn_testbed_ctx *ctx, struct vn_error *err);
 
 /* True when argv holds -h/--help before any "--". */
 int vn_cli_wants_help(int argc, char **argv);

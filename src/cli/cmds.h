@@ -2,4 +2,11 @@
 #pragma once
 
 #define VN_CLI_COMMANDS \
+	{"up", cmd_up, "boot a topology, wait for the guest agent, check fidelity"},                 \
+	{"list", cmd_list, "list vnuma guests"},                                                       \
+	{"status", cmd_status, "one guest's topology, kernel, accelerator and uptime"},                \
+	{"down", cmd_down, "destroy a guest (or --all), leaving nothing behind"},                      \
+	{"exec", cmd_exec, "run a command in a guest, mirroring its output and exit code"},            \
+	{"shell", cmd_shell, "interactive root shell on a guest's console (Ctrl-] leaves)"},           \
+	{"collect", cmd_collect, "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg"}, \
 	{"topo", cmd_topo, "offline: validate, show a topology, print the model's fallback order"},

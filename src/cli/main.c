@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
+#include "util/interrupt.h"
 
 static const struct vn_cmd commands[] = {
 	VN_CLI_COMMANDS
@@ -52,6 +53,7 @@ int main(int argc, char **argv)
 	for (const struct vn_cmd *c = commands; c->name; c++) {
 		if (strcmp(argv[1], c->name) != 0)
 			continue;
+		vn_interrupt_install();
 		rc = c->fn(argc - 1, argv + 1, &err);
 		if (rc >= 0)
 			return rc;

@@ -1,0 +1,38 @@
+#!/bin/sh
+# One-time (idempotent) set-up of a fresh Debian 12 machine: installs every
+# package vnuma needs from Debian's archive, then configures and builds.
+# Run as root. Re-running only rebuilds what changed.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${VN_BUILD_DIR:-$top/build}
+
+packages="
+	build-essential cmake pkg-config
+	libxml2-dev libjson-c-dev libvirt-dev libguestfs-dev libarchive-dev libcmocka-dev
+	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+	qemu-system-x86 qemu-utils
+	linux-image-amd64 busybox-static numactl libnuma-dev
+	libguestfs-tools supermin
+	xz-utils libxml2-utils procps
+"
+
+missing=""
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "setup: missing Debian packages:$missing" >&2
+		echo "setup: run this script as root to install them" >&2
+		exit 2
+	fi
+	echo "setup: installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends $missing
+fi
+
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${VN_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)"
+echo "setup: built $build/vnuma"

@@ -1,0 +1,435 @@
+/*
+ * "exec": run a program in its own process group, stream its stdout/stderr,
+ * feed it host stdin, and report how it ended. Jobs live in the poll loop so
+ * several may run at once and other requests are served meanwhile.
+ */
+#include "agent/agent-priv.h"
+#include "agent/protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHUNK 32768
+
+static struct vn_job *job_find(struct vn_agentd *d, int64_t id)
+{
+	for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++)
+		if (d->jobs[i].used && d->jobs[i].id == id)
+			return &d->jobs[i];
+	return NULL;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void job_stream(struct vn_agentd *d, struct vn_job *j, const char *stream, const char *data, size_t n)
+{
+	struct json_object *m;
+	char *b64;
+	size_t blen;
+
+	if (j->silent)
+		return;
+	b64 = malloc(vn_base64_encoded_len(n) + 1);
+	if (!b64)
+		abort();
+	blen = vn_base64_encode(data, n, b64);
+	m = json_object_new_object();
+	json_object_object_add(m, "id", json_object_new_int64(j->id));
+	json_object_object_add(m, "stream", json_object_new_string(stream));
+	json_object_object_add(m, "data", json_object_new_string_len(b64, (int)blen));
+	free(b64);
+	vn_agentd_send(d, m);
+}
+
+/* Returns false once the pipe is at EOF (or broken) and closed. */
+static bool job_pipe_read(struct vn_agentd *d, struct vn_job *j, int *fd, const char *stream, bool drain)
+{
+	char buf[CHUNK];
+
+	do {
+		ssize_t n = read(*fd, buf, sizeof(buf));
+
+		if (n > 0) {
+			job_stream(d, j, stream, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		close_fd(fd);
+		return false;
+	} while (drain);
+	return true;
+}
+
+static void job_finish(struct vn_agentd *d, struct vn_job *j)
+{
+	/*
+	 * Everything the child wrote before exiting is in the pipes now; a
+	 * background grandchild holding them open must not delay the result.
+	 */
+	if (j->out_fd >= 0 && job_pipe_read(d, j, &j->out_fd, "stdout", true))
+		close_fd(&j->out_fd);
+	if (j->err_fd >= 0 && job_pipe_read(d, j, &j->err_fd, "stderr", true))
+		close_fd(&j->err_fd);
+	close_fd(&j->in_fd);
+	if (!j->silent) {
+		struct json_object *id = json_object_new_int64(j->id);
+		struct json_object *r;
+
+		if (j->timed_out) {
+			char msg[128];
+
+			r = vn_agentd_reply_new(id, false);
+			snprintf(msg, sizeof(msg), "timed out after %g s", j->timeout_s);
+			json_object_object_add(r, "error", json_object_new_string(msg));
+			json_object_object_add(r, "errno", json_object_new_int(ETIMEDOUT));
+			json_object_object_add(r, "timed_out", json_object_new_boolean(1));
+		} else {
+			r = vn_agentd_reply_new(id, true);
+		}
+		if (WIFEXITED(j->status))
+			json_object_object_add(r, "exit_code", json_object_new_int(WEXITSTATUS(j->status)));
+		else if (WIFSIGNALED(j->status))
+			json_object_object_add(r, "signal", json_object_new_int(WTERMSIG(j->status)));
+		json_object_put(id);
+		vn_agentd_send(d, r);
+	}
+	vn_buf_free(&j->in_queue);
+	memset(j, 0, sizeof(*j));
+}
+
+void vn_agentd_jobs_reap(struct vn_agentd *d)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid <= 0)
+			return;
+		for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++) {
+			struct vn_job *j = &d->jobs[i];
+
+			if (j->used && j->pid == pid) {
+				j->exited = true;
+				j->status = status;
+				job_finish(d, j);
+				break;
+			}
+		}
+	}
+}
+
+void vn_agentd_jobs_kill_all(struct vn_agentd *d, bool silent)
+{
+	for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++) {
+		struct vn_job *j = &d->jobs[i];
+
+		if (!j->used)
+			continue;
+		kill(-j->pid, SIGKILL);
+		if (silent) {
+			j->silent = true;
+			/* Nobody will read the output; closing lets writers die of EPIPE too. */
+			close_fd(&j->out_fd);
+			close_fd(&j->err_fd);
+			close_fd(&j->in_fd);
+		}
+	}
+}
+
+bool vn_agentd_jobs_running(const struct vn_agentd *d)
+{
+	for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++)
+		if (d->jobs[i].used)
+			return true;
+	return false;
+}
+
+bool vn_agentd_jobs_stdin_full(const struct vn_agentd *d)
+{
+	size_t queued = 0;
+
+	for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++)
+		if (d->jobs[i].used)
+			queued += d->jobs[i].in_queue.len - d->jobs[i].in_queue.off;
+	return queued > VN_AGENT_STDIN_HIGH;
+}
+
+size_t vn_agentd_jobs_pollfds(struct vn_agentd *d, struct pollfd *pfd, size_t max, int64_t *next_deadline)
+{
+	/* Back-pressure: a host that does not read must not make us buffer without bound. */
+	bool read_ok = d->out.len - d->out.off < VN_AGENT_OUT_HIGH;
+	int64_t now = vn_agentd_now_ms();
+	size_t n = 0;
+
+	for (size_t i = 0; i < VN_AGENT_MAX_JOBS && n + 3 <= max; i++) {
+		struct vn_job *j = &d->jobs[i];
+
+		if (!j->used)
+			continue;
+		if (j->deadline_ms && !j->timed_out) {
+			if (now >= j->deadline_ms) {
+				kill(-j->pid, SIGKILL);
+				j->timed_out = true;
+			} else if (!*next_deadline || j->deadline_ms < *next_deadline) {
+				*next_deadline = j->deadline_ms;
+			}
+		}
+		if (read_ok && j->out_fd >= 0)
+			pfd[n++] = (struct pollfd){.fd = j->out_fd, .events = POLLIN};
+		if (read_ok && j->err_fd >= 0)
+			pfd[n++] = (struct pollfd){.fd = j->err_fd, .events = POLLIN};
+		if (j->in_fd >= 0 && (j->in_queue.len > j->in_queue.off || j->in_eof))
+			pfd[n++] = (struct pollfd){.fd = j->in_fd, .events = POLLOUT};
+	}
+	return n;
+}
+
+static void job_stdin_flush(struct vn_job *j)
+{
+	while (j->in_fd >= 0 && j->in_queue.off < j->in_queue.len) {
+		ssize_t n = write(j->in_fd, j->in_queue.s + j->in_queue.off, j->in_queue.len - j->in_queue.off);
+
+		if (n > 0) {
+			vn_buf_consume(&j->in_queue, (size_t)n);
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && errno == EAGAIN) {
+			return;
+		} else {
+			/* The child closed its stdin: the rest is of no use to it. */
+			close_fd(&j->in_fd);
+			vn_buf_free(&j->in_queue);
+			return;
+		}
+	}
+	if (j->in_eof)
+		close_fd(&j->in_fd);
+}
+
+void vn_agentd_jobs_handle(struct vn_agentd *d, const struct pollfd *pfd, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!pfd[k].revents)
+			continue;
+		for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++) {
+			struct vn_job *j = &d->jobs[i];
+
+			if (!j->used)
+				continue;
+			if (pfd[k].fd == j->out_fd)
+				job_pipe_read(d, j, &j->out_fd, "stdout", false);
+			else if (pfd[k].fd == j->err_fd)
+				job_pipe_read(d, j, &j->err_fd, "stderr", false);
+			else if (pfd[k].fd == j->in_fd)
+				job_stdin_flush(j);
+			else
+				continue;
+			break;
+		}
+	}
+}
+
+/* Child side of fork(): never returns. Failures go to errfd as an errno. */
+static void __attribute__((noreturn))
+child_exec(char **argv, struct json_object *env, const char *cwd, int in_fd, int out_fd, int err_fd, int errfd)
+{
+	int e;
+	sigset_t none;
+
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+		goto fail;
+	if (cwd && chdir(cwd) < 0)
+		goto fail;
+	if (env) {
+		json_object_object_foreach(env, k, v)
+		{
+			if (json_object_is_type(v, json_type_null))
+				unsetenv(k);
+			else if (setenv(k, json_object_get_string(v), 1) < 0)
+				goto fail;
+		}
+	}
+	execvp(argv[0], argv);
+fail:
+	e = errno;
+	if (write(errfd, &e, sizeof(e)) < 0) {
+		/* The parent then only sees exit code 127. */
+	}
+	_exit(127);
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+{
+	struct json_object *jargv, *v, *env = NULL;
+	const char *cwd = NULL;
+	bool want_stdin = false;
+	double timeout_s = 0;
+	struct vn_job *j = NULL;
+	char **argv = NULL;
+	size_t argc;
+	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, ex_p[2] = {-1, -1};
+	int64_t jid = json_object_get_int64(id);
+	pid_t pid;
+	int e = 0;
+	ssize_t n;
+
+	if (!json_object_object_get_ex(req, "argv", &jargv) || !json_object_is_type(jargv, json_type_array) ||
+	    (argc = json_object_array_length(jargv)) == 0) {
+		vn_agentd_reply_error(d, id, EINVAL, "exec: \"argv\" must be a non-empty array of strings");
+		return;
+	}
+	if (json_object_object_get_ex(req, "env", &env) && !json_object_is_type(env, json_type_object)) {
+		vn_agentd_reply_error(d, id, EINVAL, "exec: \"env\" must be an object");
+		return;
+	}
+	if (json_object_object_get_ex(req, "cwd", &v))
+		cwd = json_object_get_string(v);
+	if (json_object_object_get_ex(req, "stdin", &v))
+		want_stdin = json_object_get_boolean(v);
+	if (json_object_object_get_ex(req, "timeout_s", &v))
+		timeout_s = json_object_get_double(v);
+	if (job_find(d, jid)) {
+		vn_agentd_reply_error(d, id, EEXIST, "exec: id %lld is already running", (long long)jid);
+		return;
+	}
+	for (size_t i = 0; i < VN_AGENT_MAX_JOBS && !j; i++)
+		if (!d->jobs[i].used)
+			j = &d->jobs[i];
+	if (!j) {
+		vn_agentd_reply_error(d, id, EBUSY, "exec: too many commands running (max %d)", VN_AGENT_MAX_JOBS);
+		return;
+	}
+	argv = calloc(argc + 1, sizeof(*argv));
+	if (!argv)
+		abort();
+	for (size_t i = 0; i < argc; i++) {
+		struct json_object *a = json_object_array_get_idx(jargv, i);
+
+		if (!json_object_is_type(a, json_type_string)) {
+			vn_agentd_reply_error(d, id, EINVAL, "exec: argv[%zu] is not a string", i);
+			goto cleanup;
+		}
+		argv[i] = (char *)json_object_get_string(a);
+	}
+
+	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 || pipe2(ex_p, O_CLOEXEC) < 0 ||
+	    (want_stdin ? pipe2(in_p, O_CLOEXEC) : ((in_p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)))) < 0) {
+		e = errno;
+		vn_agentd_reply_error(d, id, e, "exec: pipe: %s", strerror(e));
+		goto cleanup;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		vn_agentd_reply_error(d, id, e, "exec: fork: %s", strerror(e));
+		goto cleanup;
+	}
+	if (pid == 0)
+		child_exec(argv, env, cwd, in_p[0], out_p[1], err_p[1], ex_p[1]);
+	/* Both sides set the group so a kill(-pid) right away cannot miss. */
+	setpgid(pid, pid);
+	close_fd(&ex_p[1]);
+	do
+		n = read(ex_p[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n == sizeof(e)) {
+		/* Reaped by jobs_reap() is impossible here: the pid is not in the table yet. */
+		waitpid(pid, NULL, 0);
+		if (cwd && e == ENOENT)
+			vn_agentd_reply_error(d, id, e, "%s: %s (or cwd %s missing)", argv[0], strerror(e), cwd);
+		else
+			vn_agentd_reply_error(d, id, e, "%s: %s", argv[0], strerror(e));
+		goto cleanup;
+	}
+
+	*j = (struct vn_job){
+		.used = true,
+		.id = jid,
+		.pid = pid,
+		.out_fd = out_p[0],
+		.err_fd = err_p[0],
+		.in_fd = want_stdin ? in_p[1] : -1,
+		.timeout_s = timeout_s,
+		.deadline_ms = timeout_s > 0 ? vn_agentd_now_ms() + (int64_t)(timeout_s * 1000) : 0,
+	};
+	out_p[0] = err_p[0] = in_p[1] = -1;
+	set_nonblock(j->out_fd);
+	set_nonblock(j->err_fd);
+	if (j->in_fd >= 0)
+		set_nonblock(j->in_fd);
+cleanup:
+	free(argv);
+	close_fd(&in_p[0]);
+	close_fd(&in_p[1]);
+	close_fd(&out_p[0]);
+	close_fd(&out_p[1]);
+	close_fd(&err_p[0]);
+	close_fd(&err_p[1]);
+	close_fd(&ex_p[0]);
+	close_fd(&ex_p[1]);
+}
+
+void vn_agentd_op_stdin(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+{
+	struct vn_job *j = job_find(d, json_object_get_int64(id));
+	struct json_object *v;
+
+	/* No reply either way: the exec's id belongs to the exec's own replies. */
+	if (!j || j->in_fd < 0)
+		return;
+	if (json_object_object_get_ex(req, "data", &v) && json_object_is_type(v, json_type_string)) {
+		size_t len = (size_t)json_object_get_string_len(v);
+		char *buf = malloc(len / 4 * 3 + 3);
+		long n;
+
+		if (!buf)
+			abort();
+		n = vn_base64_decode(json_object_get_string(v), len, buf);
+		if (n > 0)
+			vn_buf_append(&j->in_queue, buf, (size_t)n);
+		free(buf);
+	}
+	if (json_object_object_get_ex(req, "eof", &v) && json_object_get_boolean(v))
+		j->in_eof = true;
+	job_stdin_flush(j);
+}
+
+void vn_agentd_op_signal(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+{
+	struct vn_job *j = job_find(d, json_object_get_int64(id));
+	struct json_object *v;
+	int sig = SIGINT;
+
+	if (json_object_object_get_ex(req, "signal", &v))
+		sig = json_object_get_int(v);
+	if (j && sig > 0 && sig < 65)
+		kill(-j->pid, sig);
+}

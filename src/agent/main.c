@@ -1,0 +1,565 @@
+/*
+ * vnuma-agent: runs inside the guest, serves the host over a virtio-serial
+ * port. It is started (and respawned) by the initramfs init, is not PID 1,
+ * and must survive the host coming and going: virtio-serial reports "no host
+ * connected" as EOF/POLLHUP, which here means "wait", never "exit".
+ */
+#include "agent/agent-priv.h"
+#include "agent/protocol.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A "write" carries up to 64 MiB of base64 (~86 MiB); anything longer is junk. */
+#define LINE_MAX_BYTES (100u << 20)
+/* How often to look at a port with no host, or for a port that is not there yet. */
+#define RETRY_MS 100
+
+static struct vn_agentd *the_agent; /* for the SIGCHLD handler's pipe only */
+
+int64_t vn_agentd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void vn_agentd_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vnuma-agent: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void vn_buf_append(struct vn_buf *b, const void *p, size_t n)
+{
+	if (b->off && b->off == b->len)
+		b->off = b->len = 0;
+	if (b->len + n > b->cap) {
+		/* Reclaim consumed space before growing. */
+		if (b->off) {
+			memmove(b->s, b->s + b->off, b->len - b->off);
+			b->len -= b->off;
+			b->off = 0;
+		}
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		if (cap != b->cap) {
+			char *s = realloc(b->s, cap);
+			if (!s)
+				abort();
+			b->s = s;
+			b->cap = cap;
+		}
+	}
+	memcpy(b->s + b->len, p, n);
+	b->len += n;
+}
+
+void vn_buf_consume(struct vn_buf *b, size_t n)
+{
+	b->off += n;
+	if (b->off >= b->len)
+		b->off = b->len = 0;
+}
+
+void vn_buf_free(struct vn_buf *b)
+{
+	free(b->s);
+	memset(b, 0, sizeof(*b));
+}
+
+void vn_agentd_send(struct vn_agentd *d, struct json_object *obj)
+{
+	size_t len;
+	const char *s = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+							  &len);
+
+	/* Nobody is listening in fd mode after EOF; in device mode the host may come back. */
+	if (d->fd >= 0) {
+		vn_buf_append(&d->out, s, len);
+		vn_buf_append(&d->out, "\n", 1);
+	}
+	json_object_put(obj);
+}
+
+struct json_object *vn_agentd_reply_new(struct json_object *id, bool ok)
+{
+	struct json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "id", json_object_get(id));
+	json_object_object_add(r, "ok", json_object_new_boolean(ok));
+	return r;
+}
+
+void vn_agentd_reply_error(struct vn_agentd *d, struct json_object *id, int errnum, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	struct json_object *r = vn_agentd_reply_new(id, false);
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_object_add(r, "error", json_object_new_string(msg));
+	if (errnum)
+		json_object_object_add(r, "errno", json_object_new_int(errnum));
+	vn_agentd_send(d, r);
+}
+
+static void op_poweroff(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+{
+	vn_agentd_send(d, vn_agentd_reply_new(id, true));
+	d->poweroff = true;
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+} ops[] = {
+	{"hello", vn_agentd_op_hello},	   {"exec", vn_agentd_op_exec},	    {"stdin", vn_agentd_op_stdin},
+	{"signal", vn_agentd_op_signal},   {"read", vn_agentd_op_read},	    {"write", vn_agentd_op_write},
+	{"poweroff", op_poweroff},
+};
+
+static void dispatch_line(struct vn_agentd *d, const char *line, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *req, *id = NULL, *op;
+
+	if (!tok)
+		abort();
+	req = json_tokener_parse_ex(tok, line, (int)len);
+	if (req && json_tokener_get_error(tok) == json_tokener_success) {
+		for (size_t i = json_tokener_get_parse_end(tok); i < len; i++) {
+			if (!strchr(" \t\r", line[i])) {
+				json_object_put(req);
+				req = NULL;
+				break;
+			}
+		}
+	}
+	if (!req || json_tokener_get_error(tok) != json_tokener_success) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+
+		vn_agentd_reply_error(d, NULL, EINVAL, "malformed JSON: %s",
+				      e == json_tokener_success || e == json_tokener_continue
+					      ? "incomplete or trailing data"
+					      : json_tokener_error_desc(e));
+		goto cleanup;
+	}
+	if (!json_object_is_type(req, json_type_object)) {
+		vn_agentd_reply_error(d, NULL, EINVAL, "request is not a JSON object");
+		goto cleanup;
+	}
+	if (!json_object_object_get_ex(req, "id", &id) || !json_object_is_type(id, json_type_int)) {
+		vn_agentd_reply_error(d, NULL, EINVAL, "request has no integer \"id\"");
+		goto cleanup;
+	}
+	if (!json_object_object_get_ex(req, "op", &op) || !json_object_is_type(op, json_type_string)) {
+		vn_agentd_reply_error(d, id, EINVAL, "request has no string \"op\"");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (!strcmp(ops[i].name, json_object_get_string(op))) {
+			ops[i].fn(d, id, req);
+			goto cleanup;
+		}
+	}
+	vn_agentd_reply_error(d, id, ENOSYS, "unknown op \"%s\"", json_object_get_string(op));
+cleanup:
+	json_object_put(req);
+	json_tokener_free(tok);
+}
+
+static void process_input(struct vn_agentd *d)
+{
+	while (d->in.off < d->in.len) {
+		char *start = d->in.s + d->in.off;
+		size_t avail = d->in.len - d->in.off;
+		char *nl = memchr(start, '\n', avail);
+
+		if (!nl) {
+			if (avail > LINE_MAX_BYTES) {
+				vn_agentd_reply_error(d, NULL, E2BIG, "request line longer than %u bytes", LINE_MAX_BYTES);
+				d->in_discard = true;
+				vn_buf_consume(&d->in, avail);
+			}
+			return;
+		}
+		size_t len = (size_t)(nl - start);
+		if (len && start[len - 1] == '\r')
+			len--;
+		if (d->in_discard)
+			d->in_discard = false;
+		else if (len)
+			dispatch_line(d, start, len);
+		vn_buf_consume(&d->in, (size_t)(nl - start) + 1);
+	}
+}
+
+/* The host went away: nothing it started may outlive the session. */
+static void host_gone(struct vn_agentd *d)
+{
+	if (!d->hung_up && !d->fd_mode)
+		vn_agentd_log("host disconnected");
+	d->hung_up = true;
+	vn_agentd_jobs_kill_all(d, true);
+	d->in.off = d->in.len = 0;
+	d->out.off = d->out.len = 0;
+	d->in_discard = false;
+	if (d->fd_mode) {
+		d->quit = true;
+		return;
+	}
+	d->retry_at_ms = vn_agentd_now_ms() + RETRY_MS;
+}
+
+static void port_lost(struct vn_agentd *d, const char *why)
+{
+	vn_agentd_log("agent port: %s", why);
+	host_gone(d);
+	if (d->fd >= 0 && !d->fd_mode) {
+		close(d->fd);
+		d->fd = -1;
+	}
+}
+
+/* hup: the port said the host is gone, so read even when throttled, to notice. */
+static void port_read(struct vn_agentd *d, bool hup)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n;
+
+		/* A host streaming stdin faster than the command eats it waits in QEMU, not in our RAM. */
+		if (!hup && vn_agentd_jobs_stdin_full(d))
+			return;
+		n = read(d->fd, buf, sizeof(buf));
+
+		if (n > 0) {
+			if (d->hung_up && !d->fd_mode)
+				vn_agentd_log("host connected");
+			d->hung_up = false;
+			vn_buf_append(&d->in, buf, (size_t)n);
+			process_input(d);
+			if (d->quit || d->fd < 0)
+				return;
+			continue;
+		}
+		if (n == 0) {
+			host_gone(d);
+		} else if (errno == EINTR) {
+			continue;
+		} else if (errno != EAGAIN) {
+			port_lost(d, strerror(errno));
+		}
+		return;
+	}
+}
+
+static void port_flush(struct vn_agentd *d)
+{
+	while (d->fd >= 0 && d->out.off < d->out.len) {
+		ssize_t n = write(d->fd, d->out.s + d->out.off, d->out.len - d->out.off);
+
+		if (n > 0) {
+			vn_buf_consume(&d->out, (size_t)n);
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && errno == EAGAIN) {
+			return;
+		} else {
+			/* EPIPE on the test socket, ENODEV/EIO if the port vanished. */
+			if (d->fd_mode)
+				host_gone(d);
+			else
+				port_lost(d, n < 0 ? strerror(errno) : "short write");
+			return;
+		}
+	}
+}
+
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * Finds /dev/vportNpM for our port name via sysfs. There is no udev in the
+ * guest, so the /dev/virtio-ports/ symlinks usually do not exist, and without
+ * devtmpfs the node itself may be missing: then create it from sysfs "dev".
+ */
+static int port_open(const char *device)
+{
+	static const char sysdir[] = "/sys/class/virtio-ports";
+	char path[512], val[256];
+	DIR *dir;
+	struct dirent *de;
+	int fd = -1;
+
+	if (device)
+		return open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = open("/dev/virtio-ports/" VN_AGENT_PORT_NAME, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0)
+		return fd;
+	dir = opendir(sysdir);
+	if (!dir)
+		return -1;
+	errno = ENOENT;
+	while ((de = readdir(dir))) {
+		unsigned maj, min;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/name", sysdir, de->d_name);
+		if (read_small_file(path, val, sizeof(val)) < 0 || strcmp(val, VN_AGENT_PORT_NAME))
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 && errno == ENOENT) {
+			char devfile[512];
+
+			snprintf(devfile, sizeof(devfile), "%s/%s/dev", sysdir, de->d_name);
+			if (read_small_file(devfile, val, sizeof(val)) == 0 && sscanf(val, "%u:%u", &maj, &min) == 2 &&
+			    mknod(path, S_IFCHR | 0600, makedev(maj, min)) == 0)
+				fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		}
+		break;
+	}
+	int saved = errno;
+	closedir(dir);
+	errno = saved;
+	return fd;
+}
+
+static void on_sigchld(int sig)
+{
+	int saved = errno;
+
+	if (the_agent && write(the_agent->sigchld_wr, "c", 1) < 0) {
+		/* The pipe is full: a wakeup is already pending. */
+	}
+	errno = saved;
+}
+
+static int setup_signals(struct vn_agentd *d)
+{
+	int p[2];
+	struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	d->sigchld_rd = p[0];
+	d->sigchld_wr = p[1];
+	the_agent = d;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+		return -errno;
+	/* A host that disappears mid-write must not kill us; nor must a dead child's stdin. */
+	signal(SIGPIPE, SIG_IGN);
+	/* The init script's terminal, if any, is not ours to be stopped by. */
+	signal(SIGHUP, SIG_IGN);
+	return 0;
+}
+
+static void do_poweroff(struct vn_agentd *d)
+{
+	/* Let the reply reach the host before the machine goes away. */
+	int64_t until = vn_agentd_now_ms() + 2000;
+
+	while (d->fd >= 0 && d->out.off < d->out.len && vn_agentd_now_ms() < until) {
+		struct pollfd p = {.fd = d->fd, .events = POLLOUT};
+
+		poll(&p, 1, 100);
+		port_flush(d);
+	}
+	if (d->fd_mode) {
+		d->quit = true;
+		return;
+	}
+	vn_agentd_jobs_kill_all(d, true);
+	vn_agentd_log("powering off");
+	sync();
+	if (reboot(RB_POWER_OFF) < 0)
+		vn_agentd_log("reboot(RB_POWER_OFF): %s", strerror(errno));
+	d->poweroff = false;
+}
+
+static int run(struct vn_agentd *d)
+{
+	struct pollfd pfd[2 + 3 * VN_AGENT_MAX_JOBS];
+	bool warned_missing = false;
+
+	while (!d->quit) {
+		int64_t now = vn_agentd_now_ms();
+		int64_t next = 0;
+		size_t n = 0;
+		int port_idx = -1, timeout;
+
+		if (d->poweroff) {
+			do_poweroff(d);
+			continue;
+		}
+		if (!d->fd_mode && d->fd < 0 && now >= d->retry_at_ms) {
+			d->fd = port_open(d->device);
+			if (d->fd < 0) {
+				if (!warned_missing)
+					vn_agentd_log("waiting for port %s: %s", d->device ? d->device : VN_AGENT_PORT_NAME,
+						      strerror(errno));
+				warned_missing = true;
+				d->retry_at_ms = now + RETRY_MS;
+			} else {
+				vn_agentd_log("serving on %s", d->device ? d->device : VN_AGENT_PORT_NAME);
+				warned_missing = false;
+				d->hung_up = true;
+			}
+		}
+		pfd[n++] = (struct pollfd){.fd = d->sigchld_rd, .events = POLLIN};
+		if (d->fd >= 0 && (d->fd_mode || now >= d->retry_at_ms)) {
+			port_idx = (int)n;
+			pfd[n++] = (struct pollfd){.fd = d->fd,
+						   .events = (vn_agentd_jobs_stdin_full(d) ? 0 : POLLIN) |
+							     (d->out.off < d->out.len ? POLLOUT : 0)};
+		} else if (!d->fd_mode) {
+			next = d->retry_at_ms;
+		}
+		size_t jobs_start = n;
+		int64_t job_deadline = 0;
+		n += vn_agentd_jobs_pollfds(d, pfd + n, sizeof(pfd) / sizeof(pfd[0]) - n, &job_deadline);
+		if (job_deadline && (!next || job_deadline < next))
+			next = job_deadline;
+		timeout = next ? (int)(next > now ? next - now : 0) : -1;
+
+		if (poll(pfd, n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			vn_agentd_log("poll: %s", strerror(errno));
+			return 1;
+		}
+		if (pfd[0].revents) {
+			char buf[64];
+
+			while (read(d->sigchld_rd, buf, sizeof(buf)) > 0)
+				;
+			vn_agentd_jobs_reap(d);
+		}
+		/* Children first, so output produced before an exit precedes its final reply. */
+		vn_agentd_jobs_handle(d, pfd + jobs_start, n - jobs_start);
+		if (port_idx >= 0 && d->fd == pfd[port_idx].fd) {
+			short re = pfd[port_idx].revents;
+
+			if (re & POLLNVAL) {
+				port_lost(d, "invalid fd");
+			} else {
+				if (re & (POLLIN | POLLHUP | POLLERR))
+					port_read(d, re & (POLLHUP | POLLERR));
+			}
+		}
+		port_flush(d);
+	}
+	port_flush(d);
+	vn_buf_free(&d->in);
+	vn_buf_free(&d->out);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vnuma-agent [--device PATH | --fd N]\n"
+		   "Serves the vnuma host over the virtio-serial port " VN_AGENT_PORT_NAME ".\n"
+		   "  --device PATH  use this character device instead of looking the port up\n"
+		   "  --fd N         use an open fd (tests); EOF on it ends the agent\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"device", required_argument, NULL, 'd'},
+		{"fd", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	struct vn_agentd d = {.fd = -1, .sigchld_rd = -1, .sigchld_wr = -1};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "d:f:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			d.device = optarg;
+			break;
+		case 'f': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 0 || v > 1 << 20) {
+				fprintf(stderr, "vnuma-agent: bad --fd '%s'\n", optarg);
+				return 2;
+			}
+			d.fd = (int)v;
+			d.fd_mode = true;
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("vnuma-agent %s (protocol %d)\n", VN_AGENT_VERSION, VN_AGENT_PROTOCOL);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (d.fd_mode) {
+		int fl = fcntl(d.fd, F_GETFL);
+
+		if (fl < 0 || fcntl(d.fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(d.fd, F_SETFD, FD_CLOEXEC) < 0) {
+			fprintf(stderr, "vnuma-agent: --fd %d: %s\n", d.fd, strerror(errno));
+			return 2;
+		}
+	}
+	/* A bare initramfs may not set PATH, and exec'd argv[0] is looked up in it. */
+	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 0);
+	if (setup_signals(&d) < 0) {
+		fprintf(stderr, "vnuma-agent: signals: %s\n", strerror(errno));
+		return 1;
+	}
+	return run(&d);
+}

@@ -1,0 +1,28 @@
+/*
+ * Shared between the in-guest agent and the host client (src/guest): the
+ * channel name and the base64 codec used for every binary "data" field.
+ * The wire format itself is described in docs/agent-protocol.md.
+ * This header must stay libc-only: the agent links nothing but libc and json-c.
+ */
+#pragma once
+
+#include <stddef.h>
+
+/* virtio-serial port name; the domain XML names the channel the same way. */
+#define VN_AGENT_PORT_NAME "org.vnuma.agent.0"
+
+/* Protocol revision, reported by "hello"; bump on incompatible changes. */
+#define VN_AGENT_PROTOCOL 1
+
+/* Largest file "read" returns; /proc and /sys files are tiny, this guards RAM. */
+#define VN_AGENT_READ_MAX (64u << 20)
+
+/* Returns the encoded length (excluding the NUL). out needs vn_base64_encoded_len()+1 bytes. */
+size_t vn_base64_encode(const void *in, size_t len, char *out);
+#define vn_base64_encoded_len(n) ((((n) + 2) / 3) * 4)
+
+/*
+ * Decodes into out (at least len/4*3+3 bytes); whitespace is not accepted.
+ * Returns the decoded length, or -1 on malformed input.
+ */
+long vn_base64_decode(const char *in, size_t len, void *out);

@@ -1,0 +1,225 @@
+/* vnuma up / down / list / status: the lifecycle of a testbed guest. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "testbed/testbed.h"
+#include "util/cleanup.h"
+
+/* Options every guest command takes; returns the getopt code it consumed, or 0. */
+int vn_cli_common_opt(int c, const char *arg, struct vn_cli_common *co)
+{
+	switch (c) {
+	case 'S': co->state_dir = arg; return c;
+	case 'C': co->uri = arg; return c;
+	default: return 0;
+	}
+}
+
+int vn_cli_ctx(const struct vn_cli_common *co, struct vn_testbed_ctx *ctx, struct vn_error *err)
+{
+	return vn_testbed_ctx_init(ctx, co->state_dir, co->uri, err);
+}
+
+static void up_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: vnuma up TOPOLOGY [--name N] [--kernel K] [--modules DIR] [--append ARGS]\n"
+		"                [--kernel-model M] [--timeout S] [--connect URI] [--state-dir DIR]\n\n"
+		"Boots TOPOLOGY (a file, or a name under topologies/) and waits until the guest\n"
+		"agent answers, then checks that the guest sees the nodes, distances, CPUs and\n"
+		"fallback lists asked for. Exit 1 when it does not (the guest stays up to look\n"
+		"at), 3 when it cannot boot (the console tail is printed).\n\n"
+		"  --kernel K        'stock' (Debian's linux-image, default) or a bzImage path\n"
+		"  --modules DIR     modules tree for --kernel (default /lib/modules/<release>)\n"
+		"  --append ARGS     extra kernel command line\n"
+		"  --kernel-model M  fallback-order model to check against (see 'vnuma topo --help')\n"
+		"  --timeout S       boot deadline in seconds (default 180)\n"
+		"  --connect URI     libvirt URI (default $VNUMA_URI or qemu:///embed in the state dir)\n"
+		"  --state-dir DIR   default $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma\n");
+}
+
+int cmd_up(int argc, char **argv, struct vn_error *err)
+{
+	static const struct option opts[] = {
+		{"name", required_argument, NULL, 'n'},	      {"kernel", required_argument, NULL, 'k'},
+		{"modules", required_argument, NULL, 'M'},    {"append", required_argument, NULL, 'a'},
+		{"kernel-model", required_argument, NULL, 'm'}, {"timeout", required_argument, NULL, 't'},
+		{"connect", required_argument, NULL, 'C'},    {"state-dir", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
+	};
+	struct vn_up_opts o = {.timeout_s = 180, .model = VN_FALLBACK_DEFAULT};
+	struct vn_cli_common co = {0};
+	struct vn_testbed_ctx ctx;
+	struct vn_up_result r;
+	long v;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:k:a:t:h", opts, NULL)) != -1) {
+		if (vn_cli_common_opt(c, optarg, &co))
+			continue;
+		switch (c) {
+		case 'n': o.name = optarg; break;
+		case 'k': o.kernel = optarg; break;
+		case 'M': o.modules = optarg; break;
+		case 'a': o.append = optarg; break;
+		case 'm':
+			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
+				return rc;
+			break;
+		case 't':
+			if ((rc = vn_int_parse(optarg, 1, 86400, &v, err)) < 0)
+				return vn_error_prefix(err, "--timeout");
+			o.timeout_s = (int)v;
+			break;
+		case 'h': up_usage(stdout); return VN_EXIT_OK;
+		default: up_usage(stderr); return VN_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1) {
+		up_usage(stderr);
+		return VN_EXIT_INPUT;
+	}
+	o.topology = argv[optind];
+	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+		return rc;
+	rc = vn_testbed_up(&ctx, &o, &r, err);
+	vn_testbed_ctx_clear(&ctx);
+	if (rc < 0)
+		return rc;
+	printf("%s\n", r.name);
+	fprintf(stderr,
+		"guest %s is up: kernel %s, %s, agent answered %.1f s after start\n%s"
+		"  shell:   vnuma shell %s   (Ctrl-] leaves)\n"
+		"  run:     vnuma exec %s -- numactl -H\n"
+		"  console: %s\n"
+		"  stop:    vnuma down %s\n",
+		r.name, r.kernel_release, r.accel == VN_ACCEL_KVM ? "KVM" : "TCG (no usable KVM)", r.boot_s,
+		r.fidelity_report, r.name, r.name, r.console_log, r.name);
+	rc = r.fidelity_ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
+	if (!r.fidelity_ok)
+		fprintf(stderr, "vnuma up: the guest does NOT match %s (see above); it is left running for inspection\n",
+			o.topology);
+	vn_up_result_clear(&r);
+	return rc;
+}
+
+static int down_list_status(int argc, char **argv, struct vn_error *err, const char *what)
+{
+	static const struct option opts[] = {
+		{"all", no_argument, NULL, 'A'},
+		{"connect", required_argument, NULL, 'C'},
+		{"state-dir", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct vn_cli_common co = {0};
+	bool all = false;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (vn_cli_common_opt(c, optarg, &co))
+			continue;
+		switch (c) {
+		case 'A': all = true; break;
+		case 'h':
+			printf("usage: vnuma down NAME | --all\n       vnuma list\n       vnuma status NAME\n"
+			       "  (all take --connect URI and --state-dir DIR)\n");
+			return VN_EXIT_OK;
+		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", what);
+		}
+	}
+	struct vn_testbed_ctx ctx;
+	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+		return rc;
+
+	if (strcmp(what, "down") == 0) {
+		unsigned n = 0;
+		if (all == (optind < argc) || argc - optind > 1) {
+			vn_testbed_ctx_clear(&ctx);
+			return vn_input_error(err, "down takes one NAME or --all");
+		}
+		rc = vn_testbed_down(&ctx, all ? NULL : argv[optind], &n, err);
+		if (rc == 0)
+			fprintf(stderr, "destroyed %u guest%s\n", n, n == 1 ? "" : "s");
+		vn_testbed_ctx_clear(&ctx);
+		return rc < 0 ? rc : VN_EXIT_OK;
+	}
+
+	struct vn_virt *v = NULL;
+	struct vn_virt_domain_info *list = NULL;
+	size_t n = 0;
+	const char *only = NULL;
+	if (strcmp(what, "status") == 0) {
+		if (argc - optind != 1) {
+			vn_testbed_ctx_clear(&ctx);
+			return vn_input_error(err, "status takes one NAME");
+		}
+		only = argv[optind];
+	}
+	if ((rc = vn_virt_open(ctx.uri, ctx.state_dir, ctx.lock_timeout_ms, &v, err)) == 0)
+		rc = vn_virt_domain_list(v, &list, &n, err);
+	vn_virt_close(v);
+	if (rc < 0) {
+		vn_testbed_ctx_clear(&ctx);
+		return rc;
+	}
+	bool found = false;
+	if (!only)
+		printf("%-20s %-8s %-6s %-22s %s\n", "NAME", "STATE", "ACCEL", "TOPOLOGY", "KERNEL");
+	for (size_t i = 0; i < n; i++) {
+		const struct vn_virt_domain_info *d = &list[i];
+		if (only && strcmp(only, d->name) != 0)
+			continue;
+		found = true;
+		if (!only) {
+			printf("%-20s %-8s %-6s %-22s %s\n", d->name, d->running ? "running" : "stopped",
+			       d->meta.accel ? d->meta.accel : "?", d->meta.topology_name ? d->meta.topology_name : "?",
+			       d->meta.kernel ? d->meta.kernel : "?");
+			continue;
+		}
+		printf("name:      %s\nstate:     %s\naccel:     %s\ntopology:  %s (%s)\nkernel:    %s\n"
+		       "identity:  %s\nguest dir: %s\n",
+		       d->name, d->running ? "running" : "stopped", d->meta.accel ? d->meta.accel : "?",
+		       d->meta.topology_name ? d->meta.topology_name : "?",
+		       d->meta.topology_path ? d->meta.topology_path : "?", d->meta.kernel ? d->meta.kernel : "?",
+		       d->meta.kernel_id ? d->meta.kernel_id : "?", d->meta.guest_dir ? d->meta.guest_dir : "?");
+		if (d->running) {
+			_cleanup_agent_ struct vn_agent *a = NULL;
+			struct vn_error e = {0};
+			_cleanup_free_ char *up = NULL;
+			size_t len;
+			if (vn_testbed_agent(&ctx, d->name, 5000, &a, &e) == 0 &&
+			    vn_agent_read_file(a, "/proc/uptime", 5000, &up, &len, &e) == 0)
+				printf("uptime:    %.0f s\n", atof(up));
+			else
+				printf("uptime:    ? (agent: %s)\n", e.msg);
+			vn_error_clear(&e);
+		}
+	}
+	vn_virt_domain_info_free(list, n);
+	vn_testbed_ctx_clear(&ctx);
+	if (only && !found)
+		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", only);
+	return VN_EXIT_OK;
+}
+
+int cmd_down(int argc, char **argv, struct vn_error *err)
+{
+	return down_list_status(argc, argv, err, "down");
+}
+
+int cmd_list(int argc, char **argv, struct vn_error *err)
+{
+	return down_list_status(argc, argv, err, "list");
+}
+
+int cmd_status(int argc, char **argv, struct vn_error *err)
+{
+	return down_list_status(argc, argv, err, "status");
+}

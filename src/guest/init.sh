@@ -1,0 +1,75 @@
+#!/bin/sh
+# vnuma guest init (PID 1). It must never exit: PID 1 exiting panics the
+# kernel. Everything optional only warns, so a kernel without tracefs or a
+# module that fails to load still yields a usable shell.
+# The vnuma-init: lines are markers the host matches on the console.
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+
+# The image carries symlinks for the applets vnuma relies on; this adds the
+# rest without touching files the image already has (numactl, the agent).
+/bin/busybox --install -s 2>/dev/null
+
+warn() { echo "vnuma-init: warning: $*"; }
+mnt() { # TYPE DIR [OPTIONS]
+	mkdir -p "$2"
+	mount -t "$1" ${3:+-o "$3"} "$1" "$2" 2>/dev/null || warn "cannot mount $1 on $2"
+}
+
+mnt proc /proc
+mnt sysfs /sys
+# devtmpfs may already be there when the kernel has DEVTMPFS_MOUNT.
+grep -q ' /dev devtmpfs ' /proc/mounts || mnt devtmpfs /dev
+mnt devpts /dev/pts
+mnt tmpfs /dev/shm mode=1777
+mnt tmpfs /tmp mode=1777
+mnt tmpfs /run mode=0755
+mnt debugfs /sys/kernel/debug
+mnt tracefs /sys/kernel/tracing
+mnt cgroup2 /sys/fs/cgroup
+# One write per controller: a single unknown name fails the whole write.
+for c in cpu cpuset memory; do
+	echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || warn "cannot enable cgroup controller $c"
+done
+
+hostname vnuma
+ip link set lo up 2>/dev/null
+
+if [ -f /etc/vnuma/modules ]; then
+	while read -r m; do
+		[ -n "$m" ] || continue
+		insmod "$m" || warn "insmod $m failed"
+	done </etc/vnuma/modules
+fi
+echo "vnuma-init: modules loaded"
+
+cmdline=" $(cat /proc/cmdline) "
+case "$cmdline" in
+*" vnuma.noagent "*)
+	echo "vnuma-init: agent disabled (vnuma.noagent)"
+	;;
+*)
+	if [ -x /usr/bin/vnuma-agent ]; then
+		# Respawned so that a crashing agent costs a restart, not the guest.
+		(
+			while true; do
+				/usr/bin/vnuma-agent </dev/null >>/run/vnuma-agent.log 2>&1
+				echo "vnuma-init: agent exited ($?), restarting"
+				sleep 1
+			done
+		) &
+		echo "vnuma-init: agent started"
+	else
+		echo "vnuma-init: no agent in image"
+	fi
+	;;
+esac
+
+echo "vnuma-init: ready"
+# setsid + cttyhack give the shell the real console as controlling tty, so
+# Ctrl-C reaches the foreground job. Logging out starts a fresh shell.
+while true; do
+	setsid cttyhack sh -l
+	sleep 1
+done

@@ -1,0 +1,51 @@
+/*
+ * The default guest userland: a newc cpio initramfs (gzip) holding busybox,
+ * numactl/numastat with their shared libraries, the requested kernel modules
+ * with their dependencies, and caller-supplied files such as the agent.
+ *
+ * Images are content-addressed: <cache_dir>/initramfs-<sha256>.cpio.gz, keyed
+ * by every input, so an unchanged spec costs hashing only.
+ *
+ * Layout inside the image:
+ *   /init                       busybox sh script (src/guest/init.sh)
+ *   /bin/busybox, /bin/<applet> static busybox and applet symlinks
+ *   /usr/bin/numactl, numastat  plus their libraries and ELF loader
+ *   /lib/modules/<rel>/...      modules, as in the host tree
+ *   /etc/vnuma/modules          module paths in load order (deps first)
+ *   /etc/passwd, group, profile
+ *   extra files wherever their guest path says (agent: /usr/bin/vnuma-agent,
+ *   workloads: /usr/lib/vnuma/)
+ */
+#pragma once
+
+#include "util/error.h"
+
+#define VN_INITRAMFS_AGENT_PATH "/usr/bin/vnuma-agent"
+#define VN_INITRAMFS_WORKLOAD_DIR "/usr/lib/vnuma"
+
+/* What a Debian kernel needs as modules to reach the disk and the agent. */
+#define VN_INITRAMFS_DEFAULT_MODULES "virtio_pci", "virtio_console", "virtio_blk"
+
+struct vn_initramfs_spec {
+	/* e.g. "6.1.0-57-amd64"; NULL for a kernel with everything built in. */
+	const char *kernel_release;
+	/* NULL: /lib/modules/<kernel_release>. */
+	const char *modules_dir;
+	/* NULL-terminated module names ("virtio_pci" or "virtio-pci"); their
+	 * dependencies come from modules.dep; built-in ones are skipped. */
+	const char *const *modules;
+	/* NULL-terminated "host_path:guest_path" pairs. Dynamically linked ELF
+	 * files bring their libraries along. */
+	const char *const *extra_files;
+	/* NULL: /bin/busybox (must be statically linked: busybox-static). */
+	const char *busybox;
+};
+
+/*
+ * Build the image (or find it in the cache) and return its path in *out_path
+ * (caller frees). cache_dir is created if missing. Input errors (a malformed
+ * extra file, an unknown module) are VN_ERR_INPUT; missing host files and
+ * I/O failures are VN_ERR_INFRA and name the Debian package where known.
+ */
+int vn_initramfs_build(const struct vn_initramfs_spec *spec, const char *cache_dir, char **out_path,
+		       struct vn_error *err);

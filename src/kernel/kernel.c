@@ -1,0 +1,127 @@
+#include "kernel/kernel.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+
+void vn_kernel_free(struct vn_kernel *k)
+{
+	if (!k)
+		return;
+	free(k->image);
+	free(k->release);
+	free(k->version);
+	free(k->modules_dir);
+	free(k->config);
+	free(k->recipe);
+	free(k);
+}
+
+int vn_kernel_image_release(const char *image, char **release, char **version, struct vn_error *err)
+{
+	_cleanup_close_ int fd = open(image, O_RDONLY | O_CLOEXEC);
+	unsigned char hdr[0x210];
+	char buf[256];
+
+	if (fd < 0)
+		return vn_input_error(err, "%s: cannot open kernel image: %s", image, strerror(errno));
+	/* Boot protocol: "HdrS" at 0x202; kernel_version (0x20e) points at a
+	 * NUL-terminated string, offset by 0x200. */
+	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) || memcmp(hdr + 0x202, "HdrS", 4) != 0)
+		return vn_input_error(err, "%s: not an x86 bzImage (no HdrS boot header)", image);
+	unsigned off = (unsigned)hdr[0x20e] | (unsigned)hdr[0x20f] << 8;
+	if (!off)
+		return vn_input_error(err, "%s: bzImage carries no kernel_version string", image);
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, (off_t)off + 0x200);
+	if (n <= 0)
+		return vn_input_error(err, "%s: cannot read kernel_version string", image);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (version)
+		*version = strdup(buf);
+	buf[strcspn(buf, " ")] = '\0';
+	*release = strdup(buf);
+	return 0;
+}
+
+/* Debian installs /boot/vmlinuz-<release>; pick the highest version sort. */
+static int find_stock_image(char **out, struct vn_error *err)
+{
+	DIR *d = opendir("/boot");
+	char *best = NULL;
+
+	if (d) {
+		for (struct dirent *e; (e = readdir(d));) {
+			if (strncmp(e->d_name, "vmlinuz-", 8) != 0)
+				continue;
+			if (!best || strverscmp(e->d_name, best) > 0) {
+				free(best);
+				best = strdup(e->d_name);
+			}
+		}
+		closedir(d);
+	}
+	if (!best)
+		return vn_input_error(err, "no stock kernel: /boot/vmlinuz-* not found (install the Debian package "
+					   "linux-image-amd64, or pass --kernel PATH)");
+	if (asprintf(out, "/boot/%s", best) < 0)
+		*out = NULL;
+	free(best);
+	return *out ? 0 : -ENOMEM;
+}
+
+int vn_kernel_resolve(const char *spec, const char *modules_dir, struct vn_kernel **out, struct vn_error *err)
+{
+	struct vn_kernel *k = calloc(1, sizeof(*k));
+	bool stock = !spec || strcmp(spec, "stock") == 0;
+	struct stat st;
+	int rc;
+
+	if (!k)
+		return -ENOMEM;
+	if (stock) {
+		rc = find_stock_image(&k->image, err);
+		k->recipe = strdup("stock");
+	} else {
+		rc = stat(spec, &st) == 0 && S_ISREG(st.st_mode)
+			     ? 0
+			     : vn_input_error(err, "kernel '%s': no such file (give a bzImage path or 'stock')", spec);
+		k->image = realpath(spec, NULL);
+		k->recipe = strdup("prebuilt");
+	}
+	if (rc == 0)
+		rc = vn_kernel_image_release(k->image, &k->release, &k->version, err);
+	if (rc == 0) {
+		char path[4096];
+		if (modules_dir) {
+			if (stat(modules_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+				rc = vn_input_error(err, "--modules %s: not a directory", modules_dir);
+			else
+				k->modules_dir = realpath(modules_dir, NULL);
+		} else {
+			snprintf(path, sizeof(path), "/lib/modules/%s", k->release);
+			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+				k->modules_dir = strdup(path);
+		}
+		if (stock) {
+			snprintf(path, sizeof(path), "/boot/config-%s", k->release);
+			if (access(path, R_OK) == 0)
+				k->config = strdup(path);
+		}
+	}
+	if (rc < 0) {
+		vn_kernel_free(k);
+		return rc;
+	}
+	*out = k;
+	return 0;
+}

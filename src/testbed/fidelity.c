@@ -1,0 +1,132 @@
+/*
+ * The testbed must never silently run on a shape other than the one asked
+ * for: after boot, read back what the guest kernel built and compare.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testbed/testbed.h"
+#include "util/cleanup.h"
+#include "util/strbuf.h"
+
+#define SYSNODE "/sys/devices/system/node"
+
+static int read_guest(struct vn_agent *a, const char *path, char **out, struct vn_error *err)
+{
+	size_t len;
+
+	return vn_agent_read_file(a, path, 10000, out, &len, err);
+}
+
+/* Returns 1 when the guest file is missing (reported as a mismatch, not an error). */
+static int read_node_file(struct vn_agent *a, unsigned node, const char *file, char **out, struct vn_error *err)
+{
+	char path[128];
+	struct vn_error e = {0};
+
+	snprintf(path, sizeof(path), SYSNODE "/node%u/%s", node, file);
+	if (read_guest(a, path, out, &e) < 0) {
+		if (e.kind == VN_ERR_INFRA && e.code == -ETIMEDOUT) {
+			*err = e;
+			return e.code;
+		}
+		vn_error_clear(&e);
+		return 1;
+	}
+	return 0;
+}
+
+static void check_shape(struct vn_agent *a, const struct vn_topology *t, struct vn_strbuf *bad, int *rc,
+			struct vn_error *err)
+{
+	_cleanup_free_ char *possible = NULL, *has_mem = NULL;
+	struct vn_cpuset guest_nodes, mem_nodes;
+	struct vn_error e = {0};
+
+	if ((*rc = read_guest(a, SYSNODE "/possible", &possible, err)) < 0)
+		return;
+	possible[strcspn(possible, "\n")] = '\0';
+	if (vn_cpulist_parse(possible, &guest_nodes, &e) < 0 || vn_cpuset_count(&guest_nodes) != t->nnodes ||
+	    vn_cpuset_last(&guest_nodes) != (int)t->nnodes - 1)
+		vn_strbuf_printf(bad, "nodes: expected 0-%u, guest has %s\n", t->nnodes - 1, possible);
+	vn_error_clear(&e);
+	if ((*rc = read_guest(a, SYSNODE "/has_memory", &has_mem, err)) < 0)
+		return;
+	has_mem[strcspn(has_mem, "\n")] = '\0';
+	vn_cpulist_parse(has_mem, &mem_nodes, &e);
+	vn_error_clear(&e);
+
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		const struct vn_node *n = &t->nodes[i];
+		_cleanup_free_ char *dist = NULL, *cpus = NULL;
+
+		if ((*rc = read_node_file(a, i, "distance", &dist, err)) < 0)
+			return;
+		if (*rc == 1) {
+			vn_strbuf_printf(bad, "node %u: missing in the guest (no " SYSNODE "/node%u)\n", i, i);
+			*rc = 0;
+			continue;
+		}
+		struct vn_strbuf want = VN_STRBUF_INIT;
+		for (unsigned j = 0; j < t->nnodes; j++)
+			vn_strbuf_printf(&want, "%s%u", j ? " " : "", t->distance[i][j]);
+		dist[strcspn(dist, "\n")] = '\0';
+		if (strcmp(dist, want.s) != 0)
+			vn_strbuf_printf(bad, "node %u distances: expected %s, guest has %s\n", i, want.s, dist);
+		vn_strbuf_free(&want);
+
+		if ((*rc = read_node_file(a, i, "cpulist", &cpus, err)) < 0)
+			return;
+		struct vn_cpuset got = {0};
+		if (*rc == 0) {
+			cpus[strcspn(cpus, "\n")] = '\0';
+			vn_cpulist_parse(cpus, &got, &e);
+			vn_error_clear(&e);
+		}
+		*rc = 0;
+		if (memcmp(&got, &n->cpus, sizeof(got)) != 0) {
+			_cleanup_free_ char *w = vn_cpulist_format(&n->cpus), *g = vn_cpulist_format(&got);
+			vn_strbuf_printf(bad, "node %u cpus: expected '%s', guest has '%s'\n", i, w, g);
+		}
+		if (vn_node_has_memory(n) != vn_cpuset_has(&mem_nodes, i))
+			vn_strbuf_printf(bad, "node %u memory: expected %s, guest %s\n", i,
+					 vn_node_has_memory(n) ? "memory" : "a memory-less node",
+					 vn_cpuset_has(&mem_nodes, i) ? "gives it memory" : "has none");
+	}
+}
+
+int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model, bool *ok,
+			char **report, struct vn_error *err)
+{
+	struct vn_strbuf bad = VN_STRBUF_INIT, rep = VN_STRBUF_INIT;
+	_cleanup_free_ char *dmesg = NULL, *diff = NULL;
+	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_fallback want, got;
+	int rc = 0;
+
+	check_shape(a, t, &bad, &rc, err);
+	if (rc < 0)
+		goto cleanup;
+	vn_strbuf_printf(&rep, "shape (nodes, distances, CPUs, memory): %s\n", bad.len ? "MISMATCH" : "ok");
+	if (bad.len)
+		vn_strbuf_append(&rep, bad.s, bad.len);
+
+	static const char *const argv[] = {"dmesg", NULL};
+	if ((rc = vn_testbed_run(a, argv, 20, &dmesg, err)) < 0)
+		goto cleanup;
+	if ((rc = vn_fallback_parse_log(dmesg, &got, err)) < 0)
+		goto cleanup;
+	fo.model = model;
+	vn_fallback_compute(t, &fo, &want);
+	diff = vn_fallback_diff(&want, &got);
+	vn_strbuf_printf(&rep, "fallback order (model %s): %s\n", vn_fallback_model_name(model), diff ? "MISMATCH" : "ok");
+	if (diff)
+		vn_strbuf_printf(&rep, "%s", diff);
+	*ok = !bad.len && !diff;
+	*report = vn_strbuf_steal(&rep);
+cleanup:
+	vn_strbuf_free(&bad);
+	vn_strbuf_free(&rep);
+	return rc;
+}

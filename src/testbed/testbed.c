@@ -1,0 +1,426 @@
+#include "testbed/testbed.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guest/initramfs.h"
+#include "kernel/kernel.h"
+#include "util/cleanup.h"
+#include "util/interrupt.h"
+#include "util/strbuf.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err)
+{
+	const char *env = getenv("VNUMA_STATE_DIR");
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	char buf[PATH_MAX];
+
+	memset(ctx, 0, sizeof(*ctx));
+	if (state_dir)
+		snprintf(buf, sizeof(buf), "%s", state_dir);
+	else if (env && *env)
+		snprintf(buf, sizeof(buf), "%s", env);
+	else if (xdg && *xdg)
+		snprintf(buf, sizeof(buf), "%s/vnuma", xdg);
+	else if (geteuid() == 0)
+		snprintf(buf, sizeof(buf), "/var/lib/vnuma");
+	else if (home && *home)
+		snprintf(buf, sizeof(buf), "%s/.local/state/vnuma", home);
+	else
+		return vn_input_error(err, "no state directory: set VNUMA_STATE_DIR or HOME");
+	int rc = mkdir_p(buf, 0700);
+	if (rc < 0)
+		return vn_infra_error(err, rc, "cannot create state directory %s: %s", buf, strerror(-rc));
+	ctx->state_dir = realpath(buf, NULL);
+	ctx->uri = uri;
+	ctx->lock_timeout_ms = 120000;
+	return ctx->state_dir ? 0 : vn_infra_error(err, -errno, "state directory %s: %s", buf, strerror(errno));
+}
+
+void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx)
+{
+	free(ctx->state_dir);
+	ctx->state_dir = NULL;
+}
+
+void vn_up_result_clear(struct vn_up_result *r)
+{
+	free(r->name);
+	free(r->guest_dir);
+	free(r->console_log);
+	free(r->kernel_release);
+	free(r->fidelity_report);
+	memset(r, 0, sizeof(*r));
+}
+
+int vn_topology_find(const char *arg, char **path, struct vn_error *err)
+{
+	static const char *const dirs[] = {"topologies", VN_DATA_DIR "/topologies"};
+	struct stat st;
+	char buf[PATH_MAX];
+
+	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+		*path = realpath(arg, NULL);
+		return 0;
+	}
+	if (!strchr(arg, '/')) {
+		for (size_t i = 0; i < VN_ARRAY_SIZE(dirs); i++) {
+			for (int ext = 0; ext < 2; ext++) {
+				snprintf(buf, sizeof(buf), "%s/%s%s", dirs[i], arg, ext ? ".xml" : "");
+				if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
+					*path = realpath(buf, NULL);
+					return 0;
+				}
+			}
+		}
+	}
+	return vn_input_error(err, "%s: no such topology file (nor under topologies/)", arg);
+}
+
+/* The agent and workloads are built beside the vnuma binary (build/src/...). */
+static int find_helpers(char ***out, struct vn_error *err)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *over = getenv("VNUMA_HELPER_DIR");
+	struct vn_strbuf pat = VN_STRBUF_INIT;
+	char agent[PATH_MAX + 64];
+
+	if (n < 0)
+		return vn_infra_error(err, -errno, "cannot find own executable: %s", strerror(errno));
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	if (over)
+		snprintf(agent, sizeof(agent), "%s/vnuma-agent", over);
+	else
+		snprintf(agent, sizeof(agent), "%s/src/agent/vnuma-agent", exe);
+	if (access(agent, X_OK) != 0)
+		return vn_infra_error(err, -ENOENT, "guest agent %s not found (build the vnuma-agent target)", agent);
+
+	glob_t g = {0};
+	vn_strbuf_printf(&pat, "%s/%s", over ? over : exe, over ? "vnuma-wl-*" : "src/workloads/vnuma-wl-*");
+	glob(pat.s, 0, NULL, &g);
+	vn_strbuf_free(&pat);
+
+	char **v = calloc(g.gl_pathc + 2, sizeof(char *));
+	size_t k = 0;
+	if (!v) {
+		globfree(&g);
+		return -ENOMEM;
+	}
+	if (asprintf(&v[k++], "%s:%s", agent, VN_INITRAMFS_AGENT_PATH) < 0)
+		abort();
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+		if (asprintf(&v[k++], "%s:%s/%s", g.gl_pathv[i], VN_INITRAMFS_WORKLOAD_DIR, base) < 0)
+			abort();
+	}
+	globfree(&g);
+	*out = v;
+	return 0;
+}
+
+static int guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char **dir, char **sock, char **log)
+{
+	if (asprintf(dir, "%s/guests/%s", ctx->state_dir, name) < 0 ||
+	    asprintf(sock, "%s/guests/%s/agent.sock", ctx->state_dir, name) < 0 ||
+	    (log && asprintf(log, "%s/guests/%s/console.log", ctx->state_dir, name) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
+/* "4node-amd", then "4node-amd-2", ... the first name no domain uses. */
+static int pick_name(struct vn_virt *v, const char *base, char **out, struct vn_error *err)
+{
+	for (int i = 1; i < 100; i++) {
+		_cleanup_free_ char *name = NULL;
+		_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
+		struct vn_error e = {0};
+
+		if (i == 1)
+			name = strdup(base);
+		else if (asprintf(&name, "%s-%d", base, i) < 0)
+			return -ENOMEM;
+		if (vn_virt_domain_lookup(v, name, &d, &e) < 0) {
+			vn_error_clear(&e);
+			*out = steal_pointer(&name);
+			return 0;
+		}
+	}
+	return vn_infra_error(err, -EEXIST, "99 guests named %s-N exist already; take some down", base);
+}
+
+static bool console_has_panic(const char *log_path)
+{
+	_cleanup_free_ char *tail = NULL;
+	struct vn_error e = {0};
+
+	if (vn_console_log_tail(log_path, 200, &tail, &e) < 0)
+		return false;
+	return strstr(tail, "Kernel panic") != NULL;
+}
+
+/* Boot failure: console tail into detail, guest destroyed. */
+__attribute__((format(printf, 5, 6))) static int boot_failed(struct vn_virt_domain *d, const char *log_path,
+								struct vn_error *err, int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	_cleanup_free_ char *tail = NULL;
+	struct vn_error e = {0};
+
+	vn_console_log_tail(log_path, 40, &tail, &e);
+	vn_error_clear(&e);
+	vn_virt_domain_destroy(d, &e);
+	vn_error_clear(&e);
+	vn_infra_error(err, code, "%s", msg);
+	if (tail && *tail) {
+		_cleanup_free_ char *detail = NULL;
+		if (asprintf(&detail, "--- last lines of the console log ---\n%s", tail) >= 0)
+			vn_error_set_detail(err, detail);
+	}
+	return err->code;
+}
+
+int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		  struct vn_error *err)
+{
+	_cleanup_free_ char *topo_path = NULL, *initrd = NULL, *extra = NULL, *cmdline = NULL, *cache = NULL;
+	_cleanup_free_ char *dir = NULL, *sock = NULL, *log = NULL, *name = NULL, *kernel_id = NULL;
+	_cleanup_strv_ char **files = NULL;
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_kernel_ struct vn_kernel *k = NULL;
+	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
+	_cleanup_agent_ struct vn_agent *a = NULL;
+	struct vn_virt *v = NULL;
+	double deadline = now_s() + (o->timeout_s > 0 ? o->timeout_s : 180);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = vn_topology_find(o->topology, &topo_path, err)) < 0 ||
+	    (rc = vn_topology_load(topo_path, &t, err)) < 0 ||
+	    (rc = vn_kernel_resolve(o->kernel, o->modules, &k, err)) < 0 || (rc = find_helpers(&files, err)) < 0)
+		return rc;
+
+	/* Everything that can fail on input is checked before a guest exists. */
+	if ((rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
+		return rc;
+	if (asprintf(&cmdline, "%s%s%s", extra, o->append ? " " : "", o->append ? o->append : "") < 0 ||
+	    asprintf(&cache, "%s/cache", ctx->state_dir) < 0)
+		return -ENOMEM;
+	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
+	struct vn_initramfs_spec spec = {
+		.kernel_release = k->modules_dir ? k->release : NULL,
+		.modules_dir = k->modules_dir,
+		.modules = k->modules_dir ? modules : NULL,
+		.extra_files = (const char *const *)files,
+	};
+	if ((rc = vn_initramfs_build(&spec, cache, &initrd, err)) < 0)
+		return vn_error_prefix(err, "building the guest initramfs");
+
+	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+		return rc;
+	if (o->name) {
+		struct vn_virt_domain *old = NULL;
+		struct vn_error e = {0};
+		if (vn_virt_domain_lookup(v, o->name, &old, &e) == 0) {
+			vn_virt_domain_free(old);
+			vn_virt_close(v);
+			return vn_input_error(err, "a guest named '%s' exists already ('vnuma down %s' first)", o->name,
+					      o->name);
+		}
+		vn_error_clear(&e);
+		name = strdup(o->name);
+	} else if ((rc = pick_name(v, t->name, &name, err)) < 0) {
+		vn_virt_close(v);
+		return rc;
+	}
+	if ((rc = vn_virt_guest_dir(v, name, &dir, err)) < 0) {
+		vn_virt_close(v);
+		return rc;
+	}
+	free(dir);
+	dir = NULL;
+	guest_paths(ctx, name, &dir, &sock, &log);
+	if (asprintf(&kernel_id, "%s %s", k->recipe, k->version) < 0)
+		abort();
+
+	struct vn_domain_opts dopts = {
+		.name = name,
+		.accel = VN_ACCEL_AUTO,
+		.kernel = k->image,
+		.initrd = initrd,
+		.cmdline = cmdline,
+		.console_log = log,
+		.agent_socket = sock,
+		.meta = {.topology_name = t->name, .topology_path = topo_path, .kernel = k->image,
+			 .kernel_id = kernel_id, .guest_dir = dir},
+	};
+	double t0 = now_s();
+	rc = vn_virt_domain_create(v, t, &dopts, &d, err);
+	if (rc < 0) {
+		vn_virt_close(v);
+		return rc;
+	}
+
+	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
+	rc = vn_agent_connect(sock, (int)((deadline - now_s()) * 1000), &a, err);
+	for (bool up = false; rc == 0 && !up;) {
+		struct vn_error e = {0};
+		bool running = true;
+
+		if (vn_was_interrupted()) {
+			rc = boot_failed(d, log, err, -EINTR, "interrupted while waiting for guest %s; destroyed it", name);
+			break;
+		}
+		if (vn_virt_domain_is_running(d, &running, &e) < 0 || !running) {
+			vn_error_clear(&e);
+			rc = boot_failed(d, log, err, -ECHILD, "guest %s stopped during boot (kernel panic or QEMU exit)",
+					 name);
+			break;
+		}
+		if (console_has_panic(log)) {
+			rc = boot_failed(d, log, err, -EIO, "guest %s: kernel panic during boot", name);
+			break;
+		}
+		if (now_s() > deadline) {
+			rc = boot_failed(d, log, err, -ETIMEDOUT, "guest %s: agent did not answer before the timeout", name);
+			break;
+		}
+		if (vn_agent_hello(a, 1500, NULL, &e) == 0)
+			up = true;
+		vn_error_clear(&e);
+	}
+	if (rc < 0) {
+		vn_virt_close(v);
+		return rc;
+	}
+	r->boot_s = now_s() - t0;
+	r->accel = vn_virt_domain_accel(d);
+	vn_virt_close(v);
+
+	r->name = strdup(name);
+	r->guest_dir = strdup(dir);
+	r->console_log = strdup(log);
+	r->kernel_release = strdup(k->release);
+	return vn_testbed_fidelity(a, t, o->model, &r->fidelity_ok, &r->fidelity_report, err);
+}
+
+int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)
+{
+	struct vn_virt *v = NULL;
+	int rc;
+
+	*count = 0;
+	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+		return rc;
+	if (name) {
+		struct vn_virt_domain *d = NULL;
+		rc = vn_virt_domain_lookup(v, name, &d, err);
+		if (rc == 0) {
+			rc = vn_virt_domain_destroy(d, err);
+			vn_virt_domain_free(d);
+			*count += rc == 0;
+		}
+	} else {
+		struct vn_virt_domain_info *list = NULL;
+		size_t n = 0;
+		rc = vn_virt_domain_list(v, &list, &n, err);
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			struct vn_virt_domain *d = NULL;
+			if ((rc = vn_virt_domain_lookup(v, list[i].name, &d, err)) < 0)
+				break;
+			rc = vn_virt_domain_destroy(d, err);
+			vn_virt_domain_free(d);
+			*count += rc == 0;
+		}
+		vn_virt_domain_info_free(list, n);
+	}
+	vn_virt_close(v);
+	return rc;
+}
+
+int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
+		     struct vn_error *err)
+{
+	_cleanup_free_ char *dir = NULL, *sock = NULL;
+	struct stat st;
+	int rc;
+
+	if (!*name || strchr(name, '/'))
+		return vn_input_error(err, "bad guest name '%s'", name);
+	if (guest_paths(ctx, name, &dir, &sock, NULL) < 0)
+		return -ENOMEM;
+	if (stat(dir, &st) != 0)
+		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
+	if ((rc = vn_agent_connect(sock, timeout_ms, out, err)) < 0)
+		return rc;
+	rc = vn_agent_hello(*out, timeout_ms, NULL, err);
+	if (rc < 0) {
+		vn_agent_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s, char **out, struct vn_error *err)
+{
+	struct vn_strbuf so = VN_STRBUF_INIT, se = VN_STRBUF_INIT;
+	struct vn_agent_exec_opts o = {
+		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+		.stdout_buf = &so, .stderr_buf = &se, .timeout_s = timeout_s,
+	};
+	int status = -1;
+	int rc = vn_agent_exec(a, &o, &status, err);
+
+	if (rc == 0 && status != 0)
+		rc = vn_infra_error(err, -EIO, "guest command '%s' exited with %d: %s", argv[0], status,
+				    se.s ? se.s : "");
+	vn_strbuf_free(&se);
+	if (rc < 0) {
+		vn_strbuf_free(&so);
+		return rc;
+	}
+	*out = vn_strbuf_steal(&so);
+	return 0;
+}

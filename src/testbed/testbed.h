@@ -1,0 +1,82 @@
+/*
+ * A running testbed: a topology booted into a guest whose agent answers.
+ * This layer composes topology + kernel + guest image + virt; the CLI's
+ * up/down/list/status/exec/shell/collect and the scenario runner stand on it.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "guest/agent.h"
+#include "topology/fallback.h"
+#include "topology/topology.h"
+#include "util/error.h"
+#include "virt/virt.h"
+
+/* Where vnuma keeps its state and how it reaches libvirt. */
+struct vn_testbed_ctx {
+	char *state_dir; /* --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma (root) */
+	const char *uri; /* NULL: $VNUMA_URI or the embedded driver */
+	int lock_timeout_ms;
+};
+
+int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err);
+void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx);
+
+struct vn_up_opts {
+	const char *topology; /* path, or a name under topologies/ */
+	const char *name;     /* NULL: derived from the topology */
+	const char *kernel;   /* NULL/"stock" or a bzImage path */
+	const char *modules;  /* modules dir for --kernel */
+	const char *append;   /* extra kernel arguments */
+	int timeout_s;        /* boot + agent deadline */
+	enum vn_fallback_model model;
+};
+
+struct vn_up_result {
+	char *name;
+	char *guest_dir, *console_log;
+	char *kernel_release;
+	enum vn_accel accel;
+	double boot_s; /* domain start until the agent answered */
+	/* Fidelity: what the guest sees against what was asked for. */
+	bool fidelity_ok;
+	char *fidelity_report; /* human-readable; diff lines when not ok */
+};
+void vn_up_result_clear(struct vn_up_result *r);
+
+/*
+ * Boot and wait for the agent, then check fidelity. A guest that panics or
+ * does not answer is destroyed and reported as VN_ERR_INFRA with the console
+ * tail in err->detail. A fidelity mismatch is not an error here: the guest
+ * stays up and r->fidelity_ok is false.
+ */
+int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		  struct vn_error *err);
+
+/* Destroy one guest (name) or every vnuma guest (name NULL); *count says how many. */
+int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);
+
+/* Agent connection to a running guest, by name; needs no libvirt connection. */
+int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
+		     struct vn_error *err);
+
+/*
+ * Compare the running guest with the topology: node distances, CPUs per node,
+ * which nodes have memory, and the boot-time fallback lists against the model.
+ */
+int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model, bool *ok,
+			char **report, struct vn_error *err);
+
+/*
+ * One snapshot into dir: vmstat, per-node numastat/meminfo/vmstat/distance/
+ * cpulist, numactl -H, dmesg, cmdline, version, and snapshot.json holding
+ * all of it parsed.
+ */
+int vn_testbed_collect(struct vn_agent *a, const char *dir, struct vn_error *err);
+
+/* Resolve a topology argument: an existing path, or NAME / NAME.xml under topologies/. */
+int vn_topology_find(const char *arg, char **path, struct vn_error *err);
+
+/* Run a command in the guest and collect stdout (exit code must be 0). */
+int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s, char **out, struct vn_error *err);

@@ -1,0 +1,31 @@
+/*
+ * SHA-256 (FIPS 180-4), for content-addressed caches. Small and dependency
+ * free: a crypto library would be the project's only reason to link one.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+#define VN_SHA256_LEN 32
+#define VN_SHA256_HEX_LEN (2 * VN_SHA256_LEN)
+
+struct vn_sha256 {
+	uint32_t h[8];
+	uint64_t bytes; /* total message length so far */
+	uint8_t block[64];
+	size_t fill; /* bytes pending in block */
+};
+
+void vn_sha256_init(struct vn_sha256 *c);
+void vn_sha256_update(struct vn_sha256 *c, const void *data, size_t len);
+/* Writes the digest; c must be re-initialised before reuse. */
+void vn_sha256_final(struct vn_sha256 *c, uint8_t out[VN_SHA256_LEN]);
+
+/* Digest of a whole file; fails with an infra error naming the path. */
+int vn_sha256_file(const char *path, uint8_t out[VN_SHA256_LEN], struct vn_error *err);
+
+/* Lower-case hex; out holds VN_SHA256_HEX_LEN + 1 bytes. Returns out. */
+char *vn_sha256_hex(const uint8_t digest[VN_SHA256_LEN], char out[VN_SHA256_HEX_LEN + 1]);

@@ -1,0 +1,331 @@
+/* Connection to libvirt: URI choice, embed root setup, event loop, errors, accelerator probe. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "virt/virt-priv.h"
+
+static void silent_error(void *opaque, virErrorPtr e)
+{
+}
+
+static void *event_loop(void *arg)
+{
+	for (;;)
+		if (virEventRunDefaultImpl() < 0)
+			usleep(10000);
+	return NULL;
+}
+
+static int event_loop_rc;
+
+/*
+ * One loop per process, started once and never stopped: libvirt cannot
+ * unregister its event implementation, and console streams and the embedded
+ * driver's monitor connections need it for the whole process lifetime.
+ */
+static void event_loop_start(void)
+{
+	pthread_t th;
+
+	virSetErrorFunc(NULL, silent_error);
+	if (virInitialize() < 0 || virEventRegisterDefaultImpl() < 0) {
+		event_loop_rc = -EIO;
+		return;
+	}
+	if (pthread_create(&th, NULL, event_loop, NULL) != 0) {
+		event_loop_rc = -EAGAIN;
+		return;
+	}
+	pthread_detach(th);
+}
+
+int vn_virt_error(struct vn_error *err, const char *what, ...)
+{
+	char ctx[1024];
+	va_list ap;
+	const char *msg = virGetLastErrorMessage();
+
+	va_start(ap, what);
+	vsnprintf(ctx, sizeof(ctx), what, ap);
+	va_end(ap);
+	return vn_infra_error(err, -EIO, "%s: %s", ctx, msg ? msg : "unknown libvirt error");
+}
+
+static int mkdir_private(const char *path, struct vn_error *err)
+{
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int write_file_if_absent(const char *path, const char *text, struct vn_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
+	size_t len = strlen(text);
+	if (write(fd, text, len) != (ssize_t)len)
+		return vn_infra_error(err, -EIO, "cannot write %s", path);
+	return 0;
+}
+
+/*
+ * The embedded driver reads ROOT/etc/qemu.conf. Defaults that break here:
+ * console logs go through virtlogd (no daemon runs), and as root QEMU would
+ * run as libvirt-qemu and need our 0700 state dir and /boot chowned to it.
+ */
+static int embed_root_setup(const char *root, struct vn_error *err)
+{
+	_cleanup_free_ char *etc = NULL;
+	_cleanup_free_ char *conf = NULL;
+	char text[1024];
+	int rc;
+
+	if (asprintf(&etc, "%s/etc", root) < 0 || asprintf(&conf, "%s/qemu.conf", etc) < 0)
+		return -ENOMEM;
+	if ((rc = mkdir_private(root, err)) < 0 || (rc = mkdir_private(etc, err)) < 0)
+		return rc;
+	snprintf(text, sizeof(text),
+		 "# written by vnuma; see src/virt/connect.c\n"
+		 "stdio_handler = \"file\"\n"
+		 "%s",
+		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\n" : "");
+	return write_file_if_absent(conf, text, err);
+}
+
+/*
+ * libvirt's embedded driver locks ROOT/run/qemu/driver.pid (fcntl, byte 0)
+ * while a process holds the root. A failed virStateInitialize cannot be
+ * retried in the same process ("qemu state driver is not active" forever
+ * after), so look at the lock first instead of trying and failing.
+ */
+static bool embed_root_busy(const char *root)
+{
+	_cleanup_free_ char *pidfile = NULL;
+
+	if (asprintf(&pidfile, "%s/run/qemu/driver.pid", root) < 0)
+		return false;
+	_cleanup_close_ int fd = open(pidfile, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	return fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+/*
+ * libvirt logs errors to stderr on its own, besides reporting them to us;
+ * library code must not print, so its log goes to the state dir unless the
+ * user chose otherwise. Read once, by virInitialize().
+ */
+static void libvirt_log_setup(const char *state_dir)
+{
+	_cleanup_free_ char *outputs = NULL;
+
+	if (getenv("LIBVIRT_LOG_OUTPUTS"))
+		return;
+	if (asprintf(&outputs, "3:file:%s/libvirt.log", state_dir) >= 0)
+		setenv("LIBVIRT_LOG_OUTPUTS", outputs, 0);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out,
+		 struct vn_error *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	_cleanup_free_ char *root = NULL;
+	_cleanup_free_ char *u = NULL;
+	_cleanup_free_ char *sd = NULL;
+	int rc;
+
+	if (!state_dir)
+		return vn_input_error(err, "no state directory given");
+	sd = realpath(state_dir, NULL);
+	if (!sd) {
+		if ((rc = mkdir_private(state_dir, err)) < 0)
+			return rc;
+		sd = realpath(state_dir, NULL);
+		if (!sd)
+			return vn_infra_error(err, -errno, "cannot resolve %s: %s", state_dir, strerror(errno));
+	}
+	libvirt_log_setup(sd);
+	pthread_once(&once, event_loop_start);
+	if (event_loop_rc < 0)
+		return vn_infra_error(err, event_loop_rc, "cannot start libvirt's event loop");
+	if (!uri)
+		uri = getenv("VNUMA_URI");
+	if (!uri || !*uri) {
+		if (asprintf(&root, "%s/libvirt", sd) < 0 || asprintf(&u, "qemu:///embed?root=%s", root) < 0)
+			return -ENOMEM;
+		if ((rc = embed_root_setup(root, err)) < 0)
+			return rc;
+	} else {
+		u = strdup(uri);
+	}
+
+	long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	for (long delay = 50; root && embed_root_busy(root); delay = delay < 1000 ? delay * 2 : 1000) {
+		if (now_ms() >= deadline)
+			return vn_infra_error(err, -EBUSY,
+					      "another vnuma process holds the state dir %s (libvirt's embedded "
+					      "driver admits one process at a time); wait for it to finish, or use "
+					      "another state dir",
+					      sd);
+		usleep((useconds_t)delay * 1000);
+	}
+	virConnectPtr conn = virConnectOpen(u);
+	if (!conn) {
+		const char *msg = virGetLastErrorMessage();
+		if (root && embed_root_busy(root))
+			return vn_infra_error(err, -EBUSY, "another vnuma process took the state dir %s just now", sd);
+		if (msg && strstr(msg, "Failed to parse user"))
+			return vn_infra_error(err, -EIO,
+					      "cannot open %s: %s (libvirt running as root needs its QEMU system "
+					      "user: install libvirt-daemon-system or run `useradd -r libvirt-qemu`)",
+					      u, msg);
+		if (root)
+			/* The real cause of a failed embedded-driver start is only in libvirt's log. */
+			return vn_virt_error(err, "cannot open %s (details in %s/libvirt.log)", u, sd);
+		return vn_virt_error(err, "cannot open %s", u);
+	}
+
+	struct vn_virt *v = calloc(1, sizeof(*v));
+	if (!v) {
+		virConnectClose(conn);
+		return -ENOMEM;
+	}
+	v->conn = conn;
+	v->uri = steal_pointer(&u);
+	v->state_dir = steal_pointer(&sd);
+	*out = v;
+	return 0;
+}
+
+void vn_virt_close(struct vn_virt *v)
+{
+	if (!v)
+		return;
+	if (v->conn)
+		virConnectClose(v->conn);
+	free(v->uri);
+	free(v->state_dir);
+	free(v);
+}
+
+const char *vn_virt_uri(const struct vn_virt *v)
+{
+	return v->uri;
+}
+
+int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn_error *err)
+{
+	_cleanup_free_ char *guests = NULL;
+	int rc;
+
+	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return vn_input_error(err, "guest name '%s' is not usable as a directory name", name ? name : "");
+	if (asprintf(&guests, "%s/guests", v->state_dir) < 0)
+		return -ENOMEM;
+	if ((rc = mkdir_private(guests, err)) < 0)
+		return rc;
+	if (asprintf(dir, "%s/%s", guests, name) < 0)
+		return -ENOMEM;
+	if ((rc = mkdir_private(*dir, err)) < 0) {
+		free(*dir);
+		*dir = NULL;
+	}
+	return rc;
+}
+
+static char *accel_cache_key(struct vn_virt *v)
+{
+	struct utsname u;
+	unsigned long ver = 0;
+	char *key = NULL;
+
+	uname(&u);
+	virConnectGetVersion(v->conn, &ver);
+	if (asprintf(&key, "%s qemu-%lu", u.release, ver) < 0)
+		return NULL;
+	return key;
+}
+
+/* Cache format: one line "KERNEL-RELEASE qemu-VERSION kvm|tcg"; the last matching line wins. */
+static int accel_cache_read(struct vn_virt *v, const char *key)
+{
+	char path[4096], line[512];
+	int verdict = -1;
+
+	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t klen = strlen(key);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			verdict = strncmp(line + klen + 1, "kvm", 3) == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
+	return verdict;
+}
+
+void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict)
+{
+	char path[4096];
+	_cleanup_free_ char *key = accel_cache_key(v);
+
+	if (!key)
+		return;
+	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "ae");
+	if (f)
+		fprintf(f, "%s %s\n", key, vn_accel_name(verdict));
+}
+
+int vn_virt_accel_probe(struct vn_virt *v, enum vn_accel *accel, bool *proven, struct vn_error *err)
+{
+	const char *force = getenv("VNUMA_ACCEL");
+
+	*proven = true;
+	if (force && *force) {
+		if (strcmp(force, "tcg") == 0)
+			*accel = VN_ACCEL_TCG;
+		else if (strcmp(force, "kvm") == 0)
+			*accel = VN_ACCEL_KVM;
+		else
+			return vn_input_error(err, "VNUMA_ACCEL must be tcg or kvm, not '%s'", force);
+		return 0;
+	}
+	*accel = VN_ACCEL_TCG;
+	/* A remote URI's /dev/kvm is not ours to look at; let its capabilities decide. */
+	bool local = strncmp(v->uri, "qemu:///", 8) == 0;
+	if (local && access("/dev/kvm", R_OK | W_OK) < 0)
+		return 0;
+	char *caps = virConnectGetDomainCapabilities(v->conn, NULL, "x86_64", "q35", "kvm", 0);
+	if (!caps)
+		return 0;
+	free(caps);
+	_cleanup_free_ char *key = accel_cache_key(v);
+	int cached = key ? accel_cache_read(v, key) : -1;
+	if (cached >= 0) {
+		*accel = (enum vn_accel)cached;
+		return 0;
+	}
+	*accel = VN_ACCEL_KVM;
+	*proven = false;
+	return 0;
+}

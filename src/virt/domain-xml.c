@@ -1,0 +1,451 @@
+/* Topology -> libvirt domain XML. Pure: no libvirt, no I/O. */
+#include "virt/domain-xml.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "util/cleanup.h"
+#include "util/strbuf.h"
+
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+/* QEMU 7.2 pc_q35_init(): below-4G RAM is 0xb0000000 unless RAM reaches that, then 2 GiB. */
+#define Q35_LOWMEM_SMALL UINT64_C(0xb0000000)
+#define Q35_LOWMEM_BIG UINT64_C(0x80000000)
+#define FOUR_GiB (UINT64_C(4) << 30)
+
+const char *vn_accel_name(enum vn_accel a)
+{
+	switch (a) {
+	case VN_ACCEL_TCG:
+		return "tcg";
+	case VN_ACCEL_KVM:
+		return "kvm";
+	case VN_ACCEL_AUTO:
+		return "auto";
+	}
+	return "?";
+}
+
+void vn_domain_meta_clear(struct vn_domain_meta *m)
+{
+	free(m->topology_name);
+	free(m->topology_path);
+	free(m->kernel);
+	free(m->kernel_id);
+	free(m->scenario);
+	free(m->accel);
+	free(m->guest_dir);
+	memset(m, 0, sizeof(*m));
+}
+
+char *vn_xml_escape(const char *s)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&':
+			vn_strbuf_append(&b, "&amp;", 5);
+			break;
+		case '<':
+			vn_strbuf_append(&b, "&lt;", 4);
+			break;
+		case '>':
+			vn_strbuf_append(&b, "&gt;", 4);
+			break;
+		case '\'':
+			vn_strbuf_append(&b, "&apos;", 6);
+			break;
+		case '"':
+			vn_strbuf_append(&b, "&quot;", 6);
+			break;
+		default:
+			vn_strbuf_append(&b, s, 1);
+		}
+	}
+	return vn_strbuf_steal(&b);
+}
+
+/* XML 1.0 cannot carry most control characters at all, escaped or not. */
+static int check_text(const char *what, const char *s, struct vn_error *err)
+{
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+		if (*p < 0x20 && *p != '\t')
+			return vn_input_error(err, "%s contains a control character (0x%02x), which XML cannot carry",
+					      what, *p);
+	return 0;
+}
+
+/* Appends " name='escaped value'"; skips NULL values. */
+static void attr(struct vn_strbuf *b, const char *name, const char *value)
+{
+	if (!value)
+		return;
+	_cleanup_free_ char *e = vn_xml_escape(value);
+	vn_strbuf_printf(b, " %s='%s'", name, e);
+}
+
+/* Appends "<tag>escaped</tag>\n" at indent; skips NULL values. */
+static void elem(struct vn_strbuf *b, int indent, const char *tag, const char *value)
+{
+	if (!value)
+		return;
+	_cleanup_free_ char *e = vn_xml_escape(value);
+	vn_strbuf_printf(b, "%*s<%s>%s</%s>\n", indent, "", tag, e, tag);
+}
+
+uint64_t vn_domain_cell_bytes(const struct vn_node *n)
+{
+	if (!vn_node_has_memory(n))
+		return VN_MEMLESS_DUMMY_BYTES;
+	/* libvirt rounds every cell up to 1 MiB; doing it here keeps our address math equal to QEMU's. */
+	return (n->memory + MiB - 1) / MiB * MiB;
+}
+
+static uint64_t total_cell_bytes(const struct vn_topology *t)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < t->nnodes; i++)
+		sum += vn_domain_cell_bytes(&t->nodes[i]);
+	return sum;
+}
+
+int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2],
+			  unsigned *n, struct vn_error *err)
+{
+	if (node >= t->nnodes)
+		return vn_input_error(err, "node %u does not exist", node);
+	uint64_t total = total_cell_bytes(t);
+	uint64_t lowmem = total >= Q35_LOWMEM_SMALL ? Q35_LOWMEM_BIG : Q35_LOWMEM_SMALL;
+	uint64_t off = 0;
+
+	for (unsigned i = 0; i < node; i++)
+		off += vn_domain_cell_bytes(&t->nodes[i]);
+	uint64_t size = vn_domain_cell_bytes(&t->nodes[node]);
+
+	*n = 0;
+	if (off < lowmem) {
+		uint64_t below = size < lowmem - off ? size : lowmem - off;
+		out[(*n)++] = (struct vn_gpa_range){off, below};
+		off += below;
+		size -= below;
+	}
+	if (size > 0)
+		out[(*n)++] = (struct vn_gpa_range){FOUR_GiB + (off - lowmem), size};
+	return 0;
+}
+
+int vn_domain_cmdline_extra(const struct vn_topology *t, char **out, struct vn_error *err)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+
+	/* Serial console for our log; a panic ends the domain (on_reboot=destroy) instead of hanging. */
+	vn_strbuf_printf(&b, "console=ttyS0 panic=-1");
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		const struct vn_node *nd = &t->nodes[i];
+
+		if (vn_node_has_memory(nd))
+			continue;
+		if (i == 0)
+			return vn_input_error(err, "%s%snode 0 has no memory: vnuma cannot boot that, because the guest's "
+					      "low memory (below 1 MiB, the kernel image) always lies in node 0's cell; "
+					      "renumber the nodes so a node with memory comes first",
+					      t->path ? t->path : "", t->path ? ": " : "");
+		if (!vn_node_has_cpus(nd))
+			return vn_input_error(err, "%s%snode %u has neither CPUs nor memory",
+					      t->path ? t->path : "", t->path ? ": " : "", nd->id);
+		struct vn_gpa_range r[2];
+		unsigned n;
+		int rc = vn_domain_cell_ranges(t, i, r, &n, err);
+		if (rc < 0)
+			return rc;
+		for (unsigned k = 0; k < n; k++)
+			vn_strbuf_printf(&b, " memmap=%" PRIu64 "K$0x%" PRIx64, r[k].size >> 10, r[k].start);
+	}
+	*out = vn_strbuf_steal(&b);
+	return 0;
+}
+
+static unsigned gcd(unsigned a, unsigned b)
+{
+	while (b) {
+		unsigned r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/*
+ * QEMU numbers vCPUs socket-major, so socket s holds vCPUs [s*c, (s+1)*c) for
+ * c CPUs per socket. A layout is good when no socket spans two nodes.
+ */
+static bool sockets_within_nodes(const struct vn_topology *t, unsigned per_socket)
+{
+	for (unsigned s = 0; s < t->ncpus_total / per_socket; s++) {
+		int node = vn_topology_cpu_node(t, s * per_socket);
+		for (unsigned c = 1; c < per_socket; c++)
+			if (vn_topology_cpu_node(t, s * per_socket + c) != node)
+				return false;
+	}
+	return true;
+}
+
+int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out, struct vn_error *err)
+{
+	if (t->ncpus_total == 0)
+		return vn_input_error(err, "topology has no CPUs");
+	if (t->cpu_topology_given) {
+		if ((uint64_t)t->sockets * t->dies * t->cores * t->threads != t->ncpus_total)
+			return vn_input_error(err, "cpu topology %u sockets x %u dies x %u cores x %u threads != %u CPUs",
+					      t->sockets, t->dies, t->cores, t->threads, t->ncpus_total);
+		*out = (struct vn_cpu_layout){t->sockets, t->dies, t->cores, t->threads};
+		return 0;
+	}
+	/*
+	 * libvirt needs sockets*dies*cores*threads == vcpus with the same number of
+	 * cores in every socket. Take the largest per-socket count dividing every
+	 * node's CPU count whose sockets stay inside one node: equal nodes with
+	 * contiguous CPU numbers get one socket per node. Unequal nodes (3+1 CPUs)
+	 * or interleaved numbering end up with several smaller sockets per node,
+	 * down to one single-core socket per CPU: the guest then sees more sockets
+	 * than nodes (lscpu), but never a socket spanning nodes, which the kernel
+	 * warns about (topology_sane) and which skews the scheduler's domains.
+	 */
+	unsigned g = 0;
+	for (unsigned i = 0; i < t->nnodes; i++)
+		if (vn_node_has_cpus(&t->nodes[i]))
+			g = gcd(g, t->nodes[i].ncpus);
+	for (unsigned c = g; c >= 1; c--) {
+		if (g % c || t->ncpus_total % c || !sockets_within_nodes(t, c))
+			continue;
+		*out = (struct vn_cpu_layout){t->ncpus_total / c, 1, c, 1};
+		return 0;
+	}
+	*out = (struct vn_cpu_layout){t->ncpus_total, 1, 1, 1};
+	return 0;
+}
+
+static int check_model(const struct vn_topology *t, struct vn_error *err)
+{
+	if (t->nnodes == 0)
+		return vn_input_error(err, "topology has no nodes");
+	for (unsigned i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].id != i)
+			return vn_input_error(err, "node ids must be 0..%u in order (libvirt cell ids), found %u at position %u",
+					      t->nnodes - 1, t->nodes[i].id, i);
+	for (unsigned c = 0; c < t->ncpus_total; c++)
+		if (vn_topology_cpu_node(t, c) < 0)
+			return vn_input_error(err, "CPU %u (of %u) belongs to no node", c, t->ncpus_total);
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		int last = vn_cpuset_last(&t->nodes[i].cpus);
+		if (last >= (int)t->ncpus_total)
+			return vn_input_error(err, "node %u has CPU %d but the topology has %u CPUs", i, last,
+					      t->ncpus_total);
+	}
+	for (unsigned k = 0; k < t->nhmat; k++)
+		if (t->hmat[k].initiator >= t->nnodes || t->hmat[k].target >= t->nnodes)
+			return vn_input_error(err, "hmat entry %u->%u names a node that does not exist",
+					      t->hmat[k].initiator, t->hmat[k].target);
+	return 0;
+}
+
+static void emit_metadata(struct vn_strbuf *b, const struct vn_domain_opts *o)
+{
+	const struct vn_domain_meta *m = &o->meta;
+
+	vn_strbuf_printf(b, "  <metadata>\n    <" VN_XMLNS_PREFIX ":vnuma xmlns:" VN_XMLNS_PREFIX "='" VN_XMLNS "'>\n");
+	if (m->topology_name || m->topology_path) {
+		vn_strbuf_printf(b, "      <" VN_XMLNS_PREFIX ":topology");
+		attr(b, "name", m->topology_name);
+		attr(b, "path", m->topology_path);
+		vn_strbuf_printf(b, "/>\n");
+	}
+	vn_strbuf_printf(b, "      <" VN_XMLNS_PREFIX ":kernel");
+	attr(b, "path", m->kernel ? m->kernel : o->kernel);
+	attr(b, "id", m->kernel_id);
+	vn_strbuf_printf(b, "/>\n");
+	vn_strbuf_printf(b, "      <" VN_XMLNS_PREFIX ":accel>%s</" VN_XMLNS_PREFIX ":accel>\n", vn_accel_name(o->accel));
+	elem(b, 6, VN_XMLNS_PREFIX ":scenario", m->scenario);
+	elem(b, 6, VN_XMLNS_PREFIX ":guest-dir", m->guest_dir);
+	vn_strbuf_printf(b, "    </" VN_XMLNS_PREFIX ":vnuma>\n  </metadata>\n");
+}
+
+static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)
+{
+	vn_strbuf_printf(b, "    <numa>\n");
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		const struct vn_node *nd = &t->nodes[i];
+
+		vn_strbuf_printf(b, "      <cell id='%u'", i);
+		if (vn_node_has_cpus(nd)) {
+			_cleanup_free_ char *cpus = vn_cpulist_format(&nd->cpus);
+			vn_strbuf_printf(b, " cpus='%s'", cpus);
+		}
+		vn_strbuf_printf(b, " memory='%" PRIu64 "' unit='KiB'", vn_domain_cell_bytes(nd) >> 10);
+		if (t->nnodes < 2) {
+			vn_strbuf_printf(b, "/>\n");
+			continue;
+		}
+		/* The full row, always: libvirt fills gaps with 10/20, which would hide a file's intent. */
+		vn_strbuf_printf(b, ">\n        <distances>\n");
+		for (unsigned j = 0; j < t->nnodes; j++)
+			vn_strbuf_printf(b, "          <sibling id='%u' value='%u'/>\n", j, t->distance[i][j]);
+		vn_strbuf_printf(b, "        </distances>\n      </cell>\n");
+	}
+	if (t->nhmat > 0) {
+		vn_strbuf_printf(b, "      <interconnects>\n");
+		for (unsigned k = 0; k < t->nhmat; k++) {
+			const struct vn_hmat_entry *h = &t->hmat[k];
+
+			/* libvirt: latency in ns (no unit attribute); bandwidth in KiB/s by default. */
+			if (h->type == VN_HMAT_LATENCY)
+				vn_strbuf_printf(b, "        <latency initiator='%u' target='%u' type='access' value='%" PRIu64 "'/>\n",
+						 h->initiator, h->target, h->value);
+			else
+				/*
+				 * The model's MB/s is the unit ACPI HMAT and Linux's sysfs
+				 * (access0/initiators/read_bandwidth) use; QEMU turns the
+				 * bytes/s libvirt hands it into that unit by dividing by
+				 * MiB, so MB/s * 1024 KiB/s makes the guest report the
+				 * figure from the topology file unchanged.
+				 */
+				vn_strbuf_printf(b, "        <bandwidth initiator='%u' target='%u' type='access' value='%" PRIu64 "' unit='KiB'/>\n",
+						 h->initiator, h->target, h->value * 1024);
+		}
+		vn_strbuf_printf(b, "      </interconnects>\n");
+	}
+	vn_strbuf_printf(b, "    </numa>\n");
+}
+
+int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml,
+			struct vn_error *err)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	_cleanup_free_ char *extra = NULL;
+	_cleanup_free_ char *cmdline = NULL;
+	struct vn_cpu_layout cl;
+	int rc;
+
+	if (!o->name || !*o->name)
+		return vn_input_error(err, "domain name is empty");
+	if (strchr(o->name, '/'))
+		return vn_input_error(err, "domain name '%s' contains '/', which libvirt refuses", o->name);
+	if (!o->kernel)
+		return vn_input_error(err, "no kernel given");
+	if (o->accel != VN_ACCEL_TCG && o->accel != VN_ACCEL_KVM)
+		return vn_input_error(err, "accelerator must be decided (tcg or kvm) before building the domain XML");
+	const char *texts[][2] = {
+		{"domain name", o->name}, {"uuid", o->uuid}, {"kernel path", o->kernel},
+		{"initrd path", o->initrd}, {"kernel command line", o->cmdline},
+		{"console log path", o->console_log}, {"agent socket path", o->agent_socket},
+		{"emulator path", o->emulator}, {"topology name", o->meta.topology_name},
+		{"topology path", o->meta.topology_path}, {"kernel id", o->meta.kernel_id},
+		{"scenario", o->meta.scenario}, {"guest dir", o->meta.guest_dir},
+	};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(texts); i++)
+		if ((rc = check_text(texts[i][0], texts[i][1], err)) < 0)
+			return rc;
+	if ((rc = check_model(t, err)) < 0 || (rc = vn_domain_cpu_layout(t, &cl, err)) < 0 ||
+	    (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
+		return rc;
+	if (o->cmdline && *o->cmdline) {
+		if (asprintf(&cmdline, "%s %s", o->cmdline, extra) < 0)
+			return -ENOMEM;
+	} else {
+		cmdline = steal_pointer(&extra);
+	}
+
+	vn_strbuf_printf(&b, "<domain type='%s'>\n", o->accel == VN_ACCEL_KVM ? "kvm" : "qemu");
+	elem(&b, 2, "name", o->name);
+	elem(&b, 2, "uuid", o->uuid);
+	emit_metadata(&b, o);
+	vn_strbuf_printf(&b, "  <memory unit='KiB'>%" PRIu64 "</memory>\n", total_cell_bytes(t) >> 10);
+	vn_strbuf_printf(&b, "  <vcpu placement='static'>%u</vcpu>\n", t->ncpus_total);
+	vn_strbuf_printf(&b, "  <os>\n    <type arch='x86_64' machine='q35'>hvm</type>\n");
+	elem(&b, 4, "kernel", o->kernel);
+	elem(&b, 4, "initrd", o->initrd);
+	elem(&b, 4, "cmdline", cmdline);
+	vn_strbuf_printf(&b, "  </os>\n");
+	/* Without ACPI there is no SRAT/SLIT and the guest sees a single node. */
+	vn_strbuf_printf(&b, "  <features>\n    <acpi/>\n    <apic/>\n  </features>\n");
+	if (o->accel == VN_ACCEL_KVM)
+		vn_strbuf_printf(&b, "  <cpu mode='host-passthrough' check='none' migratable='on'>\n");
+	else
+		/* qemu64 is what TCG emulates cheaply and every x86_64 kernel boots on. */
+		vn_strbuf_printf(&b, "  <cpu mode='custom' match='exact' check='none'>\n"
+				     "    <model fallback='allow'>qemu64</model>\n");
+	vn_strbuf_printf(&b, "    <topology sockets='%u' dies='%u' cores='%u' threads='%u'/>\n", cl.sockets,
+			 cl.dies, cl.cores, cl.threads);
+	emit_numa(&b, t);
+	vn_strbuf_printf(&b, "  </cpu>\n");
+	vn_strbuf_printf(&b, "  <clock offset='utc'/>\n");
+	/* Every way out ends the domain: a reboot loop would hide a panic. */
+	vn_strbuf_printf(&b, "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>destroy</on_reboot>\n"
+			     "  <on_crash>destroy</on_crash>\n");
+	vn_strbuf_printf(&b, "  <devices>\n");
+	elem(&b, 4, "emulator", o->emulator);
+	vn_strbuf_printf(&b, "    <controller type='usb' model='none'/>\n");
+	vn_strbuf_printf(&b, "    <serial type='pty'>\n");
+	if (o->console_log) {
+		vn_strbuf_printf(&b, "      <log");
+		attr(&b, "file", o->console_log);
+		vn_strbuf_printf(&b, " append='off'/>\n");
+	}
+	vn_strbuf_printf(&b, "      <target port='0'/>\n    </serial>\n");
+	vn_strbuf_printf(&b, "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
+	if (o->agent_socket) {
+		vn_strbuf_printf(&b, "    <channel type='unix'>\n      <source mode='bind'");
+		attr(&b, "path", o->agent_socket);
+		vn_strbuf_printf(&b, "/>\n      <target type='virtio' name='" VN_AGENT_CHANNEL "'/>\n    </channel>\n");
+	}
+	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
+	vn_strbuf_printf(&b, "  </devices>\n</domain>\n");
+	*xml = vn_strbuf_steal(&b);
+	return 0;
+}
+
+static char *child_prop(xmlNode *root, const char *name, const char *prop)
+{
+	for (xmlNode *c = root->children; c; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, name) != 0)
+			continue;
+		xmlChar *v = prop ? xmlGetProp(c, (const xmlChar *)prop) : xmlNodeGetContent(c);
+		char *s = v ? strdup((const char *)v) : NULL;
+		xmlFree(v);
+		return s;
+	}
+	return NULL;
+}
+
+int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_error *err)
+{
+	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "metadata.xml", NULL,
+				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!doc)
+		return vn_infra_error(err, -EINVAL, "cannot parse the domain's vnuma metadata");
+	xmlNode *root = xmlDocGetRootElement(doc);
+	memset(out, 0, sizeof(*out));
+	/* virDomainGetMetadata() hands the element back without its namespace. */
+	if (!root || strcmp((const char *)root->name, "vnuma") != 0 ||
+	    (root->ns && strcmp((const char *)root->ns->href, VN_XMLNS) != 0)) {
+		xmlFreeDoc(doc);
+		return vn_infra_error(err, -EINVAL, "the domain's metadata is not vnuma's");
+	}
+	out->topology_name = child_prop(root, "topology", "name");
+	out->topology_path = child_prop(root, "topology", "path");
+	out->kernel = child_prop(root, "kernel", "path");
+	out->kernel_id = child_prop(root, "kernel", "id");
+	out->accel = child_prop(root, "accel", NULL);
+	out->scenario = child_prop(root, "scenario", NULL);
+	out->guest_dir = child_prop(root, "guest-dir", NULL);
+	xmlFreeDoc(doc);
+	return 0;
+}

@@ -1,0 +1,95 @@
+/*
+ * Pure libvirt domain-XML builder: a topology plus boot options in, a string
+ * out. No libvirt calls, so it is golden-file testable and usable offline
+ * (`vnuma topo show --domain-xml`).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "topology/topology.h"
+#include "util/error.h"
+
+enum vn_accel {
+	VN_ACCEL_TCG,
+	VN_ACCEL_KVM,
+	VN_ACCEL_AUTO, /* only for vn_virt_domain_create(): probe, fall back to TCG */
+};
+
+const char *vn_accel_name(enum vn_accel a);
+
+/* Namespace of our <metadata> element; `vnuma list` finds its guests by it. */
+#define VN_XMLNS "urn:x-vnuma:domain:1"
+#define VN_XMLNS_PREFIX "vnuma"
+
+/* Strings stored in <metadata> so later processes can tell what a guest is. */
+struct vn_domain_meta {
+	char *topology_name, *topology_path;
+	char *kernel, *kernel_id; /* kernel path; identity (release, recipe hash) */
+	char *scenario;           /* optional */
+	char *accel;              /* "tcg" / "kvm": read back only, the builder writes o->accel */
+	char *guest_dir;          /* <state_dir>/guests/<name> */
+};
+
+void vn_domain_meta_clear(struct vn_domain_meta *m);
+
+struct vn_domain_opts {
+	const char *name, *uuid; /* uuid optional */
+	enum vn_accel accel;     /* TCG or KVM */
+	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
+	const char *console_log;               /* serial console log file */
+	const char *agent_socket;              /* optional: virtio-serial channel org.vnuma.agent.0 */
+	const char *emulator;                  /* optional */
+	struct vn_domain_meta meta;            /* borrowed strings, all optional */
+};
+
+#define VN_AGENT_CHANNEL "org.vnuma.agent.0"
+
+/*
+ * Size of the stand-in cell a memory-less node gets; see vn_domain_cmdline_extra().
+ * 2 MiB is below the kernel's NODE_MIN_SIZE (4 MiB) and 1 MiB aligned, as
+ * libvirt rounds cells to 1 MiB.
+ */
+#define VN_MEMLESS_DUMMY_BYTES (UINT64_C(2) << 20)
+
+/*
+ * Kernel arguments the topology needs on top of the user's: `console=ttyS0
+ * panic=-1` and one `memmap=SIZE$START` per memory-less node. libvirt 9.0
+ * cannot express a NUMA cell without memory (memory='0' becomes a zero-sized
+ * memory backend that QEMU refuses), so such a node gets a small cell that the
+ * kernel is told is reserved (e820): the node then has no present pages and
+ * Linux brings it up as memory-less ("Initializing node N as memoryless").
+ * Returns a malloc'd string.
+ */
+int vn_domain_cmdline_extra(const struct vn_topology *t, char **out, struct vn_error *err);
+
+/*
+ * Guest-physical start of each part of a cell as QEMU's q35 lays them out:
+ * cells in order from 0, RAM below 4 GiB capped at 2 GiB once the total
+ * reaches 2816 MiB (else at 2816 MiB), the rest from 4 GiB. A cell can be split
+ * by the hole, hence two ranges. Exposed for tests.
+ */
+struct vn_gpa_range {
+	uint64_t start, size;
+};
+int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2],
+			  unsigned *n, struct vn_error *err);
+
+/* The memory a node's cell really gets (rounded up to 1 MiB; dummy when memory-less). */
+uint64_t vn_domain_cell_bytes(const struct vn_node *n);
+
+/* CPU topology the domain gets: from the file, or derived so no socket spans nodes. */
+struct vn_cpu_layout {
+	unsigned sockets, dies, cores, threads;
+};
+int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out, struct vn_error *err);
+
+int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml,
+			struct vn_error *err);
+
+/* Parse our <metadata> element (as virDomainGetMetadata returns it). */
+int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_error *err);
+
+/* XML-escape for attribute or text content (' " & < >); malloc'd. */
+char *vn_xml_escape(const char *s);

@@ -1,0 +1,97 @@
+/*
+ * libvirt connection, guest lifecycle and console. The only header besides
+ * domain-xml.h that the rest of vnuma needs from this layer; libvirt's own
+ * types stay behind it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "topology/topology.h"
+#include "util/error.h"
+#include "virt/domain-xml.h"
+
+struct vn_virt;
+struct vn_virt_domain;
+
+/*
+ * Open a connection. uri NULL: $VNUMA_URI, else qemu:///embed?root=STATE_DIR/libvirt
+ * (libvirt's QEMU driver inside this process, no daemon). state_dir is created
+ * (0700) and holds guests/<name>/ and the accelerator verdict cache. Only one
+ * process can hold an embed root; a second one retries until timeout_ms and
+ * then fails with an INFRA error naming the state dir.
+ */
+int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out,
+		 struct vn_error *err);
+void vn_virt_close(struct vn_virt *v);
+const char *vn_virt_uri(const struct vn_virt *v);
+
+/*
+ * Which accelerator a guest would get. TCG when /dev/kvm is missing or the
+ * hypervisor offers no kvm domain type; KVM when a previous boot proved it
+ * (cached per host kernel release + QEMU version in STATE_DIR/accel.cache);
+ * otherwise KVM with *proven false: vn_virt_domain_create() then tries it and
+ * falls back to TCG if the guest does not start or dies within 2 s
+ * (/dev/kvm can exist and still fail: `failed to set MSR` under nested virt).
+ * $VNUMA_ACCEL=tcg|kvm forces a choice.
+ */
+int vn_virt_accel_probe(struct vn_virt *v, enum vn_accel *accel, bool *proven, struct vn_error *err);
+
+/* STATE_DIR/guests/NAME, created 0700; malloc'd. Refuses names that are not one path component. */
+int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn_error *err);
+
+/*
+ * Define a persistent domain and start it. Persistent, so that a later vnuma
+ * process finds it and its <metadata> through the same embed root even after
+ * the guest powered off; vn_virt_domain_destroy() undefines it. o->accel may
+ * be VN_ACCEL_AUTO. Missing console_log / agent_socket default to files in the
+ * guest dir, where the domain XML is also saved. On failure the domain is
+ * undefined again and err->detail holds the console log tail.
+ */
+int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
+			  struct vn_virt_domain **out, struct vn_error *err);
+int vn_virt_domain_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out,
+			  struct vn_error *err);
+void vn_virt_domain_free(struct vn_virt_domain *d);
+static inline void vn_virt_domain_freep(struct vn_virt_domain **d)
+{
+	if (*d)
+		vn_virt_domain_free(*d);
+}
+#define _cleanup_virt_domain_ __attribute__((cleanup(vn_virt_domain_freep)))
+
+const char *vn_virt_domain_name(const struct vn_virt_domain *d);
+/* The accelerator the guest runs on (from create, or its metadata after lookup). */
+enum vn_accel vn_virt_domain_accel(const struct vn_virt_domain *d);
+/* STATE_DIR/guests/NAME/console.log unless the opts said otherwise. */
+const char *vn_virt_domain_console_log(const struct vn_virt_domain *d);
+
+int vn_virt_domain_metadata(struct vn_virt_domain *d, struct vn_domain_meta *out, struct vn_error *err);
+int vn_virt_domain_is_running(struct vn_virt_domain *d, bool *running, struct vn_error *err);
+/* Poll until the domain is no longer running; -ETIMEDOUT after timeout_ms. */
+int vn_virt_domain_wait_shutoff(struct vn_virt_domain *d, int timeout_ms, struct vn_error *err);
+/* Power off hard (if running), undefine, remove the guest dir. */
+int vn_virt_domain_destroy(struct vn_virt_domain *d, struct vn_error *err);
+
+struct vn_virt_domain_info {
+	char *name;
+	bool running;
+	struct vn_domain_meta meta;
+};
+/* All domains carrying vnuma metadata, sorted by name. */
+int vn_virt_domain_list(struct vn_virt *v, struct vn_virt_domain_info **list, size_t *n, struct vn_error *err);
+void vn_virt_domain_info_free(struct vn_virt_domain_info *list, size_t n);
+
+/*
+ * Interactive console: forward in_fd -> guest serial console -> out_fd until
+ * the escape byte (0x1d, Ctrl-], is what `vnuma shell` passes) or the console
+ * closes (guest gone). in_fd is put in raw mode if it is a terminal and
+ * restored on every way out. EOF on in_fd stops input only; output keeps
+ * flowing until the console closes, so a script can be piped in.
+ */
+#define VN_CONSOLE_ESCAPE 0x1d
+int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char escape, struct vn_error *err);
+
+/* Last nlines lines of a console log (for error details); "" if it is missing. */
+int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn_error *err);

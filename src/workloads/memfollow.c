@@ -1,0 +1,326 @@
+/*
+ * vnuma-wl-memfollow: does memory follow the task?
+ *
+ * Allocates --size with the default memory policy on whatever CPUs it was
+ * started on (the caller places it: numactl --cpunodebind, taskset, the
+ * scenario runner's sched_setaffinity), touches it all, then keeps touching
+ * it (one read-modify-write per page, sequential or random) for --duration.
+ * Every --interval it records where its pages live (move_pages(2) in query
+ * mode, over all pages or an even sample) and which CPU/node it runs on.
+ *
+ * It can move itself (--move-to-node N --move-at S: sched_setaffinity to node
+ * N's CPUs, memory policy untouched), or be moved from outside (--pidfile
+ * tells the controller its pid once its memory is touched).
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PAGE 4096UL
+#define CHUNK_PAGES 256 /* pages touched between clock checks */
+
+struct sample {
+	double t;
+	int cpu, cpu_node;
+	uint64_t passes;
+	double query_s;
+	struct wl_placement pl;
+};
+
+struct opts {
+	uint64_t size;
+	double duration, interval, move_at;
+	int move_to_node;
+	bool random;
+	size_t max_sample;
+	const char *pidfile;
+};
+
+static void usage(void)
+{
+	printf("usage: vnuma-wl-memfollow [options]\n"
+	       "  --size SIZE         memory to allocate and touch (default 64M; bare number = MiB)\n"
+	       "  --duration S        how long to keep touching it (default 10)\n"
+	       "  --interval S        placement sample period (default 1)\n"
+	       "  --pattern seq|random  page order of the touch loop (default seq)\n"
+	       "  --move-to-node N    move itself to node N's CPUs (sched_setaffinity) ...\n"
+	       "  --move-at S         ... at S seconds after the start of the touch loop (default 0)\n"
+	       "  --max-sample N      pages queried per sample (default 65536, 0 = all)\n"
+	       "  --pidfile PATH      write its pid there once the memory is touched\n");
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "pattern", required_argument, NULL, 'p' },
+		{ "move-to-node", required_argument, NULL, 'n' },
+		{ "move-at", required_argument, NULL, 'a' },
+		{ "max-sample", required_argument, NULL, 'm' },
+		{ "pidfile", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	bool have_at = false;
+	int c;
+
+	*o = (struct opts){ .size = 64ULL << 20, .duration = 10, .interval = 1,
+			    .move_to_node = -1, .max_sample = WL_DEFAULT_MAX_SAMPLE };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': o->size = wl_opt_size("size", optarg); break;
+		case 'd': o->duration = wl_opt_seconds("duration", optarg, 0.001); break;
+		case 'i': o->interval = wl_opt_seconds("interval", optarg, 0.001); break;
+		case 'p':
+			if (!strcmp(optarg, "seq") || !strcmp(optarg, "sequential"))
+				o->random = false;
+			else if (!strcmp(optarg, "random") || !strcmp(optarg, "rand"))
+				o->random = true;
+			else
+				wl_bad_option("pattern", optarg, "expected seq or random");
+			break;
+		case 'n':
+			o->move_to_node = (int)wl_opt_uint("move-to-node", optarg, 0, WL_MAX_NODES - 1);
+			break;
+		case 'a':
+			o->move_at = wl_opt_seconds("move-at", optarg, 0);
+			have_at = true;
+			break;
+		case 'm': o->max_sample = wl_opt_uint("max-sample", optarg, 0, 1ULL << 30); break;
+		case 'P': o->pidfile = optarg; break;
+		case 'h': usage(); exit(0);
+		default: wl_unknown_option(argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		wl_unknown_option(argv[optind]);
+	if (have_at && o->move_to_node < 0)
+		wl_bad_option("move-at", "", "needs --move-to-node");
+	if (o->size < PAGE)
+		wl_bad_option("size", "", "must be at least one page (4K)");
+}
+
+static void take_sample(struct sample *s, double t, char *mem, size_t len, const struct opts *o,
+			uint64_t passes)
+{
+	double q0 = wl_now();
+
+	s->t = t;
+	s->passes = passes;
+	wl_getcpu(&s->cpu, &s->cpu_node);
+	wl_placement_query(mem, len, PAGE, o->max_sample, &s->pl);
+	s->query_s = wl_now() - q0;
+}
+
+static double local_fraction(const struct sample *s)
+{
+	if (!s->pl.sampled || s->cpu_node < 0 || s->cpu_node >= WL_MAX_NODES)
+		return 0;
+	return (double)s->pl.per_node[s->cpu_node] / (double)s->pl.sampled;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct wl_topo topo;
+	struct sample *samples;
+	size_t nsamples = 0, cap;
+	char *mem;
+	size_t len, pages;
+	int start_cpu, start_node, r;
+	uint64_t seed, touches = 0, passes = 0;
+	double t0, now, next_sample, touch_t0;
+	bool moved = false;
+	double moved_at = -1;
+	int move_err = 0;
+	struct wl_json j;
+
+	wl_init("vnuma-wl-memfollow");
+	parse(argc, argv, &o);
+	wl_topo_load(&topo);
+
+	len = (o.size + PAGE - 1) & ~(PAGE - 1);
+	pages = len / PAGE;
+	cap = (size_t)(o.duration / o.interval) + 4;
+	samples = calloc(cap, sizeof(*samples));
+	if (!samples)
+		wl_die(WL_EXIT_ENV, ENOMEM, "sample table");
+	mem = wl_map_anon(len, 0);
+	if (!mem)
+		wl_die(WL_EXIT_ENV, errno, "mmap of %zu bytes", len);
+
+	wl_getcpu(&start_cpu, &start_node);
+	/* First touch: the pages land on (or near) the node we start on. */
+	touch_t0 = wl_now();
+	for (size_t p = 0; p < pages; p++)
+		mem[p * PAGE] = 1;
+	memset(mem, 1, len);
+	touch_t0 = wl_now() - touch_t0;
+
+	if (o.pidfile) {
+		pid_t self = getpid();
+		r = wl_write_pidfile(o.pidfile, &self, 1);
+		if (r < 0)
+			wl_die(WL_EXIT_ENV, -r, "cannot write pidfile %s", o.pidfile);
+	}
+	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", wl_prog, (int)getpid(),
+		pages, start_node, touch_t0);
+
+	seed = wl_seed(1);
+	t0 = wl_now();
+	take_sample(&samples[nsamples++], 0, mem, len, &o, 0);
+	next_sample = o.interval;
+	size_t pos = 0;
+	for (;;) {
+		for (int k = 0; k < CHUNK_PAGES; k++) {
+			size_t p;
+			if (o.random) {
+				p = (size_t)(wl_rand_next(&seed) % pages);
+			} else {
+				p = pos++;
+				if (pos == pages) {
+					pos = 0;
+					passes++;
+				}
+			}
+			/* Read-modify-write one word per page. */
+			volatile uint64_t *w = (volatile uint64_t *)(mem + p * PAGE + ((p * 64) & (PAGE - 64)));
+			*w = *w + 1;
+		}
+		touches += CHUNK_PAGES;
+		if (o.random && touches / pages > passes)
+			passes = touches / pages;
+		now = wl_now() - t0;
+		if (!moved && o.move_to_node >= 0 && now >= o.move_at) {
+			r = wl_move_to_node(0, o.move_to_node);
+			moved = true;
+			moved_at = now;
+			if (r < 0) {
+				move_err = r;
+				fprintf(stderr, "%s: cannot move to node %d: %s\n", wl_prog, o.move_to_node,
+					strerror(-r));
+			}
+		}
+		if (now >= next_sample || now >= o.duration) {
+			if (nsamples == cap) {
+				struct sample *ns = realloc(samples, 2 * cap * sizeof(*samples));
+				if (!ns)
+					wl_die(WL_EXIT_ENV, ENOMEM, "sample table");
+				samples = ns;
+				cap *= 2;
+			}
+			take_sample(&samples[nsamples++], now, mem, len, &o, passes);
+			struct sample *s = &samples[nsamples - 1];
+			fprintf(stderr, "%s: t=%.2f cpu=%d node=%d local=%.3f\n", wl_prog, s->t, s->cpu,
+				s->cpu_node, local_fraction(s));
+			while (next_sample <= now)
+				next_sample += o.interval;
+			if (now >= o.duration)
+				break;
+		}
+	}
+	double elapsed = wl_now() - t0;
+
+	/* When did it change node (moved by itself or from outside), and when did memory follow? */
+	double change_t = -1;
+	for (size_t i = 1; i < nsamples; i++) {
+		if (samples[i].cpu_node != start_node) {
+			change_t = moved && move_err == 0 ? moved_at : samples[i].t;
+			break;
+		}
+	}
+	double follow50 = -1, follow90 = -1;
+	if (change_t >= 0) {
+		for (size_t i = 0; i < nsamples; i++) {
+			if (samples[i].t < change_t || samples[i].cpu_node == start_node)
+				continue;
+			double f = local_fraction(&samples[i]);
+			if (follow50 < 0 && f >= 0.5)
+				follow50 = samples[i].t - change_t;
+			if (follow90 < 0 && f >= 0.9)
+				follow90 = samples[i].t - change_t;
+		}
+	}
+
+	wl_json_init(&j);
+	wl_json_obj_begin(&j, NULL);
+	wl_json_header(&j, "memfollow", &topo);
+	wl_json_uint(&j, "size_bytes", len);
+	wl_json_uint(&j, "page_size", PAGE);
+	wl_json_uint(&j, "pages", pages);
+	wl_json_uint(&j, "pages_sampled", samples[0].pl.sampled);
+	wl_json_str(&j, "pattern", o.random ? "random" : "seq");
+	wl_json_double(&j, "duration_s", o.duration);
+	wl_json_double(&j, "interval_s", o.interval);
+	wl_json_double(&j, "elapsed_s", elapsed);
+	wl_json_double(&j, "first_touch_s", touch_t0);
+	wl_json_int(&j, "start_cpu", start_cpu);
+	wl_json_int(&j, "start_node", start_node);
+	wl_json_int(&j, "end_cpu", samples[nsamples - 1].cpu);
+	wl_json_int(&j, "end_node", samples[nsamples - 1].cpu_node);
+	wl_json_uint(&j, "touches", touches);
+	wl_json_uint(&j, "passes", passes);
+	wl_json_double(&j, "touches_per_s", elapsed > 0 ? (double)touches / elapsed : 0);
+	if (o.move_to_node >= 0) {
+		wl_json_obj_begin(&j, "move");
+		wl_json_int(&j, "to_node", o.move_to_node);
+		wl_json_double(&j, "at_s", o.move_at);
+		if (moved)
+			wl_json_double(&j, "done_at_s", moved_at);
+		else
+			wl_json_null(&j, "done_at_s");
+		wl_json_bool(&j, "ok", moved && !move_err);
+		if (move_err)
+			wl_json_str(&j, "error", strerror(-move_err));
+		wl_json_obj_end(&j);
+	} else {
+		wl_json_null(&j, "move");
+	}
+	if (change_t >= 0)
+		wl_json_double(&j, "node_change_s", change_t);
+	else
+		wl_json_null(&j, "node_change_s");
+	/* Seconds from the node change until >=50% / >=90% of the pages were local. */
+	if (follow50 >= 0)
+		wl_json_double(&j, "follow50_s", follow50);
+	else
+		wl_json_null(&j, "follow50_s");
+	if (follow90 >= 0)
+		wl_json_double(&j, "follow90_s", follow90);
+	else
+		wl_json_null(&j, "follow90_s");
+	wl_json_double(&j, "local_fraction_end", local_fraction(&samples[nsamples - 1]));
+	if (samples[nsamples - 1].pl.err)
+		wl_json_str(&j, "placement_error", strerror(-samples[nsamples - 1].pl.err));
+	wl_json_arr_begin(&j, "samples");
+	for (size_t i = 0; i < nsamples; i++) {
+		struct sample *s = &samples[i];
+
+		wl_json_obj_begin(&j, NULL);
+		wl_json_double(&j, "t", s->t);
+		wl_json_int(&j, "cpu", s->cpu);
+		wl_json_int(&j, "cpu_node", s->cpu_node);
+		wl_json_node_counts(&j, "pages_per_node", &topo, s->pl.per_node);
+		wl_json_uint(&j, "not_present", s->pl.not_present);
+		wl_json_uint(&j, "other", s->pl.other);
+		wl_json_double(&j, "local_fraction", local_fraction(s));
+		wl_json_uint(&j, "passes", s->passes);
+		wl_json_double(&j, "query_s", s->query_s);
+		wl_json_obj_end(&j);
+	}
+	wl_json_arr_end(&j);
+	wl_json_obj_end(&j);
+	wl_json_print(&j);
+	wl_json_free(&j);
+	wl_unmap_anon(mem, len);
+	free(samples);
+	return 0;
+}

@@ -1,0 +1,384 @@
+/*
+ * vnuma-wl-stream: STREAM copy/scale/add/triad with N forked processes.
+ *
+ * Built for the 4.17 "memory does not follow the task" case: 20 processes of
+ * ~200 MiB each started on node 1, half of them moved to node 0 by the
+ * scheduler (or the scenario runner). Each process reports its bandwidth,
+ * the node it ran on per iteration and at the end, and where its memory sits
+ * at the end (move_pages query over a sample of its pages).
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { K_COPY, K_SCALE, K_ADD, K_TRIAD, K_NR };
+static const char *const kernel_names[K_NR] = { "copy", "scale", "add", "triad" };
+static const int kernel_arrays[K_NR] = { 2, 2, 3, 3 }; /* arrays touched per element */
+
+struct proc_result {
+	pid_t pid;
+	int start_cpu, start_node, cpu, node;
+	int error;
+	uint64_t iterations;  /* measured iterations (after the warm-up) */
+	double elapsed;
+	double best_t[K_NR], sum_t[K_NR];
+	uint64_t iter_node[WL_MAX_NODES];
+	struct wl_placement placement;
+};
+
+struct opts {
+	uint64_t size;
+	int procs, threads;
+	double duration;
+	uint64_t iterations;
+	size_t max_sample;
+	const char *pidfile;
+};
+
+struct shared {
+	double *a, *b, *c;
+	size_t n;
+	int threads;
+	pthread_barrier_t barrier;
+	volatile int stop;
+};
+
+struct worker {
+	struct shared *s;
+	int idx;
+	pthread_t th;
+	struct proc_result *res; /* only thread 0 records */
+	const struct opts *o;
+};
+
+static void slice(const struct shared *s, int idx, size_t *lo, size_t *hi)
+{
+	size_t per = s->n / (size_t)s->threads;
+
+	*lo = per * (size_t)idx;
+	*hi = idx == s->threads - 1 ? s->n : *lo + per;
+}
+
+static void run_kernel(struct shared *s, int k, size_t lo, size_t hi)
+{
+	double *restrict a = s->a, *restrict b = s->b, *restrict c = s->c;
+	const double q = 3.0;
+
+	switch (k) {
+	case K_COPY:
+		for (size_t i = lo; i < hi; i++)
+			c[i] = a[i];
+		break;
+	case K_SCALE:
+		for (size_t i = lo; i < hi; i++)
+			b[i] = q * c[i];
+		break;
+	case K_ADD:
+		for (size_t i = lo; i < hi; i++)
+			c[i] = a[i] + b[i];
+		break;
+	case K_TRIAD:
+		for (size_t i = lo; i < hi; i++)
+			a[i] = b[i] + q * c[i];
+		break;
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *s = w->s;
+	struct proc_result *r = w->res;
+	size_t lo, hi;
+	double start = 0, t0 = 0;
+	uint64_t iter = 0;
+
+	slice(s, w->idx, &lo, &hi);
+	if (w->idx == 0)
+		start = wl_now();
+	for (;;) {
+		pthread_barrier_wait(&s->barrier);
+		if (s->stop)
+			break;
+		for (int k = 0; k < K_NR; k++) {
+			if (w->idx == 0)
+				t0 = wl_now();
+			run_kernel(s, k, lo, hi);
+			pthread_barrier_wait(&s->barrier);
+			if (w->idx == 0 && iter > 0) { /* iteration 0 is the warm-up, as in STREAM */
+				double t = wl_now() - t0;
+				r->sum_t[k] += t;
+				if (r->best_t[k] == 0 || t < r->best_t[k])
+					r->best_t[k] = t;
+			}
+		}
+		if (w->idx == 0) {
+			int node;
+
+			wl_getcpu(NULL, &node);
+			if (node >= 0 && node < WL_MAX_NODES)
+				r->iter_node[node]++;
+			iter++;
+			if (w->o->duration > 0) {
+				if (wl_now() - start >= w->o->duration && iter >= 2)
+					s->stop = 1;
+			} else if (iter >= w->o->iterations + 1) {
+				s->stop = 1;
+			}
+		}
+	}
+	if (w->idx == 0) {
+		r->iterations = iter > 0 ? iter - 1 : 0;
+		r->elapsed = wl_now() - start;
+	}
+	return NULL;
+}
+
+static void *init_main(void *arg)
+{
+	struct worker *w = arg;
+	size_t lo, hi;
+
+	slice(w->s, w->idx, &lo, &hi);
+	/* First touch by the thread that will use the slice. */
+	for (size_t i = lo; i < hi; i++) {
+		w->s->a[i] = 1.0;
+		w->s->b[i] = 2.0;
+		w->s->c[i] = 0.0;
+	}
+	return NULL;
+}
+
+static int run_threads(struct worker *ws, int n, void *(*fn)(void *))
+{
+	for (int i = 1; i < n; i++) {
+		int e = pthread_create(&ws[i].th, NULL, fn, &ws[i]);
+		if (e)
+			return -e;
+	}
+	fn(&ws[0]);
+	for (int i = 1; i < n; i++)
+		pthread_join(ws[i].th, NULL);
+	return 0;
+}
+
+static void child(const struct opts *o, struct wl_team *team, struct proc_result *r)
+{
+	struct shared s = { 0 };
+	struct worker *ws;
+	int e;
+
+	r->pid = getpid();
+	s.n = o->size / (3 * sizeof(double));
+	s.threads = o->threads;
+	s.a = wl_map_anon(s.n * sizeof(double), 0);
+	s.b = wl_map_anon(s.n * sizeof(double), 0);
+	s.c = wl_map_anon(s.n * sizeof(double), 0);
+	if (!s.a || !s.b || !s.c) {
+		fprintf(stderr, "%s: pid %d: cannot map %zu bytes: %s\n", wl_prog, (int)getpid(),
+			3 * s.n * sizeof(double), strerror(errno));
+		r->error = ENOMEM;
+		_exit(WL_EXIT_ENV);
+	}
+	ws = calloc((size_t)o->threads, sizeof(*ws));
+	if (!ws)
+		_exit(WL_EXIT_ENV);
+	for (int i = 0; i < o->threads; i++) {
+		ws[i].s = &s;
+		ws[i].idx = i;
+		ws[i].res = r;
+		ws[i].o = o;
+	}
+	pthread_barrier_init(&s.barrier, NULL, (unsigned)o->threads);
+	e = run_threads(ws, o->threads, init_main);
+	if (e < 0) {
+		fprintf(stderr, "%s: pthread_create: %s\n", wl_prog, strerror(-e));
+		_exit(WL_EXIT_ENV);
+	}
+	wl_getcpu(&r->start_cpu, &r->start_node);
+	wl_team_ready(team);
+	run_threads(ws, o->threads, thread_main);
+	wl_getcpu(&r->cpu, &r->node);
+	wl_placement_query(s.a, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &r->placement);
+	struct wl_placement pb, pc;
+	wl_placement_query(s.b, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pb);
+	wl_placement_query(s.c, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pc);
+	r->placement.sampled += pb.sampled + pc.sampled;
+	r->placement.not_present += pb.not_present + pc.not_present;
+	r->placement.other += pb.other + pc.other;
+	if (!r->placement.err)
+		r->placement.err = pb.err ? pb.err : pc.err;
+	for (int n = 0; n < WL_MAX_NODES; n++)
+		r->placement.per_node[n] += pb.per_node[n] + pc.per_node[n];
+	_exit(0);
+}
+
+static void usage(void)
+{
+	printf("usage: vnuma-wl-stream [options]\n"
+	       "  --size SIZE        per-process working set over the 3 arrays (default 64M; bare number = MiB)\n"
+	       "  --procs N          processes to fork (default 1)\n"
+	       "  --threads N        threads per process (default 1)\n"
+	       "  --duration S       repeat the kernels until S seconds have passed\n"
+	       "  --iterations N     or run N measured iterations (default 10)\n"
+	       "  --max-sample N     pages per process queried with move_pages at the end (default 65536)\n"
+	       "  --pidfile PATH     write the worker pids there once all have touched their memory\n");
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "procs", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "iterations", required_argument, NULL, 'i' },
+		{ "max-sample", required_argument, NULL, 'm' },
+		{ "pidfile", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *size_arg = "64M";
+	int c;
+
+	*o = (struct opts){ .size = 64ULL << 20, .procs = 1, .threads = 1, .iterations = 10,
+			    .max_sample = WL_DEFAULT_MAX_SAMPLE };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': o->size = wl_opt_size("size", optarg); size_arg = optarg; break;
+		case 'p': o->procs = (int)wl_opt_uint("procs", optarg, 1, 4096); break;
+		case 't': o->threads = (int)wl_opt_uint("threads", optarg, 1, 1024); break;
+		case 'd': o->duration = wl_opt_seconds("duration", optarg, 0.001); break;
+		case 'i': o->iterations = wl_opt_uint("iterations", optarg, 1, 1000000000); break;
+		case 'm': o->max_sample = wl_opt_uint("max-sample", optarg, 3, 1ULL << 30); break;
+		case 'P': o->pidfile = optarg; break;
+		case 'h': usage(); exit(0);
+		default: wl_unknown_option(argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		wl_unknown_option(argv[optind]);
+	if (o->size < 3 * sizeof(double) * (uint64_t)o->threads * 16)
+		wl_bad_option("size", size_arg, "too small: need at least 384 bytes per thread");
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct wl_topo topo;
+	struct wl_team team;
+	struct proc_result *res;
+	struct wl_json j;
+	double t0, elapsed;
+	int failed;
+	uint64_t end_nodes[WL_MAX_NODES] = { 0 }, total_iter = 0;
+
+	wl_init("vnuma-wl-stream");
+	parse(argc, argv, &o);
+	wl_topo_load(&topo);
+	res = wl_map_shared(sizeof(*res) * (size_t)o.procs);
+
+	wl_team_init(&team, o.procs);
+	for (int i = 0; i < o.procs; i++)
+		if (wl_team_fork(&team, i) == 0)
+			child(&o, &team, &res[i]);
+	wl_team_go(&team, o.pidfile);
+	t0 = wl_now();
+	failed = wl_team_wait(&team);
+	elapsed = wl_now() - t0;
+	if (failed)
+		wl_die(WL_EXIT_ENV, 0, "%d of %d processes failed", failed, o.procs);
+
+	size_t n = o.size / (3 * sizeof(double));
+	wl_json_init(&j);
+	wl_json_obj_begin(&j, NULL);
+	wl_json_header(&j, "stream", &topo);
+	wl_json_int(&j, "procs", o.procs);
+	wl_json_int(&j, "threads", o.threads);
+	wl_json_uint(&j, "size_bytes", 3 * n * sizeof(double));
+	wl_json_uint(&j, "array_elements", n);
+	if (o.duration > 0)
+		wl_json_double(&j, "duration_s", o.duration);
+	else
+		wl_json_null(&j, "duration_s");
+	wl_json_double(&j, "elapsed_s", elapsed);
+
+	/* Per-kernel bandwidth summed over processes (as when N STREAM copies run at once). */
+	wl_json_obj_begin(&j, "kernels");
+	for (int k = 0; k < K_NR; k++) {
+		double bytes = (double)kernel_arrays[k] * sizeof(double) * (double)n;
+		double best = 0, avg = 0;
+
+		for (int p = 0; p < o.procs; p++) {
+			if (!res[p].iterations || res[p].best_t[k] <= 0)
+				continue;
+			best += bytes / res[p].best_t[k] / 1e6;
+			avg += bytes / (res[p].sum_t[k] / (double)res[p].iterations) / 1e6;
+		}
+		wl_json_obj_begin(&j, kernel_names[k]);
+		wl_json_double(&j, "best_mbps", best);
+		wl_json_double(&j, "avg_mbps", avg);
+		wl_json_obj_end(&j);
+	}
+	wl_json_obj_end(&j);
+
+	for (int p = 0; p < o.procs; p++) {
+		if (res[p].node >= 0 && res[p].node < WL_MAX_NODES)
+			end_nodes[res[p].node]++;
+		total_iter += res[p].iterations;
+	}
+	wl_json_uint(&j, "iterations_total", total_iter);
+	wl_json_node_counts(&j, "procs_per_node_end", &topo, end_nodes);
+
+	uint64_t local = 0, sampled = 0;
+	wl_json_arr_begin(&j, "processes");
+	for (int p = 0; p < o.procs; p++) {
+		struct proc_result *r = &res[p];
+		double bytes;
+
+		wl_json_obj_begin(&j, NULL);
+		wl_json_int(&j, "pid", r->pid);
+		wl_json_int(&j, "start_cpu", r->start_cpu);
+		wl_json_int(&j, "start_node", r->start_node);
+		wl_json_int(&j, "cpu", r->cpu);
+		wl_json_int(&j, "node", r->node);
+		wl_json_uint(&j, "iterations", r->iterations);
+		wl_json_double(&j, "elapsed_s", r->elapsed);
+		wl_json_node_counts(&j, "iterations_per_node", &topo, r->iter_node);
+		for (int k = 0; k < K_NR; k++) {
+			bytes = (double)kernel_arrays[k] * sizeof(double) * (double)n;
+			wl_json_obj_begin(&j, kernel_names[k]);
+			wl_json_double(&j, "best_mbps",
+				       r->best_t[k] > 0 ? bytes / r->best_t[k] / 1e6 : 0.0);
+			wl_json_double(&j, "avg_mbps",
+				       r->iterations && r->sum_t[k] > 0
+					       ? bytes / (r->sum_t[k] / (double)r->iterations) / 1e6
+					       : 0.0);
+			wl_json_obj_end(&j);
+		}
+		wl_json_uint(&j, "pages_sampled", r->placement.sampled);
+		wl_json_node_counts(&j, "pages_per_node", &topo, r->placement.per_node);
+		wl_json_uint(&j, "pages_not_present", r->placement.not_present);
+		wl_json_uint(&j, "pages_other", r->placement.other);
+		if (r->placement.err)
+			wl_json_str(&j, "placement_error", strerror(-r->placement.err));
+		if (r->node >= 0 && r->node < WL_MAX_NODES)
+			local += r->placement.per_node[r->node];
+		sampled += r->placement.sampled;
+		wl_json_obj_end(&j);
+	}
+	wl_json_arr_end(&j);
+	/* Fraction of all sampled pages that sit on the node their process ended on. */
+	wl_json_double(&j, "local_fraction_end", sampled ? (double)local / (double)sampled : 0.0);
+	wl_json_obj_end(&j);
+	wl_json_print(&j);
+	wl_json_free(&j);
+	return 0;
+}

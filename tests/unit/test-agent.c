@@ -1,0 +1,568 @@
+/*
+ * Drives the real static vnuma-agent over a socketpair (--fd) with the host
+ * client: the same code paths as in a guest, minus virtio-serial.
+ */
+#include "guest/agent.h"
+
+#include "util/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define T_MS 10000
+
+struct fixture {
+	struct vn_agent *a;
+	int raw_fd; /* the client's end, for writing hand-made lines */
+	pid_t pid;
+};
+
+static const char *agent_path(void)
+{
+	static char path[4096];
+	const char *dir = getenv("VN_BINARY_DIR");
+
+	if (getenv("VN_AGENT"))
+		return getenv("VN_AGENT");
+	if (dir) {
+		snprintf(path, sizeof(path), "%s/src/agent/vnuma-agent", dir);
+		if (access(path, X_OK) == 0)
+			return path;
+	}
+	return VN_AGENT_BINARY;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct vn_error err = {0};
+	int sv[2];
+
+	assert_non_null(f);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->pid = fork();
+	assert_true(f->pid >= 0);
+	if (f->pid == 0) {
+		/* fd 3 without CLOEXEC is the agent's channel. */
+		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		execl(agent_path(), "vnuma-agent", "--fd", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	f->raw_fd = sv[0];
+	assert_int_equal(vn_agent_from_fd(sv[0], &f->a, &err), 0);
+	*state = f;
+	return 0;
+}
+
+/* The agent must exit cleanly on EOF (and never need killing). */
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	int status = -1;
+	pid_t r = 0;
+
+	pid_t pid = f->pid;
+
+	vn_agent_close(f->a);
+	free(f);
+	if (pid < 0)
+		return 0;
+	for (int i = 0; i < 500 && r == 0; i++) {
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == 0)
+			usleep(10000);
+	}
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fail_msg("agent did not exit on EOF");
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return 0;
+}
+
+static void test_hello(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	struct json_object *reply = NULL, *v;
+
+	assert_int_equal(vn_agent_hello(f->a, T_MS, &reply, &err), 0);
+	assert_true(json_object_object_get_ex(reply, "kernel", &v));
+	assert_true(strlen(json_object_get_string(v)) > 0);
+	assert_true(json_object_object_get_ex(reply, "machine", &v));
+	assert_true(json_object_object_get_ex(reply, "uptime_s", &v));
+	assert_true(json_object_get_double(v) > 0);
+	assert_true(json_object_object_get_ex(reply, "agent", &v));
+	json_object_put(reply);
+}
+
+static int run(struct fixture *f, const char *const *argv, double timeout_s, int stdin_fd, struct vn_strbuf *out,
+	       struct vn_strbuf *errb, int *status, struct vn_error *err)
+{
+	struct vn_agent_exec_opts o = {
+		.argv = argv,
+		.stdin_fd = stdin_fd,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.stdout_buf = out,
+		.stderr_buf = errb,
+		.timeout_s = timeout_s,
+	};
+
+	return vn_agent_exec(f->a, &o, status, err);
+}
+
+static void test_exec_echo(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT, errb = VN_STRBUF_INIT;
+	const char *const argv[] = {"/bin/echo", "hello", "world", NULL};
+	int status = -1;
+
+	assert_int_equal(run(f, argv, 10, -1, &out, &errb, &status, &err), 0);
+	assert_int_equal(status, 0);
+	assert_string_equal(out.s, "hello world\n");
+	assert_int_equal(errb.len, 0);
+}
+
+static void test_exec_stderr_exit_code(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT, errb = VN_STRBUF_INIT;
+	const char *const argv[] = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+	int status = -1;
+
+	assert_int_equal(run(f, argv, 10, -1, &out, &errb, &status, &err), 0);
+	assert_int_equal(status, 3);
+	assert_string_equal(out.s, "out\n");
+	assert_string_equal(errb.s, "err\n");
+}
+
+static void test_exec_env_cwd(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	const char *const argv[] = {"/bin/sh", "-c", "echo \"$VN_X:$(pwd)\"", NULL};
+	const char *const env[] = {"VN_X=a=b", NULL};
+	struct vn_agent_exec_opts o = {
+		.argv = argv, .env = env, .cwd = "/tmp", .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+		.stdout_buf = &out, .timeout_s = 10,
+	};
+	int status = -1;
+
+	assert_int_equal(vn_agent_exec(f->a, &o, &status, &err), 0);
+	assert_int_equal(status, 0);
+	assert_string_equal(out.s, "a=b:/tmp\n");
+}
+
+static void test_exec_stdin(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	const char *const argv[] = {"cat", NULL};
+	int p[2], status = -1;
+	/* Bigger than a pipe buffer, so stdin and stdout both have to flow at once. */
+	size_t big = 300000;
+	_cleanup_free_ char *data = malloc(big);
+
+	for (size_t i = 0; i < big; i++)
+		data[i] = (char)('a' + i % 26);
+	assert_int_equal(pipe(p), 0);
+	pid_t w = fork();
+	if (w == 0) {
+		close(p[0]);
+		size_t off = 0;
+		while (off < big) {
+			ssize_t n = write(p[1], data + off, big - off);
+			if (n <= 0)
+				_exit(1);
+			off += (size_t)n;
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(run(f, argv, 20, p[0], &out, NULL, &status, &err), 0);
+	close(p[0]);
+	waitpid(w, NULL, 0);
+	assert_int_equal(status, 0);
+	assert_int_equal(out.len, big);
+	assert_memory_equal(out.s, data, big);
+}
+
+/* More stdin than the agent queues: it must throttle the host, not stall or drop data. */
+static void test_exec_stdin_throttled(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	const char *const argv[] = {"/bin/sh", "-c", "sleep 0.5; wc -c", NULL};
+	_cleanup_free_ char *path = strdup("/tmp/vn-agent-stdin-XXXXXX");
+	int fd = mkstemp(path), status = -1;
+
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, 12000000), 0);
+	assert_int_equal(run(f, argv, 60, fd, &out, NULL, &status, &err), 0);
+	close(fd);
+	assert_int_equal(status, 0);
+	assert_int_equal(strtol(out.s, NULL, 10), 12000000);
+}
+
+static void test_exec_large_output(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	const char *const argv[] = {"head", "-c", "5000000", "/dev/zero", NULL};
+	int status = -1;
+
+	assert_int_equal(run(f, argv, 30, -1, &out, NULL, &status, &err), 0);
+	assert_int_equal(status, 0);
+	assert_int_equal(out.len, 5000000);
+}
+
+static void test_exec_timeout(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	const char *const argv[] = {"sleep", "10", NULL};
+	int status = -1;
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(run(f, argv, 0.5, -1, NULL, NULL, &status, &err), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "timed out"));
+	assert_true(t1.tv_sec - t0.tv_sec < 5);
+	vn_error_clear(&err);
+	/* The connection stays usable after a timeout. */
+	assert_int_equal(vn_agent_hello(f->a, T_MS, NULL, &err), 0);
+}
+
+static void test_exec_missing_program(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	const char *const argv[] = {"/nonexistent/vnuma-no-such-program", NULL};
+	int status = -1;
+
+	assert_int_equal(run(f, argv, 5, -1, NULL, NULL, &status, &err), -ENOENT);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "No such file or directory"));
+}
+
+static volatile sig_atomic_t fwd_sig;
+
+static void test_exec_forward_signal(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	/* exec: sleep itself gets the signal, with no shell deciding what to do with it. */
+	const char *const argv[] = {"/bin/sh", "-c", "echo ready; exec sleep 10", NULL};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	struct vn_agent_exec_opts o = {
+		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .timeout_s = 20,
+		.forward_signal = &fwd_sig,
+	};
+	int status = -1;
+
+	/* Set before the call: the flag is checked once the exec is under way. */
+	fwd_sig = SIGINT;
+	o.stdout_buf = &out;
+	assert_int_equal(vn_agent_exec(f->a, &o, &status, &err), 0);
+	assert_int_equal(status, 128 + SIGINT);
+	assert_int_equal(fwd_sig, 0);
+}
+
+static void test_read_proc(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+
+	/* The agent's own status: procfs reports size 0, the content is not empty. */
+	assert_int_equal(vn_agent_read_file(f->a, "/proc/self/status", T_MS, &data, &len, &err), 0);
+	assert_true(len > 100);
+	assert_int_equal(strlen(data), len);
+	assert_non_null(strstr(data, "Name:\tvnuma-agent"));
+}
+
+static void test_read_missing(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	char *data = NULL;
+	size_t len = 0;
+
+	assert_int_equal(vn_agent_read_file(f->a, "/nonexistent/file", T_MS, &data, &len, &err), -ENOENT);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_null(data);
+}
+
+static void test_write_read_roundtrip(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	char dir[] = "/tmp/vn-agent-test-XXXXXX", path[64];
+	_cleanup_free_ char *data = NULL, *data2 = NULL;
+	size_t len = 0, binlen = 70000;
+	_cleanup_free_ unsigned char *bin = malloc(binlen);
+	struct stat st;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	for (size_t i = 0; i < binlen; i++)
+		bin[i] = (unsigned char)(i * 7 + i / 256);
+	assert_int_equal(vn_agent_write_file(f->a, path, bin, binlen, 0600, 0, T_MS, &err), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(vn_agent_read_file(f->a, path, T_MS, &data, &len, &err), 0);
+	assert_int_equal(len, binlen);
+	assert_memory_equal(data, bin, binlen);
+
+	assert_int_equal(vn_agent_write_file(f->a, path, "x\n", 2, -1, 0, T_MS, &err), 0);
+	assert_int_equal(vn_agent_write_file(f->a, path, "y\n", 2, -1, VN_AGENT_WRITE_APPEND, T_MS, &err), 0);
+	assert_int_equal(vn_agent_read_file(f->a, path, T_MS, &data2, &len, &err), 0);
+	assert_string_equal(data2, "x\ny\n");
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_malformed_and_unknown(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	struct json_object *m = NULL, *v, *req;
+	const char bad[] = "{\"id\": 5, \"op\": \n";
+
+	assert_int_equal(write(f->raw_fd, bad, sizeof(bad) - 1), (ssize_t)sizeof(bad) - 1);
+	assert_int_equal(vn_agent_recv(f->a, T_MS, &m, &err), 0);
+	assert_true(json_object_object_get_ex(m, "ok", &v));
+	assert_false(json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(m, "error", &v));
+	assert_non_null(strstr(json_object_get_string(v), "malformed"));
+	json_object_put(m);
+
+	req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("frobnicate"));
+	assert_int_equal(vn_agent_call(f->a, req, T_MS, NULL, &err), -ENOSYS);
+	assert_non_null(strstr(err.msg, "unknown op"));
+	vn_error_clear(&err);
+	/* Still serving. */
+	assert_int_equal(vn_agent_hello(f->a, T_MS, NULL, &err), 0);
+}
+
+/* A long exec must not hold up other requests: replies interleave with its streams. */
+static void test_interleave(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	struct json_object *req = json_object_new_object(), *argv = json_object_new_array(), *m;
+	int64_t exec_id = vn_agent_next_id(f->a), hello_id = vn_agent_next_id(f->a);
+	bool hello_seen = false;
+
+	json_object_array_add(argv, json_object_new_string("sleep"));
+	json_object_array_add(argv, json_object_new_string("0.5"));
+	json_object_object_add(req, "id", json_object_new_int64(exec_id));
+	json_object_object_add(req, "op", json_object_new_string("exec"));
+	json_object_object_add(req, "argv", argv);
+	assert_int_equal(vn_agent_send(f->a, req, T_MS, &err), 0);
+	req = json_object_new_object();
+	json_object_object_add(req, "id", json_object_new_int64(hello_id));
+	json_object_object_add(req, "op", json_object_new_string("hello"));
+	assert_int_equal(vn_agent_send(f->a, req, T_MS, &err), 0);
+	for (;;) {
+		struct json_object *id;
+
+		assert_int_equal(vn_agent_recv(f->a, T_MS, &m, &err), 0);
+		assert_true(json_object_object_get_ex(m, "id", &id));
+		if (json_object_get_int64(id) == hello_id) {
+			hello_seen = true;
+		} else {
+			assert_int_equal(json_object_get_int64(id), exec_id);
+			assert_true(hello_seen);
+			json_object_put(m);
+			break;
+		}
+		json_object_put(m);
+	}
+}
+
+static void test_hello_ignores_stale(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	/* A reply for an old request must not be mistaken for ours. */
+	const char stale[] = "{\"id\":1,\"op\":\"hello\"}\n";
+
+	assert_int_equal(write(f->raw_fd, stale, sizeof(stale) - 1), (ssize_t)sizeof(stale) - 1);
+	assert_int_equal(vn_agent_hello(f->a, T_MS, NULL, &err), 0);
+	assert_int_equal(vn_agent_hello(f->a, T_MS, NULL, &err), 0);
+}
+
+static bool process_gone(pid_t pid)
+{
+	char path[64], buf[512];
+	FILE *fp;
+	char *rp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return true;
+	rp = fgets(buf, sizeof(buf), fp);
+	fclose(fp);
+	/* Reaped by whoever inherited it, or a zombie waiting to be: either way, dead. */
+	return !rp || (strrchr(buf, ')') && strrchr(buf, ')')[2] == 'Z');
+}
+
+/* When the host goes away, nothing the agent started may be left running. */
+static void test_disconnect_kills_children(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	struct json_object *req = json_object_new_object(), *argv = json_object_new_array(), *m, *v;
+	int64_t id = vn_agent_next_id(f->a);
+	_cleanup_free_ char *data = NULL;
+	size_t len;
+	long pid;
+	int status;
+	bool gone = false;
+
+	json_object_array_add(argv, json_object_new_string("/bin/sh"));
+	json_object_array_add(argv, json_object_new_string("-c"));
+	json_object_array_add(argv, json_object_new_string("echo $$; exec sleep 30"));
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	json_object_object_add(req, "op", json_object_new_string("exec"));
+	json_object_object_add(req, "argv", argv);
+	assert_int_equal(vn_agent_send(f->a, req, T_MS, &err), 0);
+	assert_int_equal(vn_agent_recv(f->a, T_MS, &m, &err), 0);
+	assert_true(json_object_object_get_ex(m, "data", &v));
+	data = calloc(1, 64);
+	len = (size_t)vn_base64_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), data);
+	json_object_put(m);
+	assert_true(len > 0);
+	pid = strtol(data, NULL, 10);
+	assert_true(pid > 1);
+	assert_false(process_gone((pid_t)pid));
+
+	vn_agent_close(f->a);
+	f->a = NULL;
+	assert_int_equal(waitpid(f->pid, &status, 0), f->pid);
+	assert_true(WIFEXITED(status));
+	f->pid = -1;
+	for (int i = 0; i < 200 && !gone; i++) {
+		gone = process_gone((pid_t)pid);
+		if (!gone)
+			usleep(10000);
+	}
+	assert_true(gone);
+}
+
+static void test_poweroff_fd_mode(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+
+	/* Under --fd it only replies and exits; teardown checks the clean exit. */
+	assert_int_equal(vn_agent_poweroff(f->a, T_MS, &err), 0);
+}
+
+static void test_timeout_waiting(void **state)
+{
+	struct vn_error err = {0};
+	struct vn_agent *a = NULL;
+	int sv[2];
+
+	/* Nobody answers on the other end. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(vn_agent_from_fd(sv[0], &a, &err), 0);
+	assert_int_equal(vn_agent_hello(a, 300, NULL, &err), -ETIMEDOUT);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "hello"));
+	vn_agent_close(a);
+	close(sv[1]);
+}
+
+static void test_connect_timeout(void **state)
+{
+	struct vn_error err = {0};
+	struct vn_agent *a = NULL;
+
+	assert_int_equal(vn_agent_connect("/nonexistent/vnuma-agent.sock", 200, &a, &err), -ETIMEDOUT);
+	assert_null(a);
+	assert_non_null(strstr(err.msg, "/nonexistent/vnuma-agent.sock"));
+}
+
+static void test_base64(void **state)
+{
+	const char *cases[][2] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}};
+	char enc[32], dec[32];
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+		vn_base64_encode(cases[i][0], strlen(cases[i][0]), enc);
+		assert_string_equal(enc, cases[i][1]);
+		assert_int_equal(vn_base64_decode(enc, strlen(enc), dec), strlen(cases[i][0]));
+		assert_memory_equal(dec, cases[i][0], strlen(cases[i][0]));
+	}
+	assert_int_equal(vn_base64_decode("Zg=", 3, dec), -1);
+	assert_int_equal(vn_base64_decode("Z=g=", 4, dec), -1);
+	assert_int_equal(vn_base64_decode("Zg==Zg==", 8, dec), -1);
+	assert_int_equal(vn_base64_decode("Z!==", 4, dec), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_timeout_waiting),
+		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_echo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_stderr_exit_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_env_cwd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_stdin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_stdin_throttled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_large_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_missing_program, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_forward_signal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_proc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_read_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_and_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_ignores_stale, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disconnect_kills_children, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poweroff_fd_mode, setup, teardown),
+	};
+
+	/* A test that kills the agent early must not take the runner down with SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,177 @@
+/*
+ * virt lifecycle against libvirt's test driver (test:///default: in-process,
+ * no daemon, no QEMU), plus the console-log tail and guest-dir helpers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "virt/virt-priv.h"
+
+static char state[] = "/tmp/vn-test-virt-XXXXXX";
+
+static int setup(void **s)
+{
+	return mkdtemp(state) ? 0 : -1;
+}
+
+static int teardown(void **s)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct vn_topology *two_nodes(void)
+{
+	struct vn_topology *t = calloc(1, sizeof(*t));
+	struct vn_error err = {0};
+
+	t->nnodes = 2;
+	t->ncpus_total = 2;
+	for (unsigned i = 0; i < 2; i++) {
+		t->nodes[i].id = i;
+		vn_cpulist_parse(i ? "1" : "0", &t->nodes[i].cpus, &err);
+		t->nodes[i].ncpus = 1;
+		t->nodes[i].memory = 256u << 20;
+		for (unsigned j = 0; j < 2; j++)
+			t->distance[i][j] = i == j ? 10 : 21;
+	}
+	return t;
+}
+
+static void test_lifecycle(void **s)
+{
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+	_cleanup_topology_ struct vn_topology *t = two_nodes();
+
+	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
+	enum vn_accel a;
+	bool proven;
+	unsetenv("VNUMA_ACCEL");
+	assert_int_equal(vn_virt_accel_probe(v, &a, &proven, &err), 0);
+	assert_int_equal(a, VN_ACCEL_TCG); /* the test driver offers no kvm */
+
+	struct vn_domain_opts o = {
+		.name = "vn-t1",
+		.accel = VN_ACCEL_AUTO,
+		.kernel = "/boot/vmlinuz",
+		.meta = {.topology_name = "two", .kernel_id = "k1"},
+	};
+	struct vn_virt_domain *d = NULL;
+	if (vn_virt_domain_create(v, t, &o, &d, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(vn_virt_domain_accel(d), VN_ACCEL_TCG);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/guests/vn-t1/domain.xml", state);
+	assert_int_equal(access(path, R_OK), 0);
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/guests/vn-t1", state);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+
+	/* A second guest with the same name is bad input, not a redefinition. */
+	struct vn_virt_domain *dup = NULL;
+	assert_int_equal(vn_virt_domain_create(v, t, &o, &dup, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	vn_error_clear(&err);
+
+	struct vn_virt_domain_info *list = NULL;
+	size_t n = 0;
+	assert_int_equal(vn_virt_domain_list(v, &list, &n, &err), 0);
+	/* test:///default ships a domain named "test" without our metadata: not listed. */
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].name, "vn-t1");
+	assert_true(list[0].running);
+	assert_string_equal(list[0].meta.topology_name, "two");
+	assert_string_equal(list[0].meta.accel, "tcg");
+	vn_virt_domain_info_free(list, n);
+
+	struct vn_virt_domain *l = NULL;
+	assert_int_equal(vn_virt_domain_lookup(v, "vn-t1", &l, &err), 0);
+	struct vn_domain_meta m;
+	assert_int_equal(vn_virt_domain_metadata(l, &m, &err), 0);
+	assert_string_equal(m.kernel_id, "k1");
+	vn_domain_meta_clear(&m);
+	assert_int_equal(vn_virt_domain_wait_shutoff(l, 200, &err), -ETIMEDOUT);
+	vn_error_clear(&err);
+	assert_int_equal(vn_virt_domain_destroy(l, &err), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	vn_virt_domain_free(l);
+	vn_virt_domain_free(d);
+
+	assert_int_equal(vn_virt_domain_lookup(v, "vn-t1", &l, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	vn_virt_close(v);
+}
+
+static void test_guest_dir_names(void **s)
+{
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+	char *dir = NULL;
+
+	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
+	assert_int_equal(vn_virt_guest_dir(v, "..", &dir, &err), -EINVAL);
+	vn_error_clear(&err);
+	assert_int_equal(vn_virt_guest_dir(v, "a/b", &dir, &err), -EINVAL);
+	vn_error_clear(&err);
+	assert_int_equal(vn_virt_guest_dir(v, "ok", &dir, &err), 0);
+	assert_int_equal(vn_virt_guest_dir_remove(dir, &err), 0);
+	free(dir);
+	vn_virt_close(v);
+}
+
+static void test_open_failure(void **s)
+{
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+
+	assert_true(vn_virt_open("nosuchdriver:///x", state, 100, &v, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "nosuchdriver:///x"));
+}
+
+static void test_log_tail(void **s)
+{
+	char path[4096];
+	struct vn_error err = {0};
+	char *tail = NULL;
+
+	snprintf(path, sizeof(path), "%s/console.log", state);
+	FILE *f = fopen(path, "w");
+	fputs("one\r\ntwo\r\nthree\r\nfour\r\n\r\n", f);
+	fclose(f);
+	assert_int_equal(vn_console_log_tail(path, 2, &tail, &err), 0);
+	assert_string_equal(tail, "three\nfour");
+	free(tail);
+	assert_int_equal(vn_console_log_tail(path, 10, &tail, &err), 0);
+	assert_string_equal(tail, "one\ntwo\nthree\nfour");
+	free(tail);
+	snprintf(path, sizeof(path), "%s/missing.log", state);
+	assert_int_equal(vn_console_log_tail(path, 3, &tail, &err), 0);
+	assert_string_equal(tail, "");
+	free(tail);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lifecycle),
+		cmocka_unit_test(test_guest_dir_names),
+		cmocka_unit_test(test_open_failure),
+		cmocka_unit_test(test_log_tail),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
