@@ -2,10 +2,12 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "topology/fallback.h"
+#include "topology/random.h"
 #include "topology/topology.h"
 #include "util/cleanup.h"
 
@@ -14,7 +16,8 @@ static void topo_usage(FILE *out)
 	fprintf(out,
 		"usage: vnuma topo validate FILE...\n"
 		"       vnuma topo show FILE\n"
-		"       vnuma topo fallback FILE [--kernel-model NAME] [--cpus-visible] [--json]\n\n"
+		"       vnuma topo fallback FILE [--kernel-model NAME] [--cpus-visible] [--json]\n"
+		"       vnuma topo random [--seed N] [--nodes MIN-MAX] [--no-cpuless] [--no-memless]\n\n"
 		"fallback prints the per-node memory fallback order the guest kernel will build,\n"
 		"in its own boot-log format, to diff against 'dmesg | grep Fallback'.\n\n"
 		"  --kernel-model NAME  which build_zonelists() era to model (default %s):\n",
@@ -176,6 +179,45 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
+/* A random topology on stdout, for checking the model against real boots. */
+static int topo_random(int argc, char **argv, struct vn_error *err)
+{
+	static const struct option opts[] = {
+		{"seed", required_argument, NULL, 's'},
+		{"nodes", required_argument, NULL, 'n'},
+		{"no-cpuless", no_argument, NULL, 'c'},
+		{"no-memless", no_argument, NULL, 'm'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long long seed = 1;
+	unsigned lo = 5, hi = 8, flags = VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS;
+	char *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			seed = strtoull(optarg, &end, 0);
+			if (*end || !*optarg)
+				return vn_input_error(err, "--seed: '%s' is not a number", optarg);
+			break;
+		case 'n':
+			if (sscanf(optarg, "%u-%u", &lo, &hi) != 2 && sscanf(optarg, "%u", &lo) == 1)
+				hi = lo;
+			if (lo < 2 || hi < lo || hi > 16)
+				return vn_input_error(err, "--nodes: '%s' must be MIN-MAX within 2-16", optarg);
+			break;
+		case 'c': flags &= ~(unsigned)VN_RANDOM_CPULESS; break;
+		case 'm': flags &= ~(unsigned)VN_RANDOM_MEMLESS; break;
+		default: return vn_input_error(err, "bad option (see 'vnuma topo --help')");
+		}
+	}
+	_cleanup_free_ char *xml = vn_topology_random_xml(seed, lo, hi, flags);
+	fputs(xml, stdout);
+	return VN_EXIT_OK;
+}
+
 int cmd_topo(int argc, char **argv, struct vn_error *err)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -192,5 +234,7 @@ int cmd_topo(int argc, char **argv, struct vn_error *err)
 		return topo_show(argc - 1, argv + 1, err);
 	if (strcmp(argv[1], "fallback") == 0)
 		return topo_fallback(argc - 1, argv + 1, err);
-	return vn_input_error(err, "unknown subcommand '%s' (validate, show, fallback)", argv[1]);
+	if (strcmp(argv[1], "random") == 0)
+		return topo_random(argc - 1, argv + 1, err);
+	return vn_input_error(err, "unknown subcommand '%s' (validate, show, fallback, random)", argv[1]);
 }

@@ -186,14 +186,18 @@ static int pick_name(struct vn_virt *v, const char *base, char **out, struct vn_
 	return vn_infra_error(err, -EEXIST, "99 guests named %s-N exist already; take some down", base);
 }
 
-static bool console_has_panic(const char *log_path)
+/* The "Kernel panic - not syncing: ..." line, if the console has one (malloc'd). */
+static char *console_panic_line(const char *log_path)
 {
 	_cleanup_free_ char *tail = NULL;
 	struct vn_error e = {0};
 
 	if (vn_console_log_tail(log_path, 200, &tail, &e) < 0)
-		return false;
-	return strstr(tail, "Kernel panic") != NULL;
+		return NULL;
+	char *p = strstr(tail, "Kernel panic");
+	if (!p)
+		return NULL;
+	return strndup(p, strcspn(p, "\r\n"));
 }
 
 /* Boot failure: console tail into detail, guest destroyed. */
@@ -225,7 +229,7 @@ __attribute__((format(printf, 5, 6))) static int boot_failed(struct vn_virt_doma
 int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
 		  struct vn_error *err)
 {
-	_cleanup_free_ char *topo_path = NULL, *initrd = NULL, *extra = NULL, *cmdline = NULL, *cache = NULL;
+	_cleanup_free_ char *topo_path = NULL, *initrd = NULL, *cache = NULL;
 	_cleanup_free_ char *dir = NULL, *sock = NULL, *log = NULL, *name = NULL, *kernel_id = NULL;
 	_cleanup_strv_ char **files = NULL;
 	_cleanup_topology_ struct vn_topology *t = NULL;
@@ -242,11 +246,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	    (rc = vn_kernel_resolve(o->kernel, o->modules, &k, err)) < 0 || (rc = find_helpers(&files, err)) < 0)
 		return rc;
 
-	/* Everything that can fail on input is checked before a guest exists. */
-	if ((rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
-		return rc;
-	if (asprintf(&cmdline, "%s%s%s", extra, o->append ? " " : "", o->append ? o->append : "") < 0 ||
-	    asprintf(&cache, "%s/cache", ctx->state_dir) < 0)
+	if (asprintf(&cache, "%s/cache", ctx->state_dir) < 0)
 		return -ENOMEM;
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
 	struct vn_initramfs_spec spec = {
@@ -290,7 +290,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		.accel = VN_ACCEL_AUTO,
 		.kernel = k->image,
 		.initrd = initrd,
-		.cmdline = cmdline,
+		.cmdline = o->append, /* the builder adds what the topology needs */
 		.console_log = log,
 		.agent_socket = sock,
 		.meta = {.topology_name = t->name, .topology_path = topo_path, .kernel = k->image,
@@ -319,8 +319,9 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 					 name);
 			break;
 		}
-		if (console_has_panic(log)) {
-			rc = boot_failed(d, log, err, -EIO, "guest %s: kernel panic during boot", name);
+		_cleanup_free_ char *panic = console_panic_line(log);
+		if (panic) {
+			rc = boot_failed(d, log, err, -EIO, "guest %s: %s", name, panic);
 			break;
 		}
 		if (now_s() > deadline) {

@@ -68,7 +68,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	bool have_at = false;
+	const char *at_arg = NULL, *size_arg = NULL;
 	int c;
 
 	*o = (struct opts){ .size = 64ULL << 20, .duration = 10, .interval = 1,
@@ -76,7 +76,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': o->size = wl_opt_size("size", optarg); break;
+		case 's': o->size = wl_opt_size("size", optarg); size_arg = optarg; break;
 		case 'd': o->duration = wl_opt_seconds("duration", optarg, 0.001); break;
 		case 'i': o->interval = wl_opt_seconds("interval", optarg, 0.001); break;
 		case 'p':
@@ -92,7 +92,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'a':
 			o->move_at = wl_opt_seconds("move-at", optarg, 0);
-			have_at = true;
+			at_arg = optarg;
 			break;
 		case 'm': o->max_sample = wl_opt_uint("max-sample", optarg, 0, 1ULL << 30); break;
 		case 'P': o->pidfile = optarg; break;
@@ -102,10 +102,23 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		wl_unknown_option(argv[optind]);
-	if (have_at && o->move_to_node < 0)
-		wl_bad_option("move-at", "", "needs --move-to-node");
+	if (at_arg && o->move_to_node < 0)
+		wl_bad_option("move-at", at_arg, "needs --move-to-node");
+	if (o->move_to_node >= 0) {
+		cpu_set_t set;
+		char val[16];
+
+		snprintf(val, sizeof(val), "%d", o->move_to_node);
+		int r = wl_node_cpus(o->move_to_node, &set);
+
+		/* Node 0 always exists, even on a kernel without NUMA (no sysfs nodes). */
+		if (r < 0 && !(o->move_to_node == 0 && r == -ENOENT))
+			wl_bad_option("move-to-node", val, "no such node");
+		if (r == 0 && CPU_COUNT(&set) == 0)
+			wl_bad_option("move-to-node", val, "the node has no CPUs");
+	}
 	if (o->size < PAGE)
-		wl_bad_option("size", "", "must be at least one page (4K)");
+		wl_bad_option("size", size_arg, "must be at least one page (4K)");
 }
 
 static void take_sample(struct sample *s, double t, char *mem, size_t len, const struct opts *o,
@@ -160,8 +173,6 @@ int main(int argc, char **argv)
 	wl_getcpu(&start_cpu, &start_node);
 	/* First touch: the pages land on (or near) the node we start on. */
 	touch_t0 = wl_now();
-	for (size_t p = 0; p < pages; p++)
-		mem[p * PAGE] = 1;
 	memset(mem, 1, len);
 	touch_t0 = wl_now() - touch_t0;
 

@@ -1,0 +1,105 @@
+#!/bin/bash
+# Integration: boots real guests under TCG (KVM where it works) through the
+# vnuma CLI, exactly as a user would. Slow (~10-20 s per boot), but the guest
+# kernel is the judge of everything vnuma predicts.
+#   boot.sh VNUMA_BINARY [SOURCE_DIR]
+# VN_RANDOM_SEEDS overrides the seeds (default: three fixed ones plus one
+# fresh seed per run, printed so a failure can be replayed).
+set -u
+vnuma=$1
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
+export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-it.XXXXXX)
+pass=0 fail=0
+
+cleanup() {
+	"$vnuma" down --all >/dev/null 2>&1
+	rm -rf "$VNUMA_STATE_DIR"
+}
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+check() { # DESCRIPTION COMMAND...
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+# No QEMU of ours may outlive a down.
+no_qemu_left() { ! pgrep -f "qemu-system.*$VNUMA_STATE_DIR" >/dev/null; }
+timed_up() { # TOPOLOGY [ARGS...] -> sets NAME, UP_RC, UP_ERR, UP_S
+	local t0=$(date +%s.%N) out
+	out=$("$vnuma" up "$@" --timeout 180 2>"$VNUMA_STATE_DIR/up.err")
+	UP_RC=$?
+	NAME=$out
+	UP_ERR=$(cat "$VNUMA_STATE_DIR/up.err")
+	UP_S=$(echo "$(date +%s.%N) - $t0" | bc)
+	echo "# up $1: exit $UP_RC in ${UP_S}s"
+}
+
+# 1. 2node: up, exec (streams and exit codes), collect, status, down.
+timed_up "$src/topologies/2node.xml"
+check "2node boots and matches its topology" test "$UP_RC" = 0
+check "exec numactl -H shows 2 nodes" sh -c "'$vnuma' exec '$NAME' -- numactl -H | grep -q 'available: 2 nodes (0-1)'"
+"$vnuma" exec "$NAME" -- sh -c 'echo out; echo err >&2; exit 7' >"$VNUMA_STATE_DIR/o" 2>"$VNUMA_STATE_DIR/e"
+check "exec mirrors the exit code" test $? = 7
+check "exec streams stdout and stderr apart" sh -c "grep -qx out '$VNUMA_STATE_DIR/o' && grep -qx err '$VNUMA_STATE_DIR/e'"
+check "exec feeds stdin" sh -c "echo hello | '$vnuma' exec '$NAME' -- cat | grep -qx hello"
+"$vnuma" exec "$NAME" -- /no/such/program 2>/dev/null
+check "exec of a missing program is bad input (exit 2)" test $? = 2
+check "collect writes a snapshot" sh -c "'$vnuma' collect '$NAME' -o '$VNUMA_STATE_DIR/snap' 2>/dev/null &&
+	grep -q numa_hit '$VNUMA_STATE_DIR/snap/node1-numastat' && grep -q '\"distance\"' '$VNUMA_STATE_DIR/snap/snapshot.json' &&
+	grep -q 'Fallback order' '$VNUMA_STATE_DIR/snap/dmesg'"
+check "status reports accelerator and uptime" sh -c "'$vnuma' status '$NAME' 2>/dev/null | grep -q '^uptime: *[0-9]'"
+check "down succeeds" "$vnuma" down "$NAME"
+check "down leaves no QEMU" no_qemu_left
+check "down leaves no guest dir" test ! -e "$VNUMA_STATE_DIR/guests/$NAME"
+
+# 2. The 4-node AMD matrix: node 3 falls back to 1 before 0 on 6.1.
+timed_up "$src/topologies/4node-amd.xml"
+check "4node-amd boots and matches" test "$UP_RC" = 0
+check "4node-amd: kernel prints 3 2 1 0 for node 3" sh -c "'$vnuma' exec '$NAME' -- dmesg | grep -q 'Fallback order for Node 3: 3 2 1 0'"
+check "4node-amd: guest distances" sh -c "'$vnuma' exec '$NAME' -- cat /sys/devices/system/node/node3/distance | grep -qx '32 32 12 10'"
+"$vnuma" down "$NAME" >/dev/null 2>&1
+
+# 3. The main job's topology: 8 nodes, SNC.
+timed_up "$src/topologies/8node-snc.xml"
+check "8node-snc boots and matches" test "$UP_RC" = 0
+check "8node-snc: numactl -H shows 8 nodes" sh -c "'$vnuma' exec '$NAME' -- numactl -H | grep -q 'available: 8 nodes (0-7)'"
+"$vnuma" down "$NAME" >/dev/null 2>&1
+
+# 4. Random matrices of 5-8 nodes, some with CPU-less or memory-less nodes:
+#    the guest's fallback lines must equal the model's, its distances the matrix.
+seeds=${VN_RANDOM_SEEDS:-"1 4 6 $(date +%s)"}
+echo "# random seeds: $seeds (replay: VN_RANDOM_SEEDS='...')"
+for s in $seeds; do
+	"$vnuma" topo random --seed "$s" >"$VNUMA_STATE_DIR/random-$s.xml"
+	timed_up "$VNUMA_STATE_DIR/random-$s.xml"
+	desc=$(sed -n 's:.*<description>\(.*\)</description>.*:\1:p' "$VNUMA_STATE_DIR/random-$s.xml")
+	check "random seed $s ($desc): guest equals model and matrix" test "$UP_RC" = 0
+	[ "$UP_RC" = 0 ] || echo "$UP_ERR" | sed 's/^/#   /'
+	"$vnuma" down "$NAME" >/dev/null 2>&1
+done
+
+# 5. A kernel command line that panics: exit 3 quickly, with the panic text.
+timed_up "$src/topologies/2node.xml" --append "rdinit=/nonexistent"
+check "panic gives exit 3" test "$UP_RC" = 3
+check "panic is reported with the kernel's text" sh -c "echo \"\$0\" | grep -q 'Kernel panic'" "$UP_ERR"
+check "panic is detected quickly (<60 s)" test "$(echo "$UP_S < 60" | bc)" = 1
+check "a panicked guest is not left behind" sh -c "no_qemu_left() { ! pgrep -f 'qemu-system.*$VNUMA_STATE_DIR' >/dev/null; }; no_qemu_left && [ -z \"\$('$vnuma' list 2>/dev/null | tail -n +2)\" ]"
+
+# 6. down --all leaves nothing: two guests, one command.
+timed_up "$src/topologies/2node.xml"
+first=$NAME
+timed_up "$src/topologies/2node.xml"
+check "a second guest of the same topology gets its own name" test "$first" != "$NAME" -a "$UP_RC" = 0
+check "down --all" sh -c "'$vnuma' down --all 2>&1 | grep -q 'destroyed 2 guests'"
+check "down --all leaves no QEMU" no_qemu_left
+check "down --all leaves no guest dirs or sockets" sh -c "[ -z \"\$(ls -A '$VNUMA_STATE_DIR/guests')\" ] && ! find '$VNUMA_STATE_DIR' -type s | grep -q ."
+
+# 7. Bad input exits 2 and starts nothing.
+"$vnuma" up "$src/tests/topology-bad/matrix-bad-diagonal.xml" 2>/dev/null
+check "a malformed topology exits 2" test $? = 2
+check "...and starts no guest" no_qemu_left
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

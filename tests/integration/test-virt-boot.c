@@ -1,0 +1,346 @@
+/*
+ * Integration (slow, boots real guests under TCG through qemu:///embed):
+ *  1. another process holds the embed root: open waits, or fails with EBUSY;
+ *  2. a 2-node guest started by one process is found again by a second one,
+ *     prints SRAT lines and `Fallback order for Node 1:`, and is destroyed
+ *     without leaving a QEMU behind;
+ *  3. a node with CPUs and no memory (dummy cell + memmap=) shows up in the
+ *     guest as memory-less: read back through the console stream.
+ * Needs /boot/vmlinuz-$(uname -r)-style files; exits 77 (skip) without them.
+ * Env: VN_KERNEL, VN_INITRD override the Debian 6.1 defaults.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "virt/virt.h"
+
+static const char *kernel = "/boot/vmlinuz-6.1.0-57-amd64";
+static const char *initrd = "/boot/initrd.img-6.1.0-57-amd64";
+static int failures;
+
+#define CHECK(cond, ...)                                             \
+	do {                                                         \
+		if (cond) {                                          \
+			printf("ok   " __VA_ARGS__);                 \
+		} else {                                             \
+			printf("FAIL " __VA_ARGS__);                 \
+			failures++;                                  \
+		}                                                    \
+		printf("\n");                                        \
+	} while (0)
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *slurp(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+	char buf[8192];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, m);
+	fclose(m);
+	return s;
+}
+
+static bool wait_for_log(const char *log, const char *needle, double timeout)
+{
+	for (double end = now() + timeout; now() < end; usleep(200000)) {
+		_cleanup_free_ char *s = slurp(log);
+		if (s && strstr(s, needle))
+			return true;
+	}
+	return false;
+}
+
+/* A live (not zombie) QEMU whose command line names this guest. */
+static bool qemu_alive(const char *name)
+{
+	DIR *d = opendir("/proc");
+	char needle[256];
+	bool found = false;
+
+	snprintf(needle, sizeof(needle), "guest=%s", name);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[300], buf[8192];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		_cleanup_fclose_ FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		for (size_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		if (n && strstr(buf, "qemu-system") && strstr(buf, needle))
+			found = true;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static struct vn_topology *topo(const uint64_t mib[2])
+{
+	struct vn_topology *t = calloc(1, sizeof(*t));
+	struct vn_error err = {0};
+
+	t->name = strdup("2node-it");
+	t->nnodes = 2;
+	t->ncpus_total = 2;
+	for (unsigned i = 0; i < 2; i++) {
+		t->nodes[i].id = i;
+		vn_cpulist_parse(i ? "1" : "0", &t->nodes[i].cpus, &err);
+		t->nodes[i].ncpus = 1;
+		t->nodes[i].memory = mib[i] << 20;
+		for (unsigned j = 0; j < 2; j++)
+			t->distance[i][j] = i == j ? 10 : 21;
+	}
+	t->distances_given = true;
+	return t;
+}
+
+/* Child modes, run through exec so no libvirt state crosses a fork. */
+static int child_start(const char *state, const char *name)
+{
+	struct vn_virt *v = NULL;
+	struct vn_virt_domain *d = NULL;
+	struct vn_error err = {0};
+	const uint64_t mem[2] = {384, 384};
+	_cleanup_topology_ struct vn_topology *t = topo(mem);
+	struct vn_domain_opts o = {.name = name, .accel = VN_ACCEL_AUTO, .kernel = kernel, .initrd = initrd,
+				   .meta = {.topology_name = "2node-it", .kernel_id = "debian-6.1"}};
+
+	if (vn_virt_open(NULL, state, 5000, &v, &err) < 0 || vn_virt_domain_create(v, t, &o, &d, &err) < 0) {
+		fprintf(stderr, "child: %s\n%s\n", err.msg, err.detail ? err.detail : "");
+		return 3;
+	}
+	printf("child: started %s under %s\n", name, vn_accel_name(vn_virt_domain_accel(d)));
+	vn_virt_domain_free(d);
+	vn_virt_close(v);
+	return 0;
+}
+
+static int child_hold(const char *state, const char *secs)
+{
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+
+	if (vn_virt_open(NULL, state, 5000, &v, &err) < 0) {
+		fprintf(stderr, "hold: %s\n", err.msg);
+		return 3;
+	}
+	printf("hold: holding the root for %s s\n", secs);
+	fflush(stdout);
+	sleep((unsigned)atoi(secs));
+	vn_virt_close(v);
+	return 0;
+}
+
+static pid_t spawn(const char *self, const char *a, const char *b, const char *c)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(self, self, a, b, c, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int reap(pid_t pid)
+{
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static struct vn_virt *test_lock_and_two_processes(const char *self, const char *state)
+{
+	struct vn_error err = {0};
+	struct vn_virt *v = NULL;
+
+	pid_t holder = spawn(self, "hold", state, "4");
+	sleep(1);
+	double t0 = now();
+	int rc = vn_virt_open(NULL, state, 500, &v, &err);
+	CHECK(rc == -EBUSY && err.kind == VN_ERR_INFRA && strstr(err.msg, "another vnuma process"),
+	      "second process gets EBUSY after 0.5 s (%.1f s): %s", now() - t0, err.msg);
+	reap(holder);
+	vn_error_clear(&err);
+
+	/* Process A starts the guest and exits; we (B) find it through the same root. */
+	t0 = now();
+	rc = reap(spawn(self, "start", state, "vn-it-2node"));
+	CHECK(rc == 0, "child process started the guest and exited (%.1f s)", now() - t0);
+	rc = vn_virt_open(NULL, state, 5000, &v, &err);
+	CHECK(rc == 0, "reopened the embed root: %s", err.msg);
+	if (rc < 0)
+		return NULL;
+	struct vn_virt_domain *d = NULL;
+	rc = vn_virt_domain_lookup(v, "vn-it-2node", &d, &err);
+	CHECK(rc == 0, "guest found again by a second process %s", err.msg);
+	if (rc < 0)
+		goto out;
+	bool running = false;
+	vn_virt_domain_is_running(d, &running, &err);
+	CHECK(running, "guest still running after its starter exited");
+	struct vn_virt_domain_info *list = NULL;
+	size_t n = 0;
+	vn_virt_domain_list(v, &list, &n, &err);
+	CHECK(n == 1 && strcmp(list[0].meta.kernel_id, "debian-6.1") == 0 && list[0].meta.accel,
+	      "list: %zu guest(s), metadata readable (accel %s)", n, n ? list[0].meta.accel : "-");
+	vn_virt_domain_info_free(list, n);
+
+	const char *log = vn_virt_domain_console_log(d);
+	bool ok = wait_for_log(log, "Fallback order for Node 1:", 180);
+	CHECK(ok, "console shows `Fallback order for Node 1:` %.1f s after start", now() - t0);
+	_cleanup_free_ char *text = slurp(log);
+	CHECK(text && strstr(text, "ACPI: SRAT: Node 1 PXM 1"), "console has SRAT lines for node 1");
+	CHECK(text && !strstr(text, "No NUMA configuration found"), "no `No NUMA configuration found`");
+	CHECK(text && strstr(text, "node   1: [mem"), "node 1 has memory ranges");
+	_cleanup_free_ char *tail = NULL;
+	vn_console_log_tail(log, 3, &tail, &err);
+	CHECK(tail && *tail, "log tail works (%zu bytes)", tail ? strlen(tail) : 0);
+
+	t0 = now();
+	rc = vn_virt_domain_destroy(d, &err);
+	CHECK(rc == 0, "destroy + undefine %s", err.msg);
+	usleep(300000);
+	CHECK(!qemu_alive("vn-it-2node"), "no QEMU left for the guest (%.2f s)", now() - t0);
+	vn_virt_domain_free(d);
+out:
+	return v;
+}
+
+/* Same connection: libvirt's embedded driver, once closed, does not come back cleanly in one process. */
+static void test_memless(struct vn_virt *v)
+{
+	struct vn_error err = {0};
+	struct vn_virt_domain *d = NULL;
+	const uint64_t mem[2] = {512, 0};
+	_cleanup_topology_ struct vn_topology *t = topo(mem);
+	/* rdinit=/bin/sh: the initramfs's busybox shell as PID 1 on the serial console. */
+	struct vn_domain_opts o = {.name = "vn-it-memless", .accel = VN_ACCEL_AUTO, .kernel = kernel,
+				   .initrd = initrd, .cmdline = "rdinit=/bin/sh"};
+
+	double t0 = now();
+	if (!v || vn_virt_domain_create(v, t, &o, &d, &err) < 0) {
+		CHECK(0, "memless guest start: %s\n%s", err.msg, err.detail ? err.detail : "");
+		return;
+	}
+	const char *log = vn_virt_domain_console_log(d);
+	int in[2];
+	if (pipe(in) < 0)
+		abort();
+	char outpath[4096];
+	snprintf(outpath, sizeof(outpath), "%s/console-out.txt", getenv("VN_IT_STATE"));
+	FILE *out = fopen(outpath, "w");
+
+	/* The feeder types once the shell runs (bytes sent before the UART driver are lost). */
+	fflush(stdout);
+	pid_t feeder = fork();
+	if (feeder == 0) {
+		close(in[0]);
+		if (wait_for_log(log, "Run /bin/sh as init process", 180)) {
+			sleep(2);
+			const char *cmds = "mkdir -p /sys /proc; mount -t sysfs sysfs /sys; mount -t proc proc /proc\n"
+					   "echo HAS_MEMORY=$(cat /sys/devices/system/node/has_memory)"
+					   " HAS_CPU=$(cat /sys/devices/system/node/has_cpu)\n"
+					   "grep MemTotal /sys/devices/system/node/node1/meminfo\n"
+					   "echo CPU1_NODE=$(ls -d /sys/devices/system/cpu/cpu1/node*)\n"
+					   "echo o > /proc/sysrq-trigger\n";
+			(void)!write(in[1], cmds, strlen(cmds));
+		}
+		sleep(90);
+		(void)!write(in[1], "\x1d", 1); /* give up: the escape key ends attach */
+		_exit(0);
+	}
+	close(in[1]);
+	int rc = vn_virt_console_attach(d, in[0], fileno(out), VN_CONSOLE_ESCAPE, &err);
+	fclose(out);
+	kill(feeder, SIGKILL);
+	reap(feeder);
+	close(in[0]);
+	CHECK(rc == 0, "console attach ended cleanly after %.1f s %s", now() - t0, err.msg);
+	_cleanup_free_ char *got = slurp(outpath);
+	_cleanup_free_ char *text = slurp(log);
+	CHECK(text && strstr(text, "Initializing node 1 as memoryless"), "kernel: `Initializing node 1 as memoryless`");
+	CHECK(text && strstr(text, "Fallback order for Node 1:"), "kernel printed `Fallback order for Node 1:`");
+	CHECK(text && strstr(text, "memmap="), "memmap= on the kernel command line");
+	CHECK(got && strstr(got, "HAS_MEMORY=0 HAS_CPU=0-1"), "sysfs: has_memory=0, has_cpu=0-1 (via console stream)");
+	const char *mt = got ? strstr(got, "Node 1 MemTotal:") : NULL;
+	CHECK(mt && strtoul(mt + strlen("Node 1 MemTotal:"), NULL, 10) == 0 && strstr(mt, " kB"),
+	      "sysfs: node1 MemTotal 0 kB");
+	CHECK(got && strstr(got, "CPU1_NODE=/sys/devices/system/cpu/cpu1/node1"), "cpu1 sits on node 1");
+	if (text) {
+		for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
+			if (strstr(l, "Fallback order") || strstr(l, "memoryless") || strstr(l, "SRAT: Node"))
+				printf("     | %s\n", l);
+	}
+	if (got) {
+		for (char *l = strtok(got, "\n"); l; l = strtok(NULL, "\n"))
+			if (strstr(l, "HAS_") || strstr(l, "MemTotal") || strstr(l, "CPU1_NODE"))
+				printf("     > %s\n", l);
+	}
+	bool running = true;
+	vn_virt_domain_is_running(d, &running, &err);
+	CHECK(!running, "guest powered off (sysrq o) and ended");
+	rc = vn_virt_domain_destroy(d, &err);
+	CHECK(rc == 0 && !qemu_alive("vn-it-memless"), "destroyed, no QEMU left %s", err.msg);
+	vn_virt_domain_free(d);
+}
+
+int main(int argc, char **argv)
+{
+	if (getenv("VN_KERNEL"))
+		kernel = getenv("VN_KERNEL");
+	if (getenv("VN_INITRD"))
+		initrd = getenv("VN_INITRD");
+	if (argc == 4 && strcmp(argv[1], "start") == 0)
+		return child_start(argv[2], argv[3]);
+	if (argc == 4 && strcmp(argv[1], "hold") == 0)
+		return child_hold(argv[2], argv[3]);
+	if (access(kernel, R_OK) < 0 || access(initrd, R_OK) < 0) {
+		printf("skip: %s or %s not readable\n", kernel, initrd);
+		return 77;
+	}
+	char state[] = "/tmp/vn-it-virt-XXXXXX";
+	if (!mkdtemp(state))
+		return 3;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return 3;
+	self[n] = '\0';
+
+	double t0 = now();
+	setenv("VN_IT_STATE", state, 1);
+	struct vn_virt *v = test_lock_and_two_processes(self, state);
+	test_memless(v);
+	vn_virt_close(v);
+	printf("%s: %d failure(s), %.1f s, state dir %s\n", failures ? "FAIL" : "PASS", failures, now() - t0, state);
+	if (!failures) {
+		char cmd[256];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
+		(void)!system(cmd);
+	}
+	return failures ? 1 : 0;
+}
