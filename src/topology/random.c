@@ -48,9 +48,13 @@ char *vn_topology_random_xml(uint64_t seed, unsigned min_nodes, unsigned max_nod
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i; j < n; j++)
 			dist[i][j] = dist[j][i] = i == j ? 10 : palette[pick(&s, 3)];
-	/* Node 0 keeps CPUs and memory: the kernel and firmware need low memory there. */
+	/*
+	 * Node 0 keeps CPUs and memory: the kernel and firmware need low memory
+	 * there. A CPU-less node takes the last id, as x86 Linux numbers nodes
+	 * with CPUs first.
+	 */
 	if ((flags & VN_RANDOM_CPULESS) && pick(&s, 3) != 0)
-		cpuless = 1 + pick(&s, n - 1);
+		cpuless = n - 1;
 	if ((flags & VN_RANDOM_MEMLESS) && pick(&s, 3) != 0) {
 		memless = 1 + pick(&s, n - 1);
 		if (memless == cpuless)

@@ -371,6 +371,29 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		if (!vn_cpuset_has(&all, cpu))
 			return fail(c, root, "CPUs must cover 0..%u: cpu %u is in no node", t->ncpus_total - 1, cpu);
 
+	/*
+	 * x86 Linux numbers nodes in the order SRAT names their proximity
+	 * domains: processor entries first (in CPU order), then memory. A file
+	 * numbered otherwise boots as a renumbered machine, so refuse it.
+	 */
+	int last_first_cpu = -1;
+	for (unsigned i = 0; i < n; i++) {
+		const struct vn_node *node = &t->nodes[i];
+		if (!node->ncpus)
+			continue;
+		for (unsigned j = 0; j < i; j++)
+			if (!t->nodes[j].ncpus)
+				return fail_at(c, t->nodes[j].line,
+					       "node %u has no CPUs but node %u after it has: x86 Linux numbers nodes with CPUs first (SRAT lists processors before memory), so the guest would call it node %u; give CPU-less nodes the highest ids",
+					       j, i, n - 1);
+		int first = vn_cpuset_first(&node->cpus);
+		if (first < last_first_cpu)
+			return fail_at(c, node->line,
+				       "node %u's CPUs start at %d, before those of a lower-numbered node: x86 Linux numbers nodes in CPU order, so the guest would renumber them; number CPUs in node order",
+				       i, first);
+		last_first_cpu = first;
+	}
+
 	if (t->cpu_topology_given) {
 		unsigned per_socket = t->dies * t->cores * t->threads;
 		if (t->sockets * per_socket != t->ncpus_total)

@@ -1,4 +1,5 @@
 /* Connection to libvirt: URI choice, embed root setup, event loop, errors, accelerator probe. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/strbuf.h"
 #include "virt/virt-priv.h"
 
 static void silent_error(void *opaque, virErrorPtr e)
@@ -39,7 +41,7 @@ static void event_loop_start(void)
 
 	virSetErrorFunc(NULL, silent_error);
 	if (virInitialize() < 0 || virEventRegisterDefaultImpl() < 0) {
-		event_loop_rc = -EIO;
+		event_loop_rc = -EIO; /* e.g. a bad LIBVIRT_LOG_OUTPUTS / LIBVIRT_LOG_FILTERS */
 		return;
 	}
 	if (pthread_create(&th, NULL, event_loop, NULL) != 0) {
@@ -68,11 +70,11 @@ static int mkdir_private(const char *path, struct vn_error *err)
 	return 0;
 }
 
-static int write_file_if_absent(const char *path, const char *text, struct vn_error *err)
+static int write_file(const char *path, const char *text, struct vn_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return errno == EEXIST ? 0 : vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
+		return vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
 	size_t len = strlen(text);
 	if (write(fd, text, len) != (ssize_t)len)
 		return vn_infra_error(err, -EIO, "cannot write %s", path);
@@ -80,9 +82,11 @@ static int write_file_if_absent(const char *path, const char *text, struct vn_er
 }
 
 /*
- * The embedded driver reads ROOT/etc/qemu.conf. Defaults that break here:
- * console logs go through virtlogd (no daemon runs), and as root QEMU would
- * run as libvirt-qemu and need our 0700 state dir and /boot chowned to it.
+ * The embedded driver reads ROOT/etc/qemu.conf (ours alone, rewritten on each
+ * open). Defaults that break here: console logs go through virtlogd (no daemon
+ * runs); as root, QEMU would run as libvirt-qemu, and libvirt would chown the
+ * kernel, initrd and our 0700 state dir to it and tag them with xattrs
+ * (whose stale timestamps it then warns about on stderr from a forked child).
  */
 static int embed_root_setup(const char *root, struct vn_error *err)
 {
@@ -99,8 +103,8 @@ static int embed_root_setup(const char *root, struct vn_error *err)
 		 "# written by vnuma; see src/virt/connect.c\n"
 		 "stdio_handler = \"file\"\n"
 		 "%s",
-		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\n" : "");
-	return write_file_if_absent(conf, text, err);
+		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\ndynamic_ownership = 0\nremember_owner = 0\n" : "");
+	return write_file(conf, text, err);
 }
 
 /*
@@ -133,8 +137,24 @@ static void libvirt_log_setup(const char *state_dir)
 
 	if (getenv("LIBVIRT_LOG_OUTPUTS"))
 		return;
-	if (asprintf(&outputs, "3:file:%s/libvirt.log", state_dir) >= 0)
+	/* Outputs are whitespace-separated; an invalid one makes virInitialize() fail outright. */
+	bool plain = !strpbrk(state_dir, " \t\n");
+	if (asprintf(&outputs, "3:file:%s%s", plain ? state_dir : "/dev/null", plain ? "/libvirt.log" : "") >= 0)
 		setenv("LIBVIRT_LOG_OUTPUTS", outputs, 0);
+}
+
+/* libvirt URI-unescapes query values and splits them at & and ;, so a state dir needs escaping. */
+static char *uri_escape(const char *s)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (isalnum(*p) || strchr("-._~/", *p))
+			vn_strbuf_append(&b, (const char *)p, 1);
+		else
+			vn_strbuf_printf(&b, "%%%02X", *p);
+	}
+	return vn_strbuf_steal(&b);
 }
 
 static long now_ms(void)
@@ -171,7 +191,10 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 	if (!uri)
 		uri = getenv("VNUMA_URI");
 	if (!uri || !*uri) {
-		if (asprintf(&root, "%s/libvirt", sd) < 0 || asprintf(&u, "qemu:///embed?root=%s", root) < 0)
+		if (asprintf(&root, "%s/libvirt", sd) < 0)
+			return -ENOMEM;
+		_cleanup_free_ char *eroot = uri_escape(root);
+		if (asprintf(&u, "qemu:///embed?root=%s", eroot) < 0)
 			return -ENOMEM;
 		if ((rc = embed_root_setup(root, err)) < 0)
 			return rc;

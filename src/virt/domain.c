@@ -213,10 +213,7 @@ static void load_meta_bits(struct vn_virt_domain *d)
 	if (vn_virt_domain_metadata(d, &m, &ignored) < 0)
 		return;
 	d->accel = m.accel && strcmp(m.accel, "kvm") == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
-	if (m.guest_dir) {
-		free(d->guest_dir);
-		d->guest_dir = steal_pointer(&m.guest_dir);
-	}
+	/* guest_dir stays STATE_DIR/guests/NAME: destroy deletes it, so never trust a path from the XML. */
 	vn_domain_meta_clear(&m);
 }
 

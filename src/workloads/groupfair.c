@@ -95,7 +95,9 @@ static void *bench_thread(void *arg)
 	double w0 = wl_now(), c0 = wl_thread_cpu_time();
 
 	t->tid = (pid_t)syscall(SYS_gettid);
-	pthread_barrier_wait(&barrier); /* everyone has a tid: start together */
+	/* Everyone has a tid: start together, and let the sampler go. */
+	if (pthread_barrier_wait(&barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
+		started = 1;
 	for (;;) {
 		spin(o.work);
 		int r = pthread_barrier_wait(&barrier);
@@ -164,9 +166,10 @@ static void *sampler(void *arg)
 
 	while (!started && !sampler_stop)
 		wl_sleep(0.001);
-	while (!sampler_stop) {
+	while (!sampler_stop && !stop_flag) {
 		uint64_t cnt[WL_MAX_NODES] = { 0 }, run[WL_MAX_NODES] = { 0 };
 		int seen = 0;
+		uint64_t stacked = 0;
 
 		if (per_cpu)
 			memset(per_cpu, 0, WL_MAX_CPUS * sizeof(*per_cpu));
@@ -184,14 +187,16 @@ static void *sampler(void *arg)
 			if (st == 'R') {
 				run[node]++;
 				if (per_cpu && cpu < WL_MAX_CPUS && ++per_cpu[cpu] == 2)
-					sum_cpu_stacked++;
+					stacked++;
 			}
 			if (threads[i].prev_cpu >= 0 && threads[i].prev_cpu != cpu)
 				threads[i].migrations_seen++;
 			threads[i].prev_cpu = cpu;
 		}
-		if (seen) {
+		/* Only whole snapshots: a thread may have just exited at the end. */
+		if (seen == o.threads && !stop_flag) {
 			nsamples++;
+			sum_cpu_stacked += stacked;
 			for (int n = 0; n < WL_MAX_NODES; n++) {
 				sum_threads[n] += cnt[n];
 				sum_running[n] += run[n];
@@ -356,7 +361,6 @@ int main(int argc, char **argv)
 			wl_die(WL_EXIT_ENV, r, "pthread_create (thread %d)", i);
 	if (o.pidfile && (r = wl_write_pidfile(o.pidfile, burners, (size_t)o.burners + 1)) < 0)
 		fprintf(stderr, "%s: cannot write pidfile %s: %s\n", wl_prog, o.pidfile, strerror(-r));
-	started = 1;
 	bench_thread(&threads[0]);
 	for (int i = 1; i < o.threads; i++)
 		pthread_join(threads[i].th, NULL);

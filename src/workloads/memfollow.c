@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,13 @@ struct opts {
 	size_t max_sample;
 	const char *pidfile;
 };
+
+static volatile sig_atomic_t interrupted;
+
+static void on_term(int sig)
+{
+	interrupted = 1;
+}
 
 static void usage(void)
 {
@@ -185,6 +193,10 @@ int main(int argc, char **argv)
 	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", wl_prog, (int)getpid(),
 		pages, start_node, touch_t0);
 
+	/* SIGTERM/SIGINT end the run early; the result is still printed. */
+	struct sigaction sa = { .sa_handler = on_term };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	seed = wl_seed(1);
 	t0 = wl_now();
 	take_sample(&samples[nsamples++], 0, mem, len, &o, 0);
@@ -220,7 +232,7 @@ int main(int argc, char **argv)
 					strerror(-r));
 			}
 		}
-		if (now >= next_sample || now >= o.duration) {
+		if (now >= next_sample || now >= o.duration || interrupted) {
 			if (nsamples == cap) {
 				struct sample *ns = realloc(samples, 2 * cap * sizeof(*samples));
 				if (!ns)
@@ -234,7 +246,7 @@ int main(int argc, char **argv)
 				s->cpu_node, local_fraction(s));
 			while (next_sample <= now)
 				next_sample += o.interval;
-			if (now >= o.duration)
+			if (now >= o.duration || interrupted)
 				break;
 		}
 	}
@@ -272,6 +284,7 @@ int main(int argc, char **argv)
 	wl_json_double(&j, "duration_s", o.duration);
 	wl_json_double(&j, "interval_s", o.interval);
 	wl_json_double(&j, "elapsed_s", elapsed);
+	wl_json_bool(&j, "interrupted", interrupted);
 	wl_json_double(&j, "first_touch_s", touch_t0);
 	wl_json_int(&j, "start_cpu", start_cpu);
 	wl_json_int(&j, "start_node", start_node);

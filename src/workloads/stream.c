@@ -122,8 +122,8 @@ static void *thread_main(void *arg)
 			int node;
 
 			wl_getcpu(NULL, &node);
-			if (node >= 0 && node < WL_MAX_NODES)
-				r->iter_node[node]++;
+			if (iter > 0 && node >= 0 && node < WL_MAX_NODES)
+				r->iter_node[node]++; /* measured iterations only */
 			iter++;
 			if (w->o->duration > 0) {
 				if (wl_now() - start >= w->o->duration && iter >= 2)

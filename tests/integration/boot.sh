@@ -69,7 +69,7 @@ check "8node-snc: numactl -H shows 8 nodes" sh -c "'$vnuma' exec '$NAME' -- numa
 
 # 4. Random matrices of 5-8 nodes, some with CPU-less or memory-less nodes:
 #    the guest's fallback lines must equal the model's, its distances the matrix.
-seeds=${VN_RANDOM_SEEDS:-"1 4 6 $(date +%s)"}
+seeds=${VN_RANDOM_SEEDS:-"1 3 4 $(date +%s)"}
 echo "# random seeds: $seeds (replay: VN_RANDOM_SEEDS='...')"
 for s in $seeds; do
 	"$vnuma" topo random --seed "$s" >"$VNUMA_STATE_DIR/random-$s.xml"

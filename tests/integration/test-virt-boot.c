@@ -230,28 +230,31 @@ out:
 	return v;
 }
 
-/* Same connection: libvirt's embedded driver, once closed, does not come back cleanly in one process. */
-static void test_memless(struct vn_virt *v)
+/*
+ * Boot t with the initramfs's busybox shell as PID 1 (rdinit=/bin/sh), type
+ * cmds on the serial console through vn_virt_console_attach() once the shell
+ * runs, and return what came back plus the console log. cmds must end the
+ * guest (sysrq o); the feeder presses the escape key after 90 s regardless.
+ */
+static bool console_session(struct vn_virt *v, const struct vn_topology *t, const char *name, const char *cmds,
+			    char **console_out, char **log_text)
 {
 	struct vn_error err = {0};
 	struct vn_virt_domain *d = NULL;
-	const uint64_t mem[2] = {512, 0};
-	_cleanup_topology_ struct vn_topology *t = topo(mem);
-	/* rdinit=/bin/sh: the initramfs's busybox shell as PID 1 on the serial console. */
-	struct vn_domain_opts o = {.name = "vn-it-memless", .accel = VN_ACCEL_AUTO, .kernel = kernel,
-				   .initrd = initrd, .cmdline = "rdinit=/bin/sh"};
+	struct vn_domain_opts o = {.name = name, .accel = VN_ACCEL_AUTO, .kernel = kernel, .initrd = initrd,
+				   .cmdline = "rdinit=/bin/sh"};
 
 	double t0 = now();
 	if (!v || vn_virt_domain_create(v, t, &o, &d, &err) < 0) {
-		CHECK(0, "memless guest start: %s\n%s", err.msg, err.detail ? err.detail : "");
-		return;
+		CHECK(0, "%s: start: %s\n%s", name, err.msg, err.detail ? err.detail : "");
+		return false;
 	}
 	const char *log = vn_virt_domain_console_log(d);
 	int in[2];
 	if (pipe(in) < 0)
 		abort();
 	char outpath[4096];
-	snprintf(outpath, sizeof(outpath), "%s/console-out.txt", getenv("VN_IT_STATE"));
+	snprintf(outpath, sizeof(outpath), "%s/%s-console-out.txt", getenv("VN_IT_STATE"), name);
 	FILE *out = fopen(outpath, "w");
 
 	/* The feeder types once the shell runs (bytes sent before the UART driver are lost). */
@@ -261,13 +264,10 @@ static void test_memless(struct vn_virt *v)
 		close(in[0]);
 		if (wait_for_log(log, "Run /bin/sh as init process", 180)) {
 			sleep(2);
-			const char *cmds = "mkdir -p /sys /proc; mount -t sysfs sysfs /sys; mount -t proc proc /proc\n"
-					   "echo HAS_MEMORY=$(cat /sys/devices/system/node/has_memory)"
-					   " HAS_CPU=$(cat /sys/devices/system/node/has_cpu)\n"
-					   "grep MemTotal /sys/devices/system/node/node1/meminfo\n"
-					   "echo CPU1_NODE=$(ls -d /sys/devices/system/cpu/cpu1/node*)\n"
-					   "echo o > /proc/sysrq-trigger\n";
+			const char *pre = "mkdir -p /sys /proc; mount -t sysfs sysfs /sys; mount -t proc proc /proc\n";
+			(void)!write(in[1], pre, strlen(pre));
 			(void)!write(in[1], cmds, strlen(cmds));
+			(void)!write(in[1], "echo o > /proc/sysrq-trigger\n", 29);
 		}
 		sleep(90);
 		(void)!write(in[1], "\x1d", 1); /* give up: the escape key ends attach */
@@ -279,9 +279,42 @@ static void test_memless(struct vn_virt *v)
 	kill(feeder, SIGKILL);
 	reap(feeder);
 	close(in[0]);
-	CHECK(rc == 0, "console attach ended cleanly after %.1f s %s", now() - t0, err.msg);
-	_cleanup_free_ char *got = slurp(outpath);
-	_cleanup_free_ char *text = slurp(log);
+	CHECK(rc == 0, "%s: console attach ended after %.1f s (boot, commands, power-off) %s", name, now() - t0,
+	      err.msg);
+	*console_out = slurp(outpath);
+	*log_text = slurp(log);
+	/* The console closes as QEMU exits, a moment before libvirt has seen the power-off. */
+	rc = vn_virt_domain_wait_shutoff(d, 10000, &err);
+	CHECK(rc == 0, "%s: guest powered off (sysrq o) and ended %s", name, err.msg);
+	rc = vn_virt_domain_destroy(d, &err);
+	CHECK(rc == 0 && !qemu_alive(name), "%s: destroyed, no QEMU left %s", name, err.msg);
+	vn_virt_domain_free(d);
+	return true;
+}
+
+static void show(const char *prefix, char *text, const char *const *keys)
+{
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
+		for (const char *const *k = keys; *k; k++)
+			if (strstr(l, *k)) {
+				printf("     %s %s\n", prefix, l);
+				break;
+			}
+}
+
+static void test_memless(struct vn_virt *v)
+{
+	const uint64_t mem[2] = {512, 0};
+	_cleanup_topology_ struct vn_topology *t = topo(mem);
+	_cleanup_free_ char *got = NULL;
+	_cleanup_free_ char *text = NULL;
+	const char *cmds = "echo HAS_MEMORY=$(cat /sys/devices/system/node/has_memory)"
+			   " HAS_CPU=$(cat /sys/devices/system/node/has_cpu)\n"
+			   "grep MemTotal /sys/devices/system/node/node1/meminfo\n"
+			   "echo CPU1_NODE=$(ls -d /sys/devices/system/cpu/cpu1/node*)\n";
+
+	if (!console_session(v, t, "vn-it-memless", cmds, &got, &text))
+		return;
 	CHECK(text && strstr(text, "Initializing node 1 as memoryless"), "kernel: `Initializing node 1 as memoryless`");
 	CHECK(text && strstr(text, "Fallback order for Node 1:"), "kernel printed `Fallback order for Node 1:`");
 	CHECK(text && strstr(text, "memmap="), "memmap= on the kernel command line");
@@ -290,22 +323,52 @@ static void test_memless(struct vn_virt *v)
 	CHECK(mt && strtoul(mt + strlen("Node 1 MemTotal:"), NULL, 10) == 0 && strstr(mt, " kB"),
 	      "sysfs: node1 MemTotal 0 kB");
 	CHECK(got && strstr(got, "CPU1_NODE=/sys/devices/system/cpu/cpu1/node1"), "cpu1 sits on node 1");
-	if (text) {
-		for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
-			if (strstr(l, "Fallback order") || strstr(l, "memoryless") || strstr(l, "SRAT: Node"))
-				printf("     | %s\n", l);
-	}
-	if (got) {
-		for (char *l = strtok(got, "\n"); l; l = strtok(NULL, "\n"))
-			if (strstr(l, "HAS_") || strstr(l, "MemTotal") || strstr(l, "CPU1_NODE"))
-				printf("     > %s\n", l);
-	}
-	bool running = true;
-	vn_virt_domain_is_running(d, &running, &err);
-	CHECK(!running, "guest powered off (sysrq o) and ended");
-	rc = vn_virt_domain_destroy(d, &err);
-	CHECK(rc == 0 && !qemu_alive("vn-it-memless"), "destroyed, no QEMU left %s", err.msg);
-	vn_virt_domain_free(d);
+	const char *lk[] = {"Fallback order", "memoryless", "SRAT: Node", NULL};
+	const char *ck[] = {"HAS_MEMORY=", "MemTotal:", "CPU1_NODE=", NULL};
+	if (text)
+		show("|", text, lk);
+	if (got)
+		show(">", got, ck);
+}
+
+/* CPU-less node 2 with HMAT figures: the guest's sysfs must report the file's ns and MB/s. */
+static void test_hmat(struct vn_virt *v)
+{
+	const uint64_t mem[2] = {256, 256};
+	_cleanup_topology_ struct vn_topology *t = topo(mem);
+	_cleanup_free_ char *got = NULL;
+	_cleanup_free_ char *text = NULL;
+
+	t->nnodes = 3;
+	t->nodes[2].id = 2;
+	t->nodes[2].memory = 256u << 20;
+	const uint8_t d[3][3] = {{10, 21, 17}, {21, 10, 28}, {17, 28, 10}};
+	for (unsigned i = 0; i < 3; i++)
+		for (unsigned j = 0; j < 3; j++)
+			t->distance[i][j] = d[i][j];
+	struct vn_hmat_entry h[] = {
+		{.initiator = 0, .target = 0, .type = VN_HMAT_LATENCY, .value = 80},
+		{.initiator = 0, .target = 2, .type = VN_HMAT_LATENCY, .value = 250},
+		{.initiator = 0, .target = 0, .type = VN_HMAT_BANDWIDTH, .value = 20000},
+		{.initiator = 0, .target = 2, .type = VN_HMAT_BANDWIDTH, .value = 5000},
+	};
+	t->hmat = malloc(sizeof(h));
+	memcpy(t->hmat, h, sizeof(h));
+	t->nhmat = 4;
+	const char *cmds = "cd /sys/devices/system/node/node2/access0/initiators\n"
+			   "echo N2_LAT=$(cat read_latency) N2_BW=$(cat read_bandwidth) N2_INIT=$(ls -d node*)\n"
+			   "echo HAS_CPU=$(cat /sys/devices/system/node/has_cpu)"
+			   " HAS_MEMORY=$(cat /sys/devices/system/node/has_memory)\n";
+
+	if (!console_session(v, t, "vn-it-hmat", cmds, &got, &text))
+		return;
+	CHECK(text && strstr(text, "ACPI: HMAT"), "guest found an ACPI HMAT table");
+	CHECK(got && strstr(got, "N2_LAT=250 N2_BW=5000 N2_INIT=node0"),
+	      "sysfs node2 access0: latency 250 ns, bandwidth 5000 MB/s, initiator node0");
+	CHECK(got && strstr(got, "HAS_CPU=0-1 HAS_MEMORY=0-2"), "node 2 is CPU-less with memory");
+	const char *ck[] = {"N2_LAT=", "HAS_CPU=", NULL};
+	if (got)
+		show(">", got, ck);
 }
 
 int main(int argc, char **argv)
@@ -335,6 +398,7 @@ int main(int argc, char **argv)
 	setenv("VN_IT_STATE", state, 1);
 	struct vn_virt *v = test_lock_and_two_processes(self, state);
 	test_memless(v);
+	test_hmat(v);
 	vn_virt_close(v);
 	printf("%s: %d failure(s), %.1f s, state dir %s\n", failures ? "FAIL" : "PASS", failures, now() - t0, state);
 	if (!failures) {

@@ -62,6 +62,14 @@ static void test_lifecycle(void **s)
 	unsetenv("VNUMA_ACCEL");
 	assert_int_equal(vn_virt_accel_probe(v, &a, &proven, &err), 0);
 	assert_int_equal(a, VN_ACCEL_TCG); /* the test driver offers no kvm */
+	setenv("VNUMA_ACCEL", "kvm", 1);
+	assert_int_equal(vn_virt_accel_probe(v, &a, &proven, &err), 0);
+	assert_true(a == VN_ACCEL_KVM && proven);
+	setenv("VNUMA_ACCEL", "fast", 1);
+	assert_int_equal(vn_virt_accel_probe(v, &a, &proven, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	vn_error_clear(&err);
+	unsetenv("VNUMA_ACCEL");
 
 	struct vn_domain_opts o = {
 		.name = "vn-t1",
