@@ -108,20 +108,22 @@ static void test_amd8_two_socket(void **state)
  */
 static void test_memoryless_and_cpuless(void **state)
 {
-	_cleanup_topology_ struct vn_topology *t = make(4, amd4, "nncm");
+	_cleanup_topology_ struct vn_topology *t = make(4, amd4, "nmnc");
 	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_fallback f;
 
 	vn_fallback_compute(t, &o, &f);
-	assert_int_equal(f.len[3], 4);
-	assert_int_equal(f.order[3][0], 3);
-	for (unsigned n = 0; n < 3; n++) {
+	assert_int_equal(f.len[1], 4);
+	assert_int_equal(f.order[1][0], 1);
+	assert_int_equal(f.order[1][1], 0); /* nearest memory to the memory-less node */
+	for (unsigned n = 0; n < 4; n++) {
+		if (n == 1)
+			continue;
 		assert_int_equal(f.len[n], 3);
 		for (unsigned i = 0; i < f.len[n]; i++)
-			assert_int_not_equal(f.order[n][i], 3);
+			assert_int_not_equal(f.order[n][i], 1);
 	}
-	assert_int_equal(f.order[3][1], 2); /* nearest memory to the memory-less node */
-	assert_int_equal(f.order[2][0], 2);
+	assert_int_equal(f.order[3][0], 3); /* the CPU-less node has memory: it leads its list */
 
 	/* With CPUs visible, headless node 2 wins ties against nodes with CPUs. */
 	static const unsigned flat[] = {10, 20, 20, 20, 10, 20, 20, 20, 10};
