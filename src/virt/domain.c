@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,6 +168,15 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 		return vn_input_error(err, "a guest named '%s' already exists (`vnuma down %s` first)", o->name,
 				      o->name);
 	}
+	/* sockaddr_un.sun_path is 108 bytes; QEMU's own error for a longer path says nothing useful. */
+	size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	size_t sock_len = o->agent_socket ? strlen(o->agent_socket)
+					  : strlen(v->state_dir) + strlen("/guests/") + strlen(o->name ? o->name : "") +
+						    strlen("/agent.sock");
+	if (sock_len > sun_max)
+		return vn_input_error(err, "the agent socket path for '%s' would be %zu bytes, more than a unix socket "
+				      "allows (%zu); use a shorter state dir or guest name",
+				      o->name, sock_len, sun_max);
 	if ((rc = vn_virt_guest_dir(v, o->name, &dir, err)) < 0)
 		return rc;
 	if (!opts.console_log) {
@@ -183,16 +193,24 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	if (opts.accel == VN_ACCEL_AUTO && (rc = vn_virt_accel_probe(v, &opts.accel, &proven, err)) < 0)
 		return rc;
 
-	rc = define_and_start(v, t, &opts, dir, !proven, &dom, err);
-	if (rc < 0 && !proven) {
-		/* /dev/kvm is there but does not work (nested virt: `failed to set MSR`): remember, use TCG. */
-		vn_error_clear(err);
-		vn_virt_accel_remember(v, VN_ACCEL_TCG);
+	struct vn_error first = {0};
+	rc = define_and_start(v, t, &opts, dir, !proven, &dom, &first);
+	if (rc < 0 && !proven && first.kind == VN_ERR_INFRA) {
+		/*
+		 * /dev/kvm is there but does not work (nested virt: `failed to set
+		 * MSR`). Cache the verdict only once TCG has booted, so a broken
+		 * libvirt does not get blamed on KVM.
+		 */
 		opts.accel = VN_ACCEL_TCG;
 		rc = define_and_start(v, t, &opts, dir, false, &dom, err);
-	} else if (rc == 0 && !proven) {
+		if (rc == 0)
+			vn_virt_accel_remember(v, VN_ACCEL_TCG);
+	} else if (rc < 0) {
+		vn_error_set(err, first.kind, first.code, "%s", first.msg);
+	} else if (!proven) {
 		vn_virt_accel_remember(v, VN_ACCEL_KVM);
 	}
+	vn_error_clear(&first);
 	if (rc < 0) {
 		attach_log_tail(err, opts.console_log);
 		return rc;
