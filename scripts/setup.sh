@@ -33,6 +33,15 @@ if [ -n "$missing" ]; then
 	apt-get install -y -q --no-install-recommends $missing
 fi
 
+# As root, libvirt's embedded QEMU driver refuses to start unless the system
+# user libvirt-qemu exists (it checks before reading vnuma's qemu.conf, which
+# runs QEMU as root). libvirt-daemon-system would create it, with services
+# we don't want; create just the user.
+if [ "$(id -u)" = 0 ] && ! getent passwd libvirt-qemu >/dev/null; then
+	getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
+	useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
+fi
+
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${VN_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
 echo "setup: built $build/vnuma"
