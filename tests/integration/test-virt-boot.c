@@ -194,6 +194,8 @@ static struct vn_virt *test_lock_and_two_processes(const char *self, const char 
 	CHECK(rc == 0, "reopened the embed root: %s", err.msg);
 	if (rc < 0)
 		return NULL;
+	/* Declared before the first goto: cleanup runs on every way out. */
+	_cleanup_free_ char *text = NULL, *tail = NULL;
 	struct vn_virt_domain *d = NULL;
 	rc = vn_virt_domain_lookup(v, "vn-it-2node", &d, &err);
 	CHECK(rc == 0, "guest found again by a second process %s", err.msg);
@@ -212,11 +214,10 @@ static struct vn_virt *test_lock_and_two_processes(const char *self, const char 
 	const char *log = vn_virt_domain_console_log(d);
 	bool ok = wait_for_log(log, "Fallback order for Node 1:", 180);
 	CHECK(ok, "console shows `Fallback order for Node 1:` %.1f s after start", now() - t0);
-	_cleanup_free_ char *text = slurp(log);
+	text = slurp(log);
 	CHECK(text && strstr(text, "ACPI: SRAT: Node 1 PXM 1"), "console has SRAT lines for node 1");
 	CHECK(text && !strstr(text, "No NUMA configuration found"), "no `No NUMA configuration found`");
 	CHECK(text && strstr(text, "node   1: [mem"), "node 1 has memory ranges");
-	_cleanup_free_ char *tail = NULL;
 	vn_console_log_tail(log, 3, &tail, &err);
 	CHECK(tail && *tail, "log tail works (%zu bytes)", tail ? strlen(tail) : 0);
 

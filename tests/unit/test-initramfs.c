@@ -81,7 +81,7 @@ struct fixture {
 	char dir[64];   /* temp root: cache/ and inputs */
 	char cache[96];
 	char agent[96];
-	char release[128];
+	char release[256];
 	char moddir[PATH_MAX];
 };
 
@@ -327,7 +327,7 @@ static void test_build_image(void **state)
 	/* The order file: every module's dependencies come before it, all present. */
 	struct item *order = image_get(img, "etc/vnuma/modules");
 	assert_non_null(order);
-	char prefix[256];
+	char prefix[512];
 	snprintf(prefix, sizeof(prefix), "/lib/modules/%s/", fx->release);
 	char *list = strdup(order->data), *save = NULL;
 	char *done[64];
