@@ -235,6 +235,22 @@ int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out,
 
 static int check_model(const struct vn_topology *t, struct vn_error *err)
 {
+	/*
+	 * libvirt 9.0 rejects an HMAT pair given in both directions between two
+	 * nodes ("XML error: Link already defined"), so say so before a define.
+	 */
+	for (unsigned k = 0; k < t->nhmat; k++)
+		for (unsigned m = 0; m < k; m++) {
+			const struct vn_hmat_entry *a = &t->hmat[m], *h = &t->hmat[k];
+			if (a->type == h->type && a->initiator == h->target && a->target == h->initiator &&
+			    a->initiator != a->target)
+				return vn_input_error(err,
+						      "%s:%d: hmat %s %u->%u and %u->%u (line %d): libvirt 9.0 accepts only one direction between two nodes",
+						      t->path ? t->path : t->name, h->line,
+						      h->type == VN_HMAT_LATENCY ? "latency" : "bandwidth", h->initiator,
+						      h->target, a->initiator, a->target, a->line);
+		}
+
 	if (t->nnodes == 0)
 		return vn_input_error(err, "topology has no nodes");
 	for (unsigned i = 0; i < t->nnodes; i++)
