@@ -326,6 +326,23 @@ static int msg_errno(struct json_object *m)
 	return -e;
 }
 
+/* A final reply to our request: an "ok":false one becomes the error; m is consumed or handed out. */
+static int take_final(struct json_object *m, const char *op, struct json_object **reply, struct vn_error *err)
+{
+	if (!msg_ok(m)) {
+		const char *e = msg_str(m, "error");
+		int rc = vn_infra_error(err, msg_errno(m), "guest agent %s: %s", op, e ? e : "failed");
+
+		json_object_put(m);
+		return rc;
+	}
+	if (reply)
+		*reply = m;
+	else
+		json_object_put(m);
+	return 0;
+}
+
 int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, struct json_object **reply,
 		  struct vn_error *err)
 {
@@ -353,18 +370,7 @@ int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, s
 			json_object_put(m);
 			continue;
 		}
-		if (!msg_ok(m)) {
-			const char *e = msg_str(m, "error");
-
-			rc = vn_infra_error(err, msg_errno(m), "guest agent %s: %s", op, e ? e : "failed");
-			json_object_put(m);
-			return rc;
-		}
-		if (reply)
-			*reply = m;
-		else
-			json_object_put(m);
-		return 0;
+		return take_final(m, op, reply, err);
 	}
 }
 
@@ -407,18 +413,7 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 			json_object_put(m);
 			continue;
 		}
-		if (!msg_ok(m)) {
-			const char *e = msg_str(m, "error");
-
-			rc = vn_infra_error(err, msg_errno(m), "guest agent hello: %s", e ? e : "failed");
-			json_object_put(m);
-			return rc;
-		}
-		if (reply)
-			*reply = m;
-		else
-			json_object_put(m);
-		return 0;
+		return take_final(m, "hello", reply, err);
 	}
 }
 

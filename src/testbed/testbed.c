@@ -156,11 +156,11 @@ static int find_helpers(char ***out, struct vn_error *err)
 	return 0;
 }
 
-static int guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char **dir, char **sock, char **log)
+/* The same layout vn_virt_guest_dir() creates; computed here so exec needs no libvirt. */
+static int guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char **dir, char **sock)
 {
 	if (asprintf(dir, "%s/guests/%s", ctx->state_dir, name) < 0 ||
-	    asprintf(sock, "%s/guests/%s/agent.sock", ctx->state_dir, name) < 0 ||
-	    (log && asprintf(log, "%s/guests/%s/console.log", ctx->state_dir, name) < 0))
+	    asprintf(sock, "%s/guests/%s/agent.sock", ctx->state_dir, name) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -279,9 +279,8 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		vn_virt_close(v);
 		return rc;
 	}
-	free(dir);
-	dir = NULL;
-	guest_paths(ctx, name, &dir, &sock, &log);
+	if (asprintf(&sock, "%s/agent.sock", dir) < 0 || asprintf(&log, "%s/console.log", dir) < 0)
+		abort();
 	if (asprintf(&kernel_id, "%s %s", k->recipe, k->version) < 0)
 		abort();
 
@@ -390,7 +389,7 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 
 	if (!*name || strchr(name, '/'))
 		return vn_input_error(err, "bad guest name '%s'", name);
-	if (guest_paths(ctx, name, &dir, &sock, NULL) < 0)
+	if (guest_paths(ctx, name, &dir, &sock) < 0)
 		return -ENOMEM;
 	if (stat(dir, &st) != 0)
 		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);

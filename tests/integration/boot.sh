@@ -97,6 +97,25 @@ check "down --all" sh -c "'$vnuma' down --all 2>&1 | grep -q 'destroyed 2 guests
 check "down --all leaves no QEMU" no_qemu_left
 check "down --all leaves no guest dirs or sockets" sh -c "[ -z \"\$(ls -A '$VNUMA_STATE_DIR/guests')\" ] && ! find '$VNUMA_STATE_DIR' -type s | grep -q ."
 
+# 6b. Ctrl-C during a boot destroys the half-booted guest and exits 3.
+"$vnuma" up "$src/topologies/2node.xml" --name intr >/dev/null 2>"$VNUMA_STATE_DIR/intr.err" &
+upid=$!
+for _ in $(seq 50); do pgrep -f "qemu-system.*guest=intr" >/dev/null && break; sleep 0.2; done
+sleep 1
+kill -INT "$upid"
+wait "$upid"
+check "Ctrl-C during up exits 3" test $? = 3
+check "Ctrl-C during up says so" grep -q interrupted "$VNUMA_STATE_DIR/intr.err"
+check "Ctrl-C during up leaves no QEMU" no_qemu_left
+check "Ctrl-C during up leaves no guest defined" test -z "$("$vnuma" list 2>/dev/null | tail -n +2)"
+
+# 6c. A name in use is bad input and leaves the running guest alone.
+timed_up "$src/topologies/2node.xml" --name taken
+"$vnuma" up "$src/topologies/2node.xml" --name taken 2>/dev/null
+check "up with a name in use exits 2" test $? = 2
+check "...and the first guest still answers" "$vnuma" exec taken -- true
+"$vnuma" down taken >/dev/null 2>&1
+
 # 7. Every other shipped topology boots as written (CPU-less nodes, HMAT, dies).
 for f in 8node-amd-2socket 4node-snc2 8node-3level 4node-2socket-power8-like 4node-cxl; do
 	timed_up "$src/topologies/$f.xml"
