@@ -9,4 +9,5 @@
 	{"exec", cmd_exec, "run a command in a guest, mirroring its output and exit code"},            \
 	{"shell", cmd_shell, "interactive root shell on a guest's console (Ctrl-] leaves)"},           \
 	{"collect", cmd_collect, "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg"}, \
+	{"run", cmd_run, "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml"}, \
 	{"topo", cmd_topo, "offline: validate, show a topology, print the model's fallback order"},

@@ -16,6 +16,7 @@
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/sha256.h"
 #include "util/strbuf.h"
 
 static double now_s(void)
@@ -85,6 +86,10 @@ void vn_up_result_clear(struct vn_up_result *r)
 	free(r->guest_dir);
 	free(r->console_log);
 	free(r->kernel_release);
+	free(r->kernel_version);
+	free(r->kernel_recipe);
+	free(r->kernel_config_sha256);
+	free(r->topology_path);
 	free(r->fidelity_report);
 	memset(r, 0, sizeof(*r));
 }
@@ -138,13 +143,18 @@ static int find_helpers(char ***out, struct vn_error *err)
 	glob(pat.s, 0, NULL, &g);
 	vn_strbuf_free(&pat);
 
-	char **v = calloc(g.gl_pathc + 2, sizeof(char *));
+	char **v = calloc(g.gl_pathc + 3, sizeof(char *));
 	size_t k = 0;
 	if (!v) {
 		globfree(&g);
 		return -ENOMEM;
 	}
 	if (asprintf(&v[k++], "%s:%s", agent, VN_INITRAMFS_AGENT_PATH) < 0)
+		abort();
+	/* The in-guest sampler sits beside the agent. */
+	char sampler[PATH_MAX + 64];
+	snprintf(sampler, sizeof(sampler), "%s/%s", over ? over : exe, over ? "vnuma-sample" : "src/agent/vnuma-sample");
+	if (access(sampler, X_OK) == 0 && asprintf(&v[k++], "%s:%s/vnuma-sample", sampler, VN_INITRAMFS_WORKLOAD_DIR) < 0)
 		abort();
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
@@ -271,7 +281,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		}
 		vn_error_clear(&e);
 		name = strdup(o->name);
-	} else if ((rc = pick_name(v, t->name, &name, err)) < 0) {
+	} else if ((rc = pick_name(v, o->name_prefix ? o->name_prefix : t->name, &name, err)) < 0) {
 		vn_virt_close(v);
 		return rc;
 	}
@@ -343,6 +353,19 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	r->guest_dir = strdup(dir);
 	r->console_log = strdup(log);
 	r->kernel_release = strdup(k->release);
+	r->kernel_version = strdup(k->version);
+	r->kernel_recipe = strdup(k->recipe);
+	r->topology_path = strdup(topo_path);
+	if (k->config) {
+		uint8_t digest[32];
+		char hex[65];
+		struct vn_error e = {0};
+		if (vn_sha256_file(k->config, digest, &e) == 0) {
+			vn_sha256_hex(digest, hex);
+			r->kernel_config_sha256 = strdup(hex);
+		}
+		vn_error_clear(&e);
+	}
 	return vn_testbed_fidelity(a, t, o->model, &r->fidelity_ok, &r->fidelity_report, err);
 }
 

@@ -25,7 +25,8 @@ void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx);
 
 struct vn_up_opts {
 	const char *topology; /* path, or a name under topologies/ */
-	const char *name;     /* NULL: derived from the topology */
+	const char *name;     /* NULL: derived from the topology (or name_prefix) */
+	const char *name_prefix; /* NULL: the topology's name */
 	const char *kernel;   /* NULL/"stock" or a bzImage path */
 	const char *modules;  /* modules dir for --kernel */
 	const char *append;   /* extra kernel arguments */
@@ -36,7 +37,9 @@ struct vn_up_opts {
 struct vn_up_result {
 	char *name;
 	char *guest_dir, *console_log;
-	char *kernel_release;
+	char *kernel_release, *kernel_version, *kernel_recipe;
+	char *kernel_config_sha256; /* NULL when the kernel's .config is unknown */
+	char *topology_path;
 	enum vn_accel accel;
 	double boot_s; /* domain start until the agent answered */
 	/* Fidelity: what the guest sees against what was asked for. */

@@ -1,0 +1,184 @@
+#include "report/report.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <libxml/xmlwriter.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
+		   const char *detail)
+{
+	struct vn_verdict *v = reallocarray(r->verdicts, r->nverdicts + 1, sizeof(*v));
+
+	if (!v)
+		abort();
+	r->verdicts = v;
+	r->verdicts[r->nverdicts++] = (struct vn_verdict){
+		.name = strdup(name),
+		.pass = pass,
+		.observed = dup_or_null(observed),
+		.expected = dup_or_null(expected),
+		.detail = dup_or_null(detail),
+	};
+}
+
+unsigned vn_report_failures(const struct vn_report *r)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < r->nverdicts; i++)
+		n += !r->verdicts[i].pass;
+	return n;
+}
+
+void vn_report_clear(struct vn_report *r)
+{
+	for (unsigned i = 0; i < r->nverdicts; i++) {
+		free(r->verdicts[i].name);
+		free(r->verdicts[i].observed);
+		free(r->verdicts[i].expected);
+		free(r->verdicts[i].detail);
+	}
+	free(r->verdicts);
+	char **strs[] = {&r->scenario,	     &r->description,	 &r->started_utc,    &r->error,
+			 &r->accel,	     &r->kernel_release, &r->kernel_version, &r->kernel_cmdline,
+			 &r->kernel_recipe,  &r->kernel_config_sha256, &r->topology, &r->fidelity,
+			 &r->sampling_cost};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
+		free(*strs[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static int write_json(const struct vn_report *r, const char *dir, struct vn_error *err)
+{
+	json_object *o = json_object_new_object(), *k = json_object_new_object(), *a = json_object_new_array();
+	char path[4096];
+	int rc = 0;
+
+	add_str(o, "scenario", r->scenario);
+	add_str(o, "description", r->description);
+	add_str(o, "started_utc", r->started_utc);
+	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
+	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
+	add_str(o, "error", r->error);
+	json_object_object_add(o, "passed", json_object_new_boolean(r->complete && !vn_report_failures(r)));
+	add_str(o, "accelerator", r->accel);
+	add_str(k, "release", r->kernel_release);
+	add_str(k, "version", r->kernel_version);
+	add_str(k, "cmdline", r->kernel_cmdline);
+	add_str(k, "recipe", r->kernel_recipe);
+	add_str(k, "config_sha256", r->kernel_config_sha256);
+	json_object_object_add(o, "kernel", k);
+	add_str(o, "topology", r->topology);
+	add_str(o, "fidelity", r->fidelity);
+	add_str(o, "sampling_cost", r->sampling_cost);
+	json_object_object_add(o, "note",
+			       json_object_new_string("Under TCG, throughput is not real-hardware performance: "
+						      "assertions judge the kernel's decisions (placement, migration, "
+						      "fallback), not absolute bandwidth."));
+	for (unsigned i = 0; i < r->nverdicts; i++) {
+		const struct vn_verdict *v = &r->verdicts[i];
+		json_object *j = json_object_new_object();
+		add_str(j, "name", v->name);
+		json_object_object_add(j, "verdict", json_object_new_string(v->pass ? "pass" : "fail"));
+		add_str(j, "observed", v->observed);
+		add_str(j, "expected", v->expected);
+		add_str(j, "detail", v->detail);
+		json_object_array_add(a, j);
+	}
+	json_object_object_add(o, "assertions", a);
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	if (json_object_to_file_ext(path, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0)
+		rc = vn_infra_error(err, -EIO, "cannot write %s", path);
+	json_object_put(o);
+	return rc;
+}
+
+static void writer_freep(xmlTextWriterPtr *w)
+{
+	if (*w)
+		xmlFreeTextWriter(*w);
+}
+
+static int write_junit(const struct vn_report *r, const char *dir, struct vn_error *err)
+{
+	char path[4096], buf[64];
+	_cleanup_(writer_freep) xmlTextWriterPtr w = NULL;
+	unsigned failures = vn_report_failures(r);
+
+	snprintf(path, sizeof(path), "%s/junit.xml", dir);
+	w = xmlNewTextWriterFilename(path, 0);
+	if (!w)
+		return vn_infra_error(err, -EIO, "cannot write %s", path);
+	xmlTextWriterSetIndent(w, 1);
+	xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL);
+	xmlTextWriterStartElement(w, BAD_CAST "testsuite");
+	xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST(r->scenario ? r->scenario : "vnuma"));
+	snprintf(buf, sizeof(buf), "%u", r->nverdicts + (r->complete ? 0 : 1));
+	xmlTextWriterWriteAttribute(w, BAD_CAST "tests", BAD_CAST buf);
+	snprintf(buf, sizeof(buf), "%u", failures);
+	xmlTextWriterWriteAttribute(w, BAD_CAST "failures", BAD_CAST buf);
+	xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST(r->complete ? "0" : "1"));
+	snprintf(buf, sizeof(buf), "%.3f", r->duration_s);
+	xmlTextWriterWriteAttribute(w, BAD_CAST "time", BAD_CAST buf);
+	if (r->started_utc)
+		xmlTextWriterWriteAttribute(w, BAD_CAST "timestamp", BAD_CAST r->started_utc);
+	for (unsigned i = 0; i < r->nverdicts; i++) {
+		const struct vn_verdict *v = &r->verdicts[i];
+		xmlTextWriterStartElement(w, BAD_CAST "testcase");
+		xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST(r->scenario ? r->scenario : "vnuma"));
+		xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST v->name);
+		if (!v->pass) {
+			xmlTextWriterStartElement(w, BAD_CAST "failure");
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "expected %s, observed %s", v->expected ? v->expected : "?",
+				 v->observed ? v->observed : "?");
+			xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST msg);
+			if (v->detail)
+				xmlTextWriterWriteString(w, BAD_CAST v->detail);
+			xmlTextWriterEndElement(w);
+		}
+		xmlTextWriterStartElement(w, BAD_CAST "system-out");
+		char out[2048];
+		snprintf(out, sizeof(out), "observed: %s\nexpected: %s\n", v->observed ? v->observed : "",
+			 v->expected ? v->expected : "");
+		xmlTextWriterWriteString(w, BAD_CAST out);
+		xmlTextWriterEndElement(w);
+		xmlTextWriterEndElement(w);
+	}
+	if (!r->complete) {
+		/* An incomplete run is an error in CI, not a pass by omission. */
+		xmlTextWriterStartElement(w, BAD_CAST "testcase");
+		xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST(r->scenario ? r->scenario : "vnuma"));
+		xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST "run completed");
+		xmlTextWriterStartElement(w, BAD_CAST "error");
+		xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST(r->error ? r->error : "incomplete"));
+		xmlTextWriterEndElement(w);
+		xmlTextWriterEndElement(w);
+	}
+	xmlTextWriterEndElement(w);
+	if (xmlTextWriterEndDocument(w) < 0)
+		return vn_infra_error(err, -EIO, "cannot write %s", path);
+	return 0;
+}
+
+int vn_report_write(const struct vn_report *r, const char *dir, struct vn_error *err)
+{
+	int rc = write_json(r, dir, err);
+
+	return rc < 0 ? rc : write_junit(r, dir, err);
+}

@@ -1,0 +1,40 @@
+/*
+ * What a scenario run concluded, written for people (result.json) and for CI
+ * systems (junit.xml: one testcase per assertion, so each shows by itself).
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "util/error.h"
+
+struct vn_verdict {
+	char *name;
+	bool pass;
+	char *observed; /* what the kernel did, as text */
+	char *expected; /* what the assertion asked for */
+	char *detail;   /* optional: a diff, a time series summary */
+};
+
+struct vn_report {
+	char *scenario, *description;
+	char *started_utc;
+	double duration_s;
+	bool complete;      /* false: interrupted or an infrastructure failure cut the run short */
+	char *error;        /* why it is incomplete, or NULL */
+	char *accel;        /* tcg / kvm */
+	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
+	char *topology;
+	char *fidelity;     /* the boot-time fidelity report */
+	char *sampling_cost; /* e.g. "mean 3.1 ms CPU per sample (n=40)" */
+	unsigned nverdicts;
+	struct vn_verdict *verdicts;
+};
+
+void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
+		   const char *detail);
+void vn_report_clear(struct vn_report *r);
+unsigned vn_report_failures(const struct vn_report *r);
+
+/* DIR/result.json and DIR/junit.xml. */
+int vn_report_write(const struct vn_report *r, const char *dir, struct vn_error *err);

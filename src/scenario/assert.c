@@ -1,0 +1,298 @@
+/* Judging a finished run: every assertion becomes a verdict with what was seen and what was asked. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/kv.h"
+#include "scenario/run-priv.h"
+#include "topology/fallback.h"
+#include "util/cleanup.h"
+#include "util/strbuf.h"
+
+static void verdict(struct vn_report *rep, const struct vn_scn_assert *a, const char *fallback_name, bool pass,
+		    const char *observed, const char *expected, const char *detail)
+{
+	vn_report_add(rep, a->name ? a->name : fallback_name, pass, observed, expected, detail);
+}
+
+static int step_index(const struct vn_run_data *d, const char *name)
+{
+	for (unsigned i = 0; i < d->s->nsteps; i++)
+		if (strcmp(d->s->steps[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static bool counter_delta(const struct vn_run_data *d, const char *key, double *out)
+{
+	json_object *b, *a;
+
+	if (!d->vmstat_before || !d->vmstat_after || !json_object_object_get_ex(d->vmstat_before, key, &b) ||
+	    !json_object_object_get_ex(d->vmstat_after, key, &a))
+		return false;
+	*out = (double)(json_object_get_int64(a) - json_object_get_int64(b));
+	return true;
+}
+
+/* "0: 0 1 2 3 | 1: 1 0 3 2 | ..." — one line, for tables and JUnit messages. */
+static char *compact(const struct vn_fallback *f)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (unsigned n = 0; n < f->nnodes; n++) {
+		if (!f->present[n])
+			continue;
+		vn_strbuf_printf(&b, "%s%u:", b.len ? " | " : "", n);
+		for (unsigned i = 0; i < f->len[n]; i++)
+			vn_strbuf_printf(&b, " %u", f->order[n][i]);
+	}
+	return vn_strbuf_steal(&b);
+}
+
+static void check_fallback(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+{
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_fallback want, got;
+	struct vn_error err = {0};
+	char name[128];
+
+	snprintf(name, sizeof(name), "fallback order equals model %s", vn_fallback_model_name(a->model));
+	o.model = a->model;
+	vn_fallback_compute(d->t, &o, &want);
+	if (!d->dmesg || vn_fallback_parse_log(d->dmesg, &got, &err) < 0 || got.nnodes == 0) {
+		verdict(rep, a, name, false, "no 'Fallback order' lines in the guest's dmesg", "one line per node", NULL);
+		vn_error_clear(&err);
+		return;
+	}
+	_cleanup_free_ char *diff = vn_fallback_diff(&want, &got);
+	_cleanup_free_ char *expected = compact(&want), *observed = compact(&got);
+	verdict(rep, a, name, !diff, observed, expected, diff);
+}
+
+static void check_distances(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+{
+	struct vn_strbuf diff = VN_STRBUF_INIT;
+
+	for (unsigned i = 0; i < d->t->nnodes; i++) {
+		struct vn_strbuf want = VN_STRBUF_INIT;
+		for (unsigned j = 0; j < d->t->nnodes; j++)
+			vn_strbuf_printf(&want, "%s%u", j ? " " : "", d->t->distance[i][j]);
+		const char *g = d->distances[i] ? d->distances[i] : "(missing)";
+		if (strncmp(g, want.s, want.len) != 0 || (g[want.len] != '\n' && g[want.len] != '\0'))
+			vn_strbuf_printf(&diff, "node %u: expected %s, guest %.*s\n", i, want.s, (int)strcspn(g, "\n"), g);
+		vn_strbuf_free(&want);
+	}
+	verdict(rep, a, "guest distances equal the topology", !diff.len, diff.len ? "differ" : "equal", "equal",
+		diff.s);
+	vn_strbuf_free(&diff);
+}
+
+static void check_counter(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+{
+	char name[256], obs[128], exp[128];
+	double num, den = 1;
+	bool ok_num = counter_delta(d, a->counter, &num);
+	bool ok_den = a->type != VN_ASSERT_RATIO || counter_delta(d, a->denominator, &den);
+
+	if (a->type == VN_ASSERT_RATIO)
+		snprintf(name, sizeof(name), "delta %s / delta %s %s %g", a->counter, a->denominator, vn_scn_op_name(a->op),
+			 a->value);
+	else
+		snprintf(name, sizeof(name), "delta %s %s %g", a->counter, vn_scn_op_name(a->op), a->value);
+	snprintf(exp, sizeof(exp), "%s %g", vn_scn_op_name(a->op), a->value);
+	if (!ok_num || !ok_den) {
+		snprintf(obs, sizeof(obs), "counter %s not in /proc/vmstat", !ok_num ? a->counter : a->denominator);
+		verdict(rep, a, name, false, obs, exp, NULL);
+		return;
+	}
+	if (a->type == VN_ASSERT_RATIO && den == 0) {
+		snprintf(obs, sizeof(obs), "%s did not change (ratio undefined); %s changed by %.0f", a->denominator,
+			 a->counter, num);
+		verdict(rep, a, name, false, obs, exp, NULL);
+		return;
+	}
+	double v = num / den;
+	if (a->type == VN_ASSERT_RATIO)
+		snprintf(obs, sizeof(obs), "%.4f (%.0f / %.0f)", v, num, den);
+	else
+		snprintf(obs, sizeof(obs), "%.0f", v);
+	verdict(rep, a, name, vn_scn_op_eval(a->op, v, a->value), obs, exp, NULL);
+}
+
+/* Moved processes' memory on the node they were moved to, within the window after the move. */
+static void check_follows(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+{
+	char name[256], obs[256], exp[128];
+	int si = step_index(d, a->step);
+	const struct vn_run_move *mv = NULL;
+
+	snprintf(name, sizeof(name), "memory of %s follows its tasks: >= %.0f%% local within %g s", a->step,
+		 100 * a->fraction, a->within_s);
+	snprintf(exp, sizeof(exp), ">= %.2f within %g s", a->fraction, a->within_s);
+	for (unsigned i = 0; i < d->nmoves; i++)
+		if ((int)d->moves[i].step == si)
+			mv = &d->moves[i];
+	if (!mv || !mv->npids) {
+		verdict(rep, a, name, false, "no processes of this step were moved", exp, NULL);
+		return;
+	}
+	struct vn_strbuf series = VN_STRBUF_INIT;
+	double best = NAN, reached = NAN;
+	for (unsigned i = 0; i < d->samples.n; i++) {
+		const struct vn_sample *s = &d->samples.v[i];
+		double dt = s->uptime - mv->uptime;
+		if (dt < 0)
+			continue;
+		double f = vn_samples_fraction_on_node(s, mv->pids, mv->npids, mv->to_node);
+		if (isnan(f))
+			continue;
+		vn_strbuf_printf(&series, "t+%.1fs: %.3f on node %u\n", dt, f, mv->to_node);
+		if (dt > a->within_s)
+			continue;
+		if (isnan(best) || f > best)
+			best = f;
+		if (isnan(reached) && f >= a->fraction)
+			reached = dt;
+	}
+	if (isnan(best))
+		snprintf(obs, sizeof(obs), "no samples of the moved processes after the move");
+	else if (!isnan(reached))
+		snprintf(obs, sizeof(obs), "%.3f on node %u after %.1f s (best %.3f)", a->fraction, mv->to_node, reached,
+			 best);
+	else
+		snprintf(obs, sizeof(obs), "at most %.3f on node %u within %g s", best, mv->to_node, a->within_s);
+	verdict(rep, a, name, !isnan(reached), obs, exp, series.s);
+	vn_strbuf_free(&series);
+}
+
+static void check_running(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+{
+	double avg[VN_SAMPLE_MAX_NODES] = {0};
+	char name[256], obs[512] = "", exp[128];
+	bool pass = true;
+	unsigned n = d->t->nnodes < VN_SAMPLE_MAX_NODES ? d->t->nnodes : VN_SAMPLE_MAX_NODES;
+
+	snprintf(name, sizeof(name), "running threads of %s per node <= node CPUs + %g", a->step, a->tolerance);
+	snprintf(exp, sizeof(exp), "<= CPUs + %g on every node", a->tolerance);
+	if (!d->samples.n) {
+		verdict(rep, a, name, false, "no samples", exp, NULL);
+		return;
+	}
+	vn_samples_avg_running(&d->samples, avg, n);
+	size_t used = 0;
+	for (unsigned i = 0; i < n; i++) {
+		bool ok = avg[i] <= d->t->nodes[i].ncpus + a->tolerance;
+		pass &= ok;
+		used += (size_t)snprintf(obs + used, used < sizeof(obs) ? sizeof(obs) - used : 0, "%snode %u: %.2f/%u%s",
+					 i ? ", " : "", i, avg[i], d->t->nodes[i].ncpus, ok ? "" : " (over)");
+		if (used >= sizeof(obs))
+			break;
+	}
+	verdict(rep, a, name, pass, obs, exp, NULL);
+}
+
+/* A dotted path ("kernels.triad.best_mbps") into a workload's result line. */
+static bool json_path_number(json_object *o, const char *path, double *out)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	char *save = NULL;
+
+	for (char *k = strtok_r(copy, ".", &save); k; k = strtok_r(NULL, ".", &save)) {
+		json_object *next;
+		if (json_object_is_type(o, json_type_array)) {
+			char *end;
+			long idx = strtol(k, &end, 10);
+			if (*end || idx < 0 || (size_t)idx >= json_object_array_length(o))
+				return false;
+			o = json_object_array_get_idx(o, (size_t)idx);
+			continue;
+		}
+		if (!json_object_object_get_ex(o, k, &next))
+			return false;
+		o = next;
+	}
+	if (!json_object_is_type(o, json_type_double) && !json_object_is_type(o, json_type_int))
+		return false;
+	*out = json_object_get_double(o);
+	return true;
+}
+
+static void check_metric(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+{
+	char name[256], exp[128];
+	struct vn_strbuf obs = VN_STRBUF_INIT;
+	int si = step_index(d, a->step);
+	const struct vn_run_step_data *sd = si >= 0 ? &d->steps[si] : NULL;
+	bool pass = sd && sd->nresults > 0;
+
+	snprintf(name, sizeof(name), "%s %s %s %g", a->step, a->path, vn_scn_op_name(a->op), a->value);
+	snprintf(exp, sizeof(exp), "%s %g in every process's result", vn_scn_op_name(a->op), a->value);
+	for (unsigned i = 0; sd && i < sd->nresults; i++) {
+		double v;
+		if (!json_path_number(sd->results[i], a->path, &v)) {
+			vn_strbuf_printf(&obs, "%sprocess %u: no number at %s", i ? "; " : "", i, a->path);
+			pass = false;
+			continue;
+		}
+		pass &= vn_scn_op_eval(a->op, v, a->value);
+		vn_strbuf_printf(&obs, "%s%g", i ? ", " : "", v);
+	}
+	if (!sd || !sd->nresults)
+		vn_strbuf_printf(&obs, "no result line from step %s", a->step);
+	verdict(rep, a, name, pass, obs.s, exp, NULL);
+	vn_strbuf_free(&obs);
+}
+
+/* Where the step's memory was at the last sample that still saw its processes. */
+static void check_on_node(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+{
+	char name[256], obs[256], exp[128];
+	int si = step_index(d, a->step);
+	const struct vn_run_step_data *sd = si >= 0 ? &d->steps[si] : NULL;
+	double f = NAN;
+	struct vn_strbuf detail = VN_STRBUF_INIT;
+
+	snprintf(name, sizeof(name), ">= %.0f%% of %s's memory on node %u", 100 * a->fraction, a->step, a->node);
+	snprintf(exp, sizeof(exp), ">= %.2f on node %u", a->fraction, a->node);
+	for (unsigned i = d->samples.n; sd && sd->npids && i-- > 0;) {
+		f = vn_samples_fraction_on_node(&d->samples.v[i], sd->pids, sd->npids, a->node);
+		if (isnan(f))
+			continue;
+		const struct vn_sample *s = &d->samples.v[i];
+		for (unsigned k = 0; k < sd->npids; k++) {
+			const struct vn_sample_proc *p = vn_sample_proc_find(s, sd->pids[k]);
+			if (!p)
+				continue;
+			vn_strbuf_printf(&detail, "pid %d:", p->pid);
+			for (unsigned n = 0; n < s->nnodes; n++)
+				if (p->mem_kb[n] > 0)
+					vn_strbuf_printf(&detail, " node %u %.0f kB", n, p->mem_kb[n]);
+			vn_strbuf_printf(&detail, "\n");
+		}
+		break;
+	}
+	if (isnan(f))
+		snprintf(obs, sizeof(obs), "no sample saw the memory of step %s", a->step);
+	else
+		snprintf(obs, sizeof(obs), "%.3f on node %u", f, a->node);
+	verdict(rep, a, name, !isnan(f) && f >= a->fraction, obs, exp, detail.s);
+	vn_strbuf_free(&detail);
+}
+
+void vn_scenario_assert(const struct vn_run_data *d, struct vn_report *rep)
+{
+	for (unsigned i = 0; i < d->s->nasserts; i++) {
+		const struct vn_scn_assert *a = &d->s->asserts[i];
+		switch (a->type) {
+		case VN_ASSERT_FALLBACK: check_fallback(d, a, rep); break;
+		case VN_ASSERT_DISTANCES: check_distances(d, a, rep); break;
+		case VN_ASSERT_COUNTER:
+		case VN_ASSERT_RATIO: check_counter(d, a, rep); break;
+		case VN_ASSERT_MEMORY_FOLLOWS: check_follows(d, a, rep); break;
+		case VN_ASSERT_RUNNING_PER_NODE: check_running(d, a, rep); break;
+		case VN_ASSERT_METRIC: check_metric(d, a, rep); break;
+		case VN_ASSERT_MEMORY_ON_NODE: check_on_node(d, a, rep); break;
+		}
+	}
+}

@@ -1,0 +1,39 @@
+/* What a run leaves for the assertions to judge; shared by runner.c and assert.c. */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "metrics/samples.h"
+#include "report/report.h"
+#include "scenario/scenario.h"
+#include "topology/topology.h"
+
+struct vn_run_move {
+	unsigned step, to_node;
+	double uptime; /* guest uptime when the move was done */
+	unsigned npids;
+	int pids[64];
+};
+
+struct vn_run_step_data {
+	unsigned npids;
+	int pids[256];
+	unsigned nresults;
+	json_object *results[256]; /* each process's JSON result line, or NULL */
+	double start_uptime, end_uptime;
+};
+
+struct vn_run_data {
+	const struct vn_scenario *s;
+	const struct vn_topology *t;
+	json_object *vmstat_before, *vmstat_after;
+	char *dmesg;                          /* after the run */
+	char *distances[VN_MAX_NODES];        /* guest nodeN/distance, after the run */
+	struct vn_samples samples;
+	struct vn_run_step_data *steps;       /* s->nsteps */
+	unsigned nmoves;
+	struct vn_run_move moves[64];
+};
+
+/* Judge every assertion of the scenario into report verdicts. */
+void vn_scenario_assert(const struct vn_run_data *d, struct vn_report *report);

@@ -1,0 +1,847 @@
+/*
+ * The scenario runner. One agent connection carries everything at once: the
+ * in-guest sampler's stream, every workload process, and the timed actions,
+ * each an exec request told apart by its id. Nothing waits on a round trip
+ * per sample.
+ */
+#include "scenario/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/protocol.h"
+#include "metrics/kv.h"
+#include "scenario/run-priv.h"
+#include "util/cleanup.h"
+#include "util/interrupt.h"
+#include "util/strbuf.h"
+
+#define RUN_DIR "/tmp/vnuma-run"
+#define MAX_EXECS 300
+
+enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX };
+
+struct exec {
+	int64_t id;
+	enum exec_kind kind;
+	unsigned step, index; /* workload: which step, which process */
+	unsigned move;        /* action: index into d->moves */
+	FILE *out, *errf;
+	struct vn_strbuf buf;  /* stdout kept (sampler: partial line; action/aux: all) */
+	struct vn_strbuf ebuf; /* stderr of actions and aux commands, for error messages */
+	bool done;
+	int status; /* exit code, 128+signal, or -1 when it could not start */
+	char *error;
+};
+
+struct run {
+	struct vn_agent *a;
+	const char *dir;
+	struct vn_scenario *s;
+	const struct vn_topology *t;
+	struct vn_run_data *d;
+	struct exec ex[MAX_EXECS];
+	unsigned nex;
+	double t0, deadline;
+	bool stop; /* interrupted or timed out */
+	char *stop_reason;
+	struct vn_strbuf samples; /* samples.jsonl contents, for the assertions */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static FILE *open_out(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return fopen(path, "we");
+}
+
+/* Send one exec request; its messages arrive later through pump(). */
+static int start_exec(struct run *r, enum exec_kind kind, const char *const *argv, struct exec **out,
+		      struct vn_error *err)
+{
+	if (r->nex >= MAX_EXECS)
+		return vn_input_error(err, "%s: more than %d processes in one run", r->s->path, MAX_EXECS);
+	struct exec *e = &r->ex[r->nex++];
+	json_object *req = json_object_new_object(), *av = json_object_new_array();
+
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->id = vn_agent_next_id(r->a);
+	e->status = -1;
+	for (const char *const *p = argv; *p; p++)
+		json_object_array_add(av, json_object_new_string(*p));
+	json_object_object_add(req, "id", json_object_new_int64(e->id));
+	json_object_object_add(req, "op", json_object_new_string("exec"));
+	json_object_object_add(req, "argv", av);
+	*out = e;
+	return vn_agent_send(r->a, req, 10000, err);
+}
+
+static void send_signal(struct run *r, struct exec *e, int sig)
+{
+	json_object *m = json_object_new_object();
+	struct vn_error err = {0};
+
+	json_object_object_add(m, "id", json_object_new_int64(e->id));
+	json_object_object_add(m, "op", json_object_new_string("signal"));
+	json_object_object_add(m, "signal", json_object_new_int(sig));
+	vn_agent_send(r->a, m, 2000, &err);
+	vn_error_clear(&err);
+}
+
+/* Sampler lines get the host's clock too, then go to samples.jsonl. */
+static void sampler_data(struct run *r, struct exec *e, const char *data, size_t len)
+{
+	vn_strbuf_append(&e->buf, data, len);
+	char *nl;
+	while (e->buf.s && (nl = strchr(e->buf.s, '\n'))) {
+		*nl = '\0';
+		if (e->buf.s[0] == '{') {
+			char head[64];
+			snprintf(head, sizeof(head), "{\"host_t\":%.3f,", now_s() - r->t0);
+			fputs(head, e->out);
+			fputs(e->buf.s + 1, e->out);
+			fputc('\n', e->out);
+			fflush(e->out);
+			vn_strbuf_printf(&r->samples, "%s%s\n", head, e->buf.s + 1);
+		}
+		size_t rest = e->buf.len - (size_t)(nl + 1 - e->buf.s);
+		memmove(e->buf.s, nl + 1, rest + 1);
+		e->buf.len = rest;
+	}
+}
+
+static struct exec *find_exec(struct run *r, int64_t id)
+{
+	for (unsigned i = 0; i < r->nex; i++)
+		if (r->ex[i].id == id)
+			return &r->ex[i];
+	return NULL;
+}
+
+static void handle(struct run *r, json_object *m)
+{
+	json_object *v;
+	struct exec *e = json_object_object_get_ex(m, "id", &v) ? find_exec(r, json_object_get_int64(v)) : NULL;
+
+	if (!e)
+		return;
+	if (json_object_object_get_ex(m, "stream", &v)) {
+		const char *stream = json_object_get_string(v);
+		json_object *dv;
+		if (!json_object_object_get_ex(m, "data", &dv))
+			return;
+		const char *b64 = json_object_get_string(dv);
+		size_t blen = strlen(b64);
+		_cleanup_free_ char *raw = malloc(blen / 4 * 3 + 4);
+		long n = raw ? vn_base64_decode(b64, blen, raw) : -1;
+		if (n < 0)
+			return;
+		bool is_out = strcmp(stream, "stdout") == 0;
+		if (e->kind == EX_SAMPLER && is_out)
+			sampler_data(r, e, raw, (size_t)n);
+		else if (e->kind != EX_WORKLOAD)
+			vn_strbuf_append(is_out ? &e->buf : &e->ebuf, raw, (size_t)n);
+		else if (is_out ? e->out : e->errf) {
+			if (is_out)
+				vn_strbuf_append(&e->buf, raw, (size_t)n);
+			fwrite(raw, 1, (size_t)n, is_out ? e->out : e->errf);
+			fflush(is_out ? e->out : e->errf);
+		}
+		return;
+	}
+	e->done = true;
+	if (json_object_object_get_ex(m, "exit_code", &v))
+		e->status = json_object_get_int(v);
+	else if (json_object_object_get_ex(m, "signal", &v))
+		e->status = 128 + json_object_get_int(v);
+	if (json_object_object_get_ex(m, "error", &v))
+		e->error = strdup(json_object_get_string(v));
+}
+
+/* Process agent messages for up to ms milliseconds; notice interruption and the deadline. */
+static int pump(struct run *r, int ms, struct vn_error *err)
+{
+	double until = now_s() + ms / 1000.0;
+
+	do {
+		json_object *m = NULL;
+		struct vn_error e = {0};
+		int rc = vn_agent_recv(r->a, 100, &m, &e);
+		if (rc == 0) {
+			handle(r, m);
+			json_object_put(m);
+		} else if (rc != -ETIMEDOUT) {
+			*err = e;
+			return rc;
+		}
+		vn_error_clear(&e);
+		if (!r->stop && (vn_was_interrupted() || now_s() > r->deadline)) {
+			r->stop = true;
+			r->stop_reason = strdup(vn_was_interrupted() ? "interrupted" : "scenario timeout reached");
+			for (unsigned i = 0; i < r->nex; i++)
+				if (!r->ex[i].done && r->ex[i].kind != EX_SAMPLER)
+					send_signal(r, &r->ex[i], SIGKILL);
+		}
+	} while (now_s() < until);
+	return 0;
+}
+
+/* Run a shell command in the guest and wait for it (between steps, through the same pump). */
+static int guest_sh(struct run *r, const char *script, char **out, struct vn_error *err)
+{
+	const char *argv[] = {"/bin/sh", "-c", script, NULL};
+	struct exec *e;
+	int rc;
+
+	if ((rc = start_exec(r, EX_AUX, argv, &e, err)) < 0)
+		return rc;
+	while (!e->done)
+		if ((rc = pump(r, 100, err)) < 0)
+			return rc;
+	if (e->status != 0) {
+		if (e->ebuf.len && e->ebuf.s[e->ebuf.len - 1] == '\n')
+			e->ebuf.s[--e->ebuf.len] = '\0';
+		return vn_infra_error(err, -EIO, "guest command failed (exit %d): %s", e->status,
+				      e->ebuf.len ? e->ebuf.s : e->error ? e->error : script);
+	}
+	if (out)
+		*out = vn_strbuf_steal(&e->buf);
+	return 0;
+}
+
+static void nodelist(struct vn_strbuf *b, const unsigned *nodes, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		vn_strbuf_printf(b, "%s%u", i ? "," : "", nodes[i]);
+}
+
+/* sh wrapper (pidfile, cgroup) + numactl placement + the workload and its options. */
+static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsigned idx)
+{
+	struct vn_strbuf script = VN_STRBUF_INIT;
+	char **v = calloc(64 + (st->argv ? 64 : 0), sizeof(char *));
+	unsigned n = 0;
+	const struct vn_scn_placement *p = &st->placement;
+
+	vn_strbuf_printf(&script, "echo $$ > " RUN_DIR "/%s.%u.pid && ", st->name, idx);
+	if (st->cgroup)
+		vn_strbuf_printf(&script, "echo $$ > /sys/fs/cgroup/%s/cgroup.procs && ", st->cgroup);
+	vn_strbuf_printf(&script, "exec \"$@\"");
+	v[n++] = strdup("/bin/sh");
+	v[n++] = strdup("-c");
+	v[n++] = vn_strbuf_steal(&script);
+	v[n++] = strdup("vnuma-step");
+	if (p->policy != VN_PLACE_NONE) {
+		struct vn_strbuf b = VN_STRBUF_INIT;
+		v[n++] = strdup("numactl");
+		if (p->policy == VN_PLACE_CPUNODEBIND || p->ncpu_nodes) {
+			vn_strbuf_printf(&b, "--cpunodebind=");
+			if (p->policy == VN_PLACE_CPUNODEBIND)
+				nodelist(&b, p->nodes, p->nnodes);
+			else
+				nodelist(&b, p->cpu_nodes, p->ncpu_nodes);
+			v[n++] = vn_strbuf_steal(&b);
+		}
+		static const char *const flag[] = {[VN_PLACE_MEMBIND] = "--membind=",
+						   [VN_PLACE_PREFERRED] = "--preferred=",
+						   [VN_PLACE_INTERLEAVE] = "--interleave="};
+		if (p->policy != VN_PLACE_CPUNODEBIND) {
+			vn_strbuf_printf(&b, "%s", flag[p->policy]);
+			nodelist(&b, p->nodes, p->nnodes);
+			v[n++] = vn_strbuf_steal(&b);
+		}
+		v[n++] = strdup("--");
+	}
+	if (strcmp(st->workload, "cmd") != 0) {
+		if (asprintf(&v[n++], "/usr/lib/vnuma/vnuma-wl-%s", st->workload) < 0)
+			abort();
+		if (st->size && asprintf(&v[n++], "--size=%lluM", (unsigned long long)(st->size >> 20)) < 0)
+			abort();
+		if (st->duration_s > 0 && asprintf(&v[n++], "--duration=%g", st->duration_s) < 0)
+			abort();
+		if (st->threads && asprintf(&v[n++], "--threads=%u", st->threads) < 0)
+			abort();
+	}
+	for (char **a = st->argv; a && *a && n < 126; a++)
+		v[n++] = strdup(*a);
+	(void)r;
+	return v;
+}
+
+static int start_step(struct run *r, unsigned si, unsigned rep, struct vn_error *err)
+{
+	const struct vn_scn_step *st = &r->s->steps[si];
+
+	for (unsigned i = 0; i < st->processes; i++) {
+		_cleanup_strv_ char **argv = step_argv(r, st, i);
+		char name[PATH_MAX];
+		struct exec *e;
+		int rc = start_exec(r, EX_WORKLOAD, (const char *const *)argv, &e, err);
+		if (rc < 0)
+			return rc;
+		e->step = si;
+		e->index = i;
+		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.out", st->name, rep, i);
+		e->out = open_out(r->dir, name);
+		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.err", st->name, rep, i);
+		e->errf = open_out(r->dir, name);
+		if (!e->out || !e->errf)
+			return vn_infra_error(err, -errno, "cannot write %s/%s", r->dir, name);
+	}
+	return 0;
+}
+
+/* The timed action: sched_setaffinity (taskset -a) of the first processes to a node's CPUs. */
+static int start_move(struct run *r, unsigned si, const struct vn_scn_action *act, struct vn_error *err)
+{
+	const struct vn_scn_step *st = &r->s->steps[si];
+	unsigned count = (unsigned)ceil(act->fraction * st->processes);
+	_cleanup_free_ char *cpus = vn_cpulist_format(&r->t->nodes[act->to_node].cpus);
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	struct exec *e;
+	int rc;
+
+	if (r->d->nmoves >= VN_ARRAY_SIZE(r->d->moves))
+		return vn_input_error(err, "%s: too many move actions", r->s->path);
+	vn_strbuf_printf(&b, "for i in $(seq 0 %u); do p=$(cat " RUN_DIR "/%s.$i.pid 2>/dev/null) || continue; "
+			     "taskset -a -p -c %s $p >/dev/null && echo pid $p; done; cat /proc/uptime",
+			 count - 1, st->name, cpus);
+	const char *argv[] = {"/bin/sh", "-c", b.s, NULL};
+	rc = start_exec(r, EX_ACTION, argv, &e, err);
+	vn_strbuf_free(&b);
+	if (rc < 0)
+		return rc;
+	e->move = r->d->nmoves;
+	struct vn_run_move *mv = &r->d->moves[r->d->nmoves++];
+	memset(mv, 0, sizeof(*mv));
+	mv->step = si;
+	mv->to_node = act->to_node;
+	return 0;
+}
+
+/* Fill a move's pids and time from its action's output once it finished. */
+static void finish_moves(struct run *r)
+{
+	for (unsigned i = 0; i < r->nex; i++) {
+		struct exec *e = &r->ex[i];
+		if (e->kind != EX_ACTION || !e->done || !e->buf.s)
+			continue;
+		struct vn_run_move *mv = &r->d->moves[e->move];
+		mv->npids = 0;
+		for (char *line = strtok(e->buf.s, "\n"); line; line = strtok(NULL, "\n")) {
+			if (strncmp(line, "pid ", 4) == 0 && mv->npids < VN_ARRAY_SIZE(mv->pids))
+				mv->pids[mv->npids++] = atoi(line + 4);
+			else
+				mv->uptime = atof(line);
+		}
+		vn_strbuf_free(&e->buf);
+	}
+}
+
+struct pending {
+	unsigned step;
+	const struct vn_scn_action *act;
+	double due;
+	bool fired;
+};
+
+static bool step_running(const struct run *r, unsigned si)
+{
+	for (unsigned i = 0; i < r->nex; i++)
+		if (r->ex[i].kind == EX_WORKLOAD && r->ex[i].step == si && !r->ex[i].done)
+			return true;
+	return false;
+}
+
+static bool any_running(const struct run *r, enum exec_kind kind)
+{
+	for (unsigned i = 0; i < r->nex; i++)
+		if (r->ex[i].kind == kind && !r->ex[i].done)
+			return true;
+	return false;
+}
+
+static int fire_due(struct run *r, struct pending *p, unsigned np, struct vn_error *err)
+{
+	for (unsigned i = 0; i < np; i++) {
+		if (p[i].fired || now_s() < p[i].due || r->stop)
+			continue;
+		p[i].fired = true;
+		int rc = start_move(r, p[i].step, p[i].act, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static double guest_uptime(struct run *r, struct vn_error *err)
+{
+	_cleanup_free_ char *up = NULL;
+
+	if (guest_sh(r, "cat /proc/uptime", &up, err) < 0)
+		return -1;
+	return atof(up);
+}
+
+static int run_steps(struct run *r, struct vn_error *err)
+{
+	struct pending pend[256];
+	unsigned np = 0;
+	int rc;
+
+	for (unsigned rep = 0; rep < r->s->repeats && !r->stop; rep++) {
+		for (unsigned si = 0; si < r->s->nsteps && !r->stop; si++) {
+			const struct vn_scn_step *st = &r->s->steps[si];
+			double start = now_s();
+
+			if (rep == 0)
+				r->d->steps[si].start_uptime = guest_uptime(r, err);
+			if ((rc = start_step(r, si, rep, err)) < 0)
+				return rc;
+			for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)
+				pend[np++] = (struct pending){.step = si, .act = &st->actions[k], .due = start + st->actions[k].at_s};
+			while (!st->background && step_running(r, si) && !r->stop) {
+				if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = pump(r, 100, err)) < 0)
+					return rc;
+			}
+			r->d->steps[si].end_uptime = -1;
+		}
+	}
+	/* Background steps, and actions still due while they run. */
+	while (any_running(r, EX_WORKLOAD) && !r->stop)
+		if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = pump(r, 100, err)) < 0)
+			return rc;
+	/* Killed processes still send their final message. */
+	double until = now_s() + 10;
+	while ((any_running(r, EX_WORKLOAD) || any_running(r, EX_ACTION)) && now_s() < until)
+		if ((rc = pump(r, 100, err)) < 0)
+			return rc;
+	finish_moves(r);
+	return 0;
+}
+
+/* Sysctls, THP, hugetlb pages per node, cgroups: one guest script, checked. */
+static int prepare_guest(struct run *r, struct vn_error *err)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	int rc;
+
+	vn_strbuf_printf(&b, "set -e; mkdir -p " RUN_DIR "; ");
+	for (unsigned i = 0; i < r->s->nsysctls; i++) {
+		_cleanup_free_ char *key = strdup(r->s->sysctls[i].key);
+		for (char *p = key; *p; p++)
+			if (*p == '.')
+				*p = '/';
+		/*
+		 * Since 5.13 the kernel.numa_balancing_scan_* knobs live in debugfs
+		 * (sched/numa_balancing/scan_*); accept the sysctl names for both.
+		 */
+		const char *moved = strncmp(r->s->sysctls[i].key, "kernel.numa_balancing_", 22) == 0
+					    ? r->s->sysctls[i].key + 22
+					    : NULL;
+		vn_strbuf_printf(&b, "p=/proc/sys/%s; ", key);
+		if (moved)
+			vn_strbuf_printf(&b, "[ -e $p ] || p=/sys/kernel/debug/sched/numa_balancing/%s; ", moved);
+		vn_strbuf_printf(&b, "echo '%s' > $p 2>/dev/null || { echo 'cannot set sysctl %s (no %s)' >&2; exit 1; }; ",
+				 r->s->sysctls[i].value, r->s->sysctls[i].key, key);
+	}
+	if (r->s->thp)
+		vn_strbuf_printf(&b, "echo %s > /sys/kernel/mm/transparent_hugepage/enabled; ", r->s->thp);
+	for (unsigned i = 0; i < r->s->nhugetlb; i++) {
+		const struct vn_scn_hugetlb *h = &r->s->hugetlb[i];
+		vn_strbuf_printf(&b,
+				 "f=/sys/devices/system/node/node%u/hugepages/hugepages-2048kB/nr_hugepages; echo %u > $f; "
+				 "[ $(cat $f) -ge %u ] || { echo \"node %u: only $(cat $f) of %u huge pages\" >&2; exit 1; }; ",
+				 h->node, h->pages, h->pages, h->node, h->pages);
+	}
+	for (char **c = r->s->cgroups; c && *c; c++)
+		vn_strbuf_printf(&b, "mkdir -p /sys/fs/cgroup/%s; ", *c);
+	vn_strbuf_printf(&b, "true");
+	rc = guest_sh(r, b.s, NULL, err);
+	vn_strbuf_free(&b);
+	return rc < 0 ? vn_error_prefix(err, "preparing the guest") : 0;
+}
+
+/* pids per step (from the wrappers' pidfiles) and each process's result line. */
+static void gather_step_data(struct run *r)
+{
+	_cleanup_free_ char *pids = NULL;
+	struct vn_error e = {0};
+
+	if (guest_sh(r, "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true", &pids,
+		     &e) == 0) {
+		for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
+			char name[256];
+			unsigned idx;
+			int pid;
+			char *dot = strrchr(line, ' ');
+			if (!dot || sscanf(dot + 1, "%d", &pid) != 1)
+				continue;
+			*dot = '\0';
+			/* "STEP.I.pid" */
+			char *p = strrchr(line, '.');
+			if (!p)
+				continue;
+			*p = '\0';
+			p = strrchr(line, '.');
+			if (!p || sscanf(p + 1, "%u", &idx) != 1)
+				continue;
+			*p = '\0';
+			snprintf(name, sizeof(name), "%s", line);
+			for (unsigned si = 0; si < r->s->nsteps; si++) {
+				struct vn_run_step_data *sd = &r->d->steps[si];
+				if (strcmp(r->s->steps[si].name, name) == 0 && sd->npids < VN_ARRAY_SIZE(sd->pids))
+					sd->pids[sd->npids++] = pid;
+			}
+		}
+	}
+	vn_error_clear(&e);
+	for (unsigned i = 0; i < r->nex; i++) {
+		struct exec *x = &r->ex[i];
+		if (x->kind != EX_WORKLOAD || !x->buf.s)
+			continue;
+		struct vn_run_step_data *sd = &r->d->steps[x->step];
+		/* The last line that parses is the result: workloads print exactly one. */
+		json_object *res = NULL;
+		for (char *line = strtok(x->buf.s, "\n"); line; line = strtok(NULL, "\n")) {
+			json_object *j = json_tokener_parse(line);
+			if (j) {
+				json_object_put(res);
+				res = j;
+			}
+		}
+		if (res && sd->nresults < VN_ARRAY_SIZE(sd->results))
+			sd->results[sd->nresults++] = res;
+		else
+			json_object_put(res);
+	}
+}
+
+static int read_vmstat(const char *dir, const char *sub, json_object **out)
+{
+	char path[PATH_MAX];
+	_cleanup_free_ char *text = NULL;
+	struct vn_error e = {0};
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/vmstat", dir, sub);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	size_t cap = 0;
+	ssize_t n = getdelim(&text, &cap, '\0', f);
+	fclose(f);
+	if (n < 0)
+		return -EIO;
+	int rc = vn_metrics_parse_kv(text, out, &e);
+	vn_error_clear(&e);
+	return rc;
+}
+
+static char *read_text(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	char *text = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(f = fopen(path, "re")))
+		return NULL;
+	if (getdelim(&text, &cap, '\0', f) < 0) {
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	return text;
+}
+
+static void copy_file(const char *from, const char *dir, const char *name)
+{
+	char path[PATH_MAX], buf[65536];
+	size_t n;
+	FILE *in = fopen(from, "re"), *out;
+
+	if (!in)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((out = fopen(path, "we"))) {
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			fwrite(buf, 1, n, out);
+		fclose(out);
+	}
+	fclose(in);
+}
+
+static char *utc_stamp(bool compact)
+{
+	char buf[64];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return strdup(buf);
+}
+
+static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_error *err)
+{
+	if (strchr(s->topology, '/')) {
+		_cleanup_free_ char *copy = strdup(s->path);
+		char buf[PATH_MAX];
+		snprintf(buf, sizeof(buf), "%s/%s", s->topology[0] == '/' ? "" : dirname(copy), s->topology);
+		return vn_topology_find(s->topology[0] == '/' ? s->topology : buf, path, err);
+	}
+	return vn_topology_find(s->topology, path, err);
+}
+
+static void free_data(struct vn_run_data *d, unsigned nsteps)
+{
+	json_object_put(d->vmstat_before);
+	json_object_put(d->vmstat_after);
+	free(d->dmesg);
+	for (unsigned i = 0; i < VN_MAX_NODES; i++)
+		free(d->distances[i]);
+	vn_samples_free(&d->samples);
+	for (unsigned i = 0; d->steps && i < nsteps; i++)
+		for (unsigned k = 0; k < d->steps[i].nresults; k++)
+			json_object_put(d->steps[i].results[k]);
+	free(d->steps);
+}
+
+static void sampling_cost(struct vn_report *rep, const struct vn_samples *s)
+{
+	double mean, max;
+
+	vn_samples_cost(s, &mean, &max);
+	if (s->n && asprintf(&rep->sampling_cost, "%.2f ms CPU per sample on average, %.2f ms at most (%u samples)",
+			     1000 * mean, 1000 * max, s->n) < 0)
+		rep->sampling_cost = NULL;
+}
+
+int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
+		    struct vn_report *rep, char **dirp, struct vn_error *err)
+{
+	_cleanup_free_ char *topo_path = NULL, *dir = NULL, *stamp = NULL, *prefix = NULL;
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	struct vn_up_result up = {0};
+	struct vn_run_data d = {.s = s};
+	struct run r = {.s = s, .d = &d};
+	bool booted = false;
+	unsigned nsteps = s->nsteps;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if (o->quick)
+		vn_scenario_apply_quick(s);
+	if ((rc = resolve_topology(s, &topo_path, err)) < 0 || (rc = vn_topology_load(topo_path, &t, err)) < 0)
+		return rc;
+	/* Nodes named by the scenario must exist in its topology. */
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		const struct vn_scn_placement *p = &s->steps[i].placement;
+		for (unsigned k = 0; k < p->nnodes + p->ncpu_nodes; k++) {
+			unsigned n = k < p->nnodes ? p->nodes[k] : p->cpu_nodes[k - p->nnodes];
+			if (n >= t->nnodes)
+				return vn_input_error(err, "%s: step %s places on node %u, but %s has %u nodes", s->path,
+						      s->steps[i].name, n, topo_path, t->nnodes);
+		}
+		for (unsigned k = 0; k < s->steps[i].nactions; k++)
+			if (s->steps[i].actions[k].to_node >= t->nnodes || !t->nodes[s->steps[i].actions[k].to_node].ncpus)
+				return vn_input_error(err, "%s: step %s moves processes to node %u, which has no CPUs in %s",
+						      s->path, s->steps[i].name, s->steps[i].actions[k].to_node, topo_path);
+	}
+	d.t = t;
+	r.t = t;
+
+	stamp = utc_stamp(true);
+	if (o->outdir)
+		dir = strdup(o->outdir);
+	else if (asprintf(&dir, "results/%s-%s", s->name, stamp) < 0)
+		return -ENOMEM;
+	char steps_dir[PATH_MAX];
+	snprintf(steps_dir, sizeof(steps_dir), "%s/steps", dir);
+	if ((rc = mkdirs(steps_dir)) < 0)
+		return vn_input_error(err, "cannot create results directory %s: %s", dir, strerror(-rc));
+	*dirp = strdup(dir);
+	r.dir = dir;
+	rep->scenario = strdup(s->name);
+	rep->description = s->description ? strdup(s->description) : NULL;
+	rep->started_utc = utc_stamp(false);
+	rep->topology = strdup(topo_path);
+	_cleanup_free_ char *resolved = vn_scenario_to_json(s);
+	FILE *f = open_out(dir, "scenario.json");
+	if (f) {
+		fputs(resolved, f);
+		fclose(f);
+	}
+	copy_file(topo_path, dir, "topology.xml");
+
+	double t_start = now_s();
+	if (asprintf(&prefix, "scn-%s", s->name) < 0)
+		return -ENOMEM;
+	struct vn_up_opts uo = {
+		.topology = topo_path,
+		.name_prefix = prefix,
+		.kernel = o->kernel ? o->kernel : s->kernel,
+		.append = s->append,
+		.timeout_s = 300,
+		.model = VN_FALLBACK_DEFAULT,
+	};
+	d.steps = calloc(s->nsteps, sizeof(*d.steps));
+	if (!d.steps)
+		return -ENOMEM;
+	rc = vn_testbed_up(ctx, &uo, &up, err);
+	if (up.name)
+		booted = true;
+	if (rc < 0)
+		goto finish;
+	rep->accel = strdup(vn_accel_name(up.accel));
+	rep->kernel_release = strdup(up.kernel_release);
+	rep->kernel_version = up.kernel_version ? strdup(up.kernel_version) : NULL;
+	rep->kernel_recipe = up.kernel_recipe ? strdup(up.kernel_recipe) : NULL;
+	rep->kernel_config_sha256 = up.kernel_config_sha256 ? strdup(up.kernel_config_sha256) : NULL;
+	rep->fidelity = strdup(up.fidelity_report);
+
+	if ((rc = vn_testbed_agent(ctx, up.name, 10000, &r.a, err)) < 0)
+		goto finish;
+	r.t0 = now_s();
+	r.deadline = t_start + s->timeout_s;
+	if ((rc = prepare_guest(&r, err)) < 0)
+		goto finish;
+	char sub[PATH_MAX];
+	snprintf(sub, sizeof(sub), "%s/before", dir);
+	if ((rc = vn_testbed_collect(r.a, sub, err)) < 0)
+		goto finish;
+
+	char interval[32];
+	snprintf(interval, sizeof(interval), "%g", s->sample_interval_s);
+	const char *sampler_argv[] = {"/usr/lib/vnuma/vnuma-sample", "--interval", interval, NULL};
+	struct exec *sampler;
+	if ((rc = start_exec(&r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0)
+		goto finish;
+	sampler->out = open_out(dir, "samples.jsonl");
+	if (!sampler->out) {
+		rc = vn_infra_error(err, -errno, "cannot write %s/samples.jsonl", dir);
+		goto finish;
+	}
+	if ((rc = run_steps(&r, err)) < 0)
+		goto finish;
+	/* One more sample after the workloads ended, then stop the sampler. */
+	pump(&r, (int)(s->sample_interval_s * 1000), err);
+	send_signal(&r, sampler, SIGTERM);
+	for (double until = now_s() + 5; !sampler->done && now_s() < until;)
+		if ((rc = pump(&r, 100, err)) < 0)
+			goto finish;
+	gather_step_data(&r);
+
+	snprintf(sub, sizeof(sub), "%s/after", dir);
+	if ((rc = vn_testbed_collect(r.a, sub, err)) < 0)
+		goto finish;
+
+	/* Infrastructure, not the kernel: a workload that could not run at all. */
+	for (unsigned i = 0; i < r.nex; i++) {
+		const struct exec *e = &r.ex[i];
+		if (e->kind == EX_WORKLOAD && !r.stop && e->status != 0) {
+			rc = vn_infra_error(err, -EIO, "step %s process %u %s%s%s (see %s/steps/%s.r0.p%u.err)",
+					    s->steps[e->step].name, e->index,
+					    e->status < 0 ? "could not start" : "exited with an error",
+					    e->error ? ": " : "", e->error ? e->error : "", dir, s->steps[e->step].name,
+					    e->index);
+			goto finish;
+		}
+	}
+	if (r.stop) {
+		rc = vn_infra_error(err, vn_was_interrupted() ? -EINTR : -ETIMEDOUT, "%s", r.stop_reason);
+		goto finish;
+	}
+
+	read_vmstat(dir, "before", &d.vmstat_before);
+	read_vmstat(dir, "after", &d.vmstat_after);
+	d.dmesg = read_text(sub, "dmesg");
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "node%u-distance", i);
+		d.distances[i] = read_text(sub, name);
+	}
+	struct vn_error pe = {0};
+	if (vn_samples_parse(r.samples.s ? r.samples.s : "", "samples.jsonl", &d.samples, &pe) < 0) {
+		rc = vn_infra_error(err, -EBADMSG, "samples.jsonl: %s", pe.msg);
+		vn_error_clear(&pe);
+		goto finish;
+	}
+	sampling_cost(rep, &d.samples);
+	vn_scenario_assert(&d, rep);
+	rep->complete = true;
+	rc = 0;
+
+finish:
+	if (rc < 0) {
+		rep->complete = false;
+		rep->error = strdup(err->msg);
+	}
+	rep->duration_s = now_s() - t_start;
+	for (unsigned i = 0; i < r.nex; i++) {
+		if (r.ex[i].out)
+			fclose(r.ex[i].out);
+		if (r.ex[i].errf)
+			fclose(r.ex[i].errf);
+		vn_strbuf_free(&r.ex[i].buf);
+		vn_strbuf_free(&r.ex[i].ebuf);
+		free(r.ex[i].error);
+	}
+	if (r.a)
+		vn_agent_close(r.a);
+	if (booted) {
+		copy_file(up.console_log, dir, "console.log");
+		if (!o->keep) {
+			unsigned n;
+			struct vn_error de = {0};
+			vn_testbed_down(ctx, up.name, &n, &de);
+			vn_error_clear(&de);
+		}
+	}
+	struct vn_error we = {0};
+	vn_report_write(rep, dir, &we);
+	vn_error_clear(&we);
+	vn_strbuf_free(&r.samples);
+	free(r.stop_reason);
+	vn_up_result_clear(&up);
+	free_data(&d, nsteps);
+	return rc;
+}

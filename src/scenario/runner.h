@@ -1,0 +1,25 @@
+/* Running a scenario: boot, prepare, run the steps while sampling, assert, report. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "report/report.h"
+#include "scenario/scenario.h"
+#include "testbed/testbed.h"
+
+struct vn_run_opts {
+	const char *outdir; /* NULL: results/<scenario>-<UTC time> */
+	const char *kernel; /* overrides the scenario's kernel */
+	bool quick;         /* scale durations and sizes for CI */
+	bool keep;          /* leave the guest running afterwards */
+};
+
+/*
+ * Returns 0 when the run completed (then report->verdicts say whether the
+ * kernel behaved), or a negative errno with err filled when it could not:
+ * bad scenario (VN_ERR_INPUT) or infrastructure (VN_ERR_INFRA). Whenever a
+ * results directory was made, result.json and junit.xml are written there,
+ * marked incomplete if the run was cut short. *dir receives its path.
+ */
+int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
+		    struct vn_report *report, char **dir, struct vn_error *err);

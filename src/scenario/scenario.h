@@ -1,0 +1,135 @@
+/*
+ * A scenario: one kernel behaviour checked end to end (boot, prepare the
+ * guest, run workloads, sample, assert). Parsed from JSON with json-c; every
+ * bad key or type is an error naming the file and the JSON path
+ * ("scenarios/x.json: $.steps[1].placement.nodes[0]: expected an integer").
+ * The file format is documented in docs/scenarios.md.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "topology/fallback.h"
+#include "util/error.h"
+
+#define VN_SCN_MAX_NODES 128
+
+enum vn_placement_policy {
+	VN_PLACE_NONE,       /* default policy, no binding */
+	VN_PLACE_CPUNODEBIND, /* numactl --cpunodebind=NODES (memory: default policy) */
+	VN_PLACE_MEMBIND,    /* numactl --cpunodebind=CPU_NODES --membind=NODES */
+	VN_PLACE_PREFERRED,  /* numactl --cpunodebind=CPU_NODES --preferred=NODE */
+	VN_PLACE_INTERLEAVE, /* numactl --cpunodebind=CPU_NODES --interleave=NODES */
+};
+
+struct vn_scn_placement {
+	enum vn_placement_policy policy;
+	unsigned nnodes;
+	unsigned nodes[VN_SCN_MAX_NODES]; /* the policy's nodes */
+	/* CPUs to run on for membind/preferred/interleave; empty = anywhere. */
+	unsigned ncpu_nodes;
+	unsigned cpu_nodes[VN_SCN_MAX_NODES];
+};
+
+/* "at t seconds, move this fraction of the step's processes to node N's CPUs". */
+struct vn_scn_action {
+	double at_s;
+	double fraction;  /* 0 < f <= 1, of the step's processes, first ones first */
+	unsigned to_node; /* sched_setaffinity to the node's CPUs; memory policy untouched */
+};
+
+struct vn_scn_step {
+	char *name;     /* unique; used in file names and in assertions */
+	char *workload; /* stream, memfollow, anon-cow-rand, groupfair, multi-instance, cmd */
+	char **argv;    /* extra workload arguments, or the command for "cmd"; NULL-terminated */
+	struct vn_scn_placement placement;
+	unsigned processes; /* instances started (default 1) */
+	unsigned threads;   /* 0: the workload's default; else passed as --threads */
+	uint64_t size;      /* bytes, 0: the workload's default; else passed as --size */
+	double duration_s;  /* 0: the workload's default; else passed as --duration */
+	char *cgroup;       /* cgroup (a name from "cgroups") to start the processes in, or NULL */
+	bool background;    /* false: the next step starts when this one ended */
+	unsigned nactions;
+	struct vn_scn_action *actions;
+};
+
+enum vn_scn_op { VN_OP_LT, VN_OP_LE, VN_OP_GT, VN_OP_GE, VN_OP_EQ, VN_OP_NE };
+
+enum vn_scn_assert_type {
+	VN_ASSERT_FALLBACK,         /* boot-time fallback lines equal the named model */
+	VN_ASSERT_DISTANCES,        /* guest distances equal the topology */
+	VN_ASSERT_COUNTER,          /* vmstat delta (after - before) OP value */
+	VN_ASSERT_RATIO,            /* delta(numerator) / delta(denominator) OP value */
+	VN_ASSERT_MEMORY_FOLLOWS,   /* >= fraction of the step's memory on its CPUs' node within within_s */
+	VN_ASSERT_RUNNING_PER_NODE, /* avg running step threads per node <= node CPUs + tolerance */
+	VN_ASSERT_METRIC,           /* a workload result field (dotted path) OP value */
+	VN_ASSERT_MEMORY_ON_NODE,   /* >= fraction of the step's memory ended on node */
+};
+
+struct vn_scn_assert {
+	char *name; /* for JUnit; default derived from the type */
+	enum vn_scn_assert_type type;
+	enum vn_fallback_model model; /* FALLBACK */
+	char *counter;                /* COUNTER; RATIO numerator */
+	char *denominator;            /* RATIO */
+	enum vn_scn_op op;
+	double value;     /* COUNTER, RATIO, METRIC threshold */
+	char *step;       /* MEMORY_FOLLOWS, RUNNING_PER_NODE, METRIC, MEMORY_ON_NODE */
+	char *path;       /* METRIC: dotted path into the step's result JSON, e.g. kernels.triad.best_mbps */
+	double fraction;  /* MEMORY_FOLLOWS, MEMORY_ON_NODE */
+	double within_s;  /* MEMORY_FOLLOWS: seconds after the step's last move action */
+	double tolerance; /* RUNNING_PER_NODE */
+	unsigned node;    /* MEMORY_ON_NODE */
+};
+
+struct vn_scn_sysctl {
+	char *key; /* kernel.numa_balancing */
+	char *value;
+};
+
+struct vn_scn_hugetlb {
+	unsigned node;
+	unsigned pages; /* 2 MiB pages */
+};
+
+struct vn_scenario {
+	char *path;
+	char *name, *description;
+	char *topology;  /* as written: a path (relative to the scenario file) or a name */
+	char *kernel;    /* NULL: stock */
+	char *append;    /* extra kernel arguments */
+	unsigned nsysctls;
+	struct vn_scn_sysctl *sysctls;
+	char *thp; /* always, madvise, never; NULL: leave */
+	unsigned nhugetlb;
+	struct vn_scn_hugetlb *hugetlb;
+	char **cgroups; /* NULL-terminated names created under /sys/fs/cgroup */
+	double sample_interval_s; /* default 1 */
+	double timeout_s;         /* whole run, default 900 */
+	unsigned repeats;         /* default 1 */
+	double quick_scale;       /* --quick multiplies durations, sizes and action times (default 0.25) */
+	unsigned nsteps;
+	struct vn_scn_step *steps;
+	unsigned nasserts;
+	struct vn_scn_assert *asserts;
+};
+
+int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error *err);
+int vn_scenario_parse(const char *text, const char *name, struct vn_scenario **out, struct vn_error *err);
+void vn_scenario_free(struct vn_scenario *s);
+static inline void vn_scenario_freep(struct vn_scenario **s)
+{
+	if (*s)
+		vn_scenario_free(*s);
+}
+#define _cleanup_scenario_ __attribute__((cleanup(vn_scenario_freep)))
+
+/* --quick: durations, sizes and action times times quick_scale (sizes kept >= 16 MiB, durations >= 2 s). */
+void vn_scenario_apply_quick(struct vn_scenario *s);
+
+/* The resolved scenario as JSON text (for results/<run>/scenario.json). Malloc'd. */
+char *vn_scenario_to_json(const struct vn_scenario *s);
+
+const char *vn_scn_op_name(enum vn_scn_op op);
+bool vn_scn_op_eval(enum vn_scn_op op, double observed, double value);

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Integration: runs shipped scenarios for real under TCG with --quick, and
+# checks the exit codes and the results directory CI relies on.
+#   scenarios.sh VNUMA_BINARY [SOURCE_DIR]
+set -u
+vnuma=$1
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
+export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-scn.XXXXXX)
+out=$VNUMA_STATE_DIR/results
+pass=0 fail=0
+
+cleanup() {
+	"$vnuma" down --all >/dev/null 2>&1
+	rm -rf "$VNUMA_STATE_DIR"
+}
+trap cleanup EXIT
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+check() {
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+no_qemu_left() { ! pgrep -f "qemu-system.*$VNUMA_STATE_DIR" >/dev/null; }
+run() { # NAME SCENARIO [ARGS...] -> RC, output in $out/NAME.log
+	local name=$1
+	shift
+	"$vnuma" run "$@" -o "$out/$name" >"$out/$name.log" 2>&1
+	RC=$?
+	echo "# run $name: exit $RC"
+	sed 's/^/#   /' "$out/$name.log" | grep -v 'libvirt\|hostname: vm\|XATTR'
+}
+mkdir -p "$out"
+
+# 1. Fallback lists and where node 3's memory lands under membind 0,1.
+run fallback "$src/scenarios/fallback-4node.json" --quick
+check "fallback-4node exits 0" test "$RC" = 0
+check "fallback-4node writes result.json and junit.xml" test -s "$out/fallback/result.json" -a -s "$out/fallback/junit.xml"
+check "junit.xml has one testcase per assertion and no failure" \
+	sh -c "[ \$(grep -c '<testcase' '$out/fallback/junit.xml') -ge 3 ] && ! grep -q '<failure' '$out/fallback/junit.xml'"
+check "result.json records kernel identity and accelerator" \
+	sh -c "grep -q '\"release\"' '$out/fallback/result.json' && grep -q '\"accelerator\"' '$out/fallback/result.json'"
+check "samples.jsonl has samples" sh -c "[ \$(wc -l < '$out/fallback/samples.jsonl') -ge 1 ]"
+check "before/ and after/ snapshots" test -s "$out/fallback/before/vmstat" -a -s "$out/fallback/after/vmstat"
+check "fallback run leaves no QEMU" no_qemu_left
+
+# 2. The same scenario judged against the pre-5.15 model must fail (exit 1), naming node 3.
+sed 's/"model": *"[^"]*"/"model": "pre-5.15"/' "$src/scenarios/fallback-4node.json" >"$VNUMA_STATE_DIR/fallback-old.json"
+sed -i "s#\"topology\": *\"[^\"]*\"#\"topology\": \"$src/topologies/4node-amd.xml\"#" "$VNUMA_STATE_DIR/fallback-old.json"
+run fallback-old "$VNUMA_STATE_DIR/fallback-old.json" --quick
+check "a kernel that disagrees with the asserted model exits 1" test "$RC" = 1
+check "...and the failure names node 3" grep -q "Node 3: expected 3 2 0 1, kernel printed 3 2 1 0" "$out/fallback-old.log"
+check "...and junit.xml carries a failure" grep -q "<failure" "$out/fallback-old/junit.xml"
+
+# 3. Memory follows a moved task under automatic NUMA balancing.
+run memfollow "$src/scenarios/memfollow-2node.json" --quick
+check "memfollow-2node exits 0" test "$RC" = 0
+check "pages migrate (numa_pages_migrated grows across samples.jsonl)" sh -c "
+	first=\$(head -1 '$out/memfollow/samples.jsonl' | grep -o '\"numa_pages_migrated\":[0-9]*' | cut -d: -f2)
+	last=\$(tail -1 '$out/memfollow/samples.jsonl' | grep -o '\"numa_pages_migrated\":[0-9]*' | cut -d: -f2)
+	[ -n \"\$first\" ] && [ \"\$last\" -gt \"\$first\" ]"
+
+# 4. Bad scenarios are exit 2 and boot nothing; an interrupted run is marked incomplete.
+"$vnuma" run "$src/tests/scenario-bad/$(ls "$src/tests/scenario-bad" | grep '\.json$' | head -1)" >/dev/null 2>&1
+check "a malformed scenario exits 2" test $? = 2
+"$vnuma" run "$src/scenarios/memfollow-2node.json" --quick -o "$out/intr" >/dev/null 2>&1 &
+rpid=$!
+for _ in $(seq 100); do [ -s "$out/intr/samples.jsonl" ] && break; sleep 0.3; done
+kill -INT "$rpid"
+wait "$rpid"
+check "an interrupted run exits 3" test $? = 3
+check "...and leaves result.json marked incomplete" grep -Eq '"complete": ?false' "$out/intr/result.json"
+check "...and leaves no QEMU" no_qemu_left
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

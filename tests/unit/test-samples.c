@@ -1,0 +1,319 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "metrics/samples.h"
+
+#define CHILD_MIB 8
+
+static const char *sampler_path(void)
+{
+	const char *p = getenv("VN_SAMPLER");
+	return p ? p : VN_SAMPLER_PATH;
+}
+
+/* Everything the sampler prints until it exits; its exit status in *rc. */
+static char *run_sampler(char *const argv[], int *rc)
+{
+	int out[2];
+	assert_int_equal(pipe(out), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		execv(sampler_path(), argv);
+		_exit(127);
+	}
+	close(out[1]);
+	char *buf = NULL;
+	size_t len = 0;
+	time_t deadline = time(NULL) + 30;
+	for (;;) {
+		struct pollfd pfd = {.fd = out[0], .events = POLLIN};
+		if (time(NULL) > deadline) {
+			kill(pid, SIGKILL);
+			fail_msg("vnuma-sample did not finish within 30 s");
+		}
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		char chunk[65536];
+		ssize_t r = read(out[0], chunk, sizeof(chunk));
+		if (r <= 0)
+			break;
+		buf = realloc(buf, len + (size_t)r + 1);
+		assert_non_null(buf);
+		memcpy(buf + len, chunk, (size_t)r);
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	close(out[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	*rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return buf ? buf : strdup("");
+}
+
+/* A child that owns CHILD_MIB of touched anonymous memory, then sleeps. */
+static pid_t start_toucher(void)
+{
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* mmap and volatile stores: an optimiser may drop a malloc+memset nobody reads. */
+		size_t n = (size_t)CHILD_MIB << 20;
+		volatile char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			_exit(1);
+		for (size_t i = 0; i < n; i += 4096)
+			m[i] = 1;
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+static void test_real_sampler(void **state)
+{
+	pid_t child = start_toucher();
+	char pidarg[32];
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)child);
+	char *argv[] = {"vnuma-sample", "--interval", "0.1", "--duration", "0.5", "--pid", pidarg, NULL};
+	int rc;
+	char *text = run_sampler(argv, &rc);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(rc, 0);
+
+	struct vn_samples s;
+	struct vn_error err = {0};
+	int r = vn_samples_parse(text, "samples.jsonl", &s, &err);
+	if (r < 0)
+		fail_msg("%s", err.msg);
+	assert_false(s.truncated);
+	assert_true(s.n >= 3);
+	for (unsigned i = 0; i < s.n; i++) {
+		const struct vn_sample *x = &s.v[i];
+		struct json_object *v;
+		if (i)
+			assert_true(x->t > s.v[i - 1].t);
+		assert_true(x->uptime > 0);
+		assert_true(json_object_object_get_ex(x->vmstat, "nr_free_pages", &v));
+		assert_true(x->nnodes >= 1);
+		assert_true(x->node_online[0]);
+		assert_non_null(x->meminfo[0]);
+		assert_true(json_object_object_get_ex(x->meminfo[0], "MemTotal_kB", &v));
+		assert_true(json_object_object_get_ex(x->numastat[0], "numa_hit", &v));
+		assert_true(json_object_object_get_ex(json_object_object_get(x->json, "cost"), "cpu_s", &v));
+		assert_true(x->cost_cpu_s >= 0 && x->cost_wall_s > 0);
+
+		const struct vn_sample_proc *p = vn_sample_proc_find(x, child);
+		if (!p)
+			fail_msg("sample %u: child %d not among procs", i, (int)child);
+		if (p->mem_kb[0] < 7000)
+			fail_msg("sample %u: child has %.0f kB on node 0, want >= 7000", i, p->mem_kb[0]);
+		assert_int_equal(p->nthreads, 1);
+		assert_int_equal(p->threads[0].tid, child);
+		assert_true(p->threads[0].cpu >= 0 && p->threads[0].cpu < sysconf(_SC_NPROCESSORS_CONF));
+		assert_int_equal(p->threads[0].node, 0);
+		assert_true(p->threads[0].state == 'S' || p->threads[0].state == 'R');
+		/* Only the child is watched: the test process is its parent, not a descendant. */
+		assert_null(vn_sample_proc_find(x, getpid()));
+		assert_true(vn_samples_local_fraction(x, NULL, 0) > 0.99);
+	}
+	double mean, max;
+	vn_samples_cost(&s, &mean, &max);
+	assert_true(mean > 0 && max >= mean);
+	print_message("vnuma-sample on this host: %u samples, sampler CPU per sample mean %.3f ms, max %.3f ms\n", s.n,
+		      mean * 1e3, max * 1e3);
+	vn_samples_free(&s);
+	free(text);
+
+	/* --mem-every 2: numa_maps only on even samples; the others say so by leaving memory out. */
+	char *argv2[] = {"vnuma-sample", "--interval", "0.05", "--duration", "0.2", "--mem-every", "2", "--pid", pidarg, NULL};
+	child = start_toucher();
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)child);
+	text = run_sampler(argv2, &rc);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vn_samples_parse(text, NULL, &s, &err), 0);
+	assert_true(s.n >= 3);
+	for (unsigned i = 0; i < s.n; i++) {
+		const struct vn_sample_proc *p = vn_sample_proc_find(&s.v[i], child);
+		assert_non_null(p);
+		assert_int_equal(p->have_mem, i % 2 == 0);
+		assert_int_equal(isnan(vn_samples_local_fraction(&s.v[i], NULL, 0)) != 0, i % 2 != 0);
+	}
+	vn_samples_free(&s);
+	free(text);
+}
+
+static void test_sigterm_stops_cleanly(void **state)
+{
+	int out[2];
+	assert_int_equal(pipe(out), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		execl(sampler_path(), "vnuma-sample", "--interval", "10", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	/* The first line comes at once; then it sleeps ten seconds unless the signal cuts that short. */
+	char buf[65536];
+	assert_true(read(out[0], buf, sizeof(buf)) > 0);
+	kill(pid, SIGTERM);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(out[0]);
+}
+
+static void test_bad_options(void **state)
+{
+	char *argv[] = {"vnuma-sample", "--interval", "abc", NULL};
+	int rc;
+	char *text = run_sampler(argv, &rc);
+	assert_int_equal(rc, 2);
+	assert_string_equal(text, "");
+	free(text);
+}
+
+/* Two nodes; pid 100 has 1000 kB on node 0 and 3000 on node 1 and two of its three threads on node 1. */
+#define LINE(T, R0, R1)                                                                                          \
+	"{\"seq\":0,\"t\":" #T ",\"uptime\":12.5,\"vmstat\":{\"nr_free_pages\":10,\"numa_pages_migrated\":0},"     \
+	"\"nodes\":[{\"node\":0,\"numastat\":{\"numa_hit\":1},\"meminfo\":{\"MemTotal_kB\":1}},"                  \
+	"{\"node\":1,\"numastat\":{\"numa_hit\":2},\"meminfo\":{\"MemTotal_kB\":2}}],"                            \
+	"\"procs\":[{\"pid\":100,\"comm\":\"vnuma-wl-a (x)\",\"mem_kb_per_node\":{\"0\":1000,\"1\":3000},"        \
+	"\"threads\":[{\"tid\":100,\"cpu\":2,\"node\":1,\"state\":\"R\"},{\"tid\":101,\"cpu\":3,\"node\":1,"       \
+	"\"state\":\"S\"},{\"tid\":102,\"cpu\":0,\"node\":0,\"state\":\"R\"}]},"                                  \
+	"{\"pid\":200,\"comm\":\"vnuma-wl-b\",\"mem_kb_per_node\":{\"0\":2000,\"1\":0},"                          \
+	"\"threads\":[{\"tid\":200,\"cpu\":1,\"node\":0,\"state\":\"S\"}]}],"                                     \
+	"\"running_per_node\":{\"0\":" #R0 ",\"1\":" #R1 "},\"cost\":{\"cpu_s\":0.002,\"wall_s\":0.003}}\n"
+
+static void test_fractions_two_nodes(void **state)
+{
+	struct vn_samples s;
+	struct vn_error err = {0};
+	const char *text = LINE(0.5, 1, 2) "\n" LINE(1.5, 3, 0);
+
+	assert_int_equal(vn_samples_parse(text, NULL, &s, &err), 0);
+	assert_int_equal(s.n, 2);
+	const struct vn_sample *x = &s.v[0];
+	assert_int_equal(x->nnodes, 2);
+	assert_int_equal(x->nprocs, 2);
+	assert_string_equal(x->procs[0].comm, "vnuma-wl-a (x)");
+	assert_int_equal(x->procs[0].threads_on_node[1], 2);
+	assert_int_equal(x->procs[0].threads[2].node, 0);
+
+	int p100[] = {100}, p200[] = {200}, none[] = {999};
+	assert_float_equal(vn_samples_fraction_on_node(x, NULL, 0, 0), 3000.0 / 6000, 1e-9);
+	assert_float_equal(vn_samples_fraction_on_node(x, p100, 1, 0), 0.25, 1e-9);
+	assert_float_equal(vn_samples_fraction_on_node(x, p100, 1, 1), 0.75, 1e-9);
+	assert_true(isnan(vn_samples_fraction_on_node(x, none, 1, 0)));
+	/* Home of 100 is node 1 (two threads of three), of 200 node 0. */
+	assert_float_equal(vn_samples_local_fraction(x, p100, 1), 0.75, 1e-9);
+	assert_float_equal(vn_samples_local_fraction(x, p200, 1), 1.0, 1e-9);
+	assert_float_equal(vn_samples_local_fraction(x, NULL, 0), 5000.0 / 6000, 1e-9);
+	assert_float_equal(vn_samples_time_to_local(&s, p100, 1, 0.7), 0.5, 1e-9);
+	assert_true(isnan(vn_samples_time_to_local(&s, p100, 1, 0.8)));
+
+	double avg[2];
+	vn_samples_avg_running(&s, avg, 2);
+	assert_float_equal(avg[0], 2.0, 1e-9);
+	assert_float_equal(avg[1], 1.0, 1e-9);
+	double mean, max;
+	vn_samples_cost(&s, &mean, &max);
+	assert_float_equal(mean, 0.002, 1e-9);
+	assert_float_equal(max, 0.002, 1e-9);
+	vn_samples_free(&s);
+}
+
+static void expect_error(const char *text, const char *want)
+{
+	struct vn_samples s;
+	struct vn_error err = {0};
+
+	assert_true(vn_samples_parse(text, "samples.jsonl", &s, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	if (!strstr(err.msg, want))
+		fail_msg("error '%s' does not contain '%s'", err.msg, want);
+	assert_int_equal(s.n, 0);
+	assert_null(s.v);
+}
+
+static void test_malformed(void **state)
+{
+	expect_error(LINE(0, 0, 0) LINE(1, 0, 0) "{\"t\": 2,\n" LINE(3, 0, 0), "samples.jsonl:3:");
+	expect_error(LINE(0, 0, 0) "\n{\"t\":1} {\"t\":2}\n", "samples.jsonl:3: not one JSON value per line");
+	expect_error(LINE(0, 0, 0) "{\"t\":1}\n", "samples.jsonl:2: sample: missing \"vmstat\"");
+	expect_error("{\"t\":\"x\"}\n", "samples.jsonl:1: sample: \"t\" is not a number");
+	expect_error("[1,2]\n", "samples.jsonl:1: a sample is a JSON object");
+	/* A bad entry deep in a line still names the line. */
+	char *deep = strdup(LINE(0, 0, 0));
+	char *at = strstr(deep, "\"1\":3000");
+	memcpy(at, "\"x\"", 3);
+	expect_error(deep, "samples.jsonl:1: mem_kb_per_node: \"x\" is not a node id");
+	free(deep);
+}
+
+static void test_truncated_tail_and_empty(void **state)
+{
+	struct vn_samples s;
+	struct vn_error err = {0};
+
+	/* A run cut off mid-write leaves an unterminated half line: dropped, flagged. */
+	assert_int_equal(vn_samples_parse(LINE(0, 0, 0) LINE(1, 0, 0) "{\"seq\":2,\"t\":2,\"vm", NULL, &s, &err), 0);
+	assert_int_equal(s.n, 2);
+	assert_true(s.truncated);
+	vn_samples_free(&s);
+
+	assert_int_equal(vn_samples_parse("", NULL, &s, &err), 0);
+	assert_int_equal(s.n, 0);
+	assert_false(s.truncated);
+	double avg[1] = {42}, mean = 1, max = 1;
+	vn_samples_avg_running(&s, avg, 1);
+	vn_samples_cost(&s, &mean, &max);
+	assert_float_equal(avg[0], 0, 0);
+	assert_float_equal(mean, 0, 0);
+	vn_samples_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fractions_two_nodes),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_truncated_tail_and_empty),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_sigterm_stops_cleanly),
+		cmocka_unit_test(test_real_sampler),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
