@@ -794,6 +794,9 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	read_vmstat(dir, "before", &d.vmstat_before);
 	read_vmstat(dir, "after", &d.vmstat_after);
 	d.dmesg = read_text(sub, "dmesg");
+	rep->kernel_cmdline = read_text(sub, "cmdline");
+	if (rep->kernel_cmdline)
+		rep->kernel_cmdline[strcspn(rep->kernel_cmdline, "\n")] = '\0';
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "node%u-distance", i);
