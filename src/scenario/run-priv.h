@@ -20,7 +20,6 @@ struct vn_run_step_data {
 	int pids[256];
 	unsigned nresults;
 	json_object *results[256]; /* each process's JSON result line, or NULL */
-	double start_uptime, end_uptime;
 };
 
 struct vn_run_data {

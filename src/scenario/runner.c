@@ -83,11 +83,20 @@ static int mkdirs(const char *path)
 	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
+/* DIR/NAME, malloc'd: result paths are the user's -o plus our names, any length. */
+static char *path_join(const char *dir, const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		abort();
+	return p;
+}
+
 static FILE *open_out(const char *dir, const char *name)
 {
-	char path[PATH_MAX];
+	_cleanup_free_ char *path = path_join(dir, name);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return fopen(path, "we");
 }
 
@@ -411,15 +420,6 @@ static int fire_due(struct run *r, struct pending *p, unsigned np, struct vn_err
 	return 0;
 }
 
-static double guest_uptime(struct run *r, struct vn_error *err)
-{
-	_cleanup_free_ char *up = NULL;
-
-	if (guest_sh(r, "cat /proc/uptime", &up, err) < 0)
-		return -1;
-	return atof(up);
-}
-
 static int run_steps(struct run *r, struct vn_error *err)
 {
 	struct pending pend[256];
@@ -431,8 +431,6 @@ static int run_steps(struct run *r, struct vn_error *err)
 			const struct vn_scn_step *st = &r->s->steps[si];
 			double start = now_s();
 
-			if (rep == 0)
-				r->d->steps[si].start_uptime = guest_uptime(r, err);
 			if ((rc = start_step(r, si, rep, err)) < 0)
 				return rc;
 			for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)
@@ -441,7 +439,6 @@ static int run_steps(struct run *r, struct vn_error *err)
 				if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = pump(r, 100, err)) < 0)
 					return rc;
 			}
-			r->d->steps[si].end_uptime = -1;
 		}
 	}
 	/* Background steps, and actions still due while they run. */
@@ -556,12 +553,11 @@ static void gather_step_data(struct run *r)
 
 static int read_vmstat(const char *dir, const char *sub, json_object **out)
 {
-	char path[PATH_MAX];
+	_cleanup_free_ char *subdir = path_join(dir, sub), *path = path_join(subdir, "vmstat");
 	_cleanup_free_ char *text = NULL;
 	struct vn_error e = {0};
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s/vmstat", dir, sub);
 	if (!(f = fopen(path, "re")))
 		return -errno;
 	size_t cap = 0;
@@ -576,12 +572,11 @@ static int read_vmstat(const char *dir, const char *sub, json_object **out)
 
 static char *read_text(const char *dir, const char *name)
 {
-	char path[PATH_MAX];
+	_cleanup_free_ char *path = path_join(dir, name);
 	char *text = NULL;
 	size_t cap = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (!(f = fopen(path, "re")))
 		return NULL;
 	if (getdelim(&text, &cap, '\0', f) < 0) {
@@ -594,13 +589,13 @@ static char *read_text(const char *dir, const char *name)
 
 static void copy_file(const char *from, const char *dir, const char *name)
 {
-	char path[PATH_MAX], buf[65536];
+	char buf[65536];
 	size_t n;
 	FILE *in = fopen(from, "re"), *out;
 
 	if (!in)
 		return;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	_cleanup_free_ char *path = path_join(dir, name);
 	if ((out = fopen(path, "we"))) {
 		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 			fwrite(buf, 1, n, out);
@@ -659,6 +654,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		    struct vn_report *rep, char **dirp, struct vn_error *err)
 {
 	_cleanup_free_ char *topo_path = NULL, *dir = NULL, *stamp = NULL, *prefix = NULL;
+	/* Declared before the first goto: cleanup runs on every way out. */
+	_cleanup_free_ char *before = NULL, *after = NULL;
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
@@ -694,8 +691,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		dir = strdup(o->outdir);
 	else if (asprintf(&dir, "results/%s-%s", s->name, stamp) < 0)
 		return -ENOMEM;
-	char steps_dir[PATH_MAX];
-	snprintf(steps_dir, sizeof(steps_dir), "%s/steps", dir);
+	_cleanup_free_ char *steps_dir = path_join(dir, "steps");
 	if ((rc = mkdirs(steps_dir)) < 0)
 		return vn_input_error(err, "cannot create results directory %s: %s", dir, strerror(-rc));
 	*dirp = strdup(dir);
@@ -744,9 +740,9 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	r.deadline = t_start + s->timeout_s;
 	if ((rc = prepare_guest(&r, err)) < 0)
 		goto finish;
-	char sub[PATH_MAX];
-	snprintf(sub, sizeof(sub), "%s/before", dir);
-	if ((rc = vn_testbed_collect(r.a, sub, err)) < 0)
+	before = path_join(dir, "before");
+	after = path_join(dir, "after");
+	if ((rc = vn_testbed_collect(r.a, before, err)) < 0)
 		goto finish;
 
 	char interval[32];
@@ -770,8 +766,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 			goto finish;
 	gather_step_data(&r);
 
-	snprintf(sub, sizeof(sub), "%s/after", dir);
-	if ((rc = vn_testbed_collect(r.a, sub, err)) < 0)
+	if ((rc = vn_testbed_collect(r.a, after, err)) < 0)
 		goto finish;
 
 	/* Infrastructure, not the kernel: a workload that could not run at all. */
@@ -793,14 +788,14 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 
 	read_vmstat(dir, "before", &d.vmstat_before);
 	read_vmstat(dir, "after", &d.vmstat_after);
-	d.dmesg = read_text(sub, "dmesg");
-	rep->kernel_cmdline = read_text(sub, "cmdline");
+	d.dmesg = read_text(after, "dmesg");
+	rep->kernel_cmdline = read_text(after, "cmdline");
 	if (rep->kernel_cmdline)
 		rep->kernel_cmdline[strcspn(rep->kernel_cmdline, "\n")] = '\0';
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "node%u-distance", i);
-		d.distances[i] = read_text(sub, name);
+		d.distances[i] = read_text(after, name);
 	}
 	struct vn_error pe = {0};
 	if (vn_samples_parse(r.samples.s ? r.samples.s : "", "samples.jsonl", &d.samples, &pe) < 0) {
