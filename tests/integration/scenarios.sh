@@ -39,7 +39,7 @@ check "fallback-4node writes result.json and junit.xml" test -s "$out/fallback/r
 check "junit.xml has one testcase per assertion and no failure" \
 	sh -c "[ \$(grep -c '<testcase' '$out/fallback/junit.xml') -ge 3 ] && ! grep -q '<failure' '$out/fallback/junit.xml'"
 check "result.json records kernel identity and accelerator" \
-	sh -c "grep -q '\"release\"' '$out/fallback/result.json' && grep -q '\"accelerator\"' '$out/fallback/result.json' && grep -q '\"cmdline\": \"[^\"]*console=ttyS0' '$out/fallback/result.json'"
+	sh -c "grep -q '\"release\"' '$out/fallback/result.json' && grep -q '\"accelerator\"' '$out/fallback/result.json' && grep -q '\"cmdline\": *\"[^\"]*console=ttyS0' '$out/fallback/result.json'"
 check "samples.jsonl has samples" sh -c "[ \$(wc -l < '$out/fallback/samples.jsonl') -ge 1 ]"
 check "before/ and after/ snapshots" test -s "$out/fallback/before/vmstat" -a -s "$out/fallback/after/vmstat"
 check "fallback run leaves no QEMU" no_qemu_left

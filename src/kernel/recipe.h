@@ -1,0 +1,72 @@
+/*
+ * Kernel recipes (kernels/NAME.json): where a guest kernel comes from.
+ *   {"type": "stock"}
+ *   {"type": "prebuilt", "image": PATH, "modules": DIR, "config": PATH}
+ *   {"type": "source", "tree": "linux-source-6.1" | GIT_CHECKOUT,
+ *    "patches": ["x.patch", ...],
+ *    "config": {"base": "tinyconfig", "fragments": ["numa.config"], "require": ["CONFIG_NUMA"]}}
+ * Relative paths (image, patches, fragments) are read beside the recipe: a
+ * recipe kernels/NAME.json keeps its files in kernels/NAME/.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+enum vn_recipe_type {
+	VN_RECIPE_STOCK,
+	VN_RECIPE_PREBUILT,
+	VN_RECIPE_SOURCE,
+};
+
+enum vn_tree_kind {
+	VN_TREE_TARBALL, /* Debian's /usr/src/linux-source-X.tar.xz */
+	VN_TREE_GIT,     /* a git checkout: HEAD plus its uncommitted diff */
+};
+
+struct vn_recipe {
+	char *path;     /* the recipe file, absolute */
+	char *name;     /* basename without .json */
+	char *dir;      /* where relative files are looked up: <dir of recipe>/<name>/ */
+	char *description;
+	enum vn_recipe_type type;
+
+	/* prebuilt */
+	char *image, *modules, *config;
+
+	/* source */
+	enum vn_tree_kind tree_kind;
+	char *tree;         /* as written */
+	char *tree_path;    /* tarball or checkout, absolute */
+	size_t npatches;
+	char **patches;     /* absolute paths, in order */
+	char **patch_names; /* as written */
+	char *config_base;  /* make target: tinyconfig, x86_64_defconfig, ... */
+	size_t nfragments;
+	char **fragment_names; /* as written */
+	/* Beside the recipe when it exists there; otherwise NULL and looked up
+	 * in the kernel tree (arch/x86/configs, kernel/configs) at build time,
+	 * so "kvm_guest.config" works without a copy. */
+	char **fragments;
+	size_t nrequire;
+	char **require; /* "CONFIG_X" */
+};
+
+/* Parse a recipe file; errors name the file and the JSON path ($.config.base). */
+int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *err);
+
+/*
+ * Is spec a recipe? "NAME" (kernels/NAME.json under the current directory or
+ * $VNUMA_KERNELS_DIR) or a path ending in .json. Returns 1 with *path set, 0
+ * when spec names no recipe.
+ */
+int vn_recipe_find(const char *spec, char **path);
+
+void vn_recipe_free(struct vn_recipe *r);
+static inline void vn_recipe_freep(struct vn_recipe **r)
+{
+	if (*r)
+		vn_recipe_free(*r);
+}
+#define _cleanup_recipe_ __attribute__((cleanup(vn_recipe_freep)))
