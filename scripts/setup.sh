@@ -15,6 +15,7 @@ packages="
 	linux-image-amd64 busybox-static numactl libnuma-dev
 	libguestfs-tools supermin
 	xz-utils libxml2-utils procps bc
+	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1
 "
 
 missing=""

@@ -32,6 +32,7 @@ int cmd_exec(int argc, char **argv, struct vn_error *err);
 int cmd_shell(int argc, char **argv, struct vn_error *err);
 int cmd_collect(int argc, char **argv, struct vn_error *err);
 int cmd_run(int argc, char **argv, struct vn_error *err);
+int cmd_kernel(int argc, char **argv, struct vn_error *err);
 
 /* --state-dir (getopt code 'S') and --connect ('C'), shared by the guest commands. */
 struct vn_cli_common {

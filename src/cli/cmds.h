@@ -10,4 +10,5 @@
 	{"shell", cmd_shell, "interactive root shell on a guest's console (Ctrl-] leaves)"},           \
 	{"collect", cmd_collect, "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg"}, \
 	{"run", cmd_run, "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml"}, \
-	{"topo", cmd_topo, "offline: validate, show a topology, print the model's fallback order"},
+	{"topo", cmd_topo, "offline: validate, show a topology, print the model's fallback order"},  \
+	{"kernel", cmd_kernel, "build a guest kernel from a recipe (source + patches + config), list the cache"},

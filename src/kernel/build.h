@@ -37,7 +37,7 @@ struct vn_kernel_built {
 	char *config;      /* .../config (the final .config) */
 	char *log;         /* .../build.log */
 	char *key;         /* hex cache key */
-	char *config_hash; /* hex hash of the config inputs (base, fragments, require) */
+	char *config_hash; /* hex hash of the config inputs (base, fragment contents) */
 	char *source_id;   /* hex source identity */
 	char *release, *version;
 	char *recipe;      /* recipe name */

@@ -12,8 +12,8 @@
 extern const char *const vn_kernel_required_options[];
 
 /*
- * Hashes of a recipe's inputs: config_hash covers the config base, the
- * fragments (name and content) and the required options; key covers the
+ * Hashes of a recipe's inputs: config_hash covers the config base and the
+ * fragments' contents (not the require list, which only checks the result); key covers the
  * source identity, config_hash and the patches' contents in order.
  */
 int vn_kernel_cache_key(const struct vn_recipe *r, const char *source_id, char key[VN_SHA256_HEX_LEN + 1],

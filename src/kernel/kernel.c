@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernel/recipe.h"
 #include "util/cleanup.h"
 
 void vn_kernel_free(struct vn_kernel *k)
@@ -23,6 +24,13 @@ void vn_kernel_free(struct vn_kernel *k)
 	free(k->modules_dir);
 	free(k->config);
 	free(k->recipe);
+	free(k->recipe_path);
+	for (size_t i = 0; k->patches && i < k->npatches; i++)
+		free(k->patches[i]);
+	free(k->patches);
+	free(k->config_hash);
+	free(k->build_key);
+	free(k->source_id);
 	free(k);
 }
 
@@ -79,22 +87,94 @@ static int find_stock_image(char **out, struct vn_error *err)
 	return *out ? 0 : -ENOMEM;
 }
 
+/* A source recipe: build (or find) it, and describe it the way results need. */
+static int resolve_source(const struct vn_recipe *r, const struct vn_kernel_resolve_opts *o, struct vn_kernel *k,
+			  struct vn_error *err)
+{
+	_cleanup_free_ char *cache = NULL;
+	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
+	int rc;
+
+	if (o && o->cache_dir)
+		cache = strdup(o->cache_dir);
+	else if ((rc = vn_kernel_cache_dir_default(&cache, err)) < 0)
+		return rc;
+	if (!cache)
+		return -ENOMEM;
+	struct vn_kernel_build_opts bo = {
+		.cache_dir = cache,
+		.jobs = o ? o->jobs : 0,
+		.progress = o ? o->progress : NULL,
+		.progress_data = o ? o->progress_data : NULL,
+	};
+	if ((rc = vn_kernel_build(r, &bo, &b, err)) < 0)
+		return rc;
+	k->image = steal_pointer(&b->image);
+	k->config = steal_pointer(&b->config);
+	k->config_hash = steal_pointer(&b->config_hash);
+	k->build_key = steal_pointer(&b->key);
+	k->source_id = steal_pointer(&b->source_id);
+	k->built_now = !b->cached;
+	k->npatches = r->npatches;
+	if (!(k->patches = calloc(r->npatches + 1, sizeof(char *))))
+		return -ENOMEM;
+	for (size_t i = 0; i < r->npatches; i++)
+		if (!(k->patches[i] = strdup(r->patch_names[i])))
+			return -ENOMEM;
+	return 0;
+}
+
 int vn_kernel_resolve(const char *spec, const char *modules_dir, struct vn_kernel **out, struct vn_error *err)
+{
+	return vn_kernel_resolve_with(spec, modules_dir, NULL, out, err);
+}
+
+int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const struct vn_kernel_resolve_opts *o,
+			   struct vn_kernel **out, struct vn_error *err)
 {
 	struct vn_kernel *k = calloc(1, sizeof(*k));
 	bool stock = !spec || strcmp(spec, "stock") == 0;
+	bool no_modules = false;
+	_cleanup_free_ char *recipe_path = NULL;
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
 	struct stat st;
-	int rc;
+	int rc = 0;
 
 	if (!k)
 		return -ENOMEM;
+	/* A file named like a bzImage wins over a recipe of the same name. */
+	if (!stock && !(stat(spec, &st) == 0 && S_ISREG(st.st_mode) && !strstr(spec, ".json")) &&
+	    (rc = vn_recipe_find(spec, &recipe_path)) > 0)
+		rc = vn_recipe_load(recipe_path, &r, err);
+	if (rc < 0) {
+		vn_kernel_free(k);
+		return rc;
+	}
+	rc = 0;
+	if (r) {
+		k->recipe = strdup(r->name);
+		k->recipe_path = strdup(r->path);
+		stock = r->type == VN_RECIPE_STOCK;
+	}
 	if (stock) {
 		rc = find_stock_image(&k->image, err);
-		k->recipe = strdup("stock");
+		if (!k->recipe)
+			k->recipe = strdup("stock");
+	} else if (r && r->type == VN_RECIPE_PREBUILT) {
+		k->image = strdup(r->image);
+		if (r->config)
+			k->config = strdup(r->config);
+		if (!modules_dir && r->modules)
+			modules_dir = r->modules;
+	} else if (r) {
+		rc = resolve_source(r, o, k, err);
+		no_modules = true;
 	} else {
 		rc = stat(spec, &st) == 0 && S_ISREG(st.st_mode)
 			     ? 0
-			     : vn_input_error(err, "kernel '%s': no such file (give a bzImage path or 'stock')", spec);
+			     : vn_input_error(err, "kernel '%s': no such file or recipe (give 'stock', a recipe name from "
+						   "kernels/, a recipe .json or a bzImage path)",
+					      spec);
 		k->image = realpath(spec, NULL);
 		k->recipe = strdup("prebuilt");
 	}
@@ -107,7 +187,8 @@ int vn_kernel_resolve(const char *spec, const char *modules_dir, struct vn_kerne
 				rc = vn_input_error(err, "--modules %s: not a directory", modules_dir);
 			else
 				k->modules_dir = realpath(modules_dir, NULL);
-		} else {
+		} else if (!no_modules) {
+			/* Built kernels have CONFIG_MODULES off; a same-named stock release's modules would not load. */
 			snprintf(path, sizeof(path), "/lib/modules/%s", k->release);
 			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 				k->modules_dir = strdup(path);

@@ -1,10 +1,14 @@
 /*
- * Which guest kernel boots: Debian's stock kernel by default, or any bzImage.
- * Recipes that build patched kernels from source plug in here later: they
- * resolve to the same struct.
+ * Which guest kernel boots: Debian's stock kernel by default, any bzImage,
+ * or a recipe (kernels/NAME.json) that may build a patched kernel from
+ * source on first use. All resolve to the same struct.
  */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernel/build.h"
 #include "util/error.h"
 
 struct vn_kernel {
@@ -14,14 +18,34 @@ struct vn_kernel {
 	char *modules_dir; /* /lib/modules/<release>, or NULL when the kernel needs none */
 	char *config;      /* the kernel's .config, when known */
 	char *recipe;      /* "stock", "prebuilt", or a recipe name */
+	/* Recipes only (NULL/0 otherwise), so that results can say what was built: */
+	char *recipe_path; /* the recipe file, absolute */
+	size_t npatches;
+	char **patches;     /* patch names in the order applied, NULL-terminated */
+	char *config_hash;  /* sha256 of the config inputs (base, fragment contents) */
+	char *build_key;    /* the cache key: source identity + config inputs + patches */
+	char *source_id;    /* sha256 of the tarball, or of git HEAD + uncommitted diff */
+	bool built_now;     /* true when resolving it ran a build (not a cache hit) */
+};
+
+struct vn_kernel_resolve_opts {
+	const char *cache_dir; /* NULL: STATE/cache/kernels of the default state dir */
+	int jobs;              /* make -j for builds; 0: all CPUs */
+	vn_kernel_progress_fn progress;
+	void *progress_data;
 };
 
 /*
- * spec: NULL or "stock" for Debian's newest installed linux-image; otherwise
- * a bzImage path. modules_dir overrides the modules folder (NULL: look in
- * /lib/modules/<release> and use it when it exists).
+ * spec: NULL or "stock" for Debian's newest installed linux-image; a recipe
+ * ("NAME" for kernels/NAME.json, or a path ending in .json), built into the
+ * cache on first use; otherwise a bzImage path. modules_dir overrides the
+ * modules folder (NULL: look in /lib/modules/<release> and use it when it
+ * exists; kernels built from recipes have none).
  */
 int vn_kernel_resolve(const char *spec, const char *modules_dir, struct vn_kernel **out, struct vn_error *err);
+/* The same, with a cache directory and a progress callback for builds (o may be NULL). */
+int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const struct vn_kernel_resolve_opts *o,
+			   struct vn_kernel **out, struct vn_error *err);
 
 /* Read the release string embedded in an x86 bzImage's setup header. */
 int vn_kernel_image_release(const char *image, char **release, char **version, struct vn_error *err);

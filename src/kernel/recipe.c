@@ -154,8 +154,11 @@ static int parse_tree(struct ctx *c, struct vn_recipe *r)
 {
 	char buf[PATH_MAX];
 
+	_cleanup_free_ char *p = near_recipe(r, r->tree);
+	if (!p)
+		return -ENOMEM;
 	/* "linux-source-6.1" names Debian's package, which installs the tarball. */
-	if (!strchr(r->tree, '/')) {
+	if (!strchr(r->tree, '/') && access(p, F_OK) != 0) {
 		snprintf(buf, sizeof(buf), "/usr/src/%s.tar.xz", r->tree);
 		if (!is_file(buf))
 			return bad(c, "$.tree", "%s not found (install the Debian package %s)", buf, r->tree);
@@ -163,9 +166,6 @@ static int parse_tree(struct ctx *c, struct vn_recipe *r)
 		r->tree_path = strdup(buf);
 		return r->tree_path ? 0 : -ENOMEM;
 	}
-	_cleanup_free_ char *p = near_recipe(r, r->tree);
-	if (!p)
-		return -ENOMEM;
 	snprintf(buf, sizeof(buf), "%s/.git", p);
 	if (is_dir(p) && access(buf, F_OK) == 0) {
 		r->tree_kind = VN_TREE_GIT;

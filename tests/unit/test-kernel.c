@@ -1,0 +1,350 @@
+/* Kernel recipes: parsing and its errors, the cache key, patching a small tree, config verification. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernel/kernel-priv.h"
+#include "kernel/kernel.h"
+#include "kernel/recipe.h"
+#include "util/cleanup.h"
+
+static char tmpdir[] = "/tmp/vn-test-kernel-XXXXXX";
+
+static void put(const char *rel, const char *content)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	for (char *s = p + strlen(tmpdir) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+static char *slurp(const char *rel)
+{
+	char p[4096], buf[8192];
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return NULL;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+static char *path_of(const char *rel)
+{
+	char *p;
+	assert_true(asprintf(&p, "%s/%s", tmpdir, rel) > 0);
+	return p;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(tmpdir));
+	put("tree.tar.xz", "not really a tarball; recipes only check it exists\n");
+	put("k/numa.config", "CONFIG_NUMA=y\nCONFIG_SMP=y\n# CONFIG_MODULES is not set\n");
+	put("k/0001-fix.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
+	put("k.json", "{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"patches\": [\"0001-fix.patch\"],\n"
+		      " \"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"], \"require\": [\"CONFIG_NUMA\"]}}\n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char *argv[] = {"rm", "-rf", tmpdir, NULL};
+	struct vn_error e = {0};
+	vn_kernel_run((const char *const *)argv, NULL, -1, NULL, NULL, NULL, NULL, &e);
+	return 0;
+}
+
+static void test_recipe_source(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *p = path_of("k.json");
+	struct vn_recipe *r = NULL;
+	struct vn_error err = {0};
+
+	assert_int_equal(vn_recipe_load(p, &r, &err), 0);
+	assert_string_equal(r->name, "k");
+	assert_int_equal(r->type, VN_RECIPE_SOURCE);
+	assert_int_equal(r->tree_kind, VN_TREE_TARBALL);
+	assert_int_equal(r->npatches, 1);
+	assert_non_null(strstr(r->patches[0], "/k/0001-fix.patch"));
+	assert_string_equal(r->config_base, "tinyconfig");
+	assert_int_equal(r->nfragments, 1);
+	assert_non_null(r->fragments[0]);
+	assert_int_equal(r->nrequire, 1);
+	vn_recipe_free(r);
+}
+
+/* Each bad recipe must be refused with the file and the JSON path in the message. */
+static void test_recipe_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json, *want;
+	} cases[] = {
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"bogus\": 1, \"config\": {\"base\": \"tinyconfig\"}}",
+		 "$: unknown key \"bogus\""},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\", 3]}}",
+		 "$.config.fragments[1]: expected a non-empty string"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"extra\": []}}",
+		 "$.config: unknown key \"extra\""},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"patches\": [\"nope.patch\"], \"config\": {\"base\": \"tinyconfig\"}}",
+		 "$.patches[0]: "},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": 7}}", "$.config.base: expected a string"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"rm -rf\"}}", "$.config.base: "},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"require\": [\"NUMA\"]}}",
+		 "$.config.require[0]: \"NUMA\" is not a CONFIG_ option"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\"}", "$: missing \"config\""},
+		{"{\"type\": \"source\", \"tree\": \"no/such/dir\", \"config\": {\"base\": \"tinyconfig\"}}", "$.tree: "},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": []}", "$.config: expected an object"},
+		{"{\"type\": \"stock\", \"image\": \"x\"}", "$: unknown key \"image\""},
+		{"{\"type\": \"prebuilt\"}", "$: missing \"image\""},
+		{"{\"type\": \"prebuilt\", \"image\": \"nope\"}", "$.image: "},
+		{"{\"type\": \"guess\"}", "$.type: \"guess\" is not one of"},
+		{"{\"type\": 1}", "$.type: expected a string"},
+		{"[1, 2]", "$: expected an object"},
+		{"{\"type\": ", "not valid JSON"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *p = path_of("bad.json");
+		struct vn_recipe *r = NULL;
+		struct vn_error err = {0};
+		put("bad.json", cases[i].json);
+		int rc = vn_recipe_load(p, &r, &err);
+		if (rc == 0 || !strstr(err.msg, cases[i].want) || !strstr(err.msg, "bad.json"))
+			fail_msg("case %zu: rc %d, message \"%s\", wanted \"%s\"", i, rc, err.msg, cases[i].want);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		assert_null(r);
+		vn_error_clear(&err);
+	}
+}
+
+static void test_recipe_find(void **state)
+{
+	(void)state;
+	char *p = NULL;
+	setenv("VNUMA_KERNELS_DIR", tmpdir, 1);
+	assert_int_equal(vn_recipe_find("k", &p), 1);
+	assert_non_null(strstr(p, "/k.json"));
+	free(p);
+	assert_int_equal(vn_recipe_find("nosuch", &p), 0);
+	assert_int_equal(vn_recipe_find("/boot/vmlinuz", &p), 0);
+	assert_int_equal(vn_recipe_find("x/y.json", &p), 1);
+	assert_string_equal(p, "x/y.json");
+	free(p);
+	unsetenv("VNUMA_KERNELS_DIR");
+}
+
+static void keys(const char *sid, char key[65], char cfg[65])
+{
+	_cleanup_free_ char *p = path_of("k.json");
+	struct vn_recipe *r = NULL;
+	struct vn_error err = {0};
+	assert_int_equal(vn_recipe_load(p, &r, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, sid, key, cfg, &err), 0);
+	vn_recipe_free(r);
+}
+
+static void test_cache_key(void **state)
+{
+	(void)state;
+	char k1[65], c1[65], k2[65], c2[65];
+	_cleanup_free_ char *orig = slurp("k/0001-fix.patch"), *frag = slurp("k/numa.config");
+
+	keys("source-a", k1, c1);
+	keys("source-a", k2, c2);
+	assert_string_equal(k1, k2); /* stable */
+	assert_string_equal(c1, c2);
+
+	put("k/0001-fix.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n-two\n+Two\n three\n");
+	keys("source-a", k2, c2);
+	assert_string_not_equal(k1, k2); /* a patch's content is part of the key */
+	assert_string_equal(c1, c2);     /* but not of the config hash: same build tree */
+	put("k/0001-fix.patch", orig);
+
+	keys("source-b", k2, c2);
+	assert_string_not_equal(k1, k2);
+
+	put("k/numa.config", "CONFIG_NUMA=y\n");
+	keys("source-a", k2, c2);
+	assert_string_not_equal(c1, c2);
+	assert_string_not_equal(k1, k2);
+	put("k/numa.config", frag);
+	keys("source-a", k2, c2);
+	assert_string_equal(k1, k2);
+}
+
+static void make_tree(void)
+{
+	put("pristine/mm/x.c", "one\ntwo\nthree\n");
+	put("pristine/mm/y.c", "alpha\nbeta\n");
+	char *argv[] = {"rm", "-rf", NULL, NULL};
+	_cleanup_free_ char *work = path_of("work"), *pristine = path_of("pristine");
+	argv[2] = work;
+	struct vn_error e = {0};
+	vn_kernel_run((const char *const *)argv, NULL, -1, NULL, NULL, NULL, NULL, &e);
+	const char *cp[] = {"cp", "-al", pristine, work, NULL};
+	assert_int_equal(vn_kernel_run(cp, NULL, -1, NULL, NULL, NULL, NULL, &e), 0);
+}
+
+static void test_patch_apply(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *work = path_of("work"), *patch = path_of("k/0001-fix.patch");
+	struct vn_error err = {0};
+
+	make_tree();
+	assert_int_equal(vn_kernel_patch_apply(work, patch, "0001-fix.patch", -1, &err), 0);
+	_cleanup_free_ char *w = slurp("work/mm/x.c"), *p = slurp("pristine/mm/x.c");
+	assert_string_equal(w, "one\nTWO\nthree\n");
+	/* patch writes a new file, so the hardlinked pristine copy is untouched */
+	assert_string_equal(p, "one\ntwo\nthree\n");
+
+	/* Applying it again: already applied, named as such. */
+	assert_true(vn_kernel_patch_apply(work, patch, "0001-fix.patch", -1, &err) < 0);
+	assert_non_null(strstr(err.msg, "0001-fix.patch"));
+	vn_error_clear(&err);
+
+	char **files = NULL;
+	size_t n = 0;
+	assert_int_equal(vn_kernel_patch_files(patch, &files, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(files[0], "mm/x.c");
+	vn_strvfreep(&files);
+}
+
+static void test_patch_reject(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *work = path_of("work"), *patch = path_of("k/bad.patch");
+	struct vn_error err = {0};
+
+	make_tree();
+	put("k/bad.patch", "--- a/mm/y.c\n+++ b/mm/y.c\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n"
+			   "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n-deux\n+DEUX\n three\n");
+	assert_true(vn_kernel_patch_apply(work, patch, "bad.patch", -1, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	if (!strstr(err.msg, "bad.patch") || !strstr(err.msg, "mm/x.c") || !strstr(err.msg, "hunk #1 FAILED"))
+		fail_msg("message: %s", err.msg);
+	assert_non_null(err.detail);
+	assert_non_null(strstr(err.detail, "-deux"));
+	/* The dry run kept the tree as it was: the good first file is not half-applied. */
+	_cleanup_free_ char *y = slurp("work/mm/y.c");
+	assert_string_equal(y, "alpha\nbeta\n");
+	vn_error_clear(&err);
+}
+
+static void test_config_verify(void **state)
+{
+	(void)state;
+	const char *final = "CONFIG_NUMA=y\nCONFIG_NR_CPUS=64\n# CONFIG_MODULES is not set\n"
+			    "# CONFIG_ACPI_HMAT is not set\nCONFIG_VIRTIO_BLK=m\n";
+	const char *wanted = "# a comment\nCONFIG_NUMA=y\nCONFIG_NR_CPUS=64\n# CONFIG_MODULES is not set\n"
+			     "CONFIG_ACPI_HMAT=y\nCONFIG_VIRTIO_BLK=y\nCONFIG_GONE=y\n\n";
+	char *report = NULL;
+
+	assert_int_equal(vn_kernel_config_verify(final, wanted, &report), 3);
+	assert_non_null(strstr(report, "CONFIG_ACPI_HMAT: wanted y, got not set\n"));
+	assert_non_null(strstr(report, "CONFIG_VIRTIO_BLK: wanted y, got m\n"));
+	assert_non_null(strstr(report, "CONFIG_GONE: wanted y, got not set\n"));
+	assert_null(strstr(report, "CONFIG_NUMA:"));
+	free(report);
+
+	assert_int_equal(vn_kernel_config_verify(final, "CONFIG_MODULES=y\n", &report), 1);
+	free(report);
+	assert_int_equal(vn_kernel_config_verify(final, "CONFIG_NUMA=y\n# CONFIG_ACPI_HMAT is not set\n", &report), 0);
+	assert_null(report);
+}
+
+/* The shipped minimal fragment asks for every option vnuma requires of a built kernel. */
+static void test_shipped_recipes(void **state)
+{
+	(void)state;
+	const char *src = getenv("VN_SOURCE_DIR");
+	char p[4096], *frag = NULL, *report = NULL;
+	struct vn_strbuf want = VN_STRBUF_INIT;
+	struct vn_recipe *r = NULL;
+	struct vn_error err = {0};
+
+	if (!src)
+		skip();
+	snprintf(p, sizeof(p), "%s/kernels/stock.json", src);
+	assert_int_equal(vn_recipe_load(p, &r, &err), 0);
+	assert_int_equal(r->type, VN_RECIPE_STOCK);
+	vn_recipe_free(r);
+
+	snprintf(p, sizeof(p), "%s/kernels/minimal-numa/numa.config", src);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	frag = calloc(1, 65536);
+	fread(frag, 1, 65535, f);
+	fclose(f);
+	for (const char *const *o = vn_kernel_required_options; *o; o++)
+		vn_strbuf_printf(&want, "%s=y\n", *o);
+	/* Verifying the wanted list against the fragment itself: every required option is in it. */
+	if (vn_kernel_config_verify(frag, want.s, &report) != 0)
+		fail_msg("numa.config lacks: %s", report);
+	vn_strbuf_free(&want);
+	free(frag);
+
+	if (access("/usr/src/linux-source-6.1.tar.xz", R_OK) != 0)
+		return; /* the source recipes name Debian's tarball */
+	static const char *const names[] = {"minimal-numa", "fallback-revert"};
+	char keyv[2][65], cfgv[2][65];
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/kernels/%s.json", src, names[i]);
+		if (vn_recipe_load(p, &r, &err) != 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(vn_kernel_cache_key(r, "src", keyv[i], cfgv[i], &err), 0);
+		vn_recipe_free(r);
+	}
+	/* The revert differs only in its patch: one build tree, two kernels. */
+	assert_string_equal(cfgv[0], cfgv[1]);
+	assert_string_not_equal(keyv[0], keyv[1]);
+}
+
+static void test_run(void **state)
+{
+	(void)state;
+	struct vn_strbuf out = VN_STRBUF_INIT;
+	struct vn_error err = {0};
+	const char *ok[] = {"sh", "-c", "echo hello; echo world >&2; exit 3", NULL};
+	assert_int_equal(vn_kernel_run(ok, "/", -1, &out, NULL, NULL, NULL, &err), 3);
+	assert_non_null(strstr(out.s, "hello\n"));
+	assert_non_null(strstr(out.s, "world\n"));
+	vn_strbuf_free(&out);
+	const char *missing[] = {"vnuma-no-such-program", NULL};
+	assert_true(vn_kernel_run(missing, NULL, -1, NULL, NULL, NULL, NULL, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	vn_error_clear(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recipe_source), cmocka_unit_test(test_recipe_errors),
+		cmocka_unit_test(test_recipe_find),   cmocka_unit_test(test_cache_key),
+		cmocka_unit_test(test_patch_apply),   cmocka_unit_test(test_patch_reject),
+		cmocka_unit_test(test_config_verify), cmocka_unit_test(test_shipped_recipes),
+		cmocka_unit_test(test_run),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
