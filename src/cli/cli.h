@@ -1,6 +1,8 @@
 /* The thin CLI: argument parsing and printing only; the work is in the layers. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "util/error.h"
 
 enum {
@@ -33,6 +35,18 @@ int cmd_shell(int argc, char **argv, struct vn_error *err);
 int cmd_collect(int argc, char **argv, struct vn_error *err);
 int cmd_run(int argc, char **argv, struct vn_error *err);
 int cmd_kernel(int argc, char **argv, struct vn_error *err);
+
+/* Kernel build progress on stderr (a vn_kernel_progress_fn and its state). */
+struct vn_cli_progress {
+	bool tty, used;
+	double t0;
+	char stage[32];
+	int width;
+};
+void vn_cli_progress_init(struct vn_cli_progress *p);
+void vn_cli_progress(void *data, const char *stage, const char *line);
+void vn_cli_progress_done(struct vn_cli_progress *p);
+double vn_cli_progress_elapsed(const struct vn_cli_progress *p);
 
 /* --state-dir (getopt code 'S') and --connect ('C'), shared by the guest commands. */
 struct vn_cli_common {

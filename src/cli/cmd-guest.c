@@ -33,7 +33,8 @@ static void up_usage(FILE *out)
 		"agent answers, then checks that the guest sees the nodes, distances, CPUs and\n"
 		"fallback lists asked for. Exit 1 when it does not (the guest stays up to look\n"
 		"at), 3 when it cannot boot (the console tail is printed).\n\n"
-		"  --kernel K        'stock' (Debian's linux-image, default) or a bzImage path\n"
+		"  --kernel K        'stock' (Debian's linux-image, default), a recipe NAME\n"
+		"                    (kernels/NAME.json, built on first use) or a bzImage path\n"
 		"  --modules DIR     modules tree for --kernel (default /lib/modules/<release>)\n"
 		"  --append ARGS     extra kernel command line\n"
 		"  --kernel-model M  fallback-order model to check against (see 'vnuma topo --help')\n"
@@ -87,7 +88,12 @@ int cmd_up(int argc, char **argv, struct vn_error *err)
 	o.topology = argv[optind];
 	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
+	struct vn_cli_progress prog;
+	vn_cli_progress_init(&prog);
+	o.kernel_progress = vn_cli_progress;
+	o.kernel_progress_data = &prog;
 	rc = vn_testbed_up(&ctx, &o, &r, err);
+	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);
 	if (rc < 0)
 		return rc;

@@ -3,8 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -23,42 +21,6 @@ static void kernel_usage(FILE *out)
 		     "incremental build tree. See docs/kernels.md.\n\n"
 		     "  --state-dir DIR  state directory (default $VNUMA_STATE_DIR, ...)\n"
 		     "  -j, --jobs N     make -j (default: all CPUs)\n");
-}
-
-struct progress {
-	bool tty;
-	double t0;
-	char stage[32];
-	int width;
-};
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* On a TTY one status line, rewritten; elsewhere one line per stage, so logs stay short. */
-static void on_progress(void *data, const char *stage, const char *line)
-{
-	struct progress *p = data;
-	int t = (int)(mono() - p->t0);
-
-	if (!p->tty) {
-		if (strcmp(p->stage, stage) != 0)
-			fprintf(stderr, "kernel: %s%s%s\n", stage, line ? ": " : "", line && strlen(line) < 120 ? line : "");
-		snprintf(p->stage, sizeof(p->stage), "%s", stage);
-		return;
-	}
-	snprintf(p->stage, sizeof(p->stage), "%s", stage);
-	int room = p->width - 16 - (int)strlen(stage);
-	if (room < 10)
-		room = 10;
-	while (line && (*line == ' ' || *line == '\t'))
-		line++;
-	fprintf(stderr, "\r\033[K[%02d:%02d] %s%s%.*s", t / 60, t % 60, stage, line ? ": " : "", room, line ? line : "");
-	fflush(stderr);
 }
 
 static int state_cache(const char *state_dir, char **out, struct vn_error *err)
@@ -99,11 +61,8 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 		_cleanup_free_ char *path = NULL;
 		_cleanup_recipe_ struct vn_recipe *r = NULL;
 		_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
-		struct winsize ws;
-		struct progress p = {.tty = isatty(STDERR_FILENO), .t0 = mono(), .width = 100};
-
-		if (p.tty && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
-			p.width = ws.ws_col;
+		struct vn_cli_progress p;
+		vn_cli_progress_init(&p);
 		if ((rc = vn_recipe_find(argv[i], &path)) < 0)
 			return rc;
 		if (rc == 0)
@@ -115,13 +74,12 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 			continue;
 		}
 		struct vn_kernel_build_opts bo = {
-			.cache_dir = cache, .jobs = jobs, .progress = on_progress, .progress_data = &p};
+			.cache_dir = cache, .jobs = jobs, .progress = vn_cli_progress, .progress_data = &p};
 		rc = vn_kernel_build(r, &bo, &b, err);
-		if (p.tty)
-			fprintf(stderr, "\r\033[K");
+		vn_cli_progress_done(&p);
 		if (rc < 0)
 			return rc;
-		double took = mono() - p.t0;
+		double took = vn_cli_progress_elapsed(&p);
 		printf("%s: %s %s (%.16s)", r->name, b->cached ? "cached" : "built", b->release ? b->release : "?", b->key);
 		if (b->cached)
 			printf(", found in %.2f s\n", took);

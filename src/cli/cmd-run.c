@@ -17,7 +17,8 @@ static void run_usage(FILE *out)
 		"assertions and writes results/<scenario>-<UTC time>/ (or -o DIR): result.json,\n"
 		"junit.xml, samples.jsonl, console.log, before/ and after/ snapshots, steps/.\n\n"
 		"  --quick      scale durations and sizes down (the scenario's quick_scale) for CI\n"
-		"  --kernel K   boot K instead of the scenario's kernel ('stock' or a bzImage)\n"
+		"  --kernel K   boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
+		"               (kernels/NAME.json, built on first use) or a bzImage path\n"
 		"  --keep       leave the guest running afterwards\n\n"
 		"Exit: 0 all assertions held, 1 an assertion failed, 2 bad scenario,\n"
 		"3 infrastructure (boot, timeout, interrupted; the result is marked incomplete).\n");
@@ -60,7 +61,12 @@ int cmd_run(int argc, char **argv, struct vn_error *err)
 
 	if ((rc = vn_scenario_load(argv[optind], &s, err)) < 0 || (rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
+	struct vn_cli_progress prog;
+	vn_cli_progress_init(&prog);
+	ro.kernel_progress = vn_cli_progress;
+	ro.kernel_progress_data = &prog;
 	rc = vn_scenario_run(&ctx, s, &ro, &rep, &dir, err);
+	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);
 	for (unsigned i = 0; i < rep.nverdicts; i++) {
 		const struct vn_verdict *v = &rep.verdicts[i];

@@ -52,7 +52,7 @@ void vn_report_clear(struct vn_report *r)
 	char **strs[] = {&r->scenario,	     &r->description,	 &r->started_utc,    &r->error,
 			 &r->accel,	     &r->kernel_release, &r->kernel_version, &r->kernel_cmdline,
 			 &r->kernel_recipe,  &r->kernel_config_sha256, &r->topology, &r->fidelity,
-			 &r->sampling_cost};
+			 &r->sampling_cost, &r->kernel_patches};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	memset(r, 0, sizeof(*r));
@@ -82,6 +82,14 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	add_str(k, "cmdline", r->kernel_cmdline);
 	add_str(k, "recipe", r->kernel_recipe);
 	add_str(k, "config_sha256", r->kernel_config_sha256);
+	json_object *patches = json_object_new_array();
+	if (r->kernel_patches) {
+		_cleanup_free_ char *copy = strdup(r->kernel_patches);
+		char *save = NULL;
+		for (char *p = strtok_r(copy, " ", &save); p; p = strtok_r(NULL, " ", &save))
+			json_object_array_add(patches, json_object_new_string(p));
+	}
+	json_object_object_add(k, "patches", patches);
 	json_object_object_add(o, "kernel", k);
 	add_str(o, "topology", r->topology);
 	add_str(o, "fidelity", r->fidelity);

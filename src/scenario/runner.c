@@ -718,6 +718,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.append = s->append,
 		.timeout_s = 300,
 		.model = VN_FALLBACK_DEFAULT,
+		.kernel_progress = o->kernel_progress,
+		.kernel_progress_data = o->kernel_progress_data,
 	};
 	d.steps = calloc(s->nsteps, sizeof(*d.steps));
 	if (!d.steps)
@@ -732,6 +734,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	rep->kernel_version = up.kernel_version ? strdup(up.kernel_version) : NULL;
 	rep->kernel_recipe = up.kernel_recipe ? strdup(up.kernel_recipe) : NULL;
 	rep->kernel_config_sha256 = up.kernel_config_sha256 ? strdup(up.kernel_config_sha256) : NULL;
+	rep->kernel_patches = up.kernel_patches ? strdup(up.kernel_patches) : NULL;
 	rep->fidelity = strdup(up.fidelity_report);
 
 	if ((rc = vn_testbed_agent(ctx, up.name, 10000, &r.a, err)) < 0)

@@ -12,6 +12,8 @@ struct vn_run_opts {
 	const char *kernel; /* overrides the scenario's kernel */
 	bool quick;         /* scale durations and sizes for CI */
 	bool keep;          /* leave the guest running afterwards */
+	vn_kernel_progress_fn kernel_progress; /* a recipe kernel built on first use */
+	void *kernel_progress_data;
 };
 
 /*

@@ -89,6 +89,7 @@ void vn_up_result_clear(struct vn_up_result *r)
 	free(r->kernel_version);
 	free(r->kernel_recipe);
 	free(r->kernel_config_sha256);
+	free(r->kernel_patches);
 	free(r->topology_path);
 	free(r->fidelity_report);
 	memset(r, 0, sizeof(*r));
@@ -247,14 +248,26 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
 	_cleanup_agent_ struct vn_agent *a = NULL;
 	struct vn_virt *v = NULL;
-	double deadline = now_s() + (o->timeout_s > 0 ? o->timeout_s : 180);
+	double deadline;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	if ((rc = vn_topology_find(o->topology, &topo_path, err)) < 0 ||
 	    (rc = vn_topology_load(topo_path, &t, err)) < 0 ||
-	    (rc = vn_kernel_resolve(o->kernel, o->modules, &k, err)) < 0 || (rc = find_helpers(&files, err)) < 0)
+	    (rc = find_helpers(&files, err)) < 0)
 		return rc;
+	_cleanup_free_ char *kcache = NULL;
+	if (asprintf(&kcache, "%s/cache/kernels", ctx->state_dir) < 0)
+		return -ENOMEM;
+	struct vn_kernel_resolve_opts ko = {
+		.cache_dir = kcache,
+		.progress = o->kernel_progress,
+		.progress_data = o->kernel_progress_data,
+	};
+	if ((rc = vn_kernel_resolve_with(o->kernel, o->modules, &ko, &k, err)) < 0)
+		return rc;
+	/* The boot deadline starts after a possible first-use kernel build. */
+	deadline = now_s() + (o->timeout_s > 0 ? o->timeout_s : 180);
 
 	if (asprintf(&cache, "%s/cache", ctx->state_dir) < 0)
 		return -ENOMEM;
@@ -356,6 +369,12 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	r->kernel_version = strdup(k->version);
 	r->kernel_recipe = strdup(k->recipe);
 	r->topology_path = strdup(topo_path);
+	if (k->npatches) {
+		struct vn_strbuf pb = VN_STRBUF_INIT;
+		for (size_t i = 0; i < k->npatches; i++)
+			vn_strbuf_printf(&pb, "%s%s", i ? " " : "", k->patches[i]);
+		r->kernel_patches = vn_strbuf_steal(&pb);
+	}
 	if (k->config) {
 		uint8_t digest[32];
 		char hex[65];

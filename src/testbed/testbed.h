@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "guest/agent.h"
+#include "kernel/build.h"
 #include "topology/fallback.h"
 #include "topology/topology.h"
 #include "util/error.h"
@@ -30,7 +31,10 @@ struct vn_up_opts {
 	const char *kernel;   /* NULL/"stock" or a bzImage path */
 	const char *modules;  /* modules dir for --kernel */
 	const char *append;   /* extra kernel arguments */
-	int timeout_s;        /* boot + agent deadline */
+	int timeout_s;        /* boot + agent deadline (a first-use kernel build is not counted) */
+	/* Progress of a kernel built from a recipe on first use; NULL: silent. */
+	vn_kernel_progress_fn kernel_progress;
+	void *kernel_progress_data;
 	enum vn_fallback_model model;
 };
 
@@ -39,6 +43,7 @@ struct vn_up_result {
 	char *guest_dir, *console_log;
 	char *kernel_release, *kernel_version, *kernel_recipe;
 	char *kernel_config_sha256; /* NULL when the kernel's .config is unknown */
+	char *kernel_patches;       /* space-separated patch names of a recipe kernel, or NULL */
 	char *topology_path;
 	enum vn_accel accel;
 	double boot_s; /* domain start until the agent answered */

@@ -268,6 +268,9 @@ static void test_config_verify(void **state)
 	assert_null(strstr(report, "CONFIG_NUMA:"));
 	free(report);
 
+	/* The same option asked for twice is one dropped option. */
+	assert_int_equal(vn_kernel_config_verify(final, "CONFIG_GONE=y\nCONFIG_X=y\nCONFIG_GONE=y\n", &report), 2);
+	free(report);
 	assert_int_equal(vn_kernel_config_verify(final, "CONFIG_MODULES=y\n", &report), 1);
 	free(report);
 	assert_int_equal(vn_kernel_config_verify(final, "CONFIG_NUMA=y\n# CONFIG_ACPI_HMAT is not set\n", &report), 0);

@@ -1,0 +1,63 @@
+/* The one progress printer of the CLI: kernel builds, whether asked for or on first use. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void vn_cli_progress_init(struct vn_cli_progress *p)
+{
+	struct winsize ws;
+
+	memset(p, 0, sizeof(*p));
+	p->tty = isatty(STDERR_FILENO);
+	p->t0 = mono();
+	p->width = 100;
+	if (p->tty && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		p->width = ws.ws_col;
+}
+
+double vn_cli_progress_elapsed(const struct vn_cli_progress *p)
+{
+	return mono() - p->t0;
+}
+
+/* On a TTY one status line, rewritten; elsewhere one line per stage, so logs stay short. */
+void vn_cli_progress(void *data, const char *stage, const char *line)
+{
+	struct vn_cli_progress *p = data;
+	int t = (int)(mono() - p->t0);
+
+	p->used = true;
+	if (!p->tty) {
+		if (strcmp(p->stage, stage) != 0)
+			fprintf(stderr, "kernel: %s%s%s\n", stage, line ? ": " : "", line && strlen(line) < 120 ? line : "");
+		snprintf(p->stage, sizeof(p->stage), "%s", stage);
+		return;
+	}
+	snprintf(p->stage, sizeof(p->stage), "%s", stage);
+	int room = p->width - 16 - (int)strlen(stage);
+	if (room < 10)
+		room = 10;
+	while (line && (*line == ' ' || *line == '\t'))
+		line++;
+	fprintf(stderr, "\r\033[K[%02d:%02d] %s%s%.*s", t / 60, t % 60, stage, line ? ": " : "", room, line ? line : "");
+	fflush(stderr);
+}
+
+void vn_cli_progress_done(struct vn_cli_progress *p)
+{
+	if (p->tty && p->used)
+		fprintf(stderr, "\r\033[K");
+}
