@@ -1,0 +1,48 @@
+#!/bin/bash
+# The offline CLI (no VM): output formats and exit codes users and scripts rely on.
+#   offline.sh VNUMA_BINARY SOURCE_DIR
+set -u
+vnuma=$1
+src=$2
+pass=0 fail=0
+check() {
+	local d=$1
+	shift
+	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL - $d"; fi
+}
+rc() { "$@" >/dev/null 2>&1; echo $?; }
+
+check "--version" sh -c "'$vnuma' --version | grep -q '^vnuma [0-9]'"
+check "--help lists every command" sh -c "'$vnuma' --help | grep -q '^  run ' && '$vnuma' --help | grep -q '^  kernel '"
+check "unknown command exits 2" test "$(rc "$vnuma" frobnicate)" = 2
+check "no command exits 2" test "$(rc "$vnuma")" = 2
+for c in up down list status exec shell collect run topo kernel; do
+	check "$c --help exits 0" test "$(rc "$vnuma" $c --help)" = 0
+done
+
+# topo show: numactl -H shape.
+out=$("$vnuma" topo show "$src/topologies/4node-cxl.xml" 2>/dev/null)
+check "show: node count" grep -q '^available: 4 nodes (0-3)' <<<"$out"
+check "show: CPU-less node marked" grep -q '^node 2 size: .*(CPU-less)' <<<"$out"
+check "show: distance row" grep -Eq '^ +3: +24 +14 +26 +10$' <<<"$out"
+check "show: hmat" grep -q 'latency' <<<"$out"
+
+# topo fallback: byte-exact kernel format (trailing space) and JSON.
+check "fallback: kernel line format" sh -c "'$vnuma' topo fallback '$src/topologies/4node-amd.xml' | grep -qx 'Fallback order for Node 3: 3 2 1 0 '"
+check "fallback: pre-5.15 model" sh -c "'$vnuma' topo fallback '$src/topologies/4node-amd.xml' --kernel-model pre-5.15 | grep -qx 'Fallback order for Node 3: 3 2 0 1 '"
+check "fallback: aliases" sh -c "'$vnuma' topo fallback '$src/topologies/4node-amd.xml' --kernel-model reset | grep -q '3 2 0 1'"
+check "fallback --json" sh -c "'$vnuma' topo fallback '$src/topologies/4node-amd.xml' --json | tr -d ' \n' | grep -q '\"node\":3,\"order\":\[3,2,1,0\]'"
+check "fallback: unknown model exits 2" test "$(rc "$vnuma" topo fallback "$src/topologies/4node-amd.xml" --kernel-model 9.9)" = 2
+
+# topo random: a seed names a topology; every one validates.
+check "random is deterministic" sh -c "[ \"\$('$vnuma' topo random --seed 42)\" = \"\$('$vnuma' topo random --seed 42)\" ]"
+tmp=$(mktemp -d)
+for s in $(seq 1 40); do
+	"$vnuma" topo random --seed "$s" --nodes 2-12 >"$tmp/r$s.xml"
+done
+check "40 random topologies validate" sh -c "'$vnuma' topo validate $tmp/r*.xml >/dev/null 2>&1"
+rm -rf "$tmp"
+check "validate: a bad file exits 2 naming FILE:LINE" sh -c "'$vnuma' topo validate '$src/tests/topology-bad/dup-node-id.xml' 2>&1 >/dev/null | grep -q '^dup-node-id.xml:3: \|/dup-node-id.xml:3: '"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
