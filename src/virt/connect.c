@@ -289,24 +289,43 @@ static char *accel_cache_key(struct vn_virt *v)
 	return key;
 }
 
-/* Cache format: one line "KERNEL-RELEASE qemu-VERSION kvm|tcg"; the last matching line wins. */
-static int accel_cache_read(struct vn_virt *v, const char *key)
+/*
+ * Cache format: one line "KERNEL-RELEASE qemu-VERSION kvm|tcg REASON"; the
+ * last matching line wins. Lines from other host kernels / QEMUs are kept so
+ * that a dual-boot or a downgrade finds its verdict again.
+ */
+int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason, size_t len)
 {
-	char path[4096], line[512];
-	int verdict = -1;
+	_cleanup_free_ char *key = accel_cache_key(v);
+	char path[4096], line[1024];
+	int rc = -ENOENT;
 
+	if (!key)
+		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	if (!f)
-		return -1;
+		return -ENOENT;
 	size_t klen = strlen(key);
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
-			verdict = strncmp(line + klen + 1, "kvm", 3) == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
-	return verdict;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) != 0 || line[klen] != ' ')
+			continue;
+		const char *p = line + klen + 1;
+		if (strncmp(p, "kvm", 3) == 0)
+			*verdict = VN_ACCEL_KVM;
+		else if (strncmp(p, "tcg", 3) == 0)
+			*verdict = VN_ACCEL_TCG;
+		else
+			continue; /* not ours to trust */
+		p += 3;
+		p += *p == ' ';
+		snprintf(reason, len, "%.*s", (int)strcspn(p, "\n"), p);
+		rc = 0;
+	}
+	return rc;
 }
 
-void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict)
+void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char *reason)
 {
 	char path[4096];
 	_cleanup_free_ char *key = accel_cache_key(v);
@@ -315,40 +334,33 @@ void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict)
 		return;
 	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "ae");
-	if (f)
-		fprintf(f, "%s %s\n", key, vn_accel_name(verdict));
+	if (!f)
+		return;
+	fprintf(f, "%s %s ", key, vn_accel_name(verdict));
+	for (const char *p = reason ? reason : ""; *p; p++)
+		fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
+	fputc('\n', f);
 }
 
-int vn_virt_accel_probe(struct vn_virt *v, enum vn_accel *accel, bool *proven, struct vn_error *err)
+bool vn_virt_kvm_offered(struct vn_virt *v, char *why, size_t len)
 {
-	const char *force = getenv("VNUMA_ACCEL");
-
-	*proven = true;
-	if (force && *force) {
-		if (strcmp(force, "tcg") == 0)
-			*accel = VN_ACCEL_TCG;
-		else if (strcmp(force, "kvm") == 0)
-			*accel = VN_ACCEL_KVM;
-		else
-			return vn_input_error(err, "VNUMA_ACCEL must be tcg or kvm, not '%s'", force);
-		return 0;
-	}
-	*accel = VN_ACCEL_TCG;
 	/* A remote URI's /dev/kvm is not ours to look at; let its capabilities decide. */
 	bool local = strncmp(v->uri, "qemu:///", 8) == 0;
-	if (local && access("/dev/kvm", R_OK | W_OK) < 0)
-		return 0;
-	char *caps = virConnectGetDomainCapabilities(v->conn, NULL, "x86_64", "q35", "kvm", 0);
-	if (!caps)
-		return 0;
-	free(caps);
-	_cleanup_free_ char *key = accel_cache_key(v);
-	int cached = key ? accel_cache_read(v, key) : -1;
-	if (cached >= 0) {
-		*accel = (enum vn_accel)cached;
-		return 0;
+
+	if (local && access("/dev/kvm", F_OK) < 0) {
+		snprintf(why, len, "no /dev/kvm");
+		return false;
 	}
-	*accel = VN_ACCEL_KVM;
-	*proven = false;
-	return 0;
+	if (local && access("/dev/kvm", R_OK | W_OK) < 0) {
+		snprintf(why, len, "/dev/kvm is not usable by this user (%s)", strerror(errno));
+		return false;
+	}
+	char *caps = virConnectGetDomainCapabilities(v->conn, NULL, "x86_64", "q35", "kvm", 0);
+	if (!caps) {
+		const char *msg = virGetLastErrorMessage();
+		snprintf(why, len, "libvirt offers no kvm domain type (%s)", msg ? msg : "no capabilities");
+		return false;
+	}
+	free(caps);
+	return true;
 }

@@ -36,12 +36,15 @@ void vn_domain_meta_clear(struct vn_domain_meta *m);
 
 struct vn_domain_opts {
 	const char *name, *uuid; /* uuid optional */
-	enum vn_accel accel;     /* TCG or KVM */
+	enum vn_accel accel;     /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
 	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
 	const char *console_log;               /* serial console log file */
 	const char *agent_socket;              /* optional: virtio-serial channel org.vnuma.agent.0 */
 	const char *emulator;                  /* optional */
 	struct vn_domain_meta meta;            /* borrowed strings, all optional */
+	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
+	void (*notify)(void *data, const char *line);
+	void *notify_data;
 };
 
 #define VN_AGENT_CHANNEL "org.vnuma.agent.0"

@@ -13,9 +13,6 @@
 #include "util/cleanup.h"
 #include "virt/virt-priv.h"
 
-/* A KVM guest that dies this soon after starting never really worked. */
-#define KVM_PROOF_MS 2000
-
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -59,6 +56,11 @@ const char *vn_virt_domain_name(const struct vn_virt_domain *d)
 enum vn_accel vn_virt_domain_accel(const struct vn_virt_domain *d)
 {
 	return d->accel;
+}
+
+const char *vn_virt_domain_accel_reason(const struct vn_virt_domain *d)
+{
+	return d->accel_reason;
 }
 
 const char *vn_virt_domain_console_log(const struct vn_virt_domain *d)
@@ -110,7 +112,7 @@ static bool still_running(virDomainPtr dom)
 
 /* Define and start one attempt; on failure nothing stays defined. */
 static int define_and_start(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
-			    const char *dir, bool prove_kvm, virDomainPtr *out, struct vn_error *err)
+			    const char *dir, virDomainPtr *out, struct vn_error *err)
 {
 	_cleanup_free_ char *xml = NULL;
 	char path[4096];
@@ -127,28 +129,97 @@ static int define_and_start(struct vn_virt *v, const struct vn_topology *t, cons
 		return vn_virt_error(err, "cannot define domain '%s'", o->name);
 	if (virDomainCreate(dom) < 0) {
 		rc = vn_virt_error(err, "cannot start domain '%s' (%s)", o->name, vn_accel_name(o->accel));
-		goto cleanup;
-	}
-	if (prove_kvm) {
-		for (long end = now_ms() + KVM_PROOF_MS; now_ms() < end;) {
-			if (!still_running(dom))
-				break;
-			usleep(100 * 1000);
-		}
-		if (!still_running(dom)) {
-			rc = vn_infra_error(err, -EIO, "domain '%s' died within %d ms under KVM", o->name,
-					    KVM_PROOF_MS);
-			goto cleanup;
-		}
+		virDomainUndefine(dom);
+		virDomainFree(dom);
+		return rc;
 	}
 	*out = dom;
 	return 0;
-cleanup:
-	if (still_running(dom))
-		virDomainDestroy(dom);
-	virDomainUndefine(dom);
-	virDomainFree(dom);
-	return rc;
+}
+
+/* The real world behind the accelerator decision (accel.c). */
+struct attempt {
+	struct vn_virt *v;
+	const struct vn_topology *t;
+	struct vn_domain_opts *opts;
+	const char *dir;
+	virDomainPtr dom;
+};
+
+static long op_now_ms(void *data)
+{
+	return now_ms();
+}
+
+static void op_sleep_ms(void *data, long ms)
+{
+	usleep((useconds_t)ms * 1000);
+}
+
+static bool op_kvm_offered(void *data, char *why, size_t len)
+{
+	return vn_virt_kvm_offered(((struct attempt *)data)->v, why, len);
+}
+
+static int op_cache_get(void *data, enum vn_accel *verdict, char *reason, size_t len)
+{
+	return vn_virt_accel_cached(((struct attempt *)data)->v, verdict, reason, len);
+}
+
+static void op_cache_put(void *data, enum vn_accel verdict, const char *reason)
+{
+	vn_virt_accel_remember(((struct attempt *)data)->v, verdict, reason);
+}
+
+static int op_start(void *data, enum vn_accel accel, struct vn_error *err)
+{
+	struct attempt *a = data;
+
+	a->opts->accel = accel;
+	return define_and_start(a->v, a->t, a->opts, a->dir, &a->dom, err);
+}
+
+static bool op_running(void *data)
+{
+	return still_running(((struct attempt *)data)->dom);
+}
+
+static bool op_progressed(void *data)
+{
+	struct attempt *a = data;
+	char buf[65536];
+	_cleanup_close_ int fd = open(a->opts->console_log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return false;
+	/* The first 64 KiB: a kernel's banner is among its first lines. */
+	ssize_t n = read(fd, buf, sizeof(buf));
+	return n > 0 && vn_console_shows_kernel(buf, (size_t)n);
+}
+
+static void op_abandon(void *data)
+{
+	struct attempt *a = data;
+	char kept[4096];
+
+	if (!a->dom)
+		return;
+	if (still_running(a->dom))
+		virDomainDestroy(a->dom);
+	virDomainUndefine(a->dom);
+	virDomainFree(a->dom);
+	a->dom = NULL;
+	/* The next attempt truncates console.log; keep what the failed one printed, for the failure archive. */
+	snprintf(kept, sizeof(kept), "%s.%s-attempt", a->opts->console_log, vn_accel_name(a->opts->accel));
+	rename(a->opts->console_log, kept);
+}
+
+static void op_notify(void *data, const char *line)
+{
+	struct attempt *a = data;
+
+	if (a->opts->notify)
+		a->opts->notify(a->opts->notify_data, line);
 }
 
 int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
@@ -158,8 +229,6 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	_cleanup_free_ char *log = NULL;
 	_cleanup_free_ char *sock = NULL;
 	struct vn_domain_opts opts = *o;
-	virDomainPtr dom = NULL;
-	bool proven = true;
 	int rc;
 
 	virDomainPtr old = o->name ? virDomainLookupByName(v->conn, o->name) : NULL;
@@ -190,33 +259,29 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 		opts.agent_socket = sock;
 	}
 	opts.meta.guest_dir = dir;
-	if (opts.accel == VN_ACCEL_AUTO && (rc = vn_virt_accel_probe(v, &opts.accel, &proven, err)) < 0)
-		return rc;
 
-	struct vn_error first = {0};
-	rc = define_and_start(v, t, &opts, dir, !proven, &dom, &first);
-	if (rc < 0 && !proven && first.kind == VN_ERR_INFRA) {
-		/*
-		 * /dev/kvm is there but does not work (nested virt: `failed to set
-		 * MSR`). Cache the verdict only once TCG has booted, so a broken
-		 * libvirt does not get blamed on KVM.
-		 */
-		opts.accel = VN_ACCEL_TCG;
-		rc = define_and_start(v, t, &opts, dir, false, &dom, err);
-		if (rc == 0)
-			vn_virt_accel_remember(v, VN_ACCEL_TCG);
-	} else if (rc < 0) {
-		vn_error_set(err, first.kind, first.code, "%s", first.msg);
-	} else if (!proven) {
-		vn_virt_accel_remember(v, VN_ACCEL_KVM);
+	struct attempt at = {.v = v, .t = t, .opts = &opts, .dir = dir};
+	const struct vn_accel_ops ops = {
+		.data = &at, .now_ms = op_now_ms, .sleep_ms = op_sleep_ms, .kvm_offered = op_kvm_offered,
+		.cache_get = op_cache_get, .cache_put = op_cache_put, .start = op_start, .running = op_running,
+		.progressed = op_progressed, .abandon = op_abandon, .notify = op_notify,
+	};
+	const struct vn_accel_limits lim = {.kvm_proof_ms = VN_KVM_PROOF_MS, .tcg_proof_ms = VN_TCG_PROOF_MS};
+	struct vn_accel_verdict verdict;
+	if (o->accel == VN_ACCEL_AUTO)
+		rc = vn_accel_boot(&ops, getenv("VNUMA_ACCEL"), &lim, &verdict, err);
+	else {
+		verdict = (struct vn_accel_verdict){.accel = o->accel};
+		snprintf(verdict.reason, sizeof(verdict.reason), "chosen by the caller");
+		rc = op_start(&at, o->accel, err);
 	}
-	vn_error_clear(&first);
 	if (rc < 0) {
 		attach_log_tail(err, opts.console_log);
 		return rc;
 	}
-	struct vn_virt_domain *d = domain_new(v, dom, o->name);
-	d->accel = opts.accel;
+	struct vn_virt_domain *d = domain_new(v, at.dom, o->name);
+	d->accel = verdict.accel;
+	snprintf(d->accel_reason, sizeof(d->accel_reason), "%s", verdict.reason);
 	free(d->console_log);
 	d->console_log = strdup(opts.console_log);
 	*out = d;

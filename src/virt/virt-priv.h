@@ -19,6 +19,7 @@ struct vn_virt_domain {
 	char *guest_dir;
 	char *console_log;
 	enum vn_accel accel;
+	char accel_reason[VN_ACCEL_REASON_MAX];
 };
 
 /* Fill err from libvirt's last error: "what: libvirt's message"; INFRA kind. */
@@ -27,5 +28,35 @@ int vn_virt_error(struct vn_error *err, const char *what, ...) __attribute__((fo
 /* Remove a guest dir and what is in it (no recursion beyond one level is ever needed). */
 int vn_virt_guest_dir_remove(const char *dir, struct vn_error *err);
 
-/* Record a proven accelerator verdict for this host kernel + QEMU version. */
-void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict);
+/* Can this host offer KVM at all (local /dev/kvm usable, libvirt knows a kvm domain type)? why says not. */
+bool vn_virt_kvm_offered(struct vn_virt *v, char *why, size_t len);
+/* Record a proven accelerator verdict, with its reason, for this host kernel + QEMU version. */
+void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char *reason);
+
+/* The accelerator decision (accel.c) and the world it acts on, faked in tests. */
+struct vn_accel_ops {
+	void *data;
+	long (*now_ms)(void *data);
+	void (*sleep_ms)(void *data, long ms);
+	bool (*kvm_offered)(void *data, char *why, size_t len);
+	int (*cache_get)(void *data, enum vn_accel *verdict, char *reason, size_t len); /* 0 or -ENOENT */
+	void (*cache_put)(void *data, enum vn_accel verdict, const char *reason);
+	int (*start)(void *data, enum vn_accel accel, struct vn_error *err); /* define + start one attempt */
+	bool (*running)(void *data);
+	bool (*progressed)(void *data); /* the console shows a kernel */
+	void (*abandon)(void *data);    /* destroy + undefine a failed attempt */
+	void (*notify)(void *data, const char *line); /* may be NULL: a fallback worth telling the user */
+};
+struct vn_accel_limits {
+	long kvm_proof_ms, tcg_proof_ms;
+};
+struct vn_accel_verdict {
+	enum vn_accel accel;
+	char reason[VN_ACCEL_REASON_MAX];
+};
+/*
+ * Start the guest on the accelerator it can really use; on success it runs
+ * (started through ops) and out says which and why. force is $VNUMA_ACCEL.
+ */
+int vn_accel_boot(const struct vn_accel_ops *ops, const char *force, const struct vn_accel_limits *lim,
+		  struct vn_accel_verdict *out, struct vn_error *err);

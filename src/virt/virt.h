@@ -28,15 +28,25 @@ void vn_virt_close(struct vn_virt *v);
 const char *vn_virt_uri(const struct vn_virt *v);
 
 /*
- * Which accelerator a guest would get. TCG when /dev/kvm is missing or the
- * hypervisor offers no kvm domain type; KVM when a previous boot proved it
- * (cached per host kernel release + QEMU version in STATE_DIR/accel.cache);
- * otherwise KVM with *proven false: vn_virt_domain_create() then tries it and
- * falls back to TCG if the guest does not start or dies within 2 s
- * (/dev/kvm can exist and still fail: `failed to set MSR` under nested virt).
- * $VNUMA_ACCEL=tcg|kvm forces a choice.
+ * Accelerators are proven by the guest, never assumed: KVM counts only once
+ * the guest kernel printed on the console within VN_KVM_PROOF_MS of QEMU's
+ * start (a working KVM prints its first line in well under a second; TCG on
+ * a 2-core host takes ~5.7 s to print its first, so a silent KVM costs less
+ * than one TCG head start). Otherwise the attempt is destroyed and the guest
+ * boots under TCG. Verdicts are cached in STATE_DIR/accel.cache per host
+ * kernel release + QEMU version, with their reason, once the guest proved
+ * them; a cached KVM verdict is still watched and re-probed once if it fails.
+ * $VNUMA_ACCEL=tcg|kvm forces a choice (a forced KVM still fails fast).
  */
-int vn_virt_accel_probe(struct vn_virt *v, enum vn_accel *accel, bool *proven, struct vn_error *err);
+#define VN_KVM_PROOF_MS 5000
+#define VN_TCG_PROOF_MS 60000
+#define VN_ACCEL_REASON_MAX 512
+
+/* True once a console log shows a running kernel (its banner, a timestamped line, or our init's markers). */
+bool vn_console_shows_kernel(const char *s, size_t n);
+
+/* STATE_DIR/accel.cache's verdict for this host, for `doctor`: 0, or -ENOENT when there is none. */
+int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason, size_t len);
 
 /* STATE_DIR/guests/NAME, created 0700; malloc'd. Refuses names that are not one path component. */
 int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn_error *err);
@@ -64,6 +74,8 @@ static inline void vn_virt_domain_freep(struct vn_virt_domain **d)
 const char *vn_virt_domain_name(const struct vn_virt_domain *d);
 /* The accelerator the guest runs on (from create, or its metadata after lookup). */
 enum vn_accel vn_virt_domain_accel(const struct vn_virt_domain *d);
+/* Why that accelerator ("proven: kernel printed 0.3 s after start", "no usable KVM: ..."); "" after lookup. */
+const char *vn_virt_domain_accel_reason(const struct vn_virt_domain *d);
 /* STATE_DIR/guests/NAME/console.log unless the opts said otherwise. */
 const char *vn_virt_domain_console_log(const struct vn_virt_domain *d);
 
