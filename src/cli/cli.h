@@ -46,6 +46,8 @@ struct vn_cli_progress {
 void vn_cli_progress_init(struct vn_cli_progress *p);
 void vn_cli_progress(void *data, const char *stage, const char *line);
 void vn_cli_progress_done(struct vn_cli_progress *p);
+/* A vn_up_progress_fn: defining, booting, kernel started, agent answered, fidelity checked. */
+void vn_cli_boot_progress(void *data, const char *stage, const char *detail);
 double vn_cli_progress_elapsed(const struct vn_cli_progress *p);
 
 /* --state-dir (getopt code 'S') and --connect ('C'), shared by the guest commands. */

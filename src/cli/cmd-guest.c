@@ -92,6 +92,8 @@ int cmd_up(int argc, char **argv, struct vn_error *err)
 	vn_cli_progress_init(&prog);
 	o.kernel_progress = vn_cli_progress;
 	o.kernel_progress_data = &prog;
+	o.progress = vn_cli_boot_progress;
+	o.progress_data = &prog;
 	rc = vn_testbed_up(&ctx, &o, &r, err);
 	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);
@@ -99,12 +101,12 @@ int cmd_up(int argc, char **argv, struct vn_error *err)
 		return rc;
 	printf("%s\n", r.name);
 	fprintf(stderr,
-		"guest %s is up: kernel %s, %s, agent answered %.1f s after start\n%s"
+		"guest %s is up: kernel %s, %s (%s), agent answered %.1f s after start\n%s"
 		"  shell:   vnuma shell %s   (Ctrl-] leaves)\n"
 		"  run:     vnuma exec %s -- numactl -H\n"
 		"  console: %s\n"
 		"  stop:    vnuma down %s\n",
-		r.name, r.kernel_release, r.accel == VN_ACCEL_KVM ? "KVM" : "TCG (no usable KVM)", r.boot_s,
+		r.name, r.kernel_release, r.accel == VN_ACCEL_KVM ? "KVM" : "TCG", r.accel_reason, r.boot_s,
 		r.fidelity_report, r.name, r.name, r.console_log, r.name);
 	rc = r.fidelity_ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
 	if (!r.fidelity_ok)

@@ -56,6 +56,30 @@ void vn_cli_progress(void *data, const char *stage, const char *line)
 	fflush(stderr);
 }
 
+/* Boot stages: the same status line on a TTY; a "note" is a line of its own that stays. */
+void vn_cli_boot_progress(void *data, const char *stage, const char *detail)
+{
+	struct vn_cli_progress *p = data;
+	int t = (int)(mono() - p->t0);
+	bool note = strcmp(stage, "note") == 0;
+
+	if (!p->tty || note) {
+		if (p->tty && p->used)
+			fprintf(stderr, "\r\033[K");
+		if (note)
+			fprintf(stderr, "%s\n", detail ? detail : "");
+		else
+			fprintf(stderr, "boot: %s%s%s\n", stage, detail && *detail ? ": " : "", detail ? detail : "");
+		p->used = p->used && !note;
+		return;
+	}
+	p->used = true;
+	int room = p->width - 16 - (int)strlen(stage);
+	fprintf(stderr, "\r\033[K[%02d:%02d] %s%s%.*s", t / 60, t % 60, stage, detail && *detail ? ": " : "",
+		room < 10 ? 10 : room, detail ? detail : "");
+	fflush(stderr);
+}
+
 void vn_cli_progress_done(struct vn_cli_progress *p)
 {
 	if (p->tty && p->used)

@@ -91,6 +91,7 @@ void vn_up_result_clear(struct vn_up_result *r)
 	free(r->kernel_config_sha256);
 	free(r->kernel_patches);
 	free(r->topology_path);
+	free(r->accel_reason);
 	free(r->fidelity_report);
 	memset(r, 0, sizeof(*r));
 }
@@ -211,7 +212,7 @@ static char *console_panic_line(const char *log_path)
 	return strndup(p, strcspn(p, "\r\n"));
 }
 
-/* Boot failure: console tail into detail, guest destroyed. */
+/* Boot failure: guest destroyed, its logs kept, the console tail and where they are into detail. */
 __attribute__((format(printf, 5, 6))) static int boot_failed(struct vn_virt_domain *d, const char *log_path,
 								struct vn_error *err, int code, const char *fmt, ...)
 {
@@ -222,19 +223,42 @@ __attribute__((format(printf, 5, 6))) static int boot_failed(struct vn_virt_doma
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	_cleanup_free_ char *tail = NULL;
+	_cleanup_free_ char *kept = NULL;
 	struct vn_error e = {0};
 
-	vn_console_log_tail(log_path, 40, &tail, &e);
+	vn_console_log_tail(log_path, VN_CONSOLE_TAIL_LINES, &tail, &e);
 	vn_error_clear(&e);
-	vn_virt_domain_destroy(d, &e);
+	if (vn_virt_domain_destroy_keep(d, &kept, &e) < 0) {
+		vn_error_clear(&e);
+		vn_virt_domain_destroy(d, &e); /* keeping the logs failed; still leave nothing running */
+	}
 	vn_error_clear(&e);
 	vn_infra_error(err, code, "%s", msg);
-	if (tail && *tail) {
-		_cleanup_free_ char *detail = NULL;
-		if (asprintf(&detail, "--- last lines of the console log ---\n%s", tail) >= 0)
-			vn_error_set_detail(err, detail);
-	}
+	vn_console_failure_detail(err, tail, kept);
 	return err->code;
+}
+
+static void progress(const struct vn_up_opts *o, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void progress(const struct vn_up_opts *o, const char *stage, const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+
+	if (!o->progress)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	o->progress(o->progress_data, stage, detail);
+}
+
+static void accel_notice(void *data, const char *line)
+{
+	const struct vn_up_opts *o = data;
+
+	if (o->progress)
+		o->progress(o->progress_data, "note", line);
 }
 
 int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
@@ -317,16 +341,28 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		.agent_socket = sock,
 		.meta = {.topology_name = t->name, .topology_path = topo_path, .kernel = k->image,
 			 .kernel_id = kernel_id, .guest_dir = dir},
+		.notify = accel_notice,
+		.notify_data = (void *)o,
 	};
+	progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s", name, t->nnodes, t->ncpus_total, k->release);
 	double t0 = now_s();
 	rc = vn_virt_domain_create(v, t, &dopts, &d, err);
 	if (rc < 0) {
 		vn_virt_close(v);
 		return rc;
 	}
+	progress(o, "booting", "%s (%s)", vn_virt_domain_accel(d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+		 vn_virt_domain_accel_reason(d));
+	bool kernel_seen = false;
 
 	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
 	rc = vn_agent_connect(sock, (int)((deadline - now_s()) * 1000), &a, err);
+	if (rc < 0) {
+		char why[VN_ERROR_MSG_MAX];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		vn_error_clear(err);
+		rc = boot_failed(d, log, err, rc, "guest %s: %s", name, why);
+	}
 	for (bool up = false; rc == 0 && !up;) {
 		struct vn_error e = {0};
 		bool running = true;
@@ -346,8 +382,13 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 			rc = boot_failed(d, log, err, -EIO, "guest %s: %s", name, panic);
 			break;
 		}
+		if (!kernel_seen && (kernel_seen = vn_console_log_shows_kernel(log)))
+			progress(o, "kernel started", "%.1f s after start", now_s() - t0);
 		if (now_s() > deadline) {
-			rc = boot_failed(d, log, err, -ETIMEDOUT, "guest %s: agent did not answer before the timeout", name);
+			rc = boot_failed(d, log, err, -ETIMEDOUT, "guest %s: agent did not answer within %d s (%s%s)",
+					 name, o->timeout_s > 0 ? o->timeout_s : 180,
+					 vn_virt_domain_accel(d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+					 kernel_seen ? ", the kernel started" : ", the kernel printed nothing");
 			break;
 		}
 		if (vn_agent_hello(a, 1500, NULL, &e) == 0)
@@ -360,6 +401,8 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	}
 	r->boot_s = now_s() - t0;
 	r->accel = vn_virt_domain_accel(d);
+	r->accel_reason = strdup(vn_virt_domain_accel_reason(d));
+	progress(o, "agent answered", "%.1f s after start", r->boot_s);
 	vn_virt_close(v);
 
 	r->name = strdup(name);
@@ -385,7 +428,10 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		}
 		vn_error_clear(&e);
 	}
-	return vn_testbed_fidelity(a, t, o->model, &r->fidelity_ok, &r->fidelity_report, err);
+	if ((rc = vn_testbed_fidelity(a, t, o->model, &r->fidelity_ok, &r->fidelity_report, err)) < 0)
+		return rc;
+	progress(o, "fidelity checked", "%s", r->fidelity_ok ? "ok" : "MISMATCH");
+	return 0;
 }
 
 int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)

@@ -24,6 +24,13 @@ struct vn_testbed_ctx {
 int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err);
 void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx);
 
+/*
+ * Boot progress: stage is "defining", "booting", "kernel started", "agent
+ * answered", "fidelity checked", or "note" for a line worth keeping (KVM
+ * given up for TCG); detail may be NULL.
+ */
+typedef void (*vn_up_progress_fn)(void *data, const char *stage, const char *detail);
+
 struct vn_up_opts {
 	const char *topology; /* path, or a name under topologies/ */
 	const char *name;     /* NULL: derived from the topology (or name_prefix) */
@@ -35,6 +42,8 @@ struct vn_up_opts {
 	/* Progress of a kernel built from a recipe on first use; NULL: silent. */
 	vn_kernel_progress_fn kernel_progress;
 	void *kernel_progress_data;
+	vn_up_progress_fn progress; /* NULL: silent */
+	void *progress_data;
 	enum vn_fallback_model model;
 };
 
@@ -46,6 +55,7 @@ struct vn_up_result {
 	char *kernel_patches;       /* space-separated patch names of a recipe kernel, or NULL */
 	char *topology_path;
 	enum vn_accel accel;
+	char *accel_reason; /* why that accelerator: proven, forced, cached, or why KVM was not usable */
 	double boot_s; /* domain start until the agent answered */
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
@@ -56,7 +66,7 @@ void vn_up_result_clear(struct vn_up_result *r);
 /*
  * Boot and wait for the agent, then check fidelity. A guest that panics or
  * does not answer is destroyed and reported as VN_ERR_INFRA with the console
- * tail in err->detail. A fidelity mismatch is not an error here: the guest
+ * tail and the path of its kept logs (STATE_DIR/failed/NAME-UTC) in err->detail. A fidelity mismatch is not an error here: the guest
  * stays up and r->fidelity_ok is false.
  */
 int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,

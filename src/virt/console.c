@@ -238,3 +238,25 @@ int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn
 	*out = vn_strbuf_steal(&b);
 	return 0;
 }
+
+bool vn_console_log_shows_kernel(const char *path)
+{
+	char buf[65536];
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return false;
+	/* The first 64 KiB: a kernel's banner is among its first lines. */
+	ssize_t n = read(fd, buf, sizeof(buf));
+	return n > 0 && vn_console_shows_kernel(buf, (size_t)n);
+}
+
+void vn_console_failure_detail(struct vn_error *err, const char *tail, const char *kept)
+{
+	_cleanup_free_ char *detail = NULL;
+
+	if (asprintf(&detail, "%s%s%s%s%s%s", tail && *tail ? "--- last lines of the console log ---\n" : "",
+		     tail ? tail : "", tail && *tail ? "\n" : "", kept ? "logs kept in " : "", kept ? kept : "",
+		     kept ? "\n" : "") >= 0 && *detail)
+		vn_error_set_detail(err, detail);
+}

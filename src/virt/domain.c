@@ -94,13 +94,18 @@ int vn_virt_guest_dir_remove(const char *dir, struct vn_error *err)
 	return 0;
 }
 
-static void attach_log_tail(struct vn_error *err, const char *log)
+/* A guest that never came up: its console tail into err, its dir into STATE_DIR/failed. */
+static void keep_failed_start(struct vn_virt *v, const char *name, const char *log, struct vn_error *err)
 {
 	_cleanup_free_ char *tail = NULL;
+	_cleanup_free_ char *kept = NULL;
 	struct vn_error ignored = {0};
 
-	if (vn_console_log_tail(log, 30, &tail, &ignored) == 0 && tail && *tail)
-		vn_error_set_detail(err, tail);
+	vn_console_log_tail(log, VN_CONSOLE_TAIL_LINES, &tail, &ignored);
+	vn_error_clear(&ignored);
+	vn_virt_guest_dir_keep(v, name, &kept, &ignored);
+	vn_error_clear(&ignored);
+	vn_console_failure_detail(err, tail, kept);
 }
 
 static bool still_running(virDomainPtr dom)
@@ -186,15 +191,7 @@ static bool op_running(void *data)
 
 static bool op_progressed(void *data)
 {
-	struct attempt *a = data;
-	char buf[65536];
-	_cleanup_close_ int fd = open(a->opts->console_log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0)
-		return false;
-	/* The first 64 KiB: a kernel's banner is among its first lines. */
-	ssize_t n = read(fd, buf, sizeof(buf));
-	return n > 0 && vn_console_shows_kernel(buf, (size_t)n);
+	return vn_console_log_shows_kernel(((struct attempt *)data)->opts->console_log);
 }
 
 static void op_abandon(void *data)
@@ -276,7 +273,11 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 		rc = op_start(&at, o->accel, err);
 	}
 	if (rc < 0) {
-		attach_log_tail(err, opts.console_log);
+		struct vn_error ignored = {0};
+		if (err->kind != VN_ERR_INPUT)
+			keep_failed_start(v, o->name, opts.console_log, err);
+		else
+			vn_virt_guest_dir_remove(dir, &ignored);
 		return rc;
 	}
 	struct vn_virt_domain *d = domain_new(v, at.dom, o->name);
@@ -353,6 +354,141 @@ int vn_virt_domain_wait_shutoff(struct vn_virt_domain *d, int timeout_ms, struct
 					      timeout_ms);
 		usleep(100 * 1000);
 	}
+}
+
+/* At most this many failed guests' logs are kept under STATE_DIR/failed; the oldest go first. */
+#define VN_FAILED_KEEP 10
+
+struct kept {
+	char *path;
+	struct timespec mtime;
+};
+
+static int kept_cmp(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? 1 : -1;
+	return x->mtime.tv_nsec < y->mtime.tv_nsec ? 1 : x->mtime.tv_nsec > y->mtime.tv_nsec ? -1 : 0;
+}
+
+static void failed_prune(const char *failed)
+{
+	DIR *dir = opendir(failed);
+	struct kept *k = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!dir)
+		return;
+	for (struct dirent *e; (e = readdir(dir));) {
+		struct stat sb;
+		char *path = NULL;
+		if (e->d_name[0] == '.' || asprintf(&path, "%s/%s", failed, e->d_name) < 0)
+			continue;
+		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) || (n == cap && !(k = reallocarray(k, cap = cap * 2 + 16, sizeof(*k))))) {
+			free(path);
+			continue;
+		}
+		k[n++] = (struct kept){path, sb.st_mtim};
+	}
+	closedir(dir);
+	qsort(k, n, sizeof(*k), kept_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct vn_error ignored = {0};
+		if (i >= VN_FAILED_KEEP)
+			vn_virt_guest_dir_remove(k[i].path, &ignored);
+		free(k[i].path);
+	}
+	free(k);
+}
+
+/* libvirt's own log of this domain (the QEMU command line and QEMU's stderr), its last start only. */
+static void copy_domain_log(struct vn_virt *v, const char *name, const char *dir)
+{
+	char src[4096], dst[4200];
+
+	if (strncmp(v->uri, "qemu:///embed", 13) != 0)
+		return; /* a daemon's log is not ours to read */
+	snprintf(src, sizeof(src), "%s/libvirt/log/qemu/%s.log", v->state_dir, name);
+	snprintf(dst, sizeof(dst), "%s/qemu.log", dir);
+	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	if (in < 0 || fstat(in, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return;
+	/* The log grows across boots of one name: the last 1 MiB holds the last start. */
+	off_t from = sb.st_size > (1 << 20) ? sb.st_size - (1 << 20) : 0;
+	size_t len = (size_t)(sb.st_size - from);
+	_cleanup_free_ char *buf = malloc(len + 1);
+	ssize_t got = buf ? pread(in, buf, len, from) : -1;
+	if (got <= 0)
+		return;
+	buf[got] = '\0';
+	const char *start = buf;
+	for (const char *p = buf; (p = strstr(p, ": starting up libvirt version")); p++) {
+		const char *bol = p;
+		while (bol > buf && bol[-1] != '\n')
+			bol--;
+		start = bol;
+	}
+	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (out >= 0 && write(out, start, (size_t)(buf + got - start)) < 0)
+		unlink(dst);
+}
+
+int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, struct vn_error *err)
+{
+	char src[4096], failed[4096], dst[4200], stamp[32];
+	struct tm tm;
+	time_t now = time(NULL);
+
+	*kept = NULL;
+	snprintf(src, sizeof(src), "%s/guests/%s", v->state_dir, name);
+	snprintf(failed, sizeof(failed), "%s/failed", v->state_dir);
+	if (mkdir(failed, 0700) < 0 && errno != EEXIST)
+		return vn_infra_error(err, -errno, "cannot create %s: %s", failed, strerror(errno));
+	copy_domain_log(v, name, src);
+	snprintf(dst, sizeof(dst), "%s/agent.sock", src);
+	unlink(dst);
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	for (int i = 1; i < 100; i++) {
+		if (i == 1)
+			snprintf(dst, sizeof(dst), "%s/%s-%s", failed, name, stamp);
+		else
+			snprintf(dst, sizeof(dst), "%s/%s-%s-%d", failed, name, stamp, i);
+		if (renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) == 0) {
+			utimensat(AT_FDCWD, dst, NULL, 0); /* prune by when it failed */
+			failed_prune(failed);
+			*kept = strdup(dst);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return vn_infra_error(err, -errno, "cannot keep %s as %s: %s", src, dst, strerror(errno));
+	}
+	return vn_infra_error(err, -EEXIST, "cannot keep %s: too many failures of '%s' this second", src, name);
+}
+
+int vn_virt_domain_destroy_keep(struct vn_virt_domain *d, char **kept, struct vn_error *err)
+{
+	bool running = false;
+	int rc;
+
+	*kept = NULL;
+	if ((rc = vn_virt_domain_is_running(d, &running, err)) < 0)
+		return rc;
+	if (running && virDomainDestroy(d->dom) < 0) {
+		if ((rc = vn_virt_domain_is_running(d, &running, err)) < 0)
+			return rc;
+		if (running)
+			return vn_virt_error(err, "cannot stop guest '%s'", d->name);
+	}
+	/* Copy libvirt's log before undefine, while the name still means this domain. */
+	if ((rc = vn_virt_guest_dir_keep(d->v, d->name, kept, err)) < 0)
+		return rc;
+	if (virDomainIsPersistent(d->dom) == 1 && virDomainUndefine(d->dom) < 0)
+		return vn_virt_error(err, "cannot undefine guest '%s'", d->name);
+	return 0;
 }
 
 int vn_virt_domain_destroy(struct vn_virt_domain *d, struct vn_error *err)

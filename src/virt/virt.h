@@ -44,6 +44,8 @@ const char *vn_virt_uri(const struct vn_virt *v);
 
 /* True once a console log shows a running kernel (its banner, a timestamped line, or our init's markers). */
 bool vn_console_shows_kernel(const char *s, size_t n);
+/* The same for a console log file (its first 64 KiB). */
+bool vn_console_log_shows_kernel(const char *path);
 
 /* STATE_DIR/accel.cache's verdict for this host, for `doctor`: 0, or -ENOENT when there is none. */
 int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason, size_t len);
@@ -85,6 +87,15 @@ int vn_virt_domain_is_running(struct vn_virt_domain *d, bool *running, struct vn
 int vn_virt_domain_wait_shutoff(struct vn_virt_domain *d, int timeout_ms, struct vn_error *err);
 /* Power off hard (if running), undefine, remove the guest dir. */
 int vn_virt_domain_destroy(struct vn_virt_domain *d, struct vn_error *err);
+/*
+ * A guest that failed: power off and undefine it, but keep its dir (console
+ * logs, domain XML, and libvirt's log of its QEMU as qemu.log) as
+ * STATE_DIR/failed/NAME-YYYYMMDDTHHMMSSZ, of which the newest 10 are kept.
+ * *kept is that path (malloc'd).
+ */
+int vn_virt_domain_destroy_keep(struct vn_virt_domain *d, char **kept, struct vn_error *err);
+/* The same for a guest dir whose domain never got defined or started. */
+int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, struct vn_error *err);
 
 struct vn_virt_domain_info {
 	char *name;
@@ -105,5 +116,10 @@ void vn_virt_domain_info_free(struct vn_virt_domain_info *list, size_t n);
 #define VN_CONSOLE_ESCAPE 0x1d
 int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char escape, struct vn_error *err);
 
+/* err->detail for a failed boot: the console tail (may be NULL) and where its logs were kept (may be NULL). */
+void vn_console_failure_detail(struct vn_error *err, const char *tail, const char *kept);
+
+/* How many console lines a boot failure shows. */
+#define VN_CONSOLE_TAIL_LINES 20
 /* Last nlines lines of a console log (for error details); "" if it is missing. */
 int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn_error *err);
