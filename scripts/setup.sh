@@ -46,3 +46,14 @@ fi
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${VN_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
 echo "setup: built $build/vnuma"
+
+# Can this host boot guests, and on which accelerator? Real probe boots; the
+# proven verdict is cached for the first `vnuma up`. VN_SKIP_DOCTOR=1 skips it
+# (a build-only machine without QEMU).
+if [ "${VN_SKIP_DOCTOR:-0}" != 1 ]; then
+	echo "setup: vnuma doctor"
+	if ! "$build/vnuma" doctor; then
+		echo "setup: vnuma doctor found a problem (see the FAIL lines and their fixes above)" >&2
+		exit 3
+	fi
+fi

@@ -65,6 +65,8 @@ int cmd_run(int argc, char **argv, struct vn_error *err)
 	vn_cli_progress_init(&prog);
 	ro.kernel_progress = vn_cli_progress;
 	ro.kernel_progress_data = &prog;
+	ro.boot_progress = vn_cli_boot_progress;
+	ro.boot_progress_data = &prog;
 	rc = vn_scenario_run(&ctx, s, &ro, &rep, &dir, err);
 	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);

@@ -11,4 +11,5 @@
 	{"collect", cmd_collect, "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg"}, \
 	{"run", cmd_run, "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml"}, \
 	{"topo", cmd_topo, "offline: validate, show a topology, print the model's fallback order"},  \
-	{"kernel", cmd_kernel, "build a guest kernel from a recipe (source + patches + config), list the cache"},
+	{"kernel", cmd_kernel, "build a guest kernel from a recipe (source + patches + config), list the cache"}, \
+	{"doctor", cmd_doctor, "can this host run vnuma (real KVM and TCG probe boots), and what to fix"},

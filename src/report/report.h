@@ -23,6 +23,7 @@ struct vn_report {
 	bool complete;      /* false: interrupted or an infrastructure failure cut the run short */
 	char *error;        /* why it is incomplete, or NULL */
 	char *accel;        /* tcg / kvm */
+	char *accel_reason; /* why: proven, forced, cached, or why KVM was not usable */
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
 	char *kernel_patches; /* space-separated, or NULL */
 	char *topology;

@@ -720,6 +720,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.model = VN_FALLBACK_DEFAULT,
 		.kernel_progress = o->kernel_progress,
 		.kernel_progress_data = o->kernel_progress_data,
+		.progress = o->boot_progress,
+		.progress_data = o->boot_progress_data,
 	};
 	d.steps = calloc(s->nsteps, sizeof(*d.steps));
 	if (!d.steps)
@@ -730,6 +732,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	if (rc < 0)
 		goto finish;
 	rep->accel = strdup(vn_accel_name(up.accel));
+	rep->accel_reason = up.accel_reason ? strdup(up.accel_reason) : NULL;
 	rep->kernel_release = strdup(up.kernel_release);
 	rep->kernel_version = up.kernel_version ? strdup(up.kernel_version) : NULL;
 	rep->kernel_recipe = up.kernel_recipe ? strdup(up.kernel_recipe) : NULL;

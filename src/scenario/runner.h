@@ -14,6 +14,8 @@ struct vn_run_opts {
 	bool keep;          /* leave the guest running afterwards */
 	vn_kernel_progress_fn kernel_progress; /* a recipe kernel built on first use */
 	void *kernel_progress_data;
+	vn_up_progress_fn boot_progress; /* boot stages; NULL: silent */
+	void *boot_progress_data;
 };
 
 /*

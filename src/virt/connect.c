@@ -364,3 +364,12 @@ bool vn_virt_kvm_offered(struct vn_virt *v, char *why, size_t len)
 	free(caps);
 	return true;
 }
+
+void vn_virt_versions(struct vn_virt *v, unsigned long *libvirt, unsigned long *hypervisor)
+{
+	*libvirt = *hypervisor = 0;
+	if (virConnectGetLibVersion(v->conn, libvirt) < 0)
+		*libvirt = 0;
+	if (virConnectGetVersion(v->conn, hypervisor) < 0)
+		*hypervisor = 0;
+}

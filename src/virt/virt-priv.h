@@ -28,10 +28,6 @@ int vn_virt_error(struct vn_error *err, const char *what, ...) __attribute__((fo
 /* Remove a guest dir and what is in it (no recursion beyond one level is ever needed). */
 int vn_virt_guest_dir_remove(const char *dir, struct vn_error *err);
 
-/* Can this host offer KVM at all (local /dev/kvm usable, libvirt knows a kvm domain type)? why says not. */
-bool vn_virt_kvm_offered(struct vn_virt *v, char *why, size_t len);
-/* Record a proven accelerator verdict, with its reason, for this host kernel + QEMU version. */
-void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char *reason);
 
 /* The accelerator decision (accel.c) and the world it acts on, faked in tests. */
 struct vn_accel_ops {

@@ -49,6 +49,12 @@ bool vn_console_log_shows_kernel(const char *path);
 
 /* STATE_DIR/accel.cache's verdict for this host, for `doctor`: 0, or -ENOENT when there is none. */
 int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason, size_t len);
+/* Record a verdict the guest proved, with its reason, for this host kernel + QEMU version. */
+void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char *reason);
+/* Can this host offer KVM at all (local /dev/kvm usable, libvirt knows a kvm domain type)? why says not. */
+bool vn_virt_kvm_offered(struct vn_virt *v, char *why, size_t len);
+/* libvirt's and the hypervisor's versions, as major * 1000000 + minor * 1000 + micro (0 if unknown). */
+void vn_virt_versions(struct vn_virt *v, unsigned long *libvirt, unsigned long *hypervisor);
 
 /* STATE_DIR/guests/NAME, created 0700; malloc'd. Refuses names that are not one path component. */
 int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn_error *err);

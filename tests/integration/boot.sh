@@ -87,6 +87,10 @@ check "panic is reported with the kernel's text" sh -c "echo \"\$0\" | grep -q '
 check "panic is detected quickly (<60 s)" test "$(echo "$UP_S < 60" | bc)" = 1
 check "a panicked guest leaves no QEMU" no_qemu_left
 check "a panicked guest is not left defined" test -z "$("$vnuma" list 2>/dev/null | tail -n +2)"
+kept=$(echo "$UP_ERR" | sed -n 's/^logs kept in //p')
+check "a failed boot shows the console tail and where its logs are" sh -c "echo \"\$0\" | grep -q 'last lines of the console log' && [ -n '$kept' ]" "$UP_ERR"
+check "...kept: console log, domain XML, libvirt's QEMU log" sh -c "grep -q 'Kernel panic' '$kept/console.log' && grep -q '<domain' '$kept/domain.xml' && grep -q 'starting up libvirt' '$kept/qemu.log'"
+check "...under STATE/failed/NAME-UTC" sh -c "echo '$kept' | grep -Eq '^$VNUMA_STATE_DIR/failed/2node(-[0-9]+)?-[0-9]{8}T[0-9]{6}Z$'"
 
 # 6. down --all leaves nothing: two guests, one command.
 timed_up "$src/topologies/2node.xml"

@@ -133,6 +133,40 @@ static void test_guest_dir_names(void **s)
 	vn_virt_close(v);
 }
 
+/* Failed guests' dirs are kept under STATE/failed, newest 10 only, and never overwrite each other. */
+static void test_failed_kept(void **s)
+{
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+	char path[4096];
+
+	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
+	for (int i = 1; i <= 12; i++) {
+		char name[16], *dir = NULL, *kept = NULL;
+		snprintf(name, sizeof(name), "f%d", i % 2 ? 1 : i); /* one name fails again within the second */
+		assert_int_equal(vn_virt_guest_dir(v, name, &dir, &err), 0);
+		snprintf(path, sizeof(path), "%s/console.log", dir);
+		FILE *f = fopen(path, "w");
+		fprintf(f, "attempt %d\n", i);
+		fclose(f);
+		assert_int_equal(vn_virt_guest_dir_keep(v, name, &kept, &err), 0);
+		assert_non_null(strstr(kept, "/failed/"));
+		assert_int_not_equal(access(dir, F_OK), 0); /* moved, not copied */
+		snprintf(path, sizeof(path), "%s/console.log", kept);
+		assert_int_equal(access(path, R_OK), 0);
+		free(dir);
+		free(kept);
+	}
+	snprintf(path, sizeof(path), "ls '%s/failed' | wc -l | grep -qx 10", state);
+	assert_int_equal(system(path), 0);
+	/* The oldest two (attempts 1 and 2) went; attempt 3 stays. */
+	snprintf(path, sizeof(path), "grep -lx 'attempt [12]' '%s'/failed/*/console.log >/dev/null", state);
+	assert_int_not_equal(system(path), 0);
+	snprintf(path, sizeof(path), "grep -lx 'attempt 3' '%s'/failed/*/console.log >/dev/null", state);
+	assert_int_equal(system(path), 0);
+	vn_virt_close(v);
+}
+
 static void test_open_failure(void **s)
 {
 	struct vn_virt *v = NULL;
@@ -170,6 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifecycle),
 		cmocka_unit_test(test_guest_dir_names),
+		cmocka_unit_test(test_failed_kept),
 		cmocka_unit_test(test_open_failure),
 		cmocka_unit_test(test_log_tail),
 	};

@@ -1,0 +1,93 @@
+/* vnuma doctor: one line per check, and the fix for each that failed. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli/cli.h"
+#include "testbed/testbed.h"
+
+static void doctor_usage(FILE *out)
+{
+	fprintf(out, "usage: vnuma doctor [--json] [--connect URI] [--state-dir DIR]\n\n"
+		     "Checks whether this host can run vnuma and says what to fix: the state dir,\n"
+		     "libvirt and QEMU, busybox-static, numactl, the stock kernel, memory, disk, and\n"
+		     "real KVM and TCG probe boots (a /dev/kvm that exists proves nothing). Proven\n"
+		     "verdicts are cached for `up` and `run`. Exit 0 when nothing failed and some\n"
+		     "accelerator boots a guest, 3 otherwise.\n\n"
+		     "  --json            one JSON object: {checks: [{name, verdict, detail, fix, seconds}], ...}\n");
+}
+
+static void print_json(const struct vn_doctor *d)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct vn_check *c = &d->checks[i];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "name", json_object_new_string(c->name));
+		json_object_object_add(j, "verdict", json_object_new_string(vn_check_verdict_name(c->verdict)));
+		json_object_object_add(j, "detail", json_object_new_string(c->detail));
+		json_object_object_add(j, "fix", c->fix[0] ? json_object_new_string(c->fix) : NULL);
+		if (c->seconds > 0)
+			json_object_object_add(j, "seconds", json_object_new_double(c->seconds));
+		json_object_array_add(a, j);
+	}
+	json_object_object_add(o, "checks", a);
+	json_object_object_add(o, "can_boot", json_object_new_boolean(d->can_boot));
+	json_object_object_add(o, "accelerator", d->can_boot ? json_object_new_string(vn_accel_name(d->accel)) : NULL);
+	json_object_object_add(o, "ok", json_object_new_boolean(vn_doctor_ok(d)));
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+int cmd_doctor(int argc, char **argv, struct vn_error *err)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"connect", required_argument, NULL, 'C'},
+		{"state-dir", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct vn_cli_common co = {0};
+	struct vn_testbed_ctx ctx;
+	struct vn_doctor d;
+	bool json = false;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (vn_cli_common_opt(c, optarg, &co))
+			continue;
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': doctor_usage(stdout); return VN_EXIT_OK;
+		default: doctor_usage(stderr); return VN_EXIT_INPUT;
+		}
+	}
+	if (optind != argc) {
+		doctor_usage(stderr);
+		return VN_EXIT_INPUT;
+	}
+	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+		return rc;
+	rc = vn_doctor_run(&ctx, &d, err);
+	vn_testbed_ctx_clear(&ctx);
+	if (rc < 0)
+		return rc;
+	if (json) {
+		print_json(&d);
+	} else {
+		for (size_t i = 0; i < d.n; i++) {
+			const struct vn_check *ch = &d.checks[i];
+			printf("%-4s  %-12s %s\n", vn_check_verdict_name(ch->verdict), ch->name, ch->detail);
+			if (ch->fix[0] && (ch->verdict == VN_CHECK_FAIL || ch->verdict == VN_CHECK_WARN))
+				printf("      %-12s fix: %s\n", "", ch->fix);
+		}
+		printf("%s\n", vn_doctor_ok(&d) ? "vnuma can run on this host"
+						: "vnuma cannot run on this host as it is: fix the FAIL lines above");
+	}
+	return vn_doctor_ok(&d) ? VN_EXIT_OK : VN_EXIT_INFRA;
+}
