@@ -144,7 +144,7 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 		return -ENOMEM;
 	/* A file named like a bzImage wins over a recipe of the same name. */
 	if (!stock && !(stat(spec, &st) == 0 && S_ISREG(st.st_mode) && !strstr(spec, ".json")) &&
-	    (rc = vn_recipe_find(spec, &recipe_path)) > 0)
+	    (rc = vn_recipe_find(spec, &recipe_path, NULL)) > 0)
 		rc = vn_recipe_load(recipe_path, &r, err);
 	if (rc < 0) {
 		vn_kernel_free(k);
