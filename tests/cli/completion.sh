@@ -7,12 +7,7 @@ set -u
 vnuma=$1 file=$2 src=$3
 tmp=$(mktemp -d /tmp/vn-compl.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-	local d=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL - $d"; fi
-}
+. "$(dirname "$0")/../lib.sh"
 # `vnuma` on PATH, as installed.
 mkdir "$tmp/bin" && ln -s "$(readlink -f "$vnuma")" "$tmp/bin/vnuma"
 export PATH=$tmp/bin:$PATH
@@ -86,5 +81,4 @@ no_state_dir() {
 check "completion creates no state dir" no_state_dir
 check "an unknown command offers nothing" is "" vnuma frobnicate ''
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

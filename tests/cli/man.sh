@@ -5,12 +5,7 @@
 #   man.sh VNUMA_BINARY MAN_PAGE
 set -u
 vnuma=$1 page=$2
-pass=0 fail=0
-check() {
-	local d=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL - $d"; fi
-}
+. "$(dirname "$0")/../lib.sh"
 
 check "the built page is 'vnuma help --man'" cmp -s "$page" <("$vnuma" help --man)
 check ".TH header" grep -q '^\.TH VNUMA 1 ' "$page"
@@ -38,5 +33,4 @@ if command -v groff >/dev/null; then
 else
 	echo "# groff not installed: rendering not checked"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

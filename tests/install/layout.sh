@@ -7,13 +7,7 @@ set -u
 cmake=$1 build=$(cd "$2" && pwd) src=$(cd "$3" && pwd)
 tmp=$(mktemp -d /tmp/vn-layout.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-	local d=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL - $d"; fi
-}
-rc() { "$@" >/dev/null 2>&1; echo $?; }
+. "$(dirname "$0")/../lib.sh"
 
 "$cmake" --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || {
 	cat "$tmp/install.log"
@@ -67,5 +61,4 @@ check "./topologies is searched" sh -c "'$p/bin/vnuma' topo show local | grep -q
 mv "$p" "$tmp/moved"
 check "a moved prefix still finds its data" sh -c "'$tmp/moved/bin/vnuma' topo show 4node-amd | grep -q '^available: 4 nodes'"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -7,12 +7,7 @@ set -u
 cpack=$1 build=$(cd "$2" && pwd)
 tmp=$(mktemp -d /tmp/vn-deb.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-	local d=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL - $d"; fi
-}
+. "$(dirname "$0")/../lib.sh"
 for t in dpkg-deb dpkg-query objdump; do
 	command -v $t >/dev/null || { echo "package.sh: $t is missing (install dpkg / binutils)"; exit 1; }
 done
@@ -53,5 +48,4 @@ done
 # Unpacked anywhere, the packaged vnuma finds the packaged data.
 dpkg-deb -x "$deb" "$tmp/root"
 check "unpacked vnuma: topo show NAME" sh -c "cd / && '$tmp/root/usr/bin/vnuma' topo show 8node-snc | grep -q '^available: 8 nodes'"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

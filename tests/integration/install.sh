@@ -10,18 +10,13 @@ export VNUMA_STATE_DIR=$tmp/state
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
 unset VNUMA_HELPER_DIR VNUMA_KERNELS_DIR
 p=$tmp/prefix
-pass=0 fail=0
-
+VN_TEST_VERBOSE=1
+. "$(dirname "$0")/../lib.sh"
 cleanup() {
 	[ -x "$p/bin/vnuma" ] && "$p/bin/vnuma" down --all >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-check() {
-	local d=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); echo "ok - $d"; else fail=$((fail + 1)); echo "FAIL - $d"; fi
-}
 
 "$cmake" --install "$build" --prefix "$p" >"$tmp/install.log" 2>&1 || {
 	cat "$tmp/install.log"
@@ -45,5 +40,4 @@ check "the guest has the installed sampler and workloads" sh -c "'$p/bin/vnuma' 
 check "down NAME" "$p/bin/vnuma" down "$name"
 check "down leaves no guest dir" test ! -e "$VNUMA_STATE_DIR/guests/$name"
 check "topo validate NAME (installed)" sh -c "'$p/bin/vnuma' topo validate 8node-snc | grep -q '^8node-snc: ok: '"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
