@@ -632,7 +632,8 @@ static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_
 		return vn_topology_find(s->topology[0] == '/' ? s->topology : buf, path, err);
 	}
 	snprintf(buf, sizeof(buf), "%s/../topologies", dirname(copy));
-	return vn_topology_find_near(s->topology, buf, path, err);
+	_cleanup_free_ char *near = realpath(buf, NULL);
+	return vn_topology_find_near(s->topology, near ? near : buf, path, err);
 }
 
 static void free_data(struct vn_run_data *d, unsigned nsteps)

@@ -57,6 +57,19 @@ check "a recipe name resolves to the installed recipe" sh -c "'$p/bin/vnuma' ker
 mkdir topologies && cp "$src/topologies/4node-cxl.xml" topologies/local.xml
 check "./topologies is searched" sh -c "'$p/bin/vnuma' topo show local | grep -q '^available: 4 nodes'"
 
+# An installed scenario takes its topology from the installed topologies/,
+# before ./topologies: seen offline through the node check that precedes any
+# boot (fallback-4node places on node 3; "twin" has 2 nodes).
+cp "$src/topologies/2node.xml" "$p/share/vnuma/topologies/twin.xml"
+cp "$src/topologies/2node.xml" topologies/twin.xml
+sed 's/"topology": "4node-amd"/"topology": "twin"/' "$src/scenarios/fallback-4node.json" >"$p/share/vnuma/scenarios/probe.json"
+err=$("$p/bin/vnuma" run probe --state-dir "$tmp/state" 2>&1 >/dev/null)
+check "run NAME: an installed scenario's topology comes from the prefix" \
+	grep -qF "step touch places on node 3, but $p/share/vnuma/topologies/twin.xml has 2 nodes" <<<"$err"
+err=$("$p/bin/vnuma" run "$p/share/vnuma/scenarios/fallback-4node.json" --state-dir "$tmp/state" --kernel /nonexistent 2>&1 >/dev/null)
+check "run FILE: a shipped scenario's topology resolves (the bad --kernel is what fails)" \
+	grep -qF "kernel '/nonexistent': no such file or recipe" <<<"$err"
+
 # Relocatable: nothing depends on the prefix it was installed to.
 mv "$p" "$tmp/moved"
 check "a moved prefix still finds its data" sh -c "'$tmp/moved/bin/vnuma' topo show 4node-amd | grep -q '^available: 4 nodes'"
