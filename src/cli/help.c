@@ -3,6 +3,7 @@
  * (struct vn_cmd), so `vnuma CMD --help`, vnuma(1) and the parser agree.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -38,7 +39,11 @@ void vn_cli_getopt_init(struct vn_cli_getopt *g, const struct vn_cmd *cmd)
 	memset(g, 0, sizeof(*g));
 	if (cmd->stop_at_operand)
 		g->so[k++] = '+';
-	for (const struct vn_cli_opt *o = cmd->opts; o && o->name && n < VN_CLI_MAX_OPTS; o++, n++) {
+	for (const struct vn_cli_opt *o = cmd->opts; o && o->name; o++, n++) {
+		if (n == VN_CLI_MAX_OPTS) {
+			fprintf(stderr, "vnuma %s: more than VN_CLI_MAX_OPTS options; raise it in cli.h\n", cmd->name);
+			abort();
+		}
 		g->lo[n] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL, o->val};
 		if (o->has_short) {
 			g->so[k++] = (char)o->val;
