@@ -8,17 +8,6 @@
 #include "cli/cli.h"
 #include "testbed/testbed.h"
 
-static void doctor_usage(FILE *out)
-{
-	fprintf(out, "usage: vnuma doctor [--json] [--connect URI] [--state-dir DIR]\n\n"
-		     "Checks whether this host can run vnuma and says what to fix: the state dir,\n"
-		     "libvirt and QEMU, busybox-static, numactl, the stock kernel, memory, disk, and\n"
-		     "real KVM and TCG probe boots (a /dev/kvm that exists proves nothing). Proven\n"
-		     "verdicts are cached for `up` and `run`. Exit 0 when nothing failed and some\n"
-		     "accelerator boots a guest, 3 otherwise.\n\n"
-		     "  --json            one JSON object: {checks: [{name, verdict, detail, fix, seconds}], ...}\n");
-}
-
 static void print_json(const struct vn_doctor *d)
 {
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
@@ -42,35 +31,28 @@ static void print_json(const struct vn_doctor *d)
 	json_object_put(o);
 }
 
-int cmd_doctor(int argc, char **argv, struct vn_error *err)
+static int cmd_doctor(int argc, char **argv, struct vn_error *err)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"connect", required_argument, NULL, 'C'},
-		{"state-dir", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	struct vn_cli_common co = {0};
 	struct vn_testbed_ctx ctx;
 	struct vn_doctor d;
 	bool json = false;
 	int c, rc;
 
+	vn_cli_getopt_init(&g, &vn_cmd_doctor);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		if (vn_cli_common_opt(c, optarg, &co))
 			continue;
 		switch (c) {
 		case 'j': json = true; break;
-		case 'h': doctor_usage(stdout); return VN_EXIT_OK;
-		default: doctor_usage(stderr); return VN_EXIT_INPUT;
+		case 'h': vn_cli_usage(stdout, &vn_cmd_doctor); return VN_EXIT_OK;
+		default: return vn_input_error(err, "bad option (see 'vnuma doctor --help')");
 		}
 	}
-	if (optind != argc) {
-		doctor_usage(stderr);
-		return VN_EXIT_INPUT;
-	}
+	if (optind != argc)
+		return vn_input_error(err, "doctor takes no operands (see 'vnuma doctor --help')");
 	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
 	rc = vn_doctor_run(&ctx, &d, err);
@@ -91,3 +73,25 @@ int cmd_doctor(int argc, char **argv, struct vn_error *err)
 	}
 	return vn_doctor_ok(&d) ? VN_EXIT_OK : VN_EXIT_INFRA;
 }
+
+static const struct vn_cli_opt doctor_opts[] = {
+	{"json", 'j', false, NULL, VN_VAL_NONE, "one JSON object: {checks: [{name, verdict, detail, fix, seconds}],\n"
+						 "can_boot, accelerator, ok}"},
+	VN_CLI_OPT_CONNECT,
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+const struct vn_cmd vn_cmd_doctor = {
+	.name = "doctor",
+	.fn = cmd_doctor,
+	.summary = "can this host run vnuma (real KVM and TCG probe boots), and what to fix",
+	.synopsis = "[--json]",
+	.description = "One line per check, with a verdict (ok, warn, FAIL, skip) and, for a problem, its\n"
+		       "fix: the state dir, the libvirt-qemu user, QEMU, busybox-static, numactl, the\n"
+		       "stock kernel, memory, disk, libvirt and QEMU versions, /dev/kvm, and real KVM and\n"
+		       "TCG probe boots timed to the kernel's first console line (a /dev/kvm that exists\n"
+		       "proves nothing). Proven verdicts are cached for up and run. Exit 0 when nothing\n"
+		       "failed and some accelerator boots a guest, 3 otherwise.",
+	.opts = doctor_opts,
+};

@@ -10,57 +10,48 @@
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 
-/* Parses [--state-dir D] [--connect U] [--timeout S] [-o DIR] NAME, stopping at "--". */
-static int guest_args(int argc, char **argv, const char *usage, struct vn_cli_common *co, double *timeout,
+/* Parses the command's options and NAME, stopping at the first operand (exec's "--" CMD). */
+static int guest_args(int argc, char **argv, const struct vn_cmd *cmd, struct vn_cli_common *co, double *timeout,
 		      const char **outdir, const char **name, struct vn_error *err)
 {
-	static const struct option opts[] = {
-		{"connect", required_argument, NULL, 'C'}, {"state-dir", required_argument, NULL, 'S'},
-		{"timeout", required_argument, NULL, 't'}, {"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	int c;
 
+	vn_cli_getopt_init(&g, cmd);
 	optind = 1;
-	/* '+': stop at the first non-option so the guest command keeps its own options. */
-	while ((c = getopt_long(argc, argv, "+t:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		if (vn_cli_common_opt(c, optarg, co))
 			continue;
 		switch (c) {
 		case 't':
-			if (!timeout || (*timeout = atof(optarg)) <= 0)
+			if ((*timeout = atof(optarg)) <= 0)
 				return vn_input_error(err, "--timeout: '%s' is not a positive number of seconds", optarg);
 			break;
-		case 'o':
-			if (!outdir)
-				return vn_input_error(err, "-o is not an option of this command");
-			*outdir = optarg;
-			break;
-		case 'h': printf("%s", usage); return 1;
-		default: return vn_input_error(err, "bad option; %s", usage);
+		case 'o': *outdir = optarg; break;
+		case 'h': vn_cli_usage(stdout, cmd); return 1;
+		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", cmd->name);
 		}
 	}
 	if (optind >= argc)
-		return vn_input_error(err, "missing guest NAME; %s", usage);
+		return vn_input_error(err, "missing guest NAME (see 'vnuma %s --help')", cmd->name);
 	*name = argv[optind++];
 	return 0;
 }
 
-int cmd_exec(int argc, char **argv, struct vn_error *err)
+static int cmd_exec(int argc, char **argv, struct vn_error *err)
 {
-	static const char usage[] = "usage: vnuma exec [--timeout S] NAME -- CMD [ARGS...]\n";
 	struct vn_cli_common co = {0};
 	struct vn_testbed_ctx ctx;
 	const char *name;
 	double timeout = 0;
 	int rc, status = 0;
 
-	if ((rc = guest_args(argc, argv, usage, &co, &timeout, NULL, &name, err)) != 0)
+	if ((rc = guest_args(argc, argv, &vn_cmd_exec, &co, &timeout, NULL, &name, err)) != 0)
 		return rc < 0 ? rc : VN_EXIT_OK;
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)
-		return vn_input_error(err, "missing command; %s", usage);
+		return vn_input_error(err, "missing the command to run (see 'vnuma exec --help')");
 	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
 
@@ -83,16 +74,15 @@ int cmd_exec(int argc, char **argv, struct vn_error *err)
 	return status;
 }
 
-int cmd_shell(int argc, char **argv, struct vn_error *err)
+static int cmd_shell(int argc, char **argv, struct vn_error *err)
 {
-	static const char usage[] = "usage: vnuma shell NAME\n  Attaches to the guest's serial console; Ctrl-] leaves.\n";
 	struct vn_cli_common co = {0};
 	struct vn_testbed_ctx ctx;
 	struct vn_virt *v = NULL;
 	const char *name;
 	int rc;
 
-	if ((rc = guest_args(argc, argv, usage, &co, NULL, NULL, &name, err)) != 0)
+	if ((rc = guest_args(argc, argv, &vn_cmd_shell, &co, NULL, NULL, &name, err)) != 0)
 		return rc < 0 ? rc : VN_EXIT_OK;
 	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
@@ -111,15 +101,14 @@ int cmd_shell(int argc, char **argv, struct vn_error *err)
 	return rc < 0 ? rc : VN_EXIT_OK;
 }
 
-int cmd_collect(int argc, char **argv, struct vn_error *err)
+static int cmd_collect(int argc, char **argv, struct vn_error *err)
 {
-	static const char usage[] = "usage: vnuma collect NAME -o DIR\n";
 	struct vn_cli_common co = {0};
 	struct vn_testbed_ctx ctx;
 	const char *name, *outdir = NULL;
 	int rc;
 
-	if ((rc = guest_args(argc, argv, usage, &co, NULL, &outdir, &name, err)) != 0)
+	if ((rc = guest_args(argc, argv, &vn_cmd_collect, &co, NULL, &outdir, &name, err)) != 0)
 		return rc < 0 ? rc : VN_EXIT_OK;
 	/* Also accept "NAME -o DIR" with the option after the name. */
 	if (!outdir && optind + 1 < argc && strcmp(argv[optind], "-o") == 0)
@@ -136,3 +125,58 @@ int cmd_collect(int argc, char **argv, struct vn_error *err)
 	fprintf(stderr, "snapshot of %s written to %s (snapshot.json and raw files)\n", name, outdir);
 	return VN_EXIT_OK;
 }
+
+static const struct vn_cli_opt exec_opts[] = {
+	{"timeout", 't', true, "S", VN_VAL_NONE, "kill the command after S seconds (default: no limit)"},
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+const struct vn_cmd vn_cmd_exec = {
+	.name = "exec",
+	.fn = cmd_exec,
+	.summary = "run a command in a guest, mirroring its output and exit code",
+	.synopsis = "[--timeout S] NAME -- CMD [ARGS...]",
+	.description = "Runs CMD through the guest agent: its stdout and stderr arrive apart, stdin is\n"
+		       "forwarded (unless it is a terminal), Ctrl-C is passed on, and vnuma exits with\n"
+		       "CMD's exit code. A program the guest does not have is bad input (exit 2).",
+	.opts = exec_opts,
+	.operand = VN_VAL_GUEST,
+	.stop_at_operand = true,
+};
+
+static const struct vn_cli_opt shell_opts[] = {
+	VN_CLI_OPT_CONNECT,
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+const struct vn_cmd vn_cmd_shell = {
+	.name = "shell",
+	.fn = cmd_shell,
+	.summary = "interactive root shell on a guest's console (Ctrl-] leaves)",
+	.synopsis = "NAME",
+	.description = "Attaches to the guest's serial console; Ctrl-] leaves (also inside tmux).",
+	.opts = shell_opts,
+	.operand = VN_VAL_GUEST,
+	.stop_at_operand = true,
+};
+
+static const struct vn_cli_opt collect_opts[] = {
+	{"output", 'o', true, "DIR", VN_VAL_DIR, "where to write the snapshot (required)"},
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+const struct vn_cmd vn_cmd_collect = {
+	.name = "collect",
+	.fn = cmd_collect,
+	.summary = "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg",
+	.synopsis = "NAME -o DIR",
+	.description = "Writes /proc/vmstat, per-node numastat, meminfo, vmstat, distance and cpulist,\n"
+		       "numactl -H, dmesg, the kernel command line and version, and snapshot.json\n"
+		       "holding all of it parsed.",
+	.opts = collect_opts,
+	.operand = VN_VAL_GUEST,
+	.stop_at_operand = true,
+};

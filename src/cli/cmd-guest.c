@@ -24,34 +24,9 @@ int vn_cli_ctx(const struct vn_cli_common *co, struct vn_testbed_ctx *ctx, struc
 	return vn_testbed_ctx_init(ctx, co->state_dir, co->uri, err);
 }
 
-static void up_usage(FILE *out)
+static int cmd_up(int argc, char **argv, struct vn_error *err)
 {
-	fprintf(out,
-		"usage: vnuma up TOPOLOGY [--name N] [--kernel K] [--modules DIR] [--append ARGS]\n"
-		"                [--kernel-model M] [--timeout S] [--connect URI] [--state-dir DIR]\n\n"
-		"Boots TOPOLOGY (a file, or a name under topologies/) and waits until the guest\n"
-		"agent answers, then checks that the guest sees the nodes, distances, CPUs and\n"
-		"fallback lists asked for. Exit 1 when it does not (the guest stays up to look\n"
-		"at), 3 when it cannot boot (the console tail is printed).\n\n"
-		"  --kernel K        'stock' (Debian's linux-image, default), a recipe NAME\n"
-		"                    (kernels/NAME.json, built on first use) or a bzImage path\n"
-		"  --modules DIR     modules tree for --kernel (default /lib/modules/<release>)\n"
-		"  --append ARGS     extra kernel command line\n"
-		"  --kernel-model M  fallback-order model to check against (see 'vnuma topo --help')\n"
-		"  --timeout S       boot deadline in seconds (default 180)\n"
-		"  --connect URI     libvirt URI (default $VNUMA_URI or qemu:///embed in the state dir)\n"
-		"  --state-dir DIR   default $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma\n");
-}
-
-int cmd_up(int argc, char **argv, struct vn_error *err)
-{
-	static const struct option opts[] = {
-		{"name", required_argument, NULL, 'n'},	      {"kernel", required_argument, NULL, 'k'},
-		{"modules", required_argument, NULL, 'M'},    {"append", required_argument, NULL, 'a'},
-		{"kernel-model", required_argument, NULL, 'm'}, {"timeout", required_argument, NULL, 't'},
-		{"connect", required_argument, NULL, 'C'},    {"state-dir", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	struct vn_up_opts o = {.timeout_s = 180, .model = VN_FALLBACK_DEFAULT};
 	struct vn_cli_common co = {0};
 	struct vn_testbed_ctx ctx;
@@ -59,8 +34,9 @@ int cmd_up(int argc, char **argv, struct vn_error *err)
 	long v;
 	int c, rc;
 
+	vn_cli_getopt_init(&g, &vn_cmd_up);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:k:a:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		if (vn_cli_common_opt(c, optarg, &co))
 			continue;
 		switch (c) {
@@ -77,12 +53,12 @@ int cmd_up(int argc, char **argv, struct vn_error *err)
 				return vn_error_prefix(err, "--timeout");
 			o.timeout_s = (int)v;
 			break;
-		case 'h': up_usage(stdout); return VN_EXIT_OK;
-		default: up_usage(stderr); return VN_EXIT_INPUT;
+		case 'h': vn_cli_usage(stdout, &vn_cmd_up); return VN_EXIT_OK;
+		default: vn_cli_usage(stderr, &vn_cmd_up); return VN_EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1) {
-		up_usage(stderr);
+		vn_cli_usage(stderr, &vn_cmd_up);
 		return VN_EXIT_INPUT;
 	}
 	o.topology = argv[optind];
@@ -116,29 +92,22 @@ int cmd_up(int argc, char **argv, struct vn_error *err)
 	return rc;
 }
 
-static int down_list_status(int argc, char **argv, struct vn_error *err, const char *what)
+static int down_list_status(int argc, char **argv, struct vn_error *err, const struct vn_cmd *cmd)
 {
-	static const struct option opts[] = {
-		{"all", no_argument, NULL, 'A'},
-		{"connect", required_argument, NULL, 'C'},
-		{"state-dir", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const char *what = cmd->name;
+	struct vn_cli_getopt g;
 	struct vn_cli_common co = {0};
 	bool all = false;
 	int c, rc;
 
+	vn_cli_getopt_init(&g, cmd);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		if (vn_cli_common_opt(c, optarg, &co))
 			continue;
 		switch (c) {
 		case 'A': all = true; break;
-		case 'h':
-			printf("usage: vnuma down NAME | --all\n       vnuma list\n       vnuma status NAME\n"
-			       "  (all take --connect URI and --state-dir DIR)\n");
-			return VN_EXIT_OK;
+		case 'h': vn_cli_usage(stdout, cmd); return VN_EXIT_OK;
 		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", what);
 		}
 	}
@@ -217,17 +186,86 @@ static int down_list_status(int argc, char **argv, struct vn_error *err, const c
 	return VN_EXIT_OK;
 }
 
-int cmd_down(int argc, char **argv, struct vn_error *err)
+static int cmd_down(int argc, char **argv, struct vn_error *err)
 {
-	return down_list_status(argc, argv, err, "down");
+	return down_list_status(argc, argv, err, &vn_cmd_down);
 }
 
-int cmd_list(int argc, char **argv, struct vn_error *err)
+static int cmd_list(int argc, char **argv, struct vn_error *err)
 {
-	return down_list_status(argc, argv, err, "list");
+	return down_list_status(argc, argv, err, &vn_cmd_list);
 }
 
-int cmd_status(int argc, char **argv, struct vn_error *err)
+static int cmd_status(int argc, char **argv, struct vn_error *err)
 {
-	return down_list_status(argc, argv, err, "status");
+	return down_list_status(argc, argv, err, &vn_cmd_status);
 }
+
+static const struct vn_cli_opt up_opts[] = {
+	{"name", 'n', true, "N", VN_VAL_NONE, "the guest's name (default: the topology's, NAME-2, ...)"},
+	{"kernel", 'k', true, "K", VN_VAL_KERNEL,
+	 "'stock' (Debian's linux-image, default), a recipe NAME\n"
+	 "(kernels/NAME.json, built on first use) or a bzImage path"},
+	{"modules", 'M', false, "DIR", VN_VAL_DIR, "modules tree for --kernel (default /lib/modules/<release>)"},
+	{"append", 'a', true, "ARGS", VN_VAL_NONE, "extra kernel command line"},
+	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
+	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds (default 180)"},
+	VN_CLI_OPT_CONNECT,
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+const struct vn_cmd vn_cmd_up = {
+	.name = "up",
+	.fn = cmd_up,
+	.summary = "boot a topology, wait for the guest agent, check fidelity",
+	.synopsis = "TOPOLOGY [OPTIONS]",
+	.description = "Boots TOPOLOGY (a file, or the name of a shipped topology such as 8node-snc)\n"
+		       "and waits until the guest agent answers, then checks that the guest sees the\n"
+		       "nodes, distances, CPUs and fallback lists asked for. Prints the guest's name on\n"
+		       "stdout. Exit 1 when the guest does not match (it stays up to look at), 3 when\n"
+		       "it cannot boot (the console tail is printed).",
+	.opts = up_opts,
+	.operand = VN_VAL_TOPOLOGY,
+};
+
+static const struct vn_cli_opt down_opts[] = {
+	{"all", 'A', false, NULL, VN_VAL_NONE, "every vnuma guest in the state directory"},
+	VN_CLI_OPT_CONNECT,
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+static const struct vn_cli_opt guest_opts[] = {
+	VN_CLI_OPT_CONNECT,
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+const struct vn_cmd vn_cmd_down = {
+	.name = "down",
+	.fn = cmd_down,
+	.summary = "destroy a guest (or --all), leaving nothing behind",
+	.synopsis = "NAME | --all",
+	.description = "Destroys the guest and deletes its directory; no QEMU process is left.",
+	.opts = down_opts,
+	.operand = VN_VAL_GUEST,
+};
+
+const struct vn_cmd vn_cmd_list = {
+	.name = "list",
+	.fn = cmd_list,
+	.summary = "list vnuma guests",
+	.synopsis = "",
+	.description = "One line per guest: name, state, accelerator, topology, kernel.",
+	.opts = guest_opts,
+};
+
+const struct vn_cmd vn_cmd_status = {
+	.name = "status",
+	.fn = cmd_status,
+	.summary = "one guest's topology, kernel, accelerator and uptime",
+	.synopsis = "NAME",
+	.opts = guest_opts,
+	.operand = VN_VAL_GUEST,
+};

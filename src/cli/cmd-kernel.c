@@ -11,17 +11,7 @@
 #include "kernel/recipe.h"
 #include "util/cleanup.h"
 
-static void kernel_usage(FILE *out)
-{
-	fprintf(out, "usage: vnuma kernel build [--state-dir DIR] [-j N] RECIPE...\n"
-		     "       vnuma kernel list [--state-dir DIR]\n\n"
-		     "RECIPE is kernels/NAME.json or just NAME. A source recipe is built out of tree into\n"
-		     "STATE/cache/kernels, keyed by a hash of (source, config inputs, patches): building the\n"
-		     "same inputs again is instant, and kernels that differ only in patches share one\n"
-		     "incremental build tree. See docs/kernels.md.\n\n"
-		     "  --state-dir DIR  state directory (default $VNUMA_STATE_DIR, ...)\n"
-		     "  -j, --jobs N     make -j (default: all CPUs)\n");
-}
+static const struct vn_cmd kernel_build_cmd, kernel_list_cmd;
 
 static int state_cache(const char *state_dir, char **out, struct vn_error *err)
 {
@@ -32,17 +22,14 @@ static int state_cache(const char *state_dir, char **out, struct vn_error *err)
 
 static int kernel_build(int argc, char **argv, struct vn_error *err)
 {
-	static const struct option opts[] = {
-		{"state-dir", required_argument, NULL, 'S'},
-		{"jobs", required_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	const char *state_dir = NULL;
 	_cleanup_free_ char *cache = NULL;
 	int jobs = 0, c, rc;
 
+	vn_cli_getopt_init(&g, &kernel_build_cmd);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "S:j:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		switch (c) {
 		case 'S': state_dir = optarg; break;
 		case 'j':
@@ -50,7 +37,7 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 			if (jobs <= 0)
 				return vn_input_error(err, "--jobs %s: expected a positive number", optarg);
 			break;
-		default: kernel_usage(stderr); return VN_EXIT_INPUT;
+		default: vn_cli_usage(stderr, &vn_cmd_kernel); return VN_EXIT_INPUT;
 		}
 	}
 	if (optind >= argc)
@@ -63,10 +50,12 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 		_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
 		struct vn_cli_progress p;
 		vn_cli_progress_init(&p);
-		if ((rc = vn_recipe_find(argv[i], &path)) < 0)
+		_cleanup_strbuf_ struct vn_strbuf tried = VN_STRBUF_INIT;
+		if ((rc = vn_recipe_find(argv[i], &path, &tried)) < 0)
 			return rc;
 		if (rc == 0)
-			return vn_input_error(err, "%s: no such recipe (looked for kernels/%s.json)", argv[i], argv[i]);
+			return vn_input_error(err, "%s: no such recipe (not a file, nor in %s)", argv[i],
+					      tried.s ? tried.s : "any recipe dir: give NAME or a .json path");
 		if ((rc = vn_recipe_load(path, &r, err)) < 0)
 			return rc;
 		if (r->type != VN_RECIPE_SOURCE) {
@@ -95,20 +84,18 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 
 static int kernel_list(int argc, char **argv, struct vn_error *err)
 {
-	static const struct option opts[] = {
-		{"state-dir", required_argument, NULL, 'S'},
-		{NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	const char *state_dir = NULL;
 	_cleanup_free_ char *cache = NULL;
 	struct vn_kernel_built **v = NULL;
 	size_t n = 0;
 	int c, rc;
 
+	vn_cli_getopt_init(&g, &kernel_list_cmd);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "S:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		if (c != 'S') {
-			kernel_usage(stderr);
+			vn_cli_usage(stderr, &vn_cmd_kernel);
 			return VN_EXIT_INPUT;
 		}
 		state_dir = optarg;
@@ -136,15 +123,48 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
-int cmd_kernel(int argc, char **argv, struct vn_error *err)
+static int cmd_kernel(int argc, char **argv, struct vn_error *err)
 {
-	if (argc < 2 || vn_cli_wants_help(argc, argv)) {
-		kernel_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? VN_EXIT_INPUT : VN_EXIT_OK;
-	}
-	if (strcmp(argv[1], "build") == 0)
-		return kernel_build(argc - 1, argv + 1, err);
-	if (strcmp(argv[1], "list") == 0)
-		return kernel_list(argc - 1, argv + 1, err);
-	return vn_input_error(err, "unknown kernel subcommand '%s' (build, list)", argv[1]);
+	return vn_cli_dispatch_sub(&vn_cmd_kernel, argc, argv, err);
 }
+
+static const struct vn_cli_opt kernel_build_opts[] = {
+	{"jobs", 'j', true, "N", VN_VAL_NONE, "make -j (default: all CPUs)"},
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+static const struct vn_cmd kernel_build_cmd = {
+	.name = "build",
+	.fn = kernel_build,
+	.summary = "build the kernels of source recipes (a cache hit is instant)",
+	.synopsis = "[--state-dir DIR] [-j N] RECIPE...",
+	.opts = kernel_build_opts,
+	.operand = VN_VAL_KERNEL,
+};
+
+static const struct vn_cli_opt kernel_list_opts[] = {
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+static const struct vn_cmd kernel_list_cmd = {
+	.name = "list",
+	.fn = kernel_list,
+	.summary = "list the cached kernels: recipe, release, hash, size, build time, patches",
+	.synopsis = "[--state-dir DIR]",
+	.opts = kernel_list_opts,
+};
+
+static const struct vn_cmd *const kernel_subs[] = {&kernel_build_cmd, &kernel_list_cmd, NULL};
+
+const struct vn_cmd vn_cmd_kernel = {
+	.name = "kernel",
+	.fn = cmd_kernel,
+	.summary = "build a guest kernel from a recipe (source + patches + config), list the cache",
+	.description = "RECIPE is a file (kernels/NAME.json) or the name of a shipped or local recipe.\n"
+		       "A source recipe is built out of tree into STATE/cache/kernels, keyed by a hash\n"
+		       "of (source, config inputs, patches): building the same inputs again is instant,\n"
+		       "and kernels that differ only in patches share one incremental build tree.",
+	.subs = kernel_subs,
+};

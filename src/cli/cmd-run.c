@@ -7,37 +7,16 @@
 #include "scenario/runner.h"
 #include "util/cleanup.h"
 
-static void run_usage(FILE *out)
+static int cmd_run(int argc, char **argv, struct vn_error *err)
 {
-	fprintf(out,
-		"usage: vnuma run SCENARIO.json [-o DIR] [--quick] [--kernel K] [--keep]\n"
-		"                [--connect URI] [--state-dir DIR]\n\n"
-		"Boots the scenario's topology, prepares the guest (sysctls, THP, hugetlb,\n"
-		"cgroups), runs its steps while sampling inside the guest, checks its\n"
-		"assertions and writes results/<scenario>-<UTC time>/ (or -o DIR): result.json,\n"
-		"junit.xml, samples.jsonl, console.log, before/ and after/ snapshots, steps/.\n\n"
-		"  --quick      scale durations and sizes down (the scenario's quick_scale) for CI\n"
-		"  --kernel K   boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
-		"               (kernels/NAME.json, built on first use) or a bzImage path\n"
-		"  --keep       leave the guest running afterwards\n\n"
-		"Exit: 0 all assertions held, 1 an assertion failed, 2 bad scenario,\n"
-		"3 infrastructure (boot, timeout, interrupted; the result is marked incomplete).\n");
-}
-
-int cmd_run(int argc, char **argv, struct vn_error *err)
-{
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'}, {"quick", no_argument, NULL, 'q'},
-		{"kernel", required_argument, NULL, 'k'}, {"keep", no_argument, NULL, 'K'},
-		{"connect", required_argument, NULL, 'C'}, {"state-dir", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	struct vn_run_opts ro = {0};
 	struct vn_cli_common co = {0};
 	int c, rc;
 
+	vn_cli_getopt_init(&g, &vn_cmd_run);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		if (vn_cli_common_opt(c, optarg, &co))
 			continue;
 		switch (c) {
@@ -45,21 +24,22 @@ int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'q': ro.quick = true; break;
 		case 'k': ro.kernel = optarg; break;
 		case 'K': ro.keep = true; break;
-		case 'h': run_usage(stdout); return VN_EXIT_OK;
-		default: run_usage(stderr); return VN_EXIT_INPUT;
+		case 'h': vn_cli_usage(stdout, &vn_cmd_run); return VN_EXIT_OK;
+		default: vn_cli_usage(stderr, &vn_cmd_run); return VN_EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1) {
-		run_usage(stderr);
+		vn_cli_usage(stderr, &vn_cmd_run);
 		return VN_EXIT_INPUT;
 	}
 
 	_cleanup_scenario_ struct vn_scenario *s = NULL;
 	struct vn_testbed_ctx ctx;
 	struct vn_report rep;
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL;
 
-	if ((rc = vn_scenario_load(argv[optind], &s, err)) < 0 || (rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if ((rc = vn_scenario_find(argv[optind], &path, err)) < 0 || (rc = vn_scenario_load(path, &s, err)) < 0 ||
+	    (rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
@@ -90,3 +70,32 @@ int cmd_run(int argc, char **argv, struct vn_error *err)
 		return rc;
 	return failed ? VN_EXIT_ASSERT : VN_EXIT_OK;
 }
+
+static const struct vn_cli_opt run_opts[] = {
+	{"output", 'o', true, "DIR", VN_VAL_DIR, "results directory (default results/<scenario>-<UTC time>)"},
+	{"quick", 'q', false, NULL, VN_VAL_NONE, "scale durations and sizes down (the scenario's quick_scale) for CI"},
+	{"kernel", 'k', false, "K", VN_VAL_KERNEL,
+	 "boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
+	 "(kernels/NAME.json, built on first use) or a bzImage path"},
+	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
+	VN_CLI_OPT_CONNECT,
+	VN_CLI_OPT_STATE_DIR,
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+const struct vn_cmd vn_cmd_run = {
+	.name = "run",
+	.fn = cmd_run,
+	.summary = "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml",
+	.synopsis = "SCENARIO [-o DIR] [--quick] [--kernel K] [--keep] [OPTIONS]",
+	.description = "SCENARIO is a file or the name of a shipped scenario (e.g. memfollow-2node).\n"
+		       "Boots the scenario's topology, prepares the guest (sysctls, THP, hugetlb,\n"
+		       "cgroups), runs its steps while sampling inside the guest, checks its\n"
+		       "assertions and writes the results directory: result.json, junit.xml,\n"
+		       "samples.jsonl, console.log, before/ and after/ snapshots, steps/.\n"
+		       "\n"
+		       "Exit: 0 all assertions held, 1 an assertion failed, 2 bad scenario,\n"
+		       "3 infrastructure (boot, timeout, interrupted; the result is marked incomplete).",
+	.opts = run_opts,
+	.operand = VN_VAL_SCENARIO,
+};

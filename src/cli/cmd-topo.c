@@ -4,31 +4,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "topology/fallback.h"
 #include "topology/random.h"
+#include "testbed/testbed.h"
 #include "topology/topology.h"
 #include "util/cleanup.h"
 
-static void topo_usage(FILE *out)
+static const struct vn_cmd topo_fallback_cmd, topo_random_cmd;
+
+/* A file as given (its errors then name it as written), else a shipped topology's name. */
+static int topo_load(const char *arg, struct vn_topology **t, struct vn_error *err)
 {
-	fprintf(out,
-		"usage: vnuma topo validate FILE...\n"
-		"       vnuma topo show FILE\n"
-		"       vnuma topo fallback FILE [--kernel-model NAME] [--cpus-visible] [--json]\n"
-		"       vnuma topo random [--seed N] [--nodes MIN-MAX] [--no-cpuless] [--no-memless]\n\n"
-		"fallback prints the per-node memory fallback order the guest kernel will build,\n"
-		"in its own boot-log format, to diff against 'dmesg | grep Fallback'.\n\n"
-		"  --kernel-model NAME  which build_zonelists() era to model (default %s):\n",
-		vn_fallback_model_name(VN_FALLBACK_DEFAULT));
-	for (const struct vn_fallback_model_info *m = vn_fallback_models; m->name; m++)
-		fprintf(out, "      %-9s %s (aliases: %s)\n                %s\n", m->name, m->kernels, m->aliases,
-			m->source);
-	fprintf(out, "  --cpus-visible       apply the kernel's preference for CPU-less nodes; off by\n"
-		     "                       default because x86 builds the boot-time lists before\n"
-		     "                       any CPU is in a node's cpumask (lists rebuilt on hotplug see them)\n"
-		     "  --json               machine-readable output\n");
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+	int rc;
+
+	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode))
+		return vn_topology_load(arg, t, err);
+	if ((rc = vn_topology_find(arg, &path, err)) < 0)
+		return rc;
+	return vn_topology_load(path, t, err);
 }
 
 static int topo_validate(int argc, char **argv, struct vn_error *err)
@@ -42,7 +40,7 @@ static int topo_validate(int argc, char **argv, struct vn_error *err)
 		struct vn_error e = {0};
 		char mem[32];
 
-		if (vn_topology_load(argv[i], &t, &e) < 0) {
+		if (topo_load(argv[i], &t, &e) < 0) {
 			fprintf(stderr, "%s\n", e.msg);
 			vn_error_clear(&e);
 			bad++;
@@ -63,8 +61,8 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 	int rc;
 
 	if (argc != 2)
-		return vn_input_error(err, "show takes exactly one FILE");
-	if ((rc = vn_topology_load(argv[1], &t, err)) < 0)
+		return vn_input_error(err, "show takes exactly one TOPOLOGY");
+	if ((rc = topo_load(argv[1], &t, err)) < 0)
 		return rc;
 	printf("topology: %s\n", t->name);
 	if (t->description) {
@@ -123,18 +121,14 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 
 static int topo_fallback(int argc, char **argv, struct vn_error *err)
 {
-	static const struct option opts[] = {
-		{"kernel-model", required_argument, NULL, 'm'},
-		{"cpus-visible", no_argument, NULL, 'c'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
 	bool json = false;
 	int c, rc;
 
+	vn_cli_getopt_init(&g, &topo_fallback_cmd);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:j", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &fo.model, err)) < 0)
@@ -146,12 +140,12 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 		}
 	}
 	if (optind != argc - 1)
-		return vn_input_error(err, "fallback takes exactly one FILE");
+		return vn_input_error(err, "fallback takes exactly one TOPOLOGY");
 
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	struct vn_fallback f;
 
-	if ((rc = vn_topology_load(argv[optind], &t, err)) < 0)
+	if ((rc = topo_load(argv[optind], &t, err)) < 0)
 		return rc;
 	vn_fallback_compute(t, &fo, &f);
 	if (json) {
@@ -182,20 +176,15 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 /* A random topology on stdout, for checking the model against real boots. */
 static int topo_random(int argc, char **argv, struct vn_error *err)
 {
-	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'},
-		{"nodes", required_argument, NULL, 'n'},
-		{"no-cpuless", no_argument, NULL, 'c'},
-		{"no-memless", no_argument, NULL, 'm'},
-		{NULL, 0, NULL, 0},
-	};
+	struct vn_cli_getopt g;
 	unsigned long long seed = 1;
 	unsigned lo = 5, hi = 8, flags = VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS;
 	char *end;
 	int c;
 
+	vn_cli_getopt_init(&g, &topo_random_cmd);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoull(optarg, &end, 0);
@@ -218,23 +207,73 @@ static int topo_random(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
-int cmd_topo(int argc, char **argv, struct vn_error *err)
+static int cmd_topo(int argc, char **argv, struct vn_error *err)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		topo_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? VN_EXIT_INPUT : VN_EXIT_OK;
-	}
-	if (vn_cli_wants_help(argc, argv)) {
-		topo_usage(stdout);
-		return VN_EXIT_OK;
-	}
-	if (strcmp(argv[1], "validate") == 0)
-		return topo_validate(argc - 1, argv + 1, err);
-	if (strcmp(argv[1], "show") == 0)
-		return topo_show(argc - 1, argv + 1, err);
-	if (strcmp(argv[1], "fallback") == 0)
-		return topo_fallback(argc - 1, argv + 1, err);
-	if (strcmp(argv[1], "random") == 0)
-		return topo_random(argc - 1, argv + 1, err);
-	return vn_input_error(err, "unknown subcommand '%s' (validate, show, fallback, random)", argv[1]);
+	return vn_cli_dispatch_sub(&vn_cmd_topo, argc, argv, err);
 }
+
+static const struct vn_cmd topo_validate_cmd = {
+	.name = "validate",
+	.fn = topo_validate,
+	.summary = "check topologies, printing FILE:LINE: for every error",
+	.synopsis = "TOPOLOGY...",
+	.operand = VN_VAL_TOPOLOGY,
+};
+
+static const struct vn_cmd topo_show_cmd = {
+	.name = "show",
+	.fn = topo_show,
+	.summary = "print a topology the way numactl -H shows a machine",
+	.synopsis = "TOPOLOGY",
+	.operand = VN_VAL_TOPOLOGY,
+};
+
+static const struct vn_cli_opt topo_fallback_opts[] = {
+	{"kernel-model", 'm', false, "NAME", VN_VAL_MODEL, "which build_zonelists() era to model:"},
+	{"cpus-visible", 'c', false, NULL, VN_VAL_NONE,
+	 "apply the kernel's preference for CPU-less nodes; off by\n"
+	 "default because x86 builds the boot-time lists before any\n"
+	 "CPU is in a node's cpumask (lists rebuilt on hotplug see them)"},
+	{"json", 'j', false, NULL, VN_VAL_NONE, "machine-readable output"},
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+static const struct vn_cmd topo_fallback_cmd = {
+	.name = "fallback",
+	.fn = topo_fallback,
+	.summary = "print the per-node memory fallback order the guest kernel will build",
+	.synopsis = "TOPOLOGY [--kernel-model NAME] [--cpus-visible] [--json]",
+	.description = "Prints it in the kernel's own boot-log format, to diff against\n"
+		       "'dmesg | grep Fallback'.",
+	.opts = topo_fallback_opts,
+	.operand = VN_VAL_TOPOLOGY,
+};
+
+static const struct vn_cli_opt topo_random_opts[] = {
+	{"seed", 's', false, "N", VN_VAL_NONE, "the seed; one seed is one topology (default 1)"},
+	{"nodes", 'n', false, "MIN-MAX", VN_VAL_NONE, "how many nodes, within 2-16 (default 5-8)"},
+	{"no-cpuless", 'c', false, NULL, VN_VAL_NONE, "no CPU-less nodes"},
+	{"no-memless", 'm', false, NULL, VN_VAL_NONE, "no memory-less nodes"},
+	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+};
+
+static const struct vn_cmd topo_random_cmd = {
+	.name = "random",
+	.fn = topo_random,
+	.summary = "write a random topology to stdout, for checking the model against real boots",
+	.synopsis = "[--seed N] [--nodes MIN-MAX] [--no-cpuless] [--no-memless]",
+	.opts = topo_random_opts,
+};
+
+static const struct vn_cmd *const topo_subs[] = {
+	&topo_validate_cmd, &topo_show_cmd, &topo_fallback_cmd, &topo_random_cmd, NULL,
+};
+
+const struct vn_cmd vn_cmd_topo = {
+	.name = "topo",
+	.fn = cmd_topo,
+	.summary = "offline: validate, show a topology, print the model's fallback order",
+	.description = "Offline views of a topology: no guest is booted. TOPOLOGY is a file or the name\n"
+		       "of a shipped one (e.g. 4node-amd).",
+	.subs = topo_subs,
+};

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -5,22 +6,52 @@
 #include "cli/cmds.h"
 #include "util/interrupt.h"
 
-static const struct vn_cmd commands[] = {
+const struct vn_cmd *const vn_cli_commands[] = {
 	VN_CLI_COMMANDS
-	{NULL, NULL, NULL},
+	NULL,
 };
 
-static void usage(FILE *out)
+static const struct vn_cmd *find_cmd(const char *name)
 {
-	fprintf(out, "usage: vnuma <command> [options]\n\n"
-		     "Virtual NUMA testbeds: boot stock or patched kernels on any node shape under\n"
-		     "QEMU/libvirt and check what the kernel does with it.\n\ncommands:\n");
-	for (const struct vn_cmd *c = commands; c->name; c++)
-		fprintf(out, "  %-10s %s\n", c->name, c->summary);
-	fprintf(out, "\nRun 'vnuma <command> --help' for a command's options.\n"
-		     "Exit codes: 0 ok, 1 an assertion about the kernel failed, 2 bad input,\n"
-		     "3 infrastructure failure (boot, libvirt, timeout).\n");
+	for (const struct vn_cmd *const *c = vn_cli_commands; *c; c++)
+		if (strcmp(name, (*c)->name) == 0)
+			return *c;
+	return NULL;
 }
+
+/* vnuma help [COMMAND] | --man */
+static int cmd_help(int argc, char **argv, struct vn_error *err)
+{
+	const struct vn_cmd *c;
+
+	if (argc == 1) {
+		vn_cli_main_usage(stdout);
+		return VN_EXIT_OK;
+	}
+	if (argc == 2 && strcmp(argv[1], "--man") == 0) {
+		vn_cli_man(stdout);
+		return ferror(stdout) ? vn_infra_error(err, -EIO, "writing the man page failed") : VN_EXIT_OK;
+	}
+	if (argc == 2 && (c = find_cmd(argv[1]))) {
+		vn_cli_usage(stdout, c);
+		return VN_EXIT_OK;
+	}
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		vn_cli_usage(stdout, &vn_cmd_help);
+		return VN_EXIT_OK;
+	}
+	return vn_input_error(err, "no command '%s' (see 'vnuma --help')", argv[argc - 1]);
+}
+
+const struct vn_cmd vn_cmd_help = {
+	.name = "help",
+	.fn = cmd_help,
+	.summary = "this list, one command's help, or the man page (--man)",
+	.synopsis = "[COMMAND]\n--man",
+	.description = "'vnuma help COMMAND' is 'vnuma COMMAND --help'; 'vnuma help --man' writes\n"
+		       "vnuma(1), made from the same command table as every --help.",
+	.operand = VN_VAL_COMMAND,
+};
 
 int vn_cli_wants_help(int argc, char **argv)
 {
@@ -39,20 +70,19 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2) {
-		usage(stderr);
+		vn_cli_main_usage(stderr);
 		return VN_EXIT_INPUT;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-		usage(stdout);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		vn_cli_main_usage(stdout);
 		return VN_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("vnuma %s\n", VN_VERSION);
 		return VN_EXIT_OK;
 	}
-	for (const struct vn_cmd *c = commands; c->name; c++) {
-		if (strcmp(argv[1], c->name) != 0)
-			continue;
+	const struct vn_cmd *c = find_cmd(argv[1]);
+	if (c) {
 		vn_interrupt_install();
 		rc = c->fn(argc - 1, argv + 1, &err);
 		if (rc >= 0)

@@ -13,6 +13,7 @@
 
 #include "kernel/recipe.h"
 #include "util/cleanup.h"
+#include "util/strbuf.h"
 
 void vn_kernel_free(struct vn_kernel *k)
 {
@@ -137,6 +138,7 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 	bool no_modules = false;
 	_cleanup_free_ char *recipe_path = NULL;
 	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	_cleanup_strbuf_ struct vn_strbuf tried = VN_STRBUF_INIT;
 	struct stat st;
 	int rc = 0;
 
@@ -144,7 +146,7 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 		return -ENOMEM;
 	/* A file named like a bzImage wins over a recipe of the same name. */
 	if (!stock && !(stat(spec, &st) == 0 && S_ISREG(st.st_mode) && !strstr(spec, ".json")) &&
-	    (rc = vn_recipe_find(spec, &recipe_path)) > 0)
+	    (rc = vn_recipe_find(spec, &recipe_path, &tried)) > 0)
 		rc = vn_recipe_load(recipe_path, &r, err);
 	if (rc < 0) {
 		vn_kernel_free(k);
@@ -172,9 +174,9 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 	} else {
 		rc = stat(spec, &st) == 0 && S_ISREG(st.st_mode)
 			     ? 0
-			     : vn_input_error(err, "kernel '%s': no such file or recipe (give 'stock', a recipe name from "
-						   "kernels/, a recipe .json or a bzImage path)",
-					      spec);
+			     : vn_input_error(err, "kernel '%s': no such file or recipe (%s%s%sgive 'stock', a recipe name, "
+						   "a recipe .json or a bzImage path)",
+					      spec, tried.s ? "not in " : "", tried.s ? tried.s : "", tried.s ? "; " : "");
 		k->image = realpath(spec, NULL);
 		k->recipe = strdup("prebuilt");
 	}

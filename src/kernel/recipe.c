@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/paths.h"
 
 struct ctx {
 	const char *file;
@@ -326,29 +327,17 @@ cleanup:
 	return 0;
 }
 
-int vn_recipe_find(const char *spec, char **path)
+int vn_recipe_find(const char *spec, char **path, struct vn_strbuf *tried)
 {
 	size_t n = strlen(spec);
-	const char *dirs[] = {getenv("VNUMA_KERNELS_DIR"), "kernels", NULL};
 
 	*path = NULL;
-	if (n > 5 && strcmp(spec + n - 5, ".json") == 0) {
+	if (n > 5 && strcmp(spec + n - 5, ".json") == 0 && (strchr(spec, '/') || is_file(spec))) {
 		*path = strdup(spec);
 		return *path ? 1 : -ENOMEM;
 	}
-	if (strchr(spec, '/') || !*spec)
-		return 0;
-	for (size_t i = 0; i < VN_ARRAY_SIZE(dirs); i++) {
-		char buf[PATH_MAX];
-		if (!dirs[i] || !*dirs[i])
-			continue;
-		snprintf(buf, sizeof(buf), "%s/%s.json", dirs[i], spec);
-		if (is_file(buf)) {
-			*path = strdup(buf);
-			return *path ? 1 : -ENOMEM;
-		}
-	}
-	return 0;
+	const char *env = getenv("VNUMA_KERNELS_DIR");
+	return vn_paths_search(spec, "kernels", ".json", env && *env ? env : NULL, path, tried);
 }
 
 static void strv_free(char **v, size_t n)

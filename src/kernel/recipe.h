@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "util/error.h"
+#include "util/strbuf.h"
 
 enum vn_recipe_type {
 	VN_RECIPE_STOCK,
@@ -57,11 +58,12 @@ struct vn_recipe {
 int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *err);
 
 /*
- * Is spec a recipe? "NAME" (kernels/NAME.json under the current directory or
- * $VNUMA_KERNELS_DIR) or a path ending in .json. Returns 1 with *path set, 0
- * when spec names no recipe.
+ * Is spec a recipe? "NAME" (NAME.json in $VNUMA_KERNELS_DIR, ./kernels or the
+ * installed kernels/, see util/paths.h) or a path ending in .json. Returns 1
+ * with *path set, 0 when spec names no recipe (tried, if not NULL, gets the
+ * directories searched).
  */
-int vn_recipe_find(const char *spec, char **path);
+int vn_recipe_find(const char *spec, char **path, struct vn_strbuf *tried);
 
 void vn_recipe_free(struct vn_recipe *r);
 static inline void vn_recipe_freep(struct vn_recipe **r)

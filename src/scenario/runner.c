@@ -615,15 +615,25 @@ static char *utc_stamp(bool compact)
 	return strdup(buf);
 }
 
+/*
+ * A relative path is read beside the scenario; a bare NAME is looked up in
+ * the scenario's ../topologies first (so an installed scenario takes the
+ * installed topology), then where vn_topology_find() looks.
+ */
 static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_error *err)
 {
+	_cleanup_free_ char *copy = strdup(s->path);
+	char buf[PATH_MAX];
+
+	if (!copy)
+		return -ENOMEM;
 	if (strchr(s->topology, '/')) {
-		_cleanup_free_ char *copy = strdup(s->path);
-		char buf[PATH_MAX];
 		snprintf(buf, sizeof(buf), "%s/%s", s->topology[0] == '/' ? "" : dirname(copy), s->topology);
 		return vn_topology_find(s->topology[0] == '/' ? s->topology : buf, path, err);
 	}
-	return vn_topology_find(s->topology, path, err);
+	snprintf(buf, sizeof(buf), "%s/../topologies", dirname(copy));
+	_cleanup_free_ char *near = realpath(buf, NULL);
+	return vn_topology_find_near(s->topology, near ? near : buf, path, err);
 }
 
 static void free_data(struct vn_run_data *d, unsigned nsteps)

@@ -116,6 +116,13 @@ struct vn_scenario {
 };
 
 int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error *err);
+
+/*
+ * Resolve a scenario argument: an existing file, or NAME / NAME.json under
+ * ./scenarios or the installed scenarios (util/paths.h); not found is an
+ * input error naming the places searched.
+ */
+int vn_scenario_find(const char *arg, char **path, struct vn_error *err);
 int vn_scenario_parse(const char *text, const char *name, struct vn_scenario **out, struct vn_error *err);
 void vn_scenario_free(struct vn_scenario *s);
 static inline void vn_scenario_freep(struct vn_scenario **s)

@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "util/cleanup.h"
+#include "util/paths.h"
 #include "util/parse.h"
 #include "util/strbuf.h"
 
@@ -926,6 +927,11 @@ int vn_scenario_parse(const char *text, const char *name, struct vn_scenario **o
 		return r;
 	*out = steal_pointer(&s);
 	return 0;
+}
+
+int vn_scenario_find(const char *arg, char **path, struct vn_error *err)
+{
+	return vn_paths_find(arg, "scenario", "scenarios", ".json", NULL, path, err);
 }
 
 int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error *err)

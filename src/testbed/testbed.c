@@ -16,6 +16,7 @@
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/paths.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
 
@@ -45,33 +46,79 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err)
+/* --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma (root), ~/.local/state/vnuma */
+static int state_dir_path(const char *state_dir, char *buf, size_t size, struct vn_error *err)
 {
 	const char *env = getenv("VNUMA_STATE_DIR");
 	const char *xdg = getenv("XDG_STATE_HOME");
 	const char *home = getenv("HOME");
-	char buf[PATH_MAX];
 
-	memset(ctx, 0, sizeof(*ctx));
 	if (state_dir)
-		snprintf(buf, sizeof(buf), "%s", state_dir);
+		snprintf(buf, size, "%s", state_dir);
 	else if (env && *env)
-		snprintf(buf, sizeof(buf), "%s", env);
+		snprintf(buf, size, "%s", env);
 	else if (xdg && *xdg)
-		snprintf(buf, sizeof(buf), "%s/vnuma", xdg);
+		snprintf(buf, size, "%s/vnuma", xdg);
 	else if (geteuid() == 0)
-		snprintf(buf, sizeof(buf), "/var/lib/vnuma");
+		snprintf(buf, size, "/var/lib/vnuma");
 	else if (home && *home)
-		snprintf(buf, sizeof(buf), "%s/.local/state/vnuma", home);
+		snprintf(buf, size, "%s/.local/state/vnuma", home);
 	else
 		return vn_input_error(err, "no state directory: set VNUMA_STATE_DIR or HOME");
-	int rc = mkdir_p(buf, 0700);
-	if (rc < 0)
+	return 0;
+}
+
+int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err)
+{
+	char buf[PATH_MAX];
+	int rc;
+
+	memset(ctx, 0, sizeof(*ctx));
+	if ((rc = state_dir_path(state_dir, buf, sizeof(buf), err)) < 0)
+		return rc;
+	if ((rc = mkdir_p(buf, 0700)) < 0)
 		return vn_infra_error(err, rc, "cannot create state directory %s: %s", buf, strerror(-rc));
 	ctx->state_dir = realpath(buf, NULL);
 	ctx->uri = uri;
 	ctx->lock_timeout_ms = 120000;
 	return ctx->state_dir ? 0 : vn_infra_error(err, -errno, "state directory %s: %s", buf, strerror(errno));
+}
+
+int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error *err)
+{
+	char buf[PATH_MAX], dir[PATH_MAX + 16];
+	size_t n = 0;
+	int rc;
+
+	if ((rc = state_dir_path(state_dir, buf, sizeof(buf), err)) < 0)
+		return rc;
+	snprintf(dir, sizeof(dir), "%s/guests", buf);
+	char **v = calloc(1, sizeof(*v));
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	if (!v) {
+		if (d)
+			closedir(d);
+		return -ENOMEM;
+	}
+	while (d && (de = readdir(d))) {
+		char **nv;
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (!(nv = realloc(v, (n + 2) * sizeof(*v))) || !(nv[n] = strdup(de->d_name))) {
+			v = nv ? nv : v;
+			v[n] = NULL;
+			closedir(d);
+			vn_strvfreep(&v);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[++n] = NULL;
+	}
+	if (d)
+		closedir(d);
+	*names = v;
+	return (int)n;
 }
 
 void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx)
@@ -96,54 +143,42 @@ void vn_up_result_clear(struct vn_up_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int vn_topology_find(const char *arg, char **path, struct vn_error *err)
+int vn_topology_find_near(const char *arg, const char *near_dir, char **path, struct vn_error *err)
 {
-	static const char *const dirs[] = {"topologies", VN_DATA_DIR "/topologies"};
-	struct stat st;
-	char buf[PATH_MAX];
-
-	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
-		*path = realpath(arg, NULL);
-		return 0;
-	}
-	if (!strchr(arg, '/')) {
-		for (size_t i = 0; i < VN_ARRAY_SIZE(dirs); i++) {
-			for (int ext = 0; ext < 2; ext++) {
-				snprintf(buf, sizeof(buf), "%s/%s%s", dirs[i], arg, ext ? ".xml" : "");
-				if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
-					*path = realpath(buf, NULL);
-					return 0;
-				}
-			}
-		}
-	}
-	return vn_input_error(err, "%s: no such topology file (nor under topologies/)", arg);
+	return vn_paths_find(arg, "topology", "topologies", ".xml", near_dir, path, err);
 }
 
-/* The agent and workloads are built beside the vnuma binary (build/src/...). */
+int vn_topology_find(const char *arg, char **path, struct vn_error *err)
+{
+	return vn_topology_find_near(arg, NULL, path, err);
+}
+
+/* In-guest programs (agent, sampler, workloads) from vnuma's helper dirs (util/paths.h). */
 static int find_helpers(char ***out, struct vn_error *err)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const char *over = getenv("VNUMA_HELPER_DIR");
-	struct vn_strbuf pat = VN_STRBUF_INIT;
-	char agent[PATH_MAX + 64];
+	struct vn_paths p;
+	char agent[PATH_MAX + 16] = "", sampler[PATH_MAX + 16] = "";
+	int rc;
 
-	if (n < 0)
-		return vn_infra_error(err, -errno, "cannot find own executable: %s", strerror(errno));
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	if (over)
-		snprintf(agent, sizeof(agent), "%s/vnuma-agent", over);
-	else
-		snprintf(agent, sizeof(agent), "%s/src/agent/vnuma-agent", exe);
-	if (access(agent, X_OK) != 0)
-		return vn_infra_error(err, -ENOENT, "guest agent %s not found (build the vnuma-agent target)", agent);
-
+	if ((rc = vn_paths_self(&p, err)) < 0)
+		return rc;
 	glob_t g = {0};
-	vn_strbuf_printf(&pat, "%s/%s", over ? over : exe, over ? "vnuma-wl-*" : "src/workloads/vnuma-wl-*");
-	glob(pat.s, 0, NULL, &g);
-	vn_strbuf_free(&pat);
+	for (unsigned i = 0; i < p.nhelper_dirs; i++) {
+		char pat[PATH_MAX + 16], f[PATH_MAX + 16];
+		snprintf(f, sizeof(f), "%s/vnuma-agent", p.helper_dirs[i]);
+		if (!agent[0] && access(f, X_OK) == 0)
+			memcpy(agent, f, sizeof(f));
+		snprintf(f, sizeof(f), "%s/vnuma-sample", p.helper_dirs[i]);
+		if (!sampler[0] && access(f, X_OK) == 0)
+			memcpy(sampler, f, sizeof(f));
+		snprintf(pat, sizeof(pat), "%s/vnuma-wl-*", p.helper_dirs[i]);
+		glob(pat, i ? GLOB_APPEND : 0, NULL, &g);
+	}
+	if (!agent[0]) {
+		globfree(&g);
+		return vn_infra_error(err, -ENOENT, "guest agent vnuma-agent not found in %s%s%s (build the vnuma-agent target, or set VNUMA_HELPER_DIR)",
+				      p.helper_dirs[0], p.nhelper_dirs > 1 ? " or " : "", p.nhelper_dirs > 1 ? p.helper_dirs[1] : "");
+	}
 
 	char **v = calloc(g.gl_pathc + 3, sizeof(char *));
 	size_t k = 0;
@@ -153,10 +188,7 @@ static int find_helpers(char ***out, struct vn_error *err)
 	}
 	if (asprintf(&v[k++], "%s:%s", agent, VN_INITRAMFS_AGENT_PATH) < 0)
 		abort();
-	/* The in-guest sampler sits beside the agent. */
-	char sampler[PATH_MAX + 64];
-	snprintf(sampler, sizeof(sampler), "%s/%s", over ? over : exe, over ? "vnuma-sample" : "src/agent/vnuma-sample");
-	if (access(sampler, X_OK) == 0 && asprintf(&v[k++], "%s:%s/vnuma-sample", sampler, VN_INITRAMFS_WORKLOAD_DIR) < 0)
+	if (sampler[0] && asprintf(&v[k++], "%s:%s/vnuma-sample", sampler, VN_INITRAMFS_WORKLOAD_DIR) < 0)
 		abort();
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *base = strrchr(g.gl_pathv[i], '/') + 1;

@@ -25,6 +25,13 @@ int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const
 void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx);
 
 /*
+ * Names of the guests with a directory in the state dir (state_dir NULL: the
+ * default one), NULL-terminated, unsorted; creates nothing. For completion:
+ * cheap, and needs no libvirt. Returns the count.
+ */
+int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error *err);
+
+/*
  * Boot progress: stage is "defining", "booting", "kernel started", "agent
  * answered", "fidelity checked", or "note" for a line worth keeping (KVM
  * given up for TCG); detail may be NULL.
@@ -32,7 +39,7 @@ void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx);
 typedef void (*vn_up_progress_fn)(void *data, const char *stage, const char *detail);
 
 struct vn_up_opts {
-	const char *topology; /* path, or a name under topologies/ */
+	const char *topology; /* path, or a name (vn_topology_find) */
 	const char *name;     /* NULL: derived from the topology (or name_prefix) */
 	const char *name_prefix; /* NULL: the topology's name */
 	const char *kernel;   /* NULL/"stock" or a bzImage path */
@@ -120,8 +127,14 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 bool vn_doctor_ok(const struct vn_doctor *d);
 const char *vn_check_verdict_name(enum vn_check_verdict v);
 
-/* Resolve a topology argument: an existing path, or NAME / NAME.xml under topologies/. */
+/*
+ * Resolve a topology argument: an existing path, or NAME / NAME.xml under
+ * ./topologies or the installed topologies (util/paths.h); not found is an
+ * input error naming the places searched.
+ */
 int vn_topology_find(const char *arg, char **path, struct vn_error *err);
+/* The same, looking a NAME up in near_dir first (a scenario's ../topologies). */
+int vn_topology_find_near(const char *arg, const char *near_dir, char **path, struct vn_error *err);
 
 /* Run a command in the guest and collect stdout (exit code must be 0). */
 int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s, char **out, struct vn_error *err);

@@ -4,13 +4,7 @@
 set -u
 vnuma=$1
 src=$2
-pass=0 fail=0
-check() {
-	local d=$1
-	shift
-	if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL - $d"; fi
-}
-rc() { "$@" >/dev/null 2>&1; echo $?; }
+. "$(dirname "$0")/../lib.sh"
 
 check "--version" sh -c "'$vnuma' --version | grep -q '^vnuma [0-9]'"
 check "--help lists every command" sh -c "'$vnuma' --help | grep -q '^  run ' && '$vnuma' --help | grep -q '^  kernel '"
@@ -44,5 +38,4 @@ check "40 random topologies validate" sh -c "'$vnuma' topo validate $tmp/r*.xml 
 rm -rf "$tmp"
 check "validate: a bad file exits 2 naming FILE:LINE" sh -c "'$vnuma' topo validate '$src/tests/topology-bad/dup-node-id.xml' 2>&1 >/dev/null | grep -q '^dup-node-id.xml:3: \|/dup-node-id.xml:3: '"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

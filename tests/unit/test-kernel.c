@@ -142,12 +142,12 @@ static void test_recipe_find(void **state)
 	(void)state;
 	char *p = NULL;
 	setenv("VNUMA_KERNELS_DIR", tmpdir, 1);
-	assert_int_equal(vn_recipe_find("k", &p), 1);
+	assert_int_equal(vn_recipe_find("k", &p, NULL), 1);
 	assert_non_null(strstr(p, "/k.json"));
 	free(p);
-	assert_int_equal(vn_recipe_find("nosuch", &p), 0);
-	assert_int_equal(vn_recipe_find("/boot/vmlinuz", &p), 0);
-	assert_int_equal(vn_recipe_find("x/y.json", &p), 1);
+	assert_int_equal(vn_recipe_find("nosuch", &p, NULL), 0);
+	assert_int_equal(vn_recipe_find("/boot/vmlinuz", &p, NULL), 0);
+	assert_int_equal(vn_recipe_find("x/y.json", &p, NULL), 1);
 	assert_string_equal(p, "x/y.json");
 	free(p);
 	unsetenv("VNUMA_KERNELS_DIR");

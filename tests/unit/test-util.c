@@ -9,6 +9,12 @@
 
 #include "util/cleanup.h"
 #include "util/parse.h"
+#include "util/paths.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void test_cpulist_ok(void **state)
 {
@@ -81,6 +87,139 @@ static void test_error_first_wins(void **state)
 	vn_error_clear(&err);
 }
 
+static void touch(const char *dir, const char *name)
+{
+	char path[PATH_MAX * 2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+}
+
+static void mkdirs(const char *base, const char *rel)
+{
+	char path[PATH_MAX * 2];
+
+	snprintf(path, sizeof(path), "%s/%s", base, rel);
+	for (char *p = path + strlen(base) + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(path, 0755);
+}
+
+/* The build tree and an installed prefix, told apart by CMakeCache.txt beside the binary. */
+static void test_paths_locate(void **state)
+{
+	char tmp[] = "/tmp/vn-paths.XXXXXX", exe[PATH_MAX], want[PATH_MAX], real[PATH_MAX];
+	struct vn_paths p;
+
+	unsetenv("VNUMA_HELPER_DIR");
+	assert_non_null(mkdtemp(tmp));
+	mkdirs(tmp, "build");
+	touch(tmp, "build/CMakeCache.txt");
+	snprintf(exe, sizeof(exe), "%s/build/vnuma", tmp);
+	vn_paths_locate(exe, &p);
+	assert_true(p.build_tree);
+	assert_non_null(getenv("VN_SOURCE_DIR"));
+	assert_string_equal(p.data_dir, getenv("VN_SOURCE_DIR"));
+	assert_int_equal(p.nhelper_dirs, 2);
+	snprintf(want, sizeof(want), "%s/build/src/agent", tmp);
+	assert_string_equal(p.helper_dirs[0], want);
+
+	mkdirs(tmp, "pfx/bin");
+	mkdirs(tmp, "pfx/share/vnuma");
+	mkdirs(tmp, "pfx/libexec/vnuma");
+	snprintf(exe, sizeof(exe), "%s/pfx/bin/vnuma", tmp);
+	vn_paths_locate(exe, &p);
+	assert_false(p.build_tree);
+	snprintf(want, sizeof(want), "%s/pfx/share/vnuma", tmp);
+	assert_non_null(realpath(want, real));
+	assert_string_equal(p.data_dir, real);
+	assert_int_equal(p.nhelper_dirs, 1);
+	snprintf(want, sizeof(want), "%s/pfx/libexec/vnuma", tmp);
+	assert_non_null(realpath(want, real));
+	assert_string_equal(p.helper_dirs[0], real);
+
+	setenv("VNUMA_HELPER_DIR", "/opt/helpers", 1);
+	vn_paths_locate(exe, &p);
+	assert_int_equal(p.nhelper_dirs, 1);
+	assert_string_equal(p.helper_dirs[0], "/opt/helpers");
+	unsetenv("VNUMA_HELPER_DIR");
+
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Names are looked up in first_dir, then ./SUBDIR; not found names what was searched. */
+static void test_paths_search(void **state)
+{
+	char tmp[] = "/tmp/vn-paths.XXXXXX", old[PATH_MAX], want[PATH_MAX * 2];
+	struct vn_error err = {0};
+	char *path = NULL;
+
+	assert_non_null(mkdtemp(tmp));
+	assert_non_null(getcwd(old, sizeof(old)));
+	mkdirs(tmp, "topologies");
+	mkdirs(tmp, "near");
+	touch(tmp, "topologies/a.xml");
+	touch(tmp, "topologies/b.xml");
+	touch(tmp, "topologies/notes.txt");
+	touch(tmp, "near/b.xml");
+	mkdirs(tmp, "topologies/c.xml"); /* a directory is no topology */
+	assert_int_equal(chdir(tmp), 0);
+
+	snprintf(want, sizeof(want), "%s/topologies/a.xml", tmp);
+	assert_int_equal(vn_paths_search("a", "topologies", ".xml", NULL, &path, NULL), 1);
+	assert_string_equal(path, want);
+	free(path);
+	assert_int_equal(vn_paths_search("a.xml", "topologies", ".xml", NULL, &path, NULL), 1);
+	assert_string_equal(path, want);
+	free(path);
+	snprintf(want, sizeof(want), "%s/near/b.xml", tmp);
+	assert_int_equal(vn_paths_search("b", "topologies", ".xml", "near", &path, NULL), 1);
+	assert_string_equal(path, want);
+	free(path);
+	assert_int_equal(vn_paths_search("c", "topologies", ".xml", NULL, &path, NULL), 0);
+	assert_int_equal(vn_paths_search("topologies/a", "topologies", ".xml", NULL, &path, NULL), 0);
+	assert_null(path);
+
+	struct vn_strbuf tried = VN_STRBUF_INIT;
+	assert_int_equal(vn_paths_search("zz", "topologies", ".xml", NULL, &path, &tried), 0);
+	assert_non_null(strstr(tried.s, "./topologies"));
+	vn_strbuf_free(&tried);
+
+	/* find: a file as given wins; a miss is an input error naming the name and the dirs. */
+	assert_int_equal(vn_paths_find("topologies/b.xml", "topology", "topologies", ".xml", NULL, &path, &err), 0);
+	assert_non_null(strstr(path, "/topologies/b.xml"));
+	free(path);
+	assert_int_not_equal(vn_paths_find("zz", "topology", "topologies", ".xml", NULL, &path, &err), 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "zz: no such topology"));
+	assert_non_null(strstr(err.msg, "zz.xml"));
+	assert_non_null(strstr(err.msg, "./topologies"));
+	vn_error_clear(&err);
+	assert_int_not_equal(vn_paths_find("no/such.xml", "topology", "topologies", ".xml", NULL, &path, &err), 0);
+	assert_string_equal(err.msg, "no/such.xml: no such topology file");
+	vn_error_clear(&err);
+
+	_cleanup_strv_ char **names = NULL;
+	assert_int_equal(vn_paths_list("topologies", ".xml", &names), 2);
+	assert_string_equal(names[0], "a");
+	assert_string_equal(names[1], "b");
+	assert_null(names[2]);
+
+	assert_int_equal(chdir(old), 0);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -88,6 +227,8 @@ int main(void)
 		cmocka_unit_test(test_cpulist_bad),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_error_first_wins),
+		cmocka_unit_test(test_paths_locate),
+		cmocka_unit_test(test_paths_search),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
