@@ -87,5 +87,19 @@ check "doctor leaves no QEMU behind" no_qemu_left
 "$vnuma" doctor --state-dir /proc/no-such-dir >/dev/null 2>&1
 check "doctor on an unusable state dir exits 3" test $? = 3
 
+# 5. A host whose /dev/kvm is no KVM at all (a private mount namespace binds
+#    /dev/null over it): QEMU cannot use it, libvirt says so, and up still
+#    boots under TCG, says why, and caches nothing (nothing was proven).
+if [ "$(id -u)" = 0 ] && [ $has_kvm = 1 ] && command -v unshare >/dev/null; then
+	fake=$(mktemp -d /tmp/vnuma-nokvm.XXXXXX)
+	unshare -m sh -c "mount --bind /dev/null /dev/kvm && VNUMA_STATE_DIR='$fake' '$vnuma' up 2node --name nokvm >/dev/null 2>'$fake.err'; echo \$? >'$fake.rc'; VNUMA_STATE_DIR='$fake' '$vnuma' down --all >/dev/null 2>&1"
+	check "a /dev/kvm that is not KVM: up exits 0 under TCG" test "$(cat "$fake.rc")" = 0
+	check "...and names why" grep -q 'is up: .*TCG (no usable KVM: ' "$fake.err"
+	check "...and caches no verdict it did not prove" test ! -s "$fake/accel.cache"
+	VNUMA_STATE_DIR=$fake check "...and leaves no QEMU" no_qemu_left
+	grep 'is up' "$fake.err" | sed 's/^/#   /'
+	rm -rf "$fake" "$fake.err" "$fake.rc"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
