@@ -469,29 +469,8 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 	return vn_infra_error(err, -EEXIST, "cannot keep %s: too many failures of '%s' this second", src, name);
 }
 
-int vn_virt_domain_destroy_keep(struct vn_virt_domain *d, char **kept, struct vn_error *err)
-{
-	bool running = false;
-	int rc;
-
-	*kept = NULL;
-	if ((rc = vn_virt_domain_is_running(d, &running, err)) < 0)
-		return rc;
-	if (running && virDomainDestroy(d->dom) < 0) {
-		if ((rc = vn_virt_domain_is_running(d, &running, err)) < 0)
-			return rc;
-		if (running)
-			return vn_virt_error(err, "cannot stop guest '%s'", d->name);
-	}
-	/* Copy libvirt's log before undefine, while the name still means this domain. */
-	if ((rc = vn_virt_guest_dir_keep(d->v, d->name, kept, err)) < 0)
-		return rc;
-	if (virDomainIsPersistent(d->dom) == 1 && virDomainUndefine(d->dom) < 0)
-		return vn_virt_error(err, "cannot undefine guest '%s'", d->name);
-	return 0;
-}
-
-int vn_virt_domain_destroy(struct vn_virt_domain *d, struct vn_error *err)
+/* Stop and undefine; then keep the guest dir as a failure (kept non-NULL) or remove it. */
+static int destroy(struct vn_virt_domain *d, char **kept, struct vn_error *err)
 {
 	bool running = false;
 	int rc;
@@ -505,9 +484,23 @@ int vn_virt_domain_destroy(struct vn_virt_domain *d, struct vn_error *err)
 		if (running)
 			return vn_virt_error(err, "cannot stop guest '%s'", d->name);
 	}
+	/* Copy libvirt's log before undefine, while the name still means this domain. */
+	if (kept && (rc = vn_virt_guest_dir_keep(d->v, d->name, kept, err)) < 0)
+		return rc;
 	if (virDomainIsPersistent(d->dom) == 1 && virDomainUndefine(d->dom) < 0)
 		return vn_virt_error(err, "cannot undefine guest '%s'", d->name);
-	return vn_virt_guest_dir_remove(d->guest_dir, err);
+	return kept ? 0 : vn_virt_guest_dir_remove(d->guest_dir, err);
+}
+
+int vn_virt_domain_destroy_keep(struct vn_virt_domain *d, char **kept, struct vn_error *err)
+{
+	*kept = NULL;
+	return destroy(d, kept, err);
+}
+
+int vn_virt_domain_destroy(struct vn_virt_domain *d, struct vn_error *err)
+{
+	return destroy(d, NULL, err);
 }
 
 static int info_cmp(const void *a, const void *b)

@@ -8,7 +8,8 @@ vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-accel.XXXXXX)
 unset VNUMA_ACCEL
-pass=0 fail=0
+VN_TEST_VERBOSE=1
+. "$src/tests/lib.sh"
 
 cleanup() {
 	"$vnuma" down --all >/dev/null 2>&1
@@ -16,13 +17,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { # DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
 no_qemu_left() { ! pgrep -f "qemu-system.*$VNUMA_STATE_DIR" >/dev/null; }
 timed_up() { # ARGS... -> NAME, UP_RC, UP_ERR, UP_S
 	local t0=$(date +%s.%N)
@@ -101,5 +95,4 @@ if [ "$(id -u)" = 0 ] && [ $has_kvm = 1 ] && command -v unshare >/dev/null; then
 	rm -rf "$fake" "$fake.err" "$fake.rc"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
