@@ -207,6 +207,11 @@ int64_t vn_agent_next_id(struct vn_agent *a)
 	return a->next_id++;
 }
 
+void vn_agent_set_next_id(struct vn_agent *a, int64_t id)
+{
+	a->next_id = id;
+}
+
 /* ---- the execs this connection started ---- */
 
 static void track(struct vn_agent *a, int64_t id)

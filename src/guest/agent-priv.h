@@ -52,3 +52,6 @@ struct vn_agent_msg {
 int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct vn_agent_msg *m,
 			struct vn_error *err);
 void vn_agent_msg_clear(struct vn_agent_msg *m);
+
+/* Tests and the fuzz harness: make the next request ids predictable. */
+void vn_agent_set_next_id(struct vn_agent *a, int64_t id);
