@@ -212,6 +212,11 @@ void vn_agent_set_next_id(struct vn_agent *a, int64_t id)
 	a->next_id = id;
 }
 
+size_t vn_agent_buffer_size(const struct vn_agent *a)
+{
+	return a->cap;
+}
+
 /* ---- the execs this connection started ---- */
 
 static void track(struct vn_agent *a, int64_t id)

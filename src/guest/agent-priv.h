@@ -55,3 +55,5 @@ void vn_agent_msg_clear(struct vn_agent_msg *m);
 
 /* Tests and the fuzz harness: make the next request ids predictable. */
 void vn_agent_set_next_id(struct vn_agent *a, int64_t id);
+/* Tests: how much memory the input buffer holds now (its capacity). */
+size_t vn_agent_buffer_size(const struct vn_agent *a);
