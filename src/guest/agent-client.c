@@ -44,6 +44,7 @@ struct vn_agent {
 	char *buf;
 	size_t off, scan, len, cap; /* unparsed input is buf[off..len); buf[off..scan) holds no '\n' */
 	bool discard;               /* dropping the rest of a line that was too long */
+	size_t line_max;            /* tests: a lower cap for every line; 0: none */
 	int64_t *execs;             /* ids of the execs started here that have not ended */
 	size_t nexecs, execs_cap;
 	struct vn_agent_msg last; /* the message behind the last event handed out */
@@ -210,6 +211,11 @@ int64_t vn_agent_next_id(struct vn_agent *a)
 void vn_agent_set_next_id(struct vn_agent *a, int64_t id)
 {
 	a->next_id = id;
+}
+
+void vn_agent_set_line_max(struct vn_agent *a, size_t max)
+{
+	a->line_max = max;
 }
 
 size_t vn_agent_buffer_size(const struct vn_agent *a)
@@ -396,6 +402,8 @@ static int fill(struct vn_agent *a, size_t max, struct vn_error *err)
  */
 static int next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_msg *m, struct vn_error *err)
 {
+	size_t max = a->line_max && a->line_max < w->max_line ? a->line_max : w->max_line;
+
 	for (;;) {
 		struct pollfd p[2] = {{.fd = a->fd, .events = POLLIN}, {.fd = w->extra_fd, .events = POLLIN}};
 		char *line = NULL;
@@ -406,7 +414,7 @@ static int next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_ms
 			return -EINTR;
 		if (expired(w->deadline))
 			return -ETIMEDOUT;
-		rc = next_line(a, w->max_line, &line, &n, err);
+		rc = next_line(a, max, &line, &n, err);
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
@@ -420,7 +428,7 @@ static int next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_ms
 			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
 		if (rc <= 0)
 			continue;
-		if (p[0].revents && (rc = fill(a, w->max_line, err)) < 0)
+		if (p[0].revents && (rc = fill(a, max, err)) < 0)
 			return rc;
 		if (w->extra_fd >= 0 && p[1].revents)
 			return 1;

@@ -57,3 +57,5 @@ void vn_agent_msg_clear(struct vn_agent_msg *m);
 void vn_agent_set_next_id(struct vn_agent *a, int64_t id);
 /* Tests: how much memory the input buffer holds now (its capacity). */
 size_t vn_agent_buffer_size(const struct vn_agent *a);
+/* Tests and the fuzz harness: lower every line cap to max (0: the defaults). */
+void vn_agent_set_line_max(struct vn_agent *a, size_t max);

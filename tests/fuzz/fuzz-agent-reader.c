@@ -6,8 +6,11 @@
  * libFuzzer with clang (-DVN_FUZZ=ON), and always with a replay main() so
  * the corpus runs as a regression test.
  *
- * The first byte picks the consumer; the rest is what the guest sent, then
- * EOF. Request ids start at 1, so inputs can answer them.
+ * The first byte picks the consumer (low 2 bits: exec events, read, sync
+ * exec) and, in its high bits, a line cap from 16 bytes to 1 KiB or the
+ * default, so over-long lines and the skipping after them are explored too;
+ * the rest is what the guest sent, then EOF. Request ids start at 1, so
+ * inputs can answer them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -145,10 +148,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	vn_agent_set_guest(a, "fuzz");
 	vn_agent_set_next_id(a, 1);
-	if (data[0] % 3 == 0)
+	if (data[0] >> 5)
+		vn_agent_set_line_max(a, (size_t)8 << (data[0] >> 5));
+	if (data[0] % 4 == 0 || data[0] % 4 == 3)
 		consume_exec_events(a);
 	else
-		consume_sync(a, data[0] % 3);
+		consume_sync(a, data[0] % 4);
 	vn_agent_close(a);
 	close(sv[1]);
 	return 0;

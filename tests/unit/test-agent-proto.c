@@ -416,6 +416,29 @@ static void test_exec_wait_events(void **state)
 	}
 }
 
+/* After a line that was too long the reader skips to the next newline and goes on. */
+static void test_overlong_line_then_resync(void **state)
+{
+	struct fake f;
+	struct vn_error err = {0};
+	struct json_object *req = json_object_new_object(), *m = NULL, *v;
+	char fmt[600];
+
+	memset(fmt, 'x', 500);
+	strcpy(fmt + 500, "\n{\"id\":%lld,\"ok\":true,\"exit_code\":7}");
+	fake_start(&f, M_REPLY, fmt);
+	vn_agent_set_line_max(f.a, 100);
+	json_object_object_add(req, "op", json_object_new_string("poweroff"));
+	assert_int_equal(vn_agent_call(f.a, req, 2000, NULL, &err), -EMSGSIZE);
+	assert_infra_naming_guest(&err);
+	vn_error_clear(&err);
+	assert_int_equal(vn_agent_recv(f.a, 2000, &m, &err), 0);
+	assert_true(json_object_object_get_ex(m, "exit_code", &v));
+	assert_int_equal(json_object_get_int(v), 7);
+	json_object_put(m);
+	fake_stop(&f);
+}
+
 /* Ctrl-C ends a wait at once, whatever the guest does. */
 static void test_interrupt_ends_wait(void **state)
 {
@@ -504,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_exec_wait_malformed),
 		cmocka_unit_test(test_exec_wait_events),
 		cmocka_unit_test(test_interrupt_ends_wait),
+		cmocka_unit_test(test_overlong_line_then_resync),
 		/* Last: its memory peak is the highest. */
 		cmocka_unit_test(test_read_endless_bytes),
 	};
