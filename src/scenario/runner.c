@@ -301,11 +301,20 @@ static int guest_sh(struct run *r, const char *script, char **out, struct vn_err
 	struct exec *e;
 	int rc;
 
+	double give_up = 0;
+
 	if ((rc = start_exec(r, EX_AUX, argv, &e, err)) < 0)
 		return rc;
-	while (!e->done)
+	/* Past the scenario's deadline (the command was killed) the guest has 10 s to say it ended. */
+	while (!e->done) {
 		if ((rc = pump(r, 100, err)) < 0)
 			return rc;
+		if (r->stop && !give_up)
+			give_up = now_s() + 10;
+		if (give_up && now_s() > give_up)
+			return vn_infra_error(err, -ETIMEDOUT, "%s: a guest command did not end after it was killed",
+					      vn_agent_guest(r->a));
+	}
 	if (e->buf_cut)
 		return vn_infra_error(err, -EMSGSIZE, "%s: a guest command printed more than %u MiB", vn_agent_guest(r->a),
 				      AUX_OUT_MAX >> 20);
