@@ -202,42 +202,8 @@ static void assert_infra_naming_guest(const struct vn_error *err)
 		fail_msg("error does not name the guest: %s", err->msg);
 }
 
-/* vn_agent_call with a 1 s timeout against a flooding guest. */
-static void call_floods(enum mode mode, int want_code)
-{
-	struct fake f;
-	struct vn_error err = {0};
-	struct json_object *req = json_object_new_object();
-	long peak0 = peak_mib();
-	double t0;
-
-	fake_start(&f, mode, NULL);
-	json_object_object_add(req, "op", json_object_new_string("poweroff"));
-	t0 = now_s();
-	assert_int_equal(vn_agent_call(f.a, req, 1000, NULL, &err), want_code);
-	assert_true(now_s() - t0 < 1.5);
-	assert_infra_naming_guest(&err);
-	assert_bounded(f.a, peak0, VN_AGENT_LINE_MAX_SMALL);
-	fake_stop(&f);
-}
-
-static void test_call_endless_bytes(void **state)
-{
-	call_floods(M_BYTES, -EMSGSIZE);
-}
-
-static void test_call_endless_empty_objects(void **state)
-{
-	call_floods(M_EMPTY, -EBADMSG);
-}
-
-static void test_call_endless_foreign_replies(void **state)
-{
-	call_floods(M_FOREIGN, -ETIMEDOUT);
-}
-
-/* vn_agent_exec with a 1 s timeout against a flooding guest. */
-static void exec_floods(enum mode mode, int want_code)
+/* vn_agent_call (exec false) or vn_agent_exec with a 1 s timeout against a flooding guest. */
+static void floods(enum mode mode, bool exec, int want_code)
 {
 	struct fake f;
 	struct vn_error err = {0};
@@ -247,26 +213,49 @@ static void exec_floods(enum mode mode, int want_code)
 		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .stdout_buf = &out, .timeout_s = 1,
 	};
 	long peak0 = peak_mib();
-	int status = -1;
+	int status = -1, rc;
 	double t0;
 
 	fake_start(&f, mode, NULL);
 	t0 = now_s();
-	assert_int_equal(vn_agent_exec(f.a, &o, &status, &err), want_code);
+	if (exec) {
+		rc = vn_agent_exec(f.a, &o, &status, &err);
+	} else {
+		struct json_object *req = json_object_new_object();
+
+		json_object_object_add(req, "op", json_object_new_string("poweroff"));
+		rc = vn_agent_call(f.a, req, 1000, NULL, &err);
+	}
+	assert_int_equal(rc, want_code);
 	assert_true(now_s() - t0 < 1.5);
 	assert_infra_naming_guest(&err);
 	assert_bounded(f.a, peak0, VN_AGENT_LINE_MAX_SMALL);
 	fake_stop(&f);
 }
 
+static void test_call_endless_bytes(void **state)
+{
+	floods(M_BYTES, false, -EMSGSIZE);
+}
+
+static void test_call_endless_empty_objects(void **state)
+{
+	floods(M_EMPTY, false, -EBADMSG);
+}
+
+static void test_call_endless_foreign_replies(void **state)
+{
+	floods(M_FOREIGN, false, -ETIMEDOUT);
+}
+
 static void test_exec_endless_bytes(void **state)
 {
-	exec_floods(M_BYTES, -EMSGSIZE);
+	floods(M_BYTES, true, -EMSGSIZE);
 }
 
 static void test_exec_endless_empty_objects(void **state)
 {
-	exec_floods(M_EMPTY, -EBADMSG);
+	floods(M_EMPTY, true, -EBADMSG);
 }
 
 /* A read may carry 64 MiB of file, so its cap is higher, but still a cap. */
@@ -357,19 +346,28 @@ static void test_exec_malformed_replies(void **state)
 	}
 }
 
+/* A fake that answers one exec, started through the asynchronous API; returns its id. */
+static int64_t start_one(struct fake *f, const char *reply)
+{
+	struct vn_error err = {0};
+	const char *const argv[] = {"true", NULL};
+	struct vn_agent_cmd c = {.argv = argv};
+	int64_t id;
+
+	fake_start(f, M_REPLY, reply);
+	assert_int_equal(vn_agent_exec_start(f->a, &c, 1000, &id, &err), 0);
+	return id;
+}
+
 /* The same through the asynchronous API the scenario runner uses. */
 static void test_exec_wait_malformed(void **state)
 {
 	for (size_t i = 0; i < VN_ARRAY_SIZE(bad_exec_replies); i++) {
 		struct fake f;
 		struct vn_error err = {0};
-		const char *const argv[] = {"true", NULL};
-		struct vn_agent_cmd c = {.argv = argv};
 		struct vn_agent_event ev;
-		int64_t id;
 
-		fake_start(&f, M_REPLY, bad_exec_replies[i]);
-		assert_int_equal(vn_agent_exec_start(f.a, &c, 1000, &id, &err), 0);
+		start_one(&f, bad_exec_replies[i]);
 		int rc = vn_agent_exec_wait(f.a, 2000, &ev, &err);
 		if (rc != -EBADMSG || err.kind != VN_ERR_INFRA || !strstr(err.msg, "guest fake"))
 			fail_msg("%s: rc %d kind %d: %s", bad_exec_replies[i], rc, err.kind, err.msg);
@@ -395,13 +393,9 @@ static void test_exec_wait_events(void **state)
 	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
 		struct fake f;
 		struct vn_error err = {0};
-		const char *const argv[] = {"x", NULL};
-		struct vn_agent_cmd c = {.argv = argv};
 		struct vn_agent_event ev;
-		int64_t id;
+		int64_t id = start_one(&f, cases[i].fmt);
 
-		fake_start(&f, M_REPLY, cases[i].fmt);
-		assert_int_equal(vn_agent_exec_start(f.a, &c, 1000, &id, &err), 0);
 		assert_int_equal(vn_agent_exec_wait(f.a, 2000, &ev, &err), 0);
 		assert_int_equal(ev.kind, VN_AGENT_EV_EXIT);
 		assert_int_equal(ev.id, id);
