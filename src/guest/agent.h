@@ -51,7 +51,8 @@ static inline void vn_agent_closep(struct vn_agent **a)
  * Waits until the guest agent answers. The socket is up as soon as QEMU
  * starts but the agent only seconds later, so hello is resent every
  * resend interval (1 s) until a reply to any of them arrives. reply (optional)
- * receives the agent's answer: kernel, version, machine, uptime_s, agent, ops.
+ * receives the agent's answer: kernel, version, machine, uptime_s, agent, ops
+ * (only id, ok and error are checked here: check the type of any other field read).
  */
 int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **reply, struct vn_error *err);
 
