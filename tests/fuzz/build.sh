@@ -13,6 +13,8 @@ CC=clang cmake -S "$src" -B "$dir" -DVN_FUZZ=ON -DVN_TESTS=OFF >"$dir/configure.
 cmake --build "$dir" -j"$(nproc)" >"$dir/build.log" 2>&1 || { tail -40 "$dir/build.log"; exit 1; }
 for corpus in "$src"/tests/fuzz/corpus/*/; do
 	h=$(basename "$corpus")
-	"$dir/tests/fuzz/fuzz-$h" -runs=2000 "$corpus" >"$dir/$h.log" 2>&1 || { tail -40 "$dir/$h.log"; exit 1; }
+	# New inputs go to the first directory: a scratch one, never the stored corpus.
+	mkdir "$dir/new-$h"
+	"$dir/tests/fuzz/fuzz-$h" -runs=2000 "$dir/new-$h" "$corpus" >"$dir/$h.log" 2>&1 || { tail -40 "$dir/$h.log"; exit 1; }
 	echo "ok - fuzz-$h: $(grep -o 'Done [0-9]* runs' "$dir/$h.log")"
 done
