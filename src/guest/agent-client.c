@@ -1,12 +1,17 @@
 /*
- * Host side of the agent protocol. One line of JSON per message; replies are
+ * Host side of the agent protocol: the connection, the bounded line reader,
+ * requests, and the asynchronous exec API that vn_agent_exec() and the
+ * scenario runner share. Decoding lives in agent-proto.c. Replies are
  * matched by id and anything else (replies to an abandoned request, hellos
- * resent while the guest was booting) is dropped. The socket is non-blocking
- * and every wait is a poll() bounded by the caller's deadline.
+ * resent while the guest was booting) is dropped. The socket is
+ * non-blocking; every wait is a poll() of at most SLICE_MS, and every turn
+ * of every loop checks the caller's deadline and the interrupt flag, so a
+ * guest that floods the channel cannot hold the host past either.
  */
-#include "guest/agent.h"
+#include "guest/agent-priv.h"
 
 #include "util/cleanup.h"
+#include "util/interrupt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,16 +28,34 @@
 #define HELLO_RESEND_MS 1000
 /* How long the client waits past the guest-side exec timeout for the verdict. */
 #define EXEC_GRACE_MS 10000
-/* Slice for noticing forward_signal when the signal did not interrupt poll(). */
-#define SIGNAL_POLL_MS 100
+/* Longest single poll(): the interrupt flag and forwarded signals are seen this often. */
+#define SLICE_MS 100
 /* Host stdin chunk; base64 grows it by a third. */
 #define STDIN_CHUNK 49152
+/* One read() from the socket. */
+#define READ_CHUNK 65536
+/* An idle input buffer bigger than this is given back. */
+#define BUF_KEEP (1u << 20)
 
 struct vn_agent {
 	int fd;
 	int64_t next_id;
+	char *guest; /* "guest NAME", how errors name the other end */
 	char *buf;
-	size_t off, len, cap; /* unparsed input is buf[off..len) */
+	size_t off, scan, len, cap; /* unparsed input is buf[off..len); buf[off..scan) holds no '\n' */
+	bool discard;               /* dropping the rest of a line that was too long */
+	size_t line_max;            /* tests: a lower cap for every line; 0: none */
+	int64_t *execs;             /* ids of the execs started here that have not ended */
+	size_t nexecs, execs_cap;
+	struct vn_agent_msg last; /* the message behind the last event handed out */
+};
+
+/* What one wait for input is bounded by. */
+struct wait {
+	int64_t deadline; /* < 0: none */
+	size_t max_line;
+	int extra_fd;                /* also polled for input (exec's stdin); -1: none */
+	volatile sig_atomic_t *fwd;  /* a pending signal to forward ends the wait too */
 };
 
 static int64_t now_ms(void)
@@ -63,19 +86,9 @@ static int poll_timeout(int64_t deadline, int cap_ms)
 	return (int)left;
 }
 
-static int wait_fd(int fd, short events, int64_t deadline)
+static bool expired(int64_t deadline)
 {
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = events};
-		int r = poll(&p, 1, poll_timeout(deadline, -1));
-
-		if (r > 0)
-			return 0;
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
+	return deadline >= 0 && now_ms() >= deadline;
 }
 
 static int set_nonblock(int fd)
@@ -87,9 +100,22 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
+void vn_agent_set_guest(struct vn_agent *a, const char *name)
+{
+	free(a->guest);
+	if (asprintf(&a->guest, "guest %s", name) < 0)
+		abort();
+}
+
+const char *vn_agent_guest(const struct vn_agent *a)
+{
+	return a->guest;
+}
+
 int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err)
 {
 	struct vn_agent *a;
+	char name[32];
 	int rc = set_nonblock(fd);
 
 	if (rc < 0)
@@ -100,8 +126,30 @@ int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err)
 	a->fd = fd;
 	/* Distinct across connections, so a reply meant for a previous client never matches. */
 	a->next_id = ((int64_t)(time(NULL) & 0x7fffffff) << 20) | ((int64_t)(getpid() & 0xfff) << 8);
+	snprintf(name, sizeof(name), "on fd %d", fd);
+	vn_agent_set_guest(a, name);
 	*out = a;
 	return 0;
+}
+
+/* STATE/guests/NAME/agent.sock names guest NAME; any other path names itself. */
+static void guest_from_socket(struct vn_agent *a, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	const char *dir = base;
+
+	if (base && !strcmp(base, "/agent.sock")) {
+		while (dir > path && dir[-1] != '/')
+			dir--;
+		if (dir < base) {
+			_cleanup_free_ char *name = strndup(dir, (size_t)(base - dir));
+			if (!name)
+				abort();
+			vn_agent_set_guest(a, name);
+			return;
+		}
+	}
+	vn_agent_set_guest(a, path);
 }
 
 int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **out, struct vn_error *err)
@@ -120,8 +168,10 @@ int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **
 			return vn_infra_error(err, -errno, "socket: %s", strerror(errno));
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			rc = vn_agent_from_fd(fd, out, err);
-			if (rc == 0)
+			if (rc == 0) {
 				fd = -1;
+				guest_from_socket(*out, socket_path);
+			}
 			return rc;
 		}
 		rc = -errno;
@@ -129,11 +179,14 @@ int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **
 		if (rc != -ENOENT && rc != -ECONNREFUSED && rc != -EAGAIN && rc != -EINTR)
 			return vn_infra_error(err, rc, "connecting to guest agent socket %s: %s", socket_path,
 					      strerror(-rc));
-		if (deadline >= 0 && now_ms() >= deadline)
+		if (vn_was_interrupted())
+			return vn_infra_error(err, -EINTR, "interrupted while connecting to guest agent socket %s",
+					      socket_path);
+		if (expired(deadline))
 			return vn_infra_error(err, -ETIMEDOUT,
 					      "timed out after %d ms waiting for guest agent socket %s (%s)", timeout_ms,
 					      socket_path, strerror(-rc));
-		poll(NULL, 0, poll_timeout(deadline, 100));
+		poll(NULL, 0, poll_timeout(deadline, SLICE_MS));
 	}
 }
 
@@ -143,7 +196,10 @@ void vn_agent_close(struct vn_agent *a)
 		return;
 	if (a->fd >= 0)
 		close(a->fd);
+	vn_agent_msg_clear(&a->last);
+	free(a->execs);
 	free(a->buf);
+	free(a->guest);
 	free(a);
 }
 
@@ -152,11 +208,61 @@ int64_t vn_agent_next_id(struct vn_agent *a)
 	return a->next_id++;
 }
 
+void vn_agent_set_next_id(struct vn_agent *a, int64_t id)
+{
+	a->next_id = id;
+}
+
+void vn_agent_set_line_max(struct vn_agent *a, size_t max)
+{
+	a->line_max = max;
+}
+
+size_t vn_agent_buffer_size(const struct vn_agent *a)
+{
+	return a->cap;
+}
+
+/* ---- the execs this connection started ---- */
+
+static void track(struct vn_agent *a, int64_t id)
+{
+	if (a->nexecs == a->execs_cap) {
+		size_t cap = a->execs_cap ? a->execs_cap * 2 : 16;
+		int64_t *v = realloc(a->execs, cap * sizeof(*v));
+
+		if (!v)
+			abort();
+		a->execs = v;
+		a->execs_cap = cap;
+	}
+	a->execs[a->nexecs++] = id;
+}
+
+static bool tracked(const struct vn_agent *a, int64_t id)
+{
+	for (size_t i = 0; i < a->nexecs; i++)
+		if (a->execs[i] == id)
+			return true;
+	return false;
+}
+
+static void untrack(struct vn_agent *a, int64_t id)
+{
+	for (size_t i = 0; i < a->nexecs; i++)
+		if (a->execs[i] == id) {
+			a->execs[i] = a->execs[--a->nexecs];
+			return;
+		}
+}
+
+/* ---- sending ---- */
+
 static int send_bytes(struct vn_agent *a, const char *s, size_t len, int64_t deadline, struct vn_error *err)
 {
 	while (len) {
 		ssize_t n = write(a->fd, s, len);
-		int rc;
+		struct pollfd p = {.fd = a->fd, .events = POLLOUT};
 
 		if (n > 0) {
 			s += n;
@@ -166,12 +272,13 @@ static int send_bytes(struct vn_agent *a, const char *s, size_t len, int64_t dea
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno != EAGAIN)
-			return vn_infra_error(err, -errno, "sending to the guest agent: %s", strerror(errno));
-		rc = wait_fd(a->fd, POLLOUT, deadline);
-		if (rc == -ETIMEDOUT)
-			return vn_infra_error(err, rc, "timed out waiting to send to the guest agent");
-		if (rc < 0)
-			return vn_infra_error(err, rc, "poll: %s", strerror(-rc));
+			return vn_infra_error(err, -errno, "%s: sending to the agent: %s", a->guest, strerror(errno));
+		if (vn_was_interrupted())
+			return vn_infra_error(err, -EINTR, "%s: interrupted while sending to the agent", a->guest);
+		if (expired(deadline))
+			return vn_infra_error(err, -ETIMEDOUT, "%s: timed out waiting to send to the agent", a->guest);
+		if (poll(&p, 1, poll_timeout(deadline, SLICE_MS)) < 0 && errno != EINTR)
+			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
 	}
 	return 0;
 }
@@ -199,43 +306,74 @@ int vn_agent_send(struct vn_agent *a, struct json_object *msg, int timeout_ms, s
 	return send_msg(a, msg, deadline_after(timeout_ms), err);
 }
 
-/* Next complete message already buffered, or NULL. */
-static struct json_object *take_msg(struct vn_agent *a)
-{
-	while (a->off < a->len) {
-		char *start = a->buf + a->off;
-		char *nl = memchr(start, '\n', a->len - a->off);
-		struct json_object *o;
+/* ---- receiving: bounded lines, one scan of each byte ---- */
 
-		if (!nl)
-			break;
+/*
+ * The next complete line, NUL-terminated in place: 1 with *line set, 0 when
+ * none is buffered yet, or an error for a line longer than max (the rest of
+ * it is then skipped, so the connection stays usable).
+ */
+static int next_line(struct vn_agent *a, size_t max, char **line, size_t *n, struct vn_error *err)
+{
+	for (;;) {
+		char *nl = a->scan < a->len ? memchr(a->buf + a->scan, '\n', a->len - a->scan) : NULL;
+		size_t start = a->off, end;
+
+		if (!nl) {
+			if (a->discard) {
+				a->off = a->scan = a->len = 0;
+				return 0;
+			}
+			a->scan = a->len;
+			if (a->len - a->off <= max)
+				return 0;
+			a->discard = true;
+			a->off = a->scan = a->len = 0;
+			return vn_infra_error(err, -EMSGSIZE, "%s: agent message longer than %zu bytes", a->guest, max);
+		}
+		end = (size_t)(nl - a->buf);
+		a->off = a->scan = end + 1;
+		if (a->discard) {
+			a->discard = false;
+			continue;
+		}
+		if (end - start > max)
+			return vn_infra_error(err, -EMSGSIZE, "%s: agent message longer than %zu bytes", a->guest, max);
 		*nl = '\0';
-		a->off = (size_t)(nl - a->buf) + 1;
-		o = json_tokener_parse(start);
-		if (o && json_object_is_type(o, json_type_object))
-			return o;
-		/* Console noise or a torn line from a previous session: not a message. */
-		json_object_put(o);
+		*line = a->buf + start;
+		*n = end - start;
+		return 1;
 	}
-	if (a->off == a->len)
-		a->off = a->len = 0;
-	return NULL;
 }
 
-/* Reads what is available once; 0 on progress or EAGAIN. */
-static int fill(struct vn_agent *a, struct vn_error *err)
+/* Reads what is available once; 0 on progress or EAGAIN. The buffer never outgrows max + 2 chunks. */
+static int fill(struct vn_agent *a, size_t max, struct vn_error *err)
 {
 	ssize_t n;
 
-	if (a->off && a->len == a->cap) {
+	if (a->off == a->len) {
+		a->off = a->scan = a->len = 0;
+		if (a->cap > BUF_KEEP && a->cap > max + 2 * READ_CHUNK) {
+			free(a->buf);
+			a->buf = NULL;
+			a->cap = 0;
+		}
+	}
+	if (a->off && a->cap - a->len < READ_CHUNK) {
 		memmove(a->buf, a->buf + a->off, a->len - a->off);
 		a->len -= a->off;
+		a->scan -= a->off;
 		a->off = 0;
 	}
-	if (a->cap - a->len < 65536) {
-		size_t cap = a->cap ? a->cap * 2 : 131072;
-		char *b = realloc(a->buf, cap);
+	if (a->cap - a->len < READ_CHUNK) {
+		size_t cap = a->cap ? a->cap * 2 : 2 * READ_CHUNK;
+		char *b;
 
+		if (cap > max + 2 * READ_CHUNK)
+			cap = max + 2 * READ_CHUNK;
+		if (cap < a->len + READ_CHUNK)
+			cap = a->len + READ_CHUNK;
+		b = realloc(a->buf, cap);
 		if (!b)
 			abort();
 		a->buf = b;
@@ -249,129 +387,127 @@ static int fill(struct vn_agent *a, struct vn_error *err)
 		return 0;
 	}
 	if (n == 0)
-		return vn_infra_error(err, -ECONNRESET, "the guest agent connection was closed (did the guest stop?)");
+		return vn_infra_error(err, -ECONNRESET, "%s: the agent connection was closed (did the guest stop?)",
+				      a->guest);
 	if (errno == EAGAIN)
 		return 0;
-	return vn_infra_error(err, -errno, "reading from the guest agent: %s", strerror(errno));
+	return vn_infra_error(err, -errno, "%s: reading from the agent: %s", a->guest, strerror(errno));
 }
 
-/* -ETIMEDOUT is returned without touching err: the caller knows what it waited for. */
-static int recv_msg(struct vn_agent *a, int64_t deadline, struct json_object **msg, struct vn_error *err)
+/*
+ * The next well-formed message. Returns 0 with *m filled, 1 when w->extra_fd
+ * is readable, and, without touching err, -ETIMEDOUT at the deadline and
+ * -EINTR when interrupted or a signal waits to be forwarded. Other errors
+ * (a malformed or over-long message, EOF) fill err.
+ */
+static int next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_msg *m, struct vn_error *err)
 {
+	size_t max = a->line_max && a->line_max < w->max_line ? a->line_max : w->max_line;
+
 	for (;;) {
+		struct pollfd p[2] = {{.fd = a->fd, .events = POLLIN}, {.fd = w->extra_fd, .events = POLLIN}};
+		char *line = NULL;
+		size_t n = 0;
 		int rc;
 
-		*msg = take_msg(a);
-		if (*msg)
-			return 0;
-		rc = wait_fd(a->fd, POLLIN, deadline);
-		if (rc == -ETIMEDOUT)
-			return rc;
-		if (rc < 0)
-			return vn_infra_error(err, rc, "poll: %s", strerror(-rc));
-		rc = fill(a, err);
+		if ((w->fwd && *w->fwd) || vn_was_interrupted())
+			return -EINTR;
+		if (expired(w->deadline))
+			return -ETIMEDOUT;
+		rc = next_line(a, max, &line, &n, err);
 		if (rc < 0)
 			return rc;
+		if (rc > 0) {
+			rc = vn_agent_msg_decode(line, n, a->guest, m, err);
+			if (rc == 1)
+				continue; /* not a message: console noise or a torn line */
+			return rc;
+		}
+		rc = poll(p, w->extra_fd >= 0 ? 2 : 1, poll_timeout(w->deadline, SLICE_MS));
+		if (rc < 0 && errno != EINTR)
+			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
+		if (rc <= 0)
+			continue;
+		if (p[0].revents && (rc = fill(a, max, err)) < 0)
+			return rc;
+		if (w->extra_fd >= 0 && p[1].revents)
+			return 1;
 	}
+}
+
+/* Turns next_msg()'s quiet -ETIMEDOUT / -EINTR into errors saying what was awaited. */
+static int wait_failed(struct vn_agent *a, int rc, int timeout_ms, const char *what, struct vn_error *err)
+{
+	if (rc == -ETIMEDOUT)
+		return vn_infra_error(err, rc, "%s: timed out after %d ms waiting for %s", a->guest, timeout_ms, what);
+	if (rc == -EINTR)
+		return vn_infra_error(err, rc, "%s: interrupted while waiting for %s", a->guest, what);
+	return rc;
 }
 
 int vn_agent_recv(struct vn_agent *a, int timeout_ms, struct json_object **msg, struct vn_error *err)
 {
-	int rc = recv_msg(a, deadline_after(timeout_ms), msg, err);
+	struct wait w = {.deadline = deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_READ, .extra_fd = -1};
+	struct vn_agent_msg m;
+	int rc = next_msg(a, &w, &m, err);
 
-	if (rc == -ETIMEDOUT)
-		return vn_infra_error(err, rc, "timed out after %d ms waiting for a message from the guest agent",
-				      timeout_ms);
+	if (rc < 0)
+		return wait_failed(a, rc, timeout_ms, "a message from the agent", err);
+	*msg = steal_pointer(&m.json);
+	vn_agent_msg_clear(&m);
+	return 0;
+}
+
+/* A final reply to our request: an "ok":false one becomes the error; m is consumed, its json handed out. */
+static int take_final(struct vn_agent *a, struct vn_agent_msg *m, const char *op, struct json_object **reply,
+		      struct vn_error *err)
+{
+	int rc = 0;
+
+	if (!m->ok)
+		rc = vn_infra_error(err, m->guest_errno ? -m->guest_errno : -EIO, "%s: agent %s: %s", a->guest, op,
+				    m->error);
+	else if (reply)
+		*reply = steal_pointer(&m->json);
+	vn_agent_msg_clear(m);
 	return rc;
 }
 
-static int64_t msg_id(struct json_object *m)
+static int call(struct vn_agent *a, struct json_object *req, int timeout_ms, size_t max_line,
+		struct json_object **reply, struct vn_error *err)
 {
-	struct json_object *v;
+	struct wait w = {.deadline = deadline_after(timeout_ms), .max_line = max_line, .extra_fd = -1};
+	int64_t id = vn_agent_next_id(a);
+	struct json_object *op_v;
+	char op[64], what[96];
+	int rc;
 
-	if (!json_object_object_get_ex(m, "id", &v) || !json_object_is_type(v, json_type_int))
-		return -1;
-	return json_object_get_int64(v);
-}
+	snprintf(op, sizeof(op), "%s",
+		 json_object_object_get_ex(req, "op", &op_v) ? json_object_get_string(op_v) : "?");
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	rc = send_msg(a, req, w.deadline, err);
+	if (rc < 0)
+		return vn_error_prefix(err, "agent %s", op);
+	snprintf(what, sizeof(what), "the agent's reply to %s", op);
+	for (;;) {
+		struct vn_agent_msg m;
 
-static bool msg_is_final(struct json_object *m)
-{
-	return !json_object_object_get_ex(m, "stream", NULL);
-}
-
-static bool msg_ok(struct json_object *m)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(m, "ok", &v) && json_object_get_boolean(v);
-}
-
-static const char *msg_str(struct json_object *m, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(m, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* The agent's errno for an ok:false reply, as a negative errno. */
-static int msg_errno(struct json_object *m)
-{
-	struct json_object *v;
-	int e;
-
-	if (!json_object_object_get_ex(m, "errno", &v) || (e = json_object_get_int(v)) <= 0)
-		return -EIO;
-	return -e;
-}
-
-/* A final reply to our request: an "ok":false one becomes the error; m is consumed or handed out. */
-static int take_final(struct json_object *m, const char *op, struct json_object **reply, struct vn_error *err)
-{
-	if (!msg_ok(m)) {
-		const char *e = msg_str(m, "error");
-		int rc = vn_infra_error(err, msg_errno(m), "guest agent %s: %s", op, e ? e : "failed");
-
-		json_object_put(m);
-		return rc;
+		rc = next_msg(a, &w, &m, err);
+		if (rc < 0)
+			return wait_failed(a, rc, timeout_ms, what, err);
+		if (m.has_id && m.id == id && m.kind == VN_AGENT_MSG_FINAL)
+			return take_final(a, &m, op, reply, err);
+		/* The end of an exec whose events nobody will take any more. */
+		if (m.has_id && m.kind == VN_AGENT_MSG_FINAL)
+			untrack(a, m.id);
+		vn_agent_msg_clear(&m);
 	}
-	if (reply)
-		*reply = m;
-	else
-		json_object_put(m);
-	return 0;
 }
 
 int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, struct json_object **reply,
 		  struct vn_error *err)
 {
-	int64_t deadline = deadline_after(timeout_ms);
-	int64_t id = vn_agent_next_id(a);
-	const char *op_s = msg_str(req, "op");
-	char op[64];
-	int rc;
-
-	snprintf(op, sizeof(op), "%s", op_s ? op_s : "?");
-	json_object_object_add(req, "id", json_object_new_int64(id));
-	rc = send_msg(a, req, deadline, err);
-	if (rc < 0)
-		return vn_error_prefix(err, "guest agent %s", op);
-	for (;;) {
-		struct json_object *m;
-
-		rc = recv_msg(a, deadline, &m, err);
-		if (rc == -ETIMEDOUT)
-			return vn_infra_error(err, rc, "timed out after %d ms waiting for the guest agent's reply to %s",
-					      timeout_ms, op);
-		if (rc < 0)
-			return vn_error_prefix(err, "guest agent %s", op);
-		if (msg_id(m) != id || !msg_is_final(m)) {
-			json_object_put(m);
-			continue;
-		}
-		return take_final(m, op, reply, err);
-	}
+	return call(a, req, timeout_ms, VN_AGENT_LINE_MAX_SMALL, reply, err);
 }
 
 int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **reply, struct vn_error *err)
@@ -380,8 +516,7 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 	int64_t first_id = -1, last_id = -1, resend_at = 0;
 
 	for (;;) {
-		struct json_object *m;
-		int64_t slice;
+		struct vn_agent_msg m;
 		int rc;
 
 		if (now_ms() >= resend_at) {
@@ -394,26 +529,23 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 			json_object_object_add(req, "op", json_object_new_string("hello"));
 			rc = send_msg(a, req, deadline, err);
 			if (rc < 0)
-				return vn_error_prefix(err, "guest agent hello");
+				return vn_error_prefix(err, "agent hello");
 			resend_at = now_ms() + HELLO_RESEND_MS;
 		}
-		slice = deadline >= 0 && deadline < resend_at ? deadline : resend_at;
-		rc = recv_msg(a, slice, &m, err);
-		if (rc == -ETIMEDOUT) {
-			if (deadline >= 0 && now_ms() >= deadline)
-				return vn_infra_error(err, rc,
-						      "timed out after %d ms waiting for the guest agent to answer hello",
-						      timeout_ms);
+		struct wait w = {.deadline = deadline >= 0 && deadline < resend_at ? deadline : resend_at,
+				 .max_line = VN_AGENT_LINE_MAX_SMALL,
+				 .extra_fd = -1};
+		rc = next_msg(a, &w, &m, err);
+		if (rc == -ETIMEDOUT && !expired(deadline))
 			continue;
-		}
 		if (rc < 0)
-			return vn_error_prefix(err, "guest agent hello");
+			return wait_failed(a, rc, timeout_ms, "the agent to answer hello", err);
 		/* Any of our hellos will do; earlier ids are leftovers from someone else. */
-		if (msg_id(m) < first_id || msg_id(m) > last_id || !msg_is_final(m)) {
-			json_object_put(m);
+		if (!m.has_id || m.id < first_id || m.id > last_id || m.kind != VN_AGENT_MSG_FINAL) {
+			vn_agent_msg_clear(&m);
 			continue;
 		}
-		return take_final(m, "hello", reply, err);
+		return take_final(a, &m, "hello", reply, err);
 	}
 }
 
@@ -436,43 +568,36 @@ static struct json_object *b64_string(const void *data, size_t len)
 	return json_object_new_string_len(b64, (int)n);
 }
 
-/* Decodes m[key] into a fresh NUL-terminated buffer. */
-static int b64_field(struct json_object *m, const char *key, char **data, size_t *len)
-{
-	struct json_object *v;
-	size_t slen;
-	long n;
-
-	if (!json_object_object_get_ex(m, key, &v) || !json_object_is_type(v, json_type_string))
-		return -EBADMSG;
-	slen = (size_t)json_object_get_string_len(v);
-	_cleanup_free_ char *buf = malloc(slen / 4 * 3 + 4);
-	if (!buf)
-		abort();
-	n = vn_base64_decode(json_object_get_string(v), slen, buf);
-	if (n < 0)
-		return -EBADMSG;
-	buf[n] = '\0';
-	*len = (size_t)n;
-	*data = steal_pointer(&buf);
-	return 0;
-}
-
 int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, char **data, size_t *len,
 		       struct vn_error *err)
 {
 	struct json_object *req = new_request("read");
-	struct json_object *reply = NULL;
+	struct json_object *reply = NULL, *v;
+	size_t slen;
+	long n;
 	int rc;
 
 	json_object_object_add(req, "path", json_object_new_string(path));
-	rc = vn_agent_call(a, req, timeout_ms, &reply, err);
+	rc = call(a, req, timeout_ms, VN_AGENT_LINE_MAX_READ, &reply, err);
 	if (rc < 0)
-		return rc;
-	rc = b64_field(reply, "data", data, len);
+		return vn_error_prefix(err, "reading %s", path);
+	if (!json_object_object_get_ex(reply, "data", &v) || !json_object_is_type(v, json_type_string) ||
+	    (slen = (size_t)json_object_get_string_len(v)) > vn_base64_encoded_len(VN_AGENT_READ_MAX)) {
+		json_object_put(reply);
+		return vn_infra_error(err, -EBADMSG, "%s: malformed agent message (read %s: no valid \"data\")",
+				      a->guest, path);
+	}
+	_cleanup_free_ char *buf = malloc(slen / 4 * 3 + 4);
+	if (!buf)
+		abort();
+	n = vn_base64_decode(json_object_get_string(v), slen, buf);
 	json_object_put(reply);
-	if (rc < 0)
-		return vn_infra_error(err, rc, "guest agent read %s: reply has no valid \"data\"", path);
+	if (n < 0)
+		return vn_infra_error(err, -EBADMSG, "%s: malformed agent message (read %s: \"data\" is not base64)",
+				      a->guest, path);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	*data = steal_pointer(&buf);
 	return 0;
 }
 
@@ -495,6 +620,136 @@ int vn_agent_poweroff(struct vn_agent *a, int timeout_ms, struct vn_error *err)
 	return vn_agent_call(a, new_request("poweroff"), timeout_ms, NULL, err);
 }
 
+/* ---- asynchronous exec ---- */
+
+int vn_agent_exec_start(struct vn_agent *a, const struct vn_agent_cmd *c, int timeout_ms, int64_t *id,
+			struct vn_error *err)
+{
+	struct json_object *req, *argv;
+	int64_t my_id;
+	int rc;
+
+	if (!c->argv || !c->argv[0])
+		return vn_input_error(err, "exec: empty command");
+	for (const char *const *p = c->env; p && *p; p++) {
+		const char *eq = strchr(*p, '=');
+
+		if (!eq || eq == *p)
+			return vn_input_error(err, "exec: environment entry '%s' is not KEY=VALUE", *p);
+	}
+	my_id = vn_agent_next_id(a);
+	req = new_request("exec");
+	argv = json_object_new_array();
+	json_object_object_add(req, "id", json_object_new_int64(my_id));
+	for (const char *const *p = c->argv; *p; p++)
+		json_object_array_add(argv, json_object_new_string(*p));
+	json_object_object_add(req, "argv", argv);
+	if (c->env) {
+		struct json_object *env = json_object_new_object();
+
+		for (const char *const *p = c->env; *p; p++) {
+			const char *eq = strchr(*p, '=');
+			_cleanup_free_ char *key = strndup(*p, (size_t)(eq - *p));
+
+			if (!key)
+				abort();
+			json_object_object_add(env, key, json_object_new_string(eq + 1));
+		}
+		json_object_object_add(req, "env", env);
+	}
+	if (c->cwd)
+		json_object_object_add(req, "cwd", json_object_new_string(c->cwd));
+	if (c->timeout_s > 0)
+		json_object_object_add(req, "timeout_s", json_object_new_double(c->timeout_s));
+	if (c->with_stdin)
+		json_object_object_add(req, "stdin", json_object_new_boolean(1));
+	rc = send_msg(a, req, deadline_after(timeout_ms), err);
+	if (rc < 0)
+		return vn_error_prefix(err, "agent exec %s", c->argv[0]);
+	track(a, my_id);
+	*id = my_id;
+	return 0;
+}
+
+int vn_agent_exec_signal(struct vn_agent *a, int64_t id, int sig, int timeout_ms, struct vn_error *err)
+{
+	struct json_object *m = new_request("signal");
+
+	json_object_object_add(m, "id", json_object_new_int64(id));
+	json_object_object_add(m, "signal", json_object_new_int(sig));
+	return send_msg(a, m, deadline_after(timeout_ms), err);
+}
+
+int vn_agent_exec_stdin(struct vn_agent *a, int64_t id, const void *data, size_t len, int timeout_ms,
+			struct vn_error *err)
+{
+	struct json_object *m = new_request("stdin");
+
+	json_object_object_add(m, "id", json_object_new_int64(id));
+	if (data)
+		json_object_object_add(m, "data", b64_string(data, len));
+	else
+		json_object_object_add(m, "eof", json_object_new_boolean(1));
+	return send_msg(a, m, deadline_after(timeout_ms), err);
+}
+
+/* An exec's final reply as an EXIT event. */
+static int exit_event(struct vn_agent *a, const struct vn_agent_msg *m, struct vn_agent_event *ev,
+		      struct vn_error *err)
+{
+	ev->kind = VN_AGENT_EV_EXIT;
+	ev->guest_errno = m->guest_errno;
+	ev->error = m->ok ? NULL : m->error;
+	ev->timed_out = m->timed_out;
+	if (m->ok && !m->has_exit_code && !m->has_signal)
+		return vn_infra_error(err, -EBADMSG,
+				      "%s: malformed agent message (exec %lld ended with neither exit_code nor signal)",
+				      a->guest, (long long)m->id);
+	if (m->ok || m->timed_out) {
+		ev->started = true;
+		ev->status = m->has_exit_code ? m->exit_code : m->has_signal ? 128 + m->signal : 128 + SIGKILL;
+	} else {
+		ev->started = false;
+		ev->status = -1;
+	}
+	return 0;
+}
+
+/* next_msg() until an event of one of our execs: its codes, plus 0 with *ev filled. */
+static int take_event(struct vn_agent *a, const struct wait *w, struct vn_agent_event *ev, struct vn_error *err)
+{
+	vn_agent_msg_clear(&a->last);
+	for (;;) {
+		struct vn_agent_msg *m = &a->last;
+		int rc = next_msg(a, w, m, err);
+
+		if (rc != 0)
+			return rc;
+		if (!m->has_id || !tracked(a, m->id)) {
+			vn_agent_msg_clear(m);
+			continue;
+		}
+		memset(ev, 0, sizeof(*ev));
+		ev->id = m->id;
+		if (m->kind == VN_AGENT_MSG_STREAM) {
+			ev->kind = m->stream;
+			ev->data = m->data;
+			ev->len = m->len;
+			return 0;
+		}
+		untrack(a, m->id);
+		return exit_event(a, m, ev, err);
+	}
+}
+
+int vn_agent_exec_wait(struct vn_agent *a, int timeout_ms, struct vn_agent_event *ev, struct vn_error *err)
+{
+	struct wait w = {.deadline = deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_SMALL, .extra_fd = -1};
+	int rc = take_event(a, &w, ev, err);
+
+	return rc < 0 ? wait_failed(a, rc, timeout_ms, "an event from the guest's commands", err) : rc;
+}
+
 /* Copies to a host fd; a reader that went away (EPIPE) stops the copying, not the command. */
 static void copy_out(int *fd, const char *s, size_t len)
 {
@@ -507,168 +762,105 @@ static void copy_out(int *fd, const char *s, size_t len)
 		} else if (n < 0 && errno == EINTR) {
 			continue;
 		} else if (n < 0 && errno == EAGAIN) {
-			wait_fd(*fd, POLLOUT, -1);
+			struct pollfd p = {.fd = *fd, .events = POLLOUT};
+			poll(&p, 1, SLICE_MS);
 		} else {
 			*fd = -1;
 		}
 	}
 }
 
-static int exec_request(struct vn_agent *a, const struct vn_agent_exec_opts *o, int64_t id, int64_t deadline,
-			struct vn_error *err)
+/* Appends at most up to max bytes in all; true when some had to be dropped. */
+static bool append_bounded(struct vn_strbuf *b, const char *s, size_t len, size_t max)
 {
-	struct json_object *req = new_request("exec");
-	struct json_object *argv = json_object_new_array();
+	size_t room = b->len < max ? max - b->len : 0;
 
-	json_object_object_add(req, "id", json_object_new_int64(id));
-	for (const char *const *p = o->argv; *p; p++)
-		json_object_array_add(argv, json_object_new_string(*p));
-	json_object_object_add(req, "argv", argv);
-	if (o->env) {
-		struct json_object *env = json_object_new_object();
-
-		for (const char *const *p = o->env; *p; p++) {
-			const char *eq = strchr(*p, '=');
-
-			if (!eq || eq == *p) {
-				json_object_put(env);
-				json_object_put(req);
-				return vn_input_error(err, "exec: environment entry '%s' is not KEY=VALUE", *p);
-			}
-			char key[256];
-			snprintf(key, sizeof(key), "%.*s", (int)(eq - *p), *p);
-			json_object_object_add(env, key, json_object_new_string(eq + 1));
-		}
-		json_object_object_add(req, "env", env);
-	}
-	if (o->cwd)
-		json_object_object_add(req, "cwd", json_object_new_string(o->cwd));
-	if (o->timeout_s > 0)
-		json_object_object_add(req, "timeout_s", json_object_new_double(o->timeout_s));
-	if (o->stdin_fd >= 0)
-		json_object_object_add(req, "stdin", json_object_new_boolean(1));
-	return send_msg(a, req, deadline, err);
+	vn_strbuf_append(b, s, len < room ? len : room);
+	return len > room;
 }
 
-static int send_stdin(struct vn_agent *a, int64_t id, const char *data, size_t len, int64_t deadline,
-		      struct vn_error *err)
+static int exec_verdict(const struct vn_agent *a, const struct vn_agent_event *ev, const struct vn_agent_exec_opts *o,
+			int *exit_status, struct vn_error *err)
 {
-	struct json_object *m = json_object_new_object();
-
-	json_object_object_add(m, "id", json_object_new_int64(id));
-	json_object_object_add(m, "op", json_object_new_string("stdin"));
-	if (data)
-		json_object_object_add(m, "data", b64_string(data, len));
-	else
-		json_object_object_add(m, "eof", json_object_new_boolean(1));
-	return send_msg(a, m, deadline, err);
-}
-
-static int exec_verdict(struct json_object *m, const struct vn_agent_exec_opts *o, int *exit_status,
-			struct vn_error *err)
-{
-	struct json_object *v;
-
-	if (!msg_ok(m)) {
-		const char *e = msg_str(m, "error");
-
-		if (json_object_object_get_ex(m, "timed_out", &v) && json_object_get_boolean(v))
-			return vn_infra_error(err, -ETIMEDOUT, "guest: %s: timed out after %g s and was killed",
-					      o->argv[0], o->timeout_s);
+	if (ev->timed_out)
+		return vn_infra_error(err, -ETIMEDOUT, "%s: %s timed out after %g s and was killed", a->guest,
+				      o->argv[0], o->timeout_s);
+	if (!ev->started)
 		/* The agent could not start it: a wrong command line, so the user's input. */
-		return vn_error_set(err, VN_ERR_INPUT, msg_errno(m), "guest: %s", e ? e : "exec failed");
-	}
-	if (json_object_object_get_ex(m, "exit_code", &v)) {
-		*exit_status = json_object_get_int(v);
-		return 0;
-	}
-	if (json_object_object_get_ex(m, "signal", &v)) {
-		*exit_status = 128 + json_object_get_int(v);
-		return 0;
-	}
-	return vn_infra_error(err, -EBADMSG, "guest agent exec: reply has neither exit_code nor signal");
+		return vn_error_set(err, VN_ERR_INPUT, ev->guest_errno ? -ev->guest_errno : -EIO, "guest: %s",
+				    ev->error);
+	*exit_status = ev->status;
+	return 0;
 }
 
 int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *exit_status, struct vn_error *err)
 {
-	int64_t id = vn_agent_next_id(a);
-	int64_t deadline = o->timeout_s > 0 ? now_ms() + (int64_t)(o->timeout_s * 1000) + EXEC_GRACE_MS : -1;
-	/* Sending stdin needs a bound even when the command has none. */
-	int64_t send_deadline;
-	int in_fd = o->stdin_fd, out_fd = o->stdout_fd, err_fd = o->stderr_fd;
+	const struct vn_agent_cmd c = {.argv = o->argv, .env = o->env, .cwd = o->cwd, .timeout_s = o->timeout_s,
+				       .with_stdin = o->stdin_fd >= 0};
+	struct wait w = {
+		.deadline = o->timeout_s > 0 ? now_ms() + (int64_t)(o->timeout_s * 1000) + EXEC_GRACE_MS : -1,
+		.max_line = VN_AGENT_LINE_MAX_SMALL,
+		.extra_fd = o->stdin_fd,
+		.fwd = o->forward_signal,
+	};
+	size_t max = o->buf_max ? o->buf_max : VN_AGENT_EXEC_BUF_MAX;
+	int out_fd = o->stdout_fd, err_fd = o->stderr_fd;
+	int64_t id;
 	int rc;
 
-	if (!o->argv || !o->argv[0])
-		return vn_input_error(err, "exec: empty command");
-	rc = exec_request(a, o, id, deadline_after(30000), err);
-	if (rc < 0)
-		return vn_error_prefix(err, "guest agent exec");
+	if ((rc = vn_agent_exec_start(a, &c, 30000, &id, err)) < 0)
+		return rc;
 	for (;;) {
-		struct pollfd p[2] = {{.fd = a->fd, .events = POLLIN}, {.fd = in_fd, .events = POLLIN}};
-		struct json_object *m;
-		int r;
+		struct vn_agent_event ev;
 
-		while ((m = take_msg(a))) {
-			const char *stream = msg_str(m, "stream");
+		rc = take_event(a, &w, &ev, err);
+		if (rc == -EINTR && o->forward_signal && *o->forward_signal) {
+			int sig = *o->forward_signal;
 
-			if (msg_id(m) != id) {
-				json_object_put(m);
-				continue;
-			}
-			if (!stream) {
-				rc = exec_verdict(m, o, exit_status, err);
-				json_object_put(m);
-				return rc;
-			}
-			_cleanup_free_ char *data = NULL;
-			size_t len;
-			bool is_err = !strcmp(stream, "stderr");
-
-			if (b64_field(m, "data", &data, &len) == 0) {
-				copy_out(is_err ? &err_fd : &out_fd, data, len);
-				if (is_err ? o->stderr_buf : o->stdout_buf)
-					vn_strbuf_append(is_err ? o->stderr_buf : o->stdout_buf, data, len);
-			}
-			json_object_put(m);
-		}
-		if (o->forward_signal && *o->forward_signal) {
-			struct json_object *s = json_object_new_object();
-
-			json_object_object_add(s, "id", json_object_new_int64(id));
-			json_object_object_add(s, "op", json_object_new_string("signal"));
-			json_object_object_add(s, "signal", json_object_new_int(*o->forward_signal));
 			*o->forward_signal = 0;
-			rc = send_msg(a, s, deadline_after(5000), err);
-			if (rc < 0)
-				return vn_error_prefix(err, "guest agent exec");
-		}
-		if (deadline >= 0 && now_ms() >= deadline)
-			return vn_infra_error(err, -ETIMEDOUT,
-					      "timed out after %g s (+%d s grace) waiting for '%s' to finish in the guest",
-					      o->timeout_s, EXEC_GRACE_MS / 1000, o->argv[0]);
-		r = poll(p, in_fd >= 0 ? 2 : 1, poll_timeout(deadline, o->forward_signal ? SIGNAL_POLL_MS : -1));
-		if (r < 0 && errno != EINTR)
-			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
-		if (r <= 0)
+			if ((rc = vn_agent_exec_signal(a, id, sig, 5000, err)) < 0)
+				goto fail;
 			continue;
-		send_deadline = deadline >= 0 ? deadline : deadline_after(30000);
-		if (in_fd >= 0 && p[1].revents) {
+		}
+		if (rc == -ETIMEDOUT) {
+			rc = vn_infra_error(err, rc, "%s: timed out after %g s (+%d s grace) waiting for '%s' to finish",
+					    a->guest, o->timeout_s, EXEC_GRACE_MS / 1000, o->argv[0]);
+			goto fail;
+		}
+		if (rc == -EINTR) {
+			rc = vn_infra_error(err, rc, "%s: interrupted while '%s' ran", a->guest, o->argv[0]);
+			goto fail;
+		}
+		if (rc < 0)
+			goto fail;
+		if (rc == 1) {
 			char buf[STDIN_CHUNK];
-			ssize_t n = read(in_fd, buf, sizeof(buf));
+			ssize_t n = read(w.extra_fd, buf, sizeof(buf));
 
 			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
 			/* A read error ends stdin like EOF would: the command must not wait forever. */
-			rc = send_stdin(a, id, n > 0 ? buf : NULL, n > 0 ? (size_t)n : 0, send_deadline, err);
+			int64_t left = w.deadline >= 0 ? w.deadline - now_ms() : 30000;
+
+			rc = vn_agent_exec_stdin(a, id, n > 0 ? buf : NULL, n > 0 ? (size_t)n : 0,
+						 left > 0 ? (int)left : 0, err);
 			if (rc < 0)
-				return vn_error_prefix(err, "guest agent exec stdin");
+				goto fail;
 			if (n <= 0)
-				in_fd = -1;
+				w.extra_fd = -1;
+			continue;
 		}
-		if (p[0].revents) {
-			rc = fill(a, err);
-			if (rc < 0)
-				return vn_error_prefix(err, "guest agent exec %s", o->argv[0]);
-		}
+		if (ev.kind == VN_AGENT_EV_EXIT)
+			return exec_verdict(a, &ev, o, exit_status, err);
+		bool is_err = ev.kind == VN_AGENT_EV_STDERR;
+		struct vn_strbuf *b = is_err ? o->stderr_buf : o->stdout_buf;
+
+		copy_out(is_err ? &err_fd : &out_fd, ev.data, ev.len);
+		if (b && append_bounded(b, ev.data, ev.len, max) && o->truncated)
+			*o->truncated = true;
 	}
+fail:
+	/* Whatever it still sends is dropped from now on. */
+	untrack(a, id);
+	return rc;
 }

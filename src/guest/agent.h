@@ -1,8 +1,12 @@
 /*
  * Host side of the guest agent protocol (docs/agent-protocol.md): talks to
  * vnuma-agent over the unix socket QEMU exposes for the virtio-serial
- * channel. Every call takes a deadline; a timeout is VN_ERR_INFRA/-ETIMEDOUT.
- * A connection is not thread-safe and serves one call at a time.
+ * channel. This is the one place that decodes what the guest sends (JSON
+ * lines, ids, stream/final, base64): every field is type-checked and every
+ * line bounded, and a message that breaks the protocol is a VN_ERR_INFRA
+ * error (-EBADMSG) naming the guest. Every call takes a deadline; a timeout
+ * is VN_ERR_INFRA/-ETIMEDOUT, and Ctrl-C (util/interrupt.h) ends any wait
+ * with VN_ERR_INFRA/-EINTR. A connection is not thread-safe.
  */
 #pragma once
 
@@ -29,6 +33,12 @@ struct vn_agent;
 int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **out, struct vn_error *err);
 /* Wraps an open stream fd (tests: one end of a socketpair); takes ownership on success. */
 int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err);
+/*
+ * Which guest errors name: "guest NAME". vn_agent_connect() derives NAME from
+ * a socket path STATE/guests/NAME/agent.sock (else the path itself).
+ */
+void vn_agent_set_guest(struct vn_agent *a, const char *name);
+const char *vn_agent_guest(const struct vn_agent *a); /* "guest NAME" */
 void vn_agent_close(struct vn_agent *a);
 static inline void vn_agent_closep(struct vn_agent **a)
 {
@@ -41,9 +51,61 @@ static inline void vn_agent_closep(struct vn_agent **a)
  * Waits until the guest agent answers. The socket is up as soon as QEMU
  * starts but the agent only seconds later, so hello is resent every
  * resend interval (1 s) until a reply to any of them arrives. reply (optional)
- * receives the agent's answer: kernel, version, machine, uptime_s, agent, ops.
+ * receives the agent's answer: kernel, version, machine, uptime_s, agent, ops
+ * (only id, ok and error are checked here: check the type of any other field read).
  */
 int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **reply, struct vn_error *err);
+
+/*
+ * Asynchronous exec: any number of commands run at once on one connection;
+ * their events arrive in the order the guest sends them.
+ */
+struct vn_agent_cmd {
+	const char *const *argv;   /* NULL-terminated; no shell unless argv names one */
+	const char *const *env;    /* optional "KEY=VALUE" entries added to the agent's environment */
+	const char *cwd;           /* optional */
+	double timeout_s;          /* the guest kills the process group after this; <= 0: never */
+	bool with_stdin;           /* stdin comes from vn_agent_exec_stdin(); false: /dev/null */
+};
+
+/* Sends the exec request; *id names the command in its events and in signal/stdin. */
+int vn_agent_exec_start(struct vn_agent *a, const struct vn_agent_cmd *c, int timeout_ms, int64_t *id,
+			struct vn_error *err);
+/* Signal to the command's process group; ignored by the guest once it ended. */
+int vn_agent_exec_signal(struct vn_agent *a, int64_t id, int sig, int timeout_ms, struct vn_error *err);
+/* Queues stdin for the command (data NULL: end of input). */
+int vn_agent_exec_stdin(struct vn_agent *a, int64_t id, const void *data, size_t len, int timeout_ms,
+			struct vn_error *err);
+
+enum vn_agent_event_kind {
+	VN_AGENT_EV_STDOUT = 1,
+	VN_AGENT_EV_STDERR,
+	VN_AGENT_EV_EXIT, /* the command's final reply; its id is forgotten afterwards */
+};
+
+struct vn_agent_event {
+	enum vn_agent_event_kind kind;
+	int64_t id;
+	/* STDOUT/STDERR: decoded bytes (NUL-terminated), valid until the next wait on this connection. */
+	const char *data;
+	size_t len;
+	/* EXIT */
+	bool started;    /* false: the guest could not start it (missing, not executable, bad cwd) */
+	bool timed_out;  /* the guest killed it at its timeout_s */
+	int status;      /* exit code, or 128+N when signal N killed it; -1 when not started */
+	int guest_errno; /* the guest's errno when it failed, else 0 */
+	const char *error; /* the guest's message when it failed, else NULL; valid like data */
+};
+
+/*
+ * The next event of a command started on this connection (messages for other
+ * ids are dropped). -ETIMEDOUT when none arrived within timeout_ms (< 0:
+ * no limit), -EINTR when interrupted, -EBADMSG for a malformed message.
+ */
+int vn_agent_exec_wait(struct vn_agent *a, int timeout_ms, struct vn_agent_event *ev, struct vn_error *err);
+
+/* Largest stdout_buf/stderr_buf by default; what the guest sends beyond it is dropped. */
+#define VN_AGENT_EXEC_BUF_MAX (64u << 20)
 
 struct vn_agent_exec_opts {
 	const char *const *argv;   /* NULL-terminated; no shell unless argv names one */
@@ -52,6 +114,9 @@ struct vn_agent_exec_opts {
 	int stdin_fd;              /* host fd whose contents become the command's stdin; -1: /dev/null */
 	int stdout_fd, stderr_fd;  /* host fds the streams are copied to; -1: not copied */
 	struct vn_strbuf *stdout_buf, *stderr_buf; /* optional: streams also collected here */
+	/* Each buffer holds at most this much (0: VN_AGENT_EXEC_BUF_MAX); the rest is dropped. */
+	size_t buf_max;
+	bool *truncated; /* optional: set to true when a buffer dropped output */
 	/*
 	 * The guest kills the command's process group after timeout_s (<= 0:
 	 * never); the client then waits timeout_s plus a grace period for the
@@ -63,15 +128,16 @@ struct vn_agent_exec_opts {
 	 * Optional, for Ctrl-C: when *forward_signal becomes non-zero (set from a
 	 * signal handler) that signal is sent to the command's process group in
 	 * the guest and the flag is reset to 0. Polled at least every 100 ms.
+	 * When it is &vn_interrupted, Ctrl-C is forwarded instead of ending the wait.
 	 */
 	volatile sig_atomic_t *forward_signal;
 };
 
 /*
- * Runs a command in the guest. *exit_status: its exit code, or 128+N when
- * signal N killed it. A program that cannot be started (missing, not
- * executable, bad cwd) is VN_ERR_INPUT with the guest's errno; the guest-side
- * timeout is VN_ERR_INFRA/-ETIMEDOUT.
+ * Runs a command in the guest (vn_agent_exec_start + wait). *exit_status: its
+ * exit code, or 128+N when signal N killed it. A program that cannot be
+ * started (missing, not executable, bad cwd) is VN_ERR_INPUT with the guest's
+ * errno; the guest-side timeout is VN_ERR_INFRA/-ETIMEDOUT.
  */
 int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *exit_status, struct vn_error *err);
 
@@ -90,11 +156,11 @@ int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, 
 int vn_agent_poweroff(struct vn_agent *a, int timeout_ms, struct vn_error *err);
 
 /*
- * Low level, for ops without a wrapper (and future streaming ones like
- * "sample"). vn_agent_call() assigns req's "id", sends it, and returns the
- * final reply (a message without "stream") with that id; other messages are
- * dropped. An "ok":false reply is an error carrying the agent's message.
- * req is consumed in every case.
+ * Low level, for ops without a wrapper. vn_agent_call() assigns req's "id",
+ * sends it, and returns the final reply (a message without "stream") with
+ * that id; other messages are dropped, events of running execs included. An
+ * "ok":false reply is an error carrying the agent's message. Replies may be
+ * at most 1 MiB (VN_AGENT_LINE_MAX_SMALL). req is consumed in every case.
  */
 int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, struct json_object **reply,
 		  struct vn_error *err);
@@ -102,5 +168,8 @@ int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, s
 int64_t vn_agent_next_id(struct vn_agent *a);
 /* Sends one message as is (consumed), waiting at most timeout_ms for the socket. */
 int vn_agent_send(struct vn_agent *a, struct json_object *msg, int timeout_ms, struct vn_error *err);
-/* Receives the next message, whatever its id. Lines that are not JSON objects are skipped. */
+/*
+ * Receives the next message, whatever its id, type-checked like every other
+ * (a malformed one is -EBADMSG). Lines that are not JSON objects are skipped.
+ */
 int vn_agent_recv(struct vn_agent *a, int timeout_ms, struct json_object **msg, struct vn_error *err);

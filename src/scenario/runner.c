@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/protocol.h"
 #include "metrics/kv.h"
 #include "scenario/run-priv.h"
 #include "util/cleanup.h"
@@ -29,6 +28,16 @@
 
 #define RUN_DIR "/tmp/vnuma-run"
 #define MAX_EXECS 300
+/*
+ * Nothing the guest sends is kept without a bound. A workload's stdout is
+ * kept (its tail) for its result line; each step output file, the sampler's
+ * lines and the outputs of our own helper commands are capped.
+ */
+#define KEEP_TAIL_MAX (1u << 20)
+#define STEP_FILE_MAX (64u << 20)
+#define AUX_OUT_MAX (1u << 20)
+#define SAMPLE_LINE_MAX (4u << 20)
+#define SAMPLES_MAX (256u << 20)
 
 enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX };
 
@@ -38,8 +47,12 @@ struct exec {
 	unsigned step, index; /* workload: which step, which process */
 	unsigned move;        /* action: index into d->moves */
 	FILE *out, *errf;
-	struct vn_strbuf buf;  /* stdout kept (sampler: partial line; action/aux: all) */
+	size_t out_len, err_len; /* bytes written to out, errf */
+	bool out_cut, err_cut;   /* a file reached STEP_FILE_MAX */
+	struct vn_strbuf buf;  /* stdout kept (sampler: partial line; workload: its tail; action/aux: all) */
 	struct vn_strbuf ebuf; /* stderr of actions and aux commands, for error messages */
+	bool buf_cut;          /* action/aux output reached AUX_OUT_MAX */
+	bool skip_line;        /* sampler: dropping a line longer than SAMPLE_LINE_MAX */
 	bool done;
 	int status; /* exit code, 128+signal, or -1 when it could not start */
 	char *error;
@@ -57,6 +70,7 @@ struct run {
 	bool stop; /* interrupted or timed out */
 	char *stop_reason;
 	struct vn_strbuf samples; /* samples.jsonl contents, for the assertions */
+	bool samples_cut;         /* samples reached SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
 };
 
 static double now_s(void)
@@ -100,60 +114,120 @@ static FILE *open_out(const char *dir, const char *name)
 	return fopen(path, "we");
 }
 
-/* Send one exec request; its messages arrive later through pump(). */
+/* Start one command in the guest; its events arrive later through pump(). */
 static int start_exec(struct run *r, enum exec_kind kind, const char *const *argv, struct exec **out,
 		      struct vn_error *err)
 {
 	if (r->nex >= MAX_EXECS)
 		return vn_input_error(err, "%s: more than %d processes in one run", r->s->path, MAX_EXECS);
-	struct exec *e = &r->ex[r->nex++];
-	json_object *req = json_object_new_object(), *av = json_object_new_array();
+	struct exec *e = &r->ex[r->nex];
+	const struct vn_agent_cmd c = {.argv = argv};
+	int rc;
 
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
-	e->id = vn_agent_next_id(r->a);
 	e->status = -1;
-	for (const char *const *p = argv; *p; p++)
-		json_object_array_add(av, json_object_new_string(*p));
-	json_object_object_add(req, "id", json_object_new_int64(e->id));
-	json_object_object_add(req, "op", json_object_new_string("exec"));
-	json_object_object_add(req, "argv", av);
+	if ((rc = vn_agent_exec_start(r->a, &c, 10000, &e->id, err)) < 0)
+		return rc;
+	r->nex++;
 	*out = e;
-	return vn_agent_send(r->a, req, 10000, err);
+	return 0;
 }
 
 static void send_signal(struct run *r, struct exec *e, int sig)
 {
-	json_object *m = json_object_new_object();
 	struct vn_error err = {0};
 
-	json_object_object_add(m, "id", json_object_new_int64(e->id));
-	json_object_object_add(m, "op", json_object_new_string("signal"));
-	json_object_object_add(m, "signal", json_object_new_int(sig));
-	vn_agent_send(r->a, m, 2000, &err);
+	vn_agent_exec_signal(r->a, e->id, sig, 2000, &err);
 	vn_error_clear(&err);
 }
 
-/* Sampler lines get the host's clock too, then go to samples.jsonl. */
+/* One complete sampler line gets the host's clock too, then goes to samples.jsonl. */
+static void sample_line(struct run *r, struct exec *e, const char *line, size_t n)
+{
+	char head[64];
+	size_t hn;
+
+	/* Not a JSON object, or one with a NUL inside that the parsers would cut short: not a sample. */
+	if (!n || line[0] != '{' || memchr(line, '\0', n))
+		return;
+	hn = (size_t)snprintf(head, sizeof(head), "{\"host_t\":%.3f,", now_s() - r->t0);
+	if (r->samples.len + hn + n > SAMPLES_MAX) {
+		r->samples_cut = true;
+		return;
+	}
+	fwrite(head, 1, hn, e->out);
+	fwrite(line + 1, 1, n - 1, e->out);
+	fputc('\n', e->out);
+	fflush(e->out);
+	vn_strbuf_append(&r->samples, head, hn);
+	vn_strbuf_append(&r->samples, line + 1, n - 1);
+	vn_strbuf_append(&r->samples, "\n", 1);
+}
+
+/* Sampler output: whole lines, each scanned once; a line over SAMPLE_LINE_MAX is dropped. */
 static void sampler_data(struct run *r, struct exec *e, const char *data, size_t len)
 {
-	vn_strbuf_append(&e->buf, data, len);
-	char *nl;
-	while (e->buf.s && (nl = strchr(e->buf.s, '\n'))) {
-		*nl = '\0';
-		if (e->buf.s[0] == '{') {
-			char head[64];
-			snprintf(head, sizeof(head), "{\"host_t\":%.3f,", now_s() - r->t0);
-			fputs(head, e->out);
-			fputs(e->buf.s + 1, e->out);
-			fputc('\n', e->out);
-			fflush(e->out);
-			vn_strbuf_printf(&r->samples, "%s%s\n", head, e->buf.s + 1);
-		}
-		size_t rest = e->buf.len - (size_t)(nl + 1 - e->buf.s);
-		memmove(e->buf.s, nl + 1, rest + 1);
-		e->buf.len = rest;
+	while (len) {
+		const char *nl = memchr(data, '\n', len);
+		size_t n = nl ? (size_t)(nl - data) : len;
+
+		if (!e->skip_line && e->buf.len + n <= SAMPLE_LINE_MAX)
+			vn_strbuf_append(&e->buf, data, n);
+		else
+			e->skip_line = r->samples_cut = true;
+		data += n + (nl != NULL);
+		len -= n + (nl != NULL);
+		if (!nl)
+			break;
+		if (!e->skip_line)
+			sample_line(r, e, e->buf.s ? e->buf.s : "", e->buf.len);
+		e->skip_line = false;
+		e->buf.len = 0;
 	}
+}
+
+/* Keeps the last bytes of a stream, at most max (a workload prints its result line last). */
+static void keep_tail(struct vn_strbuf *b, const char *s, size_t n, size_t max)
+{
+	if (b->len + n > max && b->len) {
+		size_t keep = b->len < max / 2 ? b->len : max / 2;
+
+		memmove(b->s, b->s + b->len - keep, keep);
+		b->len = keep;
+		b->s[keep] = '\0';
+	}
+	if (n > max - b->len) {
+		s += n - (max - b->len);
+		n = max - b->len;
+	}
+	vn_strbuf_append(b, s, n);
+}
+
+/* Appends up to max in all; *cut says something was dropped. */
+static void append_capped(struct vn_strbuf *b, const char *s, size_t n, size_t max, bool *cut)
+{
+	size_t room = b->len < max ? max - b->len : 0;
+
+	vn_strbuf_append(b, s, n < room ? n : room);
+	if (n > room)
+		*cut = true;
+}
+
+/* A step output file holds at most STEP_FILE_MAX bytes of the guest's, then says it was cut. */
+static void write_capped(FILE *f, size_t *written, bool *cut, const char *s, size_t n)
+{
+	size_t room = STEP_FILE_MAX - *written;
+
+	if (*cut)
+		return;
+	fwrite(s, 1, n < room ? n : room, f);
+	*written += n < room ? n : room;
+	if (n > room) {
+		fprintf(f, "\n[vnuma: truncated here: the guest sent more than %u MiB]\n", STEP_FILE_MAX >> 20);
+		*cut = true;
+	}
+	fflush(f);
 }
 
 static struct exec *find_exec(struct run *r, int64_t id)
@@ -164,44 +238,33 @@ static struct exec *find_exec(struct run *r, int64_t id)
 	return NULL;
 }
 
-static void handle(struct run *r, json_object *m)
+/* One event, already decoded and type-checked by the protocol layer (src/guest/). */
+static void handle(struct run *r, const struct vn_agent_event *ev)
 {
-	json_object *v;
-	struct exec *e = json_object_object_get_ex(m, "id", &v) ? find_exec(r, json_object_get_int64(v)) : NULL;
+	struct exec *e = find_exec(r, ev->id);
 
 	if (!e)
 		return;
-	if (json_object_object_get_ex(m, "stream", &v)) {
-		const char *stream = json_object_get_string(v);
-		json_object *dv;
-		if (!json_object_object_get_ex(m, "data", &dv))
-			return;
-		const char *b64 = json_object_get_string(dv);
-		size_t blen = strlen(b64);
-		_cleanup_free_ char *raw = malloc(blen / 4 * 3 + 4);
-		long n = raw ? vn_base64_decode(b64, blen, raw) : -1;
-		if (n < 0)
-			return;
-		bool is_out = strcmp(stream, "stdout") == 0;
-		if (e->kind == EX_SAMPLER && is_out)
-			sampler_data(r, e, raw, (size_t)n);
-		else if (e->kind != EX_WORKLOAD)
-			vn_strbuf_append(is_out ? &e->buf : &e->ebuf, raw, (size_t)n);
-		else if (is_out ? e->out : e->errf) {
-			if (is_out)
-				vn_strbuf_append(&e->buf, raw, (size_t)n);
-			fwrite(raw, 1, (size_t)n, is_out ? e->out : e->errf);
-			fflush(is_out ? e->out : e->errf);
-		}
+	if (ev->kind == VN_AGENT_EV_EXIT) {
+		e->done = true;
+		e->status = ev->status;
+		if (ev->error && !e->error)
+			e->error = strdup(ev->error);
 		return;
 	}
-	e->done = true;
-	if (json_object_object_get_ex(m, "exit_code", &v))
-		e->status = json_object_get_int(v);
-	else if (json_object_object_get_ex(m, "signal", &v))
-		e->status = 128 + json_object_get_int(v);
-	if (json_object_object_get_ex(m, "error", &v))
-		e->error = strdup(json_object_get_string(v));
+	bool is_out = ev->kind == VN_AGENT_EV_STDOUT;
+	if (e->kind == EX_SAMPLER && is_out)
+		sampler_data(r, e, ev->data, ev->len);
+	else if (e->kind != EX_WORKLOAD)
+		append_capped(is_out ? &e->buf : &e->ebuf, ev->data, ev->len, AUX_OUT_MAX, &e->buf_cut);
+	else if (is_out ? e->out : e->errf) {
+		if (is_out) {
+			keep_tail(&e->buf, ev->data, ev->len, KEEP_TAIL_MAX);
+			write_capped(e->out, &e->out_len, &e->out_cut, ev->data, ev->len);
+		} else {
+			write_capped(e->errf, &e->err_len, &e->err_cut, ev->data, ev->len);
+		}
+	}
 }
 
 /* Process agent messages for up to ms milliseconds; notice interruption and the deadline. */
@@ -210,12 +273,11 @@ static int pump(struct run *r, int ms, struct vn_error *err)
 	double until = now_s() + ms / 1000.0;
 
 	do {
-		json_object *m = NULL;
+		struct vn_agent_event ev;
 		struct vn_error e = {0};
-		int rc = vn_agent_recv(r->a, 100, &m, &e);
+		int rc = vn_agent_exec_wait(r->a, 100, &ev, &e);
 		if (rc == 0) {
-			handle(r, m);
-			json_object_put(m);
+			handle(r, &ev);
 		} else if (rc != -ETIMEDOUT) {
 			*err = e;
 			return rc;
@@ -239,11 +301,23 @@ static int guest_sh(struct run *r, const char *script, char **out, struct vn_err
 	struct exec *e;
 	int rc;
 
+	double give_up = 0;
+
 	if ((rc = start_exec(r, EX_AUX, argv, &e, err)) < 0)
 		return rc;
-	while (!e->done)
+	/* Past the scenario's deadline (the command was killed) the guest has 10 s to say it ended. */
+	while (!e->done) {
 		if ((rc = pump(r, 100, err)) < 0)
 			return rc;
+		if (r->stop && !give_up)
+			give_up = now_s() + 10;
+		if (give_up && now_s() > give_up)
+			return vn_infra_error(err, -ETIMEDOUT, "%s: a guest command did not end after it was killed",
+					      vn_agent_guest(r->a));
+	}
+	if (e->buf_cut)
+		return vn_infra_error(err, -EMSGSIZE, "%s: a guest command printed more than %u MiB", vn_agent_guest(r->a),
+				      AUX_OUT_MAX >> 20);
 	if (e->status != 0) {
 		if (e->ebuf.len && e->ebuf.s[e->ebuf.len - 1] == '\n')
 			e->ebuf.s[--e->ebuf.len] = '\0';
@@ -780,6 +854,11 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	for (double until = now_s() + 5; !sampler->done && now_s() < until;)
 		if ((rc = pump(&r, 100, err)) < 0)
 			goto finish;
+	if (r.samples_cut) {
+		rc = vn_infra_error(err, -EMSGSIZE, "%s: samples.jsonl truncated: the sampler sent more than %u MiB, or a line over %u MiB",
+				    vn_agent_guest(r.a), SAMPLES_MAX >> 20, SAMPLE_LINE_MAX >> 20);
+		goto finish;
+	}
 	gather_step_data(&r);
 
 	if ((rc = vn_testbed_collect(r.a, after, err)) < 0)

@@ -526,12 +526,18 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s, char **out, struct vn_error *err)
 {
 	struct vn_strbuf so = VN_STRBUF_INIT, se = VN_STRBUF_INIT;
+	bool cut = false;
 	struct vn_agent_exec_opts o = {
 		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
-		.stdout_buf = &so, .stderr_buf = &se, .timeout_s = timeout_s,
+		.stdout_buf = &so, .stderr_buf = &se, .timeout_s = timeout_s, .truncated = &cut,
 	};
 	int status = -1;
 	int rc = vn_agent_exec(a, &o, &status, err);
+
+	/* Capped by the guest layer; whoever reads the output (dmesg in a snapshot) is told. */
+	if (cut)
+		vn_strbuf_printf(&so, "\n[vnuma: output of '%s' truncated at %u MiB]\n", argv[0],
+				 VN_AGENT_EXEC_BUF_MAX >> 20);
 
 	if (rc == 0 && status != 0)
 		rc = vn_infra_error(err, -EIO, "guest command '%s' exited with %d: %s", argv[0], status,

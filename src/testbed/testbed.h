@@ -136,5 +136,8 @@ int vn_topology_find(const char *arg, char **path, struct vn_error *err);
 /* The same, looking a NAME up in near_dir first (a scenario's ../topologies). */
 int vn_topology_find_near(const char *arg, const char *near_dir, char **path, struct vn_error *err);
 
-/* Run a command in the guest and collect stdout (exit code must be 0). */
+/*
+ * Run a command in the guest and collect stdout (exit code must be 0): at most
+ * VN_AGENT_EXEC_BUF_MAX bytes, then a line saying the output was truncated.
+ */
 int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s, char **out, struct vn_error *err);

@@ -5,6 +5,7 @@
 #include "guest/agent.h"
 
 #include "util/cleanup.h"
+#include "util/interrupt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -298,6 +299,24 @@ static void test_exec_forward_signal(void **state)
 	assert_int_equal(fwd_sig, 0);
 }
 
+/* vnuma exec forwards Ctrl-C itself: with &vn_interrupted as the flag it is sent, not an end of the wait. */
+static void test_exec_forward_interrupt(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	const char *const argv[] = {"/bin/sh", "-c", "exec sleep 10", NULL};
+	struct vn_agent_exec_opts o = {
+		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .timeout_s = 20,
+		.forward_signal = &vn_interrupted,
+	};
+	int status = -1;
+
+	vn_interrupted = SIGINT;
+	assert_int_equal(vn_agent_exec(f->a, &o, &status, &err), 0);
+	assert_int_equal(status, 128 + SIGINT);
+	assert_int_equal(vn_interrupted, 0);
+}
+
 static void test_read_proc(void **state)
 {
 	struct fixture *f = *state;
@@ -552,6 +571,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_missing_program, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_forward_signal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_forward_interrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_read_roundtrip, setup, teardown),

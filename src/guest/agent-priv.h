@@ -1,0 +1,61 @@
+/*
+ * Internals of the host side of the agent protocol, for the unit tests and
+ * the fuzz harness: the decoder that turns one line from the guest into a
+ * type-checked message. Nothing outside src/guest/ and tests/ includes this.
+ */
+#pragma once
+
+#include "guest/agent.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Longest line accepted while waiting for a reply that carries no file data
+ * (hello, write, poweroff, exec streams of at most 32 KiB and verdicts).
+ */
+#define VN_AGENT_LINE_MAX_SMALL (1u << 20)
+/* While waiting for a "read" reply: a whole file of VN_AGENT_READ_MAX bytes in base64. */
+#define VN_AGENT_LINE_MAX_READ (vn_base64_encoded_len(VN_AGENT_READ_MAX) + 65536)
+
+enum vn_agent_msg_kind {
+	VN_AGENT_MSG_STREAM = 1, /* has a "stream" key */
+	VN_AGENT_MSG_FINAL,      /* the one final reply to a request */
+};
+
+struct vn_agent_msg {
+	struct json_object *json; /* the whole object; owned */
+	bool has_id;              /* false: "id": null, the agent's answer to a line it could not parse */
+	int64_t id;
+	enum vn_agent_msg_kind kind;
+	/* VN_AGENT_MSG_STREAM */
+	enum vn_agent_event_kind stream; /* VN_AGENT_EV_STDOUT or VN_AGENT_EV_STDERR */
+	char *data;                      /* decoded "data", NUL-terminated; owned */
+	size_t len;
+	/* VN_AGENT_MSG_FINAL */
+	bool ok;
+	const char *error; /* "error" (borrowed from json), NULL when absent */
+	int guest_errno;   /* "errno", 0 when absent */
+	bool timed_out;
+	bool has_exit_code, has_signal;
+	int exit_code, signal;
+};
+
+/*
+ * Decodes one line (without its '\n'; need not be NUL-terminated). Returns 0
+ * with *m filled; 1 when the line is not a JSON object at all (console noise,
+ * or a line torn when a previous host disconnected: skipped); or, for an
+ * object that breaks the protocol, -EBADMSG as a VN_ERR_INFRA error that
+ * starts with guest (e.g. "guest 4node: malformed agent message: ...").
+ */
+int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct vn_agent_msg *m,
+			struct vn_error *err);
+void vn_agent_msg_clear(struct vn_agent_msg *m);
+
+/* Tests and the fuzz harness: make the next request ids predictable. */
+void vn_agent_set_next_id(struct vn_agent *a, int64_t id);
+/* Tests: how much memory the input buffer holds now (its capacity). */
+size_t vn_agent_buffer_size(const struct vn_agent *a);
+/* Tests and the fuzz harness: lower every line cap to max (0: the defaults). */
+void vn_agent_set_line_max(struct vn_agent *a, size_t max);
