@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -205,6 +206,52 @@ static void test_bad_options(void **state)
 	free(text);
 }
 
+/*
+ * A comm is whatever bytes a program chose: quotes, control characters and
+ * invalid UTF-8 still give a line json-c reads, with U+FFFD for the stray byte.
+ */
+static void test_odd_comm(void **state)
+{
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		prctl(PR_SET_NAME, "wl\"\x01\xff\\x", 0, 0, 0);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	char pidarg[32];
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)child);
+	char *argv[] = {"vnuma-sample", "--interval", "0.1", "--duration", "0.1", "--mem-every", "1000", "--pid", pidarg, NULL};
+	int rc;
+	char *text = run_sampler(argv, &rc);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(rc, 0);
+
+	struct vn_samples s;
+	struct vn_error err = {0};
+	if (vn_samples_parse(text, NULL, &s, &err) < 0)
+		fail_msg("%s: %s", err.msg, text);
+	assert_int_equal(s.n, 2);
+	const struct vn_sample_proc *p = vn_sample_proc_find(&s.v[0], child);
+	assert_non_null(p);
+	assert_string_equal(p->comm, "wl\"\x01\xef\xbf\xbd\\x");
+	assert_non_null(strstr(text, "\"comm\":\"wl\\\"\\u0001\\ufffd\\\\x\""));
+	/* --mem-every 1000: memory on sample 0 only. */
+	assert_true(p->have_mem);
+	assert_false(vn_sample_proc_find(&s.v[1], child)->have_mem);
+	vn_samples_free(&s);
+	free(text);
+}
+
 /* Two nodes; pid 100 has 1000 kB on node 0 and 3000 on node 1 and two of its three threads on node 1. */
 #define LINE(T, R0, R1)                                                                                          \
 	"{\"seq\":0,\"t\":" #T ",\"uptime\":12.5,\"vmstat\":{\"nr_free_pages\":10,\"numa_pages_migrated\":0},"     \
@@ -312,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_truncated_tail_and_empty),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_odd_comm),
 		cmocka_unit_test(test_sigterm_stops_cleanly),
 		cmocka_unit_test(test_real_sampler),
 	};
