@@ -521,6 +521,9 @@ static void test_bad_options(void **state)
 		{ "stream", { "extra-arg" }, "extra-arg", NULL },
 		{ "memfollow", { "--pattern", "zigzag" }, "--pattern", "zigzag" },
 		{ "memfollow", { "--move-to-node", "63" }, "--move-to-node", "'63'" },
+		/* The range is the model's (VN_MAX_NODES): 64 is a node id, only not one this host has. */
+		{ "memfollow", { "--move-to-node", "64" }, "--move-to-node", "'64' for --move-to-node: no such node" },
+		{ "memfollow", { "--move-to-node", "128" }, "--move-to-node", "'128' for --move-to-node: must be between 0 and 127" },
 		{ "memfollow", { "--size", "12Q" }, "--size", "12Q" },
 		{ "anon-cow-rand", { "--backing", "foo" }, "--backing", "foo" },
 		{ "anon-cow-rand", { "--procs", "-3" }, "--procs", "-3" },
