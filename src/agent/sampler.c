@@ -7,24 +7,20 @@
  * It runs every second in a 2-vCPU TCG guest beside the workloads it watches,
  * so it is libc only (static, like the agent), reads files with plain
  * open/read into reused buffers, and reports its own cost in every line.
+ * Its buffers, JSON writer, options and node map are the in-guest support
+ * library's (src/inguest), which the workloads use too.
  */
+#include "inguest/inguest.h"
+
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define MAX_CPUS 8192
-#define MAX_NODES 1024
-#define NODE_DIR "/sys/devices/system/node"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -33,227 +29,18 @@ static void on_stop(int sig)
 	stop_requested = sig;
 }
 
-static void oom(void)
-{
-	static const char msg[] = "vnuma-sample: out of memory\n";
-	ssize_t r = write(2, msg, sizeof(msg) - 1);
-	(void)r;
-	_exit(1);
-}
-
-struct buf {
-	char *s;
-	size_t len, cap;
-};
-
-static void buf_reserve(struct buf *b, size_t n)
-{
-	if (b->len + n + 1 <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + n + 1)
-		cap *= 2;
-	char *s = realloc(b->s, cap);
-	if (!s)
-		oom();
-	b->s = s;
-	b->cap = cap;
-}
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-	buf_reserve(b, n);
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void buf_str(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	buf_reserve(b, 64);
-	va_start(ap, fmt);
-	int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= b->cap - b->len) {
-		buf_reserve(b, (size_t)n);
-		va_start(ap, fmt);
-		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-	}
-	b->len += (size_t)n;
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-	if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/*
- * A task's comm is any bytes a program chose (prctl, argv[0]), so it may hold
- * quotes, control characters or invalid UTF-8; each stray byte becomes
- * \u00XX so the line stays valid JSON for every consumer.
- */
-static void buf_json_str(struct buf *b, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	buf_add(b, "\"", 1);
-	for (size_t i = 0; i < n;) {
-		unsigned char c = u[i];
-		size_t l;
-		if (c == '"' || c == '\\') {
-			char e[2] = {'\\', (char)c};
-			buf_add(b, e, 2);
-			i++;
-		} else if (c < 0x20 || !(l = utf8_len(u + i, n - i))) {
-			buf_printf(b, "\\u%04x", c);
-			i++;
-		} else {
-			buf_add(b, s + i, l);
-			i += l;
-		}
-	}
-	buf_add(b, "\"", 1);
-}
-
-/* Whole file into b (reset first). Returns 0 or -errno. */
-static int read_file(const char *path, struct buf *b)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	b->len = 0;
-	buf_reserve(b, 4096);
-	b->s[0] = '\0';
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		buf_reserve(b, 4096);
-		ssize_t r = read(fd, b->s + b->len, b->cap - b->len - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = -errno;
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		b->len += (size_t)r;
-	}
-	b->s[b->len] = '\0';
-	close(fd);
-	return 0;
-}
-
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- topology, read once ---- */
 
-static int nnodes;              /* online nodes */
-static int node_ids[MAX_NODES]; /* their ids, ascending */
-static int node_limit;          /* highest node id + 1 */
-static short cpu_node[MAX_CPUS];
+static struct ig_topo topo;
+static int nnodes;                 /* online nodes */
+static int node_ids[VN_MAX_NODES]; /* their ids, ascending */
 
-/* Kernel cpulist ("0-3,8,10-11"); calls fn for every member below limit. */
-static void cpulist_each(const char *s, int limit, void (*fn)(int, void *), void *arg)
+static void topology_read(void)
 {
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
-		if (end == s)
-			return;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			s = end;
-		}
-		for (long i = a; i <= b && i < limit; i++)
-			if (i >= 0)
-				fn((int)i, arg);
-		if (*s == ',')
-			s++;
-		else
-			break;
-	}
-}
-
-static void add_node(int n, void *arg)
-{
-	if (nnodes < MAX_NODES)
-		node_ids[nnodes++] = n;
-}
-
-static void set_cpu_node(int cpu, void *arg)
-{
-	cpu_node[cpu] = (short)*(int *)arg;
-}
-
-static void topology_read(struct buf *b)
-{
-	char path[128];
-
-	if (read_file(NODE_DIR "/online", b) < 0) {
-		/* No NUMA in this kernel: everything is node 0. */
-		nnodes = 1;
-		node_ids[0] = 0;
-		node_limit = 1;
-		return;
-	}
-	for (int c = 0; c < MAX_CPUS; c++)
-		cpu_node[c] = -1;
-	cpulist_each(b->s, MAX_NODES, add_node, NULL);
-	for (int i = 0; i < nnodes; i++) {
-		int n = node_ids[i];
-		node_limit = n + 1;
-		snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", n);
-		if (read_file(path, b) == 0)
-			cpulist_each(b->s, MAX_CPUS, set_cpu_node, &n);
-	}
-}
-
-static int node_of_cpu(long cpu)
-{
-	return cpu >= 0 && cpu < MAX_CPUS ? cpu_node[cpu] : -1;
+	ig_topo_load(&topo);
+	for (int n = 0; n < topo.nr_nodes; n++)
+		if (topo.online[n])
+			node_ids[nnodes++] = n;
 }
 
 /* ---- counters ---- */
@@ -276,11 +63,9 @@ static bool is_int(const char *s, size_t n)
  * lines as JSON members; kB values get a _kB suffix, as vn_metrics_parse_kv()
  * names them, so host code reads samples and snapshots alike.
  */
-static void emit_kv(struct buf *out, const char *text)
+static void emit_kv(struct ig_json *out, const char *name, const char *text)
 {
-	bool first = true;
-
-	buf_add(out, "{", 1);
+	ig_json_obj_begin(out, name);
 	for (const char *line = text; *line;) {
 		const char *eol = strchr(line, '\n');
 		const char *end = eol ? eol : line + strlen(line);
@@ -304,23 +89,28 @@ static void emit_kv(struct buf *out, const char *text)
 		while (p < end && *p != ' ')
 			p++;
 		size_t vlen = (size_t)(p - val);
-		if (!klen || !vlen || !is_int(val, vlen))
+		/* The kernel's names are short identifiers; a line that is not one is skipped. */
+		char k[128];
+		if (!klen || klen > sizeof(k) - 4 || !vlen || !is_int(val, vlen))
 			continue;
 		while (p < end && *p == ' ')
 			p++;
 		bool kb = end - p >= 2 && memcmp(p, "kB", 2) == 0;
 
-		if (!first)
-			buf_add(out, ",", 1);
-		first = false;
-		buf_add(out, "\"", 1);
-		buf_add(out, key, klen);
-		if (kb)
-			buf_add(out, "_kB", 3);
-		buf_add(out, "\":", 2);
-		buf_add(out, val, vlen);
+		memcpy(k, key, klen);
+		strcpy(k + klen, kb ? "_kB" : "");
+		errno = 0;
+		if (val[0] == '-') {
+			long long v = strtoll(val, NULL, 10);
+			if (!errno)
+				ig_json_int(out, k, v);
+		} else {
+			unsigned long long v = strtoull(val, NULL, 10);
+			if (!errno)
+				ig_json_uint(out, k, v);
+		}
 	}
-	buf_add(out, "}", 1);
+	ig_json_obj_end(out);
 }
 
 /* ---- processes ---- */
@@ -397,7 +187,7 @@ static bool is_wanted(const struct proc *p)
 }
 
 /* One pass over /proc/[0-9]*\/stat, then workload membership by ppid closure. */
-static void procs_scan(struct buf *b)
+static void procs_scan(struct ig_buf *b)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -413,7 +203,7 @@ static void procs_scan(struct buf *b)
 		if (*end || pid <= 0 || pid == self)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		if (read_file(path, b) < 0)
+		if (ig_read_file(path, b) < 0)
 			continue; /* exited since readdir */
 		char *comm, *f[2];
 		size_t comm_len;
@@ -423,7 +213,7 @@ static void procs_scan(struct buf *b)
 			procs_cap = procs_cap ? 2 * procs_cap : 256;
 			procs = realloc(procs, procs_cap * sizeof(*procs));
 			if (!procs)
-				oom();
+				ig_oom("process table");
 		}
 		struct proc *p = &procs[nprocs++];
 		p->pid = (int)pid;
@@ -450,21 +240,21 @@ static void procs_scan(struct buf *b)
 	}
 }
 
-static uint64_t mem_kb[MAX_NODES];
-static uint64_t line_pages[MAX_NODES];
+static uint64_t mem_kb[VN_MAX_NODES];
+static uint64_t line_pages[VN_MAX_NODES];
 
 /*
  * numa_maps: every mapping line has N<node>=<pages> fields, counted in the
  * mapping's own page size (kernelpagesize_kB, which follows them on the line:
  * 2048 for hugetlb), so sum per line and scale at the end of it.
  */
-static int read_numa_maps(int pid, struct buf *b)
+static int read_numa_maps(int pid, struct ig_buf *b)
 {
 	char path[64];
 
-	memset(mem_kb, 0, sizeof(mem_kb[0]) * (size_t)node_limit);
+	memset(mem_kb, 0, sizeof(mem_kb[0]) * (size_t)topo.nr_nodes);
 	snprintf(path, sizeof(path), "/proc/%d/numa_maps", pid);
-	int r = read_file(path, b);
+	int r = ig_read_file(path, b);
 	if (r < 0)
 		return r;
 	for (char *line = b->s; *line;) {
@@ -482,9 +272,9 @@ static int read_numa_maps(int pid, struct buf *b)
 			if (t[0] == 'N' && t[1] >= '0' && t[1] <= '9') {
 				char *e;
 				unsigned long n = strtoul(t + 1, &e, 10);
-				if (*e == '=' && n < (unsigned long)node_limit) {
+				if (*e == '=' && n < (unsigned long)topo.nr_nodes) {
 					if (!any)
-						memset(line_pages, 0, sizeof(line_pages[0]) * (size_t)node_limit);
+						memset(line_pages, 0, sizeof(line_pages[0]) * (size_t)topo.nr_nodes);
 					any = true;
 					line_pages[n] += strtoull(e + 1, NULL, 10);
 				}
@@ -494,7 +284,7 @@ static int read_numa_maps(int pid, struct buf *b)
 			t = te;
 		}
 		if (any)
-			for (int n = 0; n < node_limit; n++)
+			for (int n = 0; n < topo.nr_nodes; n++)
 				mem_kb[n] += line_pages[n] * ps_kb;
 		if (!eol)
 			break;
@@ -503,10 +293,10 @@ static int read_numa_maps(int pid, struct buf *b)
 	return 0;
 }
 
-static unsigned running[MAX_NODES];
+static unsigned running[VN_MAX_NODES];
 
-/* Appends ,"threads":[...]; returns how many threads it found. */
-static int emit_threads(struct buf *out, int pid, struct buf *b)
+/* Adds "threads":[...]; returns how many threads it found. */
+static int emit_threads(struct ig_json *out, int pid, struct ig_buf *b)
 {
 	char path[96];
 	DIR *d;
@@ -517,226 +307,174 @@ static int emit_threads(struct buf *out, int pid, struct buf *b)
 	d = opendir(path);
 	if (!d)
 		return 0;
-	buf_str(out, ",\"threads\":[");
+	ig_json_arr_begin(out, "threads");
 	while ((de = readdir(d))) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
 		if (*end || tid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", pid, tid);
-		if (read_file(path, b) < 0)
+		if (ig_read_file(path, b) < 0)
 			continue;
 		char *f[37];
 		/* f[0] is field 3 (state), so field 39 (processor) is f[36]. */
 		if (stat_fields(b->s, NULL, NULL, f, 37) < 37)
 			continue;
 		long cpu = strtol(f[36], NULL, 10);
-		int node = node_of_cpu(cpu);
+		int node = cpu >= INT32_MIN && cpu <= INT32_MAX ? ig_topo_node_of_cpu(&topo, (int)cpu) : -1;
 		char state = f[0][0];
 		if (state == 'R' && node >= 0)
 			running[node]++;
-		buf_printf(out, "%s{\"tid\":%ld,\"cpu\":%ld,\"node\":%d,\"state\":", n ? "," : "", tid, cpu, node);
-		buf_json_str(out, &state, 1);
-		buf_add(out, "}", 1);
+		ig_json_obj_begin(out, NULL);
+		ig_json_int(out, "tid", tid);
+		ig_json_int(out, "cpu", cpu);
+		ig_json_int(out, "node", node);
+		ig_json_str_n(out, "state", &state, 1);
+		ig_json_obj_end(out);
 		n++;
 	}
 	closedir(d);
-	buf_add(out, "]", 1);
+	ig_json_arr_end(out);
 	return n;
 }
 
 /* numa_maps walks every page table entry of the process, which dominates a sample's cost with big workloads. */
 static unsigned long mem_every = 1;
 
-static void emit_procs(struct buf *out, struct buf *b, bool with_mem)
+static void emit_procs(struct ig_json *out, struct ig_buf *b, bool with_mem)
 {
-	int emitted = 0;
-
-	buf_str(out, ",\"procs\":[");
+	ig_json_arr_begin(out, "procs");
 	for (size_t i = 0; i < nprocs; i++) {
 		const struct proc *p = &procs[i];
 		if (!p->wl)
 			continue;
-		size_t mark = out->len;
-		buf_printf(out, "%s{\"pid\":%d,\"comm\":", emitted ? "," : "", p->pid);
-		buf_json_str(out, p->comm, p->comm_len);
+		struct ig_json_mark mark = ig_json_mark(out);
+		ig_json_obj_begin(out, NULL);
+		ig_json_int(out, "pid", p->pid);
+		ig_json_str_n(out, "comm", p->comm, p->comm_len);
 		/* Absent, not zero, when not read: zero would claim the memory left every node. */
 		if (with_mem && read_numa_maps(p->pid, b) == 0) {
-			buf_str(out, ",\"mem_kb_per_node\":{");
-			for (int k = 0; k < nnodes; k++)
-				buf_printf(out, "%s\"%d\":%llu", k ? "," : "", node_ids[k],
-					   (unsigned long long)mem_kb[node_ids[k]]);
-			buf_add(out, "}", 1);
+			char k[16];
+			ig_json_obj_begin(out, "mem_kb_per_node");
+			for (int n = 0; n < nnodes; n++) {
+				snprintf(k, sizeof(k), "%d", node_ids[n]);
+				ig_json_uint(out, k, mem_kb[node_ids[n]]);
+			}
+			ig_json_obj_end(out);
 		}
 		/* A process that exited between the scan and now has no threads left. */
 		if (emit_threads(out, p->pid, b) == 0) {
-			out->len = mark;
-			out->s[mark] = '\0';
+			ig_json_rewind(out, mark);
 			continue;
 		}
-		buf_add(out, "}", 1);
-		emitted++;
+		ig_json_obj_end(out);
 	}
-	buf_add(out, "]", 1);
+	ig_json_arr_end(out);
 }
 
 /* ---- one sample ---- */
 
-static void emit_sample(struct buf *out, struct buf *b, unsigned long seq, double t0)
+static void emit_sample(struct ig_json *out, struct ig_buf *b, unsigned long seq, double t0)
 {
-	char path[128];
-	double wall0 = now(CLOCK_MONOTONIC);
-	double cpu0 = now(CLOCK_PROCESS_CPUTIME_ID);
+	char path[128], k[16];
+	double wall0 = ig_now();
+	double cpu0 = ig_process_cpu_time();
 
-	out->len = 0;
-	buf_printf(out, "{\"seq\":%lu,\"t\":%.6f", seq, wall0 - t0);
+	ig_json_reset(out);
+	ig_json_obj_begin(out, NULL);
+	ig_json_uint(out, "seq", seq);
+	ig_json_fixed(out, "t", wall0 - t0, 6);
 
-	if (read_file("/proc/uptime", b) == 0) {
+	/* "12345.67 23456.78": seconds with two decimals, as the kernel prints them. */
+	if (ig_read_file("/proc/uptime", b) == 0) {
 		size_t n = strcspn(b->s, " \n");
-		if (n && strspn(b->s, "0123456789.") == n) {
-			buf_str(out, ",\"uptime\":");
-			buf_add(out, b->s, n);
-		}
+		if (n && strspn(b->s, "0123456789.") == n)
+			ig_json_fixed(out, "uptime", strtod(b->s, NULL), 2);
 	}
 
-	buf_str(out, ",\"vmstat\":");
-	read_file("/proc/vmstat", b);
-	emit_kv(out, b->s);
+	ig_read_file("/proc/vmstat", b);
+	emit_kv(out, "vmstat", b->s);
 
-	buf_str(out, ",\"nodes\":[");
+	ig_json_arr_begin(out, "nodes");
 	for (int i = 0; i < nnodes; i++) {
 		int n = node_ids[i];
-		buf_printf(out, "%s{\"node\":%d,\"numastat\":", i ? "," : "", n);
-		snprintf(path, sizeof(path), NODE_DIR "/node%d/numastat", n);
-		read_file(path, b);
-		emit_kv(out, b->s);
-		buf_str(out, ",\"meminfo\":");
-		snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", n);
-		read_file(path, b);
-		emit_kv(out, b->s);
-		buf_add(out, "}", 1);
+		ig_json_obj_begin(out, NULL);
+		ig_json_int(out, "node", n);
+		snprintf(path, sizeof(path), IG_NODE_DIR "/node%d/numastat", n);
+		ig_read_file(path, b);
+		emit_kv(out, "numastat", b->s);
+		snprintf(path, sizeof(path), IG_NODE_DIR "/node%d/meminfo", n);
+		ig_read_file(path, b);
+		emit_kv(out, "meminfo", b->s);
+		ig_json_obj_end(out);
 	}
-	buf_add(out, "]", 1);
+	ig_json_arr_end(out);
 
-	memset(running, 0, sizeof(running[0]) * (size_t)node_limit);
+	memset(running, 0, sizeof(running[0]) * (size_t)topo.nr_nodes);
 	procs_scan(b);
 	emit_procs(out, b, seq % mem_every == 0);
 
-	buf_str(out, ",\"running_per_node\":{");
-	for (int i = 0; i < nnodes; i++)
-		buf_printf(out, "%s\"%d\":%u", i ? "," : "", node_ids[i], running[node_ids[i]]);
-	buf_add(out, "}", 1);
+	ig_json_obj_begin(out, "running_per_node");
+	for (int i = 0; i < nnodes; i++) {
+		snprintf(k, sizeof(k), "%d", node_ids[i]);
+		ig_json_uint(out, k, running[node_ids[i]]);
+	}
+	ig_json_obj_end(out);
 
 	/* Measured last so that it covers everything but formatting these two numbers and the write. */
-	double cpu = now(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-	double wall = now(CLOCK_MONOTONIC) - wall0;
-	buf_printf(out, ",\"cost\":{\"cpu_s\":%.6f,\"wall_s\":%.6f}}\n", cpu, wall);
+	double cpu = ig_process_cpu_time() - cpu0;
+	double wall = ig_now() - wall0;
+	ig_json_obj_begin(out, "cost");
+	ig_json_fixed(out, "cpu_s", cpu, 6);
+	ig_json_fixed(out, "wall_s", wall, 6);
+	ig_json_obj_end(out);
+	ig_json_obj_end(out);
 }
 
-/* One write() per line, so a reader never sees half a sample unless we die mid-write. */
-static int write_all(const char *s, size_t n)
-{
-	while (n) {
-		ssize_t r = write(1, s, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static void usage(FILE *f)
+static void usage(void)
 {
 	fputs("usage: vnuma-sample [--interval S] [--duration S] [--match PREFIX]... [--pid N]... [--mem-every N]\n"
 	      "  Prints one JSON line per sample on stdout (see docs/sampling.md).\n"
-	      "  --interval S   seconds between samples (default 1)\n"
+	      "  --interval S   seconds between samples (default 1; 250ms, 1.5s, 2m also)\n"
 	      "  --duration S   stop after S seconds (default 0: until SIGTERM/SIGINT)\n"
 	      "  --match P      workload processes: comm starts with P (repeatable)\n"
 	      "  --pid N        workload process N and its descendants (repeatable)\n"
 	      "  --mem-every N  read per-process memory (numa_maps) every Nth sample only (default 1)\n"
 	      "  Without --match and --pid, processes whose comm starts with 'vnuma-wl-' are watched.\n",
-	      f);
+	      stdout);
 }
 
-static bool parse_seconds(const char *s, double *out)
+static void add_match(const struct ig_opt *opt, const char *val)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0) || v > 1e9)
-		return false;
-	*out = v;
-	return true;
+	match_prefixes[nmatch++] = (char *)val;
+}
+
+static void add_pid(const struct ig_opt *opt, const char *val)
+{
+	want_pids[nwant++] = (int)ig_opt_uint(opt->name, val, 1, INT32_MAX);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"interval", required_argument, NULL, 'i'}, {"duration", required_argument, NULL, 'd'},
-		{"match", required_argument, NULL, 'm'},    {"pid", required_argument, NULL, 'p'},
-		{"mem-every", required_argument, NULL, 'M'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	double interval = 1, duration = 0;
-	int c;
+	uint64_t every = 1;
+	const struct ig_opt opts[] = {
+		{ "interval", IG_OPT_SECONDS, .dst = &interval, .min_s = 0.001, .short_name = 'i' },
+		{ "duration", IG_OPT_SECONDS, .dst = &duration, .min_s = 0, .short_name = 'd' },
+		{ "match", IG_OPT_CALL, .dst = NULL, .call = add_match, .short_name = 'm' },
+		{ "pid", IG_OPT_CALL, .dst = NULL, .call = add_pid, .short_name = 'p' },
+		{ "mem-every", IG_OPT_U64, .dst = &every, .min = 1, .max = ULONG_MAX },
+		{ 0 }
+	};
 
+	ig_init("vnuma-sample");
+	/* Each repeatable option takes at least one argument: argc bounds them. */
 	match_prefixes = calloc((size_t)argc + 1, sizeof(*match_prefixes));
 	want_pids = calloc((size_t)argc + 1, sizeof(*want_pids));
 	if (!match_prefixes || !want_pids)
-		oom();
-	while ((c = getopt_long(argc, argv, "i:d:m:p:h", opts, NULL)) != -1) {
-		char *end;
-		long v;
-		switch (c) {
-		case 'i':
-			if (!parse_seconds(optarg, &interval) || interval < 0.001) {
-				fprintf(stderr, "vnuma-sample: --interval: want seconds >= 0.001, got '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'd':
-			if (!parse_seconds(optarg, &duration)) {
-				fprintf(stderr, "vnuma-sample: --duration: want seconds >= 0, got '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-			match_prefixes[nmatch++] = optarg;
-			break;
-		case 'p':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v <= 0 || v > INT32_MAX) {
-				fprintf(stderr, "vnuma-sample: --pid: want a process id, got '%s'\n", optarg);
-				return 2;
-			}
-			want_pids[nwant++] = (int)v;
-			break;
-		case 'M':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1) {
-				fprintf(stderr, "vnuma-sample: --mem-every: want a count >= 1, got '%s'\n", optarg);
-				return 2;
-			}
-			mem_every = (unsigned long)v;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "vnuma-sample: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+		ig_oom("option lists");
+	ig_opts_parse(argc, argv, opts, usage);
+	mem_every = (unsigned long)every;
 	if (!nmatch && !nwant)
 		match_prefixes[nmatch++] = "vnuma-wl-";
 
@@ -747,26 +485,27 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	struct buf out = {0}, scratch = {0};
-	topology_read(&scratch);
+	struct ig_json out;
+	struct ig_buf scratch = {0};
+	ig_json_init(&out);
+	topology_read();
 
-	double t0 = now(CLOCK_MONOTONIC);
+	double t0 = ig_now();
 	for (unsigned long seq = 0; !stop_requested; seq++) {
 		emit_sample(&out, &scratch, seq, t0);
-		int r = write_all(out.s, out.len);
+		/* One write() per line, so a reader never sees half a sample unless we die mid-write. */
+		int r = ig_json_print(&out);
 		if (r == -EPIPE)
 			return 0; /* the reader is gone: nothing left to sample for */
-		if (r < 0) {
-			fprintf(stderr, "vnuma-sample: write: %s\n", strerror(-r));
-			return 1;
-		}
+		if (r < 0)
+			ig_die(1, -r, "write");
 
 		/*
 		 * Deadlines are multiples of the interval from the start, so the
 		 * cadence does not drift; a sample that overran skips the
 		 * deadlines it missed rather than bursting to catch up.
 		 */
-		double elapsed = now(CLOCK_MONOTONIC) - t0;
+		double elapsed = ig_now() - t0;
 		double k = (double)(unsigned long)(elapsed / interval) + 1;
 		if ((double)(seq + 1) > k)
 			k = (double)(seq + 1);
@@ -780,7 +519,7 @@ int main(int argc, char **argv)
 		while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 	}
-	free(out.s);
-	free(scratch.s);
+	ig_json_free(&out);
+	ig_buf_free(&scratch);
 	return 0;
 }

@@ -8,11 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "topology/limits.h" /* VN_MAX_NODES */
 #include "util/error.h"
 #include "util/parse.h"
 
-/* QEMU's MAX_NODES (include/sysemu/numa.h) is 128. */
-#define VN_MAX_NODES 128
 /* SLIT: 10 local, 255 "unreachable". */
 #define VN_DISTANCE_LOCAL 10
 #define VN_DISTANCE_UNREACHABLE 255

@@ -9,10 +9,9 @@
  * faults and the mTHP/hugetlb NUMA-balancing paths get exercised.
  * Reports total and per-child throughput.
  */
-#include "common.h"
+#include "inguest/inguest.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +29,7 @@ static const char *const backing_names[] = { "none", "thp", "hugetlb" };
 
 struct opts {
 	uint64_t size;
-	enum backing backing;
+	int backing; /* enum backing */
 	int procs;
 	double duration;
 	const char *pidfile;
@@ -57,41 +56,21 @@ static void usage(void)
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "backing", required_argument, NULL, 'b' },
-		{ "procs", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "pidfile", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
+	static const struct ig_opt_choice backings[] = {
+		{ "none", B_NONE }, { "4k", B_NONE }, { "thp", B_THP }, { "hugetlb", B_HUGETLB }, { NULL }
+	};
+	const struct ig_opt opts[] = {
+		{ "size", IG_OPT_SIZE, .dst = &o->size },
+		{ "backing", IG_OPT_CHOICE, .dst = &o->backing, .choices = backings,
+		  .why = "expected none, thp or hugetlb" },
+		{ "procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096 },
+		{ "duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001 },
+		{ "pidfile", IG_OPT_STRING, .dst = &o->pidfile },
 		{ 0 }
 	};
-	int c;
 
 	*o = (struct opts){ .size = 64ULL << 20, .backing = B_NONE, .procs = 1, .duration = 10 };
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 's': o->size = wl_opt_size("size", optarg); break;
-		case 'b':
-			if (!strcmp(optarg, "none") || !strcmp(optarg, "4k"))
-				o->backing = B_NONE;
-			else if (!strcmp(optarg, "thp"))
-				o->backing = B_THP;
-			else if (!strcmp(optarg, "hugetlb"))
-				o->backing = B_HUGETLB;
-			else
-				wl_bad_option("backing", optarg, "expected none, thp or hugetlb");
-			break;
-		case 'p': o->procs = (int)wl_opt_uint("procs", optarg, 1, 4096); break;
-		case 'd': o->duration = wl_opt_seconds("duration", optarg, 0.001); break;
-		case 'P': o->pidfile = optarg; break;
-		case 'h': usage(); exit(0);
-		default: wl_unknown_option(argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		wl_unknown_option(argv[optind]);
+	ig_opts_parse(argc, argv, opts, usage);
 }
 
 static void on_sigbus(int sig)
@@ -99,36 +78,48 @@ static void on_sigbus(int sig)
 	static const char msg[] = "vnuma-wl-anon-cow-rand: SIGBUS in a child: no huge page left for a copy-on-write copy\n";
 	ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	(void)r;
-	_exit(WL_EXIT_ENV);
+	_exit(IG_EXIT_ENV);
 }
 
-static void child(const struct opts *o, struct wl_team *team, struct child_result *r, uint64_t *area,
-		  size_t len, int idx)
+/* What every child writes into: the parent's filled area. */
+struct area {
+	const struct opts *o;
+	uint64_t *p;
+	size_t len;
+};
+
+/* A child of the team: random copy-on-write writes into the parent's area. */
+static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 {
-	uint64_t seed = wl_seed((uint64_t)idx + 1), ops = 0, words = len / sizeof(uint64_t);
+	const struct area *a = ctx;
+	const struct opts *o = a->o;
+	struct child_result *r = result;
+	uint64_t *area = a->p;
+	size_t len = a->len;
+	uint64_t seed = ig_seed((uint64_t)idx + 1), ops = 0, words = len / sizeof(uint64_t);
 	struct rusage ru0, ru1;
 	double t0, now;
 
 	signal(SIGBUS, on_sigbus);
 	r->pid = getpid();
-	wl_team_ready(team);
-	wl_getcpu(NULL, &r->start_node);
+	ig_team_ready(team);
+	ig_getcpu(NULL, &r->start_node);
 	getrusage(RUSAGE_SELF, &ru0);
-	t0 = wl_now();
+	t0 = ig_now();
 	do {
 		for (int k = 0; k < 4096; k++) {
-			uint64_t x = wl_rand_next(&seed);
+			uint64_t x = ig_rand_next(&seed);
 			area[x % words] = x;
 		}
 		ops += 4096;
-		now = wl_now() - t0;
+		now = ig_now() - t0;
 	} while (now < o->duration);
 	getrusage(RUSAGE_SELF, &ru1);
 	r->ops = ops;
 	r->elapsed = now;
 	r->minflt = ru1.ru_minflt - ru0.ru_minflt;
 	r->majflt = ru1.ru_majflt - ru0.ru_majflt;
-	wl_getcpu(&r->cpu, &r->node);
+	ig_getcpu(&r->cpu, &r->node);
 	_exit(0);
 }
 
@@ -150,10 +141,9 @@ static void thp_mode(char *buf, size_t size)
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct wl_topo topo;
-	struct wl_team team;
+	struct ig_topo topo;
 	struct child_result *res;
-	struct wl_json j;
+	struct ig_json j;
 	size_t len, page_size = 4096;
 	uint64_t *area;
 	long long huge_kb = 0, huge_bytes = 0;
@@ -161,57 +151,51 @@ int main(int argc, char **argv)
 	int failed;
 	char thp[32] = "";
 
-	wl_init("vnuma-wl-anon-cow-rand");
+	ig_init("vnuma-wl-anon-cow-rand");
 	parse(argc, argv, &o);
-	wl_topo_load(&topo);
+	ig_topo_load(&topo);
 
 	if (o.backing == B_HUGETLB) {
-		long long hp = wl_meminfo_value("/proc/meminfo", "Hugepagesize");
-		long long free_pages = wl_meminfo_value("/proc/meminfo", "HugePages_Free");
+		long long hp = ig_meminfo_value("/proc/meminfo", "Hugepagesize");
+		long long free_pages = ig_meminfo_value("/proc/meminfo", "HugePages_Free");
 		size_t need;
 
 		if (hp <= 0)
-			wl_die(WL_EXIT_ENV, 0, "hugetlb: the kernel has no huge page support (no Hugepagesize in /proc/meminfo)");
+			ig_die(IG_EXIT_ENV, 0, "hugetlb: the kernel has no huge page support (no Hugepagesize in /proc/meminfo)");
 		page_size = (size_t)hp * 1024;
 		len = (o.size + page_size - 1) / page_size * page_size;
 		need = len / page_size * (size_t)(o.procs + 1);
 		if (free_pages < 0 || (size_t)free_pages < need)
-			wl_die(WL_EXIT_ENV, 0,
+			ig_die(IG_EXIT_ENV, 0,
 			       "hugetlb: need %zu free huge pages of %lld kB (%zu for the area + one copy per child x %d), "
 			       "HugePages_Free is %lld; reserve them with sysctl vm.nr_hugepages=N or "
 			       "/sys/devices/system/node/nodeN/hugepages/hugepages-%lldkB/nr_hugepages",
 			       need, hp, len / page_size, o.procs, free_pages, hp);
 		area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 		if (area == MAP_FAILED)
-			wl_die(WL_EXIT_ENV, errno, "hugetlb: mmap of %zu bytes with MAP_HUGETLB failed", len);
+			ig_die(IG_EXIT_ENV, errno, "hugetlb: mmap of %zu bytes with MAP_HUGETLB failed", len);
 		huge_bytes = (long long)len;
 	} else {
 		len = (o.size + 4095) & ~(size_t)4095;
-		area = wl_map_anon(len, o.backing == B_THP);
+		area = ig_map_anon(len, o.backing == B_THP);
 		if (!area)
-			wl_die(WL_EXIT_ENV, errno, "mmap of %zu bytes failed", len);
+			ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes failed", len);
 		thp_mode(thp, sizeof(thp));
 	}
 
-	t0 = wl_now();
+	t0 = ig_now();
 	memset(area, 0x5a, len);
-	fill_s = wl_now() - t0;
+	fill_s = ig_now() - t0;
 	if (o.backing != B_HUGETLB) {
-		huge_kb = wl_meminfo_value("/proc/self/smaps_rollup", "AnonHugePages");
+		huge_kb = ig_meminfo_value("/proc/self/smaps_rollup", "AnonHugePages");
 		huge_bytes = huge_kb > 0 ? huge_kb * 1024 : 0;
 	}
 
-	res = wl_map_shared(sizeof(*res) * (size_t)o.procs);
-	wl_team_init(&team, o.procs);
-	for (int i = 0; i < o.procs; i++)
-		if (wl_team_fork(&team, i) == 0)
-			child(&o, &team, &res[i], area, len, i);
-	wl_team_go(&team, o.pidfile);
-	t0 = wl_now();
-	failed = wl_team_wait(&team);
-	elapsed = wl_now() - t0;
+	res = ig_map_shared(sizeof(*res) * (size_t)o.procs);
+	elapsed = ig_team_run(o.procs, o.pidfile, child, &(struct area){ &o, area, len }, res,
+			      sizeof(*res), &failed);
 	if (failed)
-		wl_die(WL_EXIT_ENV, 0, "%d of %d children failed%s", failed, o.procs,
+		ig_die(IG_EXIT_ENV, 0, "%d of %d children failed%s", failed, o.procs,
 		       o.backing == B_HUGETLB ? " (hugetlb: probably out of huge pages for copy-on-write)" : "");
 
 	uint64_t ops = 0;
@@ -222,41 +206,41 @@ int main(int argc, char **argv)
 			ops_s += (double)res[i].ops / res[i].elapsed;
 	}
 
-	wl_json_init(&j);
-	wl_json_obj_begin(&j, NULL);
-	wl_json_header(&j, "anon-cow-rand", &topo);
-	wl_json_str(&j, "backing", backing_names[o.backing]);
+	ig_json_init(&j);
+	ig_json_obj_begin(&j, NULL);
+	ig_json_header(&j, "anon-cow-rand", &topo);
+	ig_json_str(&j, "backing", backing_names[o.backing]);
 	if (o.backing != B_HUGETLB)
-		wl_json_str(&j, "thp_enabled", thp);
-	wl_json_uint(&j, "size_bytes", len);
-	wl_json_uint(&j, "page_size", page_size);
-	wl_json_int(&j, "huge_bytes", huge_bytes);
-	wl_json_int(&j, "procs", o.procs);
-	wl_json_double(&j, "duration_s", o.duration);
-	wl_json_double(&j, "elapsed_s", elapsed);
-	wl_json_double(&j, "fill_s", fill_s);
-	wl_json_uint(&j, "ops_total", ops);
-	wl_json_double(&j, "ops_per_s", ops_s);
-	wl_json_double(&j, "bytes_per_s", ops_s * 8);
-	wl_json_arr_begin(&j, "children");
+		ig_json_str(&j, "thp_enabled", thp);
+	ig_json_uint(&j, "size_bytes", len);
+	ig_json_uint(&j, "page_size", page_size);
+	ig_json_int(&j, "huge_bytes", huge_bytes);
+	ig_json_int(&j, "procs", o.procs);
+	ig_json_double(&j, "duration_s", o.duration);
+	ig_json_double(&j, "elapsed_s", elapsed);
+	ig_json_double(&j, "fill_s", fill_s);
+	ig_json_uint(&j, "ops_total", ops);
+	ig_json_double(&j, "ops_per_s", ops_s);
+	ig_json_double(&j, "bytes_per_s", ops_s * 8);
+	ig_json_arr_begin(&j, "children");
 	for (int i = 0; i < o.procs; i++) {
 		struct child_result *r = &res[i];
 
-		wl_json_obj_begin(&j, NULL);
-		wl_json_int(&j, "pid", r->pid);
-		wl_json_uint(&j, "ops", r->ops);
-		wl_json_double(&j, "elapsed_s", r->elapsed);
-		wl_json_double(&j, "ops_per_s", r->elapsed > 0 ? (double)r->ops / r->elapsed : 0);
-		wl_json_int(&j, "minflt", r->minflt);
-		wl_json_int(&j, "majflt", r->majflt);
-		wl_json_int(&j, "start_node", r->start_node);
-		wl_json_int(&j, "cpu", r->cpu);
-		wl_json_int(&j, "node", r->node);
-		wl_json_obj_end(&j);
+		ig_json_obj_begin(&j, NULL);
+		ig_json_int(&j, "pid", r->pid);
+		ig_json_uint(&j, "ops", r->ops);
+		ig_json_double(&j, "elapsed_s", r->elapsed);
+		ig_json_double(&j, "ops_per_s", r->elapsed > 0 ? (double)r->ops / r->elapsed : 0);
+		ig_json_int(&j, "minflt", r->minflt);
+		ig_json_int(&j, "majflt", r->majflt);
+		ig_json_int(&j, "start_node", r->start_node);
+		ig_json_int(&j, "cpu", r->cpu);
+		ig_json_int(&j, "node", r->node);
+		ig_json_obj_end(&j);
 	}
-	wl_json_arr_end(&j);
-	wl_json_obj_end(&j);
-	wl_json_print(&j);
-	wl_json_free(&j);
+	ig_json_arr_end(&j);
+	ig_json_obj_end(&j);
+	ig_json_print(&j);
+	ig_json_free(&j);
 	return 0;
 }

@@ -12,11 +12,10 @@
  * of benchmark threads (and of running ones) per node, to compare with the
  * node's CPU count.
  */
-#include "common.h"
+#include "inguest/inguest.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,10 +55,10 @@ static size_t nrounds, round_cap;
 static double round_t0, bench_t0;
 static volatile uint64_t sink;
 
-static struct wl_topo topo;
+static struct ig_topo topo;
 /* Sampler accumulators. */
 static uint64_t nsamples;
-static uint64_t sum_threads[WL_MAX_NODES], sum_running[WL_MAX_NODES], max_threads[WL_MAX_NODES];
+static uint64_t sum_threads[VN_MAX_NODES], sum_running[VN_MAX_NODES], max_threads[VN_MAX_NODES];
 static uint64_t sum_cpu_stacked; /* samples x CPUs holding >1 running benchmark thread */
 
 static inline void spin(uint64_t n)
@@ -77,9 +76,9 @@ static uint64_t calibrate(double ms)
 	double t;
 
 	for (;;) {
-		double t0 = wl_thread_cpu_time();
+		double t0 = ig_thread_cpu_time();
 		spin(n);
-		t = wl_thread_cpu_time() - t0;
+		t = ig_thread_cpu_time() - t0;
 		if (t > 0.02 || n > (1ULL << 40))
 			break;
 		n *= 2;
@@ -92,7 +91,7 @@ static uint64_t calibrate(double ms)
 static void *bench_thread(void *arg)
 {
 	struct thread *t = arg;
-	double w0 = wl_now(), c0 = wl_thread_cpu_time();
+	double w0 = ig_now(), c0 = ig_thread_cpu_time();
 
 	t->tid = (pid_t)syscall(SYS_gettid);
 	/* Everyone has a tid: start together, and let the sampler go. */
@@ -102,7 +101,7 @@ static void *bench_thread(void *arg)
 		spin(o.work);
 		int r = pthread_barrier_wait(&barrier);
 		if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
-			double now = wl_now();
+			double now = ig_now();
 			if (nrounds == round_cap) {
 				size_t cap = round_cap ? 2 * round_cap : 1024;
 				double *n = realloc(round_times, cap * sizeof(*n));
@@ -123,9 +122,9 @@ static void *bench_thread(void *arg)
 		if (stop_flag)
 			break;
 	}
-	t->cpu_s = wl_thread_cpu_time() - c0;
-	t->wall_s = wl_now() - w0;
-	wl_getcpu(&t->last_cpu, NULL);
+	t->cpu_s = ig_thread_cpu_time() - c0;
+	t->wall_s = ig_now() - w0;
+	ig_getcpu(&t->last_cpu, NULL);
 	return NULL;
 }
 
@@ -162,31 +161,31 @@ static int read_task(pid_t tid, char *state, int *cpu)
 
 static void *sampler(void *arg)
 {
-	uint16_t *per_cpu = calloc(WL_MAX_CPUS, sizeof(*per_cpu));
+	uint16_t *per_cpu = calloc(IG_MAX_CPUS, sizeof(*per_cpu));
 
 	while (!started && !sampler_stop)
-		wl_sleep(0.001);
+		ig_sleep(0.001);
 	while (!sampler_stop && !stop_flag) {
-		uint64_t cnt[WL_MAX_NODES] = { 0 }, run[WL_MAX_NODES] = { 0 };
+		uint64_t cnt[VN_MAX_NODES] = { 0 }, run[VN_MAX_NODES] = { 0 };
 		int seen = 0;
 		uint64_t stacked = 0;
 
 		if (per_cpu)
-			memset(per_cpu, 0, WL_MAX_CPUS * sizeof(*per_cpu));
+			memset(per_cpu, 0, IG_MAX_CPUS * sizeof(*per_cpu));
 		for (int i = 0; i < o.threads; i++) {
 			char st;
 			int cpu, node;
 
 			if (!threads[i].tid || read_task(threads[i].tid, &st, &cpu) < 0)
 				continue;
-			node = wl_topo_node_of_cpu(&topo, cpu);
-			if (node < 0 || node >= WL_MAX_NODES)
+			node = ig_topo_node_of_cpu(&topo, cpu);
+			if (node < 0 || node >= VN_MAX_NODES)
 				continue;
 			seen++;
 			cnt[node]++;
 			if (st == 'R') {
 				run[node]++;
-				if (per_cpu && cpu < WL_MAX_CPUS && ++per_cpu[cpu] == 2)
+				if (per_cpu && cpu < IG_MAX_CPUS && ++per_cpu[cpu] == 2)
 					stacked++;
 			}
 			if (threads[i].prev_cpu >= 0 && threads[i].prev_cpu != cpu)
@@ -197,14 +196,14 @@ static void *sampler(void *arg)
 		if (seen == o.threads && !stop_flag) {
 			nsamples++;
 			sum_cpu_stacked += stacked;
-			for (int n = 0; n < WL_MAX_NODES; n++) {
+			for (int n = 0; n < VN_MAX_NODES; n++) {
 				sum_threads[n] += cnt[n];
 				sum_running[n] += run[n];
 				if (cnt[n] > max_threads[n])
 					max_threads[n] = cnt[n];
 			}
 		}
-		wl_sleep(o.sample_ms / 1000.0);
+		ig_sleep(o.sample_ms / 1000.0);
 	}
 	free(per_cpu);
 	return NULL;
@@ -217,7 +216,7 @@ static int join_cgroup(const char *dir, pid_t pid)
 	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	snprintf(val, sizeof(val), "%d\n", (int)pid);
-	return wl_write_file(path, val);
+	return ig_write_file(path, val);
 }
 
 static void usage(void)
@@ -237,43 +236,23 @@ static void usage(void)
 
 static void parse(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "threads", required_argument, NULL, 't' },
-		{ "work", required_argument, NULL, 'w' },
-		{ "work-ms", required_argument, NULL, 'W' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "burners", required_argument, NULL, 'b' },
-		{ "burner-cgroup", required_argument, NULL, 'B' },
-		{ "bench-cgroup", required_argument, NULL, 'C' },
-		{ "sample-ms", required_argument, NULL, 's' },
-		{ "pidfile", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
+	static const struct ig_opt opts[] = {
+		{ "threads", IG_OPT_INT, .dst = &o.threads, .min = 1, .max = 4096 },
+		{ "work", IG_OPT_U64, .dst = &o.work, .min = 1, .max = 1ULL << 50 },
+		{ "work-ms", IG_OPT_SECONDS, .dst = &o.work_ms, .min_s = 0.001 },
+		{ "rounds", IG_OPT_U64, .dst = &o.rounds, .min = 1, .max = 1ULL << 40 },
+		{ "duration", IG_OPT_SECONDS, .dst = &o.duration, .min_s = 0.001 },
+		{ "burners", IG_OPT_INT, .dst = &o.burners, .min = 0, .max = 4096 },
+		{ "burner-cgroup", IG_OPT_STRING, .dst = &o.burner_cgroup },
+		{ "bench-cgroup", IG_OPT_STRING, .dst = &o.bench_cgroup },
+		{ "sample-ms", IG_OPT_SECONDS, .dst = &o.sample_ms, .min_s = 0.1 },
+		{ "pidfile", IG_OPT_STRING, .dst = &o.pidfile },
 		{ 0 }
 	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int c;
 
 	o = (struct opts){ .threads = ncpu > 0 ? (int)ncpu : 1, .work_ms = 20, .sample_ms = 10 };
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 't': o.threads = (int)wl_opt_uint("threads", optarg, 1, 4096); break;
-		case 'w': o.work = wl_opt_uint("work", optarg, 1, 1ULL << 50); break;
-		case 'W': o.work_ms = wl_opt_seconds("work-ms", optarg, 0.001); break;
-		case 'r': o.rounds = wl_opt_uint("rounds", optarg, 1, 1ULL << 40); break;
-		case 'd': o.duration = wl_opt_seconds("duration", optarg, 0.001); break;
-		case 'b': o.burners = (int)wl_opt_uint("burners", optarg, 0, 4096); break;
-		case 'B': o.burner_cgroup = optarg; break;
-		case 'C': o.bench_cgroup = optarg; break;
-		case 's': o.sample_ms = wl_opt_seconds("sample-ms", optarg, 0.1); break;
-		case 'P': o.pidfile = optarg; break;
-		case 'h': usage(); exit(0);
-		default: wl_unknown_option(argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		wl_unknown_option(argv[optind]);
+	ig_opts_parse(argc, argv, opts, usage);
 	if (!o.rounds && o.duration <= 0)
 		o.duration = 10;
 	for (int i = 0; i < 2; i++) {
@@ -284,7 +263,7 @@ static void parse(int argc, char **argv)
 			continue;
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 		if (access(path, W_OK) < 0)
-			wl_bad_option(i ? "bench-cgroup" : "burner-cgroup", dir,
+			ig_bad_option(i ? "bench-cgroup" : "burner-cgroup", dir,
 				      "no writable cgroup.procs there (create the cgroup first)");
 	}
 }
@@ -294,37 +273,37 @@ int main(int argc, char **argv)
 	pid_t *burners = NULL;
 	pthread_t sth;
 	double t0, elapsed;
-	struct wl_json j;
+	struct ig_json j;
 	int r;
 
-	wl_init("vnuma-wl-groupfair");
+	ig_init("vnuma-wl-groupfair");
 	parse(argc, argv);
-	wl_topo_load(&topo);
+	ig_topo_load(&topo);
 
 	if (o.bench_cgroup && (r = join_cgroup(o.bench_cgroup, getpid())) < 0)
-		wl_die(WL_EXIT_ENV, -r, "cannot move the benchmark into cgroup %s", o.bench_cgroup);
+		ig_die(IG_EXIT_ENV, -r, "cannot move the benchmark into cgroup %s", o.bench_cgroup);
 
 	burners = calloc((size_t)o.burners + 1, sizeof(*burners));
 	if (!burners)
-		wl_die(WL_EXIT_ENV, ENOMEM, "burner table");
+		ig_die(IG_EXIT_ENV, ENOMEM, "burner table");
 	burners[0] = getpid();
 	for (int i = 0; i < o.burners; i++) {
 		int pfd[2];
 		char st = 0;
 
 		if (pipe2(pfd, O_CLOEXEC) < 0)
-			wl_die(WL_EXIT_ENV, errno, "pipe");
+			ig_die(IG_EXIT_ENV, errno, "pipe");
 		fflush(stdout);
 		pid_t pid = fork();
 		if (pid < 0)
-			wl_die(WL_EXIT_ENV, errno, "fork of burner %d", i);
+			ig_die(IG_EXIT_ENV, errno, "fork of burner %d", i);
 		if (pid == 0) {
-			wl_child_setup();
+			ig_child_setup();
 			close(pfd[0]);
 			if (o.burner_cgroup && join_cgroup(o.burner_cgroup, getpid()) < 0)
 				st = 1;
 			if (write(pfd[1], &st, 1) != 1 || st)
-				_exit(WL_EXIT_ENV);
+				_exit(IG_EXIT_ENV);
 			close(pfd[1]);
 			for (;;)
 				spin(1 << 20);
@@ -334,7 +313,7 @@ int main(int argc, char **argv)
 			kill(pid, SIGKILL);
 			for (int k = 1; k <= i; k++)
 				kill(burners[k], SIGKILL);
-			wl_die(WL_EXIT_ENV, 0, "burner %d could not join cgroup %s", i, o.burner_cgroup);
+			ig_die(IG_EXIT_ENV, 0, "burner %d could not join cgroup %s", i, o.burner_cgroup);
 		}
 		close(pfd[0]);
 		burners[i + 1] = pid;
@@ -345,26 +324,26 @@ int main(int argc, char **argv)
 
 	threads = calloc((size_t)o.threads, sizeof(*threads));
 	if (!threads)
-		wl_die(WL_EXIT_ENV, ENOMEM, "thread table");
+		ig_die(IG_EXIT_ENV, ENOMEM, "thread table");
 	pthread_barrier_init(&barrier, NULL, (unsigned)o.threads);
 	if ((r = pthread_create(&sth, NULL, sampler, NULL)) != 0)
-		wl_die(WL_EXIT_ENV, r, "pthread_create (sampler)");
+		ig_die(IG_EXIT_ENV, r, "pthread_create (sampler)");
 	for (int i = 0; i < o.threads; i++) {
 		threads[i].idx = i;
 		threads[i].prev_cpu = -1;
 	}
-	t0 = wl_now();
+	t0 = ig_now();
 	round_t0 = t0;
 	bench_t0 = t0;
 	for (int i = 1; i < o.threads; i++)
 		if ((r = pthread_create(&threads[i].th, NULL, bench_thread, &threads[i])) != 0)
-			wl_die(WL_EXIT_ENV, r, "pthread_create (thread %d)", i);
-	if (o.pidfile && (r = wl_write_pidfile(o.pidfile, burners, (size_t)o.burners + 1)) < 0)
-		fprintf(stderr, "%s: cannot write pidfile %s: %s\n", wl_prog, o.pidfile, strerror(-r));
+			ig_die(IG_EXIT_ENV, r, "pthread_create (thread %d)", i);
+	if (o.pidfile && (r = ig_write_pidfile(o.pidfile, burners, (size_t)o.burners + 1)) < 0)
+		fprintf(stderr, "%s: cannot write pidfile %s: %s\n", ig_prog, o.pidfile, strerror(-r));
 	bench_thread(&threads[0]);
 	for (int i = 1; i < o.threads; i++)
 		pthread_join(threads[i].th, NULL);
-	elapsed = wl_now() - t0;
+	elapsed = ig_now() - t0;
 	sampler_stop = 1;
 	pthread_join(sth, NULL);
 
@@ -375,36 +354,36 @@ int main(int argc, char **argv)
 
 	/* Round 0 includes thread start-up: keep it out of the statistics when there are more. */
 	size_t nr = nrounds < round_cap ? nrounds : round_cap;
-	struct wl_stats rs;
-	wl_stats_compute(nr > 1 ? round_times + 1 : round_times, nr > 1 ? nr - 1 : nr, &rs);
+	struct ig_stats rs;
+	ig_stats_compute(nr > 1 ? round_times + 1 : round_times, nr > 1 ? nr - 1 : nr, &rs);
 
 	double *cpu_s = calloc((size_t)o.threads, sizeof(double));
-	struct wl_stats ts;
+	struct ig_stats ts;
 	for (int i = 0; i < o.threads; i++)
 		cpu_s[i] = threads[i].cpu_s;
-	wl_stats_compute(cpu_s, (size_t)o.threads, &ts);
+	ig_stats_compute(cpu_s, (size_t)o.threads, &ts);
 
-	wl_json_init(&j);
-	wl_json_obj_begin(&j, NULL);
-	wl_json_header(&j, "groupfair", &topo);
-	wl_json_str(&j, "mode", !o.burners ? "none" : o.burner_cgroup ? "GROUP" : "NORMAL");
-	wl_json_int(&j, "threads", o.threads);
-	wl_json_int(&j, "burners", o.burners);
-	wl_json_str(&j, "bench_cgroup", o.bench_cgroup);
-	wl_json_str(&j, "burner_cgroup", o.burner_cgroup ? o.burner_cgroup : o.bench_cgroup);
-	wl_json_uint(&j, "work", o.work);
-	wl_json_uint(&j, "rounds", nrounds);
-	wl_json_double(&j, "elapsed_s", elapsed);
-	wl_json_double(&j, "rounds_per_s", elapsed > 0 ? (double)nrounds / elapsed : 0);
-	wl_json_stats(&j, "round_s", &rs);
-	wl_json_stats(&j, "thread_cpu_s", &ts);
-	wl_json_uint(&j, "samples", nsamples);
-	wl_json_double(&j, "sample_ms", o.sample_ms);
+	ig_json_init(&j);
+	ig_json_obj_begin(&j, NULL);
+	ig_json_header(&j, "groupfair", &topo);
+	ig_json_str(&j, "mode", !o.burners ? "none" : o.burner_cgroup ? "GROUP" : "NORMAL");
+	ig_json_int(&j, "threads", o.threads);
+	ig_json_int(&j, "burners", o.burners);
+	ig_json_str(&j, "bench_cgroup", o.bench_cgroup);
+	ig_json_str(&j, "burner_cgroup", o.burner_cgroup ? o.burner_cgroup : o.bench_cgroup);
+	ig_json_uint(&j, "work", o.work);
+	ig_json_uint(&j, "rounds", nrounds);
+	ig_json_double(&j, "elapsed_s", elapsed);
+	ig_json_double(&j, "rounds_per_s", elapsed > 0 ? (double)nrounds / elapsed : 0);
+	ig_json_stats(&j, "round_s", &rs);
+	ig_json_stats(&j, "thread_cpu_s", &ts);
+	ig_json_uint(&j, "samples", nsamples);
+	ig_json_double(&j, "sample_ms", o.sample_ms);
 	/* Average number of CPUs running two or more benchmark threads at once. */
-	wl_json_double(&j, "avg_stacked_cpus", nsamples ? (double)sum_cpu_stacked / (double)nsamples : 0);
+	ig_json_double(&j, "avg_stacked_cpus", nsamples ? (double)sum_cpu_stacked / (double)nsamples : 0);
 
 	double worst_excess = 0;
-	wl_json_arr_begin(&j, "per_node");
+	ig_json_arr_begin(&j, "per_node");
 	for (int n = 0; n < topo.nr_nodes; n++) {
 		if (!topo.online[n])
 			continue;
@@ -412,45 +391,45 @@ int main(int argc, char **argv)
 		double avg_run = nsamples ? (double)sum_running[n] / (double)nsamples : 0;
 		if (avg - topo.node_cpus[n] > worst_excess)
 			worst_excess = avg - topo.node_cpus[n];
-		wl_json_obj_begin(&j, NULL);
-		wl_json_int(&j, "node", n);
-		wl_json_int(&j, "cpus", topo.node_cpus[n]);
-		wl_json_double(&j, "avg_threads", avg);
-		wl_json_double(&j, "avg_running", avg_run);
-		wl_json_uint(&j, "max_threads", max_threads[n]);
-		wl_json_obj_end(&j);
+		ig_json_obj_begin(&j, NULL);
+		ig_json_int(&j, "node", n);
+		ig_json_int(&j, "cpus", topo.node_cpus[n]);
+		ig_json_double(&j, "avg_threads", avg);
+		ig_json_double(&j, "avg_running", avg_run);
+		ig_json_uint(&j, "max_threads", max_threads[n]);
+		ig_json_obj_end(&j);
 	}
-	wl_json_arr_end(&j);
+	ig_json_arr_end(&j);
 	/* The largest (average threads - CPUs) over nodes; 0 when no node is oversubscribed. */
-	wl_json_double(&j, "max_node_excess", worst_excess);
+	ig_json_double(&j, "max_node_excess", worst_excess);
 	/* lb_fairness-style line: average threads per node, in node order. */
-	wl_json_arr_begin(&j, "avg_threads_per_node");
+	ig_json_arr_begin(&j, "avg_threads_per_node");
 	for (int n = 0; n < topo.nr_nodes; n++)
 		if (topo.online[n])
-			wl_json_double(&j, NULL, nsamples ? (double)sum_threads[n] / (double)nsamples : 0);
-	wl_json_arr_end(&j);
+			ig_json_double(&j, NULL, nsamples ? (double)sum_threads[n] / (double)nsamples : 0);
+	ig_json_arr_end(&j);
 
-	wl_json_arr_begin(&j, "thread_list");
+	ig_json_arr_begin(&j, "thread_list");
 	for (int i = 0; i < o.threads; i++) {
 		struct thread *t = &threads[i];
 
-		wl_json_obj_begin(&j, NULL);
-		wl_json_int(&j, "tid", t->tid);
-		wl_json_double(&j, "cpu_s", t->cpu_s);
-		wl_json_double(&j, "wall_s", t->wall_s);
-		wl_json_int(&j, "last_cpu", t->last_cpu);
-		wl_json_int(&j, "last_node", wl_topo_node_of_cpu(&topo, t->last_cpu));
-		wl_json_uint(&j, "cpu_changes_seen", t->migrations_seen);
-		wl_json_obj_end(&j);
+		ig_json_obj_begin(&j, NULL);
+		ig_json_int(&j, "tid", t->tid);
+		ig_json_double(&j, "cpu_s", t->cpu_s);
+		ig_json_double(&j, "wall_s", t->wall_s);
+		ig_json_int(&j, "last_cpu", t->last_cpu);
+		ig_json_int(&j, "last_node", ig_topo_node_of_cpu(&topo, t->last_cpu));
+		ig_json_uint(&j, "cpu_changes_seen", t->migrations_seen);
+		ig_json_obj_end(&j);
 	}
-	wl_json_arr_end(&j);
-	wl_json_arr_begin(&j, "burner_pids");
+	ig_json_arr_end(&j);
+	ig_json_arr_begin(&j, "burner_pids");
 	for (int i = 1; i <= o.burners; i++)
-		wl_json_int(&j, NULL, burners[i]);
-	wl_json_arr_end(&j);
-	wl_json_obj_end(&j);
-	wl_json_print(&j);
-	wl_json_free(&j);
+		ig_json_int(&j, NULL, burners[i]);
+	ig_json_arr_end(&j);
+	ig_json_obj_end(&j);
+	ig_json_print(&j);
+	ig_json_free(&j);
 	free(cpu_s);
 	free(threads);
 	free(burners);

@@ -12,10 +12,9 @@
  * N's CPUs, memory policy untouched), or be moved from outside (--pidfile
  * tells the controller its pid once its memory is touched).
  */
-#include "common.h"
+#include "inguest/inguest.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,15 +29,15 @@ struct sample {
 	int cpu, cpu_node;
 	uint64_t passes;
 	double query_s;
-	struct wl_placement pl;
+	struct ig_placement pl;
 };
 
 struct opts {
 	uint64_t size;
 	double duration, interval, move_at;
 	int move_to_node;
-	bool random;
-	size_t max_sample;
+	int random; /* page order: 0 sequential, 1 random */
+	uint64_t max_sample;
 	const char *pidfile;
 };
 
@@ -64,86 +63,59 @@ static void usage(void)
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "pattern", required_argument, NULL, 'p' },
-		{ "move-to-node", required_argument, NULL, 'n' },
-		{ "move-at", required_argument, NULL, 'a' },
-		{ "max-sample", required_argument, NULL, 'm' },
-		{ "pidfile", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	static const struct ig_opt_choice patterns[] = {
+		{ "seq", 0 }, { "sequential", 0 }, { "random", 1 }, { "rand", 1 }, { NULL }
 	};
 	const char *at_arg = NULL, *size_arg = NULL;
-	int c;
+	const struct ig_opt opts[] = {
+		{ "size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg },
+		{ "duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001 },
+		{ "interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001 },
+		{ "pattern", IG_OPT_CHOICE, .dst = &o->random, .choices = patterns, .why = "expected seq or random" },
+		{ "move-to-node", IG_OPT_INT, .dst = &o->move_to_node, .min = 0, .max = VN_MAX_NODES - 1 },
+		{ "move-at", IG_OPT_SECONDS, .dst = &o->move_at, .min_s = 0, .given = &at_arg },
+		{ "max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30 },
+		{ "pidfile", IG_OPT_STRING, .dst = &o->pidfile },
+		{ 0 }
+	};
 
 	*o = (struct opts){ .size = 64ULL << 20, .duration = 10, .interval = 1,
-			    .move_to_node = -1, .max_sample = WL_DEFAULT_MAX_SAMPLE };
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 's': o->size = wl_opt_size("size", optarg); size_arg = optarg; break;
-		case 'd': o->duration = wl_opt_seconds("duration", optarg, 0.001); break;
-		case 'i': o->interval = wl_opt_seconds("interval", optarg, 0.001); break;
-		case 'p':
-			if (!strcmp(optarg, "seq") || !strcmp(optarg, "sequential"))
-				o->random = false;
-			else if (!strcmp(optarg, "random") || !strcmp(optarg, "rand"))
-				o->random = true;
-			else
-				wl_bad_option("pattern", optarg, "expected seq or random");
-			break;
-		case 'n':
-			o->move_to_node = (int)wl_opt_uint("move-to-node", optarg, 0, WL_MAX_NODES - 1);
-			break;
-		case 'a':
-			o->move_at = wl_opt_seconds("move-at", optarg, 0);
-			at_arg = optarg;
-			break;
-		case 'm': o->max_sample = wl_opt_uint("max-sample", optarg, 0, 1ULL << 30); break;
-		case 'P': o->pidfile = optarg; break;
-		case 'h': usage(); exit(0);
-		default: wl_unknown_option(argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		wl_unknown_option(argv[optind]);
+			    .move_to_node = -1, .max_sample = IG_DEFAULT_MAX_SAMPLE };
+	ig_opts_parse(argc, argv, opts, usage);
 	if (at_arg && o->move_to_node < 0)
-		wl_bad_option("move-at", at_arg, "needs --move-to-node");
+		ig_bad_option("move-at", at_arg, "needs --move-to-node");
 	if (o->move_to_node >= 0) {
 		cpu_set_t set;
 		char val[16];
 
 		snprintf(val, sizeof(val), "%d", o->move_to_node);
-		int r = wl_node_cpus(o->move_to_node, &set);
+		int r = ig_node_cpus(o->move_to_node, &set);
 
 		/* Node 0 always exists, even on a kernel without NUMA (no sysfs nodes). */
 		if (r < 0 && !(o->move_to_node == 0 && r == -ENOENT))
-			wl_bad_option("move-to-node", val, "no such node");
+			ig_bad_option("move-to-node", val, "no such node");
 		if (r == 0 && CPU_COUNT(&set) == 0)
-			wl_bad_option("move-to-node", val, "the node has no CPUs");
+			ig_bad_option("move-to-node", val, "the node has no CPUs");
 	}
 	if (o->size < PAGE)
-		wl_bad_option("size", size_arg, "must be at least one page (4K)");
+		ig_bad_option("size", size_arg, "must be at least one page (4K)");
 }
 
 static void take_sample(struct sample *s, double t, char *mem, size_t len, const struct opts *o,
 			uint64_t passes)
 {
-	double q0 = wl_now();
+	double q0 = ig_now();
 
 	s->t = t;
 	s->passes = passes;
-	wl_getcpu(&s->cpu, &s->cpu_node);
-	wl_placement_query(mem, len, PAGE, o->max_sample, &s->pl);
-	s->query_s = wl_now() - q0;
+	ig_getcpu(&s->cpu, &s->cpu_node);
+	ig_placement_query(mem, len, PAGE, o->max_sample, &s->pl);
+	s->query_s = ig_now() - q0;
 }
 
 static double local_fraction(const struct sample *s)
 {
-	if (!s->pl.sampled || s->cpu_node < 0 || s->cpu_node >= WL_MAX_NODES)
+	if (!s->pl.sampled || s->cpu_node < 0 || s->cpu_node >= VN_MAX_NODES)
 		return 0;
 	return (double)s->pl.per_node[s->cpu_node] / (double)s->pl.sampled;
 }
@@ -151,7 +123,7 @@ static double local_fraction(const struct sample *s)
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct wl_topo topo;
+	struct ig_topo topo;
 	struct sample *samples;
 	size_t nsamples = 0, cap;
 	char *mem;
@@ -162,43 +134,43 @@ int main(int argc, char **argv)
 	bool moved = false;
 	double moved_at = -1;
 	int move_err = 0;
-	struct wl_json j;
+	struct ig_json j;
 
-	wl_init("vnuma-wl-memfollow");
+	ig_init("vnuma-wl-memfollow");
 	parse(argc, argv, &o);
-	wl_topo_load(&topo);
+	ig_topo_load(&topo);
 
 	len = (o.size + PAGE - 1) & ~(PAGE - 1);
 	pages = len / PAGE;
 	cap = (size_t)(o.duration / o.interval) + 4;
 	samples = calloc(cap, sizeof(*samples));
 	if (!samples)
-		wl_die(WL_EXIT_ENV, ENOMEM, "sample table");
-	mem = wl_map_anon(len, 0);
+		ig_die(IG_EXIT_ENV, ENOMEM, "sample table");
+	mem = ig_map_anon(len, 0);
 	if (!mem)
-		wl_die(WL_EXIT_ENV, errno, "mmap of %zu bytes", len);
+		ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes", len);
 
-	wl_getcpu(&start_cpu, &start_node);
+	ig_getcpu(&start_cpu, &start_node);
 	/* First touch: the pages land on (or near) the node we start on. */
-	touch_t0 = wl_now();
+	touch_t0 = ig_now();
 	memset(mem, 1, len);
-	touch_t0 = wl_now() - touch_t0;
+	touch_t0 = ig_now() - touch_t0;
 
 	if (o.pidfile) {
 		pid_t self = getpid();
-		r = wl_write_pidfile(o.pidfile, &self, 1);
+		r = ig_write_pidfile(o.pidfile, &self, 1);
 		if (r < 0)
-			wl_die(WL_EXIT_ENV, -r, "cannot write pidfile %s", o.pidfile);
+			ig_die(IG_EXIT_ENV, -r, "cannot write pidfile %s", o.pidfile);
 	}
-	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", wl_prog, (int)getpid(),
+	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", ig_prog, (int)getpid(),
 		pages, start_node, touch_t0);
 
 	/* SIGTERM/SIGINT end the run early; the result is still printed. */
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	seed = wl_seed(1);
-	t0 = wl_now();
+	seed = ig_seed(1);
+	t0 = ig_now();
 	take_sample(&samples[nsamples++], 0, mem, len, &o, 0);
 	next_sample = o.interval;
 	size_t pos = 0;
@@ -206,7 +178,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < CHUNK_PAGES; k++) {
 			size_t p;
 			if (o.random) {
-				p = (size_t)(wl_rand_next(&seed) % pages);
+				p = (size_t)(ig_rand_next(&seed) % pages);
 			} else {
 				p = pos++;
 				if (pos == pages) {
@@ -221,14 +193,14 @@ int main(int argc, char **argv)
 		touches += CHUNK_PAGES;
 		if (o.random && touches / pages > passes)
 			passes = touches / pages;
-		now = wl_now() - t0;
+		now = ig_now() - t0;
 		if (!moved && o.move_to_node >= 0 && now >= o.move_at) {
-			r = wl_move_to_node(0, o.move_to_node);
+			r = ig_move_to_node(0, o.move_to_node);
 			moved = true;
 			moved_at = now;
 			if (r < 0) {
 				move_err = r;
-				fprintf(stderr, "%s: cannot move to node %d: %s\n", wl_prog, o.move_to_node,
+				fprintf(stderr, "%s: cannot move to node %d: %s\n", ig_prog, o.move_to_node,
 					strerror(-r));
 			}
 		}
@@ -236,13 +208,13 @@ int main(int argc, char **argv)
 			if (nsamples == cap) {
 				struct sample *ns = realloc(samples, 2 * cap * sizeof(*samples));
 				if (!ns)
-					wl_die(WL_EXIT_ENV, ENOMEM, "sample table");
+					ig_die(IG_EXIT_ENV, ENOMEM, "sample table");
 				samples = ns;
 				cap *= 2;
 			}
 			take_sample(&samples[nsamples++], now, mem, len, &o, passes);
 			struct sample *s = &samples[nsamples - 1];
-			fprintf(stderr, "%s: t=%.2f cpu=%d node=%d local=%.3f\n", wl_prog, s->t, s->cpu,
+			fprintf(stderr, "%s: t=%.2f cpu=%d node=%d local=%.3f\n", ig_prog, s->t, s->cpu,
 				s->cpu_node, local_fraction(s));
 			while (next_sample <= now)
 				next_sample += o.interval;
@@ -250,7 +222,7 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	double elapsed = wl_now() - t0;
+	double elapsed = ig_now() - t0;
 
 	/* When did it change node (moved by itself or from outside), and when did memory follow? */
 	double change_t = -1;
@@ -273,78 +245,78 @@ int main(int argc, char **argv)
 		}
 	}
 
-	wl_json_init(&j);
-	wl_json_obj_begin(&j, NULL);
-	wl_json_header(&j, "memfollow", &topo);
-	wl_json_uint(&j, "size_bytes", len);
-	wl_json_uint(&j, "page_size", PAGE);
-	wl_json_uint(&j, "pages", pages);
-	wl_json_uint(&j, "pages_sampled", samples[0].pl.sampled);
-	wl_json_str(&j, "pattern", o.random ? "random" : "seq");
-	wl_json_double(&j, "duration_s", o.duration);
-	wl_json_double(&j, "interval_s", o.interval);
-	wl_json_double(&j, "elapsed_s", elapsed);
-	wl_json_bool(&j, "interrupted", interrupted);
-	wl_json_double(&j, "first_touch_s", touch_t0);
-	wl_json_int(&j, "start_cpu", start_cpu);
-	wl_json_int(&j, "start_node", start_node);
-	wl_json_int(&j, "end_cpu", samples[nsamples - 1].cpu);
-	wl_json_int(&j, "end_node", samples[nsamples - 1].cpu_node);
-	wl_json_uint(&j, "touches", touches);
-	wl_json_uint(&j, "passes", passes);
-	wl_json_double(&j, "touches_per_s", elapsed > 0 ? (double)touches / elapsed : 0);
+	ig_json_init(&j);
+	ig_json_obj_begin(&j, NULL);
+	ig_json_header(&j, "memfollow", &topo);
+	ig_json_uint(&j, "size_bytes", len);
+	ig_json_uint(&j, "page_size", PAGE);
+	ig_json_uint(&j, "pages", pages);
+	ig_json_uint(&j, "pages_sampled", samples[0].pl.sampled);
+	ig_json_str(&j, "pattern", o.random ? "random" : "seq");
+	ig_json_double(&j, "duration_s", o.duration);
+	ig_json_double(&j, "interval_s", o.interval);
+	ig_json_double(&j, "elapsed_s", elapsed);
+	ig_json_bool(&j, "interrupted", interrupted);
+	ig_json_double(&j, "first_touch_s", touch_t0);
+	ig_json_int(&j, "start_cpu", start_cpu);
+	ig_json_int(&j, "start_node", start_node);
+	ig_json_int(&j, "end_cpu", samples[nsamples - 1].cpu);
+	ig_json_int(&j, "end_node", samples[nsamples - 1].cpu_node);
+	ig_json_uint(&j, "touches", touches);
+	ig_json_uint(&j, "passes", passes);
+	ig_json_double(&j, "touches_per_s", elapsed > 0 ? (double)touches / elapsed : 0);
 	if (o.move_to_node >= 0) {
-		wl_json_obj_begin(&j, "move");
-		wl_json_int(&j, "to_node", o.move_to_node);
-		wl_json_double(&j, "at_s", o.move_at);
+		ig_json_obj_begin(&j, "move");
+		ig_json_int(&j, "to_node", o.move_to_node);
+		ig_json_double(&j, "at_s", o.move_at);
 		if (moved)
-			wl_json_double(&j, "done_at_s", moved_at);
+			ig_json_double(&j, "done_at_s", moved_at);
 		else
-			wl_json_null(&j, "done_at_s");
-		wl_json_bool(&j, "ok", moved && !move_err);
+			ig_json_null(&j, "done_at_s");
+		ig_json_bool(&j, "ok", moved && !move_err);
 		if (move_err)
-			wl_json_str(&j, "error", strerror(-move_err));
-		wl_json_obj_end(&j);
+			ig_json_str(&j, "error", strerror(-move_err));
+		ig_json_obj_end(&j);
 	} else {
-		wl_json_null(&j, "move");
+		ig_json_null(&j, "move");
 	}
 	if (change_t >= 0)
-		wl_json_double(&j, "node_change_s", change_t);
+		ig_json_double(&j, "node_change_s", change_t);
 	else
-		wl_json_null(&j, "node_change_s");
+		ig_json_null(&j, "node_change_s");
 	/* Seconds from the node change until >=50% / >=90% of the pages were local. */
 	if (follow50 >= 0)
-		wl_json_double(&j, "follow50_s", follow50);
+		ig_json_double(&j, "follow50_s", follow50);
 	else
-		wl_json_null(&j, "follow50_s");
+		ig_json_null(&j, "follow50_s");
 	if (follow90 >= 0)
-		wl_json_double(&j, "follow90_s", follow90);
+		ig_json_double(&j, "follow90_s", follow90);
 	else
-		wl_json_null(&j, "follow90_s");
-	wl_json_double(&j, "local_fraction_end", local_fraction(&samples[nsamples - 1]));
+		ig_json_null(&j, "follow90_s");
+	ig_json_double(&j, "local_fraction_end", local_fraction(&samples[nsamples - 1]));
 	if (samples[nsamples - 1].pl.err)
-		wl_json_str(&j, "placement_error", strerror(-samples[nsamples - 1].pl.err));
-	wl_json_arr_begin(&j, "samples");
+		ig_json_str(&j, "placement_error", strerror(-samples[nsamples - 1].pl.err));
+	ig_json_arr_begin(&j, "samples");
 	for (size_t i = 0; i < nsamples; i++) {
 		struct sample *s = &samples[i];
 
-		wl_json_obj_begin(&j, NULL);
-		wl_json_double(&j, "t", s->t);
-		wl_json_int(&j, "cpu", s->cpu);
-		wl_json_int(&j, "cpu_node", s->cpu_node);
-		wl_json_node_counts(&j, "pages_per_node", &topo, s->pl.per_node);
-		wl_json_uint(&j, "not_present", s->pl.not_present);
-		wl_json_uint(&j, "other", s->pl.other);
-		wl_json_double(&j, "local_fraction", local_fraction(s));
-		wl_json_uint(&j, "passes", s->passes);
-		wl_json_double(&j, "query_s", s->query_s);
-		wl_json_obj_end(&j);
+		ig_json_obj_begin(&j, NULL);
+		ig_json_double(&j, "t", s->t);
+		ig_json_int(&j, "cpu", s->cpu);
+		ig_json_int(&j, "cpu_node", s->cpu_node);
+		ig_json_node_counts(&j, "pages_per_node", &topo, s->pl.per_node);
+		ig_json_uint(&j, "not_present", s->pl.not_present);
+		ig_json_uint(&j, "other", s->pl.other);
+		ig_json_double(&j, "local_fraction", local_fraction(s));
+		ig_json_uint(&j, "passes", s->passes);
+		ig_json_double(&j, "query_s", s->query_s);
+		ig_json_obj_end(&j);
 	}
-	wl_json_arr_end(&j);
-	wl_json_obj_end(&j);
-	wl_json_print(&j);
-	wl_json_free(&j);
-	wl_unmap_anon(mem, len);
+	ig_json_arr_end(&j);
+	ig_json_obj_end(&j);
+	ig_json_print(&j);
+	ig_json_free(&j);
+	ig_unmap_anon(mem, len);
 	free(samples);
 	return 0;
 }

@@ -7,10 +7,9 @@
  * the node it ran on per iteration and at the end, and where its memory sits
  * at the end (move_pages query over a sample of its pages).
  */
-#include "common.h"
+#include "inguest/inguest.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +27,8 @@ struct proc_result {
 	uint64_t iterations;  /* measured iterations (after the warm-up) */
 	double elapsed;
 	double best_t[K_NR], sum_t[K_NR];
-	uint64_t iter_node[WL_MAX_NODES];
-	struct wl_placement placement;
+	uint64_t iter_node[VN_MAX_NODES];
+	struct ig_placement placement;
 };
 
 struct opts {
@@ -37,7 +36,7 @@ struct opts {
 	int procs, threads;
 	double duration;
 	uint64_t iterations;
-	size_t max_sample;
+	uint64_t max_sample;
 	const char *pidfile;
 };
 
@@ -101,18 +100,18 @@ static void *thread_main(void *arg)
 
 	slice(s, w->idx, &lo, &hi);
 	if (w->idx == 0)
-		start = wl_now();
+		start = ig_now();
 	for (;;) {
 		pthread_barrier_wait(&s->barrier);
 		if (s->stop)
 			break;
 		for (int k = 0; k < K_NR; k++) {
 			if (w->idx == 0)
-				t0 = wl_now();
+				t0 = ig_now();
 			run_kernel(s, k, lo, hi);
 			pthread_barrier_wait(&s->barrier);
 			if (w->idx == 0 && iter > 0) { /* iteration 0 is the warm-up, as in STREAM */
-				double t = wl_now() - t0;
+				double t = ig_now() - t0;
 				r->sum_t[k] += t;
 				if (r->best_t[k] == 0 || t < r->best_t[k])
 					r->best_t[k] = t;
@@ -121,12 +120,12 @@ static void *thread_main(void *arg)
 		if (w->idx == 0) {
 			int node;
 
-			wl_getcpu(NULL, &node);
-			if (iter > 0 && node >= 0 && node < WL_MAX_NODES)
+			ig_getcpu(NULL, &node);
+			if (iter > 0 && node >= 0 && node < VN_MAX_NODES)
 				r->iter_node[node]++; /* measured iterations only */
 			iter++;
 			if (w->o->duration > 0) {
-				if (wl_now() - start >= w->o->duration && iter >= 2)
+				if (ig_now() - start >= w->o->duration && iter >= 2)
 					s->stop = 1;
 			} else if (iter >= w->o->iterations + 1) {
 				s->stop = 1;
@@ -135,7 +134,7 @@ static void *thread_main(void *arg)
 	}
 	if (w->idx == 0) {
 		r->iterations = iter > 0 ? iter - 1 : 0;
-		r->elapsed = wl_now() - start;
+		r->elapsed = ig_now() - start;
 	}
 	return NULL;
 }
@@ -168,8 +167,11 @@ static int run_threads(struct worker *ws, int n, void *(*fn)(void *))
 	return 0;
 }
 
-static void child(const struct opts *o, struct wl_team *team, struct proc_result *r)
+/* A worker of the team: allocates and first-touches its arrays, then runs the kernels. */
+static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 {
+	const struct opts *o = ctx;
+	struct proc_result *r = result;
 	struct shared s = { 0 };
 	struct worker *ws;
 	int e;
@@ -177,18 +179,18 @@ static void child(const struct opts *o, struct wl_team *team, struct proc_result
 	r->pid = getpid();
 	s.n = o->size / (3 * sizeof(double));
 	s.threads = o->threads;
-	s.a = wl_map_anon(s.n * sizeof(double), 0);
-	s.b = wl_map_anon(s.n * sizeof(double), 0);
-	s.c = wl_map_anon(s.n * sizeof(double), 0);
+	s.a = ig_map_anon(s.n * sizeof(double), 0);
+	s.b = ig_map_anon(s.n * sizeof(double), 0);
+	s.c = ig_map_anon(s.n * sizeof(double), 0);
 	if (!s.a || !s.b || !s.c) {
-		fprintf(stderr, "%s: pid %d: cannot map %zu bytes: %s\n", wl_prog, (int)getpid(),
+		fprintf(stderr, "%s: pid %d: cannot map %zu bytes: %s\n", ig_prog, (int)getpid(),
 			3 * s.n * sizeof(double), strerror(errno));
 		r->error = ENOMEM;
-		_exit(WL_EXIT_ENV);
+		_exit(IG_EXIT_ENV);
 	}
 	ws = calloc((size_t)o->threads, sizeof(*ws));
 	if (!ws)
-		_exit(WL_EXIT_ENV);
+		_exit(IG_EXIT_ENV);
 	for (int i = 0; i < o->threads; i++) {
 		ws[i].s = &s;
 		ws[i].idx = i;
@@ -198,23 +200,23 @@ static void child(const struct opts *o, struct wl_team *team, struct proc_result
 	pthread_barrier_init(&s.barrier, NULL, (unsigned)o->threads);
 	e = run_threads(ws, o->threads, init_main);
 	if (e < 0) {
-		fprintf(stderr, "%s: pthread_create: %s\n", wl_prog, strerror(-e));
-		_exit(WL_EXIT_ENV);
+		fprintf(stderr, "%s: pthread_create: %s\n", ig_prog, strerror(-e));
+		_exit(IG_EXIT_ENV);
 	}
-	wl_getcpu(&r->start_cpu, &r->start_node);
-	wl_team_ready(team);
+	ig_getcpu(&r->start_cpu, &r->start_node);
+	ig_team_ready(team);
 	run_threads(ws, o->threads, thread_main);
-	wl_getcpu(&r->cpu, &r->node);
-	wl_placement_query(s.a, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &r->placement);
-	struct wl_placement pb, pc;
-	wl_placement_query(s.b, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pb);
-	wl_placement_query(s.c, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pc);
+	ig_getcpu(&r->cpu, &r->node);
+	ig_placement_query(s.a, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &r->placement);
+	struct ig_placement pb, pc;
+	ig_placement_query(s.b, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pb);
+	ig_placement_query(s.c, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pc);
 	r->placement.sampled += pb.sampled + pc.sampled;
 	r->placement.not_present += pb.not_present + pc.not_present;
 	r->placement.other += pb.other + pc.other;
 	if (!r->placement.err)
 		r->placement.err = pb.err ? pb.err : pc.err;
-	for (int n = 0; n < WL_MAX_NODES; n++)
+	for (int n = 0; n < VN_MAX_NODES; n++)
 		r->placement.per_node[n] += pb.per_node[n] + pc.per_node[n];
 	_exit(0);
 }
@@ -233,85 +235,59 @@ static void usage(void)
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "procs", required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "max-sample", required_argument, NULL, 'm' },
-		{ "pidfile", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
+	const char *size_arg = "64M";
+	const struct ig_opt opts[] = {
+		{ "size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg },
+		{ "procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096 },
+		{ "threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = 1024 },
+		{ "duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001 },
+		{ "iterations", IG_OPT_U64, .dst = &o->iterations, .min = 1, .max = 1000000000 },
+		{ "max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 3, .max = 1ULL << 30 },
+		{ "pidfile", IG_OPT_STRING, .dst = &o->pidfile },
 		{ 0 }
 	};
-	const char *size_arg = "64M";
-	int c;
 
 	*o = (struct opts){ .size = 64ULL << 20, .procs = 1, .threads = 1, .iterations = 10,
-			    .max_sample = WL_DEFAULT_MAX_SAMPLE };
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 's': o->size = wl_opt_size("size", optarg); size_arg = optarg; break;
-		case 'p': o->procs = (int)wl_opt_uint("procs", optarg, 1, 4096); break;
-		case 't': o->threads = (int)wl_opt_uint("threads", optarg, 1, 1024); break;
-		case 'd': o->duration = wl_opt_seconds("duration", optarg, 0.001); break;
-		case 'i': o->iterations = wl_opt_uint("iterations", optarg, 1, 1000000000); break;
-		case 'm': o->max_sample = wl_opt_uint("max-sample", optarg, 3, 1ULL << 30); break;
-		case 'P': o->pidfile = optarg; break;
-		case 'h': usage(); exit(0);
-		default: wl_unknown_option(argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		wl_unknown_option(argv[optind]);
+			    .max_sample = IG_DEFAULT_MAX_SAMPLE };
+	ig_opts_parse(argc, argv, opts, usage);
 	if (o->size < 3 * sizeof(double) * (uint64_t)o->threads * 16)
-		wl_bad_option("size", size_arg, "too small: need at least 384 bytes per thread");
+		ig_bad_option("size", size_arg, "too small: need at least 384 bytes per thread");
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct wl_topo topo;
-	struct wl_team team;
+	struct ig_topo topo;
 	struct proc_result *res;
-	struct wl_json j;
-	double t0, elapsed;
+	struct ig_json j;
+	double elapsed;
 	int failed;
-	uint64_t end_nodes[WL_MAX_NODES] = { 0 }, total_iter = 0;
+	uint64_t end_nodes[VN_MAX_NODES] = { 0 }, total_iter = 0;
 
-	wl_init("vnuma-wl-stream");
+	ig_init("vnuma-wl-stream");
 	parse(argc, argv, &o);
-	wl_topo_load(&topo);
-	res = wl_map_shared(sizeof(*res) * (size_t)o.procs);
-
-	wl_team_init(&team, o.procs);
-	for (int i = 0; i < o.procs; i++)
-		if (wl_team_fork(&team, i) == 0)
-			child(&o, &team, &res[i]);
-	wl_team_go(&team, o.pidfile);
-	t0 = wl_now();
-	failed = wl_team_wait(&team);
-	elapsed = wl_now() - t0;
+	ig_topo_load(&topo);
+	res = ig_map_shared(sizeof(*res) * (size_t)o.procs);
+	elapsed = ig_team_run(o.procs, o.pidfile, child, &o, res, sizeof(*res), &failed);
 	if (failed)
-		wl_die(WL_EXIT_ENV, 0, "%d of %d processes failed", failed, o.procs);
+		ig_die(IG_EXIT_ENV, 0, "%d of %d processes failed", failed, o.procs);
 
 	size_t n = o.size / (3 * sizeof(double));
-	wl_json_init(&j);
-	wl_json_obj_begin(&j, NULL);
-	wl_json_header(&j, "stream", &topo);
-	wl_json_int(&j, "procs", o.procs);
-	wl_json_int(&j, "threads", o.threads);
-	wl_json_uint(&j, "size_bytes", 3 * n * sizeof(double));
-	wl_json_uint(&j, "array_elements", n);
+	ig_json_init(&j);
+	ig_json_obj_begin(&j, NULL);
+	ig_json_header(&j, "stream", &topo);
+	ig_json_int(&j, "procs", o.procs);
+	ig_json_int(&j, "threads", o.threads);
+	ig_json_uint(&j, "size_bytes", 3 * n * sizeof(double));
+	ig_json_uint(&j, "array_elements", n);
 	if (o.duration > 0)
-		wl_json_double(&j, "duration_s", o.duration);
+		ig_json_double(&j, "duration_s", o.duration);
 	else
-		wl_json_null(&j, "duration_s");
-	wl_json_double(&j, "elapsed_s", elapsed);
+		ig_json_null(&j, "duration_s");
+	ig_json_double(&j, "elapsed_s", elapsed);
 
 	/* Per-kernel bandwidth summed over processes (as when N STREAM copies run at once). */
-	wl_json_obj_begin(&j, "kernels");
+	ig_json_obj_begin(&j, "kernels");
 	for (int k = 0; k < K_NR; k++) {
 		double bytes = (double)kernel_arrays[k] * sizeof(double) * (double)n;
 		double best = 0, avg = 0;
@@ -322,63 +298,63 @@ int main(int argc, char **argv)
 			best += bytes / res[p].best_t[k] / 1e6;
 			avg += bytes / (res[p].sum_t[k] / (double)res[p].iterations) / 1e6;
 		}
-		wl_json_obj_begin(&j, kernel_names[k]);
-		wl_json_double(&j, "best_mbps", best);
-		wl_json_double(&j, "avg_mbps", avg);
-		wl_json_obj_end(&j);
+		ig_json_obj_begin(&j, kernel_names[k]);
+		ig_json_double(&j, "best_mbps", best);
+		ig_json_double(&j, "avg_mbps", avg);
+		ig_json_obj_end(&j);
 	}
-	wl_json_obj_end(&j);
+	ig_json_obj_end(&j);
 
 	for (int p = 0; p < o.procs; p++) {
-		if (res[p].node >= 0 && res[p].node < WL_MAX_NODES)
+		if (res[p].node >= 0 && res[p].node < VN_MAX_NODES)
 			end_nodes[res[p].node]++;
 		total_iter += res[p].iterations;
 	}
-	wl_json_uint(&j, "iterations_total", total_iter);
-	wl_json_node_counts(&j, "procs_per_node_end", &topo, end_nodes);
+	ig_json_uint(&j, "iterations_total", total_iter);
+	ig_json_node_counts(&j, "procs_per_node_end", &topo, end_nodes);
 
 	uint64_t local = 0, sampled = 0;
-	wl_json_arr_begin(&j, "processes");
+	ig_json_arr_begin(&j, "processes");
 	for (int p = 0; p < o.procs; p++) {
 		struct proc_result *r = &res[p];
 		double bytes;
 
-		wl_json_obj_begin(&j, NULL);
-		wl_json_int(&j, "pid", r->pid);
-		wl_json_int(&j, "start_cpu", r->start_cpu);
-		wl_json_int(&j, "start_node", r->start_node);
-		wl_json_int(&j, "cpu", r->cpu);
-		wl_json_int(&j, "node", r->node);
-		wl_json_uint(&j, "iterations", r->iterations);
-		wl_json_double(&j, "elapsed_s", r->elapsed);
-		wl_json_node_counts(&j, "iterations_per_node", &topo, r->iter_node);
+		ig_json_obj_begin(&j, NULL);
+		ig_json_int(&j, "pid", r->pid);
+		ig_json_int(&j, "start_cpu", r->start_cpu);
+		ig_json_int(&j, "start_node", r->start_node);
+		ig_json_int(&j, "cpu", r->cpu);
+		ig_json_int(&j, "node", r->node);
+		ig_json_uint(&j, "iterations", r->iterations);
+		ig_json_double(&j, "elapsed_s", r->elapsed);
+		ig_json_node_counts(&j, "iterations_per_node", &topo, r->iter_node);
 		for (int k = 0; k < K_NR; k++) {
 			bytes = (double)kernel_arrays[k] * sizeof(double) * (double)n;
-			wl_json_obj_begin(&j, kernel_names[k]);
-			wl_json_double(&j, "best_mbps",
+			ig_json_obj_begin(&j, kernel_names[k]);
+			ig_json_double(&j, "best_mbps",
 				       r->best_t[k] > 0 ? bytes / r->best_t[k] / 1e6 : 0.0);
-			wl_json_double(&j, "avg_mbps",
+			ig_json_double(&j, "avg_mbps",
 				       r->iterations && r->sum_t[k] > 0
 					       ? bytes / (r->sum_t[k] / (double)r->iterations) / 1e6
 					       : 0.0);
-			wl_json_obj_end(&j);
+			ig_json_obj_end(&j);
 		}
-		wl_json_uint(&j, "pages_sampled", r->placement.sampled);
-		wl_json_node_counts(&j, "pages_per_node", &topo, r->placement.per_node);
-		wl_json_uint(&j, "pages_not_present", r->placement.not_present);
-		wl_json_uint(&j, "pages_other", r->placement.other);
+		ig_json_uint(&j, "pages_sampled", r->placement.sampled);
+		ig_json_node_counts(&j, "pages_per_node", &topo, r->placement.per_node);
+		ig_json_uint(&j, "pages_not_present", r->placement.not_present);
+		ig_json_uint(&j, "pages_other", r->placement.other);
 		if (r->placement.err)
-			wl_json_str(&j, "placement_error", strerror(-r->placement.err));
-		if (r->node >= 0 && r->node < WL_MAX_NODES)
+			ig_json_str(&j, "placement_error", strerror(-r->placement.err));
+		if (r->node >= 0 && r->node < VN_MAX_NODES)
 			local += r->placement.per_node[r->node];
 		sampled += r->placement.sampled;
-		wl_json_obj_end(&j);
+		ig_json_obj_end(&j);
 	}
-	wl_json_arr_end(&j);
+	ig_json_arr_end(&j);
 	/* Fraction of all sampled pages that sit on the node their process ended on. */
-	wl_json_double(&j, "local_fraction_end", sampled ? (double)local / (double)sampled : 0.0);
-	wl_json_obj_end(&j);
-	wl_json_print(&j);
-	wl_json_free(&j);
+	ig_json_double(&j, "local_fraction_end", sampled ? (double)local / (double)sampled : 0.0);
+	ig_json_obj_end(&j);
+	ig_json_print(&j);
+	ig_json_free(&j);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,14 +68,16 @@ static char *run_sampler(char *const argv[], int *rc)
 	return buf ? buf : strdup("");
 }
 
-/* A child that owns CHILD_MIB of touched anonymous memory, then sleeps. */
-static pid_t start_toucher(void)
+/* A child that owns CHILD_MIB of touched anonymous memory, then sleeps; named comm if not NULL. */
+static pid_t start_toucher(const char *comm)
 {
 	int ready[2];
 	assert_int_equal(pipe(ready), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		if (comm)
+			prctl(PR_SET_NAME, comm, 0, 0, 0);
 		/* mmap and volatile stores: an optimiser may drop a malloc+memset nobody reads. */
 		size_t n = (size_t)CHILD_MIB << 20;
 		volatile char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -94,17 +97,32 @@ static pid_t start_toucher(void)
 	return pid;
 }
 
-static void test_real_sampler(void **state)
+/* The sampler's output with OPTIONS... --pid CHILD (it must exit 0); the child is killed and reaped after. */
+static char *sample_child(pid_t child, ...)
 {
-	pid_t child = start_toucher();
-	char pidarg[32];
+	char *argv[16] = {"vnuma-sample"}, pidarg[32];
+	int argc = 1, rc;
+	va_list ap;
+
+	va_start(ap, child);
+	while (argc < 13 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
 	snprintf(pidarg, sizeof(pidarg), "%d", (int)child);
-	char *argv[] = {"vnuma-sample", "--interval", "0.1", "--duration", "0.5", "--pid", pidarg, NULL};
-	int rc;
+	argv[argc++] = "--pid";
+	argv[argc++] = pidarg;
+	argv[argc] = NULL;
 	char *text = run_sampler(argv, &rc);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	assert_int_equal(rc, 0);
+	return text;
+}
+
+static void test_real_sampler(void **state)
+{
+	pid_t child = start_toucher(NULL);
+	char *text = sample_child(child, "--interval", "0.1", "--duration", "0.5", NULL);
 
 	struct vn_samples s;
 	struct vn_error err = {0};
@@ -151,13 +169,8 @@ static void test_real_sampler(void **state)
 	free(text);
 
 	/* --mem-every 2: numa_maps only on even samples; the others say so by leaving memory out. */
-	char *argv2[] = {"vnuma-sample", "--interval", "0.05", "--duration", "0.2", "--mem-every", "2", "--pid", pidarg, NULL};
-	child = start_toucher();
-	snprintf(pidarg, sizeof(pidarg), "%d", (int)child);
-	text = run_sampler(argv2, &rc);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	assert_int_equal(rc, 0);
+	child = start_toucher(NULL);
+	text = sample_child(child, "--interval", "0.05", "--duration", "0.2", "--mem-every", "2", NULL);
 	assert_int_equal(vn_samples_parse(text, NULL, &s, &err), 0);
 	assert_true(s.n >= 3);
 	for (unsigned i = 0; i < s.n; i++) {
@@ -202,6 +215,31 @@ static void test_bad_options(void **state)
 	char *text = run_sampler(argv, &rc);
 	assert_int_equal(rc, 2);
 	assert_string_equal(text, "");
+	free(text);
+}
+
+/*
+ * A comm is whatever bytes a program chose: quotes, control characters and
+ * invalid UTF-8 still give a line json-c reads, with U+FFFD for the stray byte.
+ */
+static void test_odd_comm(void **state)
+{
+	pid_t child = start_toucher("wl\"\x01\xff\\x");
+	char *text = sample_child(child, "--interval", "0.1", "--duration", "0.1", "--mem-every", "1000", NULL);
+
+	struct vn_samples s;
+	struct vn_error err = {0};
+	if (vn_samples_parse(text, NULL, &s, &err) < 0)
+		fail_msg("%s: %s", err.msg, text);
+	assert_int_equal(s.n, 2);
+	const struct vn_sample_proc *p = vn_sample_proc_find(&s.v[0], child);
+	assert_non_null(p);
+	assert_string_equal(p->comm, "wl\"\x01\xef\xbf\xbd\\x");
+	assert_non_null(strstr(text, "\"comm\":\"wl\\\"\\u0001\\ufffd\\\\x\""));
+	/* --mem-every 1000: memory on sample 0 only. */
+	assert_true(p->have_mem);
+	assert_false(vn_sample_proc_find(&s.v[1], child)->have_mem);
+	vn_samples_free(&s);
 	free(text);
 }
 
@@ -312,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_truncated_tail_and_empty),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_odd_comm),
 		cmocka_unit_test(test_sigterm_stops_cleanly),
 		cmocka_unit_test(test_real_sampler),
 	};

@@ -3,11 +3,10 @@
  * durations, parses its one-line JSON result with json-c and checks that the
  * fields exist and are sane. The host is usually a 1-node machine (node 0
  * only), which is enough to check the plumbing; the NUMA behaviour itself is
- * checked by the scenarios in real guests.
- *
- * Also unit-tests the shared helpers (JSON escaping, size and cpulist parsing).
+ * checked by the scenarios in real guests. The helpers they share are
+ * tested in test-inguest.c.
  */
-#include "workloads/common.h"
+#include "inguest/inguest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -196,7 +195,7 @@ static int64_t node_sum(json_object *o)
 	{
 		char *end;
 		long n = strtol(k, &end, 10);
-		assert_true(*k && !*end && n >= 0 && n < WL_MAX_NODES);
+		assert_true(*k && !*end && n >= 0 && n < VN_MAX_NODES);
 		assert_true(json_object_is_type(v, json_type_int));
 		assert_true(json_object_get_int64(v) >= 0);
 		sum += json_object_get_int64(v);
@@ -392,8 +391,8 @@ static void test_cow_thp(void **state)
 
 static void test_cow_hugetlb(void **state)
 {
-	long long free_pages = wl_meminfo_value("/proc/meminfo", "HugePages_Free");
-	long long hp_kb = wl_meminfo_value("/proc/meminfo", "Hugepagesize");
+	long long free_pages = ig_meminfo_value("/proc/meminfo", "HugePages_Free");
+	long long hp_kb = ig_meminfo_value("/proc/meminfo", "Hugepagesize");
 	struct run r;
 
 	if (hp_kb > 0 && free_pages >= (8LL << 10) / hp_kb * 3 + 1) {
@@ -522,6 +521,9 @@ static void test_bad_options(void **state)
 		{ "stream", { "extra-arg" }, "extra-arg", NULL },
 		{ "memfollow", { "--pattern", "zigzag" }, "--pattern", "zigzag" },
 		{ "memfollow", { "--move-to-node", "63" }, "--move-to-node", "'63'" },
+		/* The range is the model's (VN_MAX_NODES): 64 is a node id, only not one this host has. */
+		{ "memfollow", { "--move-to-node", "64" }, "--move-to-node", "'64' for --move-to-node: no such node" },
+		{ "memfollow", { "--move-to-node", "128" }, "--move-to-node", "'128' for --move-to-node: must be between 0 and 127" },
 		{ "memfollow", { "--size", "12Q" }, "--size", "12Q" },
 		{ "anon-cow-rand", { "--backing", "foo" }, "--backing", "foo" },
 		{ "anon-cow-rand", { "--procs", "-3" }, "--procs", "-3" },
@@ -567,79 +569,9 @@ static void test_help(void **state)
 	}
 }
 
-/* ---- helpers ---- */
-
-static void test_json_escape(void **state)
-{
-	struct wl_json j;
-	json_object *o;
-
-	wl_json_init(&j);
-	wl_json_obj_begin(&j, NULL);
-	wl_json_str(&j, "s", "q\"b\\n\nt\t\x01\x7f caf\xc3\xa9 \xff end");
-	wl_json_str(&j, "k\"ey", "v");
-	wl_json_double(&j, "nan", 0.0 / 0.0);
-	wl_json_double(&j, "big", 1e300);
-	wl_json_int(&j, "neg", -5);
-	wl_json_null(&j, "nothing");
-	wl_json_arr_begin(&j, "a");
-	wl_json_bool(&j, NULL, true);
-	wl_json_obj_begin(&j, NULL);
-	wl_json_obj_end(&j);
-	wl_json_arr_end(&j);
-	wl_json_obj_end(&j);
-
-	o = json_tokener_parse(j.buf);
-	if (!o)
-		fail_msg("not JSON: %s", j.buf);
-	assert_string_equal(json_object_get_string(get(o, "s")),
-			    "q\"b\\n\nt\t\x01\x7f caf\xc3\xa9 \xef\xbf\xbd end");
-	assert_string_equal(json_object_get_string(get(o, "k\"ey")), "v");
-	assert_true(json_object_is_type(get(o, "nan"), json_type_null));
-	assert_true(num(o, "big") > 1e299);
-	assert_int_equal(inum(o, "neg"), -5);
-	assert_int_equal(json_object_array_length(get(o, "a")), 2);
-	json_object_put(o);
-	wl_json_free(&j);
-}
-
-static void test_parse_helpers(void **state)
-{
-	cpu_set_t set;
-	struct wl_topo t;
-
-	wl_prog = "test";
-	assert_int_equal(wl_opt_size("size", "200M"), 200ULL << 20);
-	assert_int_equal(wl_opt_size("size", "64"), 64ULL << 20);
-	assert_int_equal(wl_opt_size("size", "1.5G"), 3ULL << 29);
-	assert_int_equal(wl_opt_size("size", "512K"), 512ULL << 10);
-	assert_int_equal(wl_opt_size("size", "2MiB"), 2ULL << 20);
-	assert_int_equal(wl_opt_size("size", "4096B"), 4096);
-	assert_true(wl_opt_seconds("d", "250ms", 0) > 0.2499 && wl_opt_seconds("d", "250ms", 0) < 0.2501);
-	assert_true(wl_opt_seconds("d", "2", 0) == 2.0);
-	assert_int_equal(wl_opt_uint("n", "17", 1, 20), 17);
-
-	assert_int_equal(wl_parse_cpulist("0-3,8,10-11\n", &set), 0);
-	assert_int_equal(CPU_COUNT(&set), 7);
-	assert_true(CPU_ISSET(8, &set) && CPU_ISSET(11, &set) && !CPU_ISSET(9, &set));
-	assert_int_equal(wl_parse_cpulist("", &set), 0);
-	assert_int_equal(CPU_COUNT(&set), 0);
-	assert_int_equal(wl_parse_cpulist("3-1", &set), -EINVAL);
-	assert_int_equal(wl_parse_cpulist("a", &set), -EINVAL);
-
-	wl_topo_load(&t);
-	assert_true(t.nr_nodes >= 1);
-	assert_true(t.nr_cpus >= 1);
-	int cpu, node;
-	wl_getcpu(&cpu, &node);
-	assert_int_equal(wl_topo_node_of_cpu(&t, cpu), node);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_json_escape),
-		cmocka_unit_test(test_parse_helpers),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_threads_iterations),
 		cmocka_unit_test(test_memfollow),

@@ -1,0 +1,71 @@
+/* Where pages live: move_pages(2) in query mode over an even sample. */
+#include "inguest.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PLACEMENT_BATCH 4096
+
+void ig_placement_count(struct ig_placement *p, const int *status, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int s = status[i];
+		if (s >= 0 && s < VN_MAX_NODES)
+			p->per_node[s]++;
+		else if (s == -ENOENT)
+			p->not_present++;
+		else
+			p->other++;
+	}
+}
+
+void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sample,
+			struct ig_placement *p)
+{
+	size_t pages = len / page_size, n;
+	void *batch[PLACEMENT_BATCH];
+	int status[PLACEMENT_BATCH];
+
+	memset(p, 0, sizeof(*p));
+	if (!pages)
+		return;
+	n = pages;
+	if (max_sample && n > max_sample)
+		n = max_sample;
+	/* Evenly spread samples: page index i * pages / n. */
+	for (size_t done = 0; done < n;) {
+		size_t k = n - done < PLACEMENT_BATCH ? n - done : PLACEMENT_BATCH;
+		long r;
+
+		for (size_t i = 0; i < k; i++) {
+			size_t idx = (size_t)(((unsigned __int128)(done + i) * pages) / n);
+			batch[i] = (char *)addr + idx * page_size;
+			status[i] = -EFAULT;
+		}
+		r = syscall(SYS_move_pages, 0, (unsigned long)k, batch, NULL, status, 0);
+		if (r < 0) {
+			p->err = -errno;
+			p->other += k;
+		} else {
+			ig_placement_count(p, status, k);
+		}
+		p->sampled += k;
+		done += k;
+	}
+}
+
+int ig_placement_main_node(const struct ig_placement *p)
+{
+	int best = -1;
+	uint64_t most = 0;
+
+	for (int n = 0; n < VN_MAX_NODES; n++) {
+		if (p->per_node[n] > most) {
+			most = p->per_node[n];
+			best = n;
+		}
+	}
+	return best;
+}

@@ -1,0 +1,50 @@
+/* The program's name, and the one way each of its errors ends it. */
+#include "inguest.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ig_prog = "vnuma-guest";
+
+void ig_init(const char *prog)
+{
+	ig_prog = prog;
+	/* The result line must not be interleaved with a child's stdio buffer. */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+}
+
+void ig_die(int code, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", ig_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+	exit(code);
+}
+
+void ig_oom(const char *what)
+{
+	ig_die(IG_EXIT_ENV, ENOMEM, "%s", what);
+}
+
+void ig_bad_option(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "%s: invalid value '%s' for --%s: %s\n", ig_prog, val ? val : "", opt, why);
+	exit(IG_EXIT_USAGE);
+}
+
+void ig_unknown_option(const char *arg)
+{
+	fprintf(stderr, "%s: unknown or incomplete option '%s' (try --help)\n", ig_prog,
+		arg ? arg : "?");
+	exit(IG_EXIT_USAGE);
+}
