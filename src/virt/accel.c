@@ -165,12 +165,12 @@ int vn_accel_boot(const struct vn_accel_ops *ops, const char *force, const struc
 
 	out->accel = VN_ACCEL_TCG;
 	if (!ops->kvm_offered(ops->data, why, sizeof(why))) {
-		snprintf(out->reason, sizeof(out->reason), "no usable KVM: %s", why);
+		snprintf(out->reason, sizeof(out->reason), "no usable KVM: %.400s", why);
 		return ops->start(ops->data, VN_ACCEL_TCG, err);
 	}
 	bool have_cache = ops->cache_get(ops->data, &cached, cached_reason, sizeof(cached_reason)) == 0;
 	if (have_cache && cached == VN_ACCEL_TCG) {
-		snprintf(out->reason, sizeof(out->reason), "cached verdict: %s",
+		snprintf(out->reason, sizeof(out->reason), "cached verdict: %.400s",
 			 *cached_reason ? cached_reason : "KVM did not work on this host");
 		return ops->start(ops->data, VN_ACCEL_TCG, err);
 	}
@@ -197,7 +197,7 @@ int vn_accel_boot(const struct vn_accel_ops *ops, const char *force, const struc
 	char line[VN_ACCEL_REASON_MAX + 32];
 	snprintf(line, sizeof(line), "KVM: %s; using TCG", why);
 	notify(ops, line);
-	snprintf(out->reason, sizeof(out->reason), "no usable KVM: %s", why);
+	snprintf(out->reason, sizeof(out->reason), "no usable KVM: %.400s", why);
 	if ((rc = ops->start(ops->data, VN_ACCEL_TCG, err)) < 0)
 		return vn_error_prefix(err, "KVM failed (%s), and TCG", why);
 	/* Cache TCG only once TCG has shown a kernel: a kernel that prints nothing anywhere is not KVM's fault. */
