@@ -9,6 +9,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "agent/protocol.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 
@@ -420,7 +421,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	if (o->agent_socket) {
 		vn_strbuf_printf(&b, "    <channel type='unix'>\n      <source mode='bind'");
 		attr(&b, "path", o->agent_socket);
-		vn_strbuf_printf(&b, "/>\n      <target type='virtio' name='" VN_AGENT_CHANNEL "'/>\n    </channel>\n");
+		vn_strbuf_printf(&b, "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
 	}
 	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
 	vn_strbuf_printf(&b, "  </devices>\n</domain>\n");

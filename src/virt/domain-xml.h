@@ -39,7 +39,7 @@ struct vn_domain_opts {
 	enum vn_accel accel;     /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
 	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
 	const char *console_log;               /* serial console log file */
-	const char *agent_socket;              /* optional: virtio-serial channel org.vnuma.agent.0 */
+	const char *agent_socket;              /* optional: virtio-serial channel VN_AGENT_PORT_NAME */
 	const char *emulator;                  /* optional */
 	struct vn_domain_meta meta;            /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
@@ -47,7 +47,6 @@ struct vn_domain_opts {
 	void *notify_data;
 };
 
-#define VN_AGENT_CHANNEL "org.vnuma.agent.0"
 
 /*
  * Size of the stand-in cell a memory-less node gets; see vn_domain_cmdline_extra().
