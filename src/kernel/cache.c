@@ -43,6 +43,21 @@ int vn_kernel_hash_file(struct vn_sha256 *c, const char *path, struct vn_error *
 	return 0;
 }
 
+/* The patches' contents, in order, then the digest as hex into out. */
+static int finish_with_patches(struct vn_sha256 *c, const struct vn_recipe *r, char out[VN_SHA256_HEX_LEN + 1],
+			       struct vn_error *err)
+{
+	uint8_t d[VN_SHA256_LEN];
+	int rc;
+
+	for (size_t i = 0; i < r->npatches; i++)
+		if ((rc = vn_kernel_hash_file(c, r->patches[i], err)) < 0)
+			return rc;
+	vn_sha256_final(c, d);
+	vn_sha256_hex(d, out);
+	return 0;
+}
+
 int vn_kernel_cache_key(const struct vn_recipe *r, const char *source_id, char key[VN_SHA256_HEX_LEN + 1],
 			char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
 {
@@ -74,28 +89,16 @@ int vn_kernel_cache_key(const struct vn_recipe *r, const char *source_id, char k
 	vn_kernel_hash_str(&c, "vnuma-kernel-v1");
 	vn_kernel_hash_str(&c, source_id);
 	vn_kernel_hash_str(&c, config_hash);
-	for (size_t i = 0; i < r->npatches; i++)
-		if ((rc = vn_kernel_hash_file(&c, r->patches[i], err)) < 0)
-			return rc;
-	vn_sha256_final(&c, d);
-	vn_sha256_hex(d, key);
-	return 0;
+	return finish_with_patches(&c, r, key, err);
 }
 
 int vn_kernel_patches_hash(const struct vn_recipe *r, char out[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
 {
 	struct vn_sha256 c;
-	uint8_t d[VN_SHA256_LEN];
-	int rc;
 
 	vn_sha256_init(&c);
 	vn_kernel_hash_str(&c, "vnuma-patches-v1");
-	for (size_t i = 0; i < r->npatches; i++)
-		if ((rc = vn_kernel_hash_file(&c, r->patches[i], err)) < 0)
-			return rc;
-	vn_sha256_final(&c, d);
-	vn_sha256_hex(d, out);
-	return 0;
+	return finish_with_patches(&c, r, out, err);
 }
 
 static int write_meta(const char *path, const struct vn_kernel_built *b, const struct vn_recipe *r)
