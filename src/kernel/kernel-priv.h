@@ -1,4 +1,4 @@
-/* The kernel layer's internals, exposed for unit tests only. */
+/* The kernel layer's internals: shared between its files (the second half) and exposed for unit tests. */
 #pragma once
 
 #include <stddef.h>
