@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/alloc.h"
@@ -169,6 +171,32 @@ static void test_alloc(void **state)
 	assert_int_equal(g[7], 1);
 }
 
+/* The OOM policy: an allocation that cannot be made aborts, saying so. */
+static void test_oom_aborts(void **state)
+{
+	(void)state;
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], STDERR_FILENO);
+		/* n * size overflows: refused before malloc is asked, so no sanitizer gets in between. */
+		(void)vn_xreallocarray(NULL, SIZE_MAX / 2, 4);
+		_exit(0);
+	}
+	close(pfd[1]);
+	char buf[128] = "";
+	ssize_t n = read(pfd[0], buf, sizeof(buf) - 1);
+	close(pfd[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGABRT);
+	assert_true(n > 0);
+	assert_string_equal(buf, "vnuma: out of memory\n");
+}
+
 static void lines_cb(void *data, const char *line)
 {
 	struct vn_strbuf *b = data;
@@ -218,7 +246,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mkdir_p), cmocka_unit_test(test_rm_rf), cmocka_unit_test(test_file_read_write_copy),
 		cmocka_unit_test(test_clock),   cmocka_unit_test(test_strv),  cmocka_unit_test(test_alloc),
-		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_oom_aborts), cmocka_unit_test(test_spawn),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
