@@ -131,12 +131,11 @@ static char *tail_lines(const char *path, int nlines)
 
 /* The build proper, with the lock held: worktree, patches, config, make, install into final. */
 static int build_locked(const struct vn_kernel_work *w, const char *sid, const char *diff, const char *chash,
-			const char *phash, int jobs, const char *staging, const char *final, struct vn_kernel_built *b,
-			struct vn_error *err)
+			const char *phash, int jobs, const char *staging, const char *final, double t0,
+			struct vn_kernel_built *b, struct vn_error *err)
 {
 	struct vn_kernel_work wt = *w;
 	_cleanup_free_ char *pristine = NULL;
-	double t0 = vn_now_s();
 	int rc;
 
 	if ((rc = vn_kernel_source_extract(&wt, sid, diff, &pristine, err)) < 0)
@@ -163,6 +162,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 	_cleanup_free_ char *src = NULL, *obj = NULL, *diff = NULL, *lock = NULL, *log = NULL, *failed = NULL;
 	_cleanup_close_ int lock_fd = -1, log_fd = -1;
 	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
+	double t0 = vn_now_s(); /* build_s counts from the call, hashing and waiting for the lock included */
 	int rc, jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (r->type != VN_RECIPE_SOURCE)
@@ -212,7 +212,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 	b->config_hash = vn_xstrdup(chash);
 	b->source_id = vn_xstrdup(sid);
 	const struct vn_kernel_work w = {.r = r, .o = o, .src = src, .obj = obj, .dir = wdir, .log_fd = log_fd};
-	rc = build_locked(&w, sid, diff, chash, phash, jobs, staging, final, b, err);
+	rc = build_locked(&w, sid, diff, chash, phash, jobs, staging, final, t0, b, err);
 	if (rc < 0) {
 		/* Keep the log where the user can read it; the half-built staging folder goes. */
 		if (access(log, F_OK) == 0 && rename(log, failed) == 0 && err && err->kind == VN_ERR_INPUT &&
