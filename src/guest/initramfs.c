@@ -2,7 +2,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,25 +14,17 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "guest/elf-deps.h"
 #include "guest/init-sh.h"
+#include "guest/modules-dep.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
 
 /* Part of the cache key: bump when the layout changes in ways the inputs don't show. */
 #define FORMAT_VERSION "vnuma-initramfs/1"
-
-#if defined(__x86_64__)
-#define MULTIARCH "x86_64-linux-gnu"
-#elif defined(__aarch64__)
-#define MULTIARCH "aarch64-linux-gnu"
-#else
-#define MULTIARCH "unknown-linux-gnu"
-#endif
-
-static const char *const lib_dirs[] = {
-	"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/lib64", "/usr/lib64", "/lib", "/usr/lib",
-};
 
 /* Enough for init and for users at the prompt even if --install fails. */
 static const char *const applets[] = {
@@ -77,22 +68,6 @@ struct plan {
 	size_t n, cap;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		abort(); /* as strbuf: a CLI has no useful way on */
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		abort();
-	return d;
-}
-
 static void plan_free(struct plan *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
@@ -119,11 +94,11 @@ static struct ent *plan_add(struct plan *p, enum ent_kind kind, const char *path
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 64;
-		p->v = xrealloc(p->v, p->cap * sizeof(*p->v));
+		p->v = vn_xreallocarray(p->v, p->cap, sizeof(*p->v));
 	}
 	struct ent *e = &p->v[p->n++];
 	memset(e, 0, sizeof(*e));
-	e->path = xstrdup(path);
+	e->path = vn_xstrdup(path);
 	e->kind = kind;
 	e->perm = perm;
 	return e;
@@ -132,7 +107,7 @@ static struct ent *plan_add(struct plan *p, enum ent_kind kind, const char *path
 static void plan_add_data(struct plan *p, const char *path, mode_t perm, const char *data, size_t len)
 {
 	struct ent *e = plan_add(p, ENT_DATA, path, perm);
-	e->data = xrealloc(NULL, len + 1);
+	e->data = vn_xmalloc(len + 1);
 	memcpy(e->data, data, len);
 	e->data[len] = '\0';
 	e->len = len;
@@ -140,7 +115,7 @@ static void plan_add_data(struct plan *p, const char *path, mode_t perm, const c
 
 static void plan_add_symlink(struct plan *p, const char *path, const char *target)
 {
-	plan_add(p, ENT_SYMLINK, path, 0777)->target = xstrdup(target);
+	plan_add(p, ENT_SYMLINK, path, 0777)->target = vn_xstrdup(target);
 }
 
 static const char *pkg_hint(const char *pkg, char *buf, size_t len)
@@ -175,7 +150,7 @@ static int plan_add_host(struct plan *p, const char *host, const char *guest, co
 		return vn_infra_error(err, -errno, "%s: %s", host, strerror(errno));
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->v[i].kind == ENT_FILE && strcmp(p->v[i].real, real) == 0) {
-			_cleanup_free_ char *target = xstrdup(p->v[i].path);
+			_cleanup_free_ char *target = vn_xstrdup(p->v[i].path);
 			plan_add_symlink(p, guest, target);
 			if (added)
 				*added = true;
@@ -183,183 +158,27 @@ static int plan_add_host(struct plan *p, const char *host, const char *guest, co
 		}
 	}
 	struct ent *e = plan_add(p, ENT_FILE, guest, st.st_mode & 0777);
-	e->host = xstrdup(host);
+	e->host = vn_xstrdup(host);
 	e->real = steal_pointer(&real);
 	if (added)
 		*added = true;
 	return 0;
 }
 
-/* ---- ELF: what a dynamically linked program needs at run time ---- */
-
-struct elf_deps {
-	bool is_elf;
-	char *interp;
-	char **needed; /* NULL-terminated */
-	size_t n_needed;
-	char *runpath;
-};
-
-static void elf_deps_free(struct elf_deps *d)
-{
-	free(d->interp);
-	vn_strvfreep(&d->needed);
-	free(d->runpath);
-	memset(d, 0, sizeof(*d));
-}
-
-static int pread_all(int fd, void *buf, size_t len, uint64_t off, uint64_t size)
-{
-	if (off > size || len > size - off)
-		return -EINVAL;
-	ssize_t n = pread(fd, buf, len, (off_t)off);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
-static char *strtab_get(const char *tab, uint64_t size, uint64_t off)
-{
-	if (off >= size)
-		return NULL;
-	return strndup(tab + off, size - off);
-}
-
-static int elf_read_deps(const char *path, struct elf_deps *d, struct vn_error *err)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ Elf64_Phdr *ph = NULL;
-	_cleanup_free_ Elf64_Dyn *dyn = NULL;
-	_cleanup_free_ char *strtab = NULL;
-	_cleanup_free_ uint64_t *needed = NULL;
-	Elf64_Ehdr eh;
-	struct stat st;
-	uint64_t strtab_va = 0, strsz = 0, runpath = UINT64_MAX;
-	size_t n_needed = 0, n_dyn = 0;
-	int r;
-
-	memset(d, 0, sizeof(*d));
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return vn_infra_error(err, -errno, "%s: %s", path, strerror(errno));
-	uint64_t size = (uint64_t)st.st_size;
-	if (pread_all(fd, &eh, sizeof(eh), 0, size) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-		return 0; /* not ELF: a script or data, nothing to resolve */
-	d->is_elf = true;
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-		return vn_infra_error(err, -ENOTSUP, "%s: only 64-bit little-endian ELF files are supported", path);
-	if (eh.e_phnum == 0)
-		return 0;
-	if (eh.e_phentsize != sizeof(Elf64_Phdr))
-		return vn_infra_error(err, -EINVAL, "%s: malformed ELF program headers", path);
-	ph = xrealloc(NULL, (size_t)eh.e_phnum * sizeof(*ph));
-	if (pread_all(fd, ph, (size_t)eh.e_phnum * sizeof(*ph), eh.e_phoff, size) < 0)
-		return vn_infra_error(err, -EINVAL, "%s: truncated ELF program headers", path);
-
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type == PT_INTERP && !d->interp) {
-			if (ph[i].p_filesz == 0 || ph[i].p_filesz > PATH_MAX)
-				return vn_infra_error(err, -EINVAL, "%s: malformed PT_INTERP", path);
-			char buf[PATH_MAX + 1];
-			if (pread_all(fd, buf, ph[i].p_filesz, ph[i].p_offset, size) < 0)
-				return vn_infra_error(err, -EINVAL, "%s: truncated PT_INTERP", path);
-			buf[ph[i].p_filesz] = '\0';
-			d->interp = xstrdup(buf);
-		} else if (ph[i].p_type == PT_DYNAMIC && !dyn) {
-			n_dyn = ph[i].p_filesz / sizeof(*dyn);
-			dyn = xrealloc(NULL, n_dyn * sizeof(*dyn) + 1);
-			if (pread_all(fd, dyn, n_dyn * sizeof(*dyn), ph[i].p_offset, size) < 0)
-				return vn_infra_error(err, -EINVAL, "%s: truncated PT_DYNAMIC", path);
-		}
-	}
-	if (!dyn)
-		return 0;
-
-	needed = xrealloc(NULL, (n_dyn + 1) * sizeof(*needed));
-	for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
-		switch (dyn[i].d_tag) {
-		case DT_STRTAB:
-			strtab_va = dyn[i].d_un.d_ptr;
-			break;
-		case DT_STRSZ:
-			strsz = dyn[i].d_un.d_val;
-			break;
-		case DT_NEEDED:
-			needed[n_needed++] = dyn[i].d_un.d_val;
-			break;
-		case DT_RUNPATH:
-		case DT_RPATH:
-			runpath = dyn[i].d_un.d_val;
-			break;
-		}
-	}
-	if (n_needed == 0 && runpath == UINT64_MAX)
-		return 0;
-
-	/* DT_STRTAB is an address; the PT_LOAD covering it gives the file offset. */
-	uint64_t strtab_off = UINT64_MAX;
-	for (unsigned i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && strtab_va >= ph[i].p_vaddr &&
-		    strtab_va - ph[i].p_vaddr < ph[i].p_filesz)
-			strtab_off = ph[i].p_offset + (strtab_va - ph[i].p_vaddr);
-	if (strtab_off == UINT64_MAX || strsz == 0 || strsz > size)
-		return vn_infra_error(err, -EINVAL, "%s: cannot locate the dynamic string table", path);
-	strtab = xrealloc(NULL, strsz);
-	r = pread_all(fd, strtab, strsz, strtab_off, size);
-	if (r < 0)
-		return vn_infra_error(err, r, "%s: truncated dynamic string table", path);
-
-	d->needed = xrealloc(NULL, (n_needed + 1) * sizeof(char *));
-	for (size_t i = 0; i < n_needed; i++) {
-		char *s = strtab_get(strtab, strsz, needed[i]);
-		if (!s)
-			return vn_infra_error(err, -EINVAL, "%s: bad DT_NEEDED entry", path);
-		d->needed[d->n_needed++] = s;
-		d->needed[d->n_needed] = NULL;
-	}
-	d->needed[d->n_needed] = NULL;
-	if (runpath != UINT64_MAX)
-		d->runpath = strtab_get(strtab, strsz, runpath);
-	return 0;
-}
-
-static char *find_lib(const char *name, const char *runpath, const char *origin)
-{
-	char buf[PATH_MAX];
-
-	if (strchr(name, '/'))
-		return access(name, F_OK) == 0 ? xstrdup(name) : NULL;
-	if (runpath) {
-		_cleanup_free_ char *copy = xstrdup(runpath);
-		char *save = NULL;
-		for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-			if (strncmp(dir, "$ORIGIN", 7) == 0)
-				snprintf(buf, sizeof(buf), "%s%s/%s", origin, dir + 7, name);
-			else
-				snprintf(buf, sizeof(buf), "%s/%s", dir, name);
-			if (access(buf, F_OK) == 0)
-				return xstrdup(buf);
-		}
-	}
-	for (size_t i = 0; i < VN_ARRAY_SIZE(lib_dirs); i++) {
-		snprintf(buf, sizeof(buf), "%s/%s", lib_dirs[i], name);
-		if (access(buf, F_OK) == 0)
-			return xstrdup(buf);
-	}
-	return NULL;
-}
+/* ---- programs (guest/elf-deps.c reads what they need) ---- */
 
 /* Add a host program and, if it is dynamically linked, its loader and libraries. */
 static int plan_add_program(struct plan *p, const char *host, const char *guest, const char *pkg,
 			    struct vn_error *err)
 {
-	_cleanup_(elf_deps_free) struct elf_deps d = {0};
+	_cleanup_(vn_elf_deps_free) struct vn_elf_deps d = {0};
 	bool added;
 	int r;
 
 	r = plan_add_host(p, host, guest, pkg, &added, err);
 	if (r < 0 || !added)
 		return r;
-	r = elf_read_deps(host, &d, err);
+	r = vn_elf_read_deps(host, &d, err);
 	if (r < 0)
 		return r;
 	if (d.interp) {
@@ -367,15 +186,15 @@ static int plan_add_program(struct plan *p, const char *host, const char *guest,
 		if (r < 0)
 			return vn_error_prefix(err, "ELF interpreter of %s", host);
 	}
-	_cleanup_free_ char *origin = xstrdup(host);
+	_cleanup_free_ char *origin = vn_xstrdup(host);
 	char *slash = strrchr(origin, '/');
 	if (slash)
 		*slash = '\0';
 	for (size_t i = 0; i < d.n_needed; i++) {
-		_cleanup_free_ char *lib = find_lib(d.needed[i], d.runpath, origin);
+		_cleanup_free_ char *lib = vn_elf_find_lib(d.needed[i], d.runpath, origin);
 		if (!lib)
 			return vn_infra_error(err, -ENOENT, "%s needs %s, which is not in %s or the other library directories",
-					      host, d.needed[i], lib_dirs[0]);
+					      host, d.needed[i], VN_ELF_LIB_DIR);
 		r = plan_add_program(p, lib, lib, NULL, err);
 		if (r < 0)
 			return r;
@@ -385,14 +204,14 @@ static int plan_add_program(struct plan *p, const char *host, const char *guest,
 
 static int plan_add_busybox(struct plan *p, const char *busybox, struct vn_error *err)
 {
-	_cleanup_(elf_deps_free) struct elf_deps d = {0};
+	_cleanup_(vn_elf_deps_free) struct vn_elf_deps d = {0};
 	char path[64];
 	int r;
 
 	r = plan_add_host(p, busybox, "/bin/busybox", "busybox-static", NULL, err);
 	if (r < 0)
 		return r;
-	r = elf_read_deps(busybox, &d, err);
+	r = vn_elf_read_deps(busybox, &d, err);
 	if (r < 0)
 		return r;
 	/* A dynamic busybox would need a libc before /init could even start. */
@@ -409,100 +228,12 @@ static int plan_add_busybox(struct plan *p, const char *busybox, struct vn_error
 
 /* ---- kernel modules ---- */
 
-struct moddep {
-	char *rel;  /* path relative to the modules dir, points into the file buffer */
-	char *deps; /* space-separated relative paths, ditto */
-	int state;  /* 0 unvisited, 1 in progress, 2 ordered */
-};
-
-/* Module names treat '-' and '_' alike, as modprobe does. */
-static bool modname_eq(const char *rel, const char *name)
-{
-	const char *base = strrchr(rel, '/');
-	base = base ? base + 1 : rel;
-	size_t n = strcspn(base, ".");
-	if (strlen(name) != n || strncmp(base + n, ".ko", 3) != 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char a = base[i] == '-' ? '_' : base[i];
-		char b = name[i] == '-' ? '_' : name[i];
-		if (a != b)
-			return false;
-	}
-	return true;
-}
-
-static int read_file(const char *path, char **out, struct vn_error *err, const char *pkg)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
-	char buf[65536], hint[128];
-	size_t n;
-
-	if (!f)
-		return vn_infra_error(err, -errno, "cannot read %s: %s%s", path, strerror(errno),
-				      pkg_hint(pkg, hint, sizeof(hint)));
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		vn_strbuf_append(&b, buf, n);
-	if (ferror(f))
-		return vn_infra_error(err, -EIO, "cannot read %s", path);
-	*out = vn_strbuf_steal(&b);
-	return 0;
-}
-
-static bool is_builtin(const char *moddir, const char *name)
-{
-	_cleanup_free_ char *path = NULL, *text = NULL;
-
-	if (asprintf(&path, "%s/modules.builtin", moddir) < 0 || read_file(path, &text, NULL, NULL) < 0)
-		return false;
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (modname_eq(line, name))
-			return true;
-	return false;
-}
-
-static struct moddep *moddep_find(struct moddep *v, size_t n, const char *rel)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i].rel, rel) == 0)
-			return &v[i];
-	return NULL;
-}
-
-/* Depth-first: a module is appended only after everything it depends on. */
-static int moddep_visit(struct moddep *v, size_t n, struct moddep *m, struct vn_strbuf *order, const char *dep_path,
-			struct vn_error *err)
-{
-	if (m->state == 2)
-		return 0;
-	if (m->state == 1)
-		return vn_input_error(err, "%s: dependency cycle through %s", dep_path, m->rel);
-	m->state = 1;
-	_cleanup_free_ char *deps = xstrdup(m->deps);
-	char *save = NULL;
-	for (char *d = strtok_r(deps, " \t", &save); d; d = strtok_r(NULL, " \t", &save)) {
-		struct moddep *dm = moddep_find(v, n, d);
-		if (!dm)
-			return vn_input_error(err, "%s: %s depends on %s, which has no entry", dep_path, m->rel, d);
-		int r = moddep_visit(v, n, dm, order, dep_path, err);
-		if (r < 0)
-			return r;
-	}
-	m->state = 2;
-	vn_strbuf_printf(order, "%s\n", m->rel);
-	return 0;
-}
-
 static int plan_add_modules(struct plan *p, const struct vn_initramfs_spec *spec, struct vn_error *err)
 {
-	_cleanup_free_ char *moddir = NULL, *dep_path = NULL, *text = NULL, *order = NULL;
-	_cleanup_free_ struct moddep *v = NULL;
-	_cleanup_strbuf_ struct vn_strbuf ob = VN_STRBUF_INIT;
+	_cleanup_free_ char *moddir = NULL;
+	_cleanup_strv_ char **order = NULL;
 	_cleanup_strbuf_ struct vn_strbuf guest_order = VN_STRBUF_INIT;
 	char pkg[128];
-	size_t n = 0, cap = 0;
 	int r;
 
 	if (!spec->modules || !spec->modules[0]) {
@@ -511,53 +242,13 @@ static int plan_add_modules(struct plan *p, const struct vn_initramfs_spec *spec
 	}
 	if (!spec->kernel_release)
 		return vn_input_error(err, "kernel modules requested (%s, ...) but no kernel release given", spec->modules[0]);
-	if (spec->modules_dir)
-		moddir = xstrdup(spec->modules_dir);
-	else if (asprintf(&moddir, "/lib/modules/%s", spec->kernel_release) < 0)
-		abort();
-	if (asprintf(&dep_path, "%s/modules.dep", moddir) < 0)
-		abort();
+	moddir = spec->modules_dir ? vn_xstrdup(spec->modules_dir) : vn_xasprintf("/lib/modules/%s", spec->kernel_release);
 	snprintf(pkg, sizeof(pkg), "linux-image-%s", spec->kernel_release);
-	r = read_file(dep_path, &text, err, pkg);
-	if (r < 0)
+	if ((r = vn_modules_dep_order(moddir, spec->modules, pkg, &order, err)) < 0)
 		return r;
-
-	/* "kernel/a/b.ko: kernel/c.ko kernel/d.ko" per line; parsed in place. */
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		*colon = '\0';
-		if (n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		v[n++] = (struct moddep){.rel = line, .deps = colon + 1};
-	}
-
-	for (const char *const *name = spec->modules; *name; name++) {
-		struct moddep *m = NULL;
-		for (size_t i = 0; i < n && !m; i++)
-			if (modname_eq(v[i].rel, *name))
-				m = &v[i];
-		if (!m) {
-			if (is_builtin(moddir, *name))
-				continue;
-			return vn_input_error(err, "kernel module %s is not in %s", *name, dep_path);
-		}
-		r = moddep_visit(v, n, m, &ob, dep_path, err);
-		if (r < 0)
-			return r;
-	}
-
-	order = vn_strbuf_steal(&ob);
-	save = NULL;
-	for (char *rel = strtok_r(order, "\n", &save); rel; rel = strtok_r(NULL, "\n", &save)) {
-		_cleanup_free_ char *host = NULL, *guest = NULL;
-		if (asprintf(&host, "%s/%s", moddir, rel) < 0 ||
-		    asprintf(&guest, "/lib/modules/%s/%s", spec->kernel_release, rel) < 0)
-			abort();
+	for (char **rel = order; *rel; rel++) {
+		_cleanup_free_ char *host = vn_xasprintf("%s/%s", moddir, *rel);
+		_cleanup_free_ char *guest = vn_xasprintf("/lib/modules/%s/%s", spec->kernel_release, *rel);
 		r = plan_add_host(p, host, guest, pkg, NULL, err);
 		if (r < 0)
 			return r;
@@ -588,20 +279,17 @@ static int plan_add_extra(struct plan *p, const char *pair, struct vn_error *err
 
 	if (!colon || colon == pair || colon[1] != '/')
 		return vn_input_error(err, "extra file \"%s\": expected HOST_PATH:/GUEST_PATH", pair);
-	_cleanup_free_ char *host = strndup(pair, (size_t)(colon - pair));
+	_cleanup_free_ char *host = vn_xstrndup(pair, (size_t)(colon - pair));
 	_cleanup_free_ char *guest = NULL;
 	const char *g = colon + 1;
-	if (!host)
-		abort();
 	if (!guest_path_ok(g))
 		return vn_input_error(err, "extra file \"%s\": guest path must be a plain absolute path", pair);
 	/* "host:/dir/" puts the file into dir under its own name. */
 	if (g[strlen(g) - 1] == '/') {
 		const char *base = strrchr(host, '/');
-		if (asprintf(&guest, "%s%s", g, base ? base + 1 : host) < 0)
-			abort();
+		guest = vn_xasprintf("%s%s", g, base ? base + 1 : host);
 	} else {
-		guest = xstrdup(g);
+		guest = vn_xstrdup(g);
 	}
 	struct ent *old = plan_find(p, guest);
 	if (old)
@@ -824,7 +512,7 @@ static int plan_write(const struct plan *p, const char *tmp, int fd, struct vn_e
 	int r;
 
 	if (!a || !ae)
-		abort();
+		vn_oom(); /* libarchive returns NULL only when it cannot allocate */
 	/* gzip level 1: a third the size of plain cpio at a fraction of level 6's time. */
 	if (archive_write_set_format_cpio_newc(a) != ARCHIVE_OK || archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
 	    archive_write_set_filter_option(a, "gzip", "compression-level", "1") != ARCHIVE_OK ||
@@ -838,26 +526,6 @@ static int plan_write(const struct plan *p, const char *tmp, int fd, struct vn_e
 	}
 	if (archive_write_close(a) != ARCHIVE_OK)
 		return vn_infra_error(err, -EIO, "%s: %s", tmp, archive_error_string(a));
-	return 0;
-}
-
-static int mkdir_p(const char *path, struct vn_error *err)
-{
-	char buf[PATH_MAX];
-
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return vn_infra_error(err, -ENAMETOOLONG, "%s: path too long", path);
-	for (char *s = buf + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return vn_infra_error(err, -errno, "cannot create %s: %s", buf, strerror(errno));
-		*s = c;
-		if (!c)
-			break;
-	}
 	return 0;
 }
 
@@ -878,19 +546,16 @@ int vn_initramfs_build(const struct vn_initramfs_spec *spec, const char *cache_d
 	r = plan_hash(&p, spec, hex, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&final, "%s/initramfs-%s.cpio.gz", cache_dir, hex) < 0)
-		abort();
+	final = vn_xasprintf("%s/initramfs-%s.cpio.gz", cache_dir, hex);
 	if (stat(final, &st) == 0 && S_ISREG(st.st_mode)) {
 		*out_path = steal_pointer(&final);
 		return 0;
 	}
 
-	r = mkdir_p(cache_dir, err);
+	r = vn_mkdir_p(cache_dir, 0755, err);
 	if (r < 0)
 		return r;
-	char *t = NULL;
-	if (asprintf(&t, "%s/.initramfs-%.16s.XXXXXX", cache_dir, hex) < 0)
-		abort();
+	char *t = vn_xasprintf("%s/.initramfs-%.16s.XXXXXX", cache_dir, hex);
 	fd = mkostemp(t, O_CLOEXEC);
 	if (fd < 0) {
 		r = vn_infra_error(err, -errno, "cannot create a file in %s: %s", cache_dir, strerror(errno));

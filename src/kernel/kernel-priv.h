@@ -1,4 +1,4 @@
-/* The kernel layer's internals, exposed for unit tests only. */
+/* The kernel layer's internals: shared between its files (the second half) and exposed for unit tests. */
 #pragma once
 
 #include <stddef.h>
@@ -6,6 +6,7 @@
 #include "kernel/build.h"
 #include "kernel/recipe.h"
 #include "util/error.h"
+#include "util/sha256.h"
 #include "util/strbuf.h"
 
 /* Options every vnuma-built kernel must have =y, whatever the recipe says. */
@@ -39,10 +40,53 @@ int vn_kernel_patch_apply(const char *tree, const char *patch, const char *name,
  */
 int vn_kernel_config_verify(const char *final_config, const char *wanted, char **report);
 
-/*
- * Run argv (no shell) in cwd with LC_ALL=C; stdout+stderr go to log_fd (if
- * >= 0), into capture (if not NULL) and line by line to progress. Returns the
- * exit status (>= 0) or a negative errno (spawn failure, interrupted).
- */
-int vn_kernel_run(const char *const *argv, const char *cwd, int log_fd, struct vn_strbuf *capture,
-		  vn_kernel_progress_fn progress, void *progress_data, const char *stage, struct vn_error *err);
+/* ---- shared by the build's files (build.c, source.c, patch.c, config.c, cache.c) ---- */
+
+/* One build in progress: the recipe, the options and its folders. */
+struct vn_kernel_work {
+	const struct vn_recipe *r;
+	const struct vn_kernel_build_opts *o;
+	const char *pristine; /* CACHE/src/<id>/tree */
+	const char *src;      /* the patched hardlink farm */
+	const char *obj;      /* make O= */
+	const char *dir;      /* CACHE/work/<id>-<config> */
+	int log_fd;
+};
+
+/* Report a stage (and optionally a line) to the progress callback. */
+void vn_kernel_say(const struct vn_kernel_work *w, const char *stage, const char *line);
+/* make O=obj -jN target in the worktree, output lines to progress as stage. */
+int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char *target, int jobs,
+		   struct vn_error *err);
+
+/* source.c: the source identity (sha256 of the tarball, or git HEAD + uncommitted diff, in *diff). */
+int vn_kernel_source_id(const struct vn_recipe *r, const char *cache, char id[VN_SHA256_HEX_LEN + 1], char **diff,
+			struct vn_error *err);
+/* source.c: CACHE/src/<id>/tree, extracted once per identity; *tree gets its path. */
+int vn_kernel_source_extract(const struct vn_kernel_work *w, const char *id, const char *diff, char **tree,
+			     struct vn_error *err);
+/* source.c: the worktree w->src as a hardlink farm of w->pristine, unless it exists. */
+int vn_kernel_source_worktree(const struct vn_kernel_work *w, struct vn_error *err);
+
+/* patch.c: bring w->src from the last patch set to the recipe's (phash: patches' hash). */
+int vn_kernel_patches_sync(const struct vn_kernel_work *w, const char *phash, struct vn_error *err);
+
+/* config.c: base config + fragments + olddefconfig in w->obj, unless chash says it is current. */
+int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int jobs, struct vn_error *err);
+/* config.c: every option asked for survived into w->obj/.config (input error listing those that did not). */
+int vn_kernel_config_check(const struct vn_kernel_work *w, struct vn_error *err);
+
+/* cache.c: length-prefixed string and file contents into a hash. */
+void vn_kernel_hash_str(struct vn_sha256 *c, const char *s);
+int vn_kernel_hash_file(struct vn_sha256 *c, const char *path, struct vn_error *err);
+/* cache.c: the hash of the recipe's patches' contents, in order. */
+int vn_kernel_patches_hash(const struct vn_recipe *r, char out[VN_SHA256_HEX_LEN + 1], struct vn_error *err);
+/* cache.c: a vn_kernel_built for r (recipe name, patch names). */
+struct vn_kernel_built *vn_kernel_built_new(const struct vn_recipe *r);
+/* cache.c: CACHE/kernels/<key>/kernel.json into *out; -ENOENT when it is not there. */
+int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out);
+/* cache.c: bzImage, config and kernel.json into staging, then staging renamed to final. */
+int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging, const char *final,
+			    struct vn_kernel_built *b, struct vn_error *err);
+/* cache.c: remove the staging folders of builds whose process is gone. */
+void vn_kernel_cache_sweep(const char *kdir);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "kernel/recipe.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 
@@ -26,9 +27,7 @@ void vn_kernel_free(struct vn_kernel *k)
 	free(k->config);
 	free(k->recipe);
 	free(k->recipe_path);
-	for (size_t i = 0; k->patches && i < k->npatches; i++)
-		free(k->patches[i]);
-	free(k->patches);
+	vn_strv_free_n(k->patches, k->npatches);
 	free(k->config_hash);
 	free(k->build_key);
 	free(k->source_id);
@@ -56,9 +55,9 @@ int vn_kernel_image_release(const char *image, char **release, char **version, s
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	if (version)
-		*version = strdup(buf);
+		*version = vn_xstrdup(buf);
 	buf[strcspn(buf, " ")] = '\0';
-	*release = strdup(buf);
+	*release = vn_xstrdup(buf);
 	return 0;
 }
 
@@ -74,7 +73,7 @@ static int find_stock_image(char **out, struct vn_error *err)
 				continue;
 			if (!best || strverscmp(e->d_name, best) > 0) {
 				free(best);
-				best = strdup(e->d_name);
+				best = vn_xstrdup(e->d_name);
 			}
 		}
 		closedir(d);
@@ -82,10 +81,9 @@ static int find_stock_image(char **out, struct vn_error *err)
 	if (!best)
 		return vn_input_error(err, "no stock kernel: /boot/vmlinuz-* not found (install the Debian package "
 					   "linux-image-amd64, or pass --kernel PATH)");
-	if (asprintf(out, "/boot/%s", best) < 0)
-		*out = NULL;
+	*out = vn_xasprintf("/boot/%s", best);
 	free(best);
-	return *out ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* A source recipe: build (or find) it, and describe it the way results need. */
@@ -97,11 +95,9 @@ static int resolve_source(const struct vn_recipe *r, const struct vn_kernel_reso
 	int rc;
 
 	if (o && o->cache_dir)
-		cache = strdup(o->cache_dir);
+		cache = vn_xstrdup(o->cache_dir);
 	else if ((rc = vn_kernel_cache_dir_default(&cache, err)) < 0)
 		return rc;
-	if (!cache)
-		return -ENOMEM;
 	struct vn_kernel_build_opts bo = {
 		.cache_dir = cache,
 		.jobs = o ? o->jobs : 0,
@@ -117,11 +113,9 @@ static int resolve_source(const struct vn_recipe *r, const struct vn_kernel_reso
 	k->source_id = steal_pointer(&b->source_id);
 	k->built_now = !b->cached;
 	k->npatches = r->npatches;
-	if (!(k->patches = calloc(r->npatches + 1, sizeof(char *))))
-		return -ENOMEM;
+	k->patches = vn_xcalloc(r->npatches + 1, sizeof(char *));
 	for (size_t i = 0; i < r->npatches; i++)
-		if (!(k->patches[i] = strdup(r->patch_names[i])))
-			return -ENOMEM;
+		k->patches[i] = vn_xstrdup(r->patch_names[i]);
 	return 0;
 }
 
@@ -133,7 +127,7 @@ int vn_kernel_resolve(const char *spec, const char *modules_dir, struct vn_kerne
 int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const struct vn_kernel_resolve_opts *o,
 			   struct vn_kernel **out, struct vn_error *err)
 {
-	struct vn_kernel *k = calloc(1, sizeof(*k));
+	struct vn_kernel *k = vn_xcalloc(1, sizeof(*k));
 	bool stock = !spec || strcmp(spec, "stock") == 0;
 	bool no_modules = false;
 	_cleanup_free_ char *recipe_path = NULL;
@@ -142,8 +136,6 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 	struct stat st;
 	int rc = 0;
 
-	if (!k)
-		return -ENOMEM;
 	/* A file named like a bzImage wins over a recipe of the same name. */
 	if (!stock && !(stat(spec, &st) == 0 && S_ISREG(st.st_mode) && !strstr(spec, ".json")) &&
 	    (rc = vn_recipe_find(spec, &recipe_path, &tried)) > 0)
@@ -154,18 +146,18 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 	}
 	rc = 0;
 	if (r) {
-		k->recipe = strdup(r->name);
-		k->recipe_path = strdup(r->path);
+		k->recipe = vn_xstrdup(r->name);
+		k->recipe_path = vn_xstrdup(r->path);
 		stock = r->type == VN_RECIPE_STOCK;
 	}
 	if (stock) {
 		rc = find_stock_image(&k->image, err);
 		if (!k->recipe)
-			k->recipe = strdup("stock");
+			k->recipe = vn_xstrdup("stock");
 	} else if (r && r->type == VN_RECIPE_PREBUILT) {
-		k->image = strdup(r->image);
+		k->image = vn_xstrdup(r->image);
 		if (r->config)
-			k->config = strdup(r->config);
+			k->config = vn_xstrdup(r->config);
 		if (!modules_dir && r->modules)
 			modules_dir = r->modules;
 	} else if (r) {
@@ -178,7 +170,7 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 						   "a recipe .json or a bzImage path)",
 					      spec, tried.s ? "not in " : "", tried.s ? tried.s : "", tried.s ? "; " : "");
 		k->image = realpath(spec, NULL);
-		k->recipe = strdup("prebuilt");
+		k->recipe = vn_xstrdup("prebuilt");
 	}
 	if (rc == 0)
 		rc = vn_kernel_image_release(k->image, &k->release, &k->version, err);
@@ -193,12 +185,12 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 			/* Built kernels have CONFIG_MODULES off; a same-named stock release's modules would not load. */
 			snprintf(path, sizeof(path), "/lib/modules/%s", k->release);
 			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-				k->modules_dir = strdup(path);
+				k->modules_dir = vn_xstrdup(path);
 		}
 		if (stock) {
 			snprintf(path, sizeof(path), "/boot/config-%s", k->release);
 			if (access(path, R_OK) == 0)
-				k->config = strdup(path);
+				k->config = vn_xstrdup(path);
 		}
 	}
 	if (rc < 0) {

@@ -24,13 +24,25 @@ static inline void vn_closep(int *fd)
 		close(*fd);
 }
 
+/* A NULL-terminated vector of strings and the strings; NULL is fine. */
+static inline void vn_strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* The same for a vector of n entries, any of which may be NULL. */
+static inline void vn_strv_free_n(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static inline void vn_strvfreep(char ***v)
 {
-	if (*v) {
-		for (char **p = *v; *p; p++)
-			free(*p);
-		free(*v);
-	}
+	vn_strv_free(*v);
 }
 
 #define _cleanup_free_ _cleanup_(vn_freep)

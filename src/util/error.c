@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/alloc.h"
+
 int vn_error_set(struct vn_error *err, enum vn_error_kind kind, int code, const char *fmt, ...)
 {
 	int rc = code < 0 ? code : -code;
@@ -53,7 +55,7 @@ void vn_error_set_detail(struct vn_error *err, const char *detail)
 	if (!err || !detail)
 		return;
 	free(err->detail);
-	err->detail = strdup(detail);
+	err->detail = vn_xstrdup(detail);
 }
 
 void vn_error_clear(struct vn_error *err)

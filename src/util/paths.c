@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/alloc.h"
 #include "util/cleanup.h"
 
 /* Set by CMake: the source tree, and the installed dirs relative to the bin dir. */
@@ -129,8 +130,11 @@ int vn_paths_search(const char *name, const char *subdir, const char *ext, const
 			snprintf(buf, sizeof(buf), "%s/%s%s", dirs[i], name, with_ext ? ext : "");
 			if (!is_file(buf))
 				continue;
-			if (!(*path = realpath(buf, NULL)))
-				return errno == ENOMEM ? -ENOMEM : 0;
+			if (!(*path = realpath(buf, NULL))) {
+				if (errno == ENOMEM)
+					vn_oom();
+				return 0;
+			}
 			return 1;
 		}
 	}
@@ -184,26 +188,15 @@ int vn_paths_list(const char *subdir, const char *ext, char ***names)
 			snprintf(full, sizeof(full), "%s/%s", dirs[i], de->d_name);
 			if (!is_file(full))
 				continue;
-			if (n + 2 > cap) {
-				char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-				if (!nv) {
-					closedir(d);
-					vn_strvfreep(&v);
-					return -ENOMEM;
-				}
-				v = nv;
-			}
-			if (!(v[n] = strndup(de->d_name, strlen(de->d_name) - strlen(ext)))) {
-				closedir(d);
-				vn_strvfreep(&v);
-				return -ENOMEM;
-			}
+			if (n + 2 > cap)
+				v = vn_xreallocarray(v, cap = cap ? cap * 2 : 16, sizeof(*v));
+			v[n] = vn_xstrndup(de->d_name, strlen(de->d_name) - strlen(ext));
 			v[++n] = NULL;
 		}
 		closedir(d);
 	}
-	if (!v && !(v = calloc(1, sizeof(*v))))
-		return -ENOMEM;
+	if (!v)
+		v = vn_xcalloc(1, sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		if (k && strcmp(v[k - 1], v[i]) == 0)

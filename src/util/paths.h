@@ -40,7 +40,7 @@ size_t vn_paths_data_dirs(const char *subdir, const char *first_dir, char (*dirs
 
 /*
  * Look NAME (no '/') up as NAME.EXT or NAME in vn_paths_data_dirs(). Returns 1
- * with *path (absolute, malloc'd) set, 0 when not found, -ENOMEM. When tried
+ * with *path (absolute, malloc'd) set, 0 when not found. When tried
  * is not NULL it gets the directories searched, ", "-separated.
  */
 int vn_paths_search(const char *name, const char *subdir, const char *ext, const char *first_dir, char **path,
@@ -57,6 +57,6 @@ int vn_paths_find(const char *arg, const char *what, const char *subdir, const c
 
 /*
  * Every NAME (file name without .EXT) under vn_paths_data_dirs(), sorted and
- * unique, NULL-terminated; for completion. Returns the count or -ENOMEM.
+ * unique, NULL-terminated; for completion. Returns the count.
  */
 int vn_paths_list(const char *subdir, const char *ext, char ***names);

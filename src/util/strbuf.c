@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Allocation failure aborts: a CLI tool has no useful way to go on. */
+#include "util/alloc.h"
+
+/* Allocation failure aborts (util/alloc.h). */
 static void reserve(struct vn_strbuf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)
@@ -13,10 +15,7 @@ static void reserve(struct vn_strbuf *b, size_t extra)
 	size_t cap = b->cap ? b->cap : 64;
 	while (cap < b->len + extra + 1)
 		cap *= 2;
-	char *s = realloc(b->s, cap);
-	if (!s)
-		abort();
-	b->s = s;
+	b->s = vn_xreallocarray(b->s, cap, 1);
 	b->cap = cap;
 }
 
@@ -47,7 +46,7 @@ void vn_strbuf_printf(struct vn_strbuf *b, const char *fmt, ...)
 
 char *vn_strbuf_steal(struct vn_strbuf *b)
 {
-	char *s = b->s ? b->s : strdup("");
+	char *s = b->s ? b->s : vn_xstrdup("");
 	b->s = NULL;
 	b->len = b->cap = 0;
 	return s;

@@ -14,6 +14,8 @@
 #include "kernel/kernel.h"
 #include "kernel/recipe.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/spawn.h"
 
 static char tmpdir[] = "/tmp/vn-test-kernel-XXXXXX";
 
@@ -67,9 +69,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char *argv[] = {"rm", "-rf", tmpdir, NULL};
-	struct vn_error e = {0};
-	vn_kernel_run((const char *const *)argv, NULL, -1, NULL, NULL, NULL, NULL, &e);
+	vn_rm_rf(tmpdir);
 	return 0;
 }
 
@@ -116,7 +116,7 @@ static void test_recipe_errors(void **state)
 		{"{\"type\": \"source\", \"tree\": \"no/such/dir\", \"config\": {\"base\": \"tinyconfig\"}}", "$.tree: "},
 		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": []}", "$.config: expected an object"},
 		{"{\"type\": \"stock\", \"image\": \"x\"}", "$: unknown key \"image\""},
-		{"{\"type\": \"prebuilt\"}", "$: missing \"image\""},
+		{"{\"type\": \"prebuilt\"}", "$: missing required key \"image\""},
 		{"{\"type\": \"prebuilt\", \"image\": \"nope\"}", "$.image: "},
 		{"{\"type\": \"guess\"}", "$.type: \"guess\" is not one of"},
 		{"{\"type\": 1}", "$.type: expected a string"},
@@ -196,13 +196,11 @@ static void make_tree(void)
 {
 	put("pristine/mm/x.c", "one\ntwo\nthree\n");
 	put("pristine/mm/y.c", "alpha\nbeta\n");
-	char *argv[] = {"rm", "-rf", NULL, NULL};
 	_cleanup_free_ char *work = path_of("work"), *pristine = path_of("pristine");
-	argv[2] = work;
 	struct vn_error e = {0};
-	vn_kernel_run((const char *const *)argv, NULL, -1, NULL, NULL, NULL, NULL, &e);
+	assert_int_equal(vn_rm_rf(work), 0);
 	const char *cp[] = {"cp", "-al", pristine, work, NULL};
-	assert_int_equal(vn_kernel_run(cp, NULL, -1, NULL, NULL, NULL, NULL, &e), 0);
+	assert_int_equal(vn_spawn_run(cp, NULL, &e), 0);
 }
 
 static void test_patch_apply(void **state)
@@ -324,21 +322,160 @@ static void test_shipped_recipes(void **state)
 	assert_string_not_equal(keyv[0], keyv[1]);
 }
 
-static void test_run(void **state)
+/*
+ * A whole build, end to end, on a fake kernel tree whose Makefile does in
+ * milliseconds what Kbuild does in minutes: extract, hardlink farm, patch,
+ * config (base, merge_config.sh, olddefconfig), make bzImage, install, then a
+ * cache hit, a patch-only variant on the same build tree, and a failed build
+ * whose log is kept.
+ */
+static void make_fake_tree(void)
+{
+	char line[256];
+	_cleanup_strbuf_ struct vn_strbuf req = VN_STRBUF_INIT;
+
+	put("fake-src/linux-fake/Makefile",
+	    "tinyconfig:\n\tmkdir -p $(O) && : > $(O)/.config\n"
+	    "olddefconfig:\n\tcat required.config >> $(O)/.config\n"
+	    "bzImage:\n\tmkdir -p $(O)/arch/x86/boot && cat bzImage.in mm/x.c > $(O)/arch/x86/boot/bzImage\n"
+	    ".PHONY: tinyconfig olddefconfig bzImage\n");
+	/* merge_config.sh -m -O OBJ OBJ/.config FRAGMENT...: here, the fragments appended. */
+	put("fake-src/linux-fake/scripts/kconfig/merge_config.sh", "base=$4\nshift 4\ncat \"$@\" >> \"$base\"\n");
+	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\n");
+	for (const char *const *o = vn_kernel_required_options; *o; o++)
+		vn_strbuf_printf(&req, "%s=y\n", *o);
+	put("fake-src/linux-fake/required.config", req.s);
+	/* The boot header vn_kernel_image_release reads: "HdrS" at 0x202, the version at 0x20e + 0x200. */
+	char hdr[0x400] = {0};
+	memcpy(hdr + 0x202, "HdrS", 4);
+	hdr[0x20e] = 0x00;
+	hdr[0x20f] = 0x01;
+	snprintf(line, sizeof(line), "6.1.0-fake (vnuma@test) #1");
+	memcpy(hdr + 0x300, line, strlen(line) + 1);
+	_cleanup_free_ char *bz = path_of("fake-src/linux-fake/bzImage.in");
+	FILE *f = fopen(bz, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), f), sizeof(hdr));
+	fclose(f);
+	_cleanup_free_ char *tar = path_of("fake.tar"), *dir = path_of("fake-src");
+	const char *argv[] = {"tar", "-cf", tar, "-C", dir, "linux-fake", NULL};
+	struct vn_error err = {0};
+	assert_int_equal(vn_spawn_run(argv, NULL, &err), 0);
+}
+
+static void progress_count(void *data, const char *stage, const char *line)
+{
+	(void)line;
+	if (strcmp(stage, "patch") == 0)
+		++*(int *)data;
+}
+
+static struct vn_kernel_built *build_fake(const char *name, const char *json, int *patches_applied,
+					  struct vn_error *err, int *rc)
+{
+	char rel[64];
+	/* A recipe keeps its files in NAME/. */
+	static const char *const files[][2] = {
+		{"numa.config", "CONFIG_NUMA=y\n# CONFIG_MODULES is not set\n"},
+		{"0001-fix.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"},
+		{"0002-other.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n two\n-three\n+THREE\n"},
+	};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
+		snprintf(rel, sizeof(rel), "%s/%s", name, files[i][0]);
+		put(rel, files[i][1]);
+	}
+	snprintf(rel, sizeof(rel), "%s.json", name);
+	put(rel, json);
+	_cleanup_free_ char *p = path_of(rel), *cache = path_of("cache");
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	struct vn_kernel_built *b = NULL;
+	assert_int_equal(vn_recipe_load(p, &r, err), 0);
+	struct vn_kernel_build_opts o = {.cache_dir = cache, .jobs = 1, .progress = progress_count,
+					 .progress_data = patches_applied};
+	*rc = vn_kernel_build(r, &o, &b, err);
+	return b;
+}
+
+static void test_build_fake_tree(void **state)
 {
 	(void)state;
-	struct vn_strbuf out = VN_STRBUF_INIT;
 	struct vn_error err = {0};
-	const char *ok[] = {"sh", "-c", "echo hello; echo world >&2; exit 3", NULL};
-	assert_int_equal(vn_kernel_run(ok, "/", -1, &out, NULL, NULL, NULL, &err), 3);
-	assert_non_null(strstr(out.s, "hello\n"));
-	assert_non_null(strstr(out.s, "world\n"));
-	vn_strbuf_free(&out);
-	const char *missing[] = {"vnuma-no-such-program", NULL};
-	assert_true(vn_kernel_run(missing, NULL, -1, NULL, NULL, NULL, NULL, &err) < 0);
-	assert_int_equal(err.kind, VN_ERR_INFRA);
+	int rc, patched = 0;
+	static const char base[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", \"patches\": [\"0001-fix.patch\"], "
+				   "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"], "
+				   "\"require\": [\"CONFIG_NUMA\"]}}";
+
+	make_fake_tree();
+	_cleanup_kernel_built_ struct vn_kernel_built *b = build_fake("fake-a", base, &patched, &err, &rc);
+	if (rc < 0)
+		fail_msg("build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	assert_non_null(b);
+	assert_false(b->cached);
+	assert_int_equal(patched, 1);
+	assert_string_equal(b->recipe, "fake-a");
+	assert_string_equal(b->release, "6.1.0-fake");
+	assert_int_equal(b->npatches, 1);
+	assert_string_equal(b->patches[0], "0001-fix.patch");
+	assert_true(b->size > 0x400);
+	_cleanup_free_ char *image = NULL, *config = NULL;
+	assert_int_equal(vn_file_read(b->image, &image, NULL), 0);
+	assert_non_null(strstr(image + 0x400, "one\nTWO\nthree\n")); /* the patch reached the compiled file */
+	assert_int_equal(vn_file_read(b->config, &config, NULL), 0);
+	assert_non_null(strstr(config, "CONFIG_NUMA=y\n"));
+	assert_non_null(strstr(config, "CONFIG_VIRTIO_PCI=y\n"));
+
+	/* Same inputs: a lookup, nothing runs. */
+	patched = 0;
+	_cleanup_kernel_built_ struct vn_kernel_built *again = build_fake("fake-a", base, &patched, &err, &rc);
+	assert_int_equal(rc, 0);
+	assert_true(again->cached);
+	assert_int_equal(patched, 0);
+	assert_string_equal(again->key, b->key);
+
+	/* Another patch set: another key, the same (source, config) build tree, the old patch undone. */
+	static const char other[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", \"patches\": [\"0002-other.patch\"], "
+				    "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}";
+	_cleanup_kernel_built_ struct vn_kernel_built *c = build_fake("fake-b", other, &patched, &err, &rc);
+	if (rc < 0)
+		fail_msg("build: %s", err.msg);
+	assert_string_not_equal(c->key, b->key);
+	assert_string_equal(c->config_hash, b->config_hash);
+	_cleanup_free_ char *image2 = NULL;
+	assert_int_equal(vn_file_read(c->image, &image2, NULL), 0);
+	assert_non_null(strstr(image2 + 0x400, "one\ntwo\nTHREE\n"));
+
+	struct vn_kernel_built **list = NULL;
+	size_t n = 0;
+	_cleanup_free_ char *cache = path_of("cache");
+	assert_int_equal(vn_kernel_cache_list(cache, &list, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(list[0]->recipe, "fake-a");
+	assert_string_equal(list[1]->recipe, "fake-b");
+	for (size_t i = 0; i < n; i++)
+		vn_kernel_built_free(list[i]);
+	free(list);
+
+	/* An option that does not survive olddefconfig: an input error, the log kept, no kernel installed. */
+	static const char dropped[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", "
+				      "\"config\": {\"base\": \"tinyconfig\", \"require\": [\"CONFIG_NOPE\"]}}";
+	_cleanup_kernel_built_ struct vn_kernel_built *d = build_fake("fake-c", dropped, &patched, &err, &rc);
+	assert_int_equal(rc, -EINVAL);
+	assert_null(d);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "kernel fake-c (log: "));
+	assert_non_null(strstr(err.msg, "CONFIG_NOPE"));
+	assert_non_null(strstr(err.detail, "CONFIG_NOPE: wanted y, got not set"));
+	const char *log = strstr(err.msg, "(log: ") + 6;
+	_cleanup_free_ char *logpath = strndup(log, strcspn(log, ")"));
+	assert_int_equal(access(logpath, F_OK), 0);
 	vn_error_clear(&err);
+	assert_int_equal(vn_kernel_cache_list(cache, &list, &n, &err), 0);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++)
+		vn_kernel_built_free(list[i]);
+	free(list);
 }
+
 
 int main(void)
 {
@@ -347,7 +484,7 @@ int main(void)
 		cmocka_unit_test(test_recipe_find),   cmocka_unit_test(test_cache_key),
 		cmocka_unit_test(test_patch_apply),   cmocka_unit_test(test_patch_reject),
 		cmocka_unit_test(test_config_verify), cmocka_unit_test(test_shipped_recipes),
-		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_build_fake_tree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

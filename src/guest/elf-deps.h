@@ -1,0 +1,44 @@
+/*
+ * What a dynamically linked ELF program needs at run time, read from its
+ * program headers (PT_INTERP, PT_DYNAMIC: DT_NEEDED, DT_RUNPATH/DT_RPATH),
+ * the way ld.so would find them. Internal to the guest layer (initramfs).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/error.h"
+
+#if defined(__x86_64__)
+#define VN_ELF_MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define VN_ELF_MULTIARCH "aarch64-linux-gnu"
+#else
+#define VN_ELF_MULTIARCH "unknown-linux-gnu"
+#endif
+
+/* The first of the library directories searched, for messages. */
+#define VN_ELF_LIB_DIR "/lib/" VN_ELF_MULTIARCH
+
+struct vn_elf_deps {
+	bool is_elf;
+	char *interp;  /* PT_INTERP, or NULL (static) */
+	char **needed; /* DT_NEEDED names, NULL-terminated (NULL when none) */
+	size_t n_needed;
+	char *runpath; /* DT_RUNPATH or DT_RPATH, or NULL */
+};
+
+/*
+ * Read path's dependencies. A file that is not ELF (a script, data) gives
+ * is_elf false and no error; only 64-bit little-endian ELF is understood.
+ */
+int vn_elf_read_deps(const char *path, struct vn_elf_deps *d, struct vn_error *err);
+void vn_elf_deps_free(struct vn_elf_deps *d);
+
+/*
+ * Where ld.so would find library name: a path as is, else runpath (with
+ * $ORIGIN = origin, the program's folder), else the multiarch and plain lib
+ * directories. Returns a malloc'd path, or NULL when it is nowhere.
+ */
+char *vn_elf_find_lib(const char *name, const char *runpath, const char *origin);

@@ -1,0 +1,312 @@
+/*
+ * The content-addressed kernel cache: the keys (source identity, config
+ * inputs, patch contents), CACHE/kernels/<key>/ with its kernel.json, and
+ * listing what is there.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/kernel-priv.h"
+#include "kernel/kernel.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+
+void vn_kernel_hash_str(struct vn_sha256 *c, const char *s)
+{
+	/* Length-prefixed so that ("ab","c") and ("a","bc") differ. */
+	uint64_t n = strlen(s);
+	vn_sha256_update(c, &n, sizeof(n));
+	vn_sha256_update(c, s, n);
+}
+
+int vn_kernel_hash_file(struct vn_sha256 *c, const char *path, struct vn_error *err)
+{
+	_cleanup_free_ char *s = NULL;
+	size_t len = 0;
+	int rc = vn_file_read(path, &s, &len);
+	if (rc < 0)
+		return vn_input_error(err, "%s: %s", path, strerror(-rc));
+	uint64_t n = len;
+	vn_sha256_update(c, &n, sizeof(n));
+	vn_sha256_update(c, s, len);
+	return 0;
+}
+
+/* The patches' contents, in order, then the digest as hex into out. */
+static int finish_with_patches(struct vn_sha256 *c, const struct vn_recipe *r, char out[VN_SHA256_HEX_LEN + 1],
+			       struct vn_error *err)
+{
+	uint8_t d[VN_SHA256_LEN];
+	int rc;
+
+	for (size_t i = 0; i < r->npatches; i++)
+		if ((rc = vn_kernel_hash_file(c, r->patches[i], err)) < 0)
+			return rc;
+	vn_sha256_final(c, d);
+	vn_sha256_hex(d, out);
+	return 0;
+}
+
+int vn_kernel_cache_key(const struct vn_recipe *r, const char *source_id, char key[VN_SHA256_HEX_LEN + 1],
+			char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
+{
+	struct vn_sha256 c;
+	uint8_t d[VN_SHA256_LEN];
+	int rc;
+
+	vn_sha256_init(&c);
+	vn_kernel_hash_str(&c, "vnuma-kernel-config-v1");
+	vn_kernel_hash_str(&c, r->config_base ? r->config_base : "");
+	/*
+	 * Contents, not names: two recipes sharing a fragment from different
+	 * folders share one incremental build tree. A fragment taken from the
+	 * kernel tree is named; its content is covered by the source identity.
+	 * "require" is a check on the result, not an input, so it is left out.
+	 */
+	for (size_t i = 0; i < r->nfragments; i++) {
+		if (r->fragments[i])
+			rc = vn_kernel_hash_file(&c, r->fragments[i], err);
+		else
+			vn_kernel_hash_str(&c, r->fragment_names[i]), rc = 0;
+		if (rc < 0)
+			return rc;
+	}
+	vn_sha256_final(&c, d);
+	vn_sha256_hex(d, config_hash);
+
+	vn_sha256_init(&c);
+	vn_kernel_hash_str(&c, "vnuma-kernel-v1");
+	vn_kernel_hash_str(&c, source_id);
+	vn_kernel_hash_str(&c, config_hash);
+	return finish_with_patches(&c, r, key, err);
+}
+
+int vn_kernel_patches_hash(const struct vn_recipe *r, char out[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
+{
+	struct vn_sha256 c;
+
+	vn_sha256_init(&c);
+	vn_kernel_hash_str(&c, "vnuma-patches-v1");
+	return finish_with_patches(&c, r, out, err);
+}
+
+static int write_meta(const char *path, const struct vn_kernel_built *b, const struct vn_recipe *r)
+{
+	struct json_object *o = json_object_new_object(), *p = json_object_new_array(), *f = json_object_new_array();
+	json_object_object_add(o, "key", json_object_new_string(b->key));
+	json_object_object_add(o, "recipe", json_object_new_string(b->recipe));
+	json_object_object_add(o, "recipe_path", json_object_new_string(b->recipe_path ? b->recipe_path : ""));
+	json_object_object_add(o, "tree", json_object_new_string(r->tree));
+	json_object_object_add(o, "source_id", json_object_new_string(b->source_id));
+	json_object_object_add(o, "config_hash", json_object_new_string(b->config_hash));
+	json_object_object_add(o, "config_base", json_object_new_string(r->config_base));
+	for (size_t i = 0; i < r->nfragments; i++)
+		json_object_array_add(f, json_object_new_string(r->fragment_names[i]));
+	json_object_object_add(o, "fragments", f);
+	for (size_t i = 0; i < b->npatches; i++)
+		json_object_array_add(p, json_object_new_string(b->patches[i]));
+	json_object_object_add(o, "patches", p);
+	json_object_object_add(o, "release", json_object_new_string(b->release ? b->release : ""));
+	json_object_object_add(o, "version", json_object_new_string(b->version ? b->version : ""));
+	json_object_object_add(o, "size", json_object_new_int64(b->size));
+	json_object_object_add(o, "build_s", json_object_new_double(b->build_s));
+	json_object_object_add(o, "built_at", json_object_new_int64((int64_t)time(NULL)));
+	int rc = json_object_to_file_ext(path, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0 ? -EIO : 0;
+	json_object_put(o);
+	return rc;
+}
+
+static const char *jstr(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+											       : NULL;
+}
+
+/* Fill b from CACHE/kernels/<key>/kernel.json; -ENOENT when it is not there. */
+int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
+{
+	_cleanup_free_ char *path = NULL;
+	struct json_object *o, *v;
+	struct stat st;
+
+	path = vn_xasprintf("%s/kernel.json", dir);
+	if (access(path, F_OK) != 0 || !(o = json_object_from_file(path)))
+		return -ENOENT;
+	struct vn_kernel_built *b = vn_xcalloc(1, sizeof(*b));
+	b->dir = vn_xstrdup(dir);
+	b->image = vn_xasprintf("%s/bzImage", dir);
+	b->config = vn_xasprintf("%s/config", dir);
+	b->log = vn_xasprintf("%s/build.log", dir);
+	b->key = vn_xstrdup_or_null(jstr(o, "key"));
+	b->recipe = vn_xstrdup_or_null(jstr(o, "recipe"));
+	b->recipe_path = vn_xstrdup_or_null(jstr(o, "recipe_path"));
+	b->source_id = vn_xstrdup_or_null(jstr(o, "source_id"));
+	b->config_hash = vn_xstrdup_or_null(jstr(o, "config_hash"));
+	b->release = vn_xstrdup_or_null(jstr(o, "release"));
+	b->version = vn_xstrdup_or_null(jstr(o, "version"));
+	if (json_object_object_get_ex(o, "build_s", &v))
+		b->build_s = json_object_get_double(v);
+	if (json_object_object_get_ex(o, "patches", &v) && json_object_is_type(v, json_type_array)) {
+		b->npatches = json_object_array_length(v);
+		b->patches = vn_xcalloc(b->npatches + 1, sizeof(char *));
+		for (size_t i = 0; i < b->npatches; i++)
+			b->patches[i] = vn_xstrdup_or_null(json_object_get_string(json_object_array_get_idx(v, i)));
+	}
+	json_object_put(o);
+	b->size = b->image && stat(b->image, &st) == 0 ? (long long)st.st_size : -1;
+	if (b->size < 0) {
+		vn_kernel_built_free(b);
+		return -ENOENT;
+	}
+	*out = b;
+	return 0;
+}
+
+int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging, const char *final,
+			    struct vn_kernel_built *b, struct vn_error *err)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	snprintf(from, sizeof(from), "%s/arch/x86/boot/bzImage", w->obj);
+	snprintf(to, sizeof(to), "%s/bzImage", staging);
+	if ((rc = vn_file_copy(from, to)) < 0)
+		return vn_infra_error(err, rc, "copying %s: %s", from, strerror(-rc));
+	if ((rc = vn_kernel_image_release(to, &b->release, &b->version, err)) < 0)
+		return rc;
+	b->size = stat(to, &st) == 0 ? (long long)st.st_size : 0;
+	snprintf(from, sizeof(from), "%s/.config", w->obj);
+	snprintf(to, sizeof(to), "%s/config", staging);
+	if ((rc = vn_file_copy(from, to)) < 0)
+		return vn_infra_error(err, rc, "copying %s: %s", from, strerror(-rc));
+	snprintf(to, sizeof(to), "%s/kernel.json", staging);
+	if ((rc = write_meta(to, b, w->r)) < 0)
+		return vn_infra_error(err, rc, "writing %s", to);
+	if (rename(staging, final) < 0) {
+		/* Someone else installed the same key meanwhile: theirs is as good. */
+		if (errno != ENOTEMPTY && errno != EEXIST)
+			return vn_infra_error(err, -errno, "rename %s: %s", staging, strerror(errno));
+		vn_rm_rf(staging);
+	}
+	return 0;
+}
+
+/* Staging folders of builds that died (killed, crashed) are garbage once their process is gone. */
+void vn_kernel_cache_sweep(const char *kdir)
+{
+	DIR *d = opendir(kdir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		const char *dash = strrchr(e->d_name, '-');
+		char p[PATH_MAX];
+		if (strncmp(e->d_name, ".tmp-", 5) != 0 || !dash)
+			continue;
+		long pid = strtol(dash + 1, NULL, 10);
+		if (pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", kdir, e->d_name);
+		vn_rm_rf(p);
+	}
+	closedir(d);
+}
+
+struct vn_kernel_built *vn_kernel_built_new(const struct vn_recipe *r)
+{
+	struct vn_kernel_built *b = vn_xcalloc(1, sizeof(*b));
+	b->recipe = vn_xstrdup(r->name);
+	b->recipe_path = vn_xstrdup_or_null(r->path);
+	b->npatches = r->npatches;
+	b->patches = vn_xcalloc(r->npatches + 1, sizeof(char *));
+	for (size_t i = 0; i < r->npatches; i++)
+		b->patches[i] = vn_xstrdup(r->patch_names[i]);
+	return b;
+}
+
+static int cmp_built(const void *a, const void *b)
+{
+	const struct vn_kernel_built *x = *(struct vn_kernel_built *const *)a, *y = *(struct vn_kernel_built *const *)b;
+	return strcmp(x->recipe ? x->recipe : "", y->recipe ? y->recipe : "");
+}
+
+int vn_kernel_cache_list(const char *cache_dir, struct vn_kernel_built ***out, size_t *n, struct vn_error *err)
+{
+	_cleanup_free_ char *kdir = NULL;
+	struct vn_kernel_built **v = NULL;
+	DIR *d;
+
+	(void)err;
+	*out = NULL;
+	*n = 0;
+	kdir = vn_xasprintf("%s/kernels", cache_dir);
+	if (!(d = opendir(kdir)))
+		return 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char p[PATH_MAX];
+		struct vn_kernel_built *b;
+		if (e->d_name[0] == '.' || strncmp(e->d_name, "failed-", 7) == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", kdir, e->d_name);
+		if (vn_kernel_cache_load(p, &b) < 0)
+			continue;
+		v = vn_xreallocarray(v, *n + 1, sizeof(*v));
+		v[(*n)++] = b;
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_built);
+	*out = v;
+	return 0;
+}
+
+int vn_kernel_cache_dir_default(char **out, struct vn_error *err)
+{
+	const char *env = getenv("VNUMA_STATE_DIR");
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+
+	/* The same fallbacks as the testbed's state directory. */
+	if (env && *env)
+		*out = vn_xasprintf("%s/cache/kernels", env);
+	else if (xdg && *xdg)
+		*out = vn_xasprintf("%s/vnuma/cache/kernels", xdg);
+	else if (geteuid() == 0)
+		*out = vn_xstrdup("/var/lib/vnuma/cache/kernels");
+	else if (home && *home)
+		*out = vn_xasprintf("%s/.local/state/vnuma/cache/kernels", home);
+	else
+		return vn_input_error(err, "no state directory: set VNUMA_STATE_DIR or HOME");
+	return 0;
+}
+
+void vn_kernel_built_free(struct vn_kernel_built *b)
+{
+	if (!b)
+		return;
+	free(b->dir);
+	free(b->image);
+	free(b->config);
+	free(b->log);
+	free(b->key);
+	free(b->config_hash);
+	free(b->source_id);
+	free(b->release);
+	free(b->version);
+	free(b->recipe);
+	free(b->recipe_path);
+	vn_strv_free_n(b->patches, b->npatches);
+	free(b);
+}

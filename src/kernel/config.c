@@ -1,0 +1,205 @@
+/*
+ * Kernel configs: the base target, the recipe's fragments through
+ * merge_config.sh, olddefconfig, and the check that every option asked for
+ * survived into the final .config.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/kernel-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/spawn.h"
+
+const char *const vn_kernel_required_options[] = {
+	"CONFIG_NUMA", "CONFIG_ACPI_NUMA", "CONFIG_NUMA_BALANCING", "CONFIG_MIGRATION",
+	"CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_HUGETLBFS", "CONFIG_ACPI_HMAT", "CONFIG_CGROUPS",
+	"CONFIG_CGROUP_SCHED", "CONFIG_CPUSETS", "CONFIG_DEBUG_FS", "CONFIG_SERIAL_8250",
+	"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_VIRTIO_PCI", "CONFIG_VIRTIO_CONSOLE", "CONFIG_VIRTIO_BLK",
+	"CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PROC_FS", "CONFIG_SYSFS", "CONFIG_TMPFS",
+	"CONFIG_BINFMT_ELF", "CONFIG_BINFMT_SCRIPT", "CONFIG_FUTEX", "CONFIG_EPOLL", "CONFIG_PRINTK",
+	NULL,
+};
+
+/* The value of CONFIG_X in a .config text: "y", "64", "n" for "is not set" or absent. */
+static void config_value(const char *text, const char *opt, char *val, size_t cap)
+{
+	size_t ol = strlen(opt);
+	snprintf(val, cap, "n");
+	for (const char *l = text; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		if (len > ol && strncmp(l, opt, ol) == 0 && l[ol] == '=') {
+			snprintf(val, cap, "%.*s", (int)(len - ol - 1), l + ol + 1);
+			return;
+		}
+		l = e ? e + 1 : NULL;
+	}
+}
+
+int vn_kernel_config_verify(const char *final_config, const char *wanted, char **report)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	int dropped = 0;
+
+	*report = NULL;
+	for (const char *l = wanted; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char opt[128] = "", want[256] = "", got[256];
+		if (len > 7 && strncmp(l, "CONFIG_", 7) == 0 && memchr(l, '=', len)) {
+			const char *eq = memchr(l, '=', len);
+			snprintf(opt, sizeof(opt), "%.*s", (int)(eq - l), l);
+			snprintf(want, sizeof(want), "%.*s", (int)(len - (size_t)(eq - l) - 1), eq + 1);
+		} else if (len > 9 && strncmp(l, "# CONFIG_", 9) == 0 && len > 13 &&
+			   strncmp(l + len - 11, " is not set", 11) == 0) {
+			snprintf(opt, sizeof(opt), "%.*s", (int)(len - 2 - 11), l + 2);
+			snprintf(want, sizeof(want), "n");
+		}
+		l = e ? e + 1 : NULL;
+		if (!opt[0])
+			continue;
+		config_value(final_config, opt, got, sizeof(got));
+		if (strcmp(want, got) == 0)
+			continue;
+		/* Asked for twice (a fragment and the built-in list): reported once. */
+		char mark[140];
+		snprintf(mark, sizeof(mark), "\n%s:", opt);
+		if (b.s && (strncmp(b.s, mark + 1, strlen(mark + 1)) == 0 || strstr(b.s, mark)))
+			continue;
+		dropped++;
+		vn_strbuf_printf(&b, "%s: wanted %s, got %s\n", opt, strcmp(want, "n") ? want : "not set",
+				 strcmp(got, "n") ? got : "not set");
+	}
+	if (dropped)
+		*report = vn_strbuf_steal(&b);
+	vn_strbuf_free(&b);
+	return dropped;
+}
+
+static int fragment_path(const struct vn_kernel_work *w, size_t i, char *buf, size_t cap)
+{
+	static const char *const dirs[] = {"arch/x86/configs", "kernel/configs"};
+	if (w->r->fragments[i]) {
+		snprintf(buf, cap, "%s", w->r->fragments[i]);
+		return 0;
+	}
+	for (size_t d = 0; d < VN_ARRAY_SIZE(dirs); d++) {
+		snprintf(buf, cap, "%s/%s/%s", w->src, dirs[d], w->r->fragment_names[i]);
+		if (access(buf, F_OK) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* sh merge_config.sh -m -O obj obj/.config FRAGMENT...: the fragments over the base. */
+static int merge_fragments(const struct vn_kernel_work *w, const char *dotconfig, struct vn_error *err)
+{
+	_cleanup_free_ char *script = vn_xasprintf("%s/scripts/kconfig/merge_config.sh", w->src);
+	_cleanup_free_ const char **argv = vn_xcalloc(w->r->nfragments + 7, sizeof(char *));
+	_cleanup_(vn_strvfreep) char **paths = vn_xcalloc(w->r->nfragments + 1, sizeof(char *));
+	struct vn_spawn_opts so = {.cwd = w->src, .log_fd = w->log_fd};
+	size_t a = 0;
+
+	argv[a++] = "sh";
+	argv[a++] = script;
+	argv[a++] = "-m";
+	argv[a++] = "-O";
+	argv[a++] = w->obj;
+	argv[a++] = dotconfig;
+	for (size_t i = 0; i < w->r->nfragments; i++) {
+		char buf[PATH_MAX];
+		if (fragment_path(w, i, buf, sizeof(buf)) < 0)
+			return vn_input_error(err, "%s: $.config.fragments[%zu]: %s is neither beside the recipe (%s/) "
+						   "nor in the kernel's arch/x86/configs or kernel/configs",
+					      w->r->path, i, w->r->fragment_names[i], w->r->dir);
+		argv[a++] = paths[i] = vn_xstrdup(buf);
+	}
+	argv[a] = NULL;
+	vn_kernel_say(w, "config", "merge_config.sh");
+	int rc = vn_spawn_run(argv, &so, err);
+	if (rc > 0)
+		return vn_input_error(err, "%s: merge_config.sh failed (exit %d)", w->r->name, rc);
+	return rc;
+}
+
+int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int jobs, struct vn_error *err)
+{
+	_cleanup_free_ char *marker = vn_xasprintf("%s/.vnuma-config", w->obj);
+	_cleanup_free_ char *dotconfig = vn_xasprintf("%s/.config", w->obj), *cur = NULL;
+	int rc;
+
+	if (vn_file_read(marker, &cur, NULL) == 0 && strncmp(cur, chash, VN_SHA256_HEX_LEN) == 0 &&
+	    access(dotconfig, F_OK) == 0)
+		return 0;
+	unlink(marker);
+	unlink(dotconfig);
+	if ((rc = vn_kernel_make(w, "config", w->r->config_base, jobs, err)) < 0)
+		return rc;
+	if (w->r->nfragments && (rc = merge_fragments(w, dotconfig, err)) < 0)
+		return rc;
+	if ((rc = vn_kernel_make(w, "config", "olddefconfig", jobs, err)) < 0)
+		return rc;
+	return vn_file_write(marker, chash);
+}
+
+/* What the recipe asked for, as fragment text: its fragments, its require list, our own list. */
+static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_error *err)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < w->r->nfragments && rc == 0; i++) {
+		char p[PATH_MAX];
+		_cleanup_free_ char *s = NULL;
+		if (fragment_path(w, i, p, sizeof(p)) < 0 || vn_file_read(p, &s, NULL) < 0)
+			rc = vn_input_error(err, "%s: fragment %s: cannot read", w->r->path, w->r->fragment_names[i]);
+		else
+			vn_strbuf_printf(&b, "%s\n", s);
+	}
+	for (size_t i = 0; i < w->r->nrequire; i++)
+		vn_strbuf_printf(&b, "%s=y\n", w->r->require[i]);
+	for (const char *const *o = vn_kernel_required_options; *o; o++)
+		vn_strbuf_printf(&b, "%s=y\n", *o);
+	if (rc < 0) {
+		vn_strbuf_free(&b);
+		return rc;
+	}
+	*out = vn_strbuf_steal(&b);
+	return 0;
+}
+
+int vn_kernel_config_check(const struct vn_kernel_work *w, struct vn_error *err)
+{
+	_cleanup_free_ char *dotconfig = NULL, *final = NULL, *wanted = NULL, *report = NULL;
+	int rc;
+
+	dotconfig = vn_xasprintf("%s/.config", w->obj);
+	if ((rc = vn_file_read(dotconfig, &final, NULL)) < 0)
+		return vn_infra_error(err, rc, "%s: %s", dotconfig, strerror(-rc));
+	if ((rc = wanted_text(w, &wanted, err)) < 0)
+		return rc;
+	int n = vn_kernel_config_verify(final, wanted, &report);
+	if (n == 0)
+		return 0;
+	/* One line names them all; the detail lists what each became. */
+	struct vn_strbuf names = VN_STRBUF_INIT;
+	for (const char *l = report; *l;) {
+		size_t len = strcspn(l, ":");
+		vn_strbuf_printf(&names, "%s%.*s", names.len ? ", " : "", (int)len, l);
+		l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l);
+	}
+	vn_input_error(err,
+		       "%s: %d config option(s) did not survive merge_config.sh + olddefconfig "
+		       "(a dependency is missing, or the option does not exist): %s",
+		       w->r->path, n, names.s);
+	vn_strbuf_free(&names);
+	vn_error_set_detail(err, report);
+	return -EINVAL;
+}
+

@@ -1,0 +1,193 @@
+/*
+ * Kernel sources: the identity of a tarball or a git checkout, the pristine
+ * tree extracted once per identity, and a build's hardlink farm of it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernel/kernel-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/spawn.h"
+
+/* Program output goes to the build log only. */
+static int run_logged(const char *const *argv, const char *cwd, int log_fd, struct vn_error *err)
+{
+	struct vn_spawn_opts so = {.cwd = cwd, .log_fd = log_fd};
+	return vn_spawn_run(argv, &so, err);
+}
+
+/*
+ * Hashing a 130 MB tarball takes a second; remember the digest per
+ * (path, size, mtime) so that a cache hit stays instant.
+ */
+static int tarball_id(const char *cache, const char *tarball, char id[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
+{
+	char memo[PATH_MAX], line[256];
+	uint8_t d[VN_SHA256_LEN];
+	struct stat st;
+	int rc;
+
+	if (stat(tarball, &st) < 0)
+		return vn_input_error(err, "%s: %s", tarball, strerror(errno));
+	struct vn_sha256 c;
+	vn_sha256_init(&c);
+	vn_kernel_hash_str(&c, tarball);
+	vn_sha256_final(&c, d);
+	char ph[VN_SHA256_HEX_LEN + 1];
+	vn_sha256_hex(d, ph);
+	snprintf(memo, sizeof(memo), "%s/src/tarball-%.16s.id", cache, ph);
+	snprintf(line, sizeof(line), "%lld %lld.%09ld ", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+		 st.st_mtim.tv_nsec);
+	_cleanup_free_ char *old = NULL;
+	if (vn_file_read(memo, &old, NULL) == 0 && strncmp(old, line, strlen(line)) == 0 &&
+	    strlen(old + strlen(line)) >= VN_SHA256_HEX_LEN) {
+		memcpy(id, old + strlen(line), VN_SHA256_HEX_LEN);
+		id[VN_SHA256_HEX_LEN] = '\0';
+		return 0;
+	}
+	if ((rc = vn_sha256_file(tarball, d, err)) < 0)
+		return rc;
+	vn_sha256_hex(d, id);
+	_cleanup_free_ char *content = vn_xasprintf("%s%s\n", line, id);
+	(void)vn_file_write(memo, content);
+	return 0;
+}
+
+static int git_id(const char *tree, char id[VN_SHA256_HEX_LEN + 1], char **diff, struct vn_error *err)
+{
+	_cleanup_strbuf_ struct vn_strbuf head = VN_STRBUF_INIT, d = VN_STRBUF_INIT;
+	const char *a1[] = {"git", "-C", tree, "rev-parse", "HEAD", NULL};
+	const char *a2[] = {"git", "-C", tree, "diff", "--binary", "HEAD", NULL};
+	struct vn_spawn_opts o1 = {.log_fd = -1, .capture = &head}, o2 = {.log_fd = -1, .capture = &d};
+	uint8_t dg[VN_SHA256_LEN];
+	struct vn_sha256 c;
+	int rc;
+
+	if ((rc = vn_spawn_run(a1, &o1, err)) != 0)
+		return rc < 0 ? rc : vn_input_error(err, "%s: git rev-parse HEAD failed: %s", tree, head.s ? head.s : "");
+	if ((rc = vn_spawn_run(a2, &o2, err)) != 0)
+		return rc < 0 ? rc : vn_input_error(err, "%s: git diff HEAD failed", tree);
+	vn_sha256_init(&c);
+	vn_kernel_hash_str(&c, "git");
+	vn_kernel_hash_str(&c, head.s ? head.s : "");
+	vn_kernel_hash_str(&c, d.s ? d.s : "");
+	vn_sha256_final(&c, dg);
+	vn_sha256_hex(dg, id);
+	*diff = vn_strbuf_steal(&d);
+	return 0;
+}
+
+int vn_kernel_source_id(const struct vn_recipe *r, const char *cache, char id[VN_SHA256_HEX_LEN + 1], char **diff,
+			struct vn_error *err)
+{
+	if (r->tree_kind == VN_TREE_TARBALL)
+		return tarball_id(cache, r->tree_path, id, err);
+	return git_id(r->tree_path, id, diff, err);
+}
+
+static int only_subdir(const char *dir, char **out)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n++ == 0)
+			*out = vn_xasprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	if (n != 1) {
+		free(*out);
+		*out = NULL;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int export_git(const struct vn_recipe *r, const char *tmp, const char *dst, const char *diff, int log_fd,
+		      struct vn_error *err)
+{
+	_cleanup_free_ char *tar = vn_xasprintf("%s/src.tar", tmp);
+	const char *a1[] = {"git", "-C", r->tree_path, "archive", "--format=tar", "--prefix=tree/", "-o", tar,
+			    "HEAD", NULL};
+	const char *a2[] = {"tar", "-xf", tar, "-C", tmp, NULL};
+	int rc = run_logged(a1, NULL, log_fd, err);
+
+	if (rc == 0)
+		rc = run_logged(a2, NULL, log_fd, err);
+	if (rc > 0)
+		rc = vn_infra_error(err, -EIO, "exporting %s failed (see the build log)", r->tree_path);
+	unlink(tar);
+	/* The checkout's uncommitted changes are part of its identity, so part of the tree. */
+	if (rc == 0 && diff && *diff) {
+		_cleanup_free_ char *dp = vn_xasprintf("%s/dirty.patch", tmp);
+		const char *a3[] = {"git", "apply", "--binary", dp, NULL};
+		if ((rc = vn_file_write(dp, diff)) < 0)
+			rc = vn_infra_error(err, rc, "%s: %s", dp, strerror(-rc));
+		else if ((rc = run_logged(a3, dst, log_fd, err)) > 0)
+			rc = vn_infra_error(err, -EIO, "applying %s's uncommitted changes failed", r->tree_path);
+	}
+	return rc;
+}
+
+int vn_kernel_source_extract(const struct vn_kernel_work *w, const char *id, const char *diff, char **tree,
+			     struct vn_error *err)
+{
+	const struct vn_recipe *r = w->r;
+	const char *cache = w->o->cache_dir;
+	_cleanup_free_ char *dir = vn_xasprintf("%s/src/%.16s", cache, id);
+	_cleanup_free_ char *tmp = vn_xasprintf("%s.tmp-%d", dir, (int)getpid());
+	_cleanup_free_ char *dst = vn_xasprintf("%s/tree", tmp), *top = NULL;
+	int rc;
+
+	*tree = vn_xasprintf("%s/tree", dir);
+	if (access(*tree, F_OK) == 0)
+		return 0;
+	vn_rm_rf(tmp);
+	if ((rc = vn_mkdir_p(tmp, 0755, err)) < 0)
+		return rc;
+	vn_kernel_say(w, "extract", r->tree_path);
+	if (r->tree_kind == VN_TREE_TARBALL) {
+		const char *argv[] = {"tar", "-xf", r->tree_path, "-C", tmp, NULL};
+		rc = run_logged(argv, NULL, w->log_fd, err);
+		if (rc > 0)
+			rc = vn_infra_error(err, -EIO, "extracting %s failed (see the build log)", r->tree_path);
+		if (rc == 0 && (rc = only_subdir(tmp, &top)) < 0)
+			rc = vn_input_error(err, "%s: expected one top-level folder in the tarball", r->tree_path);
+		if (rc == 0 && rename(top, dst) < 0)
+			rc = vn_infra_error(err, -errno, "rename %s: %s", top, strerror(errno));
+	} else {
+		rc = export_git(r, tmp, dst, diff, w->log_fd, err);
+	}
+	if (rc == 0 && rename(tmp, dir) < 0 && errno != ENOTEMPTY && errno != EEXIST)
+		rc = vn_infra_error(err, -errno, "rename %s: %s", tmp, strerror(errno));
+	if (rc != 0 || access(tmp, F_OK) == 0)
+		vn_rm_rf(tmp);
+	return rc;
+}
+
+int vn_kernel_source_worktree(const struct vn_kernel_work *w, struct vn_error *err)
+{
+	if (access(w->src, F_OK) == 0)
+		return 0;
+	_cleanup_free_ char *tmp = vn_xasprintf("%s.tmp", w->src);
+	const char *argv[] = {"cp", "-al", w->pristine, tmp, NULL};
+	int rc;
+
+	vn_rm_rf(tmp);
+	vn_kernel_say(w, "extract", "hardlink farm of the pristine tree");
+	if ((rc = run_logged(argv, NULL, w->log_fd, err)) != 0 || rename(tmp, w->src) < 0)
+		return vn_infra_error(err, rc < 0 ? rc : -EIO, "cp -al %s %s failed", w->pristine, tmp);
+	return 0;
+}

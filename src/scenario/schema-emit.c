@@ -1,0 +1,176 @@
+/* struct vn_scenario back to JSON: every field, defaults included, so a run records what it ran. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "scenario/schema-priv.h"
+#include "util/alloc.h"
+#include "util/json.h"
+#include "util/parse.h"
+
+/* Shortest text that reads back as the same double (json-c would print 17 digits). */
+static struct json_object *num(double d)
+{
+	char buf[40];
+
+	snprintf(buf, sizeof(buf), "%.15g", d);
+	if (strtod(buf, NULL) != d)
+		snprintf(buf, sizeof(buf), "%.17g", d);
+	return json_object_new_double_s(d, buf);
+}
+
+static void put(struct json_object *o, const char *key, struct json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+static void put_str(struct json_object *o, const char *key, const char *v)
+{
+	if (v)
+		put(o, key, json_object_new_string(v));
+}
+
+static struct json_object *strv_json(char *const *v)
+{
+	struct json_object *a = json_object_new_array();
+	for (; v && *v; v++)
+		json_object_array_add(a, json_object_new_string(*v));
+	return a;
+}
+
+static struct json_object *nodes_json(const unsigned *n, unsigned count)
+{
+	struct json_object *a = json_object_new_array();
+	for (unsigned i = 0; i < count; i++)
+		json_object_array_add(a, json_object_new_int64(n[i]));
+	return a;
+}
+
+static struct json_object *step_json(const struct vn_scn_step *st)
+{
+	struct json_object *o = json_object_new_object();
+	char buf[32];
+
+	put_str(o, "name", st->name);
+	put_str(o, "workload", st->workload);
+	put(o, strcmp(st->workload, "cmd") == 0 ? "command" : "args", strv_json(st->argv));
+	struct json_object *pl = json_object_new_object();
+	put_str(pl, "policy", vn_scn_policies[st->placement.policy]);
+	if (st->placement.nnodes)
+		put(pl, "nodes", nodes_json(st->placement.nodes, st->placement.nnodes));
+	if (st->placement.ncpu_nodes)
+		put(pl, "cpu_nodes", nodes_json(st->placement.cpu_nodes, st->placement.ncpu_nodes));
+	put(o, "placement", pl);
+	put(o, "processes", json_object_new_int64(st->processes));
+	if (st->threads)
+		put(o, "threads", json_object_new_int64(st->threads));
+	if (st->size) {
+		/* Parsed sizes carry a unit and --quick rounds to MiB, so this never prints bare bytes. */
+		put_str(o, "size", vn_size_format(st->size, buf, sizeof(buf)));
+	}
+	if (st->duration_s > 0)
+		put(o, "duration_s", num(st->duration_s));
+	put_str(o, "cgroup", st->cgroup);
+	put(o, "background", json_object_new_boolean(st->background));
+	struct json_object *acts = json_object_new_array();
+	for (unsigned i = 0; i < st->nactions; i++) {
+		struct json_object *a = json_object_new_object(), *m = json_object_new_object();
+		put(a, "at_s", num(st->actions[i].at_s));
+		put(m, "fraction", num(st->actions[i].fraction));
+		put(m, "to_node", json_object_new_int64(st->actions[i].to_node));
+		put(a, "move", m);
+		json_object_array_add(acts, a);
+	}
+	put(o, "actions", acts);
+	return o;
+}
+
+static struct json_object *assert_json(const struct vn_scn_assert *a)
+{
+	struct json_object *o = json_object_new_object();
+
+	put_str(o, "type", vn_scn_assert_types[a->type]);
+	put_str(o, "name", a->name);
+	switch (a->type) {
+	case VN_ASSERT_FALLBACK:
+		put_str(o, "model", vn_fallback_model_name(a->model));
+		break;
+	case VN_ASSERT_DISTANCES:
+		break;
+	case VN_ASSERT_COUNTER:
+		put_str(o, "counter", a->counter);
+		break;
+	case VN_ASSERT_RATIO:
+		put_str(o, "numerator", a->counter);
+		put_str(o, "denominator", a->denominator);
+		break;
+	case VN_ASSERT_MEMORY_FOLLOWS:
+		put_str(o, "step", a->step);
+		put(o, "fraction", num(a->fraction));
+		put(o, "within_s", num(a->within_s));
+		break;
+	case VN_ASSERT_RUNNING_PER_NODE:
+		put_str(o, "step", a->step);
+		put(o, "tolerance", num(a->tolerance));
+		break;
+	case VN_ASSERT_METRIC:
+		put_str(o, "step", a->step);
+		put_str(o, "path", a->path);
+		break;
+	case VN_ASSERT_MEMORY_ON_NODE:
+		put_str(o, "step", a->step);
+		put(o, "node", json_object_new_int64(a->node));
+		put(o, "fraction", num(a->fraction));
+		break;
+	}
+	if (a->type == VN_ASSERT_COUNTER || a->type == VN_ASSERT_RATIO || a->type == VN_ASSERT_METRIC) {
+		put_str(o, "op", vn_scn_op_name(a->op));
+		put(o, "value", num(a->value));
+	}
+	return o;
+}
+
+char *vn_scenario_to_json(const struct vn_scenario *s)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+	char key[16];
+
+	if (!o)
+		vn_oom();
+	put_str(o, "name", s->name);
+	put_str(o, "description", s->description);
+	put_str(o, "topology", s->topology);
+	put_str(o, "kernel", s->kernel);
+	put_str(o, "append", s->append);
+	struct json_object *sc = json_object_new_object();
+	for (unsigned i = 0; i < s->nsysctls; i++)
+		put(sc, s->sysctls[i].key, json_object_new_string(s->sysctls[i].value));
+	put(o, "sysctls", sc);
+	put_str(o, "thp", s->thp);
+	struct json_object *h = json_object_new_object();
+	for (unsigned i = 0; i < s->nhugetlb; i++) {
+		snprintf(key, sizeof(key), "%u", s->hugetlb[i].node);
+		put(h, key, json_object_new_int64(s->hugetlb[i].pages));
+	}
+	put(o, "hugetlb", h);
+	put(o, "cgroups", strv_json(s->cgroups));
+	put(o, "sample_interval_s", num(s->sample_interval_s));
+	put(o, "timeout_s", num(s->timeout_s));
+	put(o, "repeats", json_object_new_int64(s->repeats));
+	put(o, "quick_scale", num(s->quick_scale));
+	struct json_object *steps = json_object_new_array();
+	for (unsigned i = 0; i < s->nsteps; i++)
+		json_object_array_add(steps, step_json(&s->steps[i]));
+	put(o, "steps", steps);
+	struct json_object *as = json_object_new_array();
+	for (unsigned i = 0; i < s->nasserts; i++)
+		json_object_array_add(as, assert_json(&s->asserts[i]));
+	put(o, "assertions", as);
+	const char *text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text)
+		vn_oom(); /* json-c returns NULL only when it cannot allocate */
+	return vn_xasprintf("%s\n", text);
+}

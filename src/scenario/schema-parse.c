@@ -1,0 +1,621 @@
+/*
+ * Scenario files: JSON (json-c) into struct vn_scenario (schema-emit.c
+ * writes it back).
+ *
+ * json-c's tokener keeps no line numbers for values, so every schema error
+ * names the JSON path instead ("x.json: $.steps[1].size: ..."); only
+ * malformed JSON, where the tokener stops at a byte offset, gets FILE:LINE:COL.
+ * The format is documented in docs/scenarios.md; keep the two in step.
+ */
+#include "scenario/scenario.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "scenario/schema-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/json.h"
+#include "util/parse.h"
+#include "util/paths.h"
+#include "util/strbuf.h"
+
+/* Bigger files are certainly not hand-written scenarios. */
+#define SCN_MAX_FILE (1u << 20)
+
+struct ctx {
+	struct vn_json_reader r; /* file and error, for the JSON-path messages */
+	struct vn_scenario *s;
+};
+
+#define NODE_WHAT "a node number (0-127)"
+
+static int node_list(struct ctx *c, struct json_object *v, const char *p, unsigned *nodes, unsigned *n)
+{
+	char ep[VN_JSON_PATH_MAX];
+	int r = vn_json_check_type(&c->r, v, json_type_array, p);
+	if (r < 0)
+		return r;
+	size_t len = json_object_array_length(v);
+	if (len > VN_SCN_MAX_NODES)
+		return vn_json_bad(&c->r, p, "%zu nodes listed, at most %d", len, VN_SCN_MAX_NODES);
+	for (size_t i = 0; i < len; i++) {
+		vn_json_path_idx(ep, p, i);
+		r = vn_json_uint(&c->r, json_object_array_get_idx(v, i), ep, 0, VN_SCN_MAX_NODES - 1, NODE_WHAT, &nodes[i]);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < i; j++)
+			if (nodes[j] == nodes[i])
+				return vn_json_bad(&c->r, ep, "node %u is listed twice", nodes[i]);
+	}
+	*n = (unsigned)len;
+	return 0;
+}
+
+static bool sysctl_key_ok(const char *k)
+{
+	/* Dotted names only: a '/' or ".." would let a key walk out of /proc/sys. */
+	bool dot = false;
+	size_t seg = 0;
+
+	for (const char *p = k; *p; p++) {
+		if (*p == '.') {
+			if (!seg)
+				return false;
+			dot = true;
+			seg = 0;
+		} else if (isalnum((unsigned char)*p) || *p == '_' || *p == '-') {
+			seg++;
+		} else {
+			return false;
+		}
+	}
+	return dot && seg;
+}
+
+static int parse_sysctls(struct ctx *c, struct json_object *v, const char *p)
+{
+	char kp[VN_JSON_PATH_MAX];
+	struct vn_scenario *s = c->s;
+	int r = vn_json_check_type(&c->r, v, json_type_object, p);
+	if (r < 0)
+		return r;
+	s->sysctls = vn_xcalloc((size_t)json_object_object_length(v) + 1, sizeof(*s->sysctls));
+	json_object_object_foreach(v, key, val) {
+		vn_json_path_key(kp, p, key);
+		if (!sysctl_key_ok(key))
+			return vn_json_bad(&c->r, kp, "expected a dotted sysctl name like kernel.numa_balancing, got \"%s\"", key);
+		char buf[64];
+		const char *text;
+		switch (json_object_get_type(val)) {
+		case json_type_boolean:
+			text = json_object_get_boolean(val) ? "1" : "0";
+			break;
+		case json_type_int:
+			snprintf(buf, sizeof(buf), "%" PRId64, json_object_get_int64(val));
+			text = buf;
+			break;
+		case json_type_double:
+			if (!isfinite(json_object_get_double(val)))
+				return vn_json_expected(&c->r, kp, "a number, string or boolean", val);
+			snprintf(buf, sizeof(buf), "%.15g", json_object_get_double(val));
+			text = buf;
+			break;
+		case json_type_string:
+			text = json_object_get_string(val);
+			/* The value is written to a /proc/sys file in one write(). */
+			if (!*text || strpbrk(text, "\n\r"))
+				return vn_json_expected(&c->r, kp, "a non-empty one-line value", val);
+			break;
+		default:
+			return vn_json_expected(&c->r, kp, "a number, string or boolean", val);
+		}
+		struct vn_scn_sysctl *e = &s->sysctls[s->nsysctls++];
+		e->key = vn_xstrdup(key);
+		e->value = vn_xstrdup(text);
+	}
+	return 0;
+}
+
+static int parse_hugetlb(struct ctx *c, struct json_object *v, const char *p)
+{
+	char kp[VN_JSON_PATH_MAX];
+	struct vn_scenario *s = c->s;
+	int r = vn_json_check_type(&c->r, v, json_type_object, p);
+	if (r < 0)
+		return r;
+	s->hugetlb = vn_xcalloc((size_t)json_object_object_length(v) + 1, sizeof(*s->hugetlb));
+	json_object_object_foreach(v, key, val) {
+		struct vn_error e = {0};
+		long node;
+		vn_json_path_key(kp, p, key);
+		if (vn_int_parse(key, 0, VN_SCN_MAX_NODES - 1, &node, &e) < 0)
+			return vn_json_bad(&c->r, kp, "expected a node number (0-127) as key, got \"%s\"", key);
+		struct vn_scn_hugetlb *h = &s->hugetlb[s->nhugetlb];
+		h->node = (unsigned)node;
+		r = vn_json_uint(&c->r, val, kp, 0, 1 << 24, "a count of 2 MiB pages", &h->pages);
+		if (r < 0)
+			return r;
+		s->nhugetlb++;
+	}
+	return 0;
+}
+
+static int parse_placement(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_placement *pl)
+{
+	static const char *const keys[] = {"policy", "nodes", "cpu_nodes", NULL};
+	char kp[VN_JSON_PATH_MAX];
+	int policy = 0;
+	int r = vn_json_check_type(&c->r, v, json_type_object, p);
+	if (r < 0)
+		return r;
+	r = vn_json_check_keys(&c->r, v, p, keys);
+	if (r < 0)
+		return r;
+	struct json_object *pv = vn_json_get(v, "policy");
+	if (!pv)
+		return vn_json_missing(&c->r, p, "policy");
+	r = vn_json_one_of(&c->r, pv, vn_json_path_key(kp, p, "policy"), vn_scn_policies, &policy);
+	if (r < 0)
+		return r;
+	pl->policy = (enum vn_placement_policy)policy;
+	struct json_object *nv = vn_json_get(v, "nodes"), *cv = vn_json_get(v, "cpu_nodes");
+	if (nv && (r = node_list(c, nv, vn_json_path_key(kp, p, "nodes"), pl->nodes, &pl->nnodes)) < 0)
+		return r;
+	if (cv && (r = node_list(c, cv, vn_json_path_key(kp, p, "cpu_nodes"), pl->cpu_nodes, &pl->ncpu_nodes)) < 0)
+		return r;
+	switch (pl->policy) {
+	case VN_PLACE_NONE:
+		if (nv || cv)
+			return vn_json_bad(&c->r, p, "policy \"none\" takes no nodes");
+		break;
+	case VN_PLACE_CPUNODEBIND:
+		if (cv)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "cpu_nodes"),
+				   "policy \"cpunodebind\" binds CPUs to \"nodes\"; it takes no \"cpu_nodes\"");
+		/* fall through */
+	case VN_PLACE_MEMBIND:
+	case VN_PLACE_INTERLEAVE:
+		if (!nv)
+			return vn_json_missing(&c->r, p, "nodes");
+		if (!pl->nnodes)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "nodes"), "policy \"%s\" needs at least one node",
+				   vn_scn_policies[pl->policy]);
+		break;
+	case VN_PLACE_PREFERRED:
+		if (!nv)
+			return vn_json_missing(&c->r, p, "nodes");
+		if (pl->nnodes != 1)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "nodes"), "policy \"preferred\" takes exactly one node, got %u",
+				   pl->nnodes);
+		break;
+	}
+	return 0;
+}
+
+static int parse_action(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_action *a)
+{
+	static const char *const keys[] = {"at_s", "move", NULL};
+	static const char *const move_keys[] = {"fraction", "to_node", NULL};
+	char mp[VN_JSON_PATH_MAX];
+	int r = vn_json_check_type(&c->r, v, json_type_object, p);
+	if (r < 0 || (r = vn_json_check_keys(&c->r, v, p, keys)) < 0)
+		return r;
+	if ((r = vn_json_get_num(&c->r, v, p, "at_s", true, VN_JSON_NONNEG, &a->at_s)) < 0)
+		return r;
+	struct json_object *m = vn_json_get(v, "move");
+	if (!m)
+		return vn_json_missing(&c->r, p, "move");
+	vn_json_path_key(mp, p, "move");
+	if ((r = vn_json_check_type(&c->r, m, json_type_object, mp)) < 0 || (r = vn_json_check_keys(&c->r, m, mp, move_keys)) < 0)
+		return r;
+	a->fraction = 1;
+	if ((r = vn_json_get_num(&c->r, m, mp, "fraction", false, VN_JSON_FRACTION, &a->fraction)) < 0)
+		return r;
+	return vn_json_get_uint(&c->r, m, mp, "to_node", true, 0, VN_SCN_MAX_NODES - 1, NODE_WHAT, &a->to_node);
+}
+
+static int parse_size(struct ctx *c, struct json_object *o, const char *path, uint64_t *out)
+{
+	char p[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(o, "size");
+	struct vn_error e = {0};
+
+	if (!v)
+		return 0;
+	vn_json_path_key(p, path, "size");
+	if (!json_object_is_type(v, json_type_string))
+		return vn_json_expected(&c->r, p, "a size string like \"64M\"", v);
+	const char *t = json_object_get_string(v);
+	if (vn_size_parse(t, out, &e) < 0)
+		return vn_json_bad(&c->r, p, "%s", e.msg);
+	/* Workloads read a bare number as MiB, vn_size_parse as bytes: insist on a unit. */
+	size_t n = strlen(t);
+	while (n && t[n - 1] == ' ')
+		n--;
+	if (!n || !isalpha((unsigned char)t[n - 1]))
+		return vn_json_bad(&c->r, p, "size '%s' needs a unit (K, M, G or T)", t);
+	if (*out == 0)
+		return vn_json_bad(&c->r, p, "size '%s' is zero", t);
+	return 0;
+}
+
+static int parse_step(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_step *st)
+{
+	static const char *const keys[] = {"name", "workload", "args", "command", "placement", "processes",
+					   "threads", "size", "duration_s", "cgroup", "background", "actions", NULL};
+	char kp[VN_JSON_PATH_MAX], ap[VN_JSON_PATH_MAX];
+	int wl = 0;
+	int r = vn_json_check_type(&c->r, v, json_type_object, p);
+	if (r < 0 || (r = vn_json_check_keys(&c->r, v, p, keys)) < 0)
+		return r;
+	if ((r = vn_json_get_str(&c->r, v, p, "name", VN_JSON_REQUIRED | VN_JSON_NAME, &st->name)) < 0)
+		return r;
+	struct json_object *wv = vn_json_get(v, "workload");
+	if (!wv)
+		return vn_json_missing(&c->r, p, "workload");
+	if ((r = vn_json_one_of(&c->r, wv, vn_json_path_key(kp, p, "workload"), vn_scn_workloads, &wl)) < 0)
+		return r;
+	st->workload = vn_xstrdup(vn_scn_workloads[wl]);
+
+	bool is_cmd = strcmp(st->workload, "cmd") == 0;
+	struct json_object *cmd = vn_json_get(v, "command"), *args = vn_json_get(v, "args");
+	size_t argc = 0;
+	st->argv = vn_xcalloc(1, sizeof(*st->argv));
+	if (cmd && !is_cmd)
+		return vn_json_bad(&c->r, vn_json_path_key(kp, p, "command"), "only a \"cmd\" step takes a command (this one runs %s; use \"args\")",
+			   st->workload);
+	if (is_cmd && !cmd)
+		return vn_json_missing(&c->r, p, "command");
+	if (cmd) {
+		if ((r = vn_json_strv_append(&c->r, cmd, vn_json_path_key(kp, p, "command"), 0, &st->argv, &argc)) < 0)
+			return r;
+		if (!argc)
+			return vn_json_bad(&c->r, kp, "the command is empty");
+	}
+	if (args && (r = vn_json_strv_append(&c->r, args, vn_json_path_key(kp, p, "args"), 0, &st->argv, &argc)) < 0)
+		return r;
+
+	struct json_object *pv = vn_json_get(v, "placement");
+	if (pv && (r = parse_placement(c, pv, vn_json_path_key(kp, p, "placement"), &st->placement)) < 0)
+		return r;
+	st->processes = 1;
+	if ((r = vn_json_get_uint(&c->r, v, p, "processes", false, 1, 4096, "an integer >= 1", &st->processes)) < 0 ||
+	    (r = vn_json_get_uint(&c->r, v, p, "threads", false, 1, 4096, "an integer >= 1", &st->threads)) < 0 ||
+	    (r = parse_size(c, v, p, &st->size)) < 0 ||
+	    (r = vn_json_get_num(&c->r, v, p, "duration_s", false, VN_JSON_POSITIVE, &st->duration_s)) < 0 ||
+	    (r = vn_json_get_str(&c->r, v, p, "cgroup", 0, &st->cgroup)) < 0)
+		return r;
+	if (st->cgroup) {
+		bool found = false;
+		for (char **g = c->s->cgroups; g && *g && !found; g++)
+			found = strcmp(*g, st->cgroup) == 0;
+		if (!found)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "cgroup"), "\"%s\" is not declared in $.cgroups", st->cgroup);
+	}
+	struct json_object *bv = vn_json_get(v, "background");
+	if (bv) {
+		if ((r = vn_json_check_type(&c->r, bv, json_type_boolean, vn_json_path_key(kp, p, "background"))) < 0)
+			return r;
+		st->background = json_object_get_boolean(bv);
+	}
+	struct json_object *acts = vn_json_get(v, "actions");
+	if (acts) {
+		vn_json_path_key(kp, p, "actions");
+		if ((r = vn_json_check_type(&c->r, acts, json_type_array, kp)) < 0)
+			return r;
+		size_t n = json_object_array_length(acts);
+		st->actions = vn_xcalloc(n + 1, sizeof(*st->actions));
+		for (size_t i = 0; i < n; i++) {
+			r = parse_action(c, json_object_array_get_idx(acts, i), vn_json_path_idx(ap, kp, i), &st->actions[i]);
+			if (r < 0)
+				return r;
+			st->nactions++;
+		}
+	}
+	return 0;
+}
+
+static int step_ref(struct ctx *c, struct json_object *o, const char *path, char **out)
+{
+	char p[VN_JSON_PATH_MAX];
+	int r = vn_json_get_str(&c->r, o, path, "step", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, out);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < c->s->nsteps; i++)
+		if (strcmp(c->s->steps[i].name, *out) == 0)
+			return 0;
+	_cleanup_strbuf_ struct vn_strbuf list = VN_STRBUF_INIT;
+	for (unsigned i = 0; i < c->s->nsteps; i++)
+		vn_strbuf_printf(&list, "%s%s", i ? ", " : "", c->s->steps[i].name);
+	return vn_json_bad(&c->r, vn_json_path_key(p, path, "step"), "no step named \"%s\" (steps: %s)", *out, list.s);
+}
+
+static int counter_name(struct ctx *c, struct json_object *o, const char *path, const char *key, char **out)
+{
+	char p[VN_JSON_PATH_MAX];
+	int r = vn_json_get_str(&c->r, o, path, key, VN_JSON_REQUIRED | VN_JSON_NONEMPTY, out);
+	if (r < 0)
+		return r;
+	/* /proc/vmstat field names. */
+	for (const char *q = *out; *q; q++)
+		if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '_')
+			return vn_json_expected(&c->r, vn_json_path_key(p, path, key), "a /proc/vmstat counter name", vn_json_get(o, key));
+	return 0;
+}
+
+static int parse_op(struct ctx *c, struct json_object *o, const char *path, enum vn_scn_op *op)
+{
+	char p[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(o, "op");
+	int i = 0;
+
+	if (!v)
+		return vn_json_missing(&c->r, path, "op");
+	int r = vn_json_one_of(&c->r, v, vn_json_path_key(p, path, "op"), vn_scn_op_names, &i);
+	*op = (enum vn_scn_op)i;
+	return r;
+}
+
+static char *default_name(const struct vn_scn_assert *a)
+{
+	char *n = NULL;
+
+	switch (a->type) {
+	case VN_ASSERT_FALLBACK:
+		n = vn_xasprintf("fallback order matches model %s", vn_fallback_model_name(a->model));
+		break;
+	case VN_ASSERT_DISTANCES:
+		n = vn_xasprintf("guest distances match the topology");
+		break;
+	case VN_ASSERT_COUNTER:
+		n = vn_xasprintf("counter %s %s %g", a->counter, vn_scn_op_name(a->op), a->value);
+		break;
+	case VN_ASSERT_RATIO:
+		n = vn_xasprintf("ratio %s / %s %s %g", a->counter, a->denominator, vn_scn_op_name(a->op), a->value);
+		break;
+	case VN_ASSERT_MEMORY_FOLLOWS:
+		n = vn_xasprintf("memory of %s follows its CPUs: >= %g within %g s", a->step, a->fraction, a->within_s);
+		break;
+	case VN_ASSERT_RUNNING_PER_NODE:
+		n = vn_xasprintf("running threads of %s per node <= node CPUs + %g", a->step, a->tolerance);
+		break;
+	case VN_ASSERT_METRIC:
+		n = vn_xasprintf("metric %s %s %s %g", a->step, a->path, vn_scn_op_name(a->op), a->value);
+		break;
+	case VN_ASSERT_MEMORY_ON_NODE:
+		n = vn_xasprintf("memory of %s on node %u >= %g", a->step, a->node, a->fraction);
+		break;
+	}
+	return n;
+}
+
+static int parse_assert(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	static const char *const keys[][8] = {
+		[VN_ASSERT_FALLBACK] = {"type", "name", "model", NULL},
+		[VN_ASSERT_DISTANCES] = {"type", "name", NULL},
+		[VN_ASSERT_COUNTER] = {"type", "name", "counter", "op", "value", NULL},
+		[VN_ASSERT_RATIO] = {"type", "name", "numerator", "denominator", "op", "value", NULL},
+		[VN_ASSERT_MEMORY_FOLLOWS] = {"type", "name", "step", "fraction", "within_s", NULL},
+		[VN_ASSERT_RUNNING_PER_NODE] = {"type", "name", "step", "tolerance", NULL},
+		[VN_ASSERT_METRIC] = {"type", "name", "step", "path", "op", "value", NULL},
+		[VN_ASSERT_MEMORY_ON_NODE] = {"type", "name", "step", "node", "fraction", NULL},
+	};
+	char kp[VN_JSON_PATH_MAX];
+	int type = 0;
+	int r = vn_json_check_type(&c->r, v, json_type_object, p);
+	if (r < 0)
+		return r;
+	struct json_object *tv = vn_json_get(v, "type");
+	if (!tv)
+		return vn_json_missing(&c->r, p, "type");
+	if ((r = vn_json_one_of(&c->r, tv, vn_json_path_key(kp, p, "type"), vn_scn_assert_types, &type)) < 0)
+		return r;
+	a->type = (enum vn_scn_assert_type)type;
+	if ((r = vn_json_check_keys(&c->r, v, p, keys[type])) < 0)
+		return r;
+	if ((r = vn_json_get_str(&c->r, v, p, "name", 0, &a->name)) < 0)
+		return r;
+	if (a->name && !*a->name)
+		return vn_json_expected(&c->r, vn_json_path_key(kp, p, "name"), "a non-empty string", vn_json_get(v, "name"));
+
+	switch (a->type) {
+	case VN_ASSERT_FALLBACK: {
+		_cleanup_free_ char *model = NULL;
+		a->model = VN_FALLBACK_DEFAULT;
+		if ((r = vn_json_get_str(&c->r, v, p, "model", 0, &model)) < 0)
+			return r;
+		struct vn_error e = {0};
+		if (model && vn_fallback_model_lookup(model, &a->model, &e) < 0)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "model"), "%s", e.msg);
+		break;
+	}
+	case VN_ASSERT_DISTANCES:
+		break;
+	case VN_ASSERT_COUNTER:
+		if ((r = counter_name(c, v, p, "counter", &a->counter)) < 0 || (r = parse_op(c, v, p, &a->op)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+			return r;
+		break;
+	case VN_ASSERT_RATIO:
+		if ((r = counter_name(c, v, p, "numerator", &a->counter)) < 0 ||
+		    (r = counter_name(c, v, p, "denominator", &a->denominator)) < 0 ||
+		    (r = parse_op(c, v, p, &a->op)) < 0 || (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+			return r;
+		break;
+	case VN_ASSERT_MEMORY_FOLLOWS:
+		if ((r = step_ref(c, v, p, &a->step)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "within_s", true, VN_JSON_POSITIVE, &a->within_s)) < 0)
+			return r;
+		break;
+	case VN_ASSERT_RUNNING_PER_NODE:
+		if ((r = step_ref(c, v, p, &a->step)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "tolerance", false, VN_JSON_NONNEG, &a->tolerance)) < 0)
+			return r;
+		break;
+	case VN_ASSERT_METRIC:
+		if ((r = step_ref(c, v, p, &a->step)) < 0 || (r = vn_json_get_str(&c->r, v, p, "path", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &a->path)) < 0)
+			return r;
+		for (const char *q = a->path, *seg = q;; q++) {
+			if (*q == '.' || !*q) {
+				if (q == seg)
+					return vn_json_expected(&c->r, vn_json_path_key(kp, p, "path"),
+							"a dotted path into the step's result, like kernels.triad.best_mbps",
+							vn_json_get(v, "path"));
+				if (!*q)
+					break;
+				seg = q + 1;
+			} else if (!isalnum((unsigned char)*q) && *q != '_' && *q != '-') {
+				return vn_json_expected(&c->r, vn_json_path_key(kp, p, "path"),
+						"a dotted path into the step's result, like kernels.triad.best_mbps",
+						vn_json_get(v, "path"));
+			}
+		}
+		if ((r = parse_op(c, v, p, &a->op)) < 0 || (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+			return r;
+		break;
+	case VN_ASSERT_MEMORY_ON_NODE:
+		if ((r = step_ref(c, v, p, &a->step)) < 0 ||
+		    (r = vn_json_get_uint(&c->r, v, p, "node", true, 0, VN_SCN_MAX_NODES - 1, NODE_WHAT, &a->node)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction)) < 0)
+			return r;
+		break;
+	}
+	if (!a->name)
+		a->name = default_name(a);
+	return 0;
+}
+
+static int parse_top(struct ctx *c, struct json_object *root)
+{
+	static const char *const keys[] = {"name", "description", "topology", "kernel", "append", "sysctls",
+					   "thp", "hugetlb", "cgroups", "sample_interval_s", "timeout_s", "repeats",
+					   "quick_scale", "steps", "assertions", NULL};
+	struct vn_scenario *s = c->s;
+	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
+	struct json_object *v;
+	int r;
+
+	if ((r = vn_json_check_type(&c->r, root, json_type_object, "$")) < 0 || (r = vn_json_check_keys(&c->r, root, "$", keys)) < 0)
+		return r;
+	if ((r = vn_json_get_str(&c->r, root, "$", "name", VN_JSON_REQUIRED | VN_JSON_NAME, &s->name)) < 0 ||
+	    (r = vn_json_get_str(&c->r, root, "$", "description", 0, &s->description)) < 0 ||
+	    (r = vn_json_get_str(&c->r, root, "$", "topology", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &s->topology)) < 0 ||
+	    (r = vn_json_get_str(&c->r, root, "$", "kernel", 0, &s->kernel)) < 0 ||
+	    (r = vn_json_get_str(&c->r, root, "$", "append", 0, &s->append)) < 0)
+		return r;
+	if ((v = vn_json_get(root, "sysctls")) && (r = parse_sysctls(c, v, "$.sysctls")) < 0)
+		return r;
+	if ((v = vn_json_get(root, "thp"))) {
+		int m = 0;
+		if ((r = vn_json_one_of(&c->r, v, "$.thp", vn_scn_thp_modes, &m)) < 0)
+			return r;
+		s->thp = vn_xstrdup(vn_scn_thp_modes[m]);
+	}
+	if ((v = vn_json_get(root, "hugetlb")) && (r = parse_hugetlb(c, v, "$.hugetlb")) < 0)
+		return r;
+	size_t ncg = 0;
+	s->cgroups = vn_xcalloc(1, sizeof(*s->cgroups));
+	if ((v = vn_json_get(root, "cgroups")) && (r = vn_json_strv_append(&c->r, v, "$.cgroups", VN_JSON_NAME, &s->cgroups, &ncg)) < 0)
+		return r;
+	s->sample_interval_s = 1;
+	s->timeout_s = 900;
+	s->repeats = 1;
+	s->quick_scale = 0.25;
+	if ((r = vn_json_get_num(&c->r, root, "$", "sample_interval_s", false, VN_JSON_POSITIVE, &s->sample_interval_s)) < 0 ||
+	    (r = vn_json_get_num(&c->r, root, "$", "timeout_s", false, VN_JSON_POSITIVE, &s->timeout_s)) < 0 ||
+	    (r = vn_json_get_uint(&c->r, root, "$", "repeats", false, 1, 1000, "an integer >= 1", &s->repeats)) < 0 ||
+	    (r = vn_json_get_num(&c->r, root, "$", "quick_scale", false, VN_JSON_FRACTION, &s->quick_scale)) < 0)
+		return r;
+
+	if (!(v = vn_json_get(root, "steps")))
+		return vn_json_missing(&c->r, "$", "steps");
+	if ((r = vn_json_check_type(&c->r, v, json_type_array, "$.steps")) < 0)
+		return r;
+	size_t n = json_object_array_length(v);
+	if (!n)
+		return vn_json_bad(&c->r, "$.steps", "a scenario needs at least one step");
+	s->steps = vn_xcalloc(n, sizeof(*s->steps));
+	for (size_t i = 0; i < n; i++) {
+		vn_json_path_idx(ep, "$.steps", i);
+		/* Counted before parsing so that free() sees a half-filled step. */
+		s->nsteps++;
+		if ((r = parse_step(c, json_object_array_get_idx(v, i), ep, &s->steps[i])) < 0)
+			return r;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->steps[j].name, s->steps[i].name) == 0)
+				return vn_json_bad(&c->r, vn_json_path_key(kp, ep, "name"), "step name \"%s\" is already used by $.steps[%zu]",
+					   s->steps[i].name, j);
+	}
+
+	if ((v = vn_json_get(root, "assertions"))) {
+		if ((r = vn_json_check_type(&c->r, v, json_type_array, "$.assertions")) < 0)
+			return r;
+		n = json_object_array_length(v);
+		s->asserts = vn_xcalloc(n + 1, sizeof(*s->asserts));
+		for (size_t i = 0; i < n; i++) {
+			vn_json_path_idx(ep, "$.assertions", i);
+			s->nasserts++;
+			if ((r = parse_assert(c, json_object_array_get_idx(v, i), ep, &s->asserts[i])) < 0)
+				return r;
+			/* Names become JUnit testcase names, which CI systems key on. */
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(s->asserts[j].name, s->asserts[i].name) == 0)
+					return vn_json_bad(&c->r, ep, "assertion name \"%s\" is already used by $.assertions[%zu]",
+						   s->asserts[i].name, j);
+		}
+	}
+	return 0;
+}
+
+int vn_scenario_parse(const char *text, const char *name, struct vn_scenario **out, struct vn_error *err)
+{
+	_cleanup_json_ struct json_object *root = NULL;
+	int r;
+
+	if (strlen(text) > INT32_MAX)
+		return vn_input_error(err, "%s: too large for a scenario", name);
+	if ((r = vn_json_parse(text, name, &root, err)) < 0)
+		return r;
+	_cleanup_scenario_ struct vn_scenario *s = vn_xcalloc(1, sizeof(*s));
+	struct ctx c = {.r = {.file = name, .err = err}, .s = s};
+	s->path = vn_xstrdup(name);
+	if ((r = parse_top(&c, root)) < 0)
+		return r;
+	*out = steal_pointer(&s);
+	return 0;
+}
+
+int vn_scenario_find(const char *arg, char **path, struct vn_error *err)
+{
+	return vn_paths_find(arg, "scenario", "scenarios", ".json", NULL, path, err);
+}
+
+int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error *err)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	_cleanup_free_ char *text = NULL;
+	size_t n;
+
+	if (!f)
+		return vn_input_error(err, "%s: cannot open: %s", path, strerror(errno));
+	text = vn_xmalloc(SCN_MAX_FILE + 1);
+	n = fread(text, 1, SCN_MAX_FILE + 1, f);
+	if (ferror(f))
+		return vn_input_error(err, "%s: cannot read: %s", path, strerror(errno));
+	if (n > SCN_MAX_FILE)
+		return vn_input_error(err, "%s: larger than %u bytes, not a scenario", path, SCN_MAX_FILE);
+	text[n] = '\0';
+	if (memchr(text, '\0', n))
+		return vn_input_error(err, "%s: contains a NUL byte, not a JSON text", path);
+	return vn_scenario_parse(text, path, out, err);
+}

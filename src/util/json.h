@@ -1,0 +1,94 @@
+/*
+ * Reading JSON documents (json-c) into structs, with errors that name the
+ * file and the JSON path of the offending value: json-c keeps no line
+ * numbers for values, so "x.json: $.steps[1].size: expected ..., got 7".
+ * Shared by the kernel recipes and the scenario schema. Every function
+ * returns 0 or a negative errno with the error in r->err (an input error).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "util/error.h"
+
+/* A path longer than this is cut short with "..." (paths are for messages only). */
+#define VN_JSON_PATH_MAX 256
+
+struct vn_json_reader {
+	const char *file; /* as the user named it, the prefix of every message */
+	struct vn_error *err;
+};
+
+static inline void vn_json_putp(struct json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
+#define _cleanup_json_ __attribute__((cleanup(vn_json_putp)))
+
+/*
+ * Parse text with json-c's JSON_TOKENER_STRICT (no trailing commas, nothing after
+ * the value); malformed JSON is an input error at "name:LINE:COL:".
+ */
+int vn_json_parse(const char *text, const char *name, struct json_object **out, struct vn_error *err);
+
+/* "FILE: PATH: message". */
+int vn_json_bad(const struct vn_json_reader *r, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* "FILE: PATH: expected WHAT, got VALUE" (the value as written, cut short). */
+int vn_json_expected(const struct vn_json_reader *r, const char *path, const char *what, struct json_object *v);
+/* "FILE: PATH: missing required key "KEY"". */
+int vn_json_missing(const struct vn_json_reader *r, const char *path, const char *key);
+
+/* PATH.key (or PATH["key"] for keys that are not identifiers) and PATH[i], into buf. */
+const char *vn_json_path_key(char buf[VN_JSON_PATH_MAX], const char *parent, const char *key);
+const char *vn_json_path_idx(char buf[VN_JSON_PATH_MAX], const char *parent, size_t i);
+
+/* o's member key, or NULL. */
+struct json_object *vn_json_get(struct json_object *o, const char *key);
+
+/* v has type t; an integer also passes for json_type_double. */
+int vn_json_check_type(const struct vn_json_reader *r, struct json_object *v, enum json_type t, const char *path);
+/* Every key of object o is in the NULL-terminated list known. */
+int vn_json_check_keys(const struct vn_json_reader *r, struct json_object *o, const char *path,
+		       const char *const *known);
+/* v is one of the NULL-terminated strings names; *out gets its index. */
+int vn_json_one_of(const struct vn_json_reader *r, struct json_object *v, const char *path, const char *const *names,
+		   int *out);
+
+/* Letters, digits, '-', '_' and '.', not starting with '.': safe as a file name. */
+bool vn_json_name_ok(const char *s);
+
+enum {
+	VN_JSON_REQUIRED = 1 << 0, /* absent is an error (otherwise *out is left alone) */
+	VN_JSON_NONEMPTY = 1 << 1, /* "" is an error */
+	VN_JSON_NAME = 1 << 2,     /* must pass vn_json_name_ok; in arrays, also unique */
+};
+
+/* String member key of o into *out (replacing what was there). */
+int vn_json_get_str(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
+		    unsigned flags, char **out);
+/* Append array v's strings to *vec (NULL-terminated, *n entries; *vec may be NULL). */
+int vn_json_strv_append(const struct vn_json_reader *r, struct json_object *v, const char *path, unsigned flags,
+			char ***vec, size_t *n);
+
+enum vn_json_range {
+	VN_JSON_POSITIVE, /* a number > 0 */
+	VN_JSON_NONNEG,   /* a number >= 0 */
+	VN_JSON_FRACTION, /* a fraction in (0, 1] */
+	VN_JSON_FINITE,   /* any finite number */
+};
+
+int vn_json_num(const struct vn_json_reader *r, struct json_object *v, const char *path, enum vn_json_range range,
+		double *out);
+int vn_json_get_num(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
+		    bool required, enum vn_json_range range, double *out);
+/* An integer in [min, max]; what describes it for the message ("an integer >= 1"). */
+int vn_json_uint(const struct vn_json_reader *r, struct json_object *v, const char *path, int64_t min, int64_t max,
+		 const char *what, unsigned *out);
+int vn_json_get_uint(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
+		     bool required, int64_t min, int64_t max, const char *what, unsigned *out);

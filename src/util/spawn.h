@@ -1,0 +1,31 @@
+/*
+ * Running a program: posix_spawnp with an explicit argv, never a shell, so
+ * paths from input files cannot become commands.
+ */
+#pragma once
+
+#include "util/error.h"
+#include "util/strbuf.h"
+
+/* One line of the child's output, without its newline. */
+typedef void (*vn_spawn_line_fn)(void *data, const char *line);
+
+struct vn_spawn_opts {
+	const char *cwd;          /* NULL: the caller's */
+	int log_fd;               /* output is copied here when >= 0 (VN_SPAWN_OPTS_INIT sets -1) */
+	struct vn_strbuf *capture; /* output is appended here when not NULL */
+	vn_spawn_line_fn line;    /* called per output line when not NULL */
+	void *line_data;
+};
+
+#define VN_SPAWN_OPTS_INIT {.log_fd = -1}
+
+/*
+ * Run argv[0] (looked up in PATH) with stdin from /dev/null, stdout and
+ * stderr together into o's sinks (o may be NULL: output is dropped), in its
+ * own process group with LC_ALL=C (messages are parsed, so untranslated).
+ * Ctrl-C (vn_was_interrupted) stops the whole group. Returns the exit status
+ * (>= 0), or a negative errno with err set: cannot start, killed by a
+ * signal, interrupted.
+ */
+int vn_spawn_run(const char *const *argv, const struct vn_spawn_opts *o, struct vn_error *err);
