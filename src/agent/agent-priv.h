@@ -83,5 +83,4 @@ void vn_agentd_jobs_kill_all(struct vn_agentd *d, bool silent);
 /* poll() integration: add fds, then handle revents; returns the next deadline (0: none). */
 size_t vn_agentd_jobs_pollfds(struct vn_agentd *d, struct pollfd *pfd, size_t max, int64_t *next_deadline);
 void vn_agentd_jobs_handle(struct vn_agentd *d, const struct pollfd *pfd, size_t n);
-bool vn_agentd_jobs_running(const struct vn_agentd *d);
 bool vn_agentd_jobs_stdin_full(const struct vn_agentd *d);

@@ -151,14 +151,6 @@ void vn_agentd_jobs_kill_all(struct vn_agentd *d, bool silent)
 	}
 }
 
-bool vn_agentd_jobs_running(const struct vn_agentd *d)
-{
-	for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++)
-		if (d->jobs[i].used)
-			return true;
-	return false;
-}
-
 bool vn_agentd_jobs_stdin_full(const struct vn_agentd *d)
 {
 	size_t queued = 0;

@@ -12,6 +12,7 @@
 
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,18 +59,10 @@ struct wait {
 	volatile sig_atomic_t *fwd;  /* a pending signal to forward ends the wait too */
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* deadline < 0: none. */
 static int64_t deadline_after(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	return timeout_ms < 0 ? -1 : vn_now_ms() + timeout_ms;
 }
 
 static int poll_timeout(int64_t deadline, int cap_ms)
@@ -78,7 +71,7 @@ static int poll_timeout(int64_t deadline, int cap_ms)
 
 	if (deadline < 0)
 		return cap_ms;
-	left = deadline - now_ms();
+	left = deadline - vn_now_ms();
 	if (left < 0)
 		left = 0;
 	if (cap_ms >= 0 && left > cap_ms)
@@ -88,7 +81,7 @@ static int poll_timeout(int64_t deadline, int cap_ms)
 
 static bool expired(int64_t deadline)
 {
-	return deadline >= 0 && now_ms() >= deadline;
+	return deadline >= 0 && vn_now_ms() >= deadline;
 }
 
 static int set_nonblock(int fd)
@@ -519,7 +512,7 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 		struct vn_agent_msg m;
 		int rc;
 
-		if (now_ms() >= resend_at) {
+		if (vn_now_ms() >= resend_at) {
 			struct json_object *req = json_object_new_object();
 
 			last_id = vn_agent_next_id(a);
@@ -530,7 +523,7 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 			rc = send_msg(a, req, deadline, err);
 			if (rc < 0)
 				return vn_error_prefix(err, "agent hello");
-			resend_at = now_ms() + HELLO_RESEND_MS;
+			resend_at = vn_now_ms() + HELLO_RESEND_MS;
 		}
 		struct wait w = {.deadline = deadline >= 0 && deadline < resend_at ? deadline : resend_at,
 				 .max_line = VN_AGENT_LINE_MAX_SMALL,
@@ -798,7 +791,7 @@ int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *e
 	const struct vn_agent_cmd c = {.argv = o->argv, .env = o->env, .cwd = o->cwd, .timeout_s = o->timeout_s,
 				       .with_stdin = o->stdin_fd >= 0};
 	struct wait w = {
-		.deadline = o->timeout_s > 0 ? now_ms() + (int64_t)(o->timeout_s * 1000) + EXEC_GRACE_MS : -1,
+		.deadline = o->timeout_s > 0 ? vn_now_ms() + (int64_t)(o->timeout_s * 1000) + EXEC_GRACE_MS : -1,
 		.max_line = VN_AGENT_LINE_MAX_SMALL,
 		.extra_fd = o->stdin_fd,
 		.fwd = o->forward_signal,
@@ -840,7 +833,7 @@ int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *e
 			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
 			/* A read error ends stdin like EOF would: the command must not wait forever. */
-			int64_t left = w.deadline >= 0 ? w.deadline - now_ms() : 30000;
+			int64_t left = w.deadline >= 0 ? w.deadline - vn_now_ms() : 30000;
 
 			rc = vn_agent_exec_stdin(a, id, n > 0 ? buf : NULL, n > 0 ? (size_t)n : 0,
 						 left > 0 ? (int)left : 0, err);

@@ -119,11 +119,6 @@ static int resolve_source(const struct vn_recipe *r, const struct vn_kernel_reso
 	return 0;
 }
 
-int vn_kernel_resolve(const char *spec, const char *modules_dir, struct vn_kernel **out, struct vn_error *err)
-{
-	return vn_kernel_resolve_with(spec, modules_dir, NULL, out, err);
-}
-
 int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const struct vn_kernel_resolve_opts *o,
 			   struct vn_kernel **out, struct vn_error *err)
 {

@@ -42,8 +42,7 @@ struct vn_kernel_resolve_opts {
  * modules folder (NULL: look in /lib/modules/<release> and use it when it
  * exists; kernels built from recipes have none).
  */
-int vn_kernel_resolve(const char *spec, const char *modules_dir, struct vn_kernel **out, struct vn_error *err);
-/* The same, with a cache directory and a progress callback for builds (o may be NULL). */
+/* o: a cache directory and a progress callback for builds (may be NULL). */
 int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const struct vn_kernel_resolve_opts *o,
 			   struct vn_kernel **out, struct vn_error *err);
 

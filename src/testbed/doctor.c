@@ -19,6 +19,7 @@
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/clock.h"
 
 /* The probe guest: one node is enough to see a kernel start. */
 static const char probe_topology[] = "<topology name='vnuma-probe'>"
@@ -47,14 +48,6 @@ __attribute__((format(printf, 5, 6))) static struct vn_check *add(struct vn_doct
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);
 	return c;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 const char *vn_check_verdict_name(enum vn_check_verdict v)
@@ -149,7 +142,7 @@ static int probe_boot(struct vn_virt *v, const struct vn_topology *t, const char
 		.name = name, .accel = accel, .kernel = kernel,
 		.meta = {.topology_name = t->name, .kernel_id = "doctor probe"},
 	};
-	double t0 = now_s();
+	double t0 = vn_now_s();
 	if (vn_virt_domain_create(v, t, &o, &dom, &err) < 0) {
 		snprintf(why, len, "QEMU did not start: %.400s", err.msg);
 		vn_error_clear(&err);
@@ -158,7 +151,7 @@ static int probe_boot(struct vn_virt *v, const struct vn_topology *t, const char
 	int rc = -1;
 	bool running = true;
 	for (;;) {
-		*secs = now_s() - t0;
+		*secs = vn_now_s() - t0;
 		if (vn_console_log_shows_kernel(vn_virt_domain_console_log(dom))) {
 			rc = 0;
 			break;
@@ -253,7 +246,7 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 	check_file(d, "qemu", "/usr/bin/qemu-system-x86_64", "the emulator", "qemu-system-x86");
 	check_file(d, "busybox", "/bin/busybox", "the guest's shell and tools", "busybox-static");
 	check_file(d, "numactl", "/usr/bin/numactl", "placement in the guest", "numactl");
-	if (vn_kernel_resolve(NULL, NULL, &k, &e) == 0)
+	if (vn_kernel_resolve_with(NULL, NULL, NULL, &k, &e) == 0)
 		add(d, "kernel", VN_CHECK_OK, NULL, "stock kernel %s (%s)", k->release, k->image);
 	else
 		add(d, "kernel", VN_CHECK_FAIL, "apt-get install linux-image-amd64", "%s", e.msg);

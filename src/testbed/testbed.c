@@ -19,14 +19,7 @@
 #include "util/paths.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "util/clock.h"
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -323,7 +316,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	if ((rc = vn_kernel_resolve_with(o->kernel, o->modules, &ko, &k, err)) < 0)
 		return rc;
 	/* The boot deadline starts after a possible first-use kernel build. */
-	deadline = now_s() + (o->timeout_s > 0 ? o->timeout_s : 180);
+	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : 180);
 
 	if (asprintf(&cache, "%s/cache", ctx->state_dir) < 0)
 		return -ENOMEM;
@@ -377,7 +370,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		.notify_data = (void *)o,
 	};
 	progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s", name, t->nnodes, t->ncpus_total, k->release);
-	double t0 = now_s();
+	double t0 = vn_now_s();
 	rc = vn_virt_domain_create(v, t, &dopts, &d, err);
 	if (rc < 0) {
 		vn_virt_close(v);
@@ -388,7 +381,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	bool kernel_seen = false;
 
 	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
-	rc = vn_agent_connect(sock, (int)((deadline - now_s()) * 1000), &a, err);
+	rc = vn_agent_connect(sock, (int)((deadline - vn_now_s()) * 1000), &a, err);
 	if (rc < 0) {
 		char why[VN_ERROR_MSG_MAX];
 		snprintf(why, sizeof(why), "%s", err->msg);
@@ -415,8 +408,8 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 			break;
 		}
 		if (!kernel_seen && (kernel_seen = vn_console_log_shows_kernel(log)))
-			progress(o, "kernel started", "%.1f s after start", now_s() - t0);
-		if (now_s() > deadline) {
+			progress(o, "kernel started", "%.1f s after start", vn_now_s() - t0);
+		if (vn_now_s() > deadline) {
 			rc = boot_failed(d, log, err, -ETIMEDOUT, "guest %s: agent did not answer within %d s (%s%s)",
 					 name, o->timeout_s > 0 ? o->timeout_s : 180,
 					 vn_virt_domain_accel(d) == VN_ACCEL_KVM ? "KVM" : "TCG",
@@ -431,7 +424,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		vn_virt_close(v);
 		return rc;
 	}
-	r->boot_s = now_s() - t0;
+	r->boot_s = vn_now_s() - t0;
 	r->accel = vn_virt_domain_accel(d);
 	r->accel_reason = strdup(vn_virt_domain_accel_reason(d));
 	progress(o, "agent answered", "%.1f s after start", r->boot_s);

@@ -15,6 +15,7 @@
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "virt/virt-priv.h"
+#include "util/clock.h"
 
 static void silent_error(void *opaque, virErrorPtr e)
 {
@@ -157,14 +158,6 @@ static char *uri_escape(const char *s)
 	return vn_strbuf_steal(&b);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out,
 		 struct vn_error *err)
 {
@@ -202,9 +195,9 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		u = strdup(uri);
 	}
 
-	long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	long deadline = vn_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (long delay = 50; root && embed_root_busy(root); delay = delay < 1000 ? delay * 2 : 1000) {
-		if (now_ms() >= deadline)
+		if (vn_now_ms() >= deadline)
 			return vn_infra_error(err, -EBUSY,
 					      "another vnuma process holds the state dir %s (libvirt's embedded "
 					      "driver admits one process at a time); wait for it to finish, or use "

@@ -12,14 +12,7 @@
 
 #include "util/cleanup.h"
 #include "virt/virt-priv.h"
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
+#include "util/clock.h"
 
 static struct vn_virt_domain *domain_new(struct vn_virt *v, virDomainPtr dom, const char *name)
 {
@@ -46,11 +39,6 @@ void vn_virt_domain_free(struct vn_virt_domain *d)
 	free(d->guest_dir);
 	free(d->console_log);
 	free(d);
-}
-
-const char *vn_virt_domain_name(const struct vn_virt_domain *d)
-{
-	return d->name;
 }
 
 enum vn_accel vn_virt_domain_accel(const struct vn_virt_domain *d)
@@ -153,7 +141,7 @@ struct attempt {
 
 static long op_now_ms(void *data)
 {
-	return now_ms();
+	return vn_now_ms();
 }
 
 static void op_sleep_ms(void *data, long ms)
@@ -340,7 +328,7 @@ int vn_virt_domain_is_running(struct vn_virt_domain *d, bool *running, struct vn
 
 int vn_virt_domain_wait_shutoff(struct vn_virt_domain *d, int timeout_ms, struct vn_error *err)
 {
-	long end = now_ms() + timeout_ms;
+	long end = vn_now_ms() + timeout_ms;
 	bool running = true;
 	int rc;
 
@@ -349,7 +337,7 @@ int vn_virt_domain_wait_shutoff(struct vn_virt_domain *d, int timeout_ms, struct
 			return rc;
 		if (!running)
 			return 0;
-		if (now_ms() >= end)
+		if (vn_now_ms() >= end)
 			return vn_infra_error(err, -ETIMEDOUT, "guest '%s' still running after %d ms", d->name,
 					      timeout_ms);
 		usleep(100 * 1000);

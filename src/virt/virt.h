@@ -79,7 +79,6 @@ static inline void vn_virt_domain_freep(struct vn_virt_domain **d)
 }
 #define _cleanup_virt_domain_ __attribute__((cleanup(vn_virt_domain_freep)))
 
-const char *vn_virt_domain_name(const struct vn_virt_domain *d);
 /* The accelerator the guest runs on (from create, or its metadata after lookup). */
 enum vn_accel vn_virt_domain_accel(const struct vn_virt_domain *d);
 /* Why that accelerator ("proven: kernel printed 0.3 s after start", "no usable KVM: ..."); "" after lookup. */
