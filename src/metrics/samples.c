@@ -55,8 +55,8 @@ static int node_id(const struct where *w, const char *ctx, const char *text, lon
 
 	if (end == text || *end || n < 0)
 		return bad(w, "%s: \"%s\" is not a node id", ctx, text);
-	if (n >= VN_SAMPLE_MAX_NODES)
-		return bad(w, "%s: node %ld is beyond the %d nodes supported", ctx, n, VN_SAMPLE_MAX_NODES);
+	if (n >= VN_MAX_NODES)
+		return bad(w, "%s: node %ld is beyond the %d nodes supported", ctx, n, VN_MAX_NODES);
 	*out = n;
 	return 0;
 }
@@ -124,9 +124,9 @@ static int parse_proc(const struct where *w, struct json_object *o, struct vn_sa
 		    (r = get_num(w, t, "threads", "cpu", true, &cpu)) < 0 ||
 		    (r = get_num(w, t, "threads", "node", true, &node)) < 0)
 			return r;
-		if (node >= VN_SAMPLE_MAX_NODES)
+		if (node >= VN_MAX_NODES)
 			return bad(w, "pid %d: thread %d on node %.0f, beyond the %d nodes supported", p->pid, (int)tid,
-				   node, VN_SAMPLE_MAX_NODES);
+				   node, VN_MAX_NODES);
 		th->tid = (int)tid;
 		th->cpu = (int)cpu;
 		th->node = node >= 0 ? (int)node : -1;
@@ -171,8 +171,8 @@ static int parse_sample(const struct where *w, struct json_object *line, struct 
 			return bad(w, "nodes: entry is not an object");
 		if ((r = get_num(w, n, "nodes", "node", true, &id)) < 0)
 			return r;
-		if (id < 0 || id >= VN_SAMPLE_MAX_NODES)
-			return bad(w, "nodes: node %.0f is outside 0..%d", id, VN_SAMPLE_MAX_NODES - 1);
+		if (id < 0 || id >= VN_MAX_NODES)
+			return bad(w, "nodes: node %.0f is outside 0..%d", id, VN_MAX_NODES - 1);
 		s->node_online[(int)id] = true;
 		see_node(s, (long)id);
 		if (json_object_object_get_ex(n, "numastat", &v) && json_object_is_type(v, json_type_object))
@@ -321,7 +321,7 @@ double vn_samples_fraction_on_node(const struct vn_sample *s, const int *pids, u
 		const struct vn_sample_proc *p = &s->procs[i];
 		if (!selected(p, pids, npids))
 			continue;
-		if (node < VN_SAMPLE_MAX_NODES)
+		if (node < VN_MAX_NODES)
 			on += p->mem_kb[node];
 		total += p->mem_kb_total;
 	}
@@ -333,7 +333,7 @@ static int home_node(const struct vn_sample_proc *p)
 {
 	int best = -1;
 
-	for (int n = 0; n < VN_SAMPLE_MAX_NODES; n++)
+	for (int n = 0; n < VN_MAX_NODES; n++)
 		if (p->threads_on_node[n] && (best < 0 || p->threads_on_node[n] > p->threads_on_node[best]))
 			best = n;
 	return best;
@@ -368,7 +368,7 @@ void vn_samples_avg_running(const struct vn_samples *s, double *avg, unsigned nn
 {
 	for (unsigned n = 0; n < nnodes; n++) {
 		double sum = 0;
-		for (unsigned i = 0; n < VN_SAMPLE_MAX_NODES && i < s->n; i++)
+		for (unsigned i = 0; n < VN_MAX_NODES && i < s->n; i++)
 			sum += s->v[i].running_per_node[n];
 		avg[n] = s->n ? sum / s->n : 0;
 	}

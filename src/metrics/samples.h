@@ -9,10 +9,8 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "topology/limits.h" /* VN_MAX_NODES: node ids at or above it are refused as bad input */
 #include "util/error.h"
-
-/* Node ids at or above this are refused as bad input. */
-#define VN_SAMPLE_MAX_NODES 64
 
 struct vn_sample_thread {
 	int tid;
@@ -26,11 +24,11 @@ struct vn_sample_proc {
 	char comm[32];
 	/* False when the sampler skipped numa_maps for this line (--mem-every); mem_kb is then 0. */
 	bool have_mem;
-	double mem_kb[VN_SAMPLE_MAX_NODES]; /* from numa_maps, in kB */
+	double mem_kb[VN_MAX_NODES]; /* from numa_maps, in kB */
 	double mem_kb_total;
 	unsigned nthreads;
 	struct vn_sample_thread *threads;
-	unsigned threads_on_node[VN_SAMPLE_MAX_NODES];
+	unsigned threads_on_node[VN_MAX_NODES];
 };
 
 struct vn_sample {
@@ -38,14 +36,14 @@ struct vn_sample {
 	double t;      /* seconds since the sampler started (guest monotonic clock) */
 	double uptime; /* guest /proc/uptime; 0 if the line had none */
 	unsigned nnodes; /* highest node id in the line + 1 */
-	bool node_online[VN_SAMPLE_MAX_NODES];
-	double running_per_node[VN_SAMPLE_MAX_NODES]; /* workload threads in state R */
+	bool node_online[VN_MAX_NODES];
+	double running_per_node[VN_MAX_NODES]; /* workload threads in state R */
 	unsigned nprocs;
 	struct vn_sample_proc *procs;
 	/* Borrowed from json (keys as vn_metrics_parse_kv() names them); NULL for an offline node. */
 	struct json_object *vmstat;
-	struct json_object *numastat[VN_SAMPLE_MAX_NODES];
-	struct json_object *meminfo[VN_SAMPLE_MAX_NODES];
+	struct json_object *numastat[VN_MAX_NODES];
+	struct json_object *meminfo[VN_MAX_NODES];
 	double cost_cpu_s, cost_wall_s; /* what producing this line cost the guest */
 	struct json_object *json;       /* the whole line; owned */
 };

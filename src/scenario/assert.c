@@ -168,10 +168,10 @@ static void check_follows(const struct vn_run_data *d, const struct vn_scn_asser
 
 static void check_running(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
 {
-	double avg[VN_SAMPLE_MAX_NODES] = {0};
+	double avg[VN_MAX_NODES] = {0};
 	char name[256], obs[512] = "", exp[128];
 	bool pass = true;
-	unsigned n = d->t->nnodes < VN_SAMPLE_MAX_NODES ? d->t->nnodes : VN_SAMPLE_MAX_NODES;
+	unsigned n = d->t->nnodes < VN_MAX_NODES ? d->t->nnodes : VN_MAX_NODES;
 
 	snprintf(name, sizeof(name), "running threads of %s per node <= node CPUs + %g", a->step, a->tolerance);
 	snprintf(exp, sizeof(exp), "<= CPUs + %g on every node", a->tolerance);

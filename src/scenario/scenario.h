@@ -11,9 +11,8 @@
 #include <stdint.h>
 
 #include "topology/fallback.h"
+#include "topology/limits.h"
 #include "util/error.h"
-
-#define VN_SCN_MAX_NODES 128
 
 enum vn_placement_policy {
 	VN_PLACE_NONE,       /* default policy, no binding */
@@ -26,10 +25,10 @@ enum vn_placement_policy {
 struct vn_scn_placement {
 	enum vn_placement_policy policy;
 	unsigned nnodes;
-	unsigned nodes[VN_SCN_MAX_NODES]; /* the policy's nodes */
+	unsigned nodes[VN_MAX_NODES]; /* the policy's nodes */
 	/* CPUs to run on for membind/preferred/interleave; empty = anywhere. */
 	unsigned ncpu_nodes;
-	unsigned cpu_nodes[VN_SCN_MAX_NODES];
+	unsigned cpu_nodes[VN_MAX_NODES];
 };
 
 /* "at t seconds, move this fraction of the step's processes to node N's CPUs". */

@@ -44,11 +44,11 @@ static int node_list(struct ctx *c, struct json_object *v, const char *p, unsign
 	if (r < 0)
 		return r;
 	size_t len = json_object_array_length(v);
-	if (len > VN_SCN_MAX_NODES)
-		return vn_json_bad(&c->r, p, "%zu nodes listed, at most %d", len, VN_SCN_MAX_NODES);
+	if (len > VN_MAX_NODES)
+		return vn_json_bad(&c->r, p, "%zu nodes listed, at most %d", len, VN_MAX_NODES);
 	for (size_t i = 0; i < len; i++) {
 		vn_json_path_idx(ep, p, i);
-		r = vn_json_uint(&c->r, json_object_array_get_idx(v, i), ep, 0, VN_SCN_MAX_NODES - 1, NODE_WHAT, &nodes[i]);
+		r = vn_json_uint(&c->r, json_object_array_get_idx(v, i), ep, 0, VN_MAX_NODES - 1, NODE_WHAT, &nodes[i]);
 		if (r < 0)
 			return r;
 		for (size_t j = 0; j < i; j++)
@@ -136,7 +136,7 @@ static int parse_hugetlb(struct ctx *c, struct json_object *v, const char *p)
 		struct vn_error e = {0};
 		long node;
 		vn_json_path_key(kp, p, key);
-		if (vn_int_parse(key, 0, VN_SCN_MAX_NODES - 1, &node, &e) < 0)
+		if (vn_int_parse(key, 0, VN_MAX_NODES - 1, &node, &e) < 0)
 			return vn_json_bad(&c->r, kp, "expected a node number (0-127) as key, got \"%s\"", key);
 		struct vn_scn_hugetlb *h = &s->hugetlb[s->nhugetlb];
 		h->node = (unsigned)node;
@@ -219,7 +219,7 @@ static int parse_action(struct ctx *c, struct json_object *v, const char *p, str
 	a->fraction = 1;
 	if ((r = vn_json_get_num(&c->r, m, mp, "fraction", false, VN_JSON_FRACTION, &a->fraction)) < 0)
 		return r;
-	return vn_json_get_uint(&c->r, m, mp, "to_node", true, 0, VN_SCN_MAX_NODES - 1, NODE_WHAT, &a->to_node);
+	return vn_json_get_uint(&c->r, m, mp, "to_node", true, 0, VN_MAX_NODES - 1, NODE_WHAT, &a->to_node);
 }
 
 static int parse_size(struct ctx *c, struct json_object *o, const char *path, uint64_t *out)
@@ -485,7 +485,7 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 		break;
 	case VN_ASSERT_MEMORY_ON_NODE:
 		if ((r = step_ref(c, v, p, &a->step)) < 0 ||
-		    (r = vn_json_get_uint(&c->r, v, p, "node", true, 0, VN_SCN_MAX_NODES - 1, NODE_WHAT, &a->node)) < 0 ||
+		    (r = vn_json_get_uint(&c->r, v, p, "node", true, 0, VN_MAX_NODES - 1, NODE_WHAT, &a->node)) < 0 ||
 		    (r = vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction)) < 0)
 			return r;
 		break;

@@ -32,11 +32,11 @@ static void samples(const char *text)
 		return;
 	}
 	/* What parsed must be safe for every question an assertion asks. */
-	double avg[VN_SAMPLE_MAX_NODES], mean, max;
+	double avg[VN_MAX_NODES], mean, max;
 	int pids[2] = {1, 0};
 	for (unsigned i = 0; i < s.n; i++) {
 		const struct vn_sample *x = &s.v[i];
-		if (x->nnodes > VN_SAMPLE_MAX_NODES)
+		if (x->nnodes > VN_MAX_NODES)
 			abort();
 		for (unsigned node = 0; node < x->nnodes; node++)
 			(void)vn_samples_fraction_on_node(x, NULL, 0, node);
@@ -46,7 +46,7 @@ static void samples(const char *text)
 			(void)vn_sample_proc_find(x, x->procs[0].pid);
 	}
 	(void)vn_samples_time_to_local(&s, NULL, 0, 0.9);
-	vn_samples_avg_running(&s, avg, VN_SAMPLE_MAX_NODES);
+	vn_samples_avg_running(&s, avg, VN_MAX_NODES);
 	vn_samples_cost(&s, &mean, &max);
 	vn_samples_free(&s);
 }

@@ -321,6 +321,23 @@ static void test_malformed(void **state)
 	free(deep);
 }
 
+/* The host takes every node id the model allows (VN_MAX_NODES), as the sampler does: 64 was once a wall. */
+static void test_high_node_ids(void **state)
+{
+	struct vn_samples s;
+	struct vn_error err = {0};
+	char *line = strdup(LINE(0, 0, 0));
+	char *at = strstr(line, "\"1\":3000");
+
+	memcpy(at, "\"64\":300", 8); /* same length: node 64 holds 300 kB */
+	assert_int_equal(vn_samples_parse(line, NULL, &s, &err), 0);
+	assert_float_equal(s.v[0].procs[0].mem_kb[64], 300, 1e-9);
+	vn_samples_free(&s);
+	memcpy(at, "\"128\":30", 8);
+	expect_error(line, "node 128");
+	free(line);
+}
+
 static void test_truncated_tail_and_empty(void **state)
 {
 	struct vn_samples s;
@@ -348,6 +365,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fractions_two_nodes),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_high_node_ids),
 		cmocka_unit_test(test_truncated_tail_and_empty),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_odd_comm),
