@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/parse.h"
 #include "util/strbuf.h"
 
@@ -930,21 +931,17 @@ int vn_scenario_parse(const char *text, const char *name, struct vn_scenario **o
 
 int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error *err)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	_cleanup_free_ char *text = NULL;
 	size_t n;
+	int rc;
 
-	if (!f)
-		return vn_input_error(err, "%s: cannot open: %s", path, strerror(errno));
-	text = malloc(SCN_MAX_FILE + 1);
-	if (!text)
-		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "%s: out of memory", path);
-	n = fread(text, 1, SCN_MAX_FILE + 1, f);
-	if (ferror(f))
-		return vn_input_error(err, "%s: cannot read: %s", path, strerror(errno));
-	if (n > SCN_MAX_FILE)
+	/* A regular file only: a FIFO or device named by mistake must not block or stream forever. */
+	if ((rc = vn_file_read(path, SCN_MAX_FILE, &text, &n, err)) == -EFBIG) {
+		vn_error_clear(err);
 		return vn_input_error(err, "%s: larger than %u bytes, not a scenario", path, SCN_MAX_FILE);
-	text[n] = '\0';
+	}
+	if (rc < 0)
+		return rc;
 	if (memchr(text, '\0', n))
 		return vn_input_error(err, "%s: contains a NUL byte, not a JSON text", path);
 	return vn_scenario_parse(text, path, out, err);

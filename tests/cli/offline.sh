@@ -44,5 +44,14 @@ check "40 random topologies validate" sh -c "'$vnuma' topo validate $tmp/r*.xml 
 rm -rf "$tmp"
 check "validate: a bad file exits 2 naming FILE:LINE" sh -c "'$vnuma' topo validate '$src/tests/topology-bad/dup-node-id.xml' 2>&1 >/dev/null | grep -q '^dup-node-id.xml:3: \|/dup-node-id.xml:3: '"
 
+# Input files: only regular files are read; a FIFO (no writer) must not block forever.
+tmp=$(mktemp -d)
+mkfifo "$tmp/fifo"
+check "topo validate FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" topo validate "$tmp/fifo")" = 2
+check "topo validate FIFO names it" sh -c "timeout 10 '$vnuma' topo validate '$tmp/fifo' 2>&1 | grep -q 'fifo: is a FIFO, not a regular file'"
+check "run FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" run --state-dir "$tmp/state" "$tmp/fifo")" = 2
+check "topo validate DIR exits 2" test "$(rc timeout 10 "$vnuma" topo validate "$tmp")" = 2
+rm -rf "$tmp"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
