@@ -9,6 +9,7 @@
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/name.h"
 
 /* Parses [--state-dir D] [--connect U] [--timeout S] [-o DIR] NAME, stopping at "--". */
 static int guest_args(int argc, char **argv, const char *usage, struct vn_cli_common *co, double *timeout,
@@ -43,7 +44,7 @@ static int guest_args(int argc, char **argv, const char *usage, struct vn_cli_co
 	if (optind >= argc)
 		return vn_input_error(err, "missing guest NAME; %s", usage);
 	*name = argv[optind++];
-	return 0;
+	return vn_guest_name_check(*name, err);
 }
 
 int cmd_exec(int argc, char **argv, struct vn_error *err)

@@ -16,6 +16,7 @@
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/name.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
 
@@ -252,9 +253,16 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	if (o->name && (rc = vn_guest_name_check(o->name, err)) < 0)
+		return rc;
 	if ((rc = vn_topology_find(o->topology, &topo_path, err)) < 0 ||
-	    (rc = vn_topology_load(topo_path, &t, err)) < 0 ||
-	    (rc = find_helpers(&files, err)) < 0)
+	    (rc = vn_topology_load(topo_path, &t, err)) < 0)
+		return rc;
+	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
+	if (!o->name && (rc = vn_guest_name_check(o->name_prefix ? o->name_prefix : t->name, err)) < 0)
+		return vn_error_prefix(err, "%s", o->name_prefix ? "the guest name derived from the scenario" :
+									"the guest name derived from the topology (use --name)");
+	if ((rc = find_helpers(&files, err)) < 0)
 		return rc;
 	_cleanup_free_ char *kcache = NULL;
 	if (asprintf(&kcache, "%s/cache/kernels", ctx->state_dir) < 0)
@@ -400,6 +408,23 @@ int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned
 		struct vn_virt_domain *d = NULL;
 		rc = vn_virt_domain_lookup(v, name, &d, err);
 		if (rc == 0) {
+			/* Only what vnuma created: a domain without our metadata belongs to someone else. */
+			struct vn_domain_meta m;
+			struct vn_error e = {0};
+			bool running = false;
+			if (vn_virt_domain_metadata(d, &m, &e) < 0) {
+				vn_error_clear(&e);
+				vn_virt_domain_is_running(d, &running, &e);
+				vn_error_clear(&e);
+				rc = vn_input_error(err,
+						    "'%s' on %s is a %s domain without vnuma's metadata: vnuma did not "
+						    "create it and will not destroy it (use virsh)",
+						    name, vn_virt_uri(v), running ? "running" : "stopped");
+				vn_virt_domain_free(d);
+				vn_virt_close(v);
+				return rc;
+			}
+			vn_domain_meta_clear(&m);
 			rc = vn_virt_domain_destroy(d, err);
 			vn_virt_domain_free(d);
 			*count += rc == 0;
@@ -429,8 +454,8 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 	struct stat st;
 	int rc;
 
-	if (!*name || strchr(name, '/'))
-		return vn_input_error(err, "bad guest name '%s'", name);
+	if ((rc = vn_guest_name_check(name, err)) < 0)
+		return rc;
 	if (guest_paths(ctx, name, &dir, &sock) < 0)
 		return -ENOMEM;
 	if (stat(dir, &st) != 0)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/name.h"
 #include "util/strbuf.h"
 #include "virt/virt-priv.h"
 
@@ -261,8 +262,8 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
 	_cleanup_free_ char *guests = NULL;
 	int rc;
 
-	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return vn_input_error(err, "guest name '%s' is not usable as a directory name", name ? name : "");
+	if ((rc = vn_guest_name_check(name, err)) < 0)
+		return rc;
 	if (asprintf(&guests, "%s/guests", v->state_dir) < 0)
 		return -ENOMEM;
 	if ((rc = mkdir_private(guests, err)) < 0)

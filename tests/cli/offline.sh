@@ -53,5 +53,36 @@ check "run FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" run --state-dir 
 check "topo validate DIR exits 2" test "$(rc timeout 10 "$vnuma" topo validate "$tmp")" = 2
 rm -rf "$tmp"
 
+# One guest-name rule, checked first: nothing is created, built or opened for a bad name.
+tmp=$(mktemp -d)
+st="$tmp/state"
+badname() { # DESCRIPTION ARGS...: exit 2, "bad guest name", and no state dir made
+	local d=$1
+	shift
+	local out code
+	out=$(timeout 20 "$vnuma" "$@" 2>&1 >/dev/null)
+	code=$?
+	check "$d: exit 2" test "$code" = 2
+	check "$d: says bad guest name" grep -q "bad guest name" <<<"$out"
+	check "$d: touched nothing" test ! -e "$st"
+}
+badname "up --name ../x" up --state-dir "$st" --name '../x' "$src/topologies/2node.xml"
+badname "up --name .." up --state-dir "$st" --name '..' "$src/topologies/2node.xml"
+badname "down .." down --state-dir "$st" ..
+badname "status ../x" status --state-dir "$st" ../x
+badname "exec ." exec --state-dir "$st" . -- true
+badname "exec .." exec --state-dir "$st" .. -- true
+badname "collect .." collect --state-dir "$st" -o "$tmp/out" ..
+badname "shell -x" shell --state-dir "$st" -- -x
+check "collect .. wrote nothing" test ! -e "$tmp/out"
+
+# down destroys only what vnuma created (libvirt's test driver ships a foreign "test" domain).
+out=$("$vnuma" down --state-dir "$st" --connect test:///default test 2>&1)
+check "down of a foreign domain exits 2" test $? = 2
+check "down of a foreign domain names it" grep -q "'test' on test:///default is a running domain without vnuma's metadata" <<<"$out"
+check "down of a foreign domain destroys nothing" test "$(grep -c destroyed <<<"$out")" = 0
+check "down --all skips foreign domains" sh -c "'$vnuma' down --state-dir '$st' --connect test:///default --all 2>&1 | grep -qx 'destroyed 0 guests'"
+rm -rf "$tmp"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
