@@ -46,6 +46,33 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/*
+ * The state dir holds guest sockets, console logs and libvirt's config (which
+ * says what QEMU runs as). One another user can write to, or that someone
+ * else owns, could hand us their guests or their qemu.conf: refuse it, as
+ * bad input (exit 2): retrying cannot help, the user has to fix the setting.
+ */
+static int state_dir_check(const char *dir, struct vn_error *err)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return vn_infra_error(err, -errno, "state directory %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return vn_input_error(err, "state directory %s is not a directory", dir);
+	if (st.st_uid != geteuid())
+		return vn_input_error(err,
+				      "state directory %s belongs to uid %u, not to you (uid %u); use your own "
+				      "(--state-dir or VNUMA_STATE_DIR)",
+				      dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return vn_input_error(err,
+				      "state directory %s is writable by %s (mode %04o): others could plant guests, "
+				      "sockets or libvirt config there; chmod 700 it or use another",
+				      dir, st.st_mode & S_IWOTH ? "everyone" : "its group", (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err)
 {
 	const char *env = getenv("VNUMA_STATE_DIR");
@@ -72,7 +99,13 @@ int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const
 	ctx->state_dir = realpath(buf, NULL);
 	ctx->uri = uri;
 	ctx->lock_timeout_ms = 120000;
-	return ctx->state_dir ? 0 : vn_infra_error(err, -errno, "state directory %s: %s", buf, strerror(errno));
+	if (!ctx->state_dir)
+		return vn_infra_error(err, -errno, "state directory %s: %s", buf, strerror(errno));
+	if ((rc = state_dir_check(ctx->state_dir, err)) < 0) {
+		vn_testbed_ctx_clear(ctx);
+		return rc;
+	}
+	return 0;
 }
 
 void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx)

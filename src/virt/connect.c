@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/interrupt.h"
 #include "util/name.h"
 #include "util/strbuf.h"
 #include "virt/virt-priv.h"
@@ -205,6 +206,12 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 
 	long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (long delay = 50; root && embed_root_busy(root); delay = delay < 1000 ? delay * 2 : 1000) {
+		/* usleep() returns early on a signal (no SA_RESTART); the flag ends the wait at once. */
+		if (vn_was_interrupted())
+			return vn_infra_error(err, -EINTR,
+					      "interrupted while waiting for the state dir %s (another vnuma process "
+					      "holds it)",
+					      sd);
 		if (now_ms() >= deadline)
 			return vn_infra_error(err, -EBUSY,
 					      "another vnuma process holds the state dir %s (libvirt's embedded "

@@ -84,5 +84,34 @@ check "down of a foreign domain destroys nothing" test "$(grep -c destroyed <<<"
 check "down --all skips foreign domains" sh -c "'$vnuma' down --state-dir '$st' --connect test:///default --all 2>&1 | grep -qx 'destroyed 0 guests'"
 rm -rf "$tmp"
 
+# The state dir: refused when others can write to it; the embedded driver's lock wait ends on SIGTERM.
+tmp=$(mktemp -d)
+mkdir -m 0777 "$tmp/open"
+chmod 0777 "$tmp/open"
+out=$("$vnuma" list --state-dir "$tmp/open" 2>&1)
+check "0777 state dir exits 2" test $? = 2
+check "0777 state dir is named" grep -q "state directory $tmp/open is writable by everyone (mode 0777)" <<<"$out"
+mkdir -p "$tmp/held/libvirt/run/qemu"
+# Another vnuma process holding the embed root = an fcntl lock on byte 0 of its driver.pid.
+python3 -c 'import fcntl,sys,time; f=open(sys.argv[1],"w"); fcntl.lockf(f, fcntl.LOCK_EX, 1, 0); time.sleep(60)' \
+	"$tmp/held/libvirt/run/qemu/driver.pid" &
+holder=$!
+sleep 1
+timeout -s KILL 10 "$vnuma" list --state-dir "$tmp/held" >/dev/null 2>"$tmp/list.err" &
+waiter=$!
+sleep 1.5
+t0=$(date +%s%N)
+kill -TERM "$waiter" 2>/dev/null
+pkill -TERM -P "$waiter" 2>/dev/null
+wait "$waiter"
+code=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "list waiting for the lock exits 3 on SIGTERM (rc $code)" test "$code" = 3
+check "list waiting for the lock exits within 2 s of SIGTERM (${ms} ms)" test "$ms" -lt 2000
+check "list waiting for the lock says why" grep -q "interrupted while waiting for the state dir" "$tmp/list.err"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+rm -rf "$tmp"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -100,10 +100,43 @@ static void test_down_only_ours(void **s)
 	vn_testbed_ctx_clear(&ctx);
 }
 
+static void test_state_dir_checked(void **s)
+{
+	struct vn_testbed_ctx ctx;
+	struct vn_error err = {0};
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/shared", state);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), 0);
+	vn_testbed_ctx_clear(&ctx);
+
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "is writable by everyone (mode 0777)"));
+	assert_null(ctx.state_dir);
+	vn_error_clear(&err);
+
+	assert_int_equal(chmod(dir, 0770), 0);
+	assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "writable by its group"));
+	vn_error_clear(&err);
+
+	assert_int_equal(chmod(dir, 0700), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(dir, 65534, 65534), 0);
+		assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "belongs to uid 65534, not to you"));
+		vn_error_clear(&err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_down_only_ours),
+		cmocka_unit_test(test_state_dir_checked),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
