@@ -34,6 +34,7 @@ int cmd_exec(int argc, char **argv, struct vn_error *err);
 int cmd_shell(int argc, char **argv, struct vn_error *err);
 int cmd_collect(int argc, char **argv, struct vn_error *err);
 int cmd_run(int argc, char **argv, struct vn_error *err);
+int cmd_scenario(int argc, char **argv, struct vn_error *err);
 int cmd_kernel(int argc, char **argv, struct vn_error *err);
 
 /* Kernel build progress on stderr (a vn_kernel_progress_fn and its state). */

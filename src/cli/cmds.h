@@ -10,5 +10,6 @@
 	{"shell", cmd_shell, "interactive root shell on a guest's console (Ctrl-] leaves)"},           \
 	{"collect", cmd_collect, "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg"}, \
 	{"run", cmd_run, "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml"}, \
+	{"scenario", cmd_scenario, "offline: validate scenarios exactly as run would, without booting"}, \
 	{"topo", cmd_topo, "offline: validate, show a topology, print the model's fallback order"},  \
 	{"kernel", cmd_kernel, "build a guest kernel from a recipe (source + patches + config), list the cache"},

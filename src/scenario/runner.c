@@ -615,17 +615,6 @@ static char *utc_stamp(bool compact)
 	return strdup(buf);
 }
 
-static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_error *err)
-{
-	if (strchr(s->topology, '/')) {
-		_cleanup_free_ char *copy = strdup(s->path);
-		char buf[PATH_MAX];
-		snprintf(buf, sizeof(buf), "%s/%s", s->topology[0] == '/' ? "" : dirname(copy), s->topology);
-		return vn_topology_find(s->topology[0] == '/' ? s->topology : buf, path, err);
-	}
-	return vn_topology_find(s->topology, path, err);
-}
-
 static void free_data(struct vn_run_data *d, unsigned nsteps)
 {
 	json_object_put(d->vmstat_before);
@@ -667,22 +656,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	memset(rep, 0, sizeof(*rep));
 	if (o->quick)
 		vn_scenario_apply_quick(s);
-	if ((rc = resolve_topology(s, &topo_path, err)) < 0 || (rc = vn_topology_load(topo_path, &t, err)) < 0)
+	if ((rc = vn_scenario_check(s, &topo_path, &t, err)) < 0)
 		return rc;
-	/* Nodes named by the scenario must exist in its topology. */
-	for (unsigned i = 0; i < s->nsteps; i++) {
-		const struct vn_scn_placement *p = &s->steps[i].placement;
-		for (unsigned k = 0; k < p->nnodes + p->ncpu_nodes; k++) {
-			unsigned n = k < p->nnodes ? p->nodes[k] : p->cpu_nodes[k - p->nnodes];
-			if (n >= t->nnodes)
-				return vn_input_error(err, "%s: step %s places on node %u, but %s has %u nodes", s->path,
-						      s->steps[i].name, n, topo_path, t->nnodes);
-		}
-		for (unsigned k = 0; k < s->steps[i].nactions; k++)
-			if (s->steps[i].actions[k].to_node >= t->nnodes || !t->nodes[s->steps[i].actions[k].to_node].ncpus)
-				return vn_input_error(err, "%s: step %s moves processes to node %u, which has no CPUs in %s",
-						      s->path, s->steps[i].name, s->steps[i].actions[k].to_node, topo_path);
-	}
 	d.t = t;
 	r.t = t;
 
@@ -709,7 +684,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	copy_file(topo_path, dir, "topology.xml");
 
 	double t_start = now_s();
-	if (asprintf(&prefix, "scn-%s", s->name) < 0)
+	if (asprintf(&prefix, VN_SCN_GUEST_PREFIX "%s", s->name) < 0)
 		return -ENOMEM;
 	struct vn_up_opts uo = {
 		.topology = topo_path,

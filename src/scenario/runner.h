@@ -25,3 +25,17 @@ struct vn_run_opts {
  */
 int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
 		    struct vn_report *report, char **dir, struct vn_error *err);
+
+/* The guest a run boots is named "scn-" + the scenario's name (then "-2", ... if taken). */
+#define VN_SCN_GUEST_PREFIX "scn-"
+
+/*
+ * Everything run checks before booting, without booting (`vnuma scenario
+ * validate` is exactly this): the guest name the scenario derives, its
+ * topology (resolved beside the scenario file) and every node its steps,
+ * actions, hugetlb pages and assertions name, and its kernel. Errors are
+ * VN_ERR_INPUT "FILE: $.json.path: message". topo_path and topo (optional)
+ * receive the resolved topology.
+ */
+int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo,
+		      struct vn_error *err);

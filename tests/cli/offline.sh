@@ -16,7 +16,7 @@ check "--version" sh -c "'$vnuma' --version | grep -q '^vnuma [0-9]'"
 check "--help lists every command" sh -c "'$vnuma' --help | grep -q '^  run ' && '$vnuma' --help | grep -q '^  kernel '"
 check "unknown command exits 2" test "$(rc "$vnuma" frobnicate)" = 2
 check "no command exits 2" test "$(rc "$vnuma")" = 2
-for c in up down list status exec shell collect run topo kernel; do
+for c in up down list status exec shell collect run scenario topo kernel; do
 	check "$c --help exits 0" test "$(rc "$vnuma" $c --help)" = 0
 done
 
@@ -50,6 +50,7 @@ mkfifo "$tmp/fifo"
 check "topo validate FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" topo validate "$tmp/fifo")" = 2
 check "topo validate FIFO names it" sh -c "timeout 10 '$vnuma' topo validate '$tmp/fifo' 2>&1 | grep -q 'fifo: is a FIFO, not a regular file'"
 check "run FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" run --state-dir "$tmp/state" "$tmp/fifo")" = 2
+check "scenario validate FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" scenario validate "$tmp/fifo")" = 2
 check "topo validate DIR exits 2" test "$(rc timeout 10 "$vnuma" topo validate "$tmp")" = 2
 rm -rf "$tmp"
 
