@@ -10,12 +10,15 @@
 static void run_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: vnuma run SCENARIO.json [-o DIR] [--quick] [--kernel K] [--keep]\n"
+		"usage: vnuma run SCENARIO.json [-o DIR] [--force] [--quick] [--kernel K] [--keep]\n"
 		"                [--connect URI] [--state-dir DIR]\n\n"
 		"Boots the scenario's topology, prepares the guest (sysctls, THP, hugetlb,\n"
 		"cgroups), runs its steps while sampling inside the guest, checks its\n"
 		"assertions and writes results/<scenario>-<UTC time>/ (or -o DIR): result.json,\n"
 		"junit.xml, samples.jsonl, console.log, before/ and after/ snapshots, steps/.\n\n"
+		"  -o DIR       results directory; it must be empty or new\n"
+		"  --force      use -o DIR even if it holds files (result.json is replaced first,\n"
+		"               marked incomplete until this run ends)\n"
 		"  --quick      scale durations and sizes down (the scenario's quick_scale) for CI\n"
 		"  --kernel K   boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
 		"               (kernels/NAME.json, built on first use) or a bzImage path\n"
@@ -28,6 +31,7 @@ int cmd_run(int argc, char **argv, struct vn_error *err)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"quick", no_argument, NULL, 'q'},
+		{"force", no_argument, NULL, 'f'},
 		{"kernel", required_argument, NULL, 'k'}, {"keep", no_argument, NULL, 'K'},
 		{"connect", required_argument, NULL, 'C'}, {"state-dir", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
@@ -43,6 +47,7 @@ int cmd_run(int argc, char **argv, struct vn_error *err)
 		switch (c) {
 		case 'o': ro.outdir = optarg; break;
 		case 'q': ro.quick = true; break;
+		case 'f': ro.force = true; break;
 		case 'k': ro.kernel = optarg; break;
 		case 'K': ro.keep = true; break;
 		case 'h': run_usage(stdout); return VN_EXIT_OK;

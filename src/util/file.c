@@ -176,6 +176,31 @@ int vn_file_create_stream(const char *path, FILE **out, struct vn_error *err)
 	return 0;
 }
 
+int vn_dir_create(const char *path, struct vn_error *err)
+{
+	_cleanup_free_ char *buf = strdup(path);
+	struct stat st;
+
+	if (!buf)
+		return -ENOMEM;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return vn_infra_error(err, -errno, "cannot create %s: %s", buf, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
+	if (lstat(buf, &st) < 0)
+		return vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return vn_infra_error(err, -ENOTDIR, "%s exists and is %s, not a directory", path,
+				      S_ISLNK(st.st_mode) ? "a symlink" : "a file");
+	return 0;
+}
+
 int vn_dir_nonempty(const char *dir)
 {
 	DIR *d = opendir(dir);

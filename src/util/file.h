@@ -46,5 +46,12 @@ int vn_file_copy_atomic(const char *from, const char *path, struct vn_error *err
  */
 int vn_file_create_stream(const char *path, FILE **out, struct vn_error *err);
 
+/*
+ * mkdir -p for a results directory: each missing component is created
+ * (mode 0755); the last one, if it exists, must be a real directory, not a
+ * symlink to somewhere else. Errors are VN_ERR_INFRA naming path.
+ */
+int vn_dir_create(const char *path, struct vn_error *err);
+
 /* 1 if dir exists and holds any entry, 0 if it is missing or empty, or a negative errno. */
 int vn_dir_nonempty(const char *dir);

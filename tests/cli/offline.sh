@@ -114,5 +114,32 @@ kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -rf "$tmp"
 
+# Results: a non-empty -o is refused; result files are replaced atomically, never written through symlinks.
+tmp=$(mktemp -d)
+mkdir "$tmp/out"
+echo '{"complete": true, "passed": true}' >"$tmp/out/result.json"
+out=$(timeout 60 "$vnuma" run --state-dir "$tmp/state" -o "$tmp/out" "$src/scenarios/memfollow-2node.json" 2>&1)
+check "run into a non-empty -o exits 2" test $? = 2
+check "run into a non-empty -o says so" grep -q "results directory $tmp/out is not empty" <<<"$out"
+check "run into a non-empty -o leaves it alone" grep -Eq '"passed": *true' "$tmp/out/result.json"
+echo precious >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/out/result.json.new"
+mv "$tmp/out/result.json.new" "$tmp/out/result.json"
+ln -s "$tmp/victim" "$tmp/out/junit.xml"
+ln -s "$tmp/victim" "$tmp/out/scenario.json"
+# --kernel that does not exist: the run fails before booting, after result.json was first written.
+out=$(timeout 60 "$vnuma" run --state-dir "$tmp/state" -o "$tmp/out" --force --kernel "$tmp/no-such-bzImage" \
+	"$src/scenarios/memfollow-2node.json" 2>&1)
+check "run --force with a bad kernel exits 2" test $? = 2
+check "planted symlinks were not followed" test "$(cat "$tmp/victim")" = precious
+check "result.json replaced by a regular file" test -f "$tmp/out/result.json" -a ! -L "$tmp/out/result.json"
+check "junit.xml replaced by a regular file" test -f "$tmp/out/junit.xml" -a ! -L "$tmp/out/junit.xml"
+check "scenario.json replaced by a regular file" test -f "$tmp/out/scenario.json" -a ! -L "$tmp/out/scenario.json"
+check "the failed run's result says incomplete" grep -Eq '"complete": *false' "$tmp/out/result.json"
+check "the failed run's result says why" grep -q 'no-such-bzImage' "$tmp/out/result.json"
+check "junit.xml has the error testcase" grep -q '<error message=' "$tmp/out/junit.xml"
+check "no temporary files left" test -z "$(find "$tmp/out" -name '*.tmp.*')"
+rm -rf "$tmp"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
