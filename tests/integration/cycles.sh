@@ -12,28 +12,21 @@ cycles=${VN_CYCLES:-100}
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
 export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-cycles.XXXXXX)
 snap=$(mktemp -d /tmp/vnuma-cycles-snap.XXXXXX)
-pass=0 fail=0
+. "$src/tests/integration/lib.sh"
 
 cleanup() {
 	"$vnuma" down --all >/dev/null 2>&1
 	rm -rf "$VNUMA_STATE_DIR" "$snap"
 }
 trap cleanup EXIT
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() {
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
 cycle() { # -> 0 when up and down both succeeded
 	"$vnuma" up --name leak "$src/topologies/2node.xml" >/dev/null 2>"$snap/up.err" &&
 		"$vnuma" down leak >/dev/null 2>"$snap/down.err"
 }
 count() { # WHAT -> a number
 	case $1 in
-	domains) "$vnuma" list 2>/dev/null | tail -n +2 | wc -l ;;
-	qemu) pgrep -f "qemu-system.*$VNUMA_STATE_DIR" | wc -l ;;
+	domains) vnuma_domains ;;
+	qemu) qemu_pids | wc -l ;;
 	sockets) find "$VNUMA_STATE_DIR" -type s | wc -l ;;
 	files) find "$VNUMA_STATE_DIR" -type f | wc -l ;;
 	esac
@@ -65,5 +58,4 @@ done
 check "the same state-dir paths before and after" diff "$snap/before.paths" "$snap/after.paths"
 check "no domain and no QEMU left" test "$(cat "$snap/after.domains")$(cat "$snap/after.qemu")" = 00
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

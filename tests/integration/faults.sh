@@ -15,7 +15,7 @@ export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
 export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-fault.XXXXXX)
 out=$VNUMA_STATE_DIR/results
 mounts=()
-pass=0 fail=0
+. "$src/tests/integration/lib.sh"
 
 cleanup() {
 	"$vnuma" down --all >/dev/null 2>&1
@@ -23,16 +23,6 @@ cleanup() {
 	rm -rf "$VNUMA_STATE_DIR"
 }
 trap cleanup EXIT
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() {
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
-qemu_pids() { pgrep -f "qemu-system.*$VNUMA_STATE_DIR"; }
-no_qemu_left() { ! qemu_pids >/dev/null; }
-no_domain_left() { [ "$("$vnuma" list 2>/dev/null | tail -n +2 | wc -l)" = 0 ]; }
 wait_for() { # SECONDS COMMAND...: poll every 0.2 s
 	local n=$(($1 * 5))
 	shift
@@ -139,5 +129,4 @@ check "...result.json says incomplete" grep -Eq '"complete": *false' "$out/term/
 check "...no QEMU left" no_qemu_left
 check "...no domain left" no_domain_left
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
