@@ -685,13 +685,14 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	if ((rc = vn_report_write(rep, dir, err)) < 0)
 		return rc;
 	free(steal_pointer(&rep->error));
+	double t_start = now_s();
 	_cleanup_free_ char *resolved = vn_scenario_to_json(s);
 	_cleanup_free_ char *scn_path = path_join(dir, "scenario.json");
+	/* From here on every way out rewrites the result with the reason. */
 	if ((rc = vn_file_write_text(scn_path, resolved, err)) < 0 ||
 	    (rc = copy_file(topo_path, dir, "topology.xml", err)) < 0)
-		return rc;
+		goto finish;
 
-	double t_start = now_s();
 	if (asprintf(&prefix, VN_SCN_GUEST_PREFIX "%s", s->name) < 0)
 		return -ENOMEM;
 	struct vn_up_opts uo = {
