@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
 
 struct ctx {
 	const char *file;
@@ -261,10 +262,14 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 	struct vn_recipe *r;
 	int rc;
 
-	if (!(root = json_object_from_file(path)))
-		return access(path, R_OK) != 0
-			       ? vn_input_error(err, "%s: cannot read kernel recipe: %s", path, strerror(errno))
-			       : vn_input_error(err, "%s: not valid JSON: %s", path, json_util_get_last_err());
+	/* A regular file only (util/file.h): a FIFO named as a recipe must not block. */
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	enum json_tokener_error jerr = json_tokener_success;
+	if ((rc = vn_file_read(path, 1u << 20, &text, &len, err)) < 0)
+		return vn_error_prefix(err, "kernel recipe");
+	if (!(root = json_tokener_parse_verbose(text, &jerr)))
+		return vn_input_error(err, "%s: not valid JSON: %s", path, json_tokener_error_desc(jerr));
 	if (!(r = calloc(1, sizeof(*r)))) {
 		json_object_put(root);
 		return -ENOMEM;

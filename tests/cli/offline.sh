@@ -51,6 +51,8 @@ check "topo validate FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" topo v
 check "topo validate FIFO names it" sh -c "timeout 10 '$vnuma' topo validate '$tmp/fifo' 2>&1 | grep -q 'fifo: is a FIFO, not a regular file'"
 check "run FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" run --state-dir "$tmp/state" "$tmp/fifo")" = 2
 check "scenario validate FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" scenario validate "$tmp/fifo")" = 2
+mkfifo "$tmp/recipe.json"
+check "kernel build FIFO recipe exits 2 at once" test "$(rc timeout 10 "$vnuma" kernel build "$tmp/recipe.json")" = 2
 check "topo validate DIR exits 2" test "$(rc timeout 10 "$vnuma" topo validate "$tmp")" = 2
 rm -rf "$tmp"
 
