@@ -102,7 +102,7 @@ int cmd_shell(int argc, char **argv, struct vn_error *err)
 	if (rc < 0)
 		return rc;
 	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
-	if ((rc = vn_virt_domain_lookup(v, name, &d, err)) == 0) {
+	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0) {
 		if (isatty(STDIN_FILENO))
 			fprintf(stderr, "Connected to %s's console; Ctrl-] leaves. Press Enter for a prompt.\r\n", name);
 		rc = vn_virt_console_attach(d, STDIN_FILENO, STDOUT_FILENO, VN_CONSOLE_ESCAPE, err);

@@ -429,6 +429,32 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	return vn_testbed_fidelity(a, t, o->model, &r->fidelity_ok, &r->fidelity_report, err);
 }
 
+int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out, struct vn_error *err)
+{
+	struct vn_virt_domain *d = NULL;
+	struct vn_domain_meta m;
+	struct vn_error e = {0};
+	bool running = false;
+	int rc;
+
+	if ((rc = vn_virt_domain_lookup(v, name, &d, err)) < 0)
+		return rc;
+	/* Only what vnuma created: a domain without our metadata belongs to someone else. */
+	if (vn_virt_domain_metadata(d, &m, &e) < 0) {
+		vn_error_clear(&e);
+		vn_virt_domain_is_running(d, &running, &e);
+		vn_error_clear(&e);
+		vn_virt_domain_free(d);
+		return vn_input_error(err,
+				      "'%s' on %s is a %s domain without vnuma's metadata: vnuma did not create it "
+				      "and leaves it alone (use virsh)",
+				      name, vn_virt_uri(v), running ? "running" : "stopped");
+	}
+	vn_domain_meta_clear(&m);
+	*out = d;
+	return 0;
+}
+
 int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)
 {
 	struct vn_virt *v = NULL;
@@ -439,25 +465,7 @@ int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned
 		return rc;
 	if (name) {
 		struct vn_virt_domain *d = NULL;
-		rc = vn_virt_domain_lookup(v, name, &d, err);
-		if (rc == 0) {
-			/* Only what vnuma created: a domain without our metadata belongs to someone else. */
-			struct vn_domain_meta m;
-			struct vn_error e = {0};
-			bool running = false;
-			if (vn_virt_domain_metadata(d, &m, &e) < 0) {
-				vn_error_clear(&e);
-				vn_virt_domain_is_running(d, &running, &e);
-				vn_error_clear(&e);
-				rc = vn_input_error(err,
-						    "'%s' on %s is a %s domain without vnuma's metadata: vnuma did not "
-						    "create it and will not destroy it (use virsh)",
-						    name, vn_virt_uri(v), running ? "running" : "stopped");
-				vn_virt_domain_free(d);
-				vn_virt_close(v);
-				return rc;
-			}
-			vn_domain_meta_clear(&m);
+		if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0) {
 			rc = vn_virt_domain_destroy(d, err);
 			vn_virt_domain_free(d);
 			*count += rc == 0;

@@ -84,6 +84,9 @@ out=$("$vnuma" down --state-dir "$st" --connect test:///default test 2>&1)
 check "down of a foreign domain exits 2" test $? = 2
 check "down of a foreign domain names it" grep -q "'test' on test:///default is a running domain without vnuma's metadata" <<<"$out"
 check "down of a foreign domain destroys nothing" test "$(grep -c destroyed <<<"$out")" = 0
+out=$("$vnuma" shell --state-dir "$st" --connect test:///default test </dev/null 2>&1)
+check "shell on a foreign domain exits 2" test $? = 2
+check "shell on a foreign domain names it" grep -q "'test' on test:///default is a running domain without vnuma's metadata" <<<"$out"
 check "down --all skips foreign domains" sh -c "'$vnuma' down --state-dir '$st' --connect test:///default --all 2>&1 | grep -qx 'destroyed 0 guests'"
 rm -rf "$tmp"
 
