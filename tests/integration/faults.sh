@@ -30,6 +30,24 @@ wait_for() { # SECONDS COMMAND...: poll every 0.2 s
 	return 1
 }
 has_samples() { [ -s "$1/samples.jsonl" ]; }
+qemu_running() { qemu_pids >/dev/null; }
+# fault_when SECONDS FAULT CONDITION...: once CONDITION holds (within SECONDS), eval FAULT, then wait
+# for the background vnuma $bg; sets rc and secs (from the fault to its exit), or "never".
+fault_when() {
+	local max=$1 fault=$2 t0
+	shift 2
+	if wait_for "$max" "$@"; then
+		eval "$fault"
+		t0=$(date +%s)
+		wait "$bg"
+		rc=$?
+		secs=$(($(date +%s) - t0))
+	else
+		kill -TERM "$bg"
+		wait "$bg"
+		rc=never secs=never
+	fi
+}
 show() { sed 's/^/#   /' "$1" | grep -v 'libvirt\|hostname: vm\|XATTR'; }
 mkdir -p "$out"
 scn=$src/scenarios/memfollow-2node.json
@@ -44,19 +62,8 @@ check "...and the kernel got the value verbatim" test "$(cat "$out/quote/steps/s
 
 # 2. QEMU killed with -9 once sampling has begun.
 "$vnuma" run "$scn" --quick -o "$out/kill9" >"$out/kill9.log" 2>&1 &
-rpid=$!
-if wait_for 150 has_samples "$out/kill9"; then
-	sleep 1
-	kill -9 $(qemu_pids)
-	t0=$(date +%s)
-	wait "$rpid"
-	rc=$?
-	secs=$(($(date +%s) - t0))
-else
-	kill -TERM "$rpid"
-	wait "$rpid"
-	rc=timeout secs=?
-fi
+bg=$!
+fault_when 150 'sleep 1; kill -9 $(qemu_pids)' has_samples "$out/kill9"
 echo "# kill -9 qemu: exit $rc, ${secs}s after the kill"
 show "$out/kill9.log"
 check "QEMU killed with -9: run exits 3" test "$rc" = 3
@@ -96,15 +103,8 @@ fi
 
 # 4a. SIGTERM during up, once QEMU runs.
 "$vnuma" up "$src/topologies/2node.xml" >"$out/up.log" 2>&1 &
-upid=$!
-if wait_for 120 qemu_pids >/dev/null; then
-	sleep 2
-	kill -TERM "$upid"
-	t0=$(date +%s)
-fi
-wait "$upid"
-rc=$?
-secs=$(($(date +%s) - t0))
+bg=$!
+fault_when 120 'sleep 2; kill -TERM $bg' qemu_running
 echo "# SIGTERM during up: exit $rc, ${secs}s after the signal"
 show "$out/up.log"
 check "SIGTERM during up: exits 3" test "$rc" = 3
@@ -114,13 +114,8 @@ check "...no domain left" no_domain_left
 
 # 4b. SIGTERM during run, once sampling has begun.
 "$vnuma" run "$scn" --quick -o "$out/term" >"$out/term.log" 2>&1 &
-rpid=$!
-wait_for 150 has_samples "$out/term"
-kill -TERM "$rpid"
-t0=$(date +%s)
-wait "$rpid"
-rc=$?
-secs=$(($(date +%s) - t0))
+bg=$!
+fault_when 150 'kill -TERM $bg' has_samples "$out/term"
 echo "# SIGTERM during run: exit $rc, ${secs}s after the signal"
 show "$out/term.log"
 check "SIGTERM during run: exits 3" test "$rc" = 3
