@@ -9,6 +9,7 @@
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/name.h"
 
 /* Parses the command's options and NAME, stopping at the first operand (exec's "--" CMD). */
 static int guest_args(int argc, char **argv, const struct vn_cmd *cmd, struct vn_cli_common *co, double *timeout,
@@ -35,7 +36,7 @@ static int guest_args(int argc, char **argv, const struct vn_cmd *cmd, struct vn
 	if (optind >= argc)
 		return vn_input_error(err, "missing guest NAME (see 'vnuma %s --help')", cmd->name);
 	*name = argv[optind++];
-	return 0;
+	return vn_guest_name_check(*name, err);
 }
 
 static int cmd_exec(int argc, char **argv, struct vn_error *err)
@@ -91,7 +92,7 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 	if (rc < 0)
 		return rc;
 	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
-	if ((rc = vn_virt_domain_lookup(v, name, &d, err)) == 0) {
+	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0) {
 		if (isatty(STDIN_FILENO))
 			fprintf(stderr, "Connected to %s's console; Ctrl-] leaves. Press Enter for a prompt.\r\n", name);
 		rc = vn_virt_console_attach(d, STDIN_FILENO, STDOUT_FILENO, VN_CONSOLE_ESCAPE, err);

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
+#include "util/name.h"
 
 /* Options every guest command takes; returns the getopt code it consumed, or 0. */
 int vn_cli_common_opt(int c, const char *arg, struct vn_cli_common *co)
@@ -62,6 +63,9 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		return VN_EXIT_INPUT;
 	}
 	o.topology = argv[optind];
+	/* The name first: nothing is built or opened for a guest that cannot exist. */
+	if (o.name && (rc = vn_guest_name_check(o.name, err)) < 0)
+		return rc;
 	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
 	struct vn_cli_progress prog;
@@ -111,6 +115,8 @@ static int down_list_status(int argc, char **argv, struct vn_error *err, const s
 		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", what);
 		}
 	}
+	if (strcmp(what, "list") != 0 && !all && optind < argc && (rc = vn_guest_name_check(argv[optind], err)) < 0)
+		return rc;
 	struct vn_testbed_ctx ctx;
 	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;

@@ -22,6 +22,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		switch (c) {
 		case 'o': ro.outdir = optarg; break;
 		case 'q': ro.quick = true; break;
+		case 'f': ro.force = true; break;
 		case 'k': ro.kernel = optarg; break;
 		case 'K': ro.keep = true; break;
 		case 'h': vn_cli_usage(stdout, &vn_cmd_run); return VN_EXIT_OK;
@@ -72,7 +73,10 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 }
 
 static const struct vn_cli_opt run_opts[] = {
-	{"output", 'o', true, "DIR", VN_VAL_DIR, "results directory (default results/<scenario>-<UTC time>)"},
+	{"output", 'o', true, "DIR", VN_VAL_DIR, "results directory, empty or new (default results/<scenario>-<UTC time>)"},
+	{"force", 'f', false, NULL, VN_VAL_NONE,
+	 "use -o DIR even if it holds files (result.json is replaced first,\n"
+	 "marked incomplete until this run ends)"},
 	{"quick", 'q', false, NULL, VN_VAL_NONE, "scale durations and sizes down (the scenario's quick_scale) for CI"},
 	{"kernel", 'k', false, "K", VN_VAL_KERNEL,
 	 "boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
@@ -87,7 +91,7 @@ const struct vn_cmd vn_cmd_run = {
 	.name = "run",
 	.fn = cmd_run,
 	.summary = "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml",
-	.synopsis = "SCENARIO [-o DIR] [--quick] [--kernel K] [--keep] [OPTIONS]",
+	.synopsis = "SCENARIO [-o DIR [--force]] [--quick] [--kernel K] [--keep] [OPTIONS]",
 	.description = "SCENARIO is a file or the name of a shipped scenario (e.g. memfollow-2node).\n"
 		       "Boots the scenario's topology, prepares the guest (sysctls, THP, hugetlb,\n"
 		       "cgroups), runs its steps while sampling inside the guest, checks its\n"

@@ -10,6 +10,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/strbuf.h"
+#include "util/file.h"
 
 struct moddep {
 	char *rel;  /* path relative to the modules dir, points into the file buffer */
@@ -38,7 +39,7 @@ static bool is_builtin(const char *moddir, const char *name)
 {
 	_cleanup_free_ char *path = vn_xasprintf("%s/modules.builtin", moddir), *text = NULL;
 
-	if (vn_file_read(path, &text, NULL) < 0)
+	if (vn_file_read(path, VN_FILE_STATE_MAX, &text, &(size_t){0}, NULL) < 0)
 		return false;
 	char *save = NULL;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -88,11 +89,14 @@ int vn_modules_dep_order(const char *moddir, const char *const *names, const cha
 	size_t n = 0, cap = 0, count = 0;
 	int r;
 
-	if ((r = vn_file_read(dep_path, &text, NULL)) < 0) {
+	struct vn_error rerr = {0};
+	if ((r = vn_file_read(dep_path, VN_FILE_STATE_MAX, &text, &(size_t){0}, &rerr)) < 0) {
 		char hint[128] = "";
 		if (pkg)
 			snprintf(hint, sizeof(hint), " (install the Debian package %s)", pkg);
-		return vn_infra_error(err, r, "cannot read %s: %s%s", dep_path, strerror(-r), hint);
+		r = vn_infra_error(err, r, "cannot read %s%s", rerr.msg, hint);
+		vn_error_clear(&rerr);
+		return r;
 	}
 	/* "kernel/a/b.ko: kernel/c.ko kernel/d.ko" per line; parsed in place. */
 	char *save = NULL;

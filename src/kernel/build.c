@@ -22,6 +22,7 @@
 #include "util/clock.h"
 #include "util/dir.h"
 #include "util/spawn.h"
+#include "util/file.h"
 
 void vn_kernel_say(const struct vn_kernel_work *w, const char *stage, const char *line)
 {
@@ -118,7 +119,7 @@ static char *tail_lines(const char *path, int nlines)
 {
 	_cleanup_free_ char *s = NULL;
 	size_t len = 0;
-	if (vn_file_read(path, &s, &len) < 0 || !len)
+	if (vn_file_read(path, VN_FILE_STATE_MAX, &s, &len, NULL) < 0 || !len)
 		return NULL;
 	const char *p = s + len;
 	while (p > s && nlines >= 0) {

@@ -21,6 +21,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
+#include "util/file.h"
 
 void vn_kernel_hash_str(struct vn_sha256 *c, const char *s)
 {
@@ -34,9 +35,9 @@ int vn_kernel_hash_file(struct vn_sha256 *c, const char *path, struct vn_error *
 {
 	_cleanup_free_ char *s = NULL;
 	size_t len = 0;
-	int rc = vn_file_read(path, &s, &len);
+	int rc = vn_file_read(path, VN_FILE_STATE_MAX, &s, &len, err);
 	if (rc < 0)
-		return vn_input_error(err, "%s: %s", path, strerror(-rc));
+		return rc;
 	uint64_t n = len;
 	vn_sha256_update(c, &n, sizeof(n));
 	vn_sha256_update(c, s, len);

@@ -15,6 +15,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/spawn.h"
+#include "util/file.h"
 
 const char *const vn_kernel_required_options[] = {
 	"CONFIG_NUMA", "CONFIG_ACPI_NUMA", "CONFIG_NUMA_BALANCING", "CONFIG_MIGRATION",
@@ -134,7 +135,7 @@ int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int j
 	_cleanup_free_ char *dotconfig = vn_xasprintf("%s/.config", w->obj), *cur = NULL;
 	int rc;
 
-	if (vn_file_read(marker, &cur, NULL) == 0 && strncmp(cur, chash, VN_SHA256_HEX_LEN) == 0 &&
+	if (vn_file_read(marker, VN_FILE_STATE_MAX, &cur, &(size_t){0}, NULL) == 0 && strncmp(cur, chash, VN_SHA256_HEX_LEN) == 0 &&
 	    access(dotconfig, F_OK) == 0)
 		return 0;
 	unlink(marker);
@@ -157,7 +158,7 @@ static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_err
 	for (size_t i = 0; i < w->r->nfragments && rc == 0; i++) {
 		char p[PATH_MAX];
 		_cleanup_free_ char *s = NULL;
-		if (fragment_path(w, i, p, sizeof(p)) < 0 || vn_file_read(p, &s, NULL) < 0)
+		if (fragment_path(w, i, p, sizeof(p)) < 0 || vn_file_read(p, VN_FILE_STATE_MAX, &s, &(size_t){0}, NULL) < 0)
 			rc = vn_input_error(err, "%s: fragment %s: cannot read", w->r->path, w->r->fragment_names[i]);
 		else
 			vn_strbuf_printf(&b, "%s\n", s);
@@ -180,8 +181,8 @@ int vn_kernel_config_check(const struct vn_kernel_work *w, struct vn_error *err)
 	int rc;
 
 	dotconfig = vn_xasprintf("%s/.config", w->obj);
-	if ((rc = vn_file_read(dotconfig, &final, NULL)) < 0)
-		return vn_infra_error(err, rc, "%s: %s", dotconfig, strerror(-rc));
+	if ((rc = vn_file_read(dotconfig, VN_FILE_STATE_MAX, &final, &(size_t){0}, err)) < 0)
+		return rc;
 	if ((rc = wanted_text(w, &wanted, err)) < 0)
 		return rc;
 	int n = vn_kernel_config_verify(final, wanted, &report);

@@ -16,6 +16,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/spawn.h"
+#include "util/file.h"
 
 static bool safe_rel(const char *p)
 {
@@ -155,10 +156,10 @@ int vn_kernel_patches_sync(const struct vn_kernel_work *w, const char *phash, st
 	_cleanup_strbuf_ struct vn_strbuf list = VN_STRBUF_INIT;
 	int rc = 0;
 
-	if (vn_file_read(phash_path, &last, NULL) == 0 && strncmp(last, phash, VN_SHA256_HEX_LEN) == 0)
+	if (vn_file_read(phash_path, VN_FILE_STATE_MAX, &last, &(size_t){0}, NULL) == 0 && strncmp(last, phash, VN_SHA256_HEX_LEN) == 0)
 		return 0;
 	unlink(phash_path);
-	if (vn_file_read(touched_path, &old, NULL) == 0) {
+	if (vn_file_read(touched_path, VN_FILE_STATE_MAX, &old, &(size_t){0}, NULL) == 0) {
 		for (char *save = NULL, *f = strtok_r(old, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
 			char a[PATH_MAX], b[PATH_MAX];
 			if (!safe_rel(f))

@@ -20,6 +20,7 @@
 #include "util/dir.h"
 #include "util/json.h"
 #include "util/paths.h"
+#include "util/file.h"
 
 /* Every string a recipe names (a path, a make target) must be non-empty. */
 #define STR_REQUIRED (VN_JSON_REQUIRED | VN_JSON_NONEMPTY)
@@ -159,10 +160,14 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 	struct vn_recipe *r;
 	int rc;
 
-	if (!(root = json_object_from_file(path)))
-		return access(path, R_OK) != 0
-			       ? vn_input_error(err, "%s: cannot read kernel recipe: %s", path, strerror(errno))
-			       : vn_input_error(err, "%s: not valid JSON: %s", path, json_util_get_last_err());
+	/* A regular file only (util/file.h): a FIFO named as a recipe must not block. */
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	enum json_tokener_error jerr = json_tokener_success;
+	if ((rc = vn_file_read(path, 1u << 20, &text, &len, err)) < 0)
+		return vn_error_prefix(err, "kernel recipe");
+	if (!(root = json_tokener_parse_verbose(text, &jerr)))
+		return vn_input_error(err, "%s: not valid JSON: %s", path, json_tokener_error_desc(jerr));
 	r = vn_xcalloc(1, sizeof(*r));
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	r->name = vn_xstrndup(base, strlen(base) - (strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".json") ? 5 : 0));

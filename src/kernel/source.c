@@ -16,6 +16,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/spawn.h"
+#include "util/file.h"
 
 /* Program output goes to the build log only. */
 static int run_logged(const char *const *argv, const char *cwd, int log_fd, struct vn_error *err)
@@ -47,7 +48,7 @@ static int tarball_id(const char *cache, const char *tarball, char id[VN_SHA256_
 	snprintf(line, sizeof(line), "%lld %lld.%09ld ", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
 		 st.st_mtim.tv_nsec);
 	_cleanup_free_ char *old = NULL;
-	if (vn_file_read(memo, &old, NULL) == 0 && strncmp(old, line, strlen(line)) == 0 &&
+	if (vn_file_read(memo, VN_FILE_STATE_MAX, &old, &(size_t){0}, NULL) == 0 && strncmp(old, line, strlen(line)) == 0 &&
 	    strlen(old + strlen(line)) >= VN_SHA256_HEX_LEN) {
 		memcpy(id, old + strlen(line), VN_SHA256_HEX_LEN);
 		id[VN_SHA256_HEX_LEN] = '\0';

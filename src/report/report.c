@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
 
 static char *dup_or_null(const char *s)
 {
@@ -75,6 +76,8 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
 	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
 	add_str(o, "error", r->error);
+	/* What samples.jsonl held when this was written: an incomplete run keeps what it sampled. */
+	json_object_object_add(o, "samples", json_object_new_int64(r->samples));
 	json_object_object_add(o, "passed", json_object_new_boolean(r->complete && !vn_report_failures(r)));
 	add_str(o, "accelerator", r->accel);
 	add_str(o, "accelerator_reason", r->accel_reason);
@@ -111,8 +114,13 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	}
 	json_object_object_add(o, "assertions", a);
 	snprintf(path, sizeof(path), "%s/result.json", dir);
-	if (json_object_to_file_ext(path, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0)
-		rc = vn_infra_error(err, -EIO, "cannot write %s", path);
+	/* Atomic: a reader (or a crash) sees the previous complete file or this one, never half of either. */
+	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	_cleanup_free_ char *line = NULL;
+	if (asprintf(&line, "%s\n", text) < 0)
+		rc = -ENOMEM;
+	else
+		rc = vn_file_write_text(path, line, err);
 	json_object_put(o);
 	return rc;
 }
@@ -123,16 +131,24 @@ static void writer_freep(xmlTextWriterPtr *w)
 		xmlFreeTextWriter(*w);
 }
 
+static void xmlbuf_freep(xmlBufferPtr *b)
+{
+	if (*b)
+		xmlBufferFree(*b);
+}
+
 static int write_junit(const struct vn_report *r, const char *dir, struct vn_error *err)
 {
 	char path[4096], buf[64];
+	_cleanup_(xmlbuf_freep) xmlBufferPtr doc = xmlBufferCreate();
 	_cleanup_(writer_freep) xmlTextWriterPtr w = NULL;
 	unsigned failures = vn_report_failures(r);
 
 	snprintf(path, sizeof(path), "%s/junit.xml", dir);
-	w = xmlNewTextWriterFilename(path, 0);
+	/* Built in memory, then written atomically like result.json. */
+	w = doc ? xmlNewTextWriterMemory(doc, 0) : NULL;
 	if (!w)
-		return vn_infra_error(err, -EIO, "cannot write %s", path);
+		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "cannot write %s: out of memory", path);
 	xmlTextWriterSetIndent(w, 1);
 	xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL);
 	xmlTextWriterStartElement(w, BAD_CAST "testsuite");
@@ -182,7 +198,8 @@ static int write_junit(const struct vn_report *r, const char *dir, struct vn_err
 	xmlTextWriterEndElement(w);
 	if (xmlTextWriterEndDocument(w) < 0)
 		return vn_infra_error(err, -EIO, "cannot write %s", path);
-	return 0;
+	xmlFreeTextWriter(steal_pointer(&w)); /* flushes into doc */
+	return vn_file_write_atomic(path, xmlBufferContent(doc), (size_t)xmlBufferLength(doc), 0644, err);
 }
 
 int vn_report_write(const struct vn_report *r, const char *dir, struct vn_error *err)

@@ -22,6 +22,7 @@ struct vn_report {
 	double duration_s;
 	bool complete;      /* false: interrupted or an infrastructure failure cut the run short */
 	char *error;        /* why it is incomplete, or NULL */
+	unsigned samples;   /* sample lines in samples.jsonl when the report was written */
 	char *accel;        /* tcg / kvm */
 	char *accel_reason; /* why: proven, forced, cached, or why KVM was not usable */
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
@@ -38,5 +39,8 @@ void vn_report_add(struct vn_report *r, const char *name, bool pass, const char 
 void vn_report_clear(struct vn_report *r);
 unsigned vn_report_failures(const struct vn_report *r);
 
-/* DIR/result.json and DIR/junit.xml. */
+/*
+ * DIR/result.json and DIR/junit.xml, each written atomically (temp file +
+ * rename, never through a symlink): see util/file.h.
+ */
 int vn_report_write(const struct vn_report *r, const char *dir, struct vn_error *err);

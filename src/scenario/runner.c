@@ -23,6 +23,7 @@
 #include "metrics/kv.h"
 #include "scenario/run-priv.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/interrupt.h"
 #include "util/strbuf.h"
 
@@ -81,22 +82,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int mkdirs(const char *path)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
-}
-
 /* DIR/NAME, malloc'd: result paths are the user's -o plus our names, any length. */
 static char *path_join(const char *dir, const char *name)
 {
@@ -107,11 +92,12 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-static FILE *open_out(const char *dir, const char *name)
+/* A result file that grows during the run: a fresh file, never a planted symlink (util/file.h). */
+static int open_out(const char *dir, const char *name, FILE **f, struct vn_error *err)
 {
 	_cleanup_free_ char *path = path_join(dir, name);
 
-	return fopen(path, "we");
+	return vn_file_create_stream(path, f, err);
 }
 
 /* Start one command in the guest; its events arrive later through pump(). */
@@ -159,7 +145,12 @@ static void sample_line(struct run *r, struct exec *e, const char *line, size_t 
 	fwrite(head, 1, hn, e->out);
 	fwrite(line + 1, 1, n - 1, e->out);
 	fputc('\n', e->out);
-	fflush(e->out);
+	/* A full or failing results disk ends the run as an infrastructure failure. */
+	if ((fflush(e->out) != 0 || ferror(e->out)) && !r->stop) {
+		r->stop = true;
+		if (asprintf(&r->stop_reason, "cannot write %s/samples.jsonl: %s", r->dir, strerror(errno)) < 0)
+			r->stop_reason = NULL;
+	}
 	vn_strbuf_append(&r->samples, head, hn);
 	vn_strbuf_append(&r->samples, line + 1, n - 1);
 	vn_strbuf_append(&r->samples, "\n", 1);
@@ -402,11 +393,11 @@ static int start_step(struct run *r, unsigned si, unsigned rep, struct vn_error 
 		e->step = si;
 		e->index = i;
 		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.out", st->name, rep, i);
-		e->out = open_out(r->dir, name);
+		if ((rc = open_out(r->dir, name, &e->out, err)) < 0)
+			return rc;
 		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.err", st->name, rep, i);
-		e->errf = open_out(r->dir, name);
-		if (!e->out || !e->errf)
-			return vn_infra_error(err, -errno, "cannot write %s/%s", r->dir, name);
+		if ((rc = open_out(r->dir, name, &e->errf, err)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -528,31 +519,52 @@ static int run_steps(struct run *r, struct vn_error *err)
 	return 0;
 }
 
-/* Sysctls, THP, hugetlb pages per node, cgroups: one guest script, checked. */
+/*
+ * One sysctl, written with the agent's write op: the value goes to the file
+ * as bytes, never through a shell, so a quote or "$(...)" in it is just a
+ * value the kernel accepts or refuses. Since 5.13 the
+ * kernel.numa_balancing_scan_* knobs live in debugfs
+ * (sched/numa_balancing/scan_*); the sysctl names work for both.
+ */
+static int set_sysctl(struct run *r, const struct vn_scn_sysctl *sc, struct vn_error *err)
+{
+	_cleanup_free_ char *key = strdup(sc->key), *path = NULL, *value = NULL;
+	const char *moved = strncmp(sc->key, "kernel.numa_balancing_", 22) == 0 ? sc->key + 22 : NULL;
+	struct vn_error e = {0};
+	int rc;
+
+	if (!key)
+		return -ENOMEM;
+	for (char *p = key; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	if (asprintf(&path, "/proc/sys/%s", key) < 0 || asprintf(&value, "%s\n", sc->value) < 0)
+		return -ENOMEM;
+	rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
+	if (rc == -ENOENT && moved) {
+		vn_error_clear(&e);
+		free(path);
+		if (asprintf(&path, "/sys/kernel/debug/sched/numa_balancing/%s", moved) < 0)
+			return -ENOMEM;
+		rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
+	}
+	if (rc < 0) {
+		rc = vn_infra_error(err, rc, "cannot set sysctl %s to \"%s\" (%s)", sc->key, sc->value, e.msg);
+		vn_error_clear(&e);
+	}
+	return rc;
+}
+
+/* Sysctls (agent writes), then THP, hugetlb pages per node, cgroups: one guest script, checked. */
 static int prepare_guest(struct run *r, struct vn_error *err)
 {
 	struct vn_strbuf b = VN_STRBUF_INIT;
 	int rc;
 
+	for (unsigned i = 0; i < r->s->nsysctls; i++)
+		if ((rc = set_sysctl(r, &r->s->sysctls[i], err)) < 0)
+			return vn_error_prefix(err, "preparing the guest");
 	vn_strbuf_printf(&b, "set -e; mkdir -p " RUN_DIR "; ");
-	for (unsigned i = 0; i < r->s->nsysctls; i++) {
-		_cleanup_free_ char *key = strdup(r->s->sysctls[i].key);
-		for (char *p = key; *p; p++)
-			if (*p == '.')
-				*p = '/';
-		/*
-		 * Since 5.13 the kernel.numa_balancing_scan_* knobs live in debugfs
-		 * (sched/numa_balancing/scan_*); accept the sysctl names for both.
-		 */
-		const char *moved = strncmp(r->s->sysctls[i].key, "kernel.numa_balancing_", 22) == 0
-					    ? r->s->sysctls[i].key + 22
-					    : NULL;
-		vn_strbuf_printf(&b, "p=/proc/sys/%s; ", key);
-		if (moved)
-			vn_strbuf_printf(&b, "[ -e $p ] || p=/sys/kernel/debug/sched/numa_balancing/%s; ", moved);
-		vn_strbuf_printf(&b, "echo '%s' > $p 2>/dev/null || { echo 'cannot set sysctl %s (no %s)' >&2; exit 1; }; ",
-				 r->s->sysctls[i].value, r->s->sysctls[i].key, key);
-	}
 	if (r->s->thp)
 		vn_strbuf_printf(&b, "echo %s > /sys/kernel/mm/transparent_hugepage/enabled; ", r->s->thp);
 	for (unsigned i = 0; i < r->s->nhugetlb; i++) {
@@ -625,57 +637,37 @@ static void gather_step_data(struct run *r)
 	}
 }
 
+static char *read_text(const char *dir, const char *name)
+{
+	_cleanup_free_ char *path = path_join(dir, name);
+	struct vn_error e = {0};
+	char *text = NULL;
+	size_t len;
+
+	if (vn_file_read(path, 64u << 20, &text, &len, &e) < 0)
+		text = NULL;
+	vn_error_clear(&e);
+	return text;
+}
+
 static int read_vmstat(const char *dir, const char *sub, json_object **out)
 {
-	_cleanup_free_ char *subdir = path_join(dir, sub), *path = path_join(subdir, "vmstat");
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *subdir = path_join(dir, sub);
+	_cleanup_free_ char *text = read_text(subdir, "vmstat");
 	struct vn_error e = {0};
-	FILE *f;
 
-	if (!(f = fopen(path, "re")))
-		return -errno;
-	size_t cap = 0;
-	ssize_t n = getdelim(&text, &cap, '\0', f);
-	fclose(f);
-	if (n < 0)
+	if (!text)
 		return -EIO;
 	int rc = vn_metrics_parse_kv(text, out, &e);
 	vn_error_clear(&e);
 	return rc;
 }
 
-static char *read_text(const char *dir, const char *name)
+static int copy_file(const char *from, const char *dir, const char *name, struct vn_error *err)
 {
 	_cleanup_free_ char *path = path_join(dir, name);
-	char *text = NULL;
-	size_t cap = 0;
-	FILE *f;
 
-	if (!(f = fopen(path, "re")))
-		return NULL;
-	if (getdelim(&text, &cap, '\0', f) < 0) {
-		free(text);
-		text = NULL;
-	}
-	fclose(f);
-	return text;
-}
-
-static void copy_file(const char *from, const char *dir, const char *name)
-{
-	char buf[65536];
-	size_t n;
-	FILE *in = fopen(from, "re"), *out;
-
-	if (!in)
-		return;
-	_cleanup_free_ char *path = path_join(dir, name);
-	if ((out = fopen(path, "we"))) {
-		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-			fwrite(buf, 1, n, out);
-		fclose(out);
-	}
-	fclose(in);
+	return vn_file_copy_atomic(from, path, err);
 }
 
 static char *utc_stamp(bool compact)
@@ -687,27 +679,6 @@ static char *utc_stamp(bool compact)
 	gmtime_r(&now, &tm);
 	strftime(buf, sizeof(buf), compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
 	return strdup(buf);
-}
-
-/*
- * A relative path is read beside the scenario; a bare NAME is looked up in
- * the scenario's ../topologies first (so an installed scenario takes the
- * installed topology), then where vn_topology_find() looks.
- */
-static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_error *err)
-{
-	_cleanup_free_ char *copy = strdup(s->path);
-	char buf[PATH_MAX];
-
-	if (!copy)
-		return -ENOMEM;
-	if (strchr(s->topology, '/')) {
-		snprintf(buf, sizeof(buf), "%s/%s", s->topology[0] == '/' ? "" : dirname(copy), s->topology);
-		return vn_topology_find(s->topology[0] == '/' ? s->topology : buf, path, err);
-	}
-	snprintf(buf, sizeof(buf), "%s/../topologies", dirname(copy));
-	_cleanup_free_ char *near = realpath(buf, NULL);
-	return vn_topology_find_near(s->topology, near ? near : buf, path, err);
 }
 
 static void free_data(struct vn_run_data *d, unsigned nsteps)
@@ -751,22 +722,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	memset(rep, 0, sizeof(*rep));
 	if (o->quick)
 		vn_scenario_apply_quick(s);
-	if ((rc = resolve_topology(s, &topo_path, err)) < 0 || (rc = vn_topology_load(topo_path, &t, err)) < 0)
+	if ((rc = vn_scenario_check(s, &topo_path, &t, err)) < 0)
 		return rc;
-	/* Nodes named by the scenario must exist in its topology. */
-	for (unsigned i = 0; i < s->nsteps; i++) {
-		const struct vn_scn_placement *p = &s->steps[i].placement;
-		for (unsigned k = 0; k < p->nnodes + p->ncpu_nodes; k++) {
-			unsigned n = k < p->nnodes ? p->nodes[k] : p->cpu_nodes[k - p->nnodes];
-			if (n >= t->nnodes)
-				return vn_input_error(err, "%s: step %s places on node %u, but %s has %u nodes", s->path,
-						      s->steps[i].name, n, topo_path, t->nnodes);
-		}
-		for (unsigned k = 0; k < s->steps[i].nactions; k++)
-			if (s->steps[i].actions[k].to_node >= t->nnodes || !t->nodes[s->steps[i].actions[k].to_node].ncpus)
-				return vn_input_error(err, "%s: step %s moves processes to node %u, which has no CPUs in %s",
-						      s->path, s->steps[i].name, s->steps[i].actions[k].to_node, topo_path);
-	}
 	d.t = t;
 	r.t = t;
 
@@ -775,25 +732,42 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		dir = strdup(o->outdir);
 	else if (asprintf(&dir, "results/%s-%s", s->name, stamp) < 0)
 		return -ENOMEM;
+	/* A reused directory would mix this run's files with another's: refuse unless asked to. */
+	if ((rc = vn_dir_nonempty(dir)) != 0 && !o->force) {
+		if (rc < 0)
+			return vn_infra_error(err, rc, "results directory %s: %s", dir, strerror(-rc));
+		return vn_input_error(err,
+				      "results directory %s is not empty: its files would mix with this run's; use "
+				      "another -o or --force",
+				      dir);
+	}
 	_cleanup_free_ char *steps_dir = path_join(dir, "steps");
-	if ((rc = mkdirs(steps_dir)) < 0)
-		return vn_input_error(err, "cannot create results directory %s: %s", dir, strerror(-rc));
+	if ((rc = vn_dir_create(steps_dir, err)) < 0)
+		return vn_error_prefix(err, "results directory");
 	*dirp = strdup(dir);
 	r.dir = dir;
 	rep->scenario = strdup(s->name);
 	rep->description = s->description ? strdup(s->description) : NULL;
 	rep->started_utc = utc_stamp(false);
 	rep->topology = strdup(topo_path);
-	_cleanup_free_ char *resolved = vn_scenario_to_json(s);
-	FILE *f = open_out(dir, "scenario.json");
-	if (f) {
-		fputs(resolved, f);
-		fclose(f);
-	}
-	copy_file(topo_path, dir, "topology.xml");
-
+	/*
+	 * First of all, a result that says "incomplete": whatever kills this
+	 * process from here on (SIGKILL, a crash, power) leaves that, never a
+	 * previous run's result, and never one that looks finished.
+	 */
+	rep->error = strdup("the run did not finish (vnuma was killed or crashed, or it is still running)");
+	if ((rc = vn_report_write(rep, dir, err)) < 0)
+		return rc;
+	free(steal_pointer(&rep->error));
 	double t_start = now_s();
-	if (asprintf(&prefix, "scn-%s", s->name) < 0)
+	_cleanup_free_ char *resolved = vn_scenario_to_json(s);
+	_cleanup_free_ char *scn_path = path_join(dir, "scenario.json");
+	/* From here on every way out rewrites the result with the reason. */
+	if ((rc = vn_file_write_text(scn_path, resolved, err)) < 0 ||
+	    (rc = copy_file(topo_path, dir, "topology.xml", err)) < 0)
+		goto finish;
+
+	if (asprintf(&prefix, VN_SCN_GUEST_PREFIX "%s", s->name) < 0)
 		return -ENOMEM;
 	struct vn_up_opts uo = {
 		.topology = topo_path,
@@ -841,11 +815,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	struct exec *sampler;
 	if ((rc = start_exec(&r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0)
 		goto finish;
-	sampler->out = open_out(dir, "samples.jsonl");
-	if (!sampler->out) {
-		rc = vn_infra_error(err, -errno, "cannot write %s/samples.jsonl", dir);
+	if ((rc = open_out(dir, "samples.jsonl", &sampler->out, err)) < 0)
 		goto finish;
-	}
 	if ((rc = run_steps(&r, err)) < 0)
 		goto finish;
 	/* One more sample after the workloads ended, then stop the sampler. */
@@ -921,7 +892,9 @@ finish:
 	if (r.a)
 		vn_agent_close(r.a);
 	if (booted) {
-		copy_file(up.console_log, dir, "console.log");
+		struct vn_error ce = {0};
+		copy_file(up.console_log, dir, "console.log", &ce);
+		vn_error_clear(&ce);
 		if (!o->keep) {
 			unsigned n;
 			struct vn_error de = {0};
@@ -929,8 +902,16 @@ finish:
 			vn_error_clear(&de);
 		}
 	}
+	for (const char *p = r.samples.s; p && (p = strchr(p, '\n')); p++)
+		rep->samples++;
 	struct vn_error we = {0};
-	vn_report_write(rep, dir, &we);
+	if (vn_report_write(rep, dir, &we) < 0) {
+		/* A result that cannot be written is a run CI cannot judge; the guest is gone all the same. */
+		if (rc == 0)
+			rc = vn_infra_error(err, we.code, "%s", we.msg);
+		else if (!err->detail)
+			vn_error_set_detail(err, we.msg);
+	}
 	vn_error_clear(&we);
 	vn_strbuf_free(&r.samples);
 	free(r.stop_reason);

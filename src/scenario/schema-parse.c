@@ -26,6 +26,7 @@
 #include "util/parse.h"
 #include "util/paths.h"
 #include "util/strbuf.h"
+#include "util/file.h"
 
 /* Bigger files are certainly not hand-written scenarios. */
 #define SCN_MAX_FILE (1u << 20)
@@ -602,19 +603,17 @@ int vn_scenario_find(const char *arg, char **path, struct vn_error *err)
 
 int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error *err)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	_cleanup_free_ char *text = NULL;
 	size_t n;
+	int rc;
 
-	if (!f)
-		return vn_input_error(err, "%s: cannot open: %s", path, strerror(errno));
-	text = vn_xmalloc(SCN_MAX_FILE + 1);
-	n = fread(text, 1, SCN_MAX_FILE + 1, f);
-	if (ferror(f))
-		return vn_input_error(err, "%s: cannot read: %s", path, strerror(errno));
-	if (n > SCN_MAX_FILE)
+	/* A regular file only: a FIFO or device named by mistake must not block or stream forever. */
+	if ((rc = vn_file_read(path, SCN_MAX_FILE, &text, &n, err)) == -EFBIG) {
+		vn_error_clear(err);
 		return vn_input_error(err, "%s: larger than %u bytes, not a scenario", path, SCN_MAX_FILE);
-	text[n] = '\0';
+	}
+	if (rc < 0)
+		return rc;
 	if (memchr(text, '\0', n))
 		return vn_input_error(err, "%s: contains a NUL byte, not a JSON text", path);
 	return vn_scenario_parse(text, path, out, err);

@@ -11,17 +11,16 @@
 #include "metrics/kv.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 
+/* Atomic and never through a symlink (util/file.h): a snapshot file is whole or absent. */
 static int save(const char *dir, const char *name, const char *data, struct vn_error *err)
 {
-	char path[4096];
-	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *path = NULL;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "we");
-	if (!f || fputs(data, f) < 0)
-		return vn_infra_error(err, -errno, "cannot write %s: %s", path, strerror(errno));
-	return 0;
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	return vn_file_write_text(path, data, err);
 }
 
 static int fetch(struct vn_agent *a, const char *path, char **out, struct vn_error *err)
@@ -38,10 +37,8 @@ int vn_testbed_collect(struct vn_agent *a, const char *dir, struct vn_error *err
 			    *version = NULL;
 	int rc;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		rc = vn_input_error(err, "cannot create %s: %s", dir, strerror(errno));
+	if ((rc = vn_dir_create(dir, err)) < 0)
 		goto cleanup;
-	}
 	static const char *const numactl_argv[] = {"numactl", "-H", NULL};
 	static const char *const dmesg_argv[] = {"dmesg", NULL};
 	if ((rc = fetch(a, "/proc/vmstat", &vmstat, err)) < 0 || (rc = fetch(a, "/proc/cmdline", &cmdline, err)) < 0 ||

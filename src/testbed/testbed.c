@@ -17,6 +17,7 @@
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/paths.h"
+#include "util/name.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/clock.h"
@@ -38,6 +39,34 @@ static int mkdir_p(const char *path, mode_t mode)
 		return -errno;
 	return 0;
 }
+
+/*
+ * The state dir holds guest sockets, console logs and libvirt's config (which
+ * says what QEMU runs as). One another user can write to, or that someone
+ * else owns, could hand us their guests or their qemu.conf: refuse it, as
+ * bad input (exit 2): retrying cannot help, the user has to fix the setting.
+ */
+static int state_dir_check(const char *dir, struct vn_error *err)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return vn_infra_error(err, -errno, "state directory %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return vn_input_error(err, "state directory %s is not a directory", dir);
+	if (st.st_uid != geteuid())
+		return vn_input_error(err,
+				      "state directory %s belongs to uid %u, not to you (uid %u); use your own "
+				      "(--state-dir or VNUMA_STATE_DIR)",
+				      dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return vn_input_error(err,
+				      "state directory %s is writable by %s (mode %04o): others could plant guests, "
+				      "sockets or libvirt config there; chmod 700 it or use another",
+				      dir, st.st_mode & S_IWOTH ? "everyone" : "its group", (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 
 /* --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma (root), ~/.local/state/vnuma */
 static int state_dir_path(const char *state_dir, char *buf, size_t size, struct vn_error *err)
@@ -74,7 +103,13 @@ int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const
 	ctx->state_dir = realpath(buf, NULL);
 	ctx->uri = uri;
 	ctx->lock_timeout_ms = 120000;
-	return ctx->state_dir ? 0 : vn_infra_error(err, -errno, "state directory %s: %s", buf, strerror(errno));
+	if (!ctx->state_dir)
+		return vn_infra_error(err, -errno, "state directory %s: %s", buf, strerror(errno));
+	if ((rc = state_dir_check(ctx->state_dir, err)) < 0) {
+		vn_testbed_ctx_clear(ctx);
+		return rc;
+	}
+	return 0;
 }
 
 int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error *err)
@@ -301,9 +336,16 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	if (o->name && (rc = vn_guest_name_check(o->name, err)) < 0)
+		return rc;
 	if ((rc = vn_topology_find(o->topology, &topo_path, err)) < 0 ||
-	    (rc = vn_topology_load(topo_path, &t, err)) < 0 ||
-	    (rc = find_helpers(&files, err)) < 0)
+	    (rc = vn_topology_load(topo_path, &t, err)) < 0)
+		return rc;
+	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
+	if (!o->name && (rc = vn_guest_name_check(o->name_prefix ? o->name_prefix : t->name, err)) < 0)
+		return vn_error_prefix(err, "%s", o->name_prefix ? "the guest name derived from the scenario" :
+									"the guest name derived from the topology (use --name)");
+	if ((rc = find_helpers(&files, err)) < 0)
 		return rc;
 	_cleanup_free_ char *kcache = NULL;
 	if (asprintf(&kcache, "%s/cache/kernels", ctx->state_dir) < 0)
@@ -459,6 +501,32 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	return 0;
 }
 
+int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out, struct vn_error *err)
+{
+	struct vn_virt_domain *d = NULL;
+	struct vn_domain_meta m;
+	struct vn_error e = {0};
+	bool running = false;
+	int rc;
+
+	if ((rc = vn_virt_domain_lookup(v, name, &d, err)) < 0)
+		return rc;
+	/* Only what vnuma created: a domain without our metadata belongs to someone else. */
+	if (vn_virt_domain_metadata(d, &m, &e) < 0) {
+		vn_error_clear(&e);
+		vn_virt_domain_is_running(d, &running, &e);
+		vn_error_clear(&e);
+		vn_virt_domain_free(d);
+		return vn_input_error(err,
+				      "'%s' on %s is a %s domain without vnuma's metadata: vnuma did not create it "
+				      "and leaves it alone (use virsh)",
+				      name, vn_virt_uri(v), running ? "running" : "stopped");
+	}
+	vn_domain_meta_clear(&m);
+	*out = d;
+	return 0;
+}
+
 int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)
 {
 	struct vn_virt *v = NULL;
@@ -469,8 +537,7 @@ int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned
 		return rc;
 	if (name) {
 		struct vn_virt_domain *d = NULL;
-		rc = vn_virt_domain_lookup(v, name, &d, err);
-		if (rc == 0) {
+		if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0) {
 			rc = vn_virt_domain_destroy(d, err);
 			vn_virt_domain_free(d);
 			*count += rc == 0;
@@ -500,8 +567,8 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 	struct stat st;
 	int rc;
 
-	if (!*name || strchr(name, '/'))
-		return vn_input_error(err, "bad guest name '%s'", name);
+	if ((rc = vn_guest_name_check(name, err)) < 0)
+		return rc;
 	if (guest_paths(ctx, name, &dir, &sock) < 0)
 		return -ENOMEM;
 	if (stat(dir, &st) != 0)

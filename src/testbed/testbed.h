@@ -79,7 +79,13 @@ void vn_up_result_clear(struct vn_up_result *r);
 int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
 		  struct vn_error *err);
 
-/* Destroy one guest (name) or every vnuma guest (name NULL); *count says how many. */
+/*
+ * Look up a guest vnuma created: a domain without vnuma's metadata (another
+ * tool's, or libvirt's test driver's "test") is an input error naming it.
+ */
+int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out, struct vn_error *err);
+
+/* Destroy one guest (name, via vn_testbed_lookup) or every vnuma guest (name NULL); *count says how many. */
 int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);
 
 /* Agent connection to a running guest, by name; needs no libvirt connection. */

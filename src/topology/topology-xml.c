@@ -13,6 +13,7 @@
 
 #include "topology/topology.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 
 /* q35's max_cpus in QEMU 7.2. */
 #define VN_MAX_CPUS 288
@@ -511,6 +512,59 @@ static int parse_root(struct ctx *c, xmlNodePtr root)
 	return validate(c, root);
 }
 
+/* libxml2 reports encoding failures through its global handler (stderr) whatever the parse options. */
+static void quiet_generic(void *ctx, const char *msg, ...)
+{
+}
+
+/*
+ * Topologies are UTF-8 (ASCII is a subset). A file that declares, or starts
+ * with the byte order mark of, anything else is refused before libxml2
+ * tries to convert it: the user sees FILE:1 and what was declared, never a
+ * raw libxml2 message.
+ */
+static int check_encoding(const char *buf, size_t len, const char *name, struct vn_error *err)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+
+	if (len >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF) {
+		buf += 3;
+		len -= 3;
+	} else if (len >= 2 && ((u[0] == 0xFE && u[1] == 0xFF) || (u[0] == 0xFF && u[1] == 0xFE) || !u[0] || !u[1])) {
+		return vn_input_error(err, "%s:1: not UTF-8 (UTF-16 or UTF-32 text); topology files are UTF-8", name);
+	} else if (len >= 4 && memcmp(u, "\x4C\x6F\xA7\x94", 4) == 0) {
+		return vn_input_error(err, "%s:1: not UTF-8 (EBCDIC text); topology files are UTF-8", name);
+	}
+	if (len < 5 || memcmp(buf, "<?xml", 5) != 0)
+		return 0;
+	const char *end = memmem(buf, len < 1024 ? len : 1024, "?>", 2);
+	if (!end)
+		return 0; /* libxml2 reports the broken declaration */
+	size_t dlen = (size_t)(end - buf);
+	const char *e = memmem(buf, dlen, "encoding", 8);
+	if (!e)
+		return 0;
+	const char *p = e + 8;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '='))
+		p++;
+	if (p >= end || (*p != '"' && *p != '\''))
+		return 0;
+	char q = *p++;
+	const char *v = p;
+	while (p < end && *p != q)
+		p++;
+	size_t vlen = (size_t)(p - v);
+	static const char *const ok[] = {"UTF-8", "UTF8", "US-ASCII", "ASCII"};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(ok); i++)
+		if (vlen == strlen(ok[i]) && strncasecmp(v, ok[i], vlen) == 0)
+			return 0;
+	int line = 1;
+	for (const char *c = buf; c < e; c++)
+		line += *c == '\n';
+	return vn_input_error(err, "%s:%d: declared encoding '%.*s' is not supported; topology files are UTF-8", name,
+			      line, (int)(vlen > 40 ? 40 : vlen), v);
+}
+
 int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out,
 		      struct vn_error *err)
 {
@@ -524,9 +578,15 @@ int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_t
 		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
 	if (len > INT32_MAX)
 		return vn_input_error(err, "%s: file too large", name);
-	/* No network, no entity expansion, no DTD: a topology is plain data. */
-	doc = xmlCtxtReadMemory(pctx, buf, (int)len, name, NULL,
+	if ((rc = check_encoding(buf, len, name, err)) < 0)
+		return rc;
+	/* No network, no entity expansion, no DTD: a topology is plain data. Nothing reaches stderr. */
+	xmlGenericErrorFunc old_handler = xmlGenericError;
+	void *old_ctx = xmlGenericErrorContext;
+	xmlSetGenericErrorFunc(NULL, quiet_generic);
+	doc = xmlCtxtReadMemory(pctx, buf, (int)len, name, "UTF-8",
 				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlSetGenericErrorFunc(old_ctx, old_handler);
 	if (!doc) {
 		xmlErrorPtr e = xmlCtxtGetLastError(pctx);
 		if (e && e->message) {
@@ -535,6 +595,10 @@ int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_t
 			size_t l = strlen(msg);
 			while (l && msg[l - 1] == '\n')
 				msg[--l] = '\0';
+			/* One line, as every input error: libxml2 appends "\nBytes: ..." to some. */
+			for (char *p = msg; *p; p++)
+				if (*p == '\n' || *p == '\r')
+					*p = ' ';
 			return vn_input_error(err, "%s:%d: malformed XML: %s", name, e->line, msg);
 		}
 		return vn_input_error(err, "%s: malformed XML", name);
@@ -552,29 +616,16 @@ int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_t
 
 int vn_topology_load(const char *path, struct vn_topology **out, struct vn_error *err)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
+	int rc;
 
-	if (!f)
-		return vn_input_error(err, "%s: cannot open: %s", path, strerror(errno));
-	for (;;) {
-		if (len + 4096 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			if (cap > (64u << 20))
-				return vn_input_error(err, "%s: larger than 64 MiB, not a topology", path);
-			char *nb = realloc(buf, cap);
-			if (!nb)
-				return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
-			buf = nb;
-		}
-		size_t r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (r == 0) {
-			if (ferror(f))
-				return vn_input_error(err, "%s: read error", path);
-			break;
-		}
+	/* A regular file only: a FIFO or device named by mistake must not block or stream forever. */
+	if ((rc = vn_file_read(path, 64u << 20, &buf, &len, err)) == -EFBIG) {
+		vn_error_clear(err);
+		return vn_input_error(err, "%s: larger than 64 MiB, not a topology", path);
 	}
+	if (rc < 0)
+		return rc;
 	return vn_topology_parse(buf, len, path, out, err);
 }

@@ -147,7 +147,10 @@ int vn_paths_find(const char *arg, const char *what, const char *subdir, const c
 	_cleanup_strbuf_ struct vn_strbuf tried = VN_STRBUF_INIT;
 	int rc;
 
-	if (is_file(arg)) {
+	struct stat st;
+
+	/* Anything that exists is taken as named: its reader then says what is wrong with a FIFO or a directory. */
+	if (is_file(arg) || stat(arg, &st) == 0) {
 		*path = realpath(arg, NULL);
 		return *path ? 0 : vn_input_error(err, "%s: %s", arg, strerror(errno));
 	}

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/interrupt.h"
+#include "util/name.h"
 #include "util/strbuf.h"
 #include "virt/virt-priv.h"
 #include "util/clock.h"
@@ -197,6 +199,12 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 
 	long deadline = vn_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (long delay = 50; root && embed_root_busy(root); delay = delay < 1000 ? delay * 2 : 1000) {
+		/* usleep() returns early on a signal (no SA_RESTART); the flag ends the wait at once. */
+		if (vn_was_interrupted())
+			return vn_infra_error(err, -EINTR,
+					      "interrupted while waiting for the state dir %s (another vnuma process "
+					      "holds it)",
+					      sd);
 		if (vn_now_ms() >= deadline)
 			return vn_infra_error(err, -EBUSY,
 					      "another vnuma process holds the state dir %s (libvirt's embedded "
@@ -254,8 +262,8 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
 	_cleanup_free_ char *guests = NULL;
 	int rc;
 
-	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return vn_input_error(err, "guest name '%s' is not usable as a directory name", name ? name : "");
+	if ((rc = vn_guest_name_check(name, err)) < 0)
+		return rc;
 	if (asprintf(&guests, "%s/guests", v->state_dir) < 0)
 		return -ENOMEM;
 	if ((rc = mkdir_private(guests, err)) < 0)

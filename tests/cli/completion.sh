@@ -39,8 +39,8 @@ is() { # EXPECTED(newline-separated) COMPLETION-ARGS...
 	[ "$(comp "$@" | sort)" = "$(sort <<<"$want")" ]
 }
 
-check "commands" is "$(printf '%s\n' collect doctor down exec help kernel list run shell status topo up)" vnuma ''
-check "command prefix" is "$(printf '%s\n' status shell)" vnuma s
+check "commands" is "$(printf '%s\n' collect doctor down exec help kernel list run scenario shell status topo up)" vnuma ''
+check "command prefix" is "$(printf '%s\n' status scenario shell)" vnuma s
 check "the hidden helper is not offered" not has complete vnuma c
 check "up options" is "$(printf '%s\n' --kernel --kernel-model)" vnuma up --ke
 check "up --help" has --help vnuma up --

@@ -10,7 +10,7 @@ check "--version" sh -c "'$vnuma' --version | grep -q '^vnuma [0-9]'"
 check "--help lists every command" sh -c "'$vnuma' --help | grep -q '^  run ' && '$vnuma' --help | grep -q '^  kernel '"
 check "unknown command exits 2" test "$(rc "$vnuma" frobnicate)" = 2
 check "no command exits 2" test "$(rc "$vnuma")" = 2
-for c in up down list status exec shell collect run topo kernel; do
+for c in up down list status exec shell collect run scenario topo kernel doctor; do
 	check "$c --help exits 0" test "$(rc "$vnuma" $c --help)" = 0
 done
 
@@ -37,5 +37,107 @@ done
 check "40 random topologies validate" sh -c "'$vnuma' topo validate $tmp/r*.xml >/dev/null 2>&1"
 rm -rf "$tmp"
 check "validate: a bad file exits 2 naming FILE:LINE" sh -c "'$vnuma' topo validate '$src/tests/topology-bad/dup-node-id.xml' 2>&1 >/dev/null | grep -q '^dup-node-id.xml:3: \|/dup-node-id.xml:3: '"
+
+# Input files: only regular files are read; a FIFO (no writer) must not block forever.
+tmp=$(mktemp -d)
+mkfifo "$tmp/fifo"
+check "topo validate FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" topo validate "$tmp/fifo")" = 2
+check "topo validate FIFO names it" sh -c "timeout 10 '$vnuma' topo validate '$tmp/fifo' 2>&1 | grep -q 'fifo: is a FIFO, not a regular file'"
+check "run FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" run --state-dir "$tmp/state" "$tmp/fifo")" = 2
+check "scenario validate FIFO exits 2 at once" test "$(rc timeout 10 "$vnuma" scenario validate "$tmp/fifo")" = 2
+mkfifo "$tmp/recipe.json"
+check "kernel build FIFO recipe exits 2 at once" test "$(rc timeout 10 "$vnuma" kernel build "$tmp/recipe.json")" = 2
+check "topo validate DIR exits 2" test "$(rc timeout 10 "$vnuma" topo validate "$tmp")" = 2
+rm -rf "$tmp"
+
+# One guest-name rule, checked first: nothing is created, built or opened for a bad name.
+tmp=$(mktemp -d)
+st="$tmp/state"
+badname() { # DESCRIPTION ARGS...: exit 2, "bad guest name", and no state dir made
+	local d=$1
+	shift
+	local out code
+	out=$(timeout 20 "$vnuma" "$@" 2>&1 >/dev/null)
+	code=$?
+	check "$d: exit 2" test "$code" = 2
+	check "$d: says bad guest name" grep -q "bad guest name" <<<"$out"
+	check "$d: touched nothing" test ! -e "$st"
+}
+badname "up --name ../x" up --state-dir "$st" --name '../x' "$src/topologies/2node.xml"
+badname "up --name .." up --state-dir "$st" --name '..' "$src/topologies/2node.xml"
+badname "down .." down --state-dir "$st" ..
+badname "status ../x" status --state-dir "$st" ../x
+badname "exec ." exec --state-dir "$st" . -- true
+badname "exec .." exec --state-dir "$st" .. -- true
+badname "collect .." collect --state-dir "$st" -o "$tmp/out" ..
+badname "shell -x" shell --state-dir "$st" -- -x
+check "collect .. wrote nothing" test ! -e "$tmp/out"
+
+# down destroys only what vnuma created (libvirt's test driver ships a foreign "test" domain).
+out=$("$vnuma" down --state-dir "$st" --connect test:///default test 2>&1)
+check "down of a foreign domain exits 2" test $? = 2
+check "down of a foreign domain names it" grep -q "'test' on test:///default is a running domain without vnuma's metadata" <<<"$out"
+check "down of a foreign domain destroys nothing" test "$(grep -c destroyed <<<"$out")" = 0
+out=$("$vnuma" shell --state-dir "$st" --connect test:///default test </dev/null 2>&1)
+check "shell on a foreign domain exits 2" test $? = 2
+check "shell on a foreign domain names it" grep -q "'test' on test:///default is a running domain without vnuma's metadata" <<<"$out"
+check "down --all skips foreign domains" sh -c "'$vnuma' down --state-dir '$st' --connect test:///default --all 2>&1 | grep -qx 'destroyed 0 guests'"
+rm -rf "$tmp"
+
+# The state dir: refused when others can write to it; the embedded driver's lock wait ends on SIGTERM.
+tmp=$(mktemp -d)
+mkdir -m 0777 "$tmp/open"
+chmod 0777 "$tmp/open"
+out=$("$vnuma" list --state-dir "$tmp/open" 2>&1)
+check "0777 state dir exits 2" test $? = 2
+check "0777 state dir is named" grep -q "state directory $tmp/open is writable by everyone (mode 0777)" <<<"$out"
+mkdir -p "$tmp/held/libvirt/run/qemu"
+# Another vnuma process holding the embed root = an fcntl lock on byte 0 of its driver.pid.
+python3 -c 'import fcntl,sys,time; f=open(sys.argv[1],"w"); fcntl.lockf(f, fcntl.LOCK_EX, 1, 0); time.sleep(60)' \
+	"$tmp/held/libvirt/run/qemu/driver.pid" &
+holder=$!
+sleep 1
+timeout -s KILL 10 "$vnuma" list --state-dir "$tmp/held" >/dev/null 2>"$tmp/list.err" &
+waiter=$!
+sleep 1.5
+t0=$(date +%s%N)
+kill -TERM "$waiter" 2>/dev/null
+pkill -TERM -P "$waiter" 2>/dev/null
+wait "$waiter"
+code=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "list waiting for the lock exits 3 on SIGTERM (rc $code)" test "$code" = 3
+check "list waiting for the lock exits within 2 s of SIGTERM (${ms} ms)" test "$ms" -lt 2000
+check "list waiting for the lock says why" grep -q "interrupted while waiting for the state dir" "$tmp/list.err"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+rm -rf "$tmp"
+
+# Results: a non-empty -o is refused; result files are replaced atomically, never written through symlinks.
+tmp=$(mktemp -d)
+mkdir "$tmp/out"
+echo '{"complete": true, "passed": true}' >"$tmp/out/result.json"
+out=$(timeout 60 "$vnuma" run --state-dir "$tmp/state" -o "$tmp/out" "$src/scenarios/memfollow-2node.json" 2>&1)
+check "run into a non-empty -o exits 2" test $? = 2
+check "run into a non-empty -o says so" grep -q "results directory $tmp/out is not empty" <<<"$out"
+check "run into a non-empty -o leaves it alone" grep -Eq '"passed": *true' "$tmp/out/result.json"
+echo precious >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/out/result.json.new"
+mv "$tmp/out/result.json.new" "$tmp/out/result.json"
+ln -s "$tmp/victim" "$tmp/out/junit.xml"
+ln -s "$tmp/victim" "$tmp/out/scenario.json"
+# --kernel that does not exist: the run fails before booting, after result.json was first written.
+out=$(timeout 60 "$vnuma" run --state-dir "$tmp/state" -o "$tmp/out" --force --kernel "$tmp/no-such-bzImage" \
+	"$src/scenarios/memfollow-2node.json" 2>&1)
+check "run --force with a bad kernel exits 2" test $? = 2
+check "planted symlinks were not followed" test "$(cat "$tmp/victim")" = precious
+check "result.json replaced by a regular file" test -f "$tmp/out/result.json" -a ! -L "$tmp/out/result.json"
+check "junit.xml replaced by a regular file" test -f "$tmp/out/junit.xml" -a ! -L "$tmp/out/junit.xml"
+check "scenario.json replaced by a regular file" test -f "$tmp/out/scenario.json" -a ! -L "$tmp/out/scenario.json"
+check "the failed run's result says incomplete" grep -Eq '"complete": *false' "$tmp/out/result.json"
+check "the failed run's result says why" grep -q 'no-such-bzImage' "$tmp/out/result.json"
+check "junit.xml has the error testcase" grep -q '<error message=' "$tmp/out/junit.xml"
+check "no temporary files left" test -z "$(find "$tmp/out" -name '*.tmp.*')"
+rm -rf "$tmp"
 
 finish

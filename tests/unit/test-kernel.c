@@ -16,6 +16,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/spawn.h"
+#include "util/file.h"
 
 static char tmpdir[] = "/tmp/vn-test-kernel-XXXXXX";
 
@@ -418,9 +419,9 @@ static void test_build_fake_tree(void **state)
 	assert_string_equal(b->patches[0], "0001-fix.patch");
 	assert_true(b->size > 0x400);
 	_cleanup_free_ char *image = NULL, *config = NULL;
-	assert_int_equal(vn_file_read(b->image, &image, NULL), 0);
+	assert_int_equal(vn_file_read(b->image, VN_FILE_STATE_MAX, &image, &(size_t){0}, NULL), 0);
 	assert_non_null(strstr(image + 0x400, "one\nTWO\nthree\n")); /* the patch reached the compiled file */
-	assert_int_equal(vn_file_read(b->config, &config, NULL), 0);
+	assert_int_equal(vn_file_read(b->config, VN_FILE_STATE_MAX, &config, &(size_t){0}, NULL), 0);
 	assert_non_null(strstr(config, "CONFIG_NUMA=y\n"));
 	assert_non_null(strstr(config, "CONFIG_VIRTIO_PCI=y\n"));
 
@@ -441,7 +442,7 @@ static void test_build_fake_tree(void **state)
 	assert_string_not_equal(c->key, b->key);
 	assert_string_equal(c->config_hash, b->config_hash);
 	_cleanup_free_ char *image2 = NULL;
-	assert_int_equal(vn_file_read(c->image, &image2, NULL), 0);
+	assert_int_equal(vn_file_read(c->image, VN_FILE_STATE_MAX, &image2, &(size_t){0}, NULL), 0);
 	assert_non_null(strstr(image2 + 0x400, "one\ntwo\nTHREE\n"));
 
 	struct vn_kernel_built **list = NULL;

@@ -15,6 +15,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
+#include "util/file.h"
 #include "util/strbuf.h"
 
 static char dir[] = "/tmp/vn-test-modules-dep-XXXXXX";

@@ -8,11 +8,17 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
+#include "util/name.h"
 #include "util/parse.h"
 #include "util/paths.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -220,6 +226,131 @@ static void test_paths_search(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static char *tmpdir_new(void)
+{
+	char *d = strdup("/tmp/vn-test-util.XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void rm_rf(const char *d)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_file_read_refuses_fifo(void **state)
+{
+	_cleanup_free_ char *d = tmpdir_new(), *fifo = NULL, *reg = NULL, *data = NULL;
+	struct vn_error err = {0};
+	size_t len;
+
+	assert_true(asprintf(&fifo, "%s/fifo", d) > 0 && asprintf(&reg, "%s/reg", d) > 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* Without O_NONBLOCK + fstat this would block forever: no writer ever comes. */
+	alarm(5);
+	assert_int_equal(vn_file_read(fifo, 1024, &data, &len, &err), -EINVAL);
+	alarm(0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "is a FIFO, not a regular file"));
+	vn_error_clear(&err);
+	assert_int_equal(vn_file_read(d, 1024, &data, &len, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "a directory"));
+	vn_error_clear(&err);
+
+	assert_int_equal(vn_file_write_text(reg, "hello\n", &err), 0);
+	assert_int_equal(vn_file_read(reg, 1024, &data, &len, &err), 0);
+	assert_string_equal(data, "hello\n");
+	assert_int_equal(len, 6);
+	free(steal_pointer(&data));
+	assert_int_equal(vn_file_read(reg, 5, &data, &len, &err), -EFBIG);
+	vn_error_clear(&err);
+	rm_rf(d);
+}
+
+static void test_file_write_atomic_no_follow(void **state)
+{
+	_cleanup_free_ char *d = tmpdir_new(), *victim = NULL, *res = NULL, *data = NULL, *stream = NULL;
+	struct vn_error err = {0};
+	struct stat st;
+	size_t len;
+
+	assert_true(asprintf(&victim, "%s/victim", d) > 0 && asprintf(&res, "%s/result.json", d) > 0 &&
+		    asprintf(&stream, "%s/samples.jsonl", d) > 0);
+	assert_int_equal(vn_file_write_text(victim, "precious\n", &err), 0);
+	assert_int_equal(symlink(victim, res), 0);
+	assert_int_equal(symlink(victim, stream), 0);
+
+	assert_int_equal(vn_file_write_text(res, "{}\n", &err), 0);
+	assert_int_equal(lstat(res, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(vn_file_read(victim, 1024, &data, &len, &err), 0);
+	assert_string_equal(data, "precious\n");
+	free(steal_pointer(&data));
+
+	FILE *f = NULL;
+	assert_int_equal(vn_file_create_stream(stream, &f, &err), 0);
+	fputs("{\"t\":1}\n", f);
+	fclose(f);
+	assert_int_equal(lstat(stream, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(vn_file_read(victim, 1024, &data, &len, &err), 0);
+	assert_string_equal(data, "precious\n");
+	free(steal_pointer(&data));
+
+	/* Copy, and no temp file left behind by any of it. */
+	_cleanup_free_ char *copy = NULL;
+	assert_true(asprintf(&copy, "%s/copy", d) > 0);
+	assert_int_equal(vn_file_copy_atomic(victim, copy, &err), 0);
+	assert_int_equal(vn_file_read(copy, 1024, &data, &len, &err), 0);
+	assert_string_equal(data, "precious\n");
+	assert_int_equal(vn_dir_nonempty(d), 1);
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q tmp", d);
+	assert_int_not_equal(system(cmd), 0);
+
+	/* A failed write leaves the old file and no temp file. */
+	_cleanup_free_ char *sub = NULL, *in_missing = NULL;
+	assert_true(asprintf(&in_missing, "%s/no/such/dir/x", d) > 0);
+	assert_true(vn_file_write_text(in_missing, "x", &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, in_missing));
+	vn_error_clear(&err);
+
+	assert_true(asprintf(&sub, "%s/empty", d) > 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(vn_dir_nonempty(sub), 0);
+	assert_int_equal(vn_dir_nonempty(in_missing), 0);
+	rm_rf(d);
+}
+
+static void test_guest_name_rule(void **state)
+{
+	static const char *const good[] = {"a", "4node-amd", "4node-amd-2", "scn-memfollow-2node", "x.y_z", NULL};
+	static const char *const bad[] = {"", ".", "..", "../x", "a/b", "-x", ".hidden", "a b", "a'b", "é", NULL};
+	struct vn_error err = {0};
+	char longname[VN_GUEST_NAME_MAX + 2];
+
+	for (const char *const *p = good; *p; p++)
+		assert_true(vn_guest_name_valid(*p));
+	for (const char *const *p = bad; *p; p++)
+		assert_false(vn_guest_name_valid(*p));
+	assert_false(vn_guest_name_valid(NULL));
+	memset(longname, 'a', sizeof(longname));
+	longname[VN_GUEST_NAME_MAX] = '\0';
+	assert_true(vn_guest_name_valid(longname));
+	longname[VN_GUEST_NAME_MAX] = 'a';
+	longname[VN_GUEST_NAME_MAX + 1] = '\0';
+	assert_false(vn_guest_name_valid(longname));
+	assert_int_equal(vn_guest_name_check("..", &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "bad guest name '..'"));
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +360,9 @@ int main(void)
 		cmocka_unit_test(test_error_first_wins),
 		cmocka_unit_test(test_paths_locate),
 		cmocka_unit_test(test_paths_search),
+		cmocka_unit_test(test_file_read_refuses_fifo),
+		cmocka_unit_test(test_file_write_atomic_no_follow),
+		cmocka_unit_test(test_guest_name_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

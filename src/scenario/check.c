@@ -1,0 +1,128 @@
+/*
+ * What `vnuma run` checks before it boots anything, in one place, so that
+ * `vnuma scenario validate` checks exactly the same: the topology the
+ * scenario names (resolved beside the scenario file), the nodes its steps,
+ * actions, hugetlb pages and assertions name, the kernel it asks for, and
+ * the guest name it derives. Errors: "FILE: $.json.path: message".
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernel/recipe.h"
+#include "scenario/runner.h"
+#include "util/cleanup.h"
+#include "util/name.h"
+
+static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_error *err)
+{
+	_cleanup_free_ char *copy = strdup(s->path);
+	char buf[PATH_MAX];
+
+	if (!copy)
+		return -ENOMEM;
+	if (strchr(s->topology, '/')) {
+		snprintf(buf, sizeof(buf), "%s/%s", s->topology[0] == '/' ? "" : dirname(copy), s->topology);
+		return vn_topology_find(s->topology[0] == '/' ? s->topology : buf, path, err);
+	}
+	/* A bare NAME: the scenario's ../topologies first, so an installed scenario takes the installed topology. */
+	snprintf(buf, sizeof(buf), "%s/../topologies", dirname(copy));
+	_cleanup_free_ char *near = realpath(buf, NULL);
+	return vn_topology_find_near(s->topology, near ? near : buf, path, err);
+}
+
+/* Node n of topology t at JSON path p: it must exist (and, for moves, have CPUs). */
+static int node_ok(const struct vn_scenario *s, const struct vn_topology *t, const char *topo, const char *p,
+		   unsigned n, bool need_cpus, struct vn_error *err)
+{
+	if (n >= t->nnodes)
+		return vn_input_error(err, "%s: %s: node %u does not exist in %s (%u nodes: 0-%u)", s->path, p, n, topo,
+				      t->nnodes, t->nnodes - 1);
+	if (need_cpus && !t->nodes[n].ncpus)
+		return vn_input_error(err, "%s: %s: node %u has no CPUs in %s, so nothing can move there", s->path, p,
+				      n, topo);
+	return 0;
+}
+
+static int check_kernel(const struct vn_scenario *s, struct vn_error *err)
+{
+	_cleanup_free_ char *rpath = NULL;
+	struct stat st;
+
+	if (!s->kernel || strcmp(s->kernel, "stock") == 0)
+		return 0;
+	if (vn_recipe_find(s->kernel, &rpath, NULL) == 1) {
+		_cleanup_recipe_ struct vn_recipe *r = NULL;
+		struct vn_error e = {0};
+		if (vn_recipe_load(rpath, &r, &e) < 0) {
+			int rc = vn_input_error(err, "%s: $.kernel: %s", s->path, e.msg);
+			vn_error_clear(&e);
+			return rc;
+		}
+		return 0;
+	}
+	if (stat(s->kernel, &st) < 0 || !S_ISREG(st.st_mode))
+		return vn_input_error(err, "%s: $.kernel: \"%s\" is neither \"stock\", a recipe (kernels/NAME.json) nor a kernel image file",
+				      s->path, s->kernel);
+	return 0;
+}
+
+int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo, struct vn_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	struct vn_error e = {0};
+	char p[256], guest[VN_GUEST_NAME_MAX + 64];
+	int rc;
+
+	snprintf(guest, sizeof(guest), VN_SCN_GUEST_PREFIX "%s", s->name);
+	if (!vn_guest_name_valid(guest))
+		return vn_input_error(err, "%s: $.name: \"%s\" would make the guest name \"%s\", which is not a valid guest name (at most %d characters)",
+				      s->path, s->name, guest, VN_GUEST_NAME_MAX);
+	if (resolve_topology(s, &path, &e) < 0 || vn_topology_load(path, &t, &e) < 0) {
+		rc = vn_error_set(err, e.kind, e.code, "%s: $.topology: %s", s->path, e.msg);
+		vn_error_clear(&e);
+		return rc;
+	}
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		const struct vn_scn_step *st = &s->steps[i];
+		const struct vn_scn_placement *pl = &st->placement;
+		for (unsigned k = 0; k < pl->nnodes; k++) {
+			snprintf(p, sizeof(p), "$.steps[%u].placement.nodes[%u]", i, k);
+			if ((rc = node_ok(s, t, path, p, pl->nodes[k], false, err)) < 0)
+				return rc;
+		}
+		for (unsigned k = 0; k < pl->ncpu_nodes; k++) {
+			snprintf(p, sizeof(p), "$.steps[%u].placement.cpu_nodes[%u]", i, k);
+			if ((rc = node_ok(s, t, path, p, pl->cpu_nodes[k], false, err)) < 0)
+				return rc;
+		}
+		for (unsigned k = 0; k < st->nactions; k++) {
+			snprintf(p, sizeof(p), "$.steps[%u].actions[%u].move.to_node", i, k);
+			if ((rc = node_ok(s, t, path, p, st->actions[k].to_node, true, err)) < 0)
+				return rc;
+		}
+	}
+	for (unsigned i = 0; i < s->nhugetlb; i++) {
+		snprintf(p, sizeof(p), "$.hugetlb[\"%u\"]", s->hugetlb[i].node);
+		if ((rc = node_ok(s, t, path, p, s->hugetlb[i].node, false, err)) < 0)
+			return rc;
+	}
+	for (unsigned i = 0; i < s->nasserts; i++) {
+		snprintf(p, sizeof(p), "$.assertions[%u].node", i);
+		if (s->asserts[i].type == VN_ASSERT_MEMORY_ON_NODE &&
+		    (rc = node_ok(s, t, path, p, s->asserts[i].node, false, err)) < 0)
+			return rc;
+	}
+	if ((rc = check_kernel(s, err)) < 0)
+		return rc;
+	if (topo_path)
+		*topo_path = steal_pointer(&path);
+	if (topo)
+		*topo = steal_pointer(&t);
+	return 0;
+}

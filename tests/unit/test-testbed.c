@@ -1,0 +1,142 @@
+/*
+ * testbed against libvirt's test driver (test:///default: in-process, no
+ * QEMU): `down` destroys only what vnuma created; the state dir is checked.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testbed/testbed.h"
+#include "util/cleanup.h"
+
+static char state[] = "/tmp/vn-test-testbed-XXXXXX";
+
+static int setup(void **s)
+{
+	return mkdtemp(state) ? 0 : -1;
+}
+
+static int teardown(void **s)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct vn_topology *one_node(void)
+{
+	struct vn_topology *t = calloc(1, sizeof(*t));
+	struct vn_error err = {0};
+
+	t->nnodes = 1;
+	t->ncpus_total = 1;
+	vn_cpulist_parse("0", &t->nodes[0].cpus, &err);
+	t->nodes[0].ncpus = 1;
+	t->nodes[0].memory = 256u << 20;
+	t->distance[0][0] = 10;
+	return t;
+}
+
+static bool exists(struct vn_virt *v, const char *name)
+{
+	struct vn_virt_domain *d = NULL;
+	struct vn_error err = {0};
+	bool found = vn_virt_domain_lookup(v, name, &d, &err) == 0;
+
+	vn_virt_domain_free(d);
+	vn_error_clear(&err);
+	return found;
+}
+
+static void test_down_only_ours(void **s)
+{
+	struct vn_testbed_ctx ctx;
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+	_cleanup_topology_ struct vn_topology *t = one_node();
+	unsigned n = 99;
+
+	assert_int_equal(vn_testbed_ctx_init(&ctx, state, "test:///default", &err), 0);
+	/* Held open so the test driver's state outlives each vn_testbed_down() connection. */
+	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
+	struct vn_domain_opts o = {
+		.name = "vn-ours",
+		.accel = VN_ACCEL_TCG,
+		.kernel = "/boot/vmlinuz",
+		.meta = {.topology_name = "one", .kernel_id = "k1"},
+	};
+	struct vn_virt_domain *d = NULL;
+	if (vn_virt_domain_create(v, t, &o, &d, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	vn_virt_domain_free(d);
+
+	/* test:///default ships "test", a running domain vnuma did not create. */
+	assert_true(exists(v, "test"));
+	assert_int_equal(vn_testbed_down(&ctx, "test", &n, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(err.msg, "'test' on test:///default is a running domain without vnuma's metadata: vnuma did not create it"));
+	vn_error_clear(&err);
+	assert_true(exists(v, "test"));
+
+	assert_int_equal(vn_testbed_down(&ctx, "vn-ours", &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_false(exists(v, "vn-ours"));
+
+	/* --all: every vnuma guest (none left), never "test". */
+	assert_int_equal(vn_testbed_down(&ctx, NULL, &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_true(exists(v, "test"));
+	vn_virt_close(v);
+	vn_testbed_ctx_clear(&ctx);
+}
+
+static void test_state_dir_checked(void **s)
+{
+	struct vn_testbed_ctx ctx;
+	struct vn_error err = {0};
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/shared", state);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), 0);
+	vn_testbed_ctx_clear(&ctx);
+
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "is writable by everyone (mode 0777)"));
+	assert_null(ctx.state_dir);
+	vn_error_clear(&err);
+
+	assert_int_equal(chmod(dir, 0770), 0);
+	assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "writable by its group"));
+	vn_error_clear(&err);
+
+	assert_int_equal(chmod(dir, 0700), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(dir, 65534, 65534), 0);
+		assert_int_equal(vn_testbed_ctx_init(&ctx, dir, NULL, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "belongs to uid 65534, not to you"));
+		vn_error_clear(&err);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_down_only_ours),
+		cmocka_unit_test(test_state_dir_checked),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
