@@ -31,6 +31,9 @@
 #define EXEC_GRACE_MS 10000
 /* Longest single poll(): the interrupt flag and forwarded signals are seen this often. */
 #define SLICE_MS 100
+/* While execs run: a hello every 5 s; an agent silent for 60 s (a loaded TCG guest answers in well under 1 s) is lost. */
+#define VN_AGENT_PROBE_EVERY_MS 5000
+#define VN_AGENT_PROBE_TIMEOUT_MS 60000
 /* Host stdin chunk; base64 grows it by a third. */
 #define STDIN_CHUNK 49152
 /* One read() from the socket. */
@@ -49,6 +52,16 @@ struct vn_agent {
 	int64_t *execs;             /* ids of the execs started here that have not ended */
 	size_t nexecs, execs_cap;
 	struct vn_agent_msg last; /* the message behind the last event handed out */
+	/*
+	 * Liveness while execs run: a killed agent is respawned by the guest's
+	 * init and its commands are gone, but the channel never closes, so
+	 * nothing would ever answer them. Every probe_every_ms a hello goes out;
+	 * an answer from another pid, or none for probe_timeout_ms, ends the wait.
+	 */
+	int64_t agent_pid;             /* from the first hello answered; 0: unknown */
+	int64_t probe_first, probe_last; /* ids of the unanswered probes; probe_first < 0: none */
+	int64_t probe_since, probe_next; /* first unanswered probe sent at; next one due at */
+	int probe_every_ms, probe_timeout_ms;
 };
 
 /* What one wait for input is bounded by. */
@@ -105,6 +118,12 @@ const char *vn_agent_guest(const struct vn_agent *a)
 	return a->guest;
 }
 
+void vn_agent_set_liveness(struct vn_agent *a, int every_ms, int timeout_ms)
+{
+	a->probe_every_ms = every_ms;
+	a->probe_timeout_ms = timeout_ms;
+}
+
 int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err)
 {
 	struct vn_agent *a;
@@ -117,6 +136,8 @@ int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err)
 	if (!a)
 		return vn_infra_error(err, -ENOMEM, "out of memory");
 	a->fd = fd;
+	a->probe_first = -1;
+	vn_agent_set_liveness(a, VN_AGENT_PROBE_EVERY_MS, VN_AGENT_PROBE_TIMEOUT_MS);
 	/* Distinct across connections, so a reply meant for a previous client never matches. */
 	a->next_id = ((int64_t)(time(NULL) & 0x7fffffff) << 20) | ((int64_t)(getpid() & 0xfff) << 8);
 	snprintf(name, sizeof(name), "on fd %d", fd);
@@ -538,8 +559,73 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 			vn_agent_msg_clear(&m);
 			continue;
 		}
-		return take_final(a, &m, "hello", reply, err);
+		struct json_object *r = NULL, *pid = NULL;
+		if ((rc = take_final(a, &m, "hello", &r, err)) < 0)
+			return rc;
+		if (json_object_object_get_ex(r, "pid", &pid) && json_object_is_type(pid, json_type_int) &&
+		    json_object_get_int64(pid) > 0)
+			a->agent_pid = json_object_get_int64(pid);
+		if (reply)
+			*reply = r;
+		else
+			json_object_put(r);
+		return 0;
 	}
+}
+
+/*
+ * The liveness probe's part of a wait: send a hello when one is due, and
+ * judge a probe's answer (m, when it is one: consumed, returns 1). 0: nothing
+ * to say; < 0: the agent restarted or went silent.
+ */
+static int probe(struct vn_agent *a, struct vn_agent_msg *m, struct vn_error *err)
+{
+	int64_t now = vn_now_ms();
+
+	if (m) {
+		if (a->probe_first < 0 || !m->has_id || m->id < a->probe_first || m->id > a->probe_last ||
+		    m->kind != VN_AGENT_MSG_FINAL)
+			return 0;
+		struct json_object *pid = NULL;
+		int64_t p = json_object_object_get_ex(m->json, "pid", &pid) && json_object_is_type(pid, json_type_int)
+				    ? json_object_get_int64(pid)
+				    : 0;
+		vn_agent_msg_clear(m);
+		if (p != a->agent_pid)
+			return vn_infra_error(err, -ECONNRESET,
+					      "%s: the agent restarted (pid %lld, now %lld): it was killed or crashed "
+					      "inside the guest, and the %zu command(s) it was running are lost",
+					      a->guest, (long long)a->agent_pid, (long long)p, a->nexecs);
+		a->probe_first = -1;
+		a->probe_next = now + a->probe_every_ms;
+		return 1;
+	}
+	if (!a->agent_pid || !a->nexecs || a->probe_every_ms <= 0)
+		return 0;
+	if (a->probe_first >= 0 && now - a->probe_since >= a->probe_timeout_ms)
+		return vn_infra_error(err, -ETIMEDOUT,
+				      "%s: the agent has not answered for %d s while %zu command(s) ran (hung, or "
+				      "its guest is)",
+				      a->guest, a->probe_timeout_ms / 1000, a->nexecs);
+	if (a->probe_next == 0)
+		a->probe_next = now + a->probe_every_ms;
+	if (now < a->probe_next)
+		return 0;
+	struct json_object *req = json_object_new_object();
+	int64_t id = vn_agent_next_id(a);
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	json_object_object_add(req, "op", json_object_new_string("hello"));
+	int rc = send_msg(a, req, now + a->probe_every_ms, err);
+	if (rc < 0)
+		return vn_error_prefix(err, "agent liveness probe");
+	/* Unanswered ones are resent: a restarted agent may have missed what was sent while it was down. */
+	if (a->probe_first < 0) {
+		a->probe_first = id;
+		a->probe_since = now;
+	}
+	a->probe_last = id;
+	a->probe_next = now + a->probe_every_ms;
+	return 0;
 }
 
 static struct json_object *new_request(const char *op)
@@ -714,10 +800,25 @@ static int take_event(struct vn_agent *a, const struct wait *w, struct vn_agent_
 	vn_agent_msg_clear(&a->last);
 	for (;;) {
 		struct vn_agent_msg *m = &a->last;
-		int rc = next_msg(a, w, m, err);
+		int rc;
 
+		if ((rc = probe(a, NULL, err)) < 0)
+			return rc;
+		/* Come back for the next probe even while nothing arrives. */
+		struct wait slice = *w;
+		int64_t due = a->agent_pid && a->nexecs && a->probe_every_ms > 0 ? vn_now_ms() + a->probe_every_ms : -1;
+		if (due >= 0 && (slice.deadline < 0 || due < slice.deadline))
+			slice.deadline = due;
+		rc = next_msg(a, &slice, m, err);
+		if (rc == -ETIMEDOUT && slice.deadline != w->deadline)
+			continue;
 		if (rc != 0)
 			return rc;
+		if ((rc = probe(a, m, err)) != 0) {
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		if (!m->has_id || !tracked(a, m->id)) {
 			vn_agent_msg_clear(m);
 			continue;

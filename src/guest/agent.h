@@ -38,6 +38,15 @@ int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err);
  * a socket path STATE/guests/NAME/agent.sock (else the path itself).
  */
 void vn_agent_set_guest(struct vn_agent *a, const char *name);
+
+/*
+ * While execs run, waits for their events send a hello every every_ms and
+ * end with an infrastructure error when it is answered by another agent pid
+ * (the agent was killed and respawned: its commands are gone, but the
+ * channel never closes) or not at all for timeout_ms. Defaults 5 s / 60 s;
+ * every_ms 0 turns it off. Needs the agent's pid from vn_agent_hello().
+ */
+void vn_agent_set_liveness(struct vn_agent *a, int every_ms, int timeout_ms);
 const char *vn_agent_guest(const struct vn_agent *a); /* "guest NAME" */
 void vn_agent_close(struct vn_agent *a);
 static inline void vn_agent_closep(struct vn_agent **a)

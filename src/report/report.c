@@ -53,7 +53,7 @@ void vn_report_clear(struct vn_report *r)
 	char **strs[] = {&r->scenario,	     &r->description,	 &r->started_utc,    &r->error,
 			 &r->accel,	     &r->kernel_release, &r->kernel_version, &r->kernel_cmdline,
 			 &r->kernel_recipe,  &r->kernel_config_sha256, &r->topology, &r->fidelity,
-			 &r->sampling_cost, &r->kernel_patches, &r->accel_reason};
+			 &r->sampling_cost, &r->kernel_patches, &r->accel_reason, &r->guest};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	memset(r, 0, sizeof(*r));
@@ -81,6 +81,7 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	json_object_object_add(o, "passed", json_object_new_boolean(r->complete && !vn_report_failures(r)));
 	add_str(o, "accelerator", r->accel);
 	add_str(o, "accelerator_reason", r->accel_reason);
+	add_str(o, "guest", r->guest);
 	add_str(k, "release", r->kernel_release);
 	add_str(k, "version", r->kernel_version);
 	add_str(k, "cmdline", r->kernel_cmdline);

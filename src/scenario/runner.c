@@ -791,6 +791,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		goto finish;
 	rep->accel = strdup(vn_accel_name(up.accel));
 	rep->accel_reason = up.accel_reason ? strdup(up.accel_reason) : NULL;
+	rep->guest = strdup(up.name);
 	rep->kernel_release = strdup(up.kernel_release);
 	rep->kernel_version = up.kernel_version ? strdup(up.kernel_version) : NULL;
 	rep->kernel_recipe = up.kernel_recipe ? strdup(up.kernel_recipe) : NULL;

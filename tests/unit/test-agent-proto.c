@@ -173,6 +173,70 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * An agent that answers hello with pid 100, takes an exec and never ends it;
+ * probes are answered by pid `then` (0: not answered at all).
+ */
+static void fake_restarting_agent(int fd, int then)
+{
+	long long id = read_request_id(fd);
+
+	writef(fd, "{\"id\":%lld,\"ok\":true,\"pid\":100}\n", id);
+	read_request_id(fd); /* the exec: it never ends */
+	for (;;) {
+		id = read_request_id(fd);
+		if (then)
+			writef(fd, "{\"id\":%lld,\"ok\":true,\"pid\":%d}\n", id, then);
+	}
+}
+
+static void restart_case(int then, int want_rc, const char *want_msg)
+{
+	struct vn_error err = {0};
+	struct fake f;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	f.pid = fork();
+	assert_true(f.pid >= 0);
+	if (f.pid == 0) {
+		close(sv[0]);
+		fake_restarting_agent(sv[1], then);
+	}
+	close(sv[1]);
+	assert_int_equal(vn_agent_from_fd(sv[0], &f.a, &err), 0);
+	vn_agent_set_guest(f.a, "fake");
+	assert_int_equal(vn_agent_hello(f.a, 5000, NULL, &err), 0);
+	vn_agent_set_liveness(f.a, 100, 1000);
+
+	const char *argv[] = {"sleep", "1000", NULL};
+	struct vn_agent_cmd c = {.argv = argv};
+	struct vn_agent_event ev;
+	int64_t id;
+	assert_int_equal(vn_agent_exec_start(f.a, &c, 1000, &id, &err), 0);
+	double t0 = now_s();
+	assert_int_equal(vn_agent_exec_wait(f.a, 20000, &ev, &err), want_rc);
+	assert_true(now_s() - t0 < 5); /* long before the 20 s the caller would wait */
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	if (!strstr(err.msg, want_msg))
+		fail_msg("'%s' does not say '%s'", err.msg, want_msg);
+	vn_error_clear(&err);
+	fake_stop(&f);
+}
+
+/* A killed agent is respawned with a new pid: its commands are gone, and the host says so at once. */
+static void test_exec_agent_restarted(void **state)
+{
+	restart_case(101, -ECONNRESET, "guest fake: the agent restarted (pid 100, now 101)");
+}
+
+/* An agent that stops answering while its commands run is lost after the liveness timeout. */
+static void test_exec_agent_silent(void **state)
+{
+	restart_case(0, -ETIMEDOUT, "guest fake: the agent has not answered for 1 s while 1 command(s) ran");
+}
+
+
 /* Peak resident memory of this process so far, in MiB. */
 static long peak_mib(void)
 {
@@ -520,6 +584,8 @@ int main(void)
 		cmocka_unit_test(test_exec_malformed_replies),
 		cmocka_unit_test(test_exec_wait_malformed),
 		cmocka_unit_test(test_exec_wait_events),
+		cmocka_unit_test(test_exec_agent_restarted),
+		cmocka_unit_test(test_exec_agent_silent),
 		cmocka_unit_test(test_interrupt_ends_wait),
 		cmocka_unit_test(test_overlong_line_then_resync),
 		/* Last: its memory peak is the highest. */
