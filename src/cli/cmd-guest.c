@@ -96,115 +96,143 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	return rc;
 }
 
-static int down_list_status(int argc, char **argv, struct vn_error *err, const struct vn_cmd *cmd)
+/* The options down, list and status share; *all is --all (down only). Returns > 0 for --help, done. */
+static int guest_opts_parse(int argc, char **argv, const struct vn_cmd *cmd, struct vn_cli_common *co, bool *all,
+			    struct vn_error *err)
 {
-	const char *what = cmd->name;
 	struct vn_cli_getopt g;
-	struct vn_cli_common co = {0};
-	bool all = false;
-	int c, rc;
+	int c;
 
 	vn_cli_getopt_init(&g, cmd);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		if (vn_cli_common_opt(c, optarg, &co))
+		if (vn_cli_common_opt(c, optarg, co))
 			continue;
 		switch (c) {
-		case 'A': all = true; break;
-		case 'h': vn_cli_usage(stdout, cmd); return VN_EXIT_OK;
-		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", what);
+		case 'A': *all = true; break;
+		case 'h': vn_cli_usage(stdout, cmd); return 1;
+		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", cmd->name);
 		}
 	}
-	if (strcmp(what, "list") != 0 && !all && optind < argc && (rc = vn_guest_name_check(argv[optind], err)) < 0)
-		return rc;
-	struct vn_testbed_ctx ctx;
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
-		return rc;
+	return 0;
+}
 
-	if (strcmp(what, "down") == 0) {
-		unsigned n = 0;
-		if (all == (optind < argc) || argc - optind > 1) {
-			vn_testbed_ctx_clear(&ctx);
-			return vn_input_error(err, "down takes one NAME or --all");
-		}
-		rc = vn_testbed_down(&ctx, all ? NULL : argv[optind], &n, err);
-		if (rc == 0)
-			fprintf(stderr, "destroyed %u guest%s\n", n, n == 1 ? "" : "s");
-		vn_testbed_ctx_clear(&ctx);
-		return rc < 0 ? rc : VN_EXIT_OK;
-	}
-
+/* vnuma's guests through libvirt (the embedded driver's lock is held only for this). */
+static int guest_list(const struct vn_testbed_ctx *ctx, struct vn_virt_domain_info **list, size_t *n,
+		      struct vn_error *err)
+{
 	struct vn_virt *v = NULL;
-	struct vn_virt_domain_info *list = NULL;
-	size_t n = 0;
-	const char *only = NULL;
-	if (strcmp(what, "status") == 0) {
-		if (argc - optind != 1) {
-			vn_testbed_ctx_clear(&ctx);
-			return vn_input_error(err, "status takes one NAME");
-		}
-		only = argv[optind];
-	}
-	if ((rc = vn_virt_open(ctx.uri, ctx.state_dir, ctx.lock_timeout_ms, &v, err)) == 0)
-		rc = vn_virt_domain_list(v, &list, &n, err);
+	int rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err);
+
+	if (rc == 0)
+		rc = vn_virt_domain_list(v, list, n, err);
 	vn_virt_close(v);
-	if (rc < 0) {
-		vn_testbed_ctx_clear(&ctx);
-		return rc;
-	}
-	bool found = false;
-	if (!only)
-		printf("%-20s %-8s %-6s %-22s %s\n", "NAME", "STATE", "ACCEL", "TOPOLOGY", "KERNEL");
-	for (size_t i = 0; i < n; i++) {
-		const struct vn_virt_domain_info *d = &list[i];
-		if (only && strcmp(only, d->name) != 0)
-			continue;
-		found = true;
-		if (!only) {
-			printf("%-20s %-8s %-6s %-22s %s\n", d->name, d->running ? "running" : "stopped",
-			       d->meta.accel ? d->meta.accel : "?", d->meta.topology_name ? d->meta.topology_name : "?",
-			       d->meta.kernel ? d->meta.kernel : "?");
-			continue;
-		}
-		printf("name:      %s\nstate:     %s\naccel:     %s\ntopology:  %s (%s)\nkernel:    %s\n"
-		       "identity:  %s\nguest dir: %s\n",
-		       d->name, d->running ? "running" : "stopped", d->meta.accel ? d->meta.accel : "?",
-		       d->meta.topology_name ? d->meta.topology_name : "?",
-		       d->meta.topology_path ? d->meta.topology_path : "?", d->meta.kernel ? d->meta.kernel : "?",
-		       d->meta.kernel_id ? d->meta.kernel_id : "?", d->meta.guest_dir ? d->meta.guest_dir : "?");
-		if (d->running) {
-			_cleanup_agent_ struct vn_agent *a = NULL;
-			struct vn_error e = {0};
-			_cleanup_free_ char *up = NULL;
-			size_t len;
-			if (vn_testbed_agent(&ctx, d->name, 5000, &a, &e) == 0 &&
-			    vn_agent_read_file(a, "/proc/uptime", 5000, &up, &len, &e) == 0)
-				printf("uptime:    %.0f s\n", atof(up));
-			else
-				printf("uptime:    ? (agent: %s)\n", e.msg);
-			vn_error_clear(&e);
-		}
-	}
-	vn_virt_domain_info_free(list, n);
-	vn_testbed_ctx_clear(&ctx);
-	if (only && !found)
-		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", only);
-	return VN_EXIT_OK;
+	return rc;
+}
+
+static const char *or_q(const char *s)
+{
+	return s ? s : "?";
 }
 
 static int cmd_down(int argc, char **argv, struct vn_error *err)
 {
-	return down_list_status(argc, argv, err, &vn_cmd_down);
+	struct vn_cli_common co = {0};
+	struct vn_testbed_ctx ctx;
+	bool all = false;
+	unsigned n = 0;
+	int rc;
+
+	if ((rc = guest_opts_parse(argc, argv, &vn_cmd_down, &co, &all, err)) != 0)
+		return rc < 0 ? rc : VN_EXIT_OK;
+	if (all == (optind < argc) || argc - optind > 1)
+		return vn_input_error(err, "down takes one NAME or --all");
+	if (!all && (rc = vn_guest_name_check(argv[optind], err)) < 0)
+		return rc;
+	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+		return rc;
+	rc = vn_testbed_down(&ctx, all ? NULL : argv[optind], &n, err);
+	if (rc == 0)
+		fprintf(stderr, "destroyed %u guest%s\n", n, n == 1 ? "" : "s");
+	vn_testbed_ctx_clear(&ctx);
+	return rc < 0 ? rc : VN_EXIT_OK;
 }
 
 static int cmd_list(int argc, char **argv, struct vn_error *err)
 {
-	return down_list_status(argc, argv, err, &vn_cmd_list);
+	struct vn_cli_common co = {0};
+	struct vn_testbed_ctx ctx;
+	struct vn_virt_domain_info *list = NULL;
+	size_t n = 0;
+	bool all = false;
+	int rc;
+
+	if ((rc = guest_opts_parse(argc, argv, &vn_cmd_list, &co, &all, err)) != 0)
+		return rc < 0 ? rc : VN_EXIT_OK;
+	if (optind != argc)
+		return vn_input_error(err, "list takes no operands");
+	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+		return rc;
+	rc = guest_list(&ctx, &list, &n, err);
+	vn_testbed_ctx_clear(&ctx);
+	if (rc < 0)
+		return rc;
+	printf("%-20s %-8s %-6s %-22s %s\n", "NAME", "STATE", "ACCEL", "TOPOLOGY", "KERNEL");
+	for (size_t i = 0; i < n; i++)
+		printf("%-20s %-8s %-6s %-22s %s\n", list[i].name, list[i].running ? "running" : "stopped",
+		       or_q(list[i].meta.accel), or_q(list[i].meta.topology_name), or_q(list[i].meta.kernel));
+	vn_virt_domain_info_free(list, n);
+	return VN_EXIT_OK;
 }
 
 static int cmd_status(int argc, char **argv, struct vn_error *err)
 {
-	return down_list_status(argc, argv, err, &vn_cmd_status);
+	struct vn_cli_common co = {0};
+	struct vn_testbed_ctx ctx;
+	struct vn_virt_domain_info *list = NULL;
+	const struct vn_virt_domain_info *d = NULL;
+	size_t n = 0;
+	bool all = false;
+	int rc;
+
+	if ((rc = guest_opts_parse(argc, argv, &vn_cmd_status, &co, &all, err)) != 0)
+		return rc < 0 ? rc : VN_EXIT_OK;
+	if (argc - optind != 1)
+		return vn_input_error(err, "status takes one NAME");
+	const char *name = argv[optind];
+	if ((rc = vn_guest_name_check(name, err)) < 0 || (rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+		return rc;
+	if ((rc = guest_list(&ctx, &list, &n, err)) < 0) {
+		vn_testbed_ctx_clear(&ctx);
+		return rc;
+	}
+	for (size_t i = 0; i < n && !d; i++)
+		if (strcmp(name, list[i].name) == 0)
+			d = &list[i];
+	if (!d) {
+		vn_virt_domain_info_free(list, n);
+		vn_testbed_ctx_clear(&ctx);
+		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
+	}
+	printf("name:      %s\nstate:     %s\naccel:     %s\ntopology:  %s (%s)\nkernel:    %s\n"
+	       "identity:  %s\nguest dir: %s\n",
+	       d->name, d->running ? "running" : "stopped", or_q(d->meta.accel), or_q(d->meta.topology_name),
+	       or_q(d->meta.topology_path), or_q(d->meta.kernel), or_q(d->meta.kernel_id), or_q(d->meta.guest_dir));
+	if (d->running) {
+		_cleanup_agent_ struct vn_agent *a = NULL;
+		struct vn_error e = {0};
+		_cleanup_free_ char *up = NULL;
+		size_t len;
+		if (vn_testbed_agent(&ctx, d->name, 5000, &a, &e) == 0 &&
+		    vn_agent_read_file(a, "/proc/uptime", 5000, &up, &len, &e) == 0)
+			printf("uptime:    %.0f s\n", atof(up));
+		else
+			printf("uptime:    ? (agent: %s)\n", e.msg);
+		vn_error_clear(&e);
+	}
+	vn_virt_domain_info_free(list, n);
+	vn_testbed_ctx_clear(&ctx);
+	return VN_EXIT_OK;
 }
 
 static const struct vn_cli_opt up_opts[] = {

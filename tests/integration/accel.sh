@@ -8,8 +8,7 @@ vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-accel.XXXXXX)
 unset VNUMA_ACCEL
-VN_TEST_VERBOSE=1
-. "$src/tests/lib.sh"
+. "$src/tests/integration/lib.sh"
 
 cleanup() {
 	"$vnuma" down --all >/dev/null 2>&1
@@ -17,7 +16,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-no_qemu_left() { ! pgrep -f "qemu-system.*$VNUMA_STATE_DIR" >/dev/null; }
 timed_up() { # ARGS... -> NAME, UP_RC, UP_ERR, UP_S
 	local t0=$(date +%s.%N)
 	NAME=$("$vnuma" up "$@" 2>"$VNUMA_STATE_DIR/up.err")

@@ -9,7 +9,7 @@ set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-it.XXXXXX)
-pass=0 fail=0
+. "$src/tests/integration/lib.sh"
 
 cleanup() {
 	"$vnuma" down --all >/dev/null 2>&1
@@ -17,15 +17,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { # DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
-# No QEMU of ours may outlive a down.
-no_qemu_left() { ! pgrep -f "qemu-system.*$VNUMA_STATE_DIR" >/dev/null; }
 timed_up() { # TOPOLOGY [ARGS...] -> sets NAME, UP_RC, UP_ERR, UP_S
 	local t0=$(date +%s.%N) out
 	out=$("$vnuma" up "$@" --timeout 180 2>"$VNUMA_STATE_DIR/up.err")
@@ -133,5 +124,4 @@ done
 check "a malformed topology exits 2" test $? = 2
 check "...and starts no guest" no_qemu_left
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -7,21 +7,13 @@ vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-scn.XXXXXX)
 out=$VNUMA_STATE_DIR/results
-pass=0 fail=0
+. "$src/tests/integration/lib.sh"
 
 cleanup() {
 	"$vnuma" down --all >/dev/null 2>&1
 	rm -rf "$VNUMA_STATE_DIR"
 }
 trap cleanup EXIT
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() {
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
-no_qemu_left() { ! pgrep -f "qemu-system.*$VNUMA_STATE_DIR" >/dev/null; }
 run() { # NAME SCENARIO [ARGS...] -> RC, output in $out/NAME.log
 	local name=$1
 	shift
@@ -72,5 +64,4 @@ check "an interrupted run exits 3" test $? = 3
 check "...and leaves result.json marked incomplete" grep -Eq '"complete": ?false' "$out/intr/result.json"
 check "...and leaves no QEMU" no_qemu_left
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
