@@ -8,7 +8,7 @@
  * of every loop checks the caller's deadline and the interrupt flag, so a
  * guest that floods the channel cannot hold the host past either.
  */
-#include "guest/agent-priv.h"
+#include "guest/agent-client-priv.h"
 
 #include "util/cleanup.h"
 #include "util/interrupt.h"
@@ -27,53 +27,9 @@
 
 /* How often hello is resent while the guest agent is not up yet. */
 #define HELLO_RESEND_MS 1000
-/* How long the client waits past the guest-side exec timeout for the verdict. */
-#define EXEC_GRACE_MS 10000
-/* Longest single poll(): the interrupt flag and forwarded signals are seen this often. */
-#define SLICE_MS 100
-/* While execs run: a hello every 5 s; an agent silent for 60 s (a loaded TCG guest answers in well under 1 s) is lost. */
-#define VN_AGENT_PROBE_EVERY_MS 5000
-#define VN_AGENT_PROBE_TIMEOUT_MS 60000
-/* Host stdin chunk; base64 grows it by a third. */
-#define STDIN_CHUNK 49152
-/* One read() from the socket. */
-#define READ_CHUNK 65536
-/* An idle input buffer bigger than this is given back. */
-#define BUF_KEEP (1u << 20)
-
-struct vn_agent {
-	int fd;
-	int64_t next_id;
-	char *guest; /* "guest NAME", how errors name the other end */
-	char *buf;
-	size_t off, scan, len, cap; /* unparsed input is buf[off..len); buf[off..scan) holds no '\n' */
-	bool discard;               /* dropping the rest of a line that was too long */
-	size_t line_max;            /* tests: a lower cap for every line; 0: none */
-	int64_t *execs;             /* ids of the execs started here that have not ended */
-	size_t nexecs, execs_cap;
-	struct vn_agent_msg last; /* the message behind the last event handed out */
-	/*
-	 * Liveness while execs run: a killed agent is respawned by the guest's
-	 * init and its commands are gone, but the channel never closes, so
-	 * nothing would ever answer them. Every probe_every_ms a hello goes out;
-	 * an answer from another pid, or none for probe_timeout_ms, ends the wait.
-	 */
-	int64_t agent_pid;             /* from the first hello answered; 0: unknown */
-	int64_t probe_first, probe_last; /* ids of the unanswered probes; probe_first < 0: none */
-	int64_t probe_since, probe_next; /* first unanswered probe sent at; next one due at */
-	int probe_every_ms, probe_timeout_ms;
-};
-
-/* What one wait for input is bounded by. */
-struct wait {
-	int64_t deadline; /* < 0: none */
-	size_t max_line;
-	int extra_fd;                /* also polled for input (exec's stdin); -1: none */
-	volatile sig_atomic_t *fwd;  /* a pending signal to forward ends the wait too */
-};
 
 /* deadline < 0: none. */
-static int64_t deadline_after(int timeout_ms)
+int64_t vn_agent_deadline_after(int timeout_ms)
 {
 	return timeout_ms < 0 ? -1 : vn_now_ms() + timeout_ms;
 }
@@ -92,7 +48,7 @@ static int poll_timeout(int64_t deadline, int cap_ms)
 	return (int)left;
 }
 
-static bool expired(int64_t deadline)
+bool vn_agent_expired(int64_t deadline)
 {
 	return deadline >= 0 && vn_now_ms() >= deadline;
 }
@@ -169,7 +125,7 @@ static void guest_from_socket(struct vn_agent *a, const char *path)
 int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **out, struct vn_error *err)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int64_t deadline = deadline_after(timeout_ms);
+	int64_t deadline = vn_agent_deadline_after(timeout_ms);
 	int rc;
 
 	if (strlen(socket_path) >= sizeof(sa.sun_path))
@@ -196,7 +152,7 @@ int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **
 		if (vn_was_interrupted())
 			return vn_infra_error(err, -EINTR, "interrupted while connecting to guest agent socket %s",
 					      socket_path);
-		if (expired(deadline))
+		if (vn_agent_expired(deadline))
 			return vn_infra_error(err, -ETIMEDOUT,
 					      "timed out after %d ms waiting for guest agent socket %s (%s)", timeout_ms,
 					      socket_path, strerror(-rc));
@@ -239,7 +195,7 @@ size_t vn_agent_buffer_size(const struct vn_agent *a)
 
 /* ---- the execs this connection started ---- */
 
-static void track(struct vn_agent *a, int64_t id)
+void vn_agent_track(struct vn_agent *a, int64_t id)
 {
 	if (a->nexecs == a->execs_cap) {
 		size_t cap = a->execs_cap ? a->execs_cap * 2 : 16;
@@ -253,7 +209,7 @@ static void track(struct vn_agent *a, int64_t id)
 	a->execs[a->nexecs++] = id;
 }
 
-static bool tracked(const struct vn_agent *a, int64_t id)
+bool vn_agent_tracked(const struct vn_agent *a, int64_t id)
 {
 	for (size_t i = 0; i < a->nexecs; i++)
 		if (a->execs[i] == id)
@@ -261,7 +217,7 @@ static bool tracked(const struct vn_agent *a, int64_t id)
 	return false;
 }
 
-static void untrack(struct vn_agent *a, int64_t id)
+void vn_agent_untrack(struct vn_agent *a, int64_t id)
 {
 	for (size_t i = 0; i < a->nexecs; i++)
 		if (a->execs[i] == id) {
@@ -289,7 +245,7 @@ static int send_bytes(struct vn_agent *a, const char *s, size_t len, int64_t dea
 			return vn_infra_error(err, -errno, "%s: sending to the agent: %s", a->guest, strerror(errno));
 		if (vn_was_interrupted())
 			return vn_infra_error(err, -EINTR, "%s: interrupted while sending to the agent", a->guest);
-		if (expired(deadline))
+		if (vn_agent_expired(deadline))
 			return vn_infra_error(err, -ETIMEDOUT, "%s: timed out waiting to send to the agent", a->guest);
 		if (poll(&p, 1, poll_timeout(deadline, SLICE_MS)) < 0 && errno != EINTR)
 			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
@@ -297,7 +253,7 @@ static int send_bytes(struct vn_agent *a, const char *s, size_t len, int64_t dea
 	return 0;
 }
 
-static int send_msg(struct vn_agent *a, struct json_object *msg, int64_t deadline, struct vn_error *err)
+int vn_agent_send_msg(struct vn_agent *a, struct json_object *msg, int64_t deadline, struct vn_error *err)
 {
 	size_t len;
 	const char *s =
@@ -317,7 +273,7 @@ static int send_msg(struct vn_agent *a, struct json_object *msg, int64_t deadlin
 
 int vn_agent_send(struct vn_agent *a, struct json_object *msg, int timeout_ms, struct vn_error *err)
 {
-	return send_msg(a, msg, deadline_after(timeout_ms), err);
+	return vn_agent_send_msg(a, msg, vn_agent_deadline_after(timeout_ms), err);
 }
 
 /* ---- receiving: bounded lines, one scan of each byte ---- */
@@ -414,7 +370,7 @@ static int fill(struct vn_agent *a, size_t max, struct vn_error *err)
  * -EINTR when interrupted or a signal waits to be forwarded. Other errors
  * (a malformed or over-long message, EOF) fill err.
  */
-static int next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_msg *m, struct vn_error *err)
+int vn_agent_next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_msg *m, struct vn_error *err)
 {
 	size_t max = a->line_max && a->line_max < w->max_line ? a->line_max : w->max_line;
 
@@ -426,7 +382,7 @@ static int next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_ms
 
 		if ((w->fwd && *w->fwd) || vn_was_interrupted())
 			return -EINTR;
-		if (expired(w->deadline))
+		if (vn_agent_expired(w->deadline))
 			return -ETIMEDOUT;
 		rc = next_line(a, max, &line, &n, err);
 		if (rc < 0)
@@ -449,8 +405,8 @@ static int next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_ms
 	}
 }
 
-/* Turns next_msg()'s quiet -ETIMEDOUT / -EINTR into errors saying what was awaited. */
-static int wait_failed(struct vn_agent *a, int rc, int timeout_ms, const char *what, struct vn_error *err)
+/* Turns vn_agent_next_msg()'s quiet -ETIMEDOUT / -EINTR into errors saying what was awaited. */
+int vn_agent_wait_failed(struct vn_agent *a, int rc, int timeout_ms, const char *what, struct vn_error *err)
 {
 	if (rc == -ETIMEDOUT)
 		return vn_infra_error(err, rc, "%s: timed out after %d ms waiting for %s", a->guest, timeout_ms, what);
@@ -461,12 +417,12 @@ static int wait_failed(struct vn_agent *a, int rc, int timeout_ms, const char *w
 
 int vn_agent_recv(struct vn_agent *a, int timeout_ms, struct json_object **msg, struct vn_error *err)
 {
-	struct wait w = {.deadline = deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_READ, .extra_fd = -1};
+	struct wait w = {.deadline = vn_agent_deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_READ, .extra_fd = -1};
 	struct vn_agent_msg m;
-	int rc = next_msg(a, &w, &m, err);
+	int rc = vn_agent_next_msg(a, &w, &m, err);
 
 	if (rc < 0)
-		return wait_failed(a, rc, timeout_ms, "a message from the agent", err);
+		return vn_agent_wait_failed(a, rc, timeout_ms, "a message from the agent", err);
 	*msg = steal_pointer(&m.json);
 	vn_agent_msg_clear(&m);
 	return 0;
@@ -490,7 +446,7 @@ static int take_final(struct vn_agent *a, struct vn_agent_msg *m, const char *op
 static int call(struct vn_agent *a, struct json_object *req, int timeout_ms, size_t max_line,
 		struct json_object **reply, struct vn_error *err)
 {
-	struct wait w = {.deadline = deadline_after(timeout_ms), .max_line = max_line, .extra_fd = -1};
+	struct wait w = {.deadline = vn_agent_deadline_after(timeout_ms), .max_line = max_line, .extra_fd = -1};
 	int64_t id = vn_agent_next_id(a);
 	struct json_object *op_v;
 	char op[64], what[96];
@@ -499,21 +455,21 @@ static int call(struct vn_agent *a, struct json_object *req, int timeout_ms, siz
 	snprintf(op, sizeof(op), "%s",
 		 json_object_object_get_ex(req, "op", &op_v) ? json_object_get_string(op_v) : "?");
 	json_object_object_add(req, "id", json_object_new_int64(id));
-	rc = send_msg(a, req, w.deadline, err);
+	rc = vn_agent_send_msg(a, req, w.deadline, err);
 	if (rc < 0)
 		return vn_error_prefix(err, "agent %s", op);
 	snprintf(what, sizeof(what), "the agent's reply to %s", op);
 	for (;;) {
 		struct vn_agent_msg m;
 
-		rc = next_msg(a, &w, &m, err);
+		rc = vn_agent_next_msg(a, &w, &m, err);
 		if (rc < 0)
-			return wait_failed(a, rc, timeout_ms, what, err);
+			return vn_agent_wait_failed(a, rc, timeout_ms, what, err);
 		if (m.has_id && m.id == id && m.kind == VN_AGENT_MSG_FINAL)
 			return take_final(a, &m, op, reply, err);
 		/* The end of an exec whose events nobody will take any more. */
 		if (m.has_id && m.kind == VN_AGENT_MSG_FINAL)
-			untrack(a, m.id);
+			vn_agent_untrack(a, m.id);
 		vn_agent_msg_clear(&m);
 	}
 }
@@ -526,7 +482,7 @@ int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, s
 
 int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **reply, struct vn_error *err)
 {
-	int64_t deadline = deadline_after(timeout_ms);
+	int64_t deadline = vn_agent_deadline_after(timeout_ms);
 	int64_t first_id = -1, last_id = -1, resend_at = 0;
 
 	for (;;) {
@@ -541,7 +497,7 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 				first_id = last_id;
 			json_object_object_add(req, "id", json_object_new_int64(last_id));
 			json_object_object_add(req, "op", json_object_new_string("hello"));
-			rc = send_msg(a, req, deadline, err);
+			rc = vn_agent_send_msg(a, req, deadline, err);
 			if (rc < 0)
 				return vn_error_prefix(err, "agent hello");
 			resend_at = vn_now_ms() + HELLO_RESEND_MS;
@@ -549,11 +505,11 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 		struct wait w = {.deadline = deadline >= 0 && deadline < resend_at ? deadline : resend_at,
 				 .max_line = VN_AGENT_LINE_MAX_SMALL,
 				 .extra_fd = -1};
-		rc = next_msg(a, &w, &m, err);
-		if (rc == -ETIMEDOUT && !expired(deadline))
+		rc = vn_agent_next_msg(a, &w, &m, err);
+		if (rc == -ETIMEDOUT && !vn_agent_expired(deadline))
 			continue;
 		if (rc < 0)
-			return wait_failed(a, rc, timeout_ms, "the agent to answer hello", err);
+			return vn_agent_wait_failed(a, rc, timeout_ms, "the agent to answer hello", err);
 		/* Any of our hellos will do; earlier ids are leftovers from someone else. */
 		if (!m.has_id || m.id < first_id || m.id > last_id || m.kind != VN_AGENT_MSG_FINAL) {
 			vn_agent_msg_clear(&m);
@@ -573,62 +529,8 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 	}
 }
 
-/*
- * The liveness probe's part of a wait: send a hello when one is due, and
- * judge a probe's answer (m, when it is one: consumed, returns 1). 0: nothing
- * to say; < 0: the agent restarted or went silent.
- */
-static int probe(struct vn_agent *a, struct vn_agent_msg *m, struct vn_error *err)
-{
-	int64_t now = vn_now_ms();
 
-	if (m) {
-		if (a->probe_first < 0 || !m->has_id || m->id < a->probe_first || m->id > a->probe_last ||
-		    m->kind != VN_AGENT_MSG_FINAL)
-			return 0;
-		struct json_object *pid = NULL;
-		int64_t p = json_object_object_get_ex(m->json, "pid", &pid) && json_object_is_type(pid, json_type_int)
-				    ? json_object_get_int64(pid)
-				    : 0;
-		vn_agent_msg_clear(m);
-		if (p != a->agent_pid)
-			return vn_infra_error(err, -ECONNRESET,
-					      "%s: the agent restarted (pid %lld, now %lld): it was killed or crashed "
-					      "inside the guest, and the %zu command(s) it was running are lost",
-					      a->guest, (long long)a->agent_pid, (long long)p, a->nexecs);
-		a->probe_first = -1;
-		a->probe_next = now + a->probe_every_ms;
-		return 1;
-	}
-	if (!a->agent_pid || !a->nexecs || a->probe_every_ms <= 0)
-		return 0;
-	if (a->probe_first >= 0 && now - a->probe_since >= a->probe_timeout_ms)
-		return vn_infra_error(err, -ETIMEDOUT,
-				      "%s: the agent has not answered for %d s while %zu command(s) ran (hung, or "
-				      "its guest is)",
-				      a->guest, a->probe_timeout_ms / 1000, a->nexecs);
-	if (a->probe_next == 0)
-		a->probe_next = now + a->probe_every_ms;
-	if (now < a->probe_next)
-		return 0;
-	struct json_object *req = json_object_new_object();
-	int64_t id = vn_agent_next_id(a);
-	json_object_object_add(req, "id", json_object_new_int64(id));
-	json_object_object_add(req, "op", json_object_new_string("hello"));
-	int rc = send_msg(a, req, now + a->probe_every_ms, err);
-	if (rc < 0)
-		return vn_error_prefix(err, "agent liveness probe");
-	/* Unanswered ones are resent: a restarted agent may have missed what was sent while it was down. */
-	if (a->probe_first < 0) {
-		a->probe_first = id;
-		a->probe_since = now;
-	}
-	a->probe_last = id;
-	a->probe_next = now + a->probe_every_ms;
-	return 0;
-}
-
-static struct json_object *new_request(const char *op)
+struct json_object *vn_agent_new_request(const char *op)
 {
 	struct json_object *req = json_object_new_object();
 
@@ -636,7 +538,7 @@ static struct json_object *new_request(const char *op)
 	return req;
 }
 
-static struct json_object *b64_string(const void *data, size_t len)
+struct json_object *vn_agent_b64_string(const void *data, size_t len)
 {
 	_cleanup_free_ char *b64 = malloc(vn_base64_encoded_len(len) + 1);
 	size_t n;
@@ -650,7 +552,7 @@ static struct json_object *b64_string(const void *data, size_t len)
 int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, char **data, size_t *len,
 		       struct vn_error *err)
 {
-	struct json_object *req = new_request("read");
+	struct json_object *req = vn_agent_new_request("read");
 	struct json_object *reply = NULL, *v;
 	size_t slen;
 	long n;
@@ -683,10 +585,10 @@ int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, cha
 int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, size_t len, int mode,
 			unsigned flags, int timeout_ms, struct vn_error *err)
 {
-	struct json_object *req = new_request("write");
+	struct json_object *req = vn_agent_new_request("write");
 
 	json_object_object_add(req, "path", json_object_new_string(path));
-	json_object_object_add(req, "data", b64_string(data, len));
+	json_object_object_add(req, "data", vn_agent_b64_string(data, len));
 	if (mode >= 0)
 		json_object_object_add(req, "mode", json_object_new_int(mode));
 	if (flags & VN_AGENT_WRITE_APPEND)
@@ -696,265 +598,5 @@ int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, 
 
 int vn_agent_poweroff(struct vn_agent *a, int timeout_ms, struct vn_error *err)
 {
-	return vn_agent_call(a, new_request("poweroff"), timeout_ms, NULL, err);
-}
-
-/* ---- asynchronous exec ---- */
-
-int vn_agent_exec_start(struct vn_agent *a, const struct vn_agent_cmd *c, int timeout_ms, int64_t *id,
-			struct vn_error *err)
-{
-	struct json_object *req, *argv;
-	int64_t my_id;
-	int rc;
-
-	if (!c->argv || !c->argv[0])
-		return vn_input_error(err, "exec: empty command");
-	for (const char *const *p = c->env; p && *p; p++) {
-		const char *eq = strchr(*p, '=');
-
-		if (!eq || eq == *p)
-			return vn_input_error(err, "exec: environment entry '%s' is not KEY=VALUE", *p);
-	}
-	my_id = vn_agent_next_id(a);
-	req = new_request("exec");
-	argv = json_object_new_array();
-	json_object_object_add(req, "id", json_object_new_int64(my_id));
-	for (const char *const *p = c->argv; *p; p++)
-		json_object_array_add(argv, json_object_new_string(*p));
-	json_object_object_add(req, "argv", argv);
-	if (c->env) {
-		struct json_object *env = json_object_new_object();
-
-		for (const char *const *p = c->env; *p; p++) {
-			const char *eq = strchr(*p, '=');
-			_cleanup_free_ char *key = strndup(*p, (size_t)(eq - *p));
-
-			if (!key)
-				abort();
-			json_object_object_add(env, key, json_object_new_string(eq + 1));
-		}
-		json_object_object_add(req, "env", env);
-	}
-	if (c->cwd)
-		json_object_object_add(req, "cwd", json_object_new_string(c->cwd));
-	if (c->timeout_s > 0)
-		json_object_object_add(req, "timeout_s", json_object_new_double(c->timeout_s));
-	if (c->with_stdin)
-		json_object_object_add(req, "stdin", json_object_new_boolean(1));
-	rc = send_msg(a, req, deadline_after(timeout_ms), err);
-	if (rc < 0)
-		return vn_error_prefix(err, "agent exec %s", c->argv[0]);
-	track(a, my_id);
-	*id = my_id;
-	return 0;
-}
-
-int vn_agent_exec_signal(struct vn_agent *a, int64_t id, int sig, int timeout_ms, struct vn_error *err)
-{
-	struct json_object *m = new_request("signal");
-
-	json_object_object_add(m, "id", json_object_new_int64(id));
-	json_object_object_add(m, "signal", json_object_new_int(sig));
-	return send_msg(a, m, deadline_after(timeout_ms), err);
-}
-
-int vn_agent_exec_stdin(struct vn_agent *a, int64_t id, const void *data, size_t len, int timeout_ms,
-			struct vn_error *err)
-{
-	struct json_object *m = new_request("stdin");
-
-	json_object_object_add(m, "id", json_object_new_int64(id));
-	if (data)
-		json_object_object_add(m, "data", b64_string(data, len));
-	else
-		json_object_object_add(m, "eof", json_object_new_boolean(1));
-	return send_msg(a, m, deadline_after(timeout_ms), err);
-}
-
-/* An exec's final reply as an EXIT event. */
-static int exit_event(struct vn_agent *a, const struct vn_agent_msg *m, struct vn_agent_event *ev,
-		      struct vn_error *err)
-{
-	ev->kind = VN_AGENT_EV_EXIT;
-	ev->guest_errno = m->guest_errno;
-	ev->error = m->ok ? NULL : m->error;
-	ev->timed_out = m->timed_out;
-	if (m->ok && !m->has_exit_code && !m->has_signal)
-		return vn_infra_error(err, -EBADMSG,
-				      "%s: malformed agent message (exec %lld ended with neither exit_code nor signal)",
-				      a->guest, (long long)m->id);
-	if (m->ok || m->timed_out) {
-		ev->started = true;
-		ev->status = m->has_exit_code ? m->exit_code : m->has_signal ? 128 + m->signal : 128 + SIGKILL;
-	} else {
-		ev->started = false;
-		ev->status = -1;
-	}
-	return 0;
-}
-
-/* next_msg() until an event of one of our execs: its codes, plus 0 with *ev filled. */
-static int take_event(struct vn_agent *a, const struct wait *w, struct vn_agent_event *ev, struct vn_error *err)
-{
-	vn_agent_msg_clear(&a->last);
-	for (;;) {
-		struct vn_agent_msg *m = &a->last;
-		int rc;
-
-		if ((rc = probe(a, NULL, err)) < 0)
-			return rc;
-		/* Come back for the next probe even while nothing arrives. */
-		struct wait slice = *w;
-		int64_t due = a->agent_pid && a->nexecs && a->probe_every_ms > 0 ? vn_now_ms() + a->probe_every_ms : -1;
-		if (due >= 0 && (slice.deadline < 0 || due < slice.deadline))
-			slice.deadline = due;
-		rc = next_msg(a, &slice, m, err);
-		if (rc == -ETIMEDOUT && slice.deadline != w->deadline)
-			continue;
-		if (rc != 0)
-			return rc;
-		if ((rc = probe(a, m, err)) != 0) {
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if (!m->has_id || !tracked(a, m->id)) {
-			vn_agent_msg_clear(m);
-			continue;
-		}
-		memset(ev, 0, sizeof(*ev));
-		ev->id = m->id;
-		if (m->kind == VN_AGENT_MSG_STREAM) {
-			ev->kind = m->stream;
-			ev->data = m->data;
-			ev->len = m->len;
-			return 0;
-		}
-		untrack(a, m->id);
-		return exit_event(a, m, ev, err);
-	}
-}
-
-int vn_agent_exec_wait(struct vn_agent *a, int timeout_ms, struct vn_agent_event *ev, struct vn_error *err)
-{
-	struct wait w = {.deadline = deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_SMALL, .extra_fd = -1};
-	int rc = take_event(a, &w, ev, err);
-
-	return rc < 0 ? wait_failed(a, rc, timeout_ms, "an event from the guest's commands", err) : rc;
-}
-
-/* Copies to a host fd; a reader that went away (EPIPE) stops the copying, not the command. */
-static void copy_out(int *fd, const char *s, size_t len)
-{
-	while (*fd >= 0 && len) {
-		ssize_t n = write(*fd, s, len);
-
-		if (n > 0) {
-			s += n;
-			len -= (size_t)n;
-		} else if (n < 0 && errno == EINTR) {
-			continue;
-		} else if (n < 0 && errno == EAGAIN) {
-			struct pollfd p = {.fd = *fd, .events = POLLOUT};
-			poll(&p, 1, SLICE_MS);
-		} else {
-			*fd = -1;
-		}
-	}
-}
-
-/* Appends at most up to max bytes in all; true when some had to be dropped. */
-static bool append_bounded(struct vn_strbuf *b, const char *s, size_t len, size_t max)
-{
-	size_t room = b->len < max ? max - b->len : 0;
-
-	vn_strbuf_append(b, s, len < room ? len : room);
-	return len > room;
-}
-
-static int exec_verdict(const struct vn_agent *a, const struct vn_agent_event *ev, const struct vn_agent_exec_opts *o,
-			int *exit_status, struct vn_error *err)
-{
-	if (ev->timed_out)
-		return vn_infra_error(err, -ETIMEDOUT, "%s: %s timed out after %g s and was killed", a->guest,
-				      o->argv[0], o->timeout_s);
-	if (!ev->started)
-		/* The agent could not start it: a wrong command line, so the user's input. */
-		return vn_error_set(err, VN_ERR_INPUT, ev->guest_errno ? -ev->guest_errno : -EIO, "guest: %s",
-				    ev->error);
-	*exit_status = ev->status;
-	return 0;
-}
-
-int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *exit_status, struct vn_error *err)
-{
-	const struct vn_agent_cmd c = {.argv = o->argv, .env = o->env, .cwd = o->cwd, .timeout_s = o->timeout_s,
-				       .with_stdin = o->stdin_fd >= 0};
-	struct wait w = {
-		.deadline = o->timeout_s > 0 ? vn_now_ms() + (int64_t)(o->timeout_s * 1000) + EXEC_GRACE_MS : -1,
-		.max_line = VN_AGENT_LINE_MAX_SMALL,
-		.extra_fd = o->stdin_fd,
-		.fwd = o->forward_signal,
-	};
-	size_t max = o->buf_max ? o->buf_max : VN_AGENT_EXEC_BUF_MAX;
-	int out_fd = o->stdout_fd, err_fd = o->stderr_fd;
-	int64_t id;
-	int rc;
-
-	if ((rc = vn_agent_exec_start(a, &c, 30000, &id, err)) < 0)
-		return rc;
-	for (;;) {
-		struct vn_agent_event ev;
-
-		rc = take_event(a, &w, &ev, err);
-		if (rc == -EINTR && o->forward_signal && *o->forward_signal) {
-			int sig = *o->forward_signal;
-
-			*o->forward_signal = 0;
-			if ((rc = vn_agent_exec_signal(a, id, sig, 5000, err)) < 0)
-				goto fail;
-			continue;
-		}
-		if (rc == -ETIMEDOUT) {
-			rc = vn_infra_error(err, rc, "%s: timed out after %g s (+%d s grace) waiting for '%s' to finish",
-					    a->guest, o->timeout_s, EXEC_GRACE_MS / 1000, o->argv[0]);
-			goto fail;
-		}
-		if (rc == -EINTR) {
-			rc = vn_infra_error(err, rc, "%s: interrupted while '%s' ran", a->guest, o->argv[0]);
-			goto fail;
-		}
-		if (rc < 0)
-			goto fail;
-		if (rc == 1) {
-			char buf[STDIN_CHUNK];
-			ssize_t n = read(w.extra_fd, buf, sizeof(buf));
-
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			/* A read error ends stdin like EOF would: the command must not wait forever. */
-			int64_t left = w.deadline >= 0 ? w.deadline - vn_now_ms() : 30000;
-
-			rc = vn_agent_exec_stdin(a, id, n > 0 ? buf : NULL, n > 0 ? (size_t)n : 0,
-						 left > 0 ? (int)left : 0, err);
-			if (rc < 0)
-				goto fail;
-			if (n <= 0)
-				w.extra_fd = -1;
-			continue;
-		}
-		if (ev.kind == VN_AGENT_EV_EXIT)
-			return exec_verdict(a, &ev, o, exit_status, err);
-		bool is_err = ev.kind == VN_AGENT_EV_STDERR;
-		struct vn_strbuf *b = is_err ? o->stderr_buf : o->stdout_buf;
-
-		copy_out(is_err ? &err_fd : &out_fd, ev.data, ev.len);
-		if (b && append_bounded(b, ev.data, ev.len, max) && o->truncated)
-			*o->truncated = true;
-	}
-fail:
-	/* Whatever it still sends is dropped from now on. */
-	untrack(a, id);
-	return rc;
+	return vn_agent_call(a, vn_agent_new_request("poweroff"), timeout_ms, NULL, err);
 }

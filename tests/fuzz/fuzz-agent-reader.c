@@ -1,7 +1,7 @@
 /*
  * Fuzz target for the host reader of the agent protocol: arbitrary bytes, as
  * a hostile guest would send them, go through the line reader and the
- * decoder (src/guest/agent-client.c, agent-proto.c) the way the scenario
+ * decoder (src/guest/agent-client.c, agent-exec.c, agent-proto.c) the way the scenario
  * runner, vn_agent_exec and vn_agent_read_file consume them. Built for
  * libFuzzer with clang (-DVN_FUZZ=ON), and always with a replay main() so
  * the corpus runs as a regression test.
