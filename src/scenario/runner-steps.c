@@ -1,0 +1,337 @@
+/*
+ * The guest side of a run: prepare the guest, start each step's processes
+ * and each timed move when due, and gather what they left for the
+ * assertions. All of it travels over the run's one agent connection
+ * (runner.c).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/runner-priv.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/parse.h"
+
+static void nodelist(struct vn_strbuf *b, const unsigned *nodes, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		vn_strbuf_printf(b, "%s%u", i ? "," : "", nodes[i]);
+}
+
+/* sh wrapper (pidfile, cgroup) + numactl placement + the workload and its options. */
+static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsigned idx)
+{
+	struct vn_strbuf script = VN_STRBUF_INIT;
+	char **v = calloc(64 + (st->argv ? 64 : 0), sizeof(char *));
+	unsigned n = 0;
+	const struct vn_scn_placement *p = &st->placement;
+
+	vn_strbuf_printf(&script, "echo $$ > " RUN_DIR "/%s.%u.pid && ", st->name, idx);
+	if (st->cgroup)
+		vn_strbuf_printf(&script, "echo $$ > /sys/fs/cgroup/%s/cgroup.procs && ", st->cgroup);
+	vn_strbuf_printf(&script, "exec \"$@\"");
+	v[n++] = strdup("/bin/sh");
+	v[n++] = strdup("-c");
+	v[n++] = vn_strbuf_steal(&script);
+	v[n++] = strdup("vnuma-step");
+	if (p->policy != VN_PLACE_NONE) {
+		struct vn_strbuf b = VN_STRBUF_INIT;
+		v[n++] = strdup("numactl");
+		if (p->policy == VN_PLACE_CPUNODEBIND || p->ncpu_nodes) {
+			vn_strbuf_printf(&b, "--cpunodebind=");
+			if (p->policy == VN_PLACE_CPUNODEBIND)
+				nodelist(&b, p->nodes, p->nnodes);
+			else
+				nodelist(&b, p->cpu_nodes, p->ncpu_nodes);
+			v[n++] = vn_strbuf_steal(&b);
+		}
+		static const char *const flag[] = {[VN_PLACE_MEMBIND] = "--membind=",
+						   [VN_PLACE_PREFERRED] = "--preferred=",
+						   [VN_PLACE_INTERLEAVE] = "--interleave="};
+		if (p->policy != VN_PLACE_CPUNODEBIND) {
+			vn_strbuf_printf(&b, "%s", flag[p->policy]);
+			nodelist(&b, p->nodes, p->nnodes);
+			v[n++] = vn_strbuf_steal(&b);
+		}
+		v[n++] = strdup("--");
+	}
+	if (strcmp(st->workload, "cmd") != 0) {
+		if (asprintf(&v[n++], "/usr/lib/vnuma/vnuma-wl-%s", st->workload) < 0)
+			abort();
+		if (st->size && asprintf(&v[n++], "--size=%lluM", (unsigned long long)(st->size >> 20)) < 0)
+			abort();
+		if (st->duration_s > 0 && asprintf(&v[n++], "--duration=%g", st->duration_s) < 0)
+			abort();
+		if (st->threads && asprintf(&v[n++], "--threads=%u", st->threads) < 0)
+			abort();
+	}
+	for (char **a = st->argv; a && *a && n < 126; a++)
+		v[n++] = strdup(*a);
+	(void)r;
+	return v;
+}
+
+static int start_step(struct run *r, unsigned si, unsigned rep, struct vn_error *err)
+{
+	const struct vn_scn_step *st = &r->s->steps[si];
+
+	for (unsigned i = 0; i < st->processes; i++) {
+		_cleanup_strv_ char **argv = step_argv(r, st, i);
+		char name[PATH_MAX];
+		struct exec *e;
+		int rc = vn_run_exec_start(r, EX_WORKLOAD, (const char *const *)argv, &e, err);
+		if (rc < 0)
+			return rc;
+		e->step = si;
+		e->index = i;
+		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.out", st->name, rep, i);
+		if ((rc = vn_run_open_out(r->dir, name, &e->out, err)) < 0)
+			return rc;
+		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.err", st->name, rep, i);
+		if ((rc = vn_run_open_out(r->dir, name, &e->errf, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The timed action: sched_setaffinity (taskset -a) of the first processes to a node's CPUs. */
+static int start_move(struct run *r, unsigned si, const struct vn_scn_action *act, struct vn_error *err)
+{
+	const struct vn_scn_step *st = &r->s->steps[si];
+	unsigned count = (unsigned)ceil(act->fraction * st->processes);
+	_cleanup_free_ char *cpus = vn_cpulist_format(&r->t->nodes[act->to_node].cpus);
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	struct exec *e;
+	int rc;
+
+	if (r->d->nmoves >= VN_ARRAY_SIZE(r->d->moves))
+		return vn_input_error(err, "%s: too many move actions", r->s->path);
+	vn_strbuf_printf(&b, "for i in $(seq 0 %u); do p=$(cat " RUN_DIR "/%s.$i.pid 2>/dev/null) || continue; "
+			     "taskset -a -p -c %s $p >/dev/null && echo pid $p; done; cat /proc/uptime",
+			 count - 1, st->name, cpus);
+	const char *argv[] = {"/bin/sh", "-c", b.s, NULL};
+	rc = vn_run_exec_start(r, EX_ACTION, argv, &e, err);
+	vn_strbuf_free(&b);
+	if (rc < 0)
+		return rc;
+	e->move = r->d->nmoves;
+	struct vn_run_move *mv = &r->d->moves[r->d->nmoves++];
+	memset(mv, 0, sizeof(*mv));
+	mv->step = si;
+	mv->to_node = act->to_node;
+	return 0;
+}
+
+/* Fill a move's pids and time from its action's output once it finished. */
+static void finish_moves(struct run *r)
+{
+	for (unsigned i = 0; i < r->nex; i++) {
+		struct exec *e = &r->ex[i];
+		if (e->kind != EX_ACTION || !e->done || !e->buf.s)
+			continue;
+		struct vn_run_move *mv = &r->d->moves[e->move];
+		mv->npids = 0;
+		for (char *line = strtok(e->buf.s, "\n"); line; line = strtok(NULL, "\n")) {
+			if (strncmp(line, "pid ", 4) == 0 && mv->npids < VN_ARRAY_SIZE(mv->pids))
+				mv->pids[mv->npids++] = atoi(line + 4);
+			else
+				mv->uptime = atof(line);
+		}
+		vn_strbuf_free(&e->buf);
+	}
+}
+
+struct pending {
+	unsigned step;
+	const struct vn_scn_action *act;
+	double due;
+	bool fired;
+};
+
+static bool step_running(const struct run *r, unsigned si)
+{
+	for (unsigned i = 0; i < r->nex; i++)
+		if (r->ex[i].kind == EX_WORKLOAD && r->ex[i].step == si && !r->ex[i].done)
+			return true;
+	return false;
+}
+
+static bool any_running(const struct run *r, enum exec_kind kind)
+{
+	for (unsigned i = 0; i < r->nex; i++)
+		if (r->ex[i].kind == kind && !r->ex[i].done)
+			return true;
+	return false;
+}
+
+static int fire_due(struct run *r, struct pending *p, unsigned np, struct vn_error *err)
+{
+	for (unsigned i = 0; i < np; i++) {
+		if (p[i].fired || vn_now_s() < p[i].due || r->stop)
+			continue;
+		p[i].fired = true;
+		int rc = start_move(r, p[i].step, p[i].act, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int vn_run_steps(struct run *r, struct vn_error *err)
+{
+	struct pending pend[256];
+	unsigned np = 0;
+	int rc;
+
+	for (unsigned rep = 0; rep < r->s->repeats && !r->stop; rep++) {
+		for (unsigned si = 0; si < r->s->nsteps && !r->stop; si++) {
+			const struct vn_scn_step *st = &r->s->steps[si];
+			double start = vn_now_s();
+
+			if ((rc = start_step(r, si, rep, err)) < 0)
+				return rc;
+			for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)
+				pend[np++] = (struct pending){.step = si, .act = &st->actions[k], .due = start + st->actions[k].at_s};
+			while (!st->background && step_running(r, si) && !r->stop) {
+				if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = vn_run_pump(r, 100, err)) < 0)
+					return rc;
+			}
+		}
+	}
+	/* Background steps, and actions still due while they run. */
+	while (any_running(r, EX_WORKLOAD) && !r->stop)
+		if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = vn_run_pump(r, 100, err)) < 0)
+			return rc;
+	/* Killed processes still send their final message. */
+	double until = vn_now_s() + 10;
+	while ((any_running(r, EX_WORKLOAD) || any_running(r, EX_ACTION)) && vn_now_s() < until)
+		if ((rc = vn_run_pump(r, 100, err)) < 0)
+			return rc;
+	finish_moves(r);
+	return 0;
+}
+
+/*
+ * One sysctl, written with the agent's write op: the value goes to the file
+ * as bytes, never through a shell, so a quote or "$(...)" in it is just a
+ * value the kernel accepts or refuses. Since 5.13 the
+ * kernel.numa_balancing_scan_* knobs live in debugfs
+ * (sched/numa_balancing/scan_*); the sysctl names work for both.
+ */
+static int set_sysctl(struct run *r, const struct vn_scn_sysctl *sc, struct vn_error *err)
+{
+	_cleanup_free_ char *key = strdup(sc->key), *path = NULL, *value = NULL;
+	const char *moved = strncmp(sc->key, "kernel.numa_balancing_", 22) == 0 ? sc->key + 22 : NULL;
+	struct vn_error e = {0};
+	int rc;
+
+	if (!key)
+		return -ENOMEM;
+	for (char *p = key; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	if (asprintf(&path, "/proc/sys/%s", key) < 0 || asprintf(&value, "%s\n", sc->value) < 0)
+		return -ENOMEM;
+	rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
+	if (rc == -ENOENT && moved) {
+		vn_error_clear(&e);
+		free(path);
+		if (asprintf(&path, "/sys/kernel/debug/sched/numa_balancing/%s", moved) < 0)
+			return -ENOMEM;
+		rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
+	}
+	if (rc < 0) {
+		rc = vn_infra_error(err, rc, "cannot set sysctl %s to \"%s\" (%s)", sc->key, sc->value, e.msg);
+		vn_error_clear(&e);
+	}
+	return rc;
+}
+
+/* Sysctls (agent writes), then THP, hugetlb pages per node, cgroups: one guest script, checked. */
+int vn_run_prepare(struct run *r, struct vn_error *err)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	int rc;
+
+	for (unsigned i = 0; i < r->s->nsysctls; i++)
+		if ((rc = set_sysctl(r, &r->s->sysctls[i], err)) < 0)
+			return vn_error_prefix(err, "preparing the guest");
+	vn_strbuf_printf(&b, "set -e; mkdir -p " RUN_DIR "; ");
+	if (r->s->thp)
+		vn_strbuf_printf(&b, "echo %s > /sys/kernel/mm/transparent_hugepage/enabled; ", r->s->thp);
+	for (unsigned i = 0; i < r->s->nhugetlb; i++) {
+		const struct vn_scn_hugetlb *h = &r->s->hugetlb[i];
+		vn_strbuf_printf(&b,
+				 "f=/sys/devices/system/node/node%u/hugepages/hugepages-2048kB/nr_hugepages; echo %u > $f; "
+				 "[ $(cat $f) -ge %u ] || { echo \"node %u: only $(cat $f) of %u huge pages\" >&2; exit 1; }; ",
+				 h->node, h->pages, h->pages, h->node, h->pages);
+	}
+	for (char **c = r->s->cgroups; c && *c; c++)
+		vn_strbuf_printf(&b, "mkdir -p /sys/fs/cgroup/%s; ", *c);
+	vn_strbuf_printf(&b, "true");
+	rc = vn_run_guest_sh(r, b.s, NULL, err);
+	vn_strbuf_free(&b);
+	return rc < 0 ? vn_error_prefix(err, "preparing the guest") : 0;
+}
+
+/* pids per step (from the wrappers' pidfiles) and each process's result line. */
+void vn_run_gather(struct run *r)
+{
+	_cleanup_free_ char *pids = NULL;
+	struct vn_error e = {0};
+
+	if (vn_run_guest_sh(r, "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true", &pids,
+		     &e) == 0) {
+		for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
+			char name[256];
+			unsigned idx;
+			int pid;
+			char *dot = strrchr(line, ' ');
+			if (!dot || sscanf(dot + 1, "%d", &pid) != 1)
+				continue;
+			*dot = '\0';
+			/* "STEP.I.pid" */
+			char *p = strrchr(line, '.');
+			if (!p)
+				continue;
+			*p = '\0';
+			p = strrchr(line, '.');
+			if (!p || sscanf(p + 1, "%u", &idx) != 1)
+				continue;
+			*p = '\0';
+			snprintf(name, sizeof(name), "%s", line);
+			for (unsigned si = 0; si < r->s->nsteps; si++) {
+				struct vn_run_step_data *sd = &r->d->steps[si];
+				if (strcmp(r->s->steps[si].name, name) == 0 && sd->npids < VN_ARRAY_SIZE(sd->pids))
+					sd->pids[sd->npids++] = pid;
+			}
+		}
+	}
+	vn_error_clear(&e);
+	for (unsigned i = 0; i < r->nex; i++) {
+		struct exec *x = &r->ex[i];
+		if (x->kind != EX_WORKLOAD || !x->buf.s)
+			continue;
+		struct vn_run_step_data *sd = &r->d->steps[x->step];
+		/* The last line that parses is the result: workloads print exactly one. */
+		json_object *res = NULL;
+		for (char *line = strtok(x->buf.s, "\n"); line; line = strtok(NULL, "\n")) {
+			json_object *j = json_tokener_parse(line);
+			if (j) {
+				json_object_put(res);
+				res = j;
+			}
+		}
+		if (res && sd->nresults < VN_ARRAY_SIZE(sd->results))
+			sd->results[sd->nresults++] = res;
+		else
+			json_object_put(res);
+	}
+}
+
