@@ -10,13 +10,16 @@
 #include "kernel/kernel.h"
 #include "kernel/recipe.h"
 #include "util/cleanup.h"
+#include "util/alloc.h"
 
 static const struct vn_cmd kernel_build_cmd, kernel_list_cmd;
 
 static int state_cache(const char *state_dir, char **out, struct vn_error *err)
 {
-	if (state_dir)
-		return asprintf(out, "%s/cache/kernels", state_dir) < 0 ? -ENOMEM : 0;
+	if (state_dir) {
+		*out = vn_xasprintf("%s/cache/kernels", state_dir);
+		return 0;
+	}
 	return vn_kernel_cache_dir_default(out, err);
 }
 

@@ -13,6 +13,7 @@
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/clock.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,8 +66,7 @@ static int set_nonblock(int fd)
 void vn_agent_set_guest(struct vn_agent *a, const char *name)
 {
 	free(a->guest);
-	if (asprintf(&a->guest, "guest %s", name) < 0)
-		abort();
+	a->guest = vn_xasprintf("guest %s", name);
 }
 
 const char *vn_agent_guest(const struct vn_agent *a)
@@ -88,9 +88,7 @@ int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err)
 
 	if (rc < 0)
 		return vn_infra_error(err, rc, "guest agent fd %d: %s", fd, strerror(-rc));
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return vn_infra_error(err, -ENOMEM, "out of memory");
+	a = vn_xcalloc(1, sizeof(*a));
 	a->fd = fd;
 	a->probe_first = -1;
 	vn_agent_set_liveness(a, VN_AGENT_PROBE_EVERY_MS, VN_AGENT_PROBE_TIMEOUT_MS);
@@ -114,7 +112,7 @@ static void guest_from_socket(struct vn_agent *a, const char *path)
 		if (dir < base) {
 			_cleanup_free_ char *name = strndup(dir, (size_t)(base - dir));
 			if (!name)
-				abort();
+				vn_oom();
 			vn_agent_set_guest(a, name);
 			return;
 		}
@@ -202,7 +200,7 @@ void vn_agent_track(struct vn_agent *a, int64_t id)
 		int64_t *v = realloc(a->execs, cap * sizeof(*v));
 
 		if (!v)
-			abort();
+			vn_oom();
 		a->execs = v;
 		a->execs_cap = cap;
 	}
@@ -263,7 +261,7 @@ int vn_agent_send_msg(struct vn_agent *a, struct json_object *msg, int64_t deadl
 	/* One write for the common small message, so the line is not split needlessly. */
 	_cleanup_free_ char *line = malloc(len + 1);
 	if (!line)
-		abort();
+		vn_oom();
 	memcpy(line, s, len);
 	line[len] = '\n';
 	rc = send_bytes(a, line, len + 1, deadline, err);
@@ -345,7 +343,7 @@ static int fill(struct vn_agent *a, size_t max, struct vn_error *err)
 			cap = a->len + READ_CHUNK;
 		b = realloc(a->buf, cap);
 		if (!b)
-			abort();
+			vn_oom();
 		a->buf = b;
 		a->cap = cap;
 	}
@@ -544,7 +542,7 @@ struct json_object *vn_agent_b64_string(const void *data, size_t len)
 	size_t n;
 
 	if (!b64)
-		abort();
+		vn_oom();
 	n = vn_base64_encode(data, len, b64);
 	return json_object_new_string_len(b64, (int)n);
 }
@@ -570,7 +568,7 @@ int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, cha
 	}
 	_cleanup_free_ char *buf = malloc(slen / 4 * 3 + 4);
 	if (!buf)
-		abort();
+		vn_oom();
 	n = vn_base64_decode(json_object_get_string(v), slen, buf);
 	json_object_put(reply);
 	if (n < 0)

@@ -5,6 +5,7 @@
  */
 #include "guest/agent-client-priv.h"
 
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/interrupt.h"
@@ -104,7 +105,7 @@ int vn_agent_exec_start(struct vn_agent *a, const struct vn_agent_cmd *c, int ti
 			_cleanup_free_ char *key = strndup(*p, (size_t)(eq - *p));
 
 			if (!key)
-				abort();
+				vn_oom();
 			json_object_object_add(env, key, json_object_new_string(eq + 1));
 		}
 		json_object_object_add(req, "env", env);

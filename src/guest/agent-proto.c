@@ -7,6 +7,7 @@
  */
 #include "guest/agent-priv.h"
 
+#include "util/alloc.h"
 #include "util/cleanup.h"
 
 #include <errno.h>
@@ -85,7 +86,7 @@ static int decode_stream(struct vn_agent_msg *m, const char *guest, const char *
 	slen = (size_t)json_object_get_string_len(v);
 	m->data = malloc(slen / 4 * 3 + 4);
 	if (!m->data)
-		abort();
+		vn_oom();
 	n = vn_base64_decode(json_object_get_string(v), slen, m->data);
 	if (n < 0)
 		return malformed(err, guest, line, len, "\"data\" is not base64");
@@ -139,7 +140,7 @@ int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct 
 		return malformed(err, guest, line, len, "longer than 2 GiB");
 	tok = json_tokener_new();
 	if (!tok)
-		abort();
+		vn_oom();
 	m->json = json_tokener_parse_ex(tok, line, (int)len);
 	end = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);

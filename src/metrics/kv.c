@@ -1,4 +1,5 @@
 #include "metrics/kv.h"
+#include "util/alloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,7 +12,7 @@ int vn_metrics_parse_kv(const char *text, struct json_object **out, struct vn_er
 	struct json_object *o = json_object_new_object();
 
 	if (!o)
-		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+		vn_oom();
 	for (const char *line = text; line && *line;) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);

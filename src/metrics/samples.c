@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/alloc.h"
 
 /* Where a line came from, so every complaint names it as FILE:LINE. */
 struct where {
@@ -111,9 +112,7 @@ static int parse_proc(const struct where *w, struct json_object *o, struct vn_sa
 		}
 	}
 	size_t nt = json_object_array_length(threads);
-	p->threads = calloc(nt ? nt : 1, sizeof(*p->threads));
-	if (!p->threads)
-		return vn_error_set(w->err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+	p->threads = vn_xcalloc(nt ? nt : 1, sizeof(*p->threads));
 	for (size_t i = 0; i < nt; i++) {
 		struct json_object *t = json_object_array_get_idx(threads, i);
 		struct vn_sample_thread *th = &p->threads[p->nthreads];
@@ -193,9 +192,7 @@ static int parse_sample(const struct where *w, struct json_object *line, struct 
 	}
 
 	size_t np = json_object_array_length(procs);
-	s->procs = calloc(np ? np : 1, sizeof(*s->procs));
-	if (!s->procs)
-		return vn_error_set(w->err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+	s->procs = vn_xcalloc(np ? np : 1, sizeof(*s->procs));
 	for (size_t i = 0; i < np; i++) {
 		/* Counted before parsing so that sample_clear() frees a half-filled entry. */
 		s->nprocs++;
@@ -229,7 +226,7 @@ int vn_samples_parse(const char *jsonl, const char *name, struct vn_samples *out
 
 	memset(out, 0, sizeof(*out));
 	if (!tok)
-		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+		vn_oom();
 	for (const char *line = jsonl; line && *line;) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
@@ -262,13 +259,7 @@ int vn_samples_parse(const char *jsonl, const char *name, struct vn_samples *out
 
 		if (res.n == cap) {
 			unsigned ncap = cap ? 2 * cap : 64;
-			struct vn_sample *v = realloc(res.v, ncap * sizeof(*v));
-			if (!v) {
-				json_object_put(o);
-				r = vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
-				goto fail;
-			}
-			res.v = v;
+			res.v = vn_xreallocarray(res.v, ncap, sizeof(*res.v));
 			cap = ncap;
 		}
 		struct vn_sample *s = &res.v[res.n++];

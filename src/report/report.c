@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/file.h"
 
@@ -21,7 +22,7 @@ void vn_report_add(struct vn_report *r, const char *name, bool pass, const char 
 	struct vn_verdict *v = reallocarray(r->verdicts, r->nverdicts + 1, sizeof(*v));
 
 	if (!v)
-		abort();
+		vn_oom();
 	r->verdicts = v;
 	r->verdicts[r->nverdicts++] = (struct vn_verdict){
 		.name = strdup(name),
@@ -117,11 +118,8 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	snprintf(path, sizeof(path), "%s/result.json", dir);
 	/* Atomic: a reader (or a crash) sees the previous complete file or this one, never half of either. */
 	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	_cleanup_free_ char *line = NULL;
-	if (asprintf(&line, "%s\n", text) < 0)
-		rc = -ENOMEM;
-	else
-		rc = vn_file_write_text(path, line, err);
+	_cleanup_free_ char *line = vn_xasprintf("%s\n", text);
+	rc = vn_file_write_text(path, line, err);
 	json_object_put(o);
 	return rc;
 }

@@ -17,14 +17,13 @@
 #include "scenario/runner.h"
 #include "util/cleanup.h"
 #include "util/name.h"
+#include "util/alloc.h"
 
 static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_error *err)
 {
-	_cleanup_free_ char *copy = strdup(s->path);
+	_cleanup_free_ char *copy = vn_xstrdup(s->path);
 	char buf[PATH_MAX];
 
-	if (!copy)
-		return -ENOMEM;
 	if (strchr(s->topology, '/')) {
 		snprintf(buf, sizeof(buf), "%s/%s", s->topology[0] == '/' ? "" : dirname(copy), s->topology);
 		return vn_topology_find(s->topology[0] == '/' ? s->topology : buf, path, err);

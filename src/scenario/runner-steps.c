@@ -17,6 +17,7 @@
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/parse.h"
+#include "util/alloc.h"
 
 static void nodelist(struct vn_strbuf *b, const unsigned *nodes, unsigned n)
 {
@@ -62,14 +63,13 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 		v[n++] = strdup("--");
 	}
 	if (strcmp(st->workload, "cmd") != 0) {
-		if (asprintf(&v[n++], "/usr/lib/vnuma/vnuma-wl-%s", st->workload) < 0)
-			abort();
+		v[n++] = vn_xasprintf("/usr/lib/vnuma/vnuma-wl-%s", st->workload);
 		if (st->size && asprintf(&v[n++], "--size=%lluM", (unsigned long long)(st->size >> 20)) < 0)
-			abort();
+			vn_oom();
 		if (st->duration_s > 0 && asprintf(&v[n++], "--duration=%g", st->duration_s) < 0)
-			abort();
+			vn_oom();
 		if (st->threads && asprintf(&v[n++], "--threads=%u", st->threads) < 0)
-			abort();
+			vn_oom();
 	}
 	for (char **a = st->argv; a && *a && n < 126; a++)
 		v[n++] = strdup(*a);
@@ -226,24 +226,21 @@ int vn_run_steps(struct run *r, struct vn_error *err)
  */
 static int set_sysctl(struct run *r, const struct vn_scn_sysctl *sc, struct vn_error *err)
 {
-	_cleanup_free_ char *key = strdup(sc->key), *path = NULL, *value = NULL;
+	_cleanup_free_ char *key = vn_xstrdup(sc->key), *path = NULL, *value = NULL;
 	const char *moved = strncmp(sc->key, "kernel.numa_balancing_", 22) == 0 ? sc->key + 22 : NULL;
 	struct vn_error e = {0};
 	int rc;
 
-	if (!key)
-		return -ENOMEM;
 	for (char *p = key; *p; p++)
 		if (*p == '.')
 			*p = '/';
-	if (asprintf(&path, "/proc/sys/%s", key) < 0 || asprintf(&value, "%s\n", sc->value) < 0)
-		return -ENOMEM;
+	path = vn_xasprintf("/proc/sys/%s", key);
+	value = vn_xasprintf("%s\n", sc->value);
 	rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
 	if (rc == -ENOENT && moved) {
 		vn_error_clear(&e);
 		free(path);
-		if (asprintf(&path, "/sys/kernel/debug/sched/numa_balancing/%s", moved) < 0)
-			return -ENOMEM;
+		path = vn_xasprintf("/sys/kernel/debug/sched/numa_balancing/%s", moved);
 		rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
 	}
 	if (rc < 0) {

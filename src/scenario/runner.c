@@ -29,14 +29,14 @@
 #include "util/strbuf.h"
 
 #include "scenario/runner-priv.h"
+#include "util/alloc.h"
 
 /* DIR/NAME, malloc'd: result paths are the user's -o plus our names, any length. */
 char *vn_run_path(const char *dir, const char *name)
 {
 	char *p;
 
-	if (asprintf(&p, "%s/%s", dir, name) < 0)
-		abort();
+	p = vn_xasprintf("%s/%s", dir, name);
 	return p;
 }
 
@@ -345,8 +345,8 @@ static int results_start(struct vn_scenario *s, const struct vn_run_opts *o, con
 
 	if (o->outdir)
 		dir = strdup(o->outdir);
-	else if (asprintf(&dir, "results/%s-%s", s->name, stamp) < 0)
-		return -ENOMEM;
+	else
+		dir = vn_xasprintf("results/%s-%s", s->name, stamp);
 	/* A reused directory would mix this run's files with another's: refuse unless asked to. */
 	if ((rc = vn_dir_nonempty(dir)) != 0 && !o->force) {
 		if (rc < 0)
@@ -526,9 +526,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	d.t = r.t = t;
 	r.dir = dir;
 	*dirp = strdup(dir);
-	d.steps = calloc(s->nsteps, sizeof(*d.steps));
-	if (!d.steps || asprintf(&prefix, VN_SCN_GUEST_PREFIX "%s", s->name) < 0)
-		return -ENOMEM;
+	d.steps = vn_xcalloc(s->nsteps ? s->nsteps : 1, sizeof(*d.steps));
+	prefix = vn_xasprintf(VN_SCN_GUEST_PREFIX "%s", s->name);
 	double t_start = vn_now_s();
 	resolved = vn_scenario_to_json(s);
 	scn_path = vn_run_path(dir, "scenario.json");

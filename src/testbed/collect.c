@@ -12,14 +12,14 @@
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/alloc.h"
 
 /* Atomic and never through a symlink (util/file.h): a snapshot file is whole or absent. */
 static int save(const char *dir, const char *name, const char *data, struct vn_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
+	path = vn_xasprintf("%s/%s", dir, name);
 	return vn_file_write_text(path, data, err);
 }
 

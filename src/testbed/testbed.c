@@ -21,6 +21,7 @@
 #include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/clock.h"
+#include "util/alloc.h"
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -121,26 +122,14 @@ int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error
 	if ((rc = state_dir_path(state_dir, buf, sizeof(buf), err)) < 0)
 		return rc;
 	snprintf(dir, sizeof(dir), "%s/guests", buf);
-	char **v = calloc(1, sizeof(*v));
+	char **v = vn_xcalloc(1, sizeof(*v));
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	if (!v) {
-		if (d)
-			closedir(d);
-		return -ENOMEM;
-	}
 	while (d && (de = readdir(d))) {
-		char **nv;
 		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
 			continue;
-		if (!(nv = realloc(v, (n + 2) * sizeof(*v))) || !(nv[n] = strdup(de->d_name))) {
-			v = nv ? nv : v;
-			v[n] = NULL;
-			closedir(d);
-			vn_strvfreep(&v);
-			return -ENOMEM;
-		}
-		v = nv;
+		v = vn_xreallocarray(v, n + 2, sizeof(*v));
+		v[n] = vn_xstrdup(de->d_name);
 		v[++n] = NULL;
 	}
 	if (d)
@@ -208,20 +197,14 @@ static int find_helpers(char ***out, struct vn_error *err)
 				      p.helper_dirs[0], p.nhelper_dirs > 1 ? " or " : "", p.nhelper_dirs > 1 ? p.helper_dirs[1] : "");
 	}
 
-	char **v = calloc(g.gl_pathc + 3, sizeof(char *));
+	char **v = vn_xcalloc(g.gl_pathc + 3, sizeof(char *));
 	size_t k = 0;
-	if (!v) {
-		globfree(&g);
-		return -ENOMEM;
-	}
-	if (asprintf(&v[k++], "%s:%s", agent, VN_INITRAMFS_AGENT_PATH) < 0)
-		abort();
+	v[k++] = vn_xasprintf("%s:%s", agent, VN_INITRAMFS_AGENT_PATH);
 	if (sampler[0] && asprintf(&v[k++], "%s:%s/vnuma-sample", sampler, VN_INITRAMFS_WORKLOAD_DIR) < 0)
-		abort();
+		vn_oom();
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
-		if (asprintf(&v[k++], "%s:%s/%s", g.gl_pathv[i], VN_INITRAMFS_WORKLOAD_DIR, base) < 0)
-			abort();
+		v[k++] = vn_xasprintf("%s:%s/%s", g.gl_pathv[i], VN_INITRAMFS_WORKLOAD_DIR, base);
 	}
 	globfree(&g);
 	*out = v;
@@ -229,12 +212,10 @@ static int find_helpers(char ***out, struct vn_error *err)
 }
 
 /* The same layout vn_virt_guest_dir() creates; computed here so exec needs no libvirt. */
-static int guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char **dir, char **sock)
+static void guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char **dir, char **sock)
 {
-	if (asprintf(dir, "%s/guests/%s", ctx->state_dir, name) < 0 ||
-	    asprintf(sock, "%s/guests/%s/agent.sock", ctx->state_dir, name) < 0)
-		return -ENOMEM;
-	return 0;
+	*dir = vn_xasprintf("%s/guests/%s", ctx->state_dir, name);
+	*sock = vn_xasprintf("%s/guests/%s/agent.sock", ctx->state_dir, name);
 }
 
 /* "4node-amd", then "4node-amd-2", ... the first name no domain uses. */
@@ -247,8 +228,8 @@ static int pick_name(struct vn_virt *v, const char *base, char **out, struct vn_
 
 		if (i == 1)
 			name = strdup(base);
-		else if (asprintf(&name, "%s-%d", base, i) < 0)
-			return -ENOMEM;
+		else
+			name = vn_xasprintf("%s-%d", base, i);
 		if (vn_virt_domain_lookup(v, name, &d, &e) < 0) {
 			vn_error_clear(&e);
 			*out = steal_pointer(&name);
@@ -348,8 +329,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	if ((rc = find_helpers(&files, err)) < 0)
 		return rc;
 	_cleanup_free_ char *kcache = NULL;
-	if (asprintf(&kcache, "%s/cache/kernels", ctx->state_dir) < 0)
-		return -ENOMEM;
+	kcache = vn_xasprintf("%s/cache/kernels", ctx->state_dir);
 	struct vn_kernel_resolve_opts ko = {
 		.cache_dir = kcache,
 		.progress = o->kernel_progress,
@@ -360,8 +340,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	/* The boot deadline starts after a possible first-use kernel build. */
 	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : 180);
 
-	if (asprintf(&cache, "%s/cache", ctx->state_dir) < 0)
-		return -ENOMEM;
+	cache = vn_xasprintf("%s/cache", ctx->state_dir);
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
 	struct vn_initramfs_spec spec = {
 		.kernel_release = k->modules_dir ? k->release : NULL,
@@ -393,10 +372,9 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		vn_virt_close(v);
 		return rc;
 	}
-	if (asprintf(&sock, "%s/agent.sock", dir) < 0 || asprintf(&log, "%s/console.log", dir) < 0)
-		abort();
-	if (asprintf(&kernel_id, "%s %s", k->recipe, k->version) < 0)
-		abort();
+	sock = vn_xasprintf("%s/agent.sock", dir);
+	log = vn_xasprintf("%s/console.log", dir);
+	kernel_id = vn_xasprintf("%s %s", k->recipe, k->version);
 
 	struct vn_domain_opts dopts = {
 		.name = name,
@@ -569,8 +547,7 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 
 	if ((rc = vn_guest_name_check(name, err)) < 0)
 		return rc;
-	if (guest_paths(ctx, name, &dir, &sock) < 0)
-		return -ENOMEM;
+	guest_paths(ctx, name, &dir, &sock);
 	if (stat(dir, &st) != 0)
 		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
 	if ((rc = vn_agent_connect(sock, timeout_ms, out, err)) < 0)

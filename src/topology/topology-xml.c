@@ -14,6 +14,7 @@
 #include "topology/topology.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/alloc.h"
 
 /* q35's max_cpus in QEMU 7.2. */
 #define VN_MAX_CPUS 288
@@ -317,9 +318,7 @@ static int parse_hmat(struct ctx *c, xmlNodePtr n)
 		    (rc = get_uint_attr(c, k, "target", true, 0, VN_MAX_NODES - 1, &tgt)) < 0 ||
 		    (rc = get_uint_attr(c, k, is_lat ? "ns" : "mbps", true, 1, 100000000, &val)) < 0)
 			return rc;
-		struct vn_hmat_entry *e = reallocarray(t->hmat, t->nhmat + 1, sizeof(*e));
-		if (!e)
-			return vn_error_set(c->err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+		struct vn_hmat_entry *e = vn_xreallocarray(t->hmat, t->nhmat + 1, sizeof(*e));
 		t->hmat = e;
 		e = &t->hmat[t->nhmat++];
 		*e = (struct vn_hmat_entry){.initiator = (unsigned)ini,
@@ -575,7 +574,7 @@ int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_t
 	int rc;
 
 	if (!pctx || !t)
-		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "out of memory");
+		vn_oom();
 	if (len > INT32_MAX)
 		return vn_input_error(err, "%s: file too large", name);
 	if ((rc = check_encoding(buf, len, name, err)) < 0)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/alloc.h"
 
 static const char *kind_of(mode_t m)
 {
@@ -34,18 +35,13 @@ int vn_file_read(const char *path, size_t max, char **data, size_t *len, struct 
 		return vn_error_set(err, VN_ERR_INPUT, -EFBIG, "%s: larger than %zu bytes", path, max);
 	/* A file may grow while we read it; the limit holds whatever fstat said. */
 	cap = (size_t)st.st_size + 1;
-	_cleanup_free_ char *buf = malloc(cap + 1);
-	if (!buf)
-		return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "%s: out of memory", path);
+	_cleanup_free_ char *buf = vn_xmalloc(cap + 1);
 	for (;;) {
 		if (n == cap) {
 			if (cap > max)
 				return vn_error_set(err, VN_ERR_INPUT, -EFBIG, "%s: larger than %zu bytes", path, max);
 			size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
-			char *nb = realloc(buf, ncap + 1);
-			if (!nb)
-				return vn_error_set(err, VN_ERR_INFRA, -ENOMEM, "%s: out of memory", path);
-			buf = nb;
+			buf = vn_xreallocarray(buf, ncap + 1, 1);
 			cap = ncap;
 		}
 		ssize_t r = read(fd, buf + n, cap - n);
@@ -71,8 +67,7 @@ static int open_temp(const char *path, mode_t mode, char **tmp)
 	static atomic_uint counter;
 
 	for (int tries = 0; tries < 100; tries++) {
-		if (asprintf(tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1)) < 0)
-			return -ENOMEM;
+		*tmp = vn_xasprintf("%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
 		int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
 		if (fd >= 0)
 			return fd;
@@ -178,11 +173,9 @@ int vn_file_create_stream(const char *path, FILE **out, struct vn_error *err)
 
 int vn_dir_create(const char *path, struct vn_error *err)
 {
-	_cleanup_free_ char *buf = strdup(path);
+	_cleanup_free_ char *buf = vn_xstrdup(path);
 	struct stat st;
 
-	if (!buf)
-		return -ENOMEM;
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;

@@ -18,6 +18,7 @@
 #include "util/strbuf.h"
 #include "virt/virt-priv.h"
 #include "util/clock.h"
+#include "util/alloc.h"
 
 static void silent_error(void *opaque, virErrorPtr e)
 {
@@ -98,8 +99,8 @@ static int embed_root_setup(const char *root, struct vn_error *err)
 	char text[1024];
 	int rc;
 
-	if (asprintf(&etc, "%s/etc", root) < 0 || asprintf(&conf, "%s/qemu.conf", etc) < 0)
-		return -ENOMEM;
+	etc = vn_xasprintf("%s/etc", root);
+	conf = vn_xasprintf("%s/qemu.conf", etc);
 	if ((rc = mkdir_private(root, err)) < 0 || (rc = mkdir_private(etc, err)) < 0)
 		return rc;
 	snprintf(text, sizeof(text),
@@ -186,11 +187,9 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 	if (!uri)
 		uri = getenv("VNUMA_URI");
 	if (!uri || !*uri) {
-		if (asprintf(&root, "%s/libvirt", sd) < 0)
-			return -ENOMEM;
+		root = vn_xasprintf("%s/libvirt", sd);
 		_cleanup_free_ char *eroot = uri_escape(root);
-		if (asprintf(&u, "qemu:///embed?root=%s", eroot) < 0)
-			return -ENOMEM;
+		u = vn_xasprintf("qemu:///embed?root=%s", eroot);
 		if ((rc = embed_root_setup(root, err)) < 0)
 			return rc;
 	} else {
@@ -229,11 +228,7 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		return vn_virt_error(err, "cannot open %s", u);
 	}
 
-	struct vn_virt *v = calloc(1, sizeof(*v));
-	if (!v) {
-		virConnectClose(conn);
-		return -ENOMEM;
-	}
+	struct vn_virt *v = vn_xcalloc(1, sizeof(*v));
 	v->conn = conn;
 	v->uri = steal_pointer(&u);
 	v->state_dir = steal_pointer(&sd);
@@ -264,12 +259,10 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
 
 	if ((rc = vn_guest_name_check(name, err)) < 0)
 		return rc;
-	if (asprintf(&guests, "%s/guests", v->state_dir) < 0)
-		return -ENOMEM;
+	guests = vn_xasprintf("%s/guests", v->state_dir);
 	if ((rc = mkdir_private(guests, err)) < 0)
 		return rc;
-	if (asprintf(dir, "%s/%s", guests, name) < 0)
-		return -ENOMEM;
+	*dir = vn_xasprintf("%s/%s", guests, name);
 	if ((rc = mkdir_private(*dir, err)) < 0) {
 		free(*dir);
 		*dir = NULL;
@@ -281,13 +274,9 @@ static char *accel_cache_key(struct vn_virt *v)
 {
 	struct utsname u;
 	unsigned long ver = 0;
-	char *key = NULL;
-
 	uname(&u);
 	virConnectGetVersion(v->conn, &ver);
-	if (asprintf(&key, "%s qemu-%lu", u.release, ver) < 0)
-		return NULL;
-	return key;
+	return vn_xasprintf("%s qemu-%lu", u.release, ver);
 }
 
 /*
@@ -301,8 +290,6 @@ int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason
 	char path[4096], line[1024];
 	int rc = -ENOENT;
 
-	if (!key)
-		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	if (!f)
@@ -331,8 +318,6 @@ void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char
 	char path[4096];
 	_cleanup_free_ char *key = accel_cache_key(v);
 
-	if (!key)
-		return;
 	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "ae");
 	if (!f)

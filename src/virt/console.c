@@ -12,6 +12,7 @@
 
 #include "util/cleanup.h"
 #include "util/strbuf.h"
+#include "util/alloc.h"
 #include "virt/virt-priv.h"
 
 /*
@@ -211,9 +212,7 @@ int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn
 	/* Consoles can log megabytes; the last 64 KiB hold any useful tail. */
 	off_t start = sb.st_size > 65536 ? sb.st_size - 65536 : 0;
 	size_t cap = (size_t)(sb.st_size - start);
-	_cleanup_free_ char *buf = malloc(cap + 1);
-	if (!buf)
-		return -ENOMEM;
+	_cleanup_free_ char *buf = vn_xmalloc(cap + 1);
 	ssize_t n = pread(fd, buf, cap, start);
 	if (n < 0)
 		return vn_infra_error(err, -errno, "cannot read %s: %s", path, strerror(errno));

@@ -12,6 +12,7 @@
 #include "agent/protocol.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
+#include "util/alloc.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)
@@ -374,8 +375,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	    (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
 		return rc;
 	if (o->cmdline && *o->cmdline) {
-		if (asprintf(&cmdline, "%s %s", o->cmdline, extra) < 0)
-			return -ENOMEM;
+		cmdline = vn_xasprintf("%s %s", o->cmdline, extra);
 	} else {
 		cmdline = steal_pointer(&extra);
 	}

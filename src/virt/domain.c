@@ -13,19 +13,19 @@
 #include "util/cleanup.h"
 #include "virt/virt-priv.h"
 #include "util/clock.h"
+#include "util/alloc.h"
 
 static struct vn_virt_domain *domain_new(struct vn_virt *v, virDomainPtr dom, const char *name)
 {
 	struct vn_virt_domain *d = calloc(1, sizeof(*d));
 
 	if (!d)
-		abort();
+		vn_oom();
 	d->v = v;
 	d->dom = dom;
 	d->name = strdup(name);
-	if (asprintf(&d->guest_dir, "%s/guests/%s", v->state_dir, name) < 0 ||
-	    asprintf(&d->console_log, "%s/console.log", d->guest_dir) < 0)
-		abort();
+	d->guest_dir = vn_xasprintf("%s/guests/%s", v->state_dir, name);
+	d->console_log = vn_xasprintf("%s/console.log", d->guest_dir);
 	return d;
 }
 
@@ -234,13 +234,11 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	if ((rc = vn_virt_guest_dir(v, o->name, &dir, err)) < 0)
 		return rc;
 	if (!opts.console_log) {
-		if (asprintf(&log, "%s/console.log", dir) < 0)
-			return -ENOMEM;
+		log = vn_xasprintf("%s/console.log", dir);
 		opts.console_log = log;
 	}
 	if (!opts.agent_socket) {
-		if (asprintf(&sock, "%s/agent.sock", dir) < 0)
-			return -ENOMEM;
+		sock = vn_xasprintf("%s/agent.sock", dir);
 		opts.agent_socket = sock;
 	}
 	opts.meta.guest_dir = dir;
