@@ -57,7 +57,7 @@ static int cmd_exec(int argc, char **argv, struct vn_error *err)
 		return rc;
 
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	rc = vn_testbed_agent(&ctx, name, 10000, &a, err);
+	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
 	vn_testbed_ctx_clear(&ctx);
 	if (rc < 0)
 		return rc;
@@ -119,7 +119,7 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
 		return rc;
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	rc = vn_testbed_agent(&ctx, name, 10000, &a, err);
+	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
 	vn_testbed_ctx_clear(&ctx);
 	if (rc < 0 || (rc = vn_testbed_collect(a, outdir, err)) < 0)
 		return rc;

@@ -28,7 +28,7 @@ int vn_cli_ctx(const struct vn_cli_common *co, struct vn_testbed_ctx *ctx, struc
 static int cmd_up(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_getopt g;
-	struct vn_up_opts o = {.timeout_s = 180, .model = VN_FALLBACK_DEFAULT};
+	struct vn_up_opts o = {.timeout_s = VN_TESTBED_BOOT_MS / 1000, .model = VN_FALLBACK_DEFAULT};
 	struct vn_cli_common co = {0};
 	struct vn_testbed_ctx ctx;
 	struct vn_up_result r;
@@ -223,8 +223,8 @@ static int cmd_status(int argc, char **argv, struct vn_error *err)
 		struct vn_error e = {0};
 		_cleanup_free_ char *up = NULL;
 		size_t len;
-		if (vn_testbed_agent(&ctx, d->name, 5000, &a, &e) == 0 &&
-		    vn_agent_read_file(a, "/proc/uptime", 5000, &up, &len, &e) == 0)
+		if (vn_testbed_agent(&ctx, d->name, VN_AGENT_CONTROL_MS, &a, &e) == 0 &&
+		    vn_agent_read_file(a, "/proc/uptime", VN_AGENT_CONTROL_MS, &up, &len, &e) == 0)
 			printf("uptime:    %.0f s\n", atof(up));
 		else
 			printf("uptime:    ? (agent: %s)\n", e.msg);

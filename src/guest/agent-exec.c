@@ -276,7 +276,7 @@ int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *e
 	int64_t id;
 	int rc;
 
-	if ((rc = vn_agent_exec_start(a, &c, 30000, &id, err)) < 0)
+	if ((rc = vn_agent_exec_start(a, &c, VN_AGENT_EXEC_START_MS, &id, err)) < 0)
 		return rc;
 	for (;;) {
 		struct vn_agent_event ev;
@@ -286,7 +286,7 @@ int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *e
 			int sig = *o->forward_signal;
 
 			*o->forward_signal = 0;
-			if ((rc = vn_agent_exec_signal(a, id, sig, 5000, err)) < 0)
+			if ((rc = vn_agent_exec_signal(a, id, sig, VN_AGENT_CONTROL_MS, err)) < 0)
 				goto fail;
 			continue;
 		}
@@ -308,7 +308,7 @@ int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *e
 			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
 			/* A read error ends stdin like EOF would: the command must not wait forever. */
-			int64_t left = w.deadline >= 0 ? w.deadline - vn_now_ms() : 30000;
+			int64_t left = w.deadline >= 0 ? w.deadline - vn_now_ms() : VN_AGENT_EXEC_START_MS;
 
 			rc = vn_agent_exec_stdin(a, id, n > 0 ? buf : NULL, n > 0 ? (size_t)n : 0,
 						 left > 0 ? (int)left : 0, err);

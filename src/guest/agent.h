@@ -20,8 +20,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The libvirt <channel> target name; the agent looks for this port. */
-#define VN_AGENT_CHANNEL_NAME VN_AGENT_PORT_NAME
+/*
+ * How long one request to a running agent may take, in ms: a reply that takes
+ * longer means a stuck guest. A loaded TCG guest answers in well under 1 s.
+ */
+#define VN_AGENT_REPLY_MS 10000
+/* A signal to a command, or a read of a tiny file, where waiting long helps nobody. */
+#define VN_AGENT_CONTROL_MS 5000
+/* vn_agent_exec()'s start of its command: the agent may be busy starting others. */
+#define VN_AGENT_EXEC_START_MS 30000
 
 struct vn_agent;
 

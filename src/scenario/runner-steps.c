@@ -236,12 +236,12 @@ static int set_sysctl(struct run *r, const struct vn_scn_sysctl *sc, struct vn_e
 			*p = '/';
 	path = vn_xasprintf("/proc/sys/%s", key);
 	value = vn_xasprintf("%s\n", sc->value);
-	rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
+	rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, VN_AGENT_REPLY_MS, &e);
 	if (rc == -ENOENT && moved) {
 		vn_error_clear(&e);
 		free(path);
 		path = vn_xasprintf("/sys/kernel/debug/sched/numa_balancing/%s", moved);
-		rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, 10000, &e);
+		rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, VN_AGENT_REPLY_MS, &e);
 	}
 	if (rc < 0) {
 		rc = vn_infra_error(err, rc, "cannot set sysctl %s to \"%s\" (%s)", sc->key, sc->value, e.msg);

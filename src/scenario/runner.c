@@ -61,7 +61,7 @@ int vn_run_exec_start(struct run *r, enum exec_kind kind, const char *const *arg
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
 	e->status = -1;
-	if ((rc = vn_agent_exec_start(r->a, &c, 10000, &e->id, err)) < 0)
+	if ((rc = vn_agent_exec_start(r->a, &c, VN_AGENT_REPLY_MS, &e->id, err)) < 0)
 		return rc;
 	r->nex++;
 	*out = e;
@@ -72,7 +72,7 @@ void vn_run_signal(struct run *r, struct exec *e, int sig)
 {
 	struct vn_error err = {0};
 
-	vn_agent_exec_signal(r->a, e->id, sig, 2000, &err);
+	vn_agent_exec_signal(r->a, e->id, sig, VN_AGENT_CONTROL_MS, &err);
 	vn_error_clear(&err);
 }
 
@@ -538,7 +538,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.name_prefix = prefix,
 		.kernel = o->kernel ? o->kernel : s->kernel,
 		.append = s->append,
-		.timeout_s = 300,
+		.timeout_s = VN_SCN_BOOT_MS / 1000,
 		.model = VN_FALLBACK_DEFAULT,
 		.kernel_progress = o->kernel_progress,
 		.kernel_progress_data = o->kernel_progress_data,
@@ -551,7 +551,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	    (rc = copy_file(topo_path, dir, "topology.xml", err)) < 0 || (rc = vn_testbed_up(ctx, &uo, &up, err)) < 0)
 		goto finish;
 	record_boot(rep, &up);
-	if ((rc = vn_testbed_agent(ctx, up.name, 10000, &r.a, err)) < 0)
+	if ((rc = vn_testbed_agent(ctx, up.name, VN_TESTBED_AGENT_MS, &r.a, err)) < 0)
 		goto finish;
 	r.t0 = vn_now_s();
 	r.deadline = t_start + s->timeout_s;

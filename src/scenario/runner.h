@@ -3,6 +3,9 @@
 
 #include <stdbool.h>
 
+/* A scenario's boot deadline, in ms: longer than up's, since CI hosts run several guests at once. */
+#define VN_SCN_BOOT_MS 300000
+
 #include "report/report.h"
 #include "scenario/scenario.h"
 #include "testbed/testbed.h"

@@ -27,7 +27,7 @@ static int fetch(struct vn_agent *a, const char *path, char **out, struct vn_err
 {
 	size_t len;
 
-	return vn_agent_read_file(a, path, 10000, out, &len, err);
+	return vn_agent_read_file(a, path, VN_AGENT_REPLY_MS, out, &len, err);
 }
 
 int vn_testbed_collect(struct vn_agent *a, const char *dir, struct vn_error *err)

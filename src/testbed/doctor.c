@@ -28,6 +28,9 @@ static const char probe_topology[] = "<topology name='vnuma-probe'>"
 				     "<distances><row node='0'>10</row></distances>"
 				     "</topology>";
 
+/* The doctor waits this long (ms) for another vnuma to let go of the embedded driver. */
+#define VN_DOCTOR_LOCK_WAIT_MS 10000
+
 #define MIB (1024.0 * 1024.0)
 #define GIB (1024.0 * MIB)
 
@@ -254,7 +257,7 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 	check_resources(d, ctx->state_dir);
 
 	/* A short lock wait: a doctor that hangs behind another vnuma says nothing. */
-	if (vn_virt_open(ctx->uri, ctx->state_dir, 10000, &v, &e) < 0) {
+	if (vn_virt_open(ctx->uri, ctx->state_dir, VN_DOCTOR_LOCK_WAIT_MS, &v, &e) < 0) {
 		add(d, "libvirt", VN_CHECK_FAIL, "apt-get install libvirt-daemon-driver-qemu; details in STATE_DIR/libvirt.log",
 		    "%s", e.msg);
 		vn_error_clear(&e);

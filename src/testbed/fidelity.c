@@ -16,7 +16,7 @@ static int read_guest(struct vn_agent *a, const char *path, char **out, struct v
 {
 	size_t len;
 
-	return vn_agent_read_file(a, path, 10000, out, &len, err);
+	return vn_agent_read_file(a, path, VN_AGENT_REPLY_MS, out, &len, err);
 }
 
 /* Returns 1 when the guest file is missing (reported as a mismatch, not an error). */

@@ -103,7 +103,7 @@ int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const
 		return vn_infra_error(err, rc, "cannot create state directory %s: %s", buf, strerror(-rc));
 	ctx->state_dir = realpath(buf, NULL);
 	ctx->uri = uri;
-	ctx->lock_timeout_ms = 120000;
+	ctx->lock_timeout_ms = VN_TESTBED_LOCK_WAIT_MS;
 	if (!ctx->state_dir)
 		return vn_infra_error(err, -errno, "state directory %s: %s", buf, strerror(errno));
 	if ((rc = state_dir_check(ctx->state_dir, err)) < 0) {
@@ -338,7 +338,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	if ((rc = vn_kernel_resolve_with(o->kernel, o->modules, &ko, &k, err)) < 0)
 		return rc;
 	/* The boot deadline starts after a possible first-use kernel build. */
-	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : 180);
+	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000);
 
 	cache = vn_xasprintf("%s/cache", ctx->state_dir);
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
@@ -431,7 +431,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 			progress(o, "kernel started", "%.1f s after start", vn_now_s() - t0);
 		if (vn_now_s() > deadline) {
 			rc = boot_failed(d, log, err, -ETIMEDOUT, "guest %s: agent did not answer within %d s (%s%s)",
-					 name, o->timeout_s > 0 ? o->timeout_s : 180,
+					 name, o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000,
 					 vn_virt_domain_accel(d) == VN_ACCEL_KVM ? "KVM" : "TCG",
 					 kernel_seen ? ", the kernel started" : ", the kernel printed nothing");
 			break;

@@ -7,6 +7,14 @@
 
 #include <stdbool.h>
 
+/* Timeouts, in ms. */
+/* Connect and hello to a guest that is up (exec, collect, status, run after boot). */
+#define VN_TESTBED_AGENT_MS 10000
+/* Waiting for another vnuma process to let go of the embedded driver. */
+#define VN_TESTBED_LOCK_WAIT_MS 120000
+/* vnuma up's default boot deadline, QEMU's start until the agent answers (a first-use kernel build is not counted). */
+#define VN_TESTBED_BOOT_MS 180000
+
 #include "guest/agent.h"
 #include "kernel/build.h"
 #include "topology/fallback.h"
