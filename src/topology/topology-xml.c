@@ -365,6 +365,10 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		return fail(c, root, "no node has CPUs");
 	if (!with_mem)
 		return fail(c, root, "no node has memory");
+	/* The guest's low memory (below 1 MiB, the kernel image) always lies in node 0's cell. */
+	if (!t->nodes[0].memory)
+		return fail_at(c, t->nodes[0].line,
+			       "node 0 has no memory: vnuma cannot boot that, because the guest's low memory (below 1 MiB, the kernel image) always lies in node 0's cell; renumber the nodes so a node with memory comes first");
 	if (t->ncpus_total > VN_MAX_CPUS)
 		return fail(c, root, "%u CPUs: QEMU's q35 machine supports at most %d", t->ncpus_total, VN_MAX_CPUS);
 	for (unsigned cpu = 0; cpu < t->ncpus_total; cpu++)
@@ -451,12 +455,19 @@ static int validate(struct ctx *c, xmlNodePtr root)
 			return fail_at(c, e->line, "hmat initiator %u has no CPUs", e->initiator);
 		if (!t->nodes[e->target].memory)
 			return fail_at(c, e->line, "hmat target %u has no memory", e->target);
-		for (unsigned m = 0; m < k; m++)
-			if (t->hmat[m].initiator == e->initiator && t->hmat[m].target == e->target &&
-			    t->hmat[m].type == e->type)
-				return fail_at(c, e->line, "hmat %s %u->%u given twice (first at line %d)",
-					    e->type == VN_HMAT_LATENCY ? "latency" : "bandwidth", e->initiator,
-					    e->target, t->hmat[m].line);
+		for (unsigned m = 0; m < k; m++) {
+			const struct vn_hmat_entry *a = &t->hmat[m];
+			const char *type = e->type == VN_HMAT_LATENCY ? "latency" : "bandwidth";
+			if (a->initiator == e->initiator && a->target == e->target && a->type == e->type)
+				return fail_at(c, e->line, "hmat %s %u->%u given twice (first at line %d)", type,
+					       e->initiator, e->target, a->line);
+			/* libvirt 9.0 refuses the second direction at define time ("Link already defined"). */
+			if (a->type == e->type && a->initiator == e->target && a->target == e->initiator &&
+			    a->initiator != a->target)
+				return fail_at(c, e->line,
+					       "hmat %s %u->%u and %u->%u (line %d): libvirt 9.0 accepts only one direction between two nodes",
+					       type, e->initiator, e->target, a->initiator, a->target, a->line);
+		}
 	}
 	return 0;
 }

@@ -155,14 +155,6 @@ int vn_domain_cmdline_extra(const struct vn_topology *t, char **out, struct vn_e
 
 		if (vn_node_has_memory(nd))
 			continue;
-		if (i == 0)
-			return vn_input_error(err, "%s%snode 0 has no memory: vnuma cannot boot that, because the guest's "
-					      "low memory (below 1 MiB, the kernel image) always lies in node 0's cell; "
-					      "renumber the nodes so a node with memory comes first",
-					      t->path ? t->path : "", t->path ? ": " : "");
-		if (!vn_node_has_cpus(nd))
-			return vn_input_error(err, "%s%snode %u has neither CPUs nor memory",
-					      t->path ? t->path : "", t->path ? ": " : "", nd->id);
 		struct vn_gpa_range r[2];
 		unsigned n;
 		int rc = vn_domain_cell_ranges(t, i, r, &n, err);
@@ -202,12 +194,7 @@ static bool sockets_within_nodes(const struct vn_topology *t, unsigned per_socke
 
 int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out, struct vn_error *err)
 {
-	if (t->ncpus_total == 0)
-		return vn_input_error(err, "topology has no CPUs");
 	if (t->cpu_topology_given) {
-		if ((uint64_t)t->sockets * t->dies * t->cores * t->threads != t->ncpus_total)
-			return vn_input_error(err, "cpu topology %u sockets x %u dies x %u cores x %u threads != %u CPUs",
-					      t->sockets, t->dies, t->cores, t->threads, t->ncpus_total);
 		*out = (struct vn_cpu_layout){t->sockets, t->dies, t->cores, t->threads};
 		return 0;
 	}
@@ -232,46 +219,6 @@ int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out,
 		return 0;
 	}
 	*out = (struct vn_cpu_layout){t->ncpus_total, 1, 1, 1};
-	return 0;
-}
-
-static int check_model(const struct vn_topology *t, struct vn_error *err)
-{
-	/*
-	 * libvirt 9.0 rejects an HMAT pair given in both directions between two
-	 * nodes ("XML error: Link already defined"), so say so before a define.
-	 */
-	for (unsigned k = 0; k < t->nhmat; k++)
-		for (unsigned m = 0; m < k; m++) {
-			const struct vn_hmat_entry *a = &t->hmat[m], *h = &t->hmat[k];
-			if (a->type == h->type && a->initiator == h->target && a->target == h->initiator &&
-			    a->initiator != a->target)
-				return vn_input_error(err,
-						      "%s:%d: hmat %s %u->%u and %u->%u (line %d): libvirt 9.0 accepts only one direction between two nodes",
-						      t->path ? t->path : t->name, h->line,
-						      h->type == VN_HMAT_LATENCY ? "latency" : "bandwidth", h->initiator,
-						      h->target, a->initiator, a->target, a->line);
-		}
-
-	if (t->nnodes == 0)
-		return vn_input_error(err, "topology has no nodes");
-	for (unsigned i = 0; i < t->nnodes; i++)
-		if (t->nodes[i].id != i)
-			return vn_input_error(err, "node ids must be 0..%u in order (libvirt cell ids), found %u at position %u",
-					      t->nnodes - 1, t->nodes[i].id, i);
-	for (unsigned c = 0; c < t->ncpus_total; c++)
-		if (vn_topology_cpu_node(t, c) < 0)
-			return vn_input_error(err, "CPU %u (of %u) belongs to no node", c, t->ncpus_total);
-	for (unsigned i = 0; i < t->nnodes; i++) {
-		int last = vn_cpuset_last(&t->nodes[i].cpus);
-		if (last >= (int)t->ncpus_total)
-			return vn_input_error(err, "node %u has CPU %d but the topology has %u CPUs", i, last,
-					      t->ncpus_total);
-	}
-	for (unsigned k = 0; k < t->nhmat; k++)
-		if (t->hmat[k].initiator >= t->nnodes || t->hmat[k].target >= t->nnodes)
-			return vn_input_error(err, "hmat entry %u->%u names a node that does not exist",
-					      t->hmat[k].initiator, t->hmat[k].target);
 	return 0;
 }
 
@@ -371,7 +318,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	for (size_t i = 0; i < VN_ARRAY_SIZE(texts); i++)
 		if ((rc = check_text(texts[i][0], texts[i][1], err)) < 0)
 			return rc;
-	if ((rc = check_model(t, err)) < 0 || (rc = vn_domain_cpu_layout(t, &cl, err)) < 0 ||
+	if ((rc = vn_domain_cpu_layout(t, &cl, err)) < 0 ||
 	    (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
 		return rc;
 	if (o->cmdline && *o->cmdline) {

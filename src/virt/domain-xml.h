@@ -87,6 +87,10 @@ struct vn_cpu_layout {
 };
 int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out, struct vn_error *err);
 
+/*
+ * t must be validated (vn_topology_load/parse, topology-xml.c): the builder
+ * trusts it and checks only what the topology cannot know (names, paths).
+ */
 int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml,
 			struct vn_error *err);
 
