@@ -28,12 +28,12 @@ struct vn_buf {
 struct vn_job {
 	bool used;
 	int64_t id;
-	pid_t pid;   /* also the process group */
-	int out_fd;  /* read ends of the child's stdout/stderr, -1 once at EOF */
+	pid_t pid;  /* also the process group */
+	int out_fd; /* read ends of the child's stdout/stderr, -1 once at EOF */
 	int err_fd;
-	int in_fd;   /* write end of the child's stdin, -1 when closed */
+	int in_fd; /* write end of the child's stdin, -1 when closed */
 	struct vn_buf in_queue;
-	bool in_eof; /* host sent eof: close in_fd once in_queue drains */
+	bool in_eof;         /* host sent eof: close in_fd once in_queue drains */
 	int64_t deadline_ms; /* 0: none */
 	double timeout_s;
 	bool exited, timed_out;
@@ -42,11 +42,11 @@ struct vn_job {
 };
 
 struct vn_agentd {
-	int fd;          /* channel to the host; -1 while the port is not open */
-	bool fd_mode;    /* --fd: a test socket, EOF means exit */
-	const char *device; /* --device override */
+	int fd;              /* channel to the host; -1 while the port is not open */
+	bool fd_mode;        /* --fd: a test socket, EOF means exit */
+	const char *device;  /* --device override */
 	int64_t retry_at_ms; /* device mode: when to look at the port again */
-	bool hung_up;    /* device mode: last read said no host is connected */
+	bool hung_up;        /* device mode: last read said no host is connected */
 	struct vn_buf in, out;
 	bool in_discard; /* dropping the rest of an overlong line */
 	struct vn_job jobs[VN_AGENT_MAX_JOBS];

@@ -91,8 +91,8 @@ void vn_buf_free(struct vn_buf *b)
 void vn_agentd_send(struct vn_agentd *d, struct json_object *obj)
 {
 	size_t len;
-	const char *s = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-							  &len);
+	const char *s =
+		json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 
 	/* Nobody is listening in fd mode after EOF; in device mode the host may come back. */
 	if (d->fd >= 0) {
@@ -136,8 +136,8 @@ static const struct {
 	const char *name;
 	void (*fn)(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 } ops[] = {
-	{"hello", vn_agentd_op_hello},	   {"exec", vn_agentd_op_exec},	    {"stdin", vn_agentd_op_stdin},
-	{"signal", vn_agentd_op_signal},   {"read", vn_agentd_op_read},	    {"write", vn_agentd_op_write},
+	{"hello", vn_agentd_op_hello},   {"exec", vn_agentd_op_exec}, {"stdin", vn_agentd_op_stdin},
+	{"signal", vn_agentd_op_signal}, {"read", vn_agentd_op_read}, {"write", vn_agentd_op_write},
 	{"poweroff", op_poweroff},
 };
 
@@ -200,7 +200,8 @@ static void process_input(struct vn_agentd *d)
 
 		if (!nl) {
 			if (avail > LINE_MAX_BYTES) {
-				vn_agentd_reply_error(d, NULL, E2BIG, "request line longer than %u bytes", LINE_MAX_BYTES);
+				vn_agentd_reply_error(d, NULL, E2BIG, "request line longer than %u bytes",
+						      LINE_MAX_BYTES);
 				d->in_discard = true;
 				vn_buf_consume(&d->in, avail);
 			}
@@ -436,8 +437,8 @@ static int run(struct vn_agentd *d)
 			d->fd = port_open(d->device);
 			if (d->fd < 0) {
 				if (!warned_missing)
-					vn_agentd_log("waiting for port %s: %s", d->device ? d->device : VN_AGENT_PORT_NAME,
-						      strerror(errno));
+					vn_agentd_log("waiting for port %s: %s",
+						      d->device ? d->device : VN_AGENT_PORT_NAME, strerror(errno));
 				warned_missing = true;
 				d->retry_at_ms = now + RETRY_MS;
 			} else {
@@ -517,9 +518,7 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "d:f:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'd':
-			d.device = optarg;
-			break;
+		case 'd': d.device = optarg; break;
 		case 'f': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -532,15 +531,9 @@ int main(int argc, char **argv)
 			d.fd_mode = true;
 			break;
 		}
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			printf("vnuma-agent %s (protocol %d)\n", VN_AGENT_VERSION, VN_AGENT_PROTOCOL);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("vnuma-agent %s (protocol %d)\n", VN_AGENT_VERSION, VN_AGENT_PROTOCOL); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (optind < argc) {

@@ -458,14 +458,12 @@ int main(int argc, char **argv)
 {
 	double interval = 1, duration = 0;
 	uint64_t every = 1;
-	const struct ig_opt opts[] = {
-		{ "interval", IG_OPT_SECONDS, .dst = &interval, .min_s = 0.001, .short_name = 'i' },
-		{ "duration", IG_OPT_SECONDS, .dst = &duration, .min_s = 0, .short_name = 'd' },
-		{ "match", IG_OPT_CALL, .dst = NULL, .call = add_match, .short_name = 'm' },
-		{ "pid", IG_OPT_CALL, .dst = NULL, .call = add_pid, .short_name = 'p' },
-		{ "mem-every", IG_OPT_U64, .dst = &every, .min = 1, .max = ULONG_MAX },
-		{ 0 }
-	};
+	const struct ig_opt opts[] = {{"interval", IG_OPT_SECONDS, .dst = &interval, .min_s = 0.001, .short_name = 'i'},
+				      {"duration", IG_OPT_SECONDS, .dst = &duration, .min_s = 0, .short_name = 'd'},
+				      {"match", IG_OPT_CALL, .dst = NULL, .call = add_match, .short_name = 'm'},
+				      {"pid", IG_OPT_CALL, .dst = NULL, .call = add_pid, .short_name = 'p'},
+				      {"mem-every", IG_OPT_U64, .dst = &every, .min = 1, .max = ULONG_MAX},
+				      {0}};
 
 	ig_init("vnuma-sample");
 	/* Each repeatable option takes at least one argument: argc bounds them. */

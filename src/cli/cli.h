@@ -53,14 +53,14 @@ struct vn_cli_opt {
 struct vn_cmd {
 	const char *name;
 	vn_cmd_fn fn;
-	const char *summary;     /* one line, in the command list */
-	const char *synopsis;    /* what follows "vnuma NAME", one form per line */
-	const char *description; /* paragraphs separated by blank lines, wrapped at 80 columns */
-	const struct vn_cli_opt *opts; /* NULL or {NULL}-terminated; --help/-h is implied */
-	enum vn_cli_value operand;     /* what the positional arguments are */
+	const char *summary;              /* one line, in the command list */
+	const char *synopsis;             /* what follows "vnuma NAME", one form per line */
+	const char *description;          /* paragraphs separated by blank lines, wrapped at 80 columns */
+	const struct vn_cli_opt *opts;    /* NULL or {NULL}-terminated; --help/-h is implied */
+	enum vn_cli_value operand;        /* what the positional arguments are */
 	const struct vn_cmd *const *subs; /* subcommands, NULL-terminated (topo, kernel) */
-	bool hidden;             /* left out of the command list and the man page */
-	bool stop_at_operand;    /* options end at the first operand (exec CMD ARGS...) */
+	bool hidden;                      /* left out of the command list and the man page */
+	bool stop_at_operand;             /* options end at the first operand (exec CMD ARGS...) */
 };
 
 /* Every command, NULL-terminated, in the order `vnuma --help` lists them. */
@@ -84,15 +84,20 @@ int vn_cli_dispatch_sub(const struct vn_cmd *group, int argc, char **argv, struc
 
 /* One record per command, each in its cmd-*.c beside its parser. */
 extern const struct vn_cmd vn_cmd_up, vn_cmd_list, vn_cmd_status, vn_cmd_down, vn_cmd_exec, vn_cmd_shell,
-	vn_cmd_collect, vn_cmd_run, vn_cmd_scenario, vn_cmd_topo, vn_cmd_kernel, vn_cmd_doctor, vn_cmd_help, vn_cmd_complete;
+	vn_cmd_collect, vn_cmd_run, vn_cmd_scenario, vn_cmd_topo, vn_cmd_kernel, vn_cmd_doctor, vn_cmd_help,
+	vn_cmd_complete;
 
 /* Options shared by the guest commands (their getopt codes are 'C' and 'S'). */
-#define VN_CLI_OPT_CONNECT \
-	{"connect", 'C', false, "URI", VN_VAL_NONE, "libvirt URI (default $VNUMA_URI, else qemu:///embed)"}
-#define VN_CLI_OPT_STATE_DIR                                                                     \
-	{"state-dir", 'S', false, "DIR", VN_VAL_DIR,                                             \
-	 "state directory (default $VNUMA_STATE_DIR, else\n"                                    \
-	 "$XDG_STATE_HOME/vnuma, /var/lib/vnuma as root, ~/.local/state/vnuma)"}
+#define VN_CLI_OPT_CONNECT                                                                                        \
+	{                                                                                                         \
+		"connect", 'C', false, "URI", VN_VAL_NONE, "libvirt URI (default $VNUMA_URI, else qemu:///embed)" \
+	}
+#define VN_CLI_OPT_STATE_DIR                                                                   \
+	{                                                                                      \
+		"state-dir", 'S', false, "DIR", VN_VAL_DIR,                                    \
+			"state directory (default $VNUMA_STATE_DIR, else\n"                    \
+			"$XDG_STATE_HOME/vnuma, /var/lib/vnuma as root, ~/.local/state/vnuma)" \
+	}
 
 /* Kernel build progress on stderr (a vn_kernel_progress_fn and its state). */
 struct vn_cli_progress {

@@ -75,8 +75,9 @@ static int cmd_doctor(int argc, char **argv, struct vn_error *err)
 }
 
 static const struct vn_cli_opt doctor_opts[] = {
-	{"json", 'j', false, NULL, VN_VAL_NONE, "one JSON object: {checks: [{name, verdict, detail, fix, seconds}],\n"
-						 "can_boot, accelerator, ok}"},
+	{"json", 'j', false, NULL, VN_VAL_NONE,
+	 "one JSON object: {checks: [{name, verdict, detail, fix, seconds}],\n"
+	 "can_boot, accelerator, ok}"},
 	VN_CLI_OPT_CONNECT,
 	VN_CLI_OPT_STATE_DIR,
 	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},

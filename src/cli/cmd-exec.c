@@ -26,7 +26,8 @@ static int guest_args(int argc, char **argv, const struct vn_cmd *cmd, struct vn
 		switch (c) {
 		case 't':
 			if ((*timeout = atof(optarg)) <= 0)
-				return vn_input_error(err, "--timeout: '%s' is not a positive number of seconds", optarg);
+				return vn_input_error(err, "--timeout: '%s' is not a positive number of seconds",
+						      optarg);
 			break;
 		case 'o': *outdir = optarg; break;
 		case 'h': vn_cli_usage(stdout, cmd); return 1;
@@ -94,7 +95,8 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
 	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0) {
 		if (isatty(STDIN_FILENO))
-			fprintf(stderr, "Connected to %s's console; Ctrl-] leaves. Press Enter for a prompt.\r\n", name);
+			fprintf(stderr, "Connected to %s's console; Ctrl-] leaves. Press Enter for a prompt.\r\n",
+				name);
 		rc = vn_virt_console_attach(d, STDIN_FILENO, STDOUT_FILENO, VN_CONSOLE_ESCAPE, err);
 	}
 	vn_virt_domain_free(steal_pointer(&d));

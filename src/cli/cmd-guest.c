@@ -90,7 +90,8 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		r.fidelity_report, r.name, r.name, r.console_log, r.name);
 	rc = r.fidelity_ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
 	if (!r.fidelity_ok)
-		fprintf(stderr, "vnuma up: the guest does NOT match %s (see above); it is left running for inspection\n",
+		fprintf(stderr,
+			"vnuma up: the guest does NOT match %s (see above); it is left running for inspection\n",
 			o.topology);
 	vn_up_result_clear(&r);
 	return rc;

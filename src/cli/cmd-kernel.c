@@ -62,7 +62,8 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 		if ((rc = vn_recipe_load(path, &r, err)) < 0)
 			return rc;
 		if (r->type != VN_RECIPE_SOURCE) {
-			printf("%s: a %s recipe: nothing to build\n", r->name, r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt");
+			printf("%s: a %s recipe: nothing to build\n", r->name,
+			       r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt");
 			continue;
 		}
 		struct vn_kernel_build_opts bo = {
@@ -72,7 +73,8 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 		if (rc < 0)
 			return rc;
 		double took = vn_cli_progress_elapsed(&p);
-		printf("%s: %s %s (%.16s)", r->name, b->cached ? "cached" : "built", b->release ? b->release : "?", b->key);
+		printf("%s: %s %s (%.16s)", r->name, b->cached ? "cached" : "built", b->release ? b->release : "?",
+		       b->key);
 		if (b->cached)
 			printf(", found in %.2f s\n", took);
 		else
@@ -113,8 +115,8 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 		struct vn_kernel_built *b = v[i];
 		char patches[512] = "-";
 		for (size_t j = 0; j < b->npatches; j++)
-			snprintf(patches + (j ? strlen(patches) : 0), sizeof(patches) - (j ? strlen(patches) : 0), "%s%s",
-				 j ? "," : "", b->patches[j]);
+			snprintf(patches + (j ? strlen(patches) : 0), sizeof(patches) - (j ? strlen(patches) : 0),
+				 "%s%s", j ? "," : "", b->patches[j]);
 		char took[16] = "?";
 		if (b->build_s > 0)
 			snprintf(took, sizeof(took), "%dm%02ds", (int)b->build_s / 60, (int)b->build_s % 60);

@@ -73,7 +73,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 }
 
 static const struct vn_cli_opt run_opts[] = {
-	{"output", 'o', true, "DIR", VN_VAL_DIR, "results directory, empty or new (default results/<scenario>-<UTC time>)"},
+	{"output", 'o', true, "DIR", VN_VAL_DIR,
+	 "results directory, empty or new (default results/<scenario>-<UTC time>)"},
 	{"force", 'f', false, NULL, VN_VAL_NONE,
 	 "use -o DIR even if it holds files (result.json is replaced first,\n"
 	 "marked incomplete until this run ends)"},

@@ -92,7 +92,9 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 			if (vn_cpuset_has(&n->cpus, c))
 				printf(" %u", c);
 		printf("\nnode %u size: %llu MB%s\n", i, (unsigned long long)(n->memory >> 20),
-		       !n->ncpus ? "   (CPU-less)" : !n->memory ? "   (memory-less)" : "");
+		       !n->ncpus    ? "   (CPU-less)"
+		       : !n->memory ? "   (memory-less)"
+				    : "");
 	}
 	printf("node distances:\nnode ");
 	for (unsigned j = 0; j < t->nnodes; j++)
@@ -164,7 +166,8 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 			json_object_array_add(nodes, o);
 		}
 		json_object_object_add(root, "nodes", nodes);
-		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(root);
 	} else {
 		_cleanup_free_ char *s = vn_fallback_format(&f);

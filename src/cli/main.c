@@ -7,8 +7,7 @@
 #include "util/interrupt.h"
 
 const struct vn_cmd *const vn_cli_commands[] = {
-	VN_CLI_COMMANDS
-	NULL,
+	VN_CLI_COMMANDS NULL,
 };
 
 static const struct vn_cmd *find_cmd(const char *name)

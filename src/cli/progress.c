@@ -42,7 +42,8 @@ void vn_cli_progress(void *data, const char *stage, const char *line)
 	p->used = true;
 	if (!p->tty) {
 		if (strcmp(p->stage, stage) != 0)
-			fprintf(stderr, "kernel: %s%s%s\n", stage, line ? ": " : "", line && strlen(line) < 120 ? line : "");
+			fprintf(stderr, "kernel: %s%s%s\n", stage, line ? ": " : "",
+				line && strlen(line) < 120 ? line : "");
 		snprintf(p->stage, sizeof(p->stage), "%s", stage);
 		return;
 	}
@@ -52,7 +53,8 @@ void vn_cli_progress(void *data, const char *stage, const char *line)
 		room = 10;
 	while (line && (*line == ' ' || *line == '\t'))
 		line++;
-	fprintf(stderr, "\r\033[K[%02d:%02d] %s%s%.*s", t / 60, t % 60, stage, line ? ": " : "", room, line ? line : "");
+	fprintf(stderr, "\r\033[K[%02d:%02d] %s%s%.*s", t / 60, t % 60, stage, line ? ": " : "", room,
+		line ? line : "");
 	fflush(stderr);
 }
 

@@ -17,7 +17,7 @@
 /* Longest single poll(): the interrupt flag and forwarded signals are seen this often. */
 #define SLICE_MS 100
 /* While execs run: a hello every 5 s; an agent silent for 60 s (a loaded TCG guest answers in well under 1 s) is lost. */
-#define VN_AGENT_PROBE_EVERY_MS 5000
+#define VN_AGENT_PROBE_EVERY_MS   5000
 #define VN_AGENT_PROBE_TIMEOUT_MS 60000
 /* Host stdin chunk; base64 grows it by a third. */
 #define STDIN_CHUNK 49152
@@ -43,7 +43,7 @@ struct vn_agent {
 	 * nothing would ever answer them. Every probe_every_ms a hello goes out;
 	 * an answer from another pid, or none for probe_timeout_ms, ends the wait.
 	 */
-	int64_t agent_pid;             /* from the first hello answered; 0: unknown */
+	int64_t agent_pid;               /* from the first hello answered; 0: unknown */
 	int64_t probe_first, probe_last; /* ids of the unanswered probes; probe_first < 0: none */
 	int64_t probe_since, probe_next; /* first unanswered probe sent at; next one due at */
 	int probe_every_ms, probe_timeout_ms;
@@ -53,8 +53,8 @@ struct vn_agent {
 struct wait {
 	int64_t deadline; /* < 0: none */
 	size_t max_line;
-	int extra_fd;                /* also polled for input (exec's stdin); -1: none */
-	volatile sig_atomic_t *fwd;  /* a pending signal to forward ends the wait too */
+	int extra_fd;               /* also polled for input (exec's stdin); -1: none */
+	volatile sig_atomic_t *fwd; /* a pending signal to forward ends the wait too */
 };
 
 /* deadline < 0: none. */

@@ -152,8 +152,8 @@ int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **
 					      socket_path);
 		if (vn_agent_expired(deadline))
 			return vn_infra_error(err, -ETIMEDOUT,
-					      "timed out after %d ms waiting for guest agent socket %s (%s)", timeout_ms,
-					      socket_path, strerror(-rc));
+					      "timed out after %d ms waiting for guest agent socket %s (%s)",
+					      timeout_ms, socket_path, strerror(-rc));
 		poll(NULL, 0, poll_timeout(deadline, SLICE_MS));
 	}
 }
@@ -415,7 +415,8 @@ int vn_agent_wait_failed(struct vn_agent *a, int rc, int timeout_ms, const char 
 
 int vn_agent_recv(struct vn_agent *a, int timeout_ms, struct json_object **msg, struct vn_error *err)
 {
-	struct wait w = {.deadline = vn_agent_deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_READ, .extra_fd = -1};
+	struct wait w = {
+		.deadline = vn_agent_deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_READ, .extra_fd = -1};
 	struct vn_agent_msg m;
 	int rc = vn_agent_next_msg(a, &w, &m, err);
 
@@ -527,7 +528,6 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
 	}
 }
 
-
 struct json_object *vn_agent_new_request(const char *op)
 {
 	struct json_object *req = json_object_new_object();
@@ -580,8 +580,8 @@ int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, cha
 	return 0;
 }
 
-int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, size_t len, int mode,
-			unsigned flags, int timeout_ms, struct vn_error *err)
+int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, size_t len, int mode, unsigned flags,
+			int timeout_ms, struct vn_error *err)
 {
 	struct json_object *req = vn_agent_new_request("write");
 

@@ -147,8 +147,7 @@ int vn_agent_exec_stdin(struct vn_agent *a, int64_t id, const void *data, size_t
 }
 
 /* An exec's final reply as an EXIT event. */
-static int exit_event(struct vn_agent *a, const struct vn_agent_msg *m, struct vn_agent_event *ev,
-		      struct vn_error *err)
+static int exit_event(struct vn_agent *a, const struct vn_agent_msg *m, struct vn_agent_event *ev, struct vn_error *err)
 {
 	ev->kind = VN_AGENT_EV_EXIT;
 	ev->guest_errno = m->guest_errno;
@@ -212,7 +211,8 @@ static int take_event(struct vn_agent *a, const struct wait *w, struct vn_agent_
 
 int vn_agent_exec_wait(struct vn_agent *a, int timeout_ms, struct vn_agent_event *ev, struct vn_error *err)
 {
-	struct wait w = {.deadline = vn_agent_deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_SMALL, .extra_fd = -1};
+	struct wait w = {
+		.deadline = vn_agent_deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_SMALL, .extra_fd = -1};
 	int rc = take_event(a, &w, ev, err);
 
 	return rc < 0 ? vn_agent_wait_failed(a, rc, timeout_ms, "an event from the guest's commands", err) : rc;
@@ -263,7 +263,10 @@ static int exec_verdict(const struct vn_agent *a, const struct vn_agent_event *e
 
 int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *exit_status, struct vn_error *err)
 {
-	const struct vn_agent_cmd c = {.argv = o->argv, .env = o->env, .cwd = o->cwd, .timeout_s = o->timeout_s,
+	const struct vn_agent_cmd c = {.argv = o->argv,
+				       .env = o->env,
+				       .cwd = o->cwd,
+				       .timeout_s = o->timeout_s,
 				       .with_stdin = o->stdin_fd >= 0};
 	struct wait w = {
 		.deadline = o->timeout_s > 0 ? vn_now_ms() + (int64_t)(o->timeout_s * 1000) + EXEC_GRACE_MS : -1,
@@ -291,7 +294,8 @@ int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *e
 			continue;
 		}
 		if (rc == -ETIMEDOUT) {
-			rc = vn_infra_error(err, rc, "%s: timed out after %g s (+%d s grace) waiting for '%s' to finish",
+			rc = vn_infra_error(err, rc,
+					    "%s: timed out after %g s (+%d s grace) waiting for '%s' to finish",
 					    a->guest, o->timeout_s, EXEC_GRACE_MS / 1000, o->argv[0]);
 			goto fail;
 		}

@@ -49,8 +49,7 @@ struct vn_agent_msg {
  * object that breaks the protocol, -EBADMSG as a VN_ERR_INFRA error that
  * starts with guest (e.g. "guest 4node: malformed agent message: ...").
  */
-int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct vn_agent_msg *m,
-			struct vn_error *err);
+int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct vn_agent_msg *m, struct vn_error *err);
 void vn_agent_msg_clear(struct vn_agent_msg *m);
 
 /* Tests and the fuzz harness: make the next request ids predictable. */

@@ -62,8 +62,7 @@ static int bool_field(struct json_object *o, const char *key, bool *out)
 	return 1;
 }
 
-static int decode_stream(struct vn_agent_msg *m, const char *guest, const char *line, size_t len,
-			 struct vn_error *err)
+static int decode_stream(struct vn_agent_msg *m, const char *guest, const char *line, size_t len, struct vn_error *err)
 {
 	struct json_object *v;
 	const char *s;
@@ -95,8 +94,7 @@ static int decode_stream(struct vn_agent_msg *m, const char *guest, const char *
 	return 0;
 }
 
-static int decode_final(struct vn_agent_msg *m, const char *guest, const char *line, size_t len,
-			struct vn_error *err)
+static int decode_final(struct vn_agent_msg *m, const char *guest, const char *line, size_t len, struct vn_error *err)
 {
 	struct json_object *v;
 	int64_t i = 0;
@@ -127,8 +125,7 @@ static int decode_final(struct vn_agent_msg *m, const char *guest, const char *l
 	return 0;
 }
 
-int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct vn_agent_msg *m,
-			struct vn_error *err)
+int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct vn_agent_msg *m, struct vn_error *err)
 {
 	struct json_tokener *tok;
 	struct json_object *v;

@@ -77,11 +77,11 @@ int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **repl
  * their events arrive in the order the guest sends them.
  */
 struct vn_agent_cmd {
-	const char *const *argv;   /* NULL-terminated; no shell unless argv names one */
-	const char *const *env;    /* optional "KEY=VALUE" entries added to the agent's environment */
-	const char *cwd;           /* optional */
-	double timeout_s;          /* the guest kills the process group after this; <= 0: never */
-	bool with_stdin;           /* stdin comes from vn_agent_exec_stdin(); false: /dev/null */
+	const char *const *argv; /* NULL-terminated; no shell unless argv names one */
+	const char *const *env;  /* optional "KEY=VALUE" entries added to the agent's environment */
+	const char *cwd;         /* optional */
+	double timeout_s;        /* the guest kills the process group after this; <= 0: never */
+	bool with_stdin;         /* stdin comes from vn_agent_exec_stdin(); false: /dev/null */
 };
 
 /* Sends the exec request; *id names the command in its events and in signal/stdin. */
@@ -106,10 +106,10 @@ struct vn_agent_event {
 	const char *data;
 	size_t len;
 	/* EXIT */
-	bool started;    /* false: the guest could not start it (missing, not executable, bad cwd) */
-	bool timed_out;  /* the guest killed it at its timeout_s */
-	int status;      /* exit code, or 128+N when signal N killed it; -1 when not started */
-	int guest_errno; /* the guest's errno when it failed, else 0 */
+	bool started;      /* false: the guest could not start it (missing, not executable, bad cwd) */
+	bool timed_out;    /* the guest killed it at its timeout_s */
+	int status;        /* exit code, or 128+N when signal N killed it; -1 when not started */
+	int guest_errno;   /* the guest's errno when it failed, else 0 */
 	const char *error; /* the guest's message when it failed, else NULL; valid like data */
 };
 
@@ -124,11 +124,11 @@ int vn_agent_exec_wait(struct vn_agent *a, int timeout_ms, struct vn_agent_event
 #define VN_AGENT_EXEC_BUF_MAX (64u << 20)
 
 struct vn_agent_exec_opts {
-	const char *const *argv;   /* NULL-terminated; no shell unless argv names one */
-	const char *const *env;    /* optional "KEY=VALUE" entries added to the agent's environment */
-	const char *cwd;           /* optional */
-	int stdin_fd;              /* host fd whose contents become the command's stdin; -1: /dev/null */
-	int stdout_fd, stderr_fd;  /* host fds the streams are copied to; -1: not copied */
+	const char *const *argv;  /* NULL-terminated; no shell unless argv names one */
+	const char *const *env;   /* optional "KEY=VALUE" entries added to the agent's environment */
+	const char *cwd;          /* optional */
+	int stdin_fd;             /* host fd whose contents become the command's stdin; -1: /dev/null */
+	int stdout_fd, stderr_fd; /* host fds the streams are copied to; -1: not copied */
 	struct vn_strbuf *stdout_buf, *stderr_buf; /* optional: streams also collected here */
 	/* Each buffer holds at most this much (0: VN_AGENT_EXEC_BUF_MAX); the rest is dropped. */
 	size_t buf_max;
@@ -165,8 +165,8 @@ enum {
 	VN_AGENT_WRITE_APPEND = 1 << 0,
 };
 /* Writes (creates or truncates, or appends) a guest file; mode < 0: 0644 on creation, else set exactly. */
-int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, size_t len, int mode,
-			unsigned flags, int timeout_ms, struct vn_error *err);
+int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, size_t len, int mode, unsigned flags,
+			int timeout_ms, struct vn_error *err);
 
 /* Asks the guest to sync and power off; returns once the agent acknowledged. */
 int vn_agent_poweroff(struct vn_agent *a, int timeout_ms, struct vn_error *err);

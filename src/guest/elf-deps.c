@@ -95,19 +95,11 @@ int vn_elf_read_deps(const char *path, struct vn_elf_deps *d, struct vn_error *e
 	needed = vn_xmalloc((n_dyn + 1) * sizeof(*needed));
 	for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
 		switch (dyn[i].d_tag) {
-		case DT_STRTAB:
-			strtab_va = dyn[i].d_un.d_ptr;
-			break;
-		case DT_STRSZ:
-			strsz = dyn[i].d_un.d_val;
-			break;
-		case DT_NEEDED:
-			needed[n_needed++] = dyn[i].d_un.d_val;
-			break;
+		case DT_STRTAB: strtab_va = dyn[i].d_un.d_ptr; break;
+		case DT_STRSZ: strsz = dyn[i].d_un.d_val; break;
+		case DT_NEEDED: needed[n_needed++] = dyn[i].d_un.d_val; break;
 		case DT_RUNPATH:
-		case DT_RPATH:
-			runpath = dyn[i].d_un.d_val;
-			break;
+		case DT_RPATH: runpath = dyn[i].d_un.d_val; break;
 		}
 	}
 	if (n_needed == 0 && runpath == UINT64_MAX)
@@ -116,8 +108,7 @@ int vn_elf_read_deps(const char *path, struct vn_elf_deps *d, struct vn_error *e
 	/* DT_STRTAB is an address; the PT_LOAD covering it gives the file offset. */
 	uint64_t strtab_off = UINT64_MAX;
 	for (unsigned i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && strtab_va >= ph[i].p_vaddr &&
-		    strtab_va - ph[i].p_vaddr < ph[i].p_filesz)
+		if (ph[i].p_type == PT_LOAD && strtab_va >= ph[i].p_vaddr && strtab_va - ph[i].p_vaddr < ph[i].p_filesz)
 			strtab_off = ph[i].p_offset + (strtab_va - ph[i].p_vaddr);
 	if (strtab_off == UINT64_MAX || strsz == 0 || strsz > size)
 		return vn_infra_error(err, -EINVAL, "%s: cannot locate the dynamic string table", path);
@@ -165,4 +156,3 @@ char *vn_elf_find_lib(const char *name, const char *runpath, const char *origin)
 	}
 	return NULL;
 }
-

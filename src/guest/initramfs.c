@@ -28,25 +28,24 @@
 
 /* Enough for init and for users at the prompt even if --install fails. */
 static const char *const applets[] = {
-	"sh", "ash", "awk", "cat", "chmod", "cp", "cttyhack", "cut", "date", "dd", "df", "dmesg", "echo",
-	"env", "find", "free", "grep", "head", "hostname", "insmod", "ip", "kill", "ln", "ls", "lsmod",
-	"mkdir", "mknod", "mount", "mv", "poweroff", "printf", "ps", "readlink", "reboot", "rm", "rmmod",
-	"sed", "seq", "setsid", "sleep", "sort", "stat", "sync", "sysctl", "tail", "taskset", "tee",
-	"test", "timeout", "top", "touch", "tr", "umount", "uname", "uptime", "vi", "watch", "wc",
-	"xargs",
+	"sh",     "ash",   "awk",      "cat",    "chmod",  "cp",      "cttyhack", "cut",   "date",     "dd",
+	"df",     "dmesg", "echo",     "env",    "find",   "free",    "grep",     "head",  "hostname", "insmod",
+	"ip",     "kill",  "ln",       "ls",     "lsmod",  "mkdir",   "mknod",    "mount", "mv",       "poweroff",
+	"printf", "ps",    "readlink", "reboot", "rm",     "rmmod",   "sed",      "seq",   "setsid",   "sleep",
+	"sort",   "stat",  "sync",     "sysctl", "tail",   "taskset", "tee",      "test",  "timeout",  "top",
+	"touch",  "tr",    "umount",   "uname",  "uptime", "vi",      "watch",    "wc",    "xargs",
 };
 
 static const char etc_passwd[] = "root:x:0:0:root:/root:/bin/sh\n";
 static const char etc_group[] = "root:x:0:\n";
-static const char etc_profile[] =
-	"export PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
-	"export HOME=/root\n"
-	"export PS1='vnuma:\\w# '\n"
-	"cd /root 2>/dev/null\n";
+static const char etc_profile[] = "export PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
+				  "export HOME=/root\n"
+				  "export PS1='vnuma:\\w# '\n"
+				  "cd /root 2>/dev/null\n";
 
 static const char *const empty_dirs[] = {
-	"/proc", "/sys", "/dev", "/tmp", "/run", "/mnt", "/root", "/bin", "/sbin", "/usr/bin", "/usr/sbin",
-	"/etc/vnuma",
+	"/proc", "/sys", "/dev",  "/tmp",     "/run",      "/mnt",
+	"/root", "/bin", "/sbin", "/usr/bin", "/usr/sbin", "/etc/vnuma",
 };
 
 enum ent_kind { ENT_DIR, ENT_FILE, ENT_DATA, ENT_SYMLINK, ENT_CHARDEV };
@@ -142,7 +141,8 @@ static int plan_add_host(struct plan *p, const char *host, const char *guest, co
 	if (plan_find(p, guest))
 		return 0;
 	if (stat(host, &st) < 0)
-		return vn_infra_error(err, -errno, "%s: %s%s", host, strerror(errno), pkg_hint(pkg, hint, sizeof(hint)));
+		return vn_infra_error(err, -errno, "%s: %s%s", host, strerror(errno),
+				      pkg_hint(pkg, hint, sizeof(hint)));
 	if (!S_ISREG(st.st_mode))
 		return vn_infra_error(err, -EINVAL, "%s: not a regular file", host);
 	_cleanup_free_ char *real = realpath(host, NULL);
@@ -168,8 +168,7 @@ static int plan_add_host(struct plan *p, const char *host, const char *guest, co
 /* ---- programs (guest/elf-deps.c reads what they need) ---- */
 
 /* Add a host program and, if it is dynamically linked, its loader and libraries. */
-static int plan_add_program(struct plan *p, const char *host, const char *guest, const char *pkg,
-			    struct vn_error *err)
+static int plan_add_program(struct plan *p, const char *host, const char *guest, const char *pkg, struct vn_error *err)
 {
 	_cleanup_(vn_elf_deps_free) struct vn_elf_deps d = {0};
 	bool added;
@@ -193,8 +192,9 @@ static int plan_add_program(struct plan *p, const char *host, const char *guest,
 	for (size_t i = 0; i < d.n_needed; i++) {
 		_cleanup_free_ char *lib = vn_elf_find_lib(d.needed[i], d.runpath, origin);
 		if (!lib)
-			return vn_infra_error(err, -ENOENT, "%s needs %s, which is not in %s or the other library directories",
-					      host, d.needed[i], VN_ELF_LIB_DIR);
+			return vn_infra_error(err, -ENOENT,
+					      "%s needs %s, which is not in %s or the other library directories", host,
+					      d.needed[i], VN_ELF_LIB_DIR);
 		r = plan_add_program(p, lib, lib, NULL, err);
 		if (r < 0)
 			return r;
@@ -216,8 +216,9 @@ static int plan_add_busybox(struct plan *p, const char *busybox, struct vn_error
 		return r;
 	/* A dynamic busybox would need a libc before /init could even start. */
 	if (!d.is_elf || d.interp || d.n_needed)
-		return vn_infra_error(err, -EINVAL, "%s is not a statically linked busybox (install the Debian package busybox-static)",
-				      busybox);
+		return vn_infra_error(
+			err, -EINVAL,
+			"%s is not a statically linked busybox (install the Debian package busybox-static)", busybox);
 	for (size_t i = 0; i < VN_ARRAY_SIZE(applets); i++) {
 		snprintf(path, sizeof(path), "/bin/%s", applets[i]);
 		if (!plan_find(p, path))
@@ -241,8 +242,10 @@ static int plan_add_modules(struct plan *p, const struct vn_initramfs_spec *spec
 		return 0;
 	}
 	if (!spec->kernel_release)
-		return vn_input_error(err, "kernel modules requested (%s, ...) but no kernel release given", spec->modules[0]);
-	moddir = spec->modules_dir ? vn_xstrdup(spec->modules_dir) : vn_xasprintf("/lib/modules/%s", spec->kernel_release);
+		return vn_input_error(err, "kernel modules requested (%s, ...) but no kernel release given",
+				      spec->modules[0]);
+	moddir = spec->modules_dir ? vn_xstrdup(spec->modules_dir)
+				   : vn_xasprintf("/lib/modules/%s", spec->kernel_release);
 	snprintf(pkg, sizeof(pkg), "linux-image-%s", spec->kernel_release);
 	if ((r = vn_modules_dep_order(moddir, spec->modules, pkg, &order, err)) < 0)
 		return r;
@@ -396,15 +399,12 @@ static int plan_hash(const struct plan *p, const struct vn_initramfs_spec *spec,
 			hash_str(&c, buf);
 			vn_sha256_update(&c, e->data, e->len);
 			break;
-		case ENT_SYMLINK:
-			hash_str(&c, e->target);
-			break;
+		case ENT_SYMLINK: hash_str(&c, e->target); break;
 		case ENT_CHARDEV:
 			snprintf(buf, sizeof(buf), "%u:%u", e->major, e->minor);
 			hash_str(&c, buf);
 			break;
-		case ENT_DIR:
-			break;
+		case ENT_DIR: break;
 		}
 	}
 	vn_sha256_final(&c, d);
@@ -435,8 +435,8 @@ static void unlink_tmpp(char **path)
 	}
 }
 
-static int write_entry(struct archive *a, struct archive_entry *ae, const struct ent *e, unsigned ino,
-		       const char *out, struct vn_error *err)
+static int write_entry(struct archive *a, struct archive_entry *ae, const struct ent *e, unsigned ino, const char *out,
+		       struct vn_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	mode_t type = 0;
@@ -450,9 +450,7 @@ static int write_entry(struct archive *a, struct archive_entry *ae, const struct
 	archive_entry_set_mtime(ae, 0, 0);
 	archive_entry_set_size(ae, 0);
 	switch (e->kind) {
-	case ENT_DIR:
-		type = AE_IFDIR;
-		break;
+	case ENT_DIR: type = AE_IFDIR; break;
 	case ENT_DATA:
 		type = AE_IFREG;
 		archive_entry_set_size(ae, (la_int64_t)e->len);
@@ -481,8 +479,7 @@ static int write_entry(struct archive *a, struct archive_entry *ae, const struct
 	if (archive_write_header(a, ae) != ARCHIVE_OK)
 		return vn_infra_error(err, -EIO, "%s: writing %s: %s", out, e->path, archive_error_string(a));
 
-	if (e->kind == ENT_DATA && e->len &&
-	    archive_write_data(a, e->data, e->len) != (la_ssize_t)e->len)
+	if (e->kind == ENT_DATA && e->len && archive_write_data(a, e->data, e->len) != (la_ssize_t)e->len)
 		return vn_infra_error(err, -EIO, "%s: writing %s: %s", out, e->path, archive_error_string(a));
 	if (e->kind == ENT_FILE) {
 		char buf[128 * 1024];
@@ -498,7 +495,8 @@ static int write_entry(struct archive *a, struct archive_entry *ae, const struct
 			if (n > left)
 				n = (ssize_t)left;
 			if (archive_write_data(a, buf, (size_t)n) != n)
-				return vn_infra_error(err, -EIO, "%s: writing %s: %s", out, e->path, archive_error_string(a));
+				return vn_infra_error(err, -EIO, "%s: writing %s: %s", out, e->path,
+						      archive_error_string(a));
 			left -= n;
 		}
 	}

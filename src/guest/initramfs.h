@@ -20,7 +20,7 @@
 
 #include "util/error.h"
 
-#define VN_INITRAMFS_AGENT_PATH "/usr/bin/vnuma-agent"
+#define VN_INITRAMFS_AGENT_PATH   "/usr/bin/vnuma-agent"
 #define VN_INITRAMFS_WORKLOAD_DIR "/usr/lib/vnuma"
 
 /* What a Debian kernel needs as modules to reach the disk and the agent. */

@@ -63,7 +63,7 @@ void ig_buf_clear(struct ig_buf *b)
 void ig_buf_free(struct ig_buf *b)
 {
 	free(b->s);
-	*b = (struct ig_buf){ 0 };
+	*b = (struct ig_buf){0};
 }
 
 int ig_read_file(const char *path, struct ig_buf *b)

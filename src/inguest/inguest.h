@@ -28,9 +28,9 @@
 
 #include "topology/limits.h" /* VN_MAX_NODES: the model's node limit */
 
-#define IG_EXIT_OK 0
+#define IG_EXIT_OK    0
 #define IG_EXIT_USAGE 2
-#define IG_EXIT_ENV 3
+#define IG_EXIT_ENV   3
 
 /* As many CPUs as a topology can hold (VN_CPUSET_MAX in util/parse.h). */
 #define IG_MAX_CPUS 4096
@@ -47,16 +47,12 @@ extern const char *ig_prog;
 
 void ig_init(const char *prog);
 
-__attribute__((noreturn, format(printf, 3, 4)))
-void ig_die(int code, int errnum, const char *fmt, ...);
+__attribute__((noreturn, format(printf, 3, 4))) void ig_die(int code, int errnum, const char *fmt, ...);
 /* Exit 3: "PROG: WHAT: Cannot allocate memory" */
-__attribute__((noreturn))
-void ig_oom(const char *what);
+__attribute__((noreturn)) void ig_oom(const char *what);
 /* Exit 2: "PROG: invalid value 'VAL' for --OPT: WHY" */
-__attribute__((noreturn))
-void ig_bad_option(const char *opt, const char *val, const char *why);
-__attribute__((noreturn))
-void ig_unknown_option(const char *arg);
+__attribute__((noreturn)) void ig_bad_option(const char *opt, const char *val, const char *why);
+__attribute__((noreturn)) void ig_unknown_option(const char *arg);
 
 /* ---- options (opt.c) ---- */
 /* Option values; each calls ig_bad_option on error. */
@@ -87,13 +83,13 @@ struct ig_opt {
 	const char *name;
 	enum ig_opt_type type;
 	void *dst;
-	uint64_t min, max;                    /* U64, INT */
-	double min_s;                         /* SECONDS */
-	const struct ig_opt_choice *choices;  /* CHOICE */
-	const char *why;                      /* CHOICE: the message when none matches */
+	uint64_t min, max;                                       /* U64, INT */
+	double min_s;                                            /* SECONDS */
+	const struct ig_opt_choice *choices;                     /* CHOICE */
+	const char *why;                                         /* CHOICE: the message when none matches */
 	void (*call)(const struct ig_opt *opt, const char *val); /* CALL; opt->dst is its context */
-	const char **given;                   /* if set: the argument as given, for later checks */
-	char short_name;                      /* if set: also -C VALUE */
+	const char **given;                                      /* if set: the argument as given, for later checks */
+	char short_name;                                         /* if set: also -C VALUE */
 };
 
 /*
@@ -105,8 +101,8 @@ struct ig_opt {
 void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, void (*usage)(void));
 
 /* ---- time and seeds (time.c) ---- */
-double ig_now(void);             /* CLOCK_MONOTONIC seconds */
-double ig_thread_cpu_time(void); /* CLOCK_THREAD_CPUTIME_ID seconds */
+double ig_now(void);              /* CLOCK_MONOTONIC seconds */
+double ig_thread_cpu_time(void);  /* CLOCK_THREAD_CPUTIME_ID seconds */
 double ig_process_cpu_time(void); /* CLOCK_PROCESS_CPUTIME_ID seconds */
 void ig_sleep(double seconds);
 
@@ -131,8 +127,7 @@ struct ig_buf {
 /* Room for n more bytes (plus the NUL). */
 void ig_buf_reserve(struct ig_buf *b, size_t n);
 void ig_buf_add(struct ig_buf *b, const char *s, size_t n);
-__attribute__((format(printf, 2, 3)))
-void ig_buf_printf(struct ig_buf *b, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void ig_buf_printf(struct ig_buf *b, const char *fmt, ...);
 /* Empties it, keeping the memory. */
 void ig_buf_clear(struct ig_buf *b);
 void ig_buf_free(struct ig_buf *b);
@@ -159,12 +154,12 @@ int ig_cpulist_ranges(const char *s, int (*fn)(long lo, long hi, void *arg), voi
 int ig_parse_cpulist(const char *s, cpu_set_t *set);
 
 struct ig_topo {
-	int nr_nodes;                  /* highest online node + 1 */
+	int nr_nodes; /* highest online node + 1 */
 	bool online[VN_MAX_NODES];
-	int node_cpus[VN_MAX_NODES];   /* CPUs per node */
-	int cpu_node[IG_MAX_CPUS];     /* -1 when unknown */
-	int nr_cpus;                   /* highest CPU seen + 1 */
-	bool numa;                     /* the node directory exists */
+	int node_cpus[VN_MAX_NODES]; /* CPUs per node */
+	int cpu_node[IG_MAX_CPUS];   /* -1 when unknown */
+	int nr_cpus;                 /* highest CPU seen + 1 */
+	bool numa;                   /* the node directory exists */
 };
 /* Reads IG_NODE_DIR; on a kernel without NUMA, node 0 = all CPUs. */
 void ig_topo_load(struct ig_topo *t);
@@ -181,18 +176,17 @@ void ig_getcpu(int *cpu, int *node);
 
 /* ---- page placement, move_pages(2) query mode (placement.c) ---- */
 struct ig_placement {
-	uint64_t sampled;                 /* pages queried */
-	uint64_t per_node[VN_MAX_NODES];  /* pages on each node */
-	uint64_t not_present;             /* -ENOENT: not faulted in / swapped */
-	uint64_t other;                   /* other errors or node >= VN_MAX_NODES */
-	int err;                          /* 0, or -errno when move_pages itself failed */
+	uint64_t sampled;                /* pages queried */
+	uint64_t per_node[VN_MAX_NODES]; /* pages on each node */
+	uint64_t not_present;            /* -ENOENT: not faulted in / swapped */
+	uint64_t other;                  /* other errors or node >= VN_MAX_NODES */
+	int err;                         /* 0, or -errno when move_pages itself failed */
 };
 /*
  * Queries where the pages of [addr, addr+len) live, evenly sampling at most
  * max_sample pages of page_size bytes (0 = every page).
  */
-void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sample,
-			struct ig_placement *p);
+void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sample, struct ig_placement *p);
 /* Counts n move_pages status values (a node, or -errno) into p. */
 void ig_placement_count(struct ig_placement *p, const int *status, size_t n);
 /* The node holding the most sampled pages, or -1. */
@@ -235,8 +229,7 @@ int ig_team_wait(struct ig_team *t);
  * ig_map_shared()), starts them together, reaps them. Returns the seconds
  * from the start until the last one was reaped; *failed is how many failed.
  */
-double ig_team_run(int n, const char *pidfile,
-		   void (*worker)(struct ig_team *t, int i, const void *ctx, void *result),
+double ig_team_run(int n, const char *pidfile, void (*worker)(struct ig_team *t, int i, const void *ctx, void *result),
 		   const void *ctx, void *results, size_t result_size, int *failed);
 
 /* ---- JSON writer (json.c) ---- */
@@ -278,8 +271,7 @@ struct ig_json_mark {
 struct ig_json_mark ig_json_mark(const struct ig_json *j);
 void ig_json_rewind(struct ig_json *j, struct ig_json_mark m);
 /* {"0":n,"1":m,...} over online nodes (plus any node with a count); counts[VN_MAX_NODES]. */
-void ig_json_node_counts(struct ig_json *j, const char *key, const struct ig_topo *t,
-			 const uint64_t *counts);
+void ig_json_node_counts(struct ig_json *j, const char *key, const struct ig_topo *t, const uint64_t *counts);
 /* A workload's header: "workload", "version", "pid", "nodes", "cpus", "numa". */
 void ig_json_header(struct ig_json *j, const char *workload, const struct ig_topo *t);
 /* Writes the text plus '\n' on stdout in one write(2) (after flushing stdio); 0 or -errno. */

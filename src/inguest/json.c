@@ -212,7 +212,7 @@ void ig_json_null(struct ig_json *j, const char *k)
 
 struct ig_json_mark ig_json_mark(const struct ig_json *j)
 {
-	return (struct ig_json_mark){ .len = j->b.len, .depth = j->depth, .first = j->first[j->depth] };
+	return (struct ig_json_mark){.len = j->b.len, .depth = j->depth, .first = j->first[j->depth]};
 }
 
 void ig_json_rewind(struct ig_json *j, struct ig_json_mark m)
@@ -223,8 +223,7 @@ void ig_json_rewind(struct ig_json *j, struct ig_json_mark m)
 	j->first[m.depth] = m.first;
 }
 
-void ig_json_node_counts(struct ig_json *j, const char *k, const struct ig_topo *t,
-			 const uint64_t *counts)
+void ig_json_node_counts(struct ig_json *j, const char *k, const struct ig_topo *t, const uint64_t *counts)
 {
 	char name[16];
 

@@ -24,13 +24,15 @@ uint64_t ig_opt_size(const char *opt, const char *val)
 		ig_bad_option(opt, val, "expected a positive size");
 	switch (toupper((unsigned char)*end)) {
 	case '\0': mult = 1ULL << 20; break;
-	case 'B': mult = 1; end++; goto tail_done;
+	case 'B':
+		mult = 1;
+		end++;
+		goto tail_done;
 	case 'K': mult = 1ULL << 10; break;
 	case 'M': mult = 1ULL << 20; break;
 	case 'G': mult = 1ULL << 30; break;
 	case 'T': mult = 1ULL << 40; break;
-	default:
-		ig_bad_option(opt, val, "unknown size suffix (use K, M, G or T)");
+	default: ig_bad_option(opt, val, "unknown size suffix (use K, M, G or T)");
 	}
 	if (*end) {
 		end++;
@@ -59,8 +61,8 @@ uint64_t ig_opt_uint(const char *opt, const char *val, uint64_t min, uint64_t ma
 	if (errno || *end)
 		ig_bad_option(opt, val, "expected a non-negative integer");
 	if (v < min || v > max) {
-		snprintf(why, sizeof(why), "must be between %llu and %llu",
-			 (unsigned long long)min, (unsigned long long)max);
+		snprintf(why, sizeof(why), "must be between %llu and %llu", (unsigned long long)min,
+			 (unsigned long long)max);
 		ig_bad_option(opt, val, why);
 	}
 	return v;
@@ -96,21 +98,11 @@ static void store(const struct ig_opt *o, const char *val)
 	if (o->given)
 		*o->given = val;
 	switch (o->type) {
-	case IG_OPT_SIZE:
-		*(uint64_t *)o->dst = ig_opt_size(o->name, val);
-		break;
-	case IG_OPT_U64:
-		*(uint64_t *)o->dst = ig_opt_uint(o->name, val, o->min, o->max);
-		break;
-	case IG_OPT_INT:
-		*(int *)o->dst = (int)ig_opt_uint(o->name, val, o->min, o->max);
-		break;
-	case IG_OPT_SECONDS:
-		*(double *)o->dst = ig_opt_seconds(o->name, val, o->min_s);
-		break;
-	case IG_OPT_STRING:
-		*(const char **)o->dst = val;
-		break;
+	case IG_OPT_SIZE: *(uint64_t *)o->dst = ig_opt_size(o->name, val); break;
+	case IG_OPT_U64: *(uint64_t *)o->dst = ig_opt_uint(o->name, val, o->min, o->max); break;
+	case IG_OPT_INT: *(int *)o->dst = (int)ig_opt_uint(o->name, val, o->min, o->max); break;
+	case IG_OPT_SECONDS: *(double *)o->dst = ig_opt_seconds(o->name, val, o->min_s); break;
+	case IG_OPT_STRING: *(const char **)o->dst = val; break;
 	case IG_OPT_CHOICE:
 		for (const struct ig_opt_choice *c = o->choices; c->name; c++) {
 			if (!strcmp(c->name, val)) {
@@ -119,9 +111,7 @@ static void store(const struct ig_opt *o, const char *val)
 			}
 		}
 		ig_bad_option(o->name, val, o->why);
-	case IG_OPT_CALL:
-		o->call(o, val);
-		break;
+	case IG_OPT_CALL: o->call(o, val); break;
 	}
 }
 
@@ -141,14 +131,14 @@ void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, void (*usag
 	/* ':' first: a missing value is reported like an unknown option, not by getopt. */
 	*sp++ = ':';
 	for (size_t i = 0; i < n; i++) {
-		lo[i] = (struct option){ opts[i].name, required_argument, NULL,
-					 opts[i].short_name ? opts[i].short_name : LONG_ONLY + (int)i };
+		lo[i] = (struct option){opts[i].name, required_argument, NULL,
+					opts[i].short_name ? opts[i].short_name : LONG_ONLY + (int)i};
 		if (opts[i].short_name) {
 			*sp++ = opts[i].short_name;
 			*sp++ = ':';
 		}
 	}
-	lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
 	*sp++ = 'h';
 
 	opterr = 0;

@@ -21,8 +21,7 @@ void ig_placement_count(struct ig_placement *p, const int *status, size_t n)
 	}
 }
 
-void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sample,
-			struct ig_placement *p)
+void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sample, struct ig_placement *p)
 {
 	size_t pages = len / page_size, n;
 	void *batch[PLACEMENT_BATCH];

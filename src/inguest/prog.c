@@ -44,7 +44,6 @@ void ig_bad_option(const char *opt, const char *val, const char *why)
 
 void ig_unknown_option(const char *arg)
 {
-	fprintf(stderr, "%s: unknown or incomplete option '%s' (try --help)\n", ig_prog,
-		arg ? arg : "?");
+	fprintf(stderr, "%s: unknown or incomplete option '%s' (try --help)\n", ig_prog, arg ? arg : "?");
 	exit(IG_EXIT_USAGE);
 }

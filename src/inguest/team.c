@@ -61,7 +61,7 @@ void ig_team_go(struct ig_team *t, const char *pidfile)
 	close(t->ready[1]);
 	close(t->go[0]);
 	while (got < t->n) {
-		struct pollfd pfd = { .fd = t->ready[0], .events = POLLIN };
+		struct pollfd pfd = {.fd = t->ready[0], .events = POLLIN};
 		int r = poll(&pfd, 1, 200);
 
 		if (r < 0 && errno != EINTR)
@@ -81,10 +81,10 @@ void ig_team_go(struct ig_team *t, const char *pidfile)
 						kill(t->pids[k], SIGKILL);
 				if (WIFEXITED(st))
 					ig_die(WEXITSTATUS(st) ? WEXITSTATUS(st) : IG_EXIT_ENV, 0,
-					       "worker %d (pid %d) exited with status %d before starting",
-					       i, -t->pids[i], WEXITSTATUS(st));
-				ig_die(IG_EXIT_ENV, 0, "worker %d (pid %d) killed by signal %d before starting",
-				       i, -t->pids[i], WTERMSIG(st));
+					       "worker %d (pid %d) exited with status %d before starting", i,
+					       -t->pids[i], WEXITSTATUS(st));
+				ig_die(IG_EXIT_ENV, 0, "worker %d (pid %d) killed by signal %d before starting", i,
+				       -t->pids[i], WTERMSIG(st));
 			}
 		}
 	}
@@ -123,19 +123,18 @@ int ig_team_wait(struct ig_team *t)
 		if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			failed++;
 			if (st != -1 && WIFSIGNALED(st))
-				fprintf(stderr, "%s: worker %d (pid %d) killed by signal %d (%s)\n", ig_prog,
-					i, (int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+				fprintf(stderr, "%s: worker %d (pid %d) killed by signal %d (%s)\n", ig_prog, i,
+					(int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
 			else
-				fprintf(stderr, "%s: worker %d (pid %d) exited with status %d\n", ig_prog, i,
-					(int)pid, st == -1 ? -1 : WEXITSTATUS(st));
+				fprintf(stderr, "%s: worker %d (pid %d) exited with status %d\n", ig_prog, i, (int)pid,
+					st == -1 ? -1 : WEXITSTATUS(st));
 		}
 	}
 	close(t->ready[0]);
 	return failed;
 }
 
-double ig_team_run(int n, const char *pidfile,
-		   void (*worker)(struct ig_team *t, int i, const void *ctx, void *result),
+double ig_team_run(int n, const char *pidfile, void (*worker)(struct ig_team *t, int i, const void *ctx, void *result),
 		   const void *ctx, void *results, size_t result_size, int *failed)
 {
 	struct ig_team t;

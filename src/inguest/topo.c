@@ -60,7 +60,7 @@ int ig_parse_cpulist(const char *s, cpu_set_t *set)
 static int node_cpus_at(const char *dir, int node, cpu_set_t *set)
 {
 	char path[4096];
-	struct ig_buf b = { 0 };
+	struct ig_buf b = {0};
 	int r;
 
 	snprintf(path, sizeof(path), "%s/node%d/cpulist", dir, node);
@@ -79,7 +79,7 @@ int ig_node_cpus(int node, cpu_set_t *set)
 void ig_topo_load_at(struct ig_topo *t, const char *dir)
 {
 	char path[4096];
-	struct ig_buf b = { 0 };
+	struct ig_buf b = {0};
 	cpu_set_t nodes;
 
 	memset(t, 0, sizeof(*t));

@@ -46,8 +46,8 @@ int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char
 {
 	char o_arg[PATH_MAX + 8], j_arg[32];
 	struct make_progress mp = {.w = w, .stage = stage};
-	struct vn_spawn_opts so = {.cwd = w->src, .log_fd = w->log_fd, .line = w->o->progress ? make_line : NULL,
-				   .line_data = &mp};
+	struct vn_spawn_opts so = {
+		.cwd = w->src, .log_fd = w->log_fd, .line = w->o->progress ? make_line : NULL, .line_data = &mp};
 
 	snprintf(o_arg, sizeof(o_arg), "O=%s", w->obj);
 	snprintf(j_arg, sizeof(j_arg), "-j%d", jobs);
@@ -78,8 +78,8 @@ static int check_tools(const struct vn_recipe *r, struct vn_error *err)
 	static const struct {
 		const char *tool, *pkg;
 	} tools[] = {
-		{"gcc", "gcc"}, {"make", "make"}, {"flex", "flex"}, {"bison", "bison"},
-		{"bc", "bc"},   {"patch", "patch"}, {"tar", "tar"}, {"perl", "perl"},
+		{"gcc", "gcc"}, {"make", "make"},   {"flex", "flex"}, {"bison", "bison"},
+		{"bc", "bc"},   {"patch", "patch"}, {"tar", "tar"},   {"perl", "perl"},
 	};
 	struct vn_strbuf missing = VN_STRBUF_INIT, pkgs = VN_STRBUF_INIT;
 
@@ -144,8 +144,8 @@ static int build_locked(const struct vn_kernel_work *w, const char *sid, const c
 	wt.pristine = pristine;
 	if ((rc = vn_kernel_source_worktree(&wt, err)) < 0 || (rc = vn_mkdir_p(wt.obj, 0755, err)) < 0)
 		return rc;
-	if ((rc = vn_kernel_patches_sync(&wt, phash, err)) < 0 || (rc = vn_kernel_configure(&wt, chash, jobs, err)) < 0 ||
-	    (rc = vn_kernel_config_check(&wt, err)) < 0)
+	if ((rc = vn_kernel_patches_sync(&wt, phash, err)) < 0 ||
+	    (rc = vn_kernel_configure(&wt, chash, jobs, err)) < 0 || (rc = vn_kernel_config_check(&wt, err)) < 0)
 		return rc;
 	if ((rc = vn_kernel_make(&wt, "build", "bzImage", jobs, err)) < 0)
 		return rc;

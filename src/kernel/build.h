@@ -40,13 +40,13 @@ struct vn_kernel_built {
 	char *config_hash; /* hex hash of the config inputs (base, fragment contents) */
 	char *source_id;   /* hex source identity */
 	char *release, *version;
-	char *recipe;      /* recipe name */
+	char *recipe; /* recipe name */
 	char *recipe_path;
 	size_t npatches;
-	char **patches;    /* patch names as written in the recipe */
-	long long size;    /* bzImage bytes */
-	double build_s;    /* how long the build took (0 when unknown) */
-	bool cached;       /* true when this call found it in the cache */
+	char **patches; /* patch names as written in the recipe */
+	long long size; /* bzImage bytes */
+	double build_s; /* how long the build took (0 when unknown) */
+	bool cached;    /* true when this call found it in the cache */
 };
 
 /* Build (or find in the cache) the kernel a source recipe describes. */

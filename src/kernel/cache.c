@@ -123,7 +123,8 @@ static int write_meta(const char *path, const struct vn_kernel_built *b, const s
 	json_object_object_add(o, "size", json_object_new_int64(b->size));
 	json_object_object_add(o, "build_s", json_object_new_double(b->build_s));
 	json_object_object_add(o, "built_at", json_object_new_int64((int64_t)time(NULL)));
-	int rc = json_object_to_file_ext(path, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0 ? -EIO : 0;
+	int rc = json_object_to_file_ext(path, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0 ? -EIO
+														: 0;
 	json_object_put(o);
 	return rc;
 }
@@ -131,8 +132,9 @@ static int write_meta(const char *path, const struct vn_kernel_built *b, const s
 static const char *jstr(struct json_object *o, const char *k)
 {
 	struct json_object *v;
-	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-											       : NULL;
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
 }
 
 /* Fill b from CACHE/kernels/<key>/kernel.json; -ENOENT when it is not there. */

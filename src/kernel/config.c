@@ -18,12 +18,32 @@
 #include "util/file.h"
 
 const char *const vn_kernel_required_options[] = {
-	"CONFIG_NUMA", "CONFIG_ACPI_NUMA", "CONFIG_NUMA_BALANCING", "CONFIG_MIGRATION",
-	"CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_HUGETLBFS", "CONFIG_ACPI_HMAT", "CONFIG_CGROUPS",
-	"CONFIG_CGROUP_SCHED", "CONFIG_CPUSETS", "CONFIG_DEBUG_FS", "CONFIG_SERIAL_8250",
-	"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_VIRTIO_PCI", "CONFIG_VIRTIO_CONSOLE", "CONFIG_VIRTIO_BLK",
-	"CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PROC_FS", "CONFIG_SYSFS", "CONFIG_TMPFS",
-	"CONFIG_BINFMT_ELF", "CONFIG_BINFMT_SCRIPT", "CONFIG_FUTEX", "CONFIG_EPOLL", "CONFIG_PRINTK",
+	"CONFIG_NUMA",
+	"CONFIG_ACPI_NUMA",
+	"CONFIG_NUMA_BALANCING",
+	"CONFIG_MIGRATION",
+	"CONFIG_TRANSPARENT_HUGEPAGE",
+	"CONFIG_HUGETLBFS",
+	"CONFIG_ACPI_HMAT",
+	"CONFIG_CGROUPS",
+	"CONFIG_CGROUP_SCHED",
+	"CONFIG_CPUSETS",
+	"CONFIG_DEBUG_FS",
+	"CONFIG_SERIAL_8250",
+	"CONFIG_SERIAL_8250_CONSOLE",
+	"CONFIG_VIRTIO_PCI",
+	"CONFIG_VIRTIO_CONSOLE",
+	"CONFIG_VIRTIO_BLK",
+	"CONFIG_BLK_DEV_INITRD",
+	"CONFIG_DEVTMPFS",
+	"CONFIG_PROC_FS",
+	"CONFIG_SYSFS",
+	"CONFIG_TMPFS",
+	"CONFIG_BINFMT_ELF",
+	"CONFIG_BINFMT_SCRIPT",
+	"CONFIG_FUTEX",
+	"CONFIG_EPOLL",
+	"CONFIG_PRINTK",
 	NULL,
 };
 
@@ -116,8 +136,9 @@ static int merge_fragments(const struct vn_kernel_work *w, const char *dotconfig
 	for (size_t i = 0; i < w->r->nfragments; i++) {
 		char buf[PATH_MAX];
 		if (fragment_path(w, i, buf, sizeof(buf)) < 0)
-			return vn_input_error(err, "%s: $.config.fragments[%zu]: %s is neither beside the recipe (%s/) "
-						   "nor in the kernel's arch/x86/configs or kernel/configs",
+			return vn_input_error(err,
+					      "%s: $.config.fragments[%zu]: %s is neither beside the recipe (%s/) "
+					      "nor in the kernel's arch/x86/configs or kernel/configs",
 					      w->r->path, i, w->r->fragment_names[i], w->r->dir);
 		argv[a++] = paths[i] = vn_xstrdup(buf);
 	}
@@ -135,8 +156,8 @@ int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int j
 	_cleanup_free_ char *dotconfig = vn_xasprintf("%s/.config", w->obj), *cur = NULL;
 	int rc;
 
-	if (vn_file_read(marker, VN_FILE_STATE_MAX, &cur, &(size_t){0}, NULL) == 0 && strncmp(cur, chash, VN_SHA256_HEX_LEN) == 0 &&
-	    access(dotconfig, F_OK) == 0)
+	if (vn_file_read(marker, VN_FILE_STATE_MAX, &cur, &(size_t){0}, NULL) == 0 &&
+	    strncmp(cur, chash, VN_SHA256_HEX_LEN) == 0 && access(dotconfig, F_OK) == 0)
 		return 0;
 	unlink(marker);
 	unlink(dotconfig);
@@ -158,7 +179,8 @@ static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_err
 	for (size_t i = 0; i < w->r->nfragments && rc == 0; i++) {
 		char p[PATH_MAX];
 		_cleanup_free_ char *s = NULL;
-		if (fragment_path(w, i, p, sizeof(p)) < 0 || vn_file_read(p, VN_FILE_STATE_MAX, &s, &(size_t){0}, NULL) < 0)
+		if (fragment_path(w, i, p, sizeof(p)) < 0 ||
+		    vn_file_read(p, VN_FILE_STATE_MAX, &s, &(size_t){0}, NULL) < 0)
 			rc = vn_input_error(err, "%s: fragment %s: cannot read", w->r->path, w->r->fragment_names[i]);
 		else
 			vn_strbuf_printf(&b, "%s\n", s);
@@ -203,4 +225,3 @@ int vn_kernel_config_check(const struct vn_kernel_work *w, struct vn_error *err)
 	vn_error_set_detail(err, report);
 	return -EINVAL;
 }
-

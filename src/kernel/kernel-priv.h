@@ -29,8 +29,7 @@ int vn_kernel_patch_files(const char *patch, char ***files, size_t *n, struct vn
  * input error naming name (the patch as the recipe wrote it), the file and the
  * hunk, with the hunk's text as detail. Output goes to log_fd when >= 0.
  */
-int vn_kernel_patch_apply(const char *tree, const char *patch, const char *name, int log_fd,
-			  struct vn_error *err);
+int vn_kernel_patch_apply(const char *tree, const char *patch, const char *name, int log_fd, struct vn_error *err);
 
 /*
  * Check a final .config against what was asked for: wanted holds fragment

@@ -161,9 +161,11 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 	} else {
 		rc = stat(spec, &st) == 0 && S_ISREG(st.st_mode)
 			     ? 0
-			     : vn_input_error(err, "kernel '%s': no such file or recipe (%s%s%sgive 'stock', a recipe name, "
-						   "a recipe .json or a bzImage path)",
-					      spec, tried.s ? "not in " : "", tried.s ? tried.s : "", tried.s ? "; " : "");
+			     : vn_input_error(err,
+					      "kernel '%s': no such file or recipe (%s%s%sgive 'stock', a recipe name, "
+					      "a recipe .json or a bzImage path)",
+					      spec, tried.s ? "not in " : "", tried.s ? tried.s : "",
+					      tried.s ? "; " : "");
 		k->image = realpath(spec, NULL);
 		k->recipe = vn_xstrdup("prebuilt");
 	}

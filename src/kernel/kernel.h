@@ -21,11 +21,11 @@ struct vn_kernel {
 	/* Recipes only (NULL/0 otherwise), so that results can say what was built: */
 	char *recipe_path; /* the recipe file, absolute */
 	size_t npatches;
-	char **patches;     /* patch names in the order applied, NULL-terminated */
-	char *config_hash;  /* sha256 of the config inputs (base, fragment contents) */
-	char *build_key;    /* the cache key: source identity + config inputs + patches */
-	char *source_id;    /* sha256 of the tarball, or of git HEAD + uncommitted diff */
-	bool built_now;     /* true when resolving it ran a build (not a cache hit) */
+	char **patches;    /* patch names in the order applied, NULL-terminated */
+	char *config_hash; /* sha256 of the config inputs (base, fragment contents) */
+	char *build_key;   /* the cache key: source identity + config inputs + patches */
+	char *source_id;   /* sha256 of the tarball, or of git HEAD + uncommitted diff */
+	bool built_now;    /* true when resolving it ran a build (not a cache hit) */
 };
 
 struct vn_kernel_resolve_opts {

@@ -119,23 +119,27 @@ int vn_kernel_patch_apply(const char *tree, const char *patch, const char *name,
 		size_t len = e ? (size_t)(e - l) : strlen(l);
 		int hunk, at;
 		char what[64];
-		if ((len > 14 && strncmp(l, "checking file ", 14) == 0) || (len > 14 && strncmp(l, "patching file ", 14) == 0))
+		if ((len > 14 && strncmp(l, "checking file ", 14) == 0) ||
+		    (len > 14 && strncmp(l, "patching file ", 14) == 0))
 			snprintf(file, sizeof(file), "%.*s", (int)(len - 14), l + 14);
 		if (sscanf(l, "Hunk #%d %63s at %d", &hunk, what, &at) == 3 && strcmp(what, "FAILED") == 0) {
 			_cleanup_free_ char *h = find_hunk(patch, file, hunk);
-			vn_input_error(err, "patch %s does not apply: %s: hunk #%d FAILED at line %d", name, file, hunk, at);
+			vn_input_error(err, "patch %s does not apply: %s: hunk #%d FAILED at line %d", name, file, hunk,
+				       at);
 			if (h) {
-				_cleanup_free_ char *d = vn_xasprintf("rejected hunk (%s, hunk #%d):\n%s", file, hunk, h);
+				_cleanup_free_ char *d =
+					vn_xasprintf("rejected hunk (%s, hunk #%d):\n%s", file, hunk, h);
 				vn_error_set_detail(err, d);
 			}
 			return err ? err->code : -EINVAL;
 		}
 		if (len >= 8 && strncmp(l, "Reversed", 8) == 0)
-			return vn_input_error(err, "patch %s does not apply: %s: already applied (reversed patch detected)",
+			return vn_input_error(err,
+					      "patch %s does not apply: %s: already applied (reversed patch detected)",
 					      name, file[0] ? file : "?");
 		if (len > 26 && strncmp(l, "can't find file to patch", 24) == 0)
-			return vn_input_error(err, "patch %s does not apply: a file it patches does not exist in the tree",
-					      name);
+			return vn_input_error(
+				err, "patch %s does not apply: a file it patches does not exist in the tree", name);
 		l += len + (e ? 1 : 0);
 	}
 	vn_input_error(err, "patch %s does not apply (patch exited %d)", name, rc);
@@ -156,7 +160,8 @@ int vn_kernel_patches_sync(const struct vn_kernel_work *w, const char *phash, st
 	_cleanup_strbuf_ struct vn_strbuf list = VN_STRBUF_INIT;
 	int rc = 0;
 
-	if (vn_file_read(phash_path, VN_FILE_STATE_MAX, &last, &(size_t){0}, NULL) == 0 && strncmp(last, phash, VN_SHA256_HEX_LEN) == 0)
+	if (vn_file_read(phash_path, VN_FILE_STATE_MAX, &last, &(size_t){0}, NULL) == 0 &&
+	    strncmp(last, phash, VN_SHA256_HEX_LEN) == 0)
 		return 0;
 	unlink(phash_path);
 	if (vn_file_read(touched_path, VN_FILE_STATE_MAX, &old, &(size_t){0}, NULL) == 0) {

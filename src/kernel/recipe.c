@@ -111,12 +111,13 @@ static int parse_source(const struct vn_json_reader *c, struct json_object *root
 		if (!vn_is_file(r->patches[i])) {
 			char p[64];
 			snprintf(p, sizeof(p), "$.patches[%zu]", i);
-			return vn_json_bad(c, p, "%s: no such file (patches live beside the recipe, in %s/)", r->patches[i],
-				   r->dir);
+			return vn_json_bad(c, p, "%s: no such file (patches live beside the recipe, in %s/)",
+					   r->patches[i], r->dir);
 		}
 	}
 	if (!json_object_object_get_ex(root, "config", &cfg))
-		return vn_json_bad(c, "$", "missing \"config\" (a source build needs {\"base\": ..., \"fragments\": [...]})");
+		return vn_json_bad(c, "$",
+				   "missing \"config\" (a source build needs {\"base\": ..., \"fragments\": [...]})");
 	if ((rc = vn_json_check_type(c, cfg, json_type_object, "$.config")) < 0 ||
 	    (rc = vn_json_check_keys(c, cfg, "$.config", cfg_keys)) < 0 ||
 	    (rc = vn_json_get_str(c, cfg, "$.config", "base", STR_REQUIRED, &r->config_base)) < 0 ||
@@ -125,8 +126,9 @@ static int parse_source(const struct vn_json_reader *c, struct json_object *root
 		return rc;
 	/* The base is a make target; keep it to the names make defines for configs. */
 	if (strpbrk(r->config_base, "/ \t") || !strstr(r->config_base, "config"))
-		return vn_json_bad(c, "$.config.base", "\"%s\" is not a config target (tinyconfig, defconfig, x86_64_defconfig, ...)",
-			   r->config_base);
+		return vn_json_bad(c, "$.config.base",
+				   "\"%s\" is not a config target (tinyconfig, defconfig, x86_64_defconfig, ...)",
+				   r->config_base);
 	r->fragments = vn_xcalloc(r->nfragments + 1, sizeof(char *));
 	for (size_t i = 0; i < r->nfragments; i++) {
 		_cleanup_free_ char *p = beside(r, r->fragment_names[i]);
@@ -150,7 +152,8 @@ static int parse_source(const struct vn_json_reader *c, struct json_object *root
 
 int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *err)
 {
-	static const char *const keys[] = {"type", "description", "image", "modules", "config", "tree", "patches", NULL};
+	static const char *const keys[] = {"type",   "description", "image",   "modules",
+					   "config", "tree",        "patches", NULL};
 	static const char *const source_keys[] = {"type", "description", "tree", "patches", "config", NULL};
 	static const char *const prebuilt_keys[] = {"type", "description", "image", "modules", "config", NULL};
 	static const char *const stock_keys[] = {"type", "description", NULL};
@@ -170,7 +173,8 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 		return vn_input_error(err, "%s: not valid JSON: %s", path, json_tokener_error_desc(jerr));
 	r = vn_xcalloc(1, sizeof(*r));
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	r->name = vn_xstrndup(base, strlen(base) - (strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".json") ? 5 : 0));
+	r->name = vn_xstrndup(base,
+			      strlen(base) - (strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".json") ? 5 : 0));
 	/* The file was just read, so realpath fails only on a race: report it as unreadable. */
 	if (!(r->path = realpath(path, NULL))) {
 		rc = vn_input_error(err, "%s: cannot read kernel recipe: %s", path, strerror(errno));

@@ -27,9 +27,9 @@ enum vn_tree_kind {
 };
 
 struct vn_recipe {
-	char *path;     /* the recipe file, absolute */
-	char *name;     /* basename without .json */
-	char *dir;      /* where relative files are looked up: <dir of recipe>/<name>/ */
+	char *path; /* the recipe file, absolute */
+	char *name; /* basename without .json */
+	char *dir;  /* where relative files are looked up: <dir of recipe>/<name>/ */
 	char *description;
 	enum vn_recipe_type type;
 
@@ -38,8 +38,8 @@ struct vn_recipe {
 
 	/* source */
 	enum vn_tree_kind tree_kind;
-	char *tree;         /* as written */
-	char *tree_path;    /* tarball or checkout, absolute */
+	char *tree;      /* as written */
+	char *tree_path; /* tarball or checkout, absolute */
 	size_t npatches;
 	char **patches;     /* absolute paths, in order */
 	char **patch_names; /* as written */

@@ -48,8 +48,8 @@ static int tarball_id(const char *cache, const char *tarball, char id[VN_SHA256_
 	snprintf(line, sizeof(line), "%lld %lld.%09ld ", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
 		 st.st_mtim.tv_nsec);
 	_cleanup_free_ char *old = NULL;
-	if (vn_file_read(memo, VN_FILE_STATE_MAX, &old, &(size_t){0}, NULL) == 0 && strncmp(old, line, strlen(line)) == 0 &&
-	    strlen(old + strlen(line)) >= VN_SHA256_HEX_LEN) {
+	if (vn_file_read(memo, VN_FILE_STATE_MAX, &old, &(size_t){0}, NULL) == 0 &&
+	    strncmp(old, line, strlen(line)) == 0 && strlen(old + strlen(line)) >= VN_SHA256_HEX_LEN) {
 		memcpy(id, old + strlen(line), VN_SHA256_HEX_LEN);
 		id[VN_SHA256_HEX_LEN] = '\0';
 		return 0;
@@ -73,7 +73,8 @@ static int git_id(const char *tree, char id[VN_SHA256_HEX_LEN + 1], char **diff,
 	int rc;
 
 	if ((rc = vn_spawn_run(a1, &o1, err)) != 0)
-		return rc < 0 ? rc : vn_input_error(err, "%s: git rev-parse HEAD failed: %s", tree, head.s ? head.s : "");
+		return rc < 0 ? rc
+			      : vn_input_error(err, "%s: git rev-parse HEAD failed: %s", tree, head.s ? head.s : "");
 	if ((rc = vn_spawn_run(a2, &o2, err)) != 0)
 		return rc < 0 ? rc : vn_input_error(err, "%s: git diff HEAD failed", tree);
 	vn_sha256_init(&c);
@@ -120,8 +121,8 @@ static int export_git(const struct vn_recipe *r, const char *tmp, const char *ds
 		      struct vn_error *err)
 {
 	_cleanup_free_ char *tar = vn_xasprintf("%s/src.tar", tmp);
-	const char *a1[] = {"git", "-C", r->tree_path, "archive", "--format=tar", "--prefix=tree/", "-o", tar,
-			    "HEAD", NULL};
+	const char *a1[] = {"git", "-C", r->tree_path, "archive", "--format=tar", "--prefix=tree/",
+			    "-o",  tar,  "HEAD",       NULL};
 	const char *a2[] = {"tar", "-xf", tar, "-C", tmp, NULL};
 	int rc = run_logged(a1, NULL, log_fd, err);
 

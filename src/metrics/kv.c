@@ -64,7 +64,8 @@ struct json_object *vn_metrics_delta(struct json_object *before, struct json_obj
 		struct json_object *b;
 		if (!json_object_object_get_ex(before, key, &b))
 			continue;
-		json_object_object_add(d, key, json_object_new_int64(json_object_get_int64(val) - json_object_get_int64(b)));
+		json_object_object_add(d, key,
+				       json_object_new_int64(json_object_get_int64(val) - json_object_get_int64(b)));
 	}
 	return d;
 }

@@ -253,7 +253,8 @@ int vn_samples_parse(const char *jsonl, const char *name, struct vn_samples *out
 			r = bad(&w, "not one JSON value per line: %s",
 				jerr != json_tokener_success && jerr != json_tokener_continue
 					? json_tokener_error_desc(jerr)
-					: o ? "text after the value" : "unexpected end of line");
+				: o ? "text after the value"
+				    : "unexpected end of line");
 			goto fail;
 		}
 

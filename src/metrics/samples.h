@@ -14,8 +14,8 @@
 
 struct vn_sample_thread {
 	int tid;
-	int cpu;   /* the CPU it last ran on */
-	int node;  /* that CPU's node, -1 if the sampler could not map it */
+	int cpu;    /* the CPU it last ran on */
+	int node;   /* that CPU's node, -1 if the sampler could not map it */
 	char state; /* /proc state letter: 'R' running or runnable, 'S', 'D', ... */
 };
 
@@ -33,8 +33,8 @@ struct vn_sample_proc {
 
 struct vn_sample {
 	unsigned long seq;
-	double t;      /* seconds since the sampler started (guest monotonic clock) */
-	double uptime; /* guest /proc/uptime; 0 if the line had none */
+	double t;        /* seconds since the sampler started (guest monotonic clock) */
+	double uptime;   /* guest /proc/uptime; 0 if the line had none */
 	unsigned nnodes; /* highest node id in the line + 1 */
 	bool node_online[VN_MAX_NODES];
 	double running_per_node[VN_MAX_NODES]; /* workload threads in state R */

@@ -51,10 +51,10 @@ void vn_report_clear(struct vn_report *r)
 		free(r->verdicts[i].detail);
 	}
 	free(r->verdicts);
-	char **strs[] = {&r->scenario,	     &r->description,	 &r->started_utc,    &r->error,
-			 &r->accel,	     &r->kernel_release, &r->kernel_version, &r->kernel_cmdline,
-			 &r->kernel_recipe,  &r->kernel_config_sha256, &r->topology, &r->fidelity,
-			 &r->sampling_cost, &r->kernel_patches, &r->accel_reason, &r->guest};
+	char **strs[] = {&r->scenario,      &r->description,          &r->started_utc,    &r->error,
+			 &r->accel,         &r->kernel_release,       &r->kernel_version, &r->kernel_cmdline,
+			 &r->kernel_recipe, &r->kernel_config_sha256, &r->topology,       &r->fidelity,
+			 &r->sampling_cost, &r->kernel_patches,       &r->accel_reason,   &r->guest};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	memset(r, 0, sizeof(*r));

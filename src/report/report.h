@@ -29,7 +29,7 @@ struct vn_report {
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
 	char *kernel_patches; /* space-separated, or NULL */
 	char *topology;
-	char *fidelity;     /* the boot-time fidelity report */
+	char *fidelity;      /* the boot-time fidelity report */
 	char *sampling_cost; /* e.g. "mean 3.1 ms CPU per sample (n=40)" */
 	unsigned nverdicts;
 	struct vn_verdict *verdicts;

@@ -61,7 +61,8 @@ static void check_fallback(const struct vn_run_data *d, const struct vn_scn_asse
 	o.model = a->model;
 	vn_fallback_compute(d->t, &o, &want);
 	if (!d->dmesg || vn_fallback_parse_log(d->dmesg, &got, &err) < 0 || got.nnodes == 0) {
-		verdict(rep, a, name, false, "no 'Fallback order' lines in the guest's dmesg", "one line per node", NULL);
+		verdict(rep, a, name, false, "no 'Fallback order' lines in the guest's dmesg", "one line per node",
+			NULL);
 		vn_error_clear(&err);
 		return;
 	}
@@ -80,7 +81,8 @@ static void check_distances(const struct vn_run_data *d, const struct vn_scn_ass
 			vn_strbuf_printf(&want, "%s%u", j ? " " : "", d->t->distance[i][j]);
 		const char *g = d->distances[i] ? d->distances[i] : "(missing)";
 		if (strncmp(g, want.s, want.len) != 0 || (g[want.len] != '\n' && g[want.len] != '\0'))
-			vn_strbuf_printf(&diff, "node %u: expected %s, guest %.*s\n", i, want.s, (int)strcspn(g, "\n"), g);
+			vn_strbuf_printf(&diff, "node %u: expected %s, guest %.*s\n", i, want.s, (int)strcspn(g, "\n"),
+					 g);
 		vn_strbuf_free(&want);
 	}
 	verdict(rep, a, "guest distances equal the topology", !diff.len, diff.len ? "differ" : "equal", "equal",
@@ -96,8 +98,8 @@ static void check_counter(const struct vn_run_data *d, const struct vn_scn_asser
 	bool ok_den = a->type != VN_ASSERT_RATIO || counter_delta(d, a->denominator, &den);
 
 	if (a->type == VN_ASSERT_RATIO)
-		snprintf(name, sizeof(name), "delta %s / delta %s %s %g", a->counter, a->denominator, vn_scn_op_name(a->op),
-			 a->value);
+		snprintf(name, sizeof(name), "delta %s / delta %s %s %g", a->counter, a->denominator,
+			 vn_scn_op_name(a->op), a->value);
 	else
 		snprintf(name, sizeof(name), "delta %s %s %g", a->counter, vn_scn_op_name(a->op), a->value);
 	snprintf(exp, sizeof(exp), "%s %g", vn_scn_op_name(a->op), a->value);
@@ -158,8 +160,8 @@ static void check_follows(const struct vn_run_data *d, const struct vn_scn_asser
 	if (isnan(best))
 		snprintf(obs, sizeof(obs), "no samples of the moved processes after the move");
 	else if (!isnan(reached))
-		snprintf(obs, sizeof(obs), "%.3f on node %u after %.1f s (best %.3f)", a->fraction, mv->to_node, reached,
-			 best);
+		snprintf(obs, sizeof(obs), "%.3f on node %u after %.1f s (best %.3f)", a->fraction, mv->to_node,
+			 reached, best);
 	else
 		snprintf(obs, sizeof(obs), "at most %.3f on node %u within %g s", best, mv->to_node, a->within_s);
 	verdict(rep, a, name, !isnan(reached), obs, exp, series.s);
@@ -184,8 +186,9 @@ static void check_running(const struct vn_run_data *d, const struct vn_scn_asser
 	for (unsigned i = 0; i < n; i++) {
 		bool ok = avg[i] <= d->t->nodes[i].ncpus + a->tolerance;
 		pass &= ok;
-		used += (size_t)snprintf(obs + used, used < sizeof(obs) ? sizeof(obs) - used : 0, "%snode %u: %.2f/%u%s",
-					 i ? ", " : "", i, avg[i], d->t->nodes[i].ncpus, ok ? "" : " (over)");
+		used += (size_t)snprintf(obs + used, used < sizeof(obs) ? sizeof(obs) - used : 0,
+					 "%snode %u: %.2f/%u%s", i ? ", " : "", i, avg[i], d->t->nodes[i].ncpus,
+					 ok ? "" : " (over)");
 		if (used >= sizeof(obs))
 			break;
 	}

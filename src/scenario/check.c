@@ -65,7 +65,9 @@ static int check_kernel(const struct vn_scenario *s, struct vn_error *err)
 		return 0;
 	}
 	if (stat(s->kernel, &st) < 0 || !S_ISREG(st.st_mode))
-		return vn_input_error(err, "%s: $.kernel: \"%s\" is neither \"stock\", a recipe (kernels/NAME.json) nor a kernel image file",
+		return vn_input_error(err,
+				      "%s: $.kernel: \"%s\" is neither \"stock\", a recipe (kernels/NAME.json) nor a "
+				      "kernel image file",
 				      s->path, s->kernel);
 	return 0;
 }
@@ -80,7 +82,9 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 
 	snprintf(guest, sizeof(guest), VN_SCN_GUEST_PREFIX "%s", s->name);
 	if (!vn_guest_name_valid(guest))
-		return vn_input_error(err, "%s: $.name: \"%s\" would make the guest name \"%s\", which is not a valid guest name (at most %d characters)",
+		return vn_input_error(err,
+				      "%s: $.name: \"%s\" would make the guest name \"%s\", which is not a valid guest "
+				      "name (at most %d characters)",
 				      s->path, s->name, guest, VN_GUEST_NAME_MAX);
 	if (resolve_topology(s, &path, &e) < 0 || vn_topology_load(path, &t, &e) < 0) {
 		rc = vn_error_set(err, e.kind, e.code, "%s: $.topology: %s", s->path, e.msg);

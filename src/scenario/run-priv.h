@@ -26,10 +26,10 @@ struct vn_run_data {
 	const struct vn_scenario *s;
 	const struct vn_topology *t;
 	json_object *vmstat_before, *vmstat_after;
-	char *dmesg;                          /* after the run */
-	char *distances[VN_MAX_NODES];        /* guest nodeN/distance, after the run */
+	char *dmesg;                   /* after the run */
+	char *distances[VN_MAX_NODES]; /* guest nodeN/distance, after the run */
 	struct vn_samples samples;
-	struct vn_run_step_data *steps;       /* s->nsteps */
+	struct vn_run_step_data *steps; /* s->nsteps */
 	unsigned nmoves;
 	struct vn_run_move moves[64];
 };

@@ -14,18 +14,18 @@
 #include "scenario/run-priv.h"
 #include "util/strbuf.h"
 
-#define RUN_DIR "/tmp/vnuma-run"
+#define RUN_DIR   "/tmp/vnuma-run"
 #define MAX_EXECS 300
 /*
  * Nothing the guest sends is kept without a bound. A workload's stdout is
  * kept (its tail) for its result line; each step output file, the sampler's
  * lines and the outputs of our own helper commands are capped.
  */
-#define KEEP_TAIL_MAX (1u << 20)
-#define STEP_FILE_MAX (64u << 20)
-#define AUX_OUT_MAX (1u << 20)
+#define KEEP_TAIL_MAX   (1u << 20)
+#define STEP_FILE_MAX   (64u << 20)
+#define AUX_OUT_MAX     (1u << 20)
 #define SAMPLE_LINE_MAX (4u << 20)
-#define SAMPLES_MAX (256u << 20)
+#define SAMPLES_MAX     (256u << 20)
 
 enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX };
 
@@ -37,10 +37,10 @@ struct exec {
 	FILE *out, *errf;
 	size_t out_len, err_len; /* bytes written to out, errf */
 	bool out_cut, err_cut;   /* a file reached STEP_FILE_MAX */
-	struct vn_strbuf buf;  /* stdout kept (sampler: partial line; workload: its tail; action/aux: all) */
-	struct vn_strbuf ebuf; /* stderr of actions and aux commands, for error messages */
-	bool buf_cut;          /* action/aux output reached AUX_OUT_MAX */
-	bool skip_line;        /* sampler: dropping a line longer than SAMPLE_LINE_MAX */
+	struct vn_strbuf buf;    /* stdout kept (sampler: partial line; workload: its tail; action/aux: all) */
+	struct vn_strbuf ebuf;   /* stderr of actions and aux commands, for error messages */
+	bool buf_cut;            /* action/aux output reached AUX_OUT_MAX */
+	bool skip_line;          /* sampler: dropping a line longer than SAMPLE_LINE_MAX */
 	bool done;
 	int status; /* exit code, 128+signal, or -1 when it could not start */
 	char *error;

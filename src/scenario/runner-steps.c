@@ -112,8 +112,9 @@ static int start_move(struct run *r, unsigned si, const struct vn_scn_action *ac
 
 	if (r->d->nmoves >= VN_ARRAY_SIZE(r->d->moves))
 		return vn_input_error(err, "%s: too many move actions", r->s->path);
-	vn_strbuf_printf(&b, "for i in $(seq 0 %u); do p=$(cat " RUN_DIR "/%s.$i.pid 2>/dev/null) || continue; "
-			     "taskset -a -p -c %s $p >/dev/null && echo pid $p; done; cat /proc/uptime",
+	vn_strbuf_printf(&b,
+			 "for i in $(seq 0 %u); do p=$(cat " RUN_DIR "/%s.$i.pid 2>/dev/null) || continue; "
+			 "taskset -a -p -c %s $p >/dev/null && echo pid $p; done; cat /proc/uptime",
 			 count - 1, st->name, cpus);
 	const char *argv[] = {"/bin/sh", "-c", b.s, NULL};
 	rc = vn_run_exec_start(r, EX_ACTION, argv, &e, err);
@@ -197,7 +198,8 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 			if ((rc = start_step(r, si, rep, err)) < 0)
 				return rc;
 			for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)
-				pend[np++] = (struct pending){.step = si, .act = &st->actions[k], .due = start + st->actions[k].at_s};
+				pend[np++] = (struct pending){
+					.step = si, .act = &st->actions[k], .due = start + st->actions[k].at_s};
 			while (!st->background && step_running(r, si) && !r->stop) {
 				if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = vn_run_pump(r, 100, err)) < 0)
 					return rc;
@@ -264,10 +266,11 @@ int vn_run_prepare(struct run *r, struct vn_error *err)
 		vn_strbuf_printf(&b, "echo %s > /sys/kernel/mm/transparent_hugepage/enabled; ", r->s->thp);
 	for (unsigned i = 0; i < r->s->nhugetlb; i++) {
 		const struct vn_scn_hugetlb *h = &r->s->hugetlb[i];
-		vn_strbuf_printf(&b,
-				 "f=/sys/devices/system/node/node%u/hugepages/hugepages-2048kB/nr_hugepages; echo %u > $f; "
-				 "[ $(cat $f) -ge %u ] || { echo \"node %u: only $(cat $f) of %u huge pages\" >&2; exit 1; }; ",
-				 h->node, h->pages, h->pages, h->node, h->pages);
+		vn_strbuf_printf(
+			&b,
+			"f=/sys/devices/system/node/node%u/hugepages/hugepages-2048kB/nr_hugepages; echo %u > $f; "
+			"[ $(cat $f) -ge %u ] || { echo \"node %u: only $(cat $f) of %u huge pages\" >&2; exit 1; }; ",
+			h->node, h->pages, h->pages, h->node, h->pages);
 	}
 	for (char **c = r->s->cgroups; c && *c; c++)
 		vn_strbuf_printf(&b, "mkdir -p /sys/fs/cgroup/%s; ", *c);
@@ -283,8 +286,9 @@ void vn_run_gather(struct run *r)
 	_cleanup_free_ char *pids = NULL;
 	struct vn_error e = {0};
 
-	if (vn_run_guest_sh(r, "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true", &pids,
-		     &e) == 0) {
+	if (vn_run_guest_sh(r,
+			    "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true",
+			    &pids, &e) == 0) {
 		for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
 			char name[256];
 			unsigned idx;
@@ -331,4 +335,3 @@ void vn_run_gather(struct run *r)
 			json_object_put(res);
 	}
 }
-

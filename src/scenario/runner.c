@@ -255,13 +255,15 @@ int vn_run_guest_sh(struct run *r, const char *script, char **out, struct vn_err
 					      vn_agent_guest(r->a));
 	}
 	if (e->buf_cut)
-		return vn_infra_error(err, -EMSGSIZE, "%s: a guest command printed more than %u MiB", vn_agent_guest(r->a),
-				      AUX_OUT_MAX >> 20);
+		return vn_infra_error(err, -EMSGSIZE, "%s: a guest command printed more than %u MiB",
+				      vn_agent_guest(r->a), AUX_OUT_MAX >> 20);
 	if (e->status != 0) {
 		if (e->ebuf.len && e->ebuf.s[e->ebuf.len - 1] == '\n')
 			e->ebuf.s[--e->ebuf.len] = '\0';
 		return vn_infra_error(err, -EIO, "guest command failed (exit %d): %s", e->status,
-				      e->ebuf.len ? e->ebuf.s : e->error ? e->error : script);
+				      e->ebuf.len ? e->ebuf.s
+				      : e->error  ? e->error
+						  : script);
 	}
 	if (out)
 		*out = vn_strbuf_steal(&e->buf);
@@ -401,8 +403,7 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	snprintf(interval, sizeof(interval), "%g", s->sample_interval_s);
 	const char *sampler_argv[] = {"/usr/lib/vnuma/vnuma-sample", "--interval", interval, NULL};
 	if ((rc = vn_run_exec_start(r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0 ||
-	    (rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 ||
-	    (rc = vn_run_steps(r, err)) < 0)
+	    (rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 || (rc = vn_run_steps(r, err)) < 0)
 		return rc;
 	vn_run_pump(r, (int)(s->sample_interval_s * 1000), err);
 	vn_run_signal(r, sampler, SIGTERM);
@@ -410,9 +411,10 @@ static int sample_steps(struct run *r, struct vn_error *err)
 		if ((rc = vn_run_pump(r, 100, err)) < 0)
 			return rc;
 	if (r->samples_cut)
-		return vn_infra_error(err, -EMSGSIZE,
-				      "%s: samples.jsonl truncated: the sampler sent more than %u MiB, or a line over %u MiB",
-				      vn_agent_guest(r->a), SAMPLES_MAX >> 20, SAMPLE_LINE_MAX >> 20);
+		return vn_infra_error(
+			err, -EMSGSIZE,
+			"%s: samples.jsonl truncated: the sampler sent more than %u MiB, or a line over %u MiB",
+			vn_agent_guest(r->a), SAMPLES_MAX >> 20, SAMPLE_LINE_MAX >> 20);
 	vn_run_gather(r);
 	return 0;
 }

@@ -11,11 +11,11 @@
 #include "testbed/testbed.h"
 
 struct vn_run_opts {
-	const char *outdir; /* NULL: results/<scenario>-<UTC time> */
-	const char *kernel; /* overrides the scenario's kernel */
-	bool quick;         /* scale durations and sizes for CI */
-	bool keep;          /* leave the guest running afterwards */
-	bool force;         /* use outdir even if it is not empty */
+	const char *outdir;                    /* NULL: results/<scenario>-<UTC time> */
+	const char *kernel;                    /* overrides the scenario's kernel */
+	bool quick;                            /* scale durations and sizes for CI */
+	bool keep;                             /* leave the guest running afterwards */
+	bool force;                            /* use outdir even if it is not empty */
 	vn_kernel_progress_fn kernel_progress; /* a recipe kernel built on first use */
 	void *kernel_progress_data;
 	vn_up_progress_fn boot_progress; /* boot stages; NULL: silent */
@@ -45,5 +45,4 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
  * VN_ERR_INPUT "FILE: $.json.path: message". topo_path and topo (optional)
  * receive the resolved topology.
  */
-int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo,
-		      struct vn_error *err);
+int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo, struct vn_error *err);

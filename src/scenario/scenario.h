@@ -15,11 +15,11 @@
 #include "util/error.h"
 
 enum vn_placement_policy {
-	VN_PLACE_NONE,       /* default policy, no binding */
+	VN_PLACE_NONE,        /* default policy, no binding */
 	VN_PLACE_CPUNODEBIND, /* numactl --cpunodebind=NODES (memory: default policy) */
-	VN_PLACE_MEMBIND,    /* numactl --cpunodebind=CPU_NODES --membind=NODES */
-	VN_PLACE_PREFERRED,  /* numactl --cpunodebind=CPU_NODES --preferred=NODE */
-	VN_PLACE_INTERLEAVE, /* numactl --cpunodebind=CPU_NODES --interleave=NODES */
+	VN_PLACE_MEMBIND,     /* numactl --cpunodebind=CPU_NODES --membind=NODES */
+	VN_PLACE_PREFERRED,   /* numactl --cpunodebind=CPU_NODES --preferred=NODE */
+	VN_PLACE_INTERLEAVE,  /* numactl --cpunodebind=CPU_NODES --interleave=NODES */
 };
 
 struct vn_scn_placement {
@@ -95,15 +95,15 @@ struct vn_scn_hugetlb {
 struct vn_scenario {
 	char *path;
 	char *name, *description;
-	char *topology;  /* as written: a path (relative to the scenario file) or a name */
-	char *kernel;    /* NULL: stock */
-	char *append;    /* extra kernel arguments */
+	char *topology; /* as written: a path (relative to the scenario file) or a name */
+	char *kernel;   /* NULL: stock */
+	char *append;   /* extra kernel arguments */
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls;
 	char *thp; /* always, madvise, never; NULL: leave */
 	unsigned nhugetlb;
 	struct vn_scn_hugetlb *hugetlb;
-	char **cgroups; /* NULL-terminated names created under /sys/fs/cgroup */
+	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */
 	double sample_interval_s; /* default 1 */
 	double timeout_s;         /* whole run, default 900 */
 	unsigned repeats;         /* default 1 */

@@ -94,14 +94,9 @@ static struct json_object *assert_json(const struct vn_scn_assert *a)
 	put_str(o, "type", vn_scn_assert_types[a->type]);
 	put_str(o, "name", a->name);
 	switch (a->type) {
-	case VN_ASSERT_FALLBACK:
-		put_str(o, "model", vn_fallback_model_name(a->model));
-		break;
-	case VN_ASSERT_DISTANCES:
-		break;
-	case VN_ASSERT_COUNTER:
-		put_str(o, "counter", a->counter);
-		break;
+	case VN_ASSERT_FALLBACK: put_str(o, "model", vn_fallback_model_name(a->model)); break;
+	case VN_ASSERT_DISTANCES: break;
+	case VN_ASSERT_COUNTER: put_str(o, "counter", a->counter); break;
 	case VN_ASSERT_RATIO:
 		put_str(o, "numerator", a->counter);
 		put_str(o, "denominator", a->denominator);
@@ -168,8 +163,8 @@ char *vn_scenario_to_json(const struct vn_scenario *s)
 	for (unsigned i = 0; i < s->nasserts; i++)
 		json_object_array_add(as, assert_json(&s->asserts[i]));
 	put(o, "assertions", as);
-	const char *text = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								     JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text)
 		vn_oom(); /* json-c returns NULL only when it cannot allocate */
 	return vn_xasprintf("%s\n", text);

@@ -89,16 +89,16 @@ static int parse_sysctls(struct ctx *c, struct json_object *v, const char *p)
 	if (r < 0)
 		return r;
 	s->sysctls = vn_xcalloc((size_t)json_object_object_length(v) + 1, sizeof(*s->sysctls));
-	json_object_object_foreach(v, key, val) {
+	json_object_object_foreach(v, key, val)
+	{
 		vn_json_path_key(kp, p, key);
 		if (!sysctl_key_ok(key))
-			return vn_json_bad(&c->r, kp, "expected a dotted sysctl name like kernel.numa_balancing, got \"%s\"", key);
+			return vn_json_bad(&c->r, kp,
+					   "expected a dotted sysctl name like kernel.numa_balancing, got \"%s\"", key);
 		char buf[64];
 		const char *text;
 		switch (json_object_get_type(val)) {
-		case json_type_boolean:
-			text = json_object_get_boolean(val) ? "1" : "0";
-			break;
+		case json_type_boolean: text = json_object_get_boolean(val) ? "1" : "0"; break;
 		case json_type_int:
 			snprintf(buf, sizeof(buf), "%" PRId64, json_object_get_int64(val));
 			text = buf;
@@ -115,8 +115,7 @@ static int parse_sysctls(struct ctx *c, struct json_object *v, const char *p)
 			if (!*text || strpbrk(text, "\n\r"))
 				return vn_json_expected(&c->r, kp, "a non-empty one-line value", val);
 			break;
-		default:
-			return vn_json_expected(&c->r, kp, "a number, string or boolean", val);
+		default: return vn_json_expected(&c->r, kp, "a number, string or boolean", val);
 		}
 		struct vn_scn_sysctl *e = &s->sysctls[s->nsysctls++];
 		e->key = vn_xstrdup(key);
@@ -133,7 +132,8 @@ static int parse_hugetlb(struct ctx *c, struct json_object *v, const char *p)
 	if (r < 0)
 		return r;
 	s->hugetlb = vn_xcalloc((size_t)json_object_object_length(v) + 1, sizeof(*s->hugetlb));
-	json_object_object_foreach(v, key, val) {
+	json_object_object_foreach(v, key, val)
+	{
 		struct vn_error e = {0};
 		long node;
 		vn_json_path_key(kp, p, key);
@@ -180,22 +180,22 @@ static int parse_placement(struct ctx *c, struct json_object *v, const char *p, 
 	case VN_PLACE_CPUNODEBIND:
 		if (cv)
 			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "cpu_nodes"),
-				   "policy \"cpunodebind\" binds CPUs to \"nodes\"; it takes no \"cpu_nodes\"");
+					   "policy \"cpunodebind\" binds CPUs to \"nodes\"; it takes no \"cpu_nodes\"");
 		/* fall through */
 	case VN_PLACE_MEMBIND:
 	case VN_PLACE_INTERLEAVE:
 		if (!nv)
 			return vn_json_missing(&c->r, p, "nodes");
 		if (!pl->nnodes)
-			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "nodes"), "policy \"%s\" needs at least one node",
-				   vn_scn_policies[pl->policy]);
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "nodes"),
+					   "policy \"%s\" needs at least one node", vn_scn_policies[pl->policy]);
 		break;
 	case VN_PLACE_PREFERRED:
 		if (!nv)
 			return vn_json_missing(&c->r, p, "nodes");
 		if (pl->nnodes != 1)
-			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "nodes"), "policy \"preferred\" takes exactly one node, got %u",
-				   pl->nnodes);
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "nodes"),
+					   "policy \"preferred\" takes exactly one node, got %u", pl->nnodes);
 		break;
 	}
 	return 0;
@@ -215,7 +215,8 @@ static int parse_action(struct ctx *c, struct json_object *v, const char *p, str
 	if (!m)
 		return vn_json_missing(&c->r, p, "move");
 	vn_json_path_key(mp, p, "move");
-	if ((r = vn_json_check_type(&c->r, m, json_type_object, mp)) < 0 || (r = vn_json_check_keys(&c->r, m, mp, move_keys)) < 0)
+	if ((r = vn_json_check_type(&c->r, m, json_type_object, mp)) < 0 ||
+	    (r = vn_json_check_keys(&c->r, m, mp, move_keys)) < 0)
 		return r;
 	a->fraction = 1;
 	if ((r = vn_json_get_num(&c->r, m, mp, "fraction", false, VN_JSON_FRACTION, &a->fraction)) < 0)
@@ -250,8 +251,9 @@ static int parse_size(struct ctx *c, struct json_object *o, const char *path, ui
 
 static int parse_step(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_step *st)
 {
-	static const char *const keys[] = {"name", "workload", "args", "command", "placement", "processes",
-					   "threads", "size", "duration_s", "cgroup", "background", "actions", NULL};
+	static const char *const keys[] = {"name",       "workload", "args", "command",    "placement",
+					   "processes",  "threads",  "size", "duration_s", "cgroup",
+					   "background", "actions",  NULL};
 	char kp[VN_JSON_PATH_MAX], ap[VN_JSON_PATH_MAX];
 	int wl = 0;
 	int r = vn_json_check_type(&c->r, v, json_type_object, p);
@@ -271,8 +273,9 @@ static int parse_step(struct ctx *c, struct json_object *v, const char *p, struc
 	size_t argc = 0;
 	st->argv = vn_xcalloc(1, sizeof(*st->argv));
 	if (cmd && !is_cmd)
-		return vn_json_bad(&c->r, vn_json_path_key(kp, p, "command"), "only a \"cmd\" step takes a command (this one runs %s; use \"args\")",
-			   st->workload);
+		return vn_json_bad(&c->r, vn_json_path_key(kp, p, "command"),
+				   "only a \"cmd\" step takes a command (this one runs %s; use \"args\")",
+				   st->workload);
 	if (is_cmd && !cmd)
 		return vn_json_missing(&c->r, p, "command");
 	if (cmd) {
@@ -299,7 +302,8 @@ static int parse_step(struct ctx *c, struct json_object *v, const char *p, struc
 		for (char **g = c->s->cgroups; g && *g && !found; g++)
 			found = strcmp(*g, st->cgroup) == 0;
 		if (!found)
-			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "cgroup"), "\"%s\" is not declared in $.cgroups", st->cgroup);
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "cgroup"),
+					   "\"%s\" is not declared in $.cgroups", st->cgroup);
 	}
 	struct json_object *bv = vn_json_get(v, "background");
 	if (bv) {
@@ -315,7 +319,8 @@ static int parse_step(struct ctx *c, struct json_object *v, const char *p, struc
 		size_t n = json_object_array_length(acts);
 		st->actions = vn_xcalloc(n + 1, sizeof(*st->actions));
 		for (size_t i = 0; i < n; i++) {
-			r = parse_action(c, json_object_array_get_idx(acts, i), vn_json_path_idx(ap, kp, i), &st->actions[i]);
+			r = parse_action(c, json_object_array_get_idx(acts, i), vn_json_path_idx(ap, kp, i),
+					 &st->actions[i]);
 			if (r < 0)
 				return r;
 			st->nactions++;
@@ -348,7 +353,8 @@ static int counter_name(struct ctx *c, struct json_object *o, const char *path, 
 	/* /proc/vmstat field names. */
 	for (const char *q = *out; *q; q++)
 		if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '_')
-			return vn_json_expected(&c->r, vn_json_path_key(p, path, key), "a /proc/vmstat counter name", vn_json_get(o, key));
+			return vn_json_expected(&c->r, vn_json_path_key(p, path, key), "a /proc/vmstat counter name",
+						vn_json_get(o, key));
 	return 0;
 }
 
@@ -373,9 +379,7 @@ static char *default_name(const struct vn_scn_assert *a)
 	case VN_ASSERT_FALLBACK:
 		n = vn_xasprintf("fallback order matches model %s", vn_fallback_model_name(a->model));
 		break;
-	case VN_ASSERT_DISTANCES:
-		n = vn_xasprintf("guest distances match the topology");
-		break;
+	case VN_ASSERT_DISTANCES: n = vn_xasprintf("guest distances match the topology"); break;
 	case VN_ASSERT_COUNTER:
 		n = vn_xasprintf("counter %s %s %g", a->counter, vn_scn_op_name(a->op), a->value);
 		break;
@@ -426,7 +430,8 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 	if ((r = vn_json_get_str(&c->r, v, p, "name", 0, &a->name)) < 0)
 		return r;
 	if (a->name && !*a->name)
-		return vn_json_expected(&c->r, vn_json_path_key(kp, p, "name"), "a non-empty string", vn_json_get(v, "name"));
+		return vn_json_expected(&c->r, vn_json_path_key(kp, p, "name"), "a non-empty string",
+					vn_json_get(v, "name"));
 
 	switch (a->type) {
 	case VN_ASSERT_FALLBACK: {
@@ -439,8 +444,7 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "model"), "%s", e.msg);
 		break;
 	}
-	case VN_ASSERT_DISTANCES:
-		break;
+	case VN_ASSERT_DISTANCES: break;
 	case VN_ASSERT_COUNTER:
 		if ((r = counter_name(c, v, p, "counter", &a->counter)) < 0 || (r = parse_op(c, v, p, &a->op)) < 0 ||
 		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
@@ -449,7 +453,8 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 	case VN_ASSERT_RATIO:
 		if ((r = counter_name(c, v, p, "numerator", &a->counter)) < 0 ||
 		    (r = counter_name(c, v, p, "denominator", &a->denominator)) < 0 ||
-		    (r = parse_op(c, v, p, &a->op)) < 0 || (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+		    (r = parse_op(c, v, p, &a->op)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
 			return r;
 		break;
 	case VN_ASSERT_MEMORY_FOLLOWS:
@@ -464,24 +469,28 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 			return r;
 		break;
 	case VN_ASSERT_METRIC:
-		if ((r = step_ref(c, v, p, &a->step)) < 0 || (r = vn_json_get_str(&c->r, v, p, "path", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &a->path)) < 0)
+		if ((r = step_ref(c, v, p, &a->step)) < 0 ||
+		    (r = vn_json_get_str(&c->r, v, p, "path", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &a->path)) < 0)
 			return r;
 		for (const char *q = a->path, *seg = q;; q++) {
 			if (*q == '.' || !*q) {
 				if (q == seg)
-					return vn_json_expected(&c->r, vn_json_path_key(kp, p, "path"),
-							"a dotted path into the step's result, like kernels.triad.best_mbps",
-							vn_json_get(v, "path"));
+					return vn_json_expected(
+						&c->r, vn_json_path_key(kp, p, "path"),
+						"a dotted path into the step's result, like kernels.triad.best_mbps",
+						vn_json_get(v, "path"));
 				if (!*q)
 					break;
 				seg = q + 1;
 			} else if (!isalnum((unsigned char)*q) && *q != '_' && *q != '-') {
-				return vn_json_expected(&c->r, vn_json_path_key(kp, p, "path"),
-						"a dotted path into the step's result, like kernels.triad.best_mbps",
-						vn_json_get(v, "path"));
+				return vn_json_expected(
+					&c->r, vn_json_path_key(kp, p, "path"),
+					"a dotted path into the step's result, like kernels.triad.best_mbps",
+					vn_json_get(v, "path"));
 			}
 		}
-		if ((r = parse_op(c, v, p, &a->op)) < 0 || (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+		if ((r = parse_op(c, v, p, &a->op)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
 			return r;
 		break;
 	case VN_ASSERT_MEMORY_ON_NODE:
@@ -498,19 +507,22 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 
 static int parse_top(struct ctx *c, struct json_object *root)
 {
-	static const char *const keys[] = {"name", "description", "topology", "kernel", "append", "sysctls",
-					   "thp", "hugetlb", "cgroups", "sample_interval_s", "timeout_s", "repeats",
-					   "quick_scale", "steps", "assertions", NULL};
+	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
+					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
+					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
+					   NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
 	int r;
 
-	if ((r = vn_json_check_type(&c->r, root, json_type_object, "$")) < 0 || (r = vn_json_check_keys(&c->r, root, "$", keys)) < 0)
+	if ((r = vn_json_check_type(&c->r, root, json_type_object, "$")) < 0 ||
+	    (r = vn_json_check_keys(&c->r, root, "$", keys)) < 0)
 		return r;
 	if ((r = vn_json_get_str(&c->r, root, "$", "name", VN_JSON_REQUIRED | VN_JSON_NAME, &s->name)) < 0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "description", 0, &s->description)) < 0 ||
-	    (r = vn_json_get_str(&c->r, root, "$", "topology", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &s->topology)) < 0 ||
+	    (r = vn_json_get_str(&c->r, root, "$", "topology", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &s->topology)) <
+		    0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "kernel", 0, &s->kernel)) < 0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "append", 0, &s->append)) < 0)
 		return r;
@@ -526,13 +538,15 @@ static int parse_top(struct ctx *c, struct json_object *root)
 		return r;
 	size_t ncg = 0;
 	s->cgroups = vn_xcalloc(1, sizeof(*s->cgroups));
-	if ((v = vn_json_get(root, "cgroups")) && (r = vn_json_strv_append(&c->r, v, "$.cgroups", VN_JSON_NAME, &s->cgroups, &ncg)) < 0)
+	if ((v = vn_json_get(root, "cgroups")) &&
+	    (r = vn_json_strv_append(&c->r, v, "$.cgroups", VN_JSON_NAME, &s->cgroups, &ncg)) < 0)
 		return r;
 	s->sample_interval_s = 1;
 	s->timeout_s = 900;
 	s->repeats = 1;
 	s->quick_scale = 0.25;
-	if ((r = vn_json_get_num(&c->r, root, "$", "sample_interval_s", false, VN_JSON_POSITIVE, &s->sample_interval_s)) < 0 ||
+	if ((r = vn_json_get_num(&c->r, root, "$", "sample_interval_s", false, VN_JSON_POSITIVE,
+				 &s->sample_interval_s)) < 0 ||
 	    (r = vn_json_get_num(&c->r, root, "$", "timeout_s", false, VN_JSON_POSITIVE, &s->timeout_s)) < 0 ||
 	    (r = vn_json_get_uint(&c->r, root, "$", "repeats", false, 1, 1000, "an integer >= 1", &s->repeats)) < 0 ||
 	    (r = vn_json_get_num(&c->r, root, "$", "quick_scale", false, VN_JSON_FRACTION, &s->quick_scale)) < 0)
@@ -554,8 +568,9 @@ static int parse_top(struct ctx *c, struct json_object *root)
 			return r;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(s->steps[j].name, s->steps[i].name) == 0)
-				return vn_json_bad(&c->r, vn_json_path_key(kp, ep, "name"), "step name \"%s\" is already used by $.steps[%zu]",
-					   s->steps[i].name, j);
+				return vn_json_bad(&c->r, vn_json_path_key(kp, ep, "name"),
+						   "step name \"%s\" is already used by $.steps[%zu]", s->steps[i].name,
+						   j);
 	}
 
 	if ((v = vn_json_get(root, "assertions"))) {
@@ -571,8 +586,9 @@ static int parse_top(struct ctx *c, struct json_object *root)
 			/* Names become JUnit testcase names, which CI systems key on. */
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(s->asserts[j].name, s->asserts[i].name) == 0)
-					return vn_json_bad(&c->r, ep, "assertion name \"%s\" is already used by $.assertions[%zu]",
-						   s->asserts[i].name, j);
+					return vn_json_bad(&c->r, ep,
+							   "assertion name \"%s\" is already used by $.assertions[%zu]",
+							   s->asserts[i].name, j);
 		}
 	}
 	return 0;

@@ -11,13 +11,13 @@
 #include "util/cleanup.h"
 
 /* Indexed by the enums in scenario.h; NULL-terminated for vn_json_one_of. */
-const char *const vn_scn_workloads[] = {"stream", "memfollow", "anon-cow-rand", "groupfair", "multi-instance", "cmd",
-					NULL};
+const char *const vn_scn_workloads[] = {"stream", "memfollow", "anon-cow-rand", "groupfair", "multi-instance",
+					"cmd",    NULL};
 const char *const vn_scn_thp_modes[] = {"always", "madvise", "never", NULL};
 const char *const vn_scn_policies[] = {"none", "cpunodebind", "membind", "preferred", "interleave", NULL};
 const char *const vn_scn_op_names[] = {"<", "<=", ">", ">=", "==", "!=", NULL};
-const char *const vn_scn_assert_types[] = {"fallback", "distances", "counter", "ratio", "memory_follows",
-					   "running_per_node", "metric", "memory_on_node", NULL};
+const char *const vn_scn_assert_types[] = {"fallback",         "distances", "counter",        "ratio", "memory_follows",
+					   "running_per_node", "metric",    "memory_on_node", NULL};
 
 void vn_scenario_free(struct vn_scenario *s)
 {

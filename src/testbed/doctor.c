@@ -35,8 +35,8 @@ static const char probe_topology[] = "<topology name='vnuma-probe'>"
 #define GIB (1024.0 * MIB)
 
 __attribute__((format(printf, 5, 6))) static struct vn_check *add(struct vn_doctor *d, const char *name,
-								   enum vn_check_verdict v, const char *fix,
-								   const char *fmt, ...)
+								  enum vn_check_verdict v, const char *fix,
+								  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -142,7 +142,9 @@ static int probe_boot(struct vn_virt *v, const struct vn_topology *t, const char
 
 	snprintf(name, sizeof(name), "vnuma-doctor-%s-%d", vn_accel_name(accel), (int)getpid());
 	struct vn_domain_opts o = {
-		.name = name, .accel = accel, .kernel = kernel,
+		.name = name,
+		.accel = accel,
+		.kernel = kernel,
 		.meta = {.topology_name = t->name, .kernel_id = "doctor probe"},
 	};
 	double t0 = vn_now_s();
@@ -205,13 +207,16 @@ static void check_accelerators(struct vn_doctor *d, struct vn_virt *v, const cha
 		add(d, "kvm", VN_CHECK_OK, NULL, "/dev/kvm present and accessible");
 		if (probe_boot(v, t, kernel, VN_ACCEL_KVM, VN_KVM_PROOF_MS, &secs, why, sizeof(why)) == 0) {
 			kvm_ok = true;
-			add(d, "kvm-probe", VN_CHECK_OK, NULL, "kernel printed %.2f s after start", secs)->seconds = secs;
-			snprintf(reason, sizeof(reason), "proven by vnuma doctor: kernel printed %.2f s after start", secs);
+			add(d, "kvm-probe", VN_CHECK_OK, NULL, "kernel printed %.2f s after start", secs)->seconds =
+				secs;
+			snprintf(reason, sizeof(reason), "proven by vnuma doctor: kernel printed %.2f s after start",
+				 secs);
 			vn_virt_accel_remember(v, VN_ACCEL_KVM, reason);
 		} else {
 			add(d, "kvm-probe", VN_CHECK_WARN,
 			    "guests will use TCG; for KVM enable nested virtualization (or use bare metal)",
-			    "/dev/kvm is present but %s (nested virtualization?)", why)->seconds = secs;
+			    "/dev/kvm is present but %s (nested virtualization?)", why)
+				->seconds = secs;
 		}
 	}
 
@@ -222,13 +227,17 @@ static void check_accelerators(struct vn_doctor *d, struct vn_virt *v, const cha
 		    strcmp(d->checks[d->n - 2].name, "kvm-probe") == 0)
 			vn_virt_accel_remember(v, VN_ACCEL_TCG, d->checks[d->n - 2].detail);
 	} else {
-		add(d, "tcg-probe", VN_CHECK_FAIL, "see STATE_DIR/libvirt.log and the QEMU packages (apt-get install qemu-system-x86)",
-		    "%s", why)->seconds = secs;
+		add(d, "tcg-probe", VN_CHECK_FAIL,
+		    "see STATE_DIR/libvirt.log and the QEMU packages (apt-get install qemu-system-x86)", "%s", why)
+			->seconds = secs;
 	}
 	d->can_boot = kvm_ok || tcg_ok;
 	d->accel = kvm_ok ? VN_ACCEL_KVM : VN_ACCEL_TCG;
 	add(d, "accelerator", d->can_boot ? VN_CHECK_OK : VN_CHECK_FAIL, d->can_boot ? NULL : "fix the probes above",
-	    "%s", kvm_ok ? "guests will run under KVM" : tcg_ok ? "guests will run under TCG" : "no accelerator boots a guest");
+	    "%s",
+	    kvm_ok   ? "guests will run under KVM"
+	    : tcg_ok ? "guests will run under TCG"
+		     : "no accelerator boots a guest");
 }
 
 int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct vn_error *err)
@@ -241,7 +250,8 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 	check_state_dir(d, ctx->state_dir);
 	if (geteuid() == 0) {
 		if (getpwnam("libvirt-qemu"))
-			add(d, "libvirt-qemu", VN_CHECK_OK, NULL, "user exists (libvirt's embedded driver needs it as root)");
+			add(d, "libvirt-qemu", VN_CHECK_OK, NULL,
+			    "user exists (libvirt's embedded driver needs it as root)");
 		else
 			add(d, "libvirt-qemu", VN_CHECK_FAIL, "scripts/setup.sh, or: useradd -r libvirt-qemu",
 			    "user missing: libvirt's embedded driver refuses to start as root without it");
@@ -258,8 +268,8 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 
 	/* A short lock wait: a doctor that hangs behind another vnuma says nothing. */
 	if (vn_virt_open(ctx->uri, ctx->state_dir, VN_DOCTOR_LOCK_WAIT_MS, &v, &e) < 0) {
-		add(d, "libvirt", VN_CHECK_FAIL, "apt-get install libvirt-daemon-driver-qemu; details in STATE_DIR/libvirt.log",
-		    "%s", e.msg);
+		add(d, "libvirt", VN_CHECK_FAIL,
+		    "apt-get install libvirt-daemon-driver-qemu; details in STATE_DIR/libvirt.log", "%s", e.msg);
 		vn_error_clear(&e);
 		return 0;
 	}

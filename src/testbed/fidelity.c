@@ -120,7 +120,8 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 	fo.model = model;
 	vn_fallback_compute(t, &fo, &want);
 	diff = vn_fallback_diff(&want, &got);
-	vn_strbuf_printf(&rep, "fallback order (model %s): %s\n", vn_fallback_model_name(model), diff ? "MISMATCH" : "ok");
+	vn_strbuf_printf(&rep, "fallback order (model %s): %s\n", vn_fallback_model_name(model),
+			 diff ? "MISMATCH" : "ok");
 	if (diff)
 		vn_strbuf_printf(&rep, "%s", diff);
 	*ok = !bad.len && !diff;

@@ -64,10 +64,10 @@ static int state_dir_check(const char *dir, struct vn_error *err)
 		return vn_input_error(err,
 				      "state directory %s is writable by %s (mode %04o): others could plant guests, "
 				      "sockets or libvirt config there; chmod 700 it or use another",
-				      dir, st.st_mode & S_IWOTH ? "everyone" : "its group", (unsigned)(st.st_mode & 07777));
+				      dir, st.st_mode & S_IWOTH ? "everyone" : "its group",
+				      (unsigned)(st.st_mode & 07777));
 	return 0;
 }
-
 
 /* --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma (root), ~/.local/state/vnuma */
 static int state_dir_path(const char *state_dir, char *buf, size_t size, struct vn_error *err)
@@ -193,8 +193,11 @@ static int find_helpers(char ***out, struct vn_error *err)
 	}
 	if (!agent[0]) {
 		globfree(&g);
-		return vn_infra_error(err, -ENOENT, "guest agent vnuma-agent not found in %s%s%s (build the vnuma-agent target, or set VNUMA_HELPER_DIR)",
-				      p.helper_dirs[0], p.nhelper_dirs > 1 ? " or " : "", p.nhelper_dirs > 1 ? p.helper_dirs[1] : "");
+		return vn_infra_error(err, -ENOENT,
+				      "guest agent vnuma-agent not found in %s%s%s (build the vnuma-agent target, or "
+				      "set VNUMA_HELPER_DIR)",
+				      p.helper_dirs[0], p.nhelper_dirs > 1 ? " or " : "",
+				      p.nhelper_dirs > 1 ? p.helper_dirs[1] : "");
 	}
 
 	char **v = vn_xcalloc(g.gl_pathc + 3, sizeof(char *));
@@ -255,7 +258,7 @@ static char *console_panic_line(const char *log_path)
 
 /* Boot failure: guest destroyed, its logs kept, the console tail and where they are into detail. */
 __attribute__((format(printf, 5, 6))) static int boot_failed(struct vn_virt_domain *d, const char *log_path,
-								struct vn_error *err, int code, const char *fmt, ...)
+							     struct vn_error *err, int code, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -324,8 +327,9 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		return rc;
 	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
 	if (!o->name && (rc = vn_guest_name_check(o->name_prefix ? o->name_prefix : t->name, err)) < 0)
-		return vn_error_prefix(err, "%s", o->name_prefix ? "the guest name derived from the scenario" :
-									"the guest name derived from the topology (use --name)");
+		return vn_error_prefix(err, "%s",
+				       o->name_prefix ? "the guest name derived from the scenario"
+						      : "the guest name derived from the topology (use --name)");
 	if ((rc = find_helpers(&files, err)) < 0)
 		return rc;
 	_cleanup_free_ char *kcache = NULL;
@@ -384,8 +388,11 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		.cmdline = o->append, /* the builder adds what the topology needs */
 		.console_log = log,
 		.agent_socket = sock,
-		.meta = {.topology_name = t->name, .topology_path = topo_path, .kernel = k->image,
-			 .kernel_id = kernel_id, .guest_dir = dir},
+		.meta = {.topology_name = t->name,
+			 .topology_path = topo_path,
+			 .kernel = k->image,
+			 .kernel_id = kernel_id,
+			 .guest_dir = dir},
 		.notify = accel_notice,
 		.notify_data = (void *)o,
 	};
@@ -413,13 +420,14 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 		bool running = true;
 
 		if (vn_was_interrupted()) {
-			rc = boot_failed(d, log, err, -EINTR, "interrupted while waiting for guest %s; destroyed it", name);
+			rc = boot_failed(d, log, err, -EINTR, "interrupted while waiting for guest %s; destroyed it",
+					 name);
 			break;
 		}
 		if (vn_virt_domain_is_running(d, &running, &e) < 0 || !running) {
 			vn_error_clear(&e);
-			rc = boot_failed(d, log, err, -ECHILD, "guest %s stopped during boot (kernel panic or QEMU exit)",
-					 name);
+			rc = boot_failed(d, log, err, -ECHILD,
+					 "guest %s stopped during boot (kernel panic or QEMU exit)", name);
 			break;
 		}
 		_cleanup_free_ char *panic = console_panic_line(log);
@@ -565,8 +573,14 @@ int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s
 	struct vn_strbuf so = VN_STRBUF_INIT, se = VN_STRBUF_INIT;
 	bool cut = false;
 	struct vn_agent_exec_opts o = {
-		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
-		.stdout_buf = &so, .stderr_buf = &se, .timeout_s = timeout_s, .truncated = &cut,
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.stdout_buf = &so,
+		.stderr_buf = &se,
+		.timeout_s = timeout_s,
+		.truncated = &cut,
 	};
 	int status = -1;
 	int rc = vn_agent_exec(a, &o, &status, err);

@@ -47,13 +47,13 @@ int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error
 typedef void (*vn_up_progress_fn)(void *data, const char *stage, const char *detail);
 
 struct vn_up_opts {
-	const char *topology; /* path, or a name (vn_topology_find) */
-	const char *name;     /* NULL: derived from the topology (or name_prefix) */
+	const char *topology;    /* path, or a name (vn_topology_find) */
+	const char *name;        /* NULL: derived from the topology (or name_prefix) */
 	const char *name_prefix; /* NULL: the topology's name */
-	const char *kernel;   /* NULL/"stock" or a bzImage path */
-	const char *modules;  /* modules dir for --kernel */
-	const char *append;   /* extra kernel arguments */
-	int timeout_s;        /* boot + agent deadline (a first-use kernel build is not counted) */
+	const char *kernel;      /* NULL/"stock" or a bzImage path */
+	const char *modules;     /* modules dir for --kernel */
+	const char *append;      /* extra kernel arguments */
+	int timeout_s;           /* boot + agent deadline (a first-use kernel build is not counted) */
 	/* Progress of a kernel built from a recipe on first use; NULL: silent. */
 	vn_kernel_progress_fn kernel_progress;
 	void *kernel_progress_data;
@@ -71,7 +71,7 @@ struct vn_up_result {
 	char *topology_path;
 	enum vn_accel accel;
 	char *accel_reason; /* why that accelerator: proven, forced, cached, or why KVM was not usable */
-	double boot_s; /* domain start until the agent answered */
+	double boot_s;      /* domain start until the agent answered */
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */
@@ -120,7 +120,7 @@ struct vn_check {
 	char name[32];
 	enum vn_check_verdict verdict;
 	char detail[VN_ERROR_MSG_MAX / 4];
-	char fix[256]; /* for warn / fail: what to do */
+	char fix[256];  /* for warn / fail: what to do */
 	double seconds; /* probes: how long the kernel took to print */
 };
 #define VN_DOCTOR_MAX_CHECKS 24

@@ -9,16 +9,13 @@
 #include "util/strbuf.h"
 
 const struct vn_fallback_model_info vn_fallback_models[] = {
-	{VN_FALLBACK_RESET, "pre-5.15", "reset 5.14",
-	 "v2.6.23 .. v5.14",
+	{VN_FALLBACK_RESET, "pre-5.15", "reset 5.14", "v2.6.23 .. v5.14",
 	 "build_zonelists() sets node_load[node] = load for the first node of each distance group, "
 	 "overwriting what earlier nodes' lists added (since f0c0b2b808f2 \"change zonelist order\")"},
-	{VN_FALLBACK_ACCUMULATE, "5.15", "accumulate",
-	 "v5.15 .. v5.17",
+	{VN_FALLBACK_ACCUMULATE, "5.15", "accumulate", "v5.15 .. v5.17",
 	 "54d032ced983 \"mm/page_alloc: use accumulated load when building node fallback list\": "
 	 "node_load[node] += load, load counting down from nr_online_nodes"},
-	{VN_FALLBACK_SAME_PENALTY, "5.18", "same-penalty current 6.1 default",
-	 "v5.18 onwards, Debian 12's 6.1",
+	{VN_FALLBACK_SAME_PENALTY, "5.18", "same-penalty current 6.1 default", "v5.18 onwards, Debian 12's 6.1",
 	 "\"mm/page_alloc: add same penalty is enough to get round-robin order\": node_load[node] += 1; "
 	 "checked against linux-source-6.1 mm/page_alloc.c"},
 	{0, NULL, NULL, NULL, NULL},
@@ -66,8 +63,8 @@ const char *vn_fallback_model_name(enum vn_fallback_model m)
 }
 
 /* find_next_best_node(), with the kernel's arithmetic kept as it is. */
-static int next_best_node(const struct vn_topology *t, const struct vn_fallback_opts *o, unsigned node,
-			  bool *used, const long *node_load, unsigned nr_online)
+static int next_best_node(const struct vn_topology *t, const struct vn_fallback_opts *o, unsigned node, bool *used,
+			  const long *node_load, unsigned nr_online)
 {
 	long min_val = LONG_MAX;
 	int best = -1;
@@ -171,8 +168,8 @@ int vn_fallback_parse_log(const char *log, struct vn_fallback *out, struct vn_er
 				break;
 			long v = strtol(p, &end, 10);
 			if (v < 0 || v >= VN_MAX_NODES || len >= VN_MAX_NODES)
-				return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "bad node %ld in fallback line for node %ld", v,
-						    node);
+				return vn_error_set(err, VN_ERR_INFRA, -EBADMSG,
+						    "bad node %ld in fallback line for node %ld", v, node);
 			if (first)
 				out->order[node][len] = (unsigned char)v;
 			len++;

@@ -121,8 +121,7 @@ static int check_no_text(struct ctx *c, xmlNodePtr parent)
 	return 0;
 }
 
-static int get_uint_attr(struct ctx *c, xmlNodePtr n, const char *name, bool required, long min, long max,
-			 long *out)
+static int get_uint_attr(struct ctx *c, xmlNodePtr n, const char *name, bool required, long min, long max, long *out)
 {
 	_cleanup_xmlfree_ xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
 	struct vn_error sub = {0};
@@ -281,7 +280,8 @@ static int parse_distances(struct ctx *c, xmlNodePtr n)
 		if (!is_elem(k))
 			continue;
 		if (strcmp((const char *)k->name, "row") != 0)
-			return fail(c, k, "unknown element <%s> in <distances> (expected <row>)", (const char *)k->name);
+			return fail(c, k, "unknown element <%s> in <distances> (expected <row>)",
+				    (const char *)k->name);
 		if ((rc = parse_row(c, k)) < 0)
 			return rc;
 	}
@@ -353,8 +353,8 @@ static int validate(struct ctx *c, xmlNodePtr root)
 			if (!vn_cpuset_has(&node->cpus, cpu))
 				continue;
 			if (vn_cpuset_has(&all, cpu))
-				return fail_at(c, node->line, "node %u: cpu %u already belongs to node %d", i,
-					    cpu, vn_topology_cpu_node(t, cpu));
+				return fail_at(c, node->line, "node %u: cpu %u already belongs to node %d", i, cpu,
+					       vn_topology_cpu_node(t, cpu));
 			vn_cpuset_set(&all, cpu);
 		}
 		with_cpus += node->ncpus > 0;
@@ -368,7 +368,10 @@ static int validate(struct ctx *c, xmlNodePtr root)
 	/* The guest's low memory (below 1 MiB, the kernel image) always lies in node 0's cell. */
 	if (!t->nodes[0].memory)
 		return fail_at(c, t->nodes[0].line,
-			       "node 0 has no memory: vnuma cannot boot that, because the guest's low memory (below 1 MiB, the kernel image) always lies in node 0's cell; renumber the nodes so a node with memory comes first");
+			       "node 0 has no memory: vnuma cannot boot that, because the guest's low memory (below 1 "
+			       "MiB, the "
+			       "kernel image) always lies in node 0's cell; renumber the nodes so a node with memory "
+			       "comes first");
 	if (t->ncpus_total > VN_MAX_CPUS)
 		return fail(c, root, "%u CPUs: QEMU's q35 machine supports at most %d", t->ncpus_total, VN_MAX_CPUS);
 	for (unsigned cpu = 0; cpu < t->ncpus_total; cpu++)
@@ -388,22 +391,27 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		for (unsigned j = 0; j < i; j++)
 			if (!t->nodes[j].ncpus)
 				return fail_at(c, t->nodes[j].line,
-					       "node %u has no CPUs but node %u after it has: x86 Linux numbers nodes with CPUs first (SRAT lists processors before memory), so the guest would call it node %u; give CPU-less nodes the highest ids",
+					       "node %u has no CPUs but node %u after it has: x86 Linux numbers nodes "
+					       "with CPUs first (SRAT lists processors before memory), so the guest "
+					       "would call it node %u; give CPU-less nodes the highest ids",
 					       j, i, n - 1);
 		int first = vn_cpuset_first(&node->cpus);
 		if (first < last_first_cpu)
-			return fail_at(c, node->line,
-				       "node %u's CPUs start at %d, before those of a lower-numbered node: x86 Linux numbers nodes in CPU order, so the guest would renumber them; number CPUs in node order",
-				       i, first);
+			return fail_at(
+				c, node->line,
+				"node %u's CPUs start at %d, before those of a lower-numbered node: x86 Linux numbers "
+				"nodes in CPU order, so the guest would renumber them; number CPUs in node order",
+				i, first);
 		last_first_cpu = first;
 	}
 
 	if (t->cpu_topology_given) {
 		unsigned per_socket = t->dies * t->cores * t->threads;
 		if (t->sockets * per_socket != t->ncpus_total)
-			return fail_at(c, t->cpu_line,
-				    "<cpu> sockets*dies*cores*threads = %u*%u*%u*%u = %u, but the nodes have %u CPUs", t->sockets, t->dies, t->cores, t->threads, t->sockets * per_socket,
-				    t->ncpus_total);
+			return fail_at(
+				c, t->cpu_line,
+				"<cpu> sockets*dies*cores*threads = %u*%u*%u*%u = %u, but the nodes have %u CPUs",
+				t->sockets, t->dies, t->cores, t->threads, t->sockets * per_socket, t->ncpus_total);
 		/* The guest kernel warns when a socket is split oddly across nodes. */
 		for (unsigned i = 0; i < n; i++) {
 			const struct vn_node *node = &t->nodes[i];
@@ -416,7 +424,9 @@ static int validate(struct ctx *c, xmlNodePtr root)
 					     last - first + 1 == node->ncpus;
 			if (!one_socket && !whole_sockets)
 				return fail_at(c, node->line,
-					    "node %u's CPUs %u-%u straddle sockets of %u CPUs; a node must sit inside one socket or hold whole sockets", i, first, last, per_socket);
+					       "node %u's CPUs %u-%u straddle sockets of %u CPUs; a node must sit "
+					       "inside one socket or hold whole sockets",
+					       i, first, last, per_socket);
 		}
 	}
 
@@ -429,20 +439,22 @@ static int validate(struct ctx *c, xmlNodePtr root)
 			if (!c->row_seen[i])
 				return fail_at(c, t->distances_line, "<distances> has no row for node %u", i);
 			if (t->row_len[i] != n)
-				return fail_at(c, t->row_line[i], "row %u has %u values, expected %u (one per node)", i, t->row_len[i], n);
+				return fail_at(c, t->row_line[i], "row %u has %u values, expected %u (one per node)", i,
+					       t->row_len[i], n);
 		}
 		for (unsigned i = n; i < VN_MAX_NODES; i++)
 			if (c->row_seen[i])
-				return fail_at(c, t->row_line[i], "row for node %u, but there are only %u nodes",
-					    i, n);
+				return fail_at(c, t->row_line[i], "row for node %u, but there are only %u nodes", i, n);
 		for (unsigned i = 0; i < n; i++)
 			for (unsigned j = 0; j < n; j++) {
 				unsigned d = t->distance[i][j];
 				if (i == j && d != VN_DISTANCE_LOCAL)
-					return fail_at(c, t->row_line[i], "row %u: local distance is %u, must be %d", i, d, VN_DISTANCE_LOCAL);
+					return fail_at(c, t->row_line[i], "row %u: local distance is %u, must be %d", i,
+						       d, VN_DISTANCE_LOCAL);
 				if (i != j && d <= VN_DISTANCE_LOCAL)
 					return fail_at(c, t->row_line[i],
-						    "row %u, column %u: remote distance %u must be 11..255", i, j, d);
+						       "row %u, column %u: remote distance %u must be 11..255", i, j,
+						       d);
 			}
 	}
 
@@ -450,7 +462,7 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		const struct vn_hmat_entry *e = &t->hmat[k];
 		if (e->initiator >= n || e->target >= n)
 			return fail_at(c, e->line, "hmat entry names node %u, but there are only %u nodes",
-				    e->initiator >= n ? e->initiator : e->target, n);
+				       e->initiator >= n ? e->initiator : e->target, n);
 		if (!t->nodes[e->initiator].ncpus)
 			return fail_at(c, e->line, "hmat initiator %u has no CPUs", e->initiator);
 		if (!t->nodes[e->target].memory)
@@ -465,7 +477,8 @@ static int validate(struct ctx *c, xmlNodePtr root)
 			if (a->type == e->type && a->initiator == e->target && a->target == e->initiator &&
 			    a->initiator != a->target)
 				return fail_at(c, e->line,
-					       "hmat %s %u->%u and %u->%u (line %d): libvirt 9.0 accepts only one direction between two nodes",
+					       "hmat %s %u->%u and %u->%u (line %d): libvirt 9.0 accepts only one "
+					       "direction between two nodes",
 					       type, e->initiator, e->target, a->initiator, a->target, a->line);
 		}
 	}
@@ -575,8 +588,7 @@ static int check_encoding(const char *buf, size_t len, const char *name, struct 
 			      line, (int)(vlen > 40 ? 40 : vlen), v);
 }
 
-int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out,
-		      struct vn_error *err)
+int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out, struct vn_error *err)
 {
 	_cleanup_(xml_ctxtp) xmlParserCtxtPtr pctx = xmlNewParserCtxt();
 	_cleanup_(xml_docp) xmlDocPtr doc = NULL;

@@ -40,7 +40,9 @@ char *vn_topology_warnings(const struct vn_topology *t)
 	for (unsigned i = 0; i < t->nnodes; i++)
 		for (unsigned j = i + 1; j < t->nnodes; j++)
 			if (t->distance[i][j] != t->distance[j][i])
-				vn_strbuf_printf(&b, "%s: asymmetric distance: %u->%u is %u but %u->%u is %u (ACPI allows it; Linux uses the row of the accessing node)\n",
+				vn_strbuf_printf(&b,
+						 "%s: asymmetric distance: %u->%u is %u but %u->%u is %u (ACPI allows "
+						 "it; Linux uses the row of the accessing node)\n",
 						 t->path ? t->path : t->name, i, j, t->distance[i][j], j, i,
 						 t->distance[j][i]);
 	if (!t->distances_given && t->nnodes > 1)

@@ -13,8 +13,8 @@
 #include "util/parse.h"
 
 /* SLIT: 10 local, 255 "unreachable". */
-#define VN_DISTANCE_LOCAL 10
-#define VN_DISTANCE_UNREACHABLE 255
+#define VN_DISTANCE_LOCAL          10
+#define VN_DISTANCE_UNREACHABLE    255
 #define VN_DISTANCE_DEFAULT_REMOTE 20
 
 struct vn_node {
@@ -45,7 +45,7 @@ struct vn_topology {
 	struct vn_node nodes[VN_MAX_NODES];
 	unsigned ncpus_total;
 
-	bool distances_given;                           /* false: 10 local / 20 remote */
+	bool distances_given;                         /* false: 10 local / 20 remote */
 	uint8_t distance[VN_MAX_NODES][VN_MAX_NODES]; /* [from][to] */
 
 	bool hmat_given;
@@ -61,8 +61,7 @@ struct vn_topology {
 /* Parse (libxml2) and validate a topology file. */
 int vn_topology_load(const char *path, struct vn_topology **out, struct vn_error *err);
 /* Same, from memory; name is used in messages in place of a path. */
-int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out,
-		      struct vn_error *err);
+int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out, struct vn_error *err);
 
 void vn_topology_free(struct vn_topology *t);
 #define _cleanup_topology_ __attribute__((cleanup(vn_topology_freep)))

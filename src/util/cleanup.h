@@ -45,17 +45,17 @@ static inline void vn_strvfreep(char ***v)
 	vn_strv_free(*v);
 }
 
-#define _cleanup_free_ _cleanup_(vn_freep)
+#define _cleanup_free_   _cleanup_(vn_freep)
 #define _cleanup_fclose_ _cleanup_(vn_fclosep)
-#define _cleanup_close_ _cleanup_(vn_closep)
-#define _cleanup_strv_ _cleanup_(vn_strvfreep)
+#define _cleanup_close_  _cleanup_(vn_closep)
+#define _cleanup_strv_   _cleanup_(vn_strvfreep)
 
 /* Hand ownership out of a _cleanup_ scope. */
-#define steal_pointer(pp)                          \
-	({                                         \
-		__typeof__(*(pp)) _tmp_ = *(pp);   \
-		*(pp) = NULL;                      \
-		_tmp_;                             \
+#define steal_pointer(pp)                        \
+	({                                       \
+		__typeof__(*(pp)) _tmp_ = *(pp); \
+		*(pp) = NULL;                    \
+		_tmp_;                           \
 	})
 
 #define steal_fd(fdp)              \

@@ -78,4 +78,3 @@ bool vn_is_file(const char *path)
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
-

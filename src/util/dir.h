@@ -23,4 +23,3 @@ int vn_rm_rf(const char *path);
 
 bool vn_is_dir(const char *path);
 bool vn_is_file(const char *path); /* a regular file (after symlinks) */
-

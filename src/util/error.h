@@ -37,5 +37,5 @@ void vn_error_set_detail(struct vn_error *err, const char *detail);
 void vn_error_clear(struct vn_error *err);
 
 /* Shorthands: input errors carry FILE:LINE: in the message by convention. */
-#define vn_input_error(err, ...) vn_error_set((err), VN_ERR_INPUT, -EINVAL, __VA_ARGS__)
+#define vn_input_error(err, ...)       vn_error_set((err), VN_ERR_INPUT, -EINVAL, __VA_ARGS__)
 #define vn_infra_error(err, code, ...) vn_error_set((err), VN_ERR_INFRA, (code), __VA_ARGS__)

@@ -14,8 +14,11 @@
 
 static const char *kind_of(mode_t m)
 {
-	return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISSOCK(m) ? "a socket" :
-	       S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+	return S_ISFIFO(m)                ? "a FIFO"
+	       : S_ISDIR(m)               ? "a directory"
+	       : S_ISSOCK(m)              ? "a socket"
+	       : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+					  : "not a regular file";
 }
 
 int vn_file_read(const char *path, size_t max, char **data, size_t *len, struct vn_error *err)

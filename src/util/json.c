@@ -54,7 +54,8 @@ int vn_json_parse(const char *text, const char *name, struct json_object **out, 
 	if (jerr != json_tokener_success) {
 		/* The tokener stops at the byte it choked on. */
 		line_col(text, end, &line, &col);
-		return vn_input_error(err, "%s:%u:%u: malformed JSON: %s", name, line, col, json_tokener_error_desc(jerr));
+		return vn_input_error(err, "%s:%u:%u: malformed JSON: %s", name, line, col,
+				      json_tokener_error_desc(jerr));
 	}
 	while (end < len && isspace((unsigned char)text[end]))
 		end++;
@@ -155,7 +156,8 @@ int vn_json_check_type(const struct vn_json_reader *r, struct json_object *v, en
 int vn_json_check_keys(const struct vn_json_reader *r, struct json_object *o, const char *path,
 		       const char *const *known)
 {
-	json_object_object_foreach(o, key, val) {
+	json_object_object_foreach(o, key, val)
+	{
 		(void)val;
 		bool ok = false;
 		for (const char *const *k = known; *k && !ok; k++)

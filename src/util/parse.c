@@ -82,8 +82,8 @@ int vn_cpulist_parse(const char *text, struct vn_cpuset *out, struct vn_error *e
 			if (rc < 0)
 				return vn_input_error(err, "malformed cpulist '%s' at '%s'", text, start);
 			if (hi < lo)
-				return vn_input_error(err, "descending range '%.*s' in cpulist '%s'",
-						      (int)(p - start), start, text);
+				return vn_input_error(err, "descending range '%.*s' in cpulist '%s'", (int)(p - start),
+						      start, text);
 		}
 		for (unsigned c = lo; c <= hi; c++) {
 			if (vn_cpuset_has(out, c))
@@ -145,14 +145,24 @@ int vn_size_parse(const char *text, uint64_t *bytes, struct vn_error *err)
 		p++;
 	}
 	switch (toupper((unsigned char)*p)) {
-	case '\0':
+	case '\0': break;
+	case 'K':
+		shift = 10;
+		p++;
 		break;
-	case 'K': shift = 10; p++; break;
-	case 'M': shift = 20; p++; break;
-	case 'G': shift = 30; p++; break;
-	case 'T': shift = 40; p++; break;
-	default:
-		return vn_input_error(err, "unknown size suffix in '%s' (use K, M, G or T)", text);
+	case 'M':
+		shift = 20;
+		p++;
+		break;
+	case 'G':
+		shift = 30;
+		p++;
+		break;
+	case 'T':
+		shift = 40;
+		p++;
+		break;
+	default: return vn_input_error(err, "unknown size suffix in '%s' (use K, M, G or T)", text);
 	}
 	if (shift && (*p == 'i' || *p == 'I'))
 		p++;

@@ -9,7 +9,7 @@
 
 #include "util/error.h"
 
-#define VN_SHA256_LEN 32
+#define VN_SHA256_LEN     32
 #define VN_SHA256_HEX_LEN (2 * VN_SHA256_LEN)
 
 struct vn_sha256 {

@@ -11,14 +11,17 @@
 typedef void (*vn_spawn_line_fn)(void *data, const char *line);
 
 struct vn_spawn_opts {
-	const char *cwd;          /* NULL: the caller's */
-	int log_fd;               /* output is copied here when >= 0 (VN_SPAWN_OPTS_INIT sets -1) */
+	const char *cwd;           /* NULL: the caller's */
+	int log_fd;                /* output is copied here when >= 0 (VN_SPAWN_OPTS_INIT sets -1) */
 	struct vn_strbuf *capture; /* output is appended here when not NULL */
-	vn_spawn_line_fn line;    /* called per output line when not NULL */
+	vn_spawn_line_fn line;     /* called per output line when not NULL */
 	void *line_data;
 };
 
-#define VN_SPAWN_OPTS_INIT {.log_fd = -1}
+#define VN_SPAWN_OPTS_INIT   \
+	{                    \
+		.log_fd = -1 \
+	}
 
 /*
  * Run argv[0] (looked up in PATH) with stdin from /dev/null, stdout and

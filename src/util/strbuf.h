@@ -8,7 +8,10 @@ struct vn_strbuf {
 	size_t len, cap;
 };
 
-#define VN_STRBUF_INIT {NULL, 0, 0}
+#define VN_STRBUF_INIT     \
+	{                  \
+		NULL, 0, 0 \
+	}
 
 void vn_strbuf_printf(struct vn_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vn_strbuf_append(struct vn_strbuf *b, const char *s, size_t n);

@@ -97,17 +97,15 @@ static int boot_forced(const struct vn_accel_ops *ops, const struct vn_accel_lim
 		return 0;
 	switch (watch(ops, lim->kvm_proof_ms, &ms)) {
 	case WATCH_PROGRESS:
-		snprintf(out->reason, sizeof(out->reason), "forced by VNUMA_ACCEL=kvm; kernel printed %.1f s after start",
-			 (double)ms / 1000);
+		snprintf(out->reason, sizeof(out->reason),
+			 "forced by VNUMA_ACCEL=kvm; kernel printed %.1f s after start", (double)ms / 1000);
 		return 0;
-	case WATCH_INTERRUPTED:
-		return interrupted(ops, err);
+	case WATCH_INTERRUPTED: return interrupted(ops, err);
 	case WATCH_DIED:
 		ops->abandon(ops->data);
 		return vn_infra_error(err, -EIO, "KVM forced by VNUMA_ACCEL=kvm, but the guest died %.1f s after start",
 				      (double)ms / 1000);
-	case WATCH_SILENT:
-		break;
+	case WATCH_SILENT: break;
 	}
 	ops->abandon(ops->data);
 	return vn_infra_error(err, -ETIMEDOUT,
@@ -117,8 +115,8 @@ static int boot_forced(const struct vn_accel_ops *ops, const struct vn_accel_lim
 }
 
 /* One KVM attempt: 0 when proven, else -1 with why it failed in why. */
-static int try_kvm(const struct vn_accel_ops *ops, const struct vn_accel_limits *lim, long *ms, char *why,
-		   size_t len, struct vn_error *err)
+static int try_kvm(const struct vn_accel_ops *ops, const struct vn_accel_limits *lim, long *ms, char *why, size_t len,
+		   struct vn_error *err)
 {
 	struct vn_error e = {0};
 
@@ -128,13 +126,9 @@ static int try_kvm(const struct vn_accel_ops *ops, const struct vn_accel_limits 
 		return -1;
 	}
 	switch (watch(ops, lim->kvm_proof_ms, ms)) {
-	case WATCH_PROGRESS:
-		return 0;
-	case WATCH_INTERRUPTED:
-		return interrupted(ops, err);
-	case WATCH_DIED:
-		snprintf(why, len, "the KVM guest died %.1f s after start", (double)*ms / 1000);
-		break;
+	case WATCH_PROGRESS: return 0;
+	case WATCH_INTERRUPTED: return interrupted(ops, err);
+	case WATCH_DIED: snprintf(why, len, "the KVM guest died %.1f s after start", (double)*ms / 1000); break;
 	case WATCH_SILENT:
 		snprintf(why, len,
 			 "/dev/kvm is present but the guest made no progress in %.0f s (nested virtualization?)",
@@ -202,14 +196,10 @@ int vn_accel_boot(const struct vn_accel_ops *ops, const char *force, const struc
 		return vn_error_prefix(err, "KVM failed (%s), and TCG", why);
 	/* Cache TCG only once TCG has shown a kernel: a kernel that prints nothing anywhere is not KVM's fault. */
 	switch (watch(ops, lim->tcg_proof_ms, &ms)) {
-	case WATCH_PROGRESS:
-		ops->cache_put(ops->data, VN_ACCEL_TCG, why);
-		break;
-	case WATCH_INTERRUPTED:
-		return interrupted(ops, err);
+	case WATCH_PROGRESS: ops->cache_put(ops->data, VN_ACCEL_TCG, why); break;
+	case WATCH_INTERRUPTED: return interrupted(ops, err);
 	case WATCH_DIED:
-	case WATCH_SILENT:
-		break; /* the caller's boot wait reports it with the console tail */
+	case WATCH_SILENT: break; /* the caller's boot wait reports it with the console tail */
 	}
 	return 0;
 }

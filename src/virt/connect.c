@@ -107,7 +107,8 @@ static int embed_root_setup(const char *root, struct vn_error *err)
 		 "# written by vnuma; see src/virt/connect.c\n"
 		 "stdio_handler = \"file\"\n"
 		 "%s",
-		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\ndynamic_ownership = 0\nremember_owner = 0\n" : "");
+		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\ndynamic_ownership = 0\nremember_owner = 0\n"
+				: "");
 	return write_file(conf, text, err);
 }
 
@@ -161,8 +162,7 @@ static char *uri_escape(const char *s)
 	return vn_strbuf_steal(&b);
 }
 
-int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out,
-		 struct vn_error *err)
+int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	_cleanup_free_ char *root = NULL;

@@ -256,6 +256,7 @@ void vn_console_failure_detail(struct vn_error *err, const char *tail, const cha
 
 	if (asprintf(&detail, "%s%s%s%s%s%s", tail && *tail ? "--- last lines of the console log ---\n" : "",
 		     tail ? tail : "", tail && *tail ? "\n" : "", kept ? "logs kept in " : "", kept ? kept : "",
-		     kept ? "\n" : "") >= 0 && *detail)
+		     kept ? "\n" : "") >= 0 &&
+	    *detail)
 		vn_error_set_detail(err, detail);
 }

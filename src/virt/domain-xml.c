@@ -18,18 +18,15 @@
 #define GiB (UINT64_C(1) << 30)
 /* QEMU 7.2 pc_q35_init(): below-4G RAM is 0xb0000000 unless RAM reaches that, then 2 GiB. */
 #define Q35_LOWMEM_SMALL UINT64_C(0xb0000000)
-#define Q35_LOWMEM_BIG UINT64_C(0x80000000)
-#define FOUR_GiB (UINT64_C(4) << 30)
+#define Q35_LOWMEM_BIG   UINT64_C(0x80000000)
+#define FOUR_GiB         (UINT64_C(4) << 30)
 
 const char *vn_accel_name(enum vn_accel a)
 {
 	switch (a) {
-	case VN_ACCEL_TCG:
-		return "tcg";
-	case VN_ACCEL_KVM:
-		return "kvm";
-	case VN_ACCEL_AUTO:
-		return "auto";
+	case VN_ACCEL_TCG: return "tcg";
+	case VN_ACCEL_KVM: return "kvm";
+	case VN_ACCEL_AUTO: return "auto";
 	}
 	return "?";
 }
@@ -52,23 +49,12 @@ char *vn_xml_escape(const char *s)
 
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '&':
-			vn_strbuf_append(&b, "&amp;", 5);
-			break;
-		case '<':
-			vn_strbuf_append(&b, "&lt;", 4);
-			break;
-		case '>':
-			vn_strbuf_append(&b, "&gt;", 4);
-			break;
-		case '\'':
-			vn_strbuf_append(&b, "&apos;", 6);
-			break;
-		case '"':
-			vn_strbuf_append(&b, "&quot;", 6);
-			break;
-		default:
-			vn_strbuf_append(&b, s, 1);
+		case '&': vn_strbuf_append(&b, "&amp;", 5); break;
+		case '<': vn_strbuf_append(&b, "&lt;", 4); break;
+		case '>': vn_strbuf_append(&b, "&gt;", 4); break;
+		case '\'': vn_strbuf_append(&b, "&apos;", 6); break;
+		case '"': vn_strbuf_append(&b, "&quot;", 6); break;
+		default: vn_strbuf_append(&b, s, 1);
 		}
 	}
 	return vn_strbuf_steal(&b);
@@ -119,8 +105,8 @@ static uint64_t total_cell_bytes(const struct vn_topology *t)
 	return sum;
 }
 
-int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2],
-			  unsigned *n, struct vn_error *err)
+int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2], unsigned *n,
+			  struct vn_error *err)
 {
 	if (node >= t->nnodes)
 		return vn_input_error(err, "node %u does not exist", node);
@@ -237,7 +223,8 @@ static void emit_metadata(struct vn_strbuf *b, const struct vn_domain_opts *o)
 	attr(b, "path", m->kernel ? m->kernel : o->kernel);
 	attr(b, "id", m->kernel_id);
 	vn_strbuf_printf(b, "/>\n");
-	vn_strbuf_printf(b, "      <" VN_XMLNS_PREFIX ":accel>%s</" VN_XMLNS_PREFIX ":accel>\n", vn_accel_name(o->accel));
+	vn_strbuf_printf(b, "      <" VN_XMLNS_PREFIX ":accel>%s</" VN_XMLNS_PREFIX ":accel>\n",
+			 vn_accel_name(o->accel));
 	elem(b, 6, VN_XMLNS_PREFIX ":scenario", m->scenario);
 	elem(b, 6, VN_XMLNS_PREFIX ":guest-dir", m->guest_dir);
 	vn_strbuf_printf(b, "    </" VN_XMLNS_PREFIX ":vnuma>\n  </metadata>\n");
@@ -272,8 +259,11 @@ static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)
 
 			/* libvirt: latency in ns (no unit attribute); bandwidth in KiB/s by default. */
 			if (h->type == VN_HMAT_LATENCY)
-				vn_strbuf_printf(b, "        <latency initiator='%u' target='%u' type='access' value='%" PRIu64 "'/>\n",
-						 h->initiator, h->target, h->value);
+				vn_strbuf_printf(
+					b,
+					"        <latency initiator='%u' target='%u' type='access' value='%" PRIu64
+					"'/>\n",
+					h->initiator, h->target, h->value);
 			else
 				/*
 				 * The model's MB/s is the unit ACPI HMAT and Linux's sysfs
@@ -282,16 +272,18 @@ static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)
 				 * MiB, so MB/s * 1024 KiB/s makes the guest report the
 				 * figure from the topology file unchanged.
 				 */
-				vn_strbuf_printf(b, "        <bandwidth initiator='%u' target='%u' type='access' value='%" PRIu64 "' unit='KiB'/>\n",
-						 h->initiator, h->target, h->value * 1024);
+				vn_strbuf_printf(
+					b,
+					"        <bandwidth initiator='%u' target='%u' type='access' value='%" PRIu64
+					"' unit='KiB'/>\n",
+					h->initiator, h->target, h->value * 1024);
 		}
 		vn_strbuf_printf(b, "      </interconnects>\n");
 	}
 	vn_strbuf_printf(b, "    </numa>\n");
 }
 
-int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml,
-			struct vn_error *err)
+int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml, struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
 	_cleanup_free_ char *extra = NULL;
@@ -308,18 +300,24 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	if (o->accel != VN_ACCEL_TCG && o->accel != VN_ACCEL_KVM)
 		return vn_input_error(err, "accelerator must be decided (tcg or kvm) before building the domain XML");
 	const char *texts[][2] = {
-		{"domain name", o->name}, {"uuid", o->uuid}, {"kernel path", o->kernel},
-		{"initrd path", o->initrd}, {"kernel command line", o->cmdline},
-		{"console log path", o->console_log}, {"agent socket path", o->agent_socket},
-		{"emulator path", o->emulator}, {"topology name", o->meta.topology_name},
-		{"topology path", o->meta.topology_path}, {"kernel id", o->meta.kernel_id},
-		{"scenario", o->meta.scenario}, {"guest dir", o->meta.guest_dir},
+		{"domain name", o->name},
+		{"uuid", o->uuid},
+		{"kernel path", o->kernel},
+		{"initrd path", o->initrd},
+		{"kernel command line", o->cmdline},
+		{"console log path", o->console_log},
+		{"agent socket path", o->agent_socket},
+		{"emulator path", o->emulator},
+		{"topology name", o->meta.topology_name},
+		{"topology path", o->meta.topology_path},
+		{"kernel id", o->meta.kernel_id},
+		{"scenario", o->meta.scenario},
+		{"guest dir", o->meta.guest_dir},
 	};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(texts); i++)
 		if ((rc = check_text(texts[i][0], texts[i][1], err)) < 0)
 			return rc;
-	if ((rc = vn_domain_cpu_layout(t, &cl, err)) < 0 ||
-	    (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
+	if ((rc = vn_domain_cpu_layout(t, &cl, err)) < 0 || (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
 		return rc;
 	if (o->cmdline && *o->cmdline) {
 		cmdline = vn_xasprintf("%s %s", o->cmdline, extra);
@@ -346,8 +344,8 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		/* qemu64 is what TCG emulates cheaply and every x86_64 kernel boots on. */
 		vn_strbuf_printf(&b, "  <cpu mode='custom' match='exact' check='none'>\n"
 				     "    <model fallback='allow'>qemu64</model>\n");
-	vn_strbuf_printf(&b, "    <topology sockets='%u' dies='%u' cores='%u' threads='%u'/>\n", cl.sockets,
-			 cl.dies, cl.cores, cl.threads);
+	vn_strbuf_printf(&b, "    <topology sockets='%u' dies='%u' cores='%u' threads='%u'/>\n", cl.sockets, cl.dies,
+			 cl.cores, cl.threads);
 	emit_numa(&b, t);
 	vn_strbuf_printf(&b, "  </cpu>\n");
 	vn_strbuf_printf(&b, "  <clock offset='utc'/>\n");
@@ -368,7 +366,8 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	if (o->agent_socket) {
 		vn_strbuf_printf(&b, "    <channel type='unix'>\n      <source mode='bind'");
 		attr(&b, "path", o->agent_socket);
-		vn_strbuf_printf(&b, "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
+		vn_strbuf_printf(&b,
+				 "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
 	}
 	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
 	vn_strbuf_printf(&b, "  </devices>\n</domain>\n");

@@ -20,7 +20,7 @@ enum vn_accel {
 const char *vn_accel_name(enum vn_accel a);
 
 /* Namespace of our <metadata> element; `vnuma list` finds its guests by it. */
-#define VN_XMLNS "urn:x-vnuma:domain:1"
+#define VN_XMLNS        "urn:x-vnuma:domain:1"
 #define VN_XMLNS_PREFIX "vnuma"
 
 /* Strings stored in <metadata> so later processes can tell what a guest is. */
@@ -35,8 +35,8 @@ struct vn_domain_meta {
 void vn_domain_meta_clear(struct vn_domain_meta *m);
 
 struct vn_domain_opts {
-	const char *name, *uuid; /* uuid optional */
-	enum vn_accel accel;     /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
+	const char *name, *uuid;               /* uuid optional */
+	enum vn_accel accel;                   /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
 	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
 	const char *console_log;               /* serial console log file */
 	const char *agent_socket;              /* optional: virtio-serial channel VN_AGENT_PORT_NAME */
@@ -46,7 +46,6 @@ struct vn_domain_opts {
 	void (*notify)(void *data, const char *line);
 	void *notify_data;
 };
-
 
 /*
  * Size of the stand-in cell a memory-less node gets; see vn_domain_cmdline_extra().
@@ -75,8 +74,8 @@ int vn_domain_cmdline_extra(const struct vn_topology *t, char **out, struct vn_e
 struct vn_gpa_range {
 	uint64_t start, size;
 };
-int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2],
-			  unsigned *n, struct vn_error *err);
+int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2], unsigned *n,
+			  struct vn_error *err);
 
 /* The memory a node's cell really gets (rounded up to 1 MiB; dummy when memory-less). */
 uint64_t vn_domain_cell_bytes(const struct vn_node *n);
@@ -91,8 +90,7 @@ int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out,
  * t must be validated (vn_topology_load/parse, topology-xml.c): the builder
  * trusts it and checks only what the topology cannot know (names, paths).
  */
-int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml,
-			struct vn_error *err);
+int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml, struct vn_error *err);
 
 /* Parse our <metadata> element (as virDomainGetMetadata returns it). */
 int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_error *err);

@@ -228,7 +228,8 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 					  : strlen(v->state_dir) + strlen("/guests/") + strlen(o->name ? o->name : "") +
 						    strlen("/agent.sock");
 	if (sock_len > sun_max)
-		return vn_input_error(err, "the agent socket path for '%s' would be %zu bytes, more than a unix socket "
+		return vn_input_error(err,
+				      "the agent socket path for '%s' would be %zu bytes, more than a unix socket "
 				      "allows (%zu); use a shorter state dir or guest name",
 				      o->name, sock_len, sun_max);
 	if ((rc = vn_virt_guest_dir(v, o->name, &dir, err)) < 0)
@@ -245,9 +246,17 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 
 	struct attempt at = {.v = v, .t = t, .opts = &opts, .dir = dir};
 	const struct vn_accel_ops ops = {
-		.data = &at, .now_ms = op_now_ms, .sleep_ms = op_sleep_ms, .kvm_offered = op_kvm_offered,
-		.cache_get = op_cache_get, .cache_put = op_cache_put, .start = op_start, .running = op_running,
-		.progressed = op_progressed, .abandon = op_abandon, .notify = op_notify,
+		.data = &at,
+		.now_ms = op_now_ms,
+		.sleep_ms = op_sleep_ms,
+		.kvm_offered = op_kvm_offered,
+		.cache_get = op_cache_get,
+		.cache_put = op_cache_put,
+		.start = op_start,
+		.running = op_running,
+		.progressed = op_progressed,
+		.abandon = op_abandon,
+		.notify = op_notify,
 	};
 	const struct vn_accel_limits lim = {.kvm_proof_ms = VN_KVM_PROOF_MS, .tcg_proof_ms = VN_TCG_PROOF_MS};
 	struct vn_accel_verdict verdict;
@@ -287,8 +296,7 @@ static void load_meta_bits(struct vn_virt_domain *d)
 	vn_domain_meta_clear(&m);
 }
 
-int vn_virt_domain_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out,
-			  struct vn_error *err)
+int vn_virt_domain_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out, struct vn_error *err)
 {
 	virDomainPtr dom = virDomainLookupByName(v->conn, name);
 
@@ -372,7 +380,8 @@ static void failed_prune(const char *failed)
 		char *path = NULL;
 		if (e->d_name[0] == '.' || asprintf(&path, "%s/%s", failed, e->d_name) < 0)
 			continue;
-		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) || (n == cap && !(k = reallocarray(k, cap = cap * 2 + 16, sizeof(*k))))) {
+		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) ||
+		    (n == cap && !(k = reallocarray(k, cap = cap * 2 + 16, sizeof(*k))))) {
 			free(path);
 			continue;
 		}

@@ -28,7 +28,6 @@ int vn_virt_error(struct vn_error *err, const char *what, ...) __attribute__((fo
 /* Remove a guest dir and what is in it (no recursion beyond one level is ever needed). */
 int vn_virt_guest_dir_remove(const char *dir, struct vn_error *err);
 
-
 /* The accelerator decision (accel.c) and the world it acts on, faked in tests. */
 struct vn_accel_ops {
 	void *data;
@@ -39,8 +38,8 @@ struct vn_accel_ops {
 	void (*cache_put)(void *data, enum vn_accel verdict, const char *reason);
 	int (*start)(void *data, enum vn_accel accel, struct vn_error *err); /* define + start one attempt */
 	bool (*running)(void *data);
-	bool (*progressed)(void *data); /* the console shows a kernel */
-	void (*abandon)(void *data);    /* destroy + undefine a failed attempt */
+	bool (*progressed)(void *data);               /* the console shows a kernel */
+	void (*abandon)(void *data);                  /* destroy + undefine a failed attempt */
 	void (*notify)(void *data, const char *line); /* may be NULL: a fallback worth telling the user */
 };
 struct vn_accel_limits {

@@ -22,8 +22,7 @@ struct vn_virt_domain;
  * process can hold an embed root; a second one retries until timeout_ms and
  * then fails with an INFRA error naming the state dir.
  */
-int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out,
-		 struct vn_error *err);
+int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err);
 void vn_virt_close(struct vn_virt *v);
 const char *vn_virt_uri(const struct vn_virt *v);
 
@@ -38,8 +37,8 @@ const char *vn_virt_uri(const struct vn_virt *v);
  * them; a cached KVM verdict is still watched and re-probed once if it fails.
  * $VNUMA_ACCEL=tcg|kvm forces a choice (a forced KVM still fails fast).
  */
-#define VN_KVM_PROOF_MS 5000
-#define VN_TCG_PROOF_MS 60000
+#define VN_KVM_PROOF_MS     5000
+#define VN_TCG_PROOF_MS     60000
 #define VN_ACCEL_REASON_MAX 512
 
 /* True once a console log shows a running kernel (its banner, a timestamped line, or our init's markers). */
@@ -69,8 +68,7 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
  */
 int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
 			  struct vn_virt_domain **out, struct vn_error *err);
-int vn_virt_domain_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out,
-			  struct vn_error *err);
+int vn_virt_domain_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out, struct vn_error *err);
 void vn_virt_domain_free(struct vn_virt_domain *d);
 static inline void vn_virt_domain_freep(struct vn_virt_domain **d)
 {

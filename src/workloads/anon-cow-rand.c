@@ -25,7 +25,7 @@
 #endif
 
 enum backing { B_NONE, B_THP, B_HUGETLB };
-static const char *const backing_names[] = { "none", "thp", "hugetlb" };
+static const char *const backing_names[] = {"none", "thp", "hugetlb"};
 
 struct opts {
 	uint64_t size;
@@ -57,25 +57,23 @@ static void usage(void)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct ig_opt_choice backings[] = {
-		{ "none", B_NONE }, { "4k", B_NONE }, { "thp", B_THP }, { "hugetlb", B_HUGETLB }, { NULL }
-	};
-	const struct ig_opt opts[] = {
-		{ "size", IG_OPT_SIZE, .dst = &o->size },
-		{ "backing", IG_OPT_CHOICE, .dst = &o->backing, .choices = backings,
-		  .why = "expected none, thp or hugetlb" },
-		{ "procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096 },
-		{ "duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001 },
-		{ "pidfile", IG_OPT_STRING, .dst = &o->pidfile },
-		{ 0 }
-	};
+		{"none", B_NONE}, {"4k", B_NONE}, {"thp", B_THP}, {"hugetlb", B_HUGETLB}, {NULL}};
+	const struct ig_opt opts[] = {{"size", IG_OPT_SIZE, .dst = &o->size},
+				      {"backing", IG_OPT_CHOICE, .dst = &o->backing, .choices = backings,
+				       .why = "expected none, thp or hugetlb"},
+				      {"procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096},
+				      {"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
+				      {"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
+				      {0}};
 
-	*o = (struct opts){ .size = 64ULL << 20, .backing = B_NONE, .procs = 1, .duration = 10 };
+	*o = (struct opts){.size = 64ULL << 20, .backing = B_NONE, .procs = 1, .duration = 10};
 	ig_opts_parse(argc, argv, opts, usage);
 }
 
 static void on_sigbus(int sig)
 {
-	static const char msg[] = "vnuma-wl-anon-cow-rand: SIGBUS in a child: no huge page left for a copy-on-write copy\n";
+	static const char msg[] =
+		"vnuma-wl-anon-cow-rand: SIGBUS in a child: no huge page left for a copy-on-write copy\n";
 	ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	(void)r;
 	_exit(IG_EXIT_ENV);
@@ -161,13 +159,15 @@ int main(int argc, char **argv)
 		size_t need;
 
 		if (hp <= 0)
-			ig_die(IG_EXIT_ENV, 0, "hugetlb: the kernel has no huge page support (no Hugepagesize in /proc/meminfo)");
+			ig_die(IG_EXIT_ENV, 0,
+			       "hugetlb: the kernel has no huge page support (no Hugepagesize in /proc/meminfo)");
 		page_size = (size_t)hp * 1024;
 		len = (o.size + page_size - 1) / page_size * page_size;
 		need = len / page_size * (size_t)(o.procs + 1);
 		if (free_pages < 0 || (size_t)free_pages < need)
 			ig_die(IG_EXIT_ENV, 0,
-			       "hugetlb: need %zu free huge pages of %lld kB (%zu for the area + one copy per child x %d), "
+			       "hugetlb: need %zu free huge pages of %lld kB (%zu for the area + one copy per child x "
+			       "%d), "
 			       "HugePages_Free is %lld; reserve them with sysctl vm.nr_hugepages=N or "
 			       "/sys/devices/system/node/nodeN/hugepages/hugepages-%lldkB/nr_hugepages",
 			       need, hp, len / page_size, o.procs, free_pages, hp);
@@ -192,8 +192,7 @@ int main(int argc, char **argv)
 	}
 
 	res = ig_map_shared(sizeof(*res) * (size_t)o.procs);
-	elapsed = ig_team_run(o.procs, o.pidfile, child, &(struct area){ &o, area, len }, res,
-			      sizeof(*res), &failed);
+	elapsed = ig_team_run(o.procs, o.pidfile, child, &(struct area){&o, area, len}, res, sizeof(*res), &failed);
 	if (failed)
 		ig_die(IG_EXIT_ENV, 0, "%d of %d children failed%s", failed, o.procs,
 		       o.backing == B_HUGETLB ? " (hugetlb: probably out of huge pages for copy-on-write)" : "");

@@ -27,7 +27,7 @@
 
 struct opts {
 	int threads, burners;
-	uint64_t work;      /* spin iterations per round; 0 = calibrate from work_ms */
+	uint64_t work; /* spin iterations per round; 0 = calibrate from work_ms */
 	double work_ms;
 	uint64_t rounds;
 	double duration;
@@ -114,8 +114,7 @@ static void *bench_thread(void *arg)
 				round_times[nrounds] = now - round_t0;
 			nrounds++;
 			round_t0 = now;
-			if ((o.rounds && nrounds >= o.rounds) ||
-			    (o.duration > 0 && now - bench_t0 >= o.duration))
+			if ((o.rounds && nrounds >= o.rounds) || (o.duration > 0 && now - bench_t0 >= o.duration))
 				stop_flag = 1;
 		}
 		pthread_barrier_wait(&barrier);
@@ -166,7 +165,7 @@ static void *sampler(void *arg)
 	while (!started && !sampler_stop)
 		ig_sleep(0.001);
 	while (!sampler_stop && !stop_flag) {
-		uint64_t cnt[VN_MAX_NODES] = { 0 }, run[VN_MAX_NODES] = { 0 };
+		uint64_t cnt[VN_MAX_NODES] = {0}, run[VN_MAX_NODES] = {0};
 		int seen = 0;
 		uint64_t stacked = 0;
 
@@ -236,22 +235,20 @@ static void usage(void)
 
 static void parse(int argc, char **argv)
 {
-	static const struct ig_opt opts[] = {
-		{ "threads", IG_OPT_INT, .dst = &o.threads, .min = 1, .max = 4096 },
-		{ "work", IG_OPT_U64, .dst = &o.work, .min = 1, .max = 1ULL << 50 },
-		{ "work-ms", IG_OPT_SECONDS, .dst = &o.work_ms, .min_s = 0.001 },
-		{ "rounds", IG_OPT_U64, .dst = &o.rounds, .min = 1, .max = 1ULL << 40 },
-		{ "duration", IG_OPT_SECONDS, .dst = &o.duration, .min_s = 0.001 },
-		{ "burners", IG_OPT_INT, .dst = &o.burners, .min = 0, .max = 4096 },
-		{ "burner-cgroup", IG_OPT_STRING, .dst = &o.burner_cgroup },
-		{ "bench-cgroup", IG_OPT_STRING, .dst = &o.bench_cgroup },
-		{ "sample-ms", IG_OPT_SECONDS, .dst = &o.sample_ms, .min_s = 0.1 },
-		{ "pidfile", IG_OPT_STRING, .dst = &o.pidfile },
-		{ 0 }
-	};
+	static const struct ig_opt opts[] = {{"threads", IG_OPT_INT, .dst = &o.threads, .min = 1, .max = 4096},
+					     {"work", IG_OPT_U64, .dst = &o.work, .min = 1, .max = 1ULL << 50},
+					     {"work-ms", IG_OPT_SECONDS, .dst = &o.work_ms, .min_s = 0.001},
+					     {"rounds", IG_OPT_U64, .dst = &o.rounds, .min = 1, .max = 1ULL << 40},
+					     {"duration", IG_OPT_SECONDS, .dst = &o.duration, .min_s = 0.001},
+					     {"burners", IG_OPT_INT, .dst = &o.burners, .min = 0, .max = 4096},
+					     {"burner-cgroup", IG_OPT_STRING, .dst = &o.burner_cgroup},
+					     {"bench-cgroup", IG_OPT_STRING, .dst = &o.bench_cgroup},
+					     {"sample-ms", IG_OPT_SECONDS, .dst = &o.sample_ms, .min_s = 0.1},
+					     {"pidfile", IG_OPT_STRING, .dst = &o.pidfile},
+					     {0}};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	o = (struct opts){ .threads = ncpu > 0 ? (int)ncpu : 1, .work_ms = 20, .sample_ms = 10 };
+	o = (struct opts){.threads = ncpu > 0 ? (int)ncpu : 1, .work_ms = 20, .sample_ms = 10};
 	ig_opts_parse(argc, argv, opts, usage);
 	if (!o.rounds && o.duration <= 0)
 		o.duration = 10;

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PAGE 4096UL
+#define PAGE        4096UL
 #define CHUNK_PAGES 256 /* pages touched between clock checks */
 
 struct sample {
@@ -64,23 +64,24 @@ static void usage(void)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct ig_opt_choice patterns[] = {
-		{ "seq", 0 }, { "sequential", 0 }, { "random", 1 }, { "rand", 1 }, { NULL }
-	};
+		{"seq", 0}, {"sequential", 0}, {"random", 1}, {"rand", 1}, {NULL}};
 	const char *at_arg = NULL, *size_arg = NULL;
 	const struct ig_opt opts[] = {
-		{ "size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg },
-		{ "duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001 },
-		{ "interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001 },
-		{ "pattern", IG_OPT_CHOICE, .dst = &o->random, .choices = patterns, .why = "expected seq or random" },
-		{ "move-to-node", IG_OPT_INT, .dst = &o->move_to_node, .min = 0, .max = VN_MAX_NODES - 1 },
-		{ "move-at", IG_OPT_SECONDS, .dst = &o->move_at, .min_s = 0, .given = &at_arg },
-		{ "max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30 },
-		{ "pidfile", IG_OPT_STRING, .dst = &o->pidfile },
-		{ 0 }
-	};
+		{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg},
+		{"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
+		{"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001},
+		{"pattern", IG_OPT_CHOICE, .dst = &o->random, .choices = patterns, .why = "expected seq or random"},
+		{"move-to-node", IG_OPT_INT, .dst = &o->move_to_node, .min = 0, .max = VN_MAX_NODES - 1},
+		{"move-at", IG_OPT_SECONDS, .dst = &o->move_at, .min_s = 0, .given = &at_arg},
+		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30},
+		{"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
+		{0}};
 
-	*o = (struct opts){ .size = 64ULL << 20, .duration = 10, .interval = 1,
-			    .move_to_node = -1, .max_sample = IG_DEFAULT_MAX_SAMPLE };
+	*o = (struct opts){.size = 64ULL << 20,
+			   .duration = 10,
+			   .interval = 1,
+			   .move_to_node = -1,
+			   .max_sample = IG_DEFAULT_MAX_SAMPLE};
 	ig_opts_parse(argc, argv, opts, usage);
 	if (at_arg && o->move_to_node < 0)
 		ig_bad_option("move-at", at_arg, "needs --move-to-node");
@@ -101,8 +102,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		ig_bad_option("size", size_arg, "must be at least one page (4K)");
 }
 
-static void take_sample(struct sample *s, double t, char *mem, size_t len, const struct opts *o,
-			uint64_t passes)
+static void take_sample(struct sample *s, double t, char *mem, size_t len, const struct opts *o, uint64_t passes)
 {
 	double q0 = ig_now();
 
@@ -162,11 +162,11 @@ int main(int argc, char **argv)
 		if (r < 0)
 			ig_die(IG_EXIT_ENV, -r, "cannot write pidfile %s", o.pidfile);
 	}
-	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", ig_prog, (int)getpid(),
-		pages, start_node, touch_t0);
+	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", ig_prog, (int)getpid(), pages, start_node,
+		touch_t0);
 
 	/* SIGTERM/SIGINT end the run early; the result is still printed. */
-	struct sigaction sa = { .sa_handler = on_term };
+	struct sigaction sa = {.sa_handler = on_term};
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	seed = ig_seed(1);
@@ -214,8 +214,8 @@ int main(int argc, char **argv)
 			}
 			take_sample(&samples[nsamples++], now, mem, len, &o, passes);
 			struct sample *s = &samples[nsamples - 1];
-			fprintf(stderr, "%s: t=%.2f cpu=%d node=%d local=%.3f\n", ig_prog, s->t, s->cpu,
-				s->cpu_node, local_fraction(s));
+			fprintf(stderr, "%s: t=%.2f cpu=%d node=%d local=%.3f\n", ig_prog, s->t, s->cpu, s->cpu_node,
+				local_fraction(s));
 			while (next_sample <= now)
 				next_sample += o.interval;
 			if (now >= o.duration || interrupted)

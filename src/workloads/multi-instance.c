@@ -68,8 +68,8 @@ static void *worker(void *arg)
 	int node;
 
 	memset(in->heap + lo, 0x11, hi - lo); /* first touch of this thread's slice */
-	pthread_barrier_wait(&in->start);      /* heap ready */
-	pthread_barrier_wait(&in->start);      /* go */
+	pthread_barrier_wait(&in->start);     /* heap ready */
+	pthread_barrier_wait(&in->start);     /* go */
 	while (!in->stop) {
 		for (int k = 0; k < 256; k++) {
 			uint64_t *w = NULL;
@@ -96,7 +96,7 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 {
 	const struct opts *o = ctx;
 	struct inst_result *r = result;
-	struct inst in = { .o = o, .r = r };
+	struct inst in = {.o = o, .r = r};
 	struct thr *ts = calloc((size_t)o->threads, sizeof(*ts));
 	int e;
 
@@ -104,8 +104,8 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 	in.len = (o->size + 4095) & ~(size_t)4095;
 	in.heap = ig_map_anon(in.len, 0);
 	if (!in.heap || !ts) {
-		fprintf(stderr, "%s: instance %d: cannot map %zu bytes: %s\n", ig_prog, (int)getpid(),
-			in.len, strerror(errno));
+		fprintf(stderr, "%s: instance %d: cannot map %zu bytes: %s\n", ig_prog, (int)getpid(), in.len,
+			strerror(errno));
 		_exit(IG_EXIT_ENV);
 	}
 	pthread_barrier_init(&in.start, NULL, (unsigned)o->threads + 1);
@@ -150,19 +150,17 @@ static void usage(void)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	const char *size_arg = "64M";
-	const struct ig_opt opts[] = {
-		{ "instances", IG_OPT_INT, .dst = &o->instances, .min = 1, .max = 1024 },
-		{ "threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = MAX_THREADS },
-		{ "size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg },
-		{ "duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001 },
-		{ "txn-lines", IG_OPT_INT, .dst = &o->txn_lines, .min = 1, .max = 4096 },
-		{ "max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30 },
-		{ "pidfile", IG_OPT_STRING, .dst = &o->pidfile },
-		{ 0 }
-	};
+	const struct ig_opt opts[] = {{"instances", IG_OPT_INT, .dst = &o->instances, .min = 1, .max = 1024},
+				      {"threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = MAX_THREADS},
+				      {"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg},
+				      {"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
+				      {"txn-lines", IG_OPT_INT, .dst = &o->txn_lines, .min = 1, .max = 4096},
+				      {"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30},
+				      {"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
+				      {0}};
 
-	*o = (struct opts){ .instances = 1, .threads = 2, .txn_lines = 8, .size = 64ULL << 20,
-			    .duration = 10, .max_sample = 16384 };
+	*o = (struct opts){
+		.instances = 1, .threads = 2, .txn_lines = 8, .size = 64ULL << 20, .duration = 10, .max_sample = 16384};
 	ig_opts_parse(argc, argv, opts, usage);
 	if (o->size < (uint64_t)o->threads * 4096)
 		ig_bad_option("size", size_arg, "need at least one page per thread");

@@ -17,14 +17,14 @@
 #include <unistd.h>
 
 enum { K_COPY, K_SCALE, K_ADD, K_TRIAD, K_NR };
-static const char *const kernel_names[K_NR] = { "copy", "scale", "add", "triad" };
-static const int kernel_arrays[K_NR] = { 2, 2, 3, 3 }; /* arrays touched per element */
+static const char *const kernel_names[K_NR] = {"copy", "scale", "add", "triad"};
+static const int kernel_arrays[K_NR] = {2, 2, 3, 3}; /* arrays touched per element */
 
 struct proc_result {
 	pid_t pid;
 	int start_cpu, start_node, cpu, node;
 	int error;
-	uint64_t iterations;  /* measured iterations (after the warm-up) */
+	uint64_t iterations; /* measured iterations (after the warm-up) */
 	double elapsed;
 	double best_t[K_NR], sum_t[K_NR];
 	uint64_t iter_node[VN_MAX_NODES];
@@ -172,7 +172,7 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 {
 	const struct opts *o = ctx;
 	struct proc_result *r = result;
-	struct shared s = { 0 };
+	struct shared s = {0};
 	struct worker *ws;
 	int e;
 
@@ -236,19 +236,17 @@ static void usage(void)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	const char *size_arg = "64M";
-	const struct ig_opt opts[] = {
-		{ "size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg },
-		{ "procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096 },
-		{ "threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = 1024 },
-		{ "duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001 },
-		{ "iterations", IG_OPT_U64, .dst = &o->iterations, .min = 1, .max = 1000000000 },
-		{ "max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 3, .max = 1ULL << 30 },
-		{ "pidfile", IG_OPT_STRING, .dst = &o->pidfile },
-		{ 0 }
-	};
+	const struct ig_opt opts[] = {{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg},
+				      {"procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096},
+				      {"threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = 1024},
+				      {"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
+				      {"iterations", IG_OPT_U64, .dst = &o->iterations, .min = 1, .max = 1000000000},
+				      {"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 3, .max = 1ULL << 30},
+				      {"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
+				      {0}};
 
-	*o = (struct opts){ .size = 64ULL << 20, .procs = 1, .threads = 1, .iterations = 10,
-			    .max_sample = IG_DEFAULT_MAX_SAMPLE };
+	*o = (struct opts){
+		.size = 64ULL << 20, .procs = 1, .threads = 1, .iterations = 10, .max_sample = IG_DEFAULT_MAX_SAMPLE};
 	ig_opts_parse(argc, argv, opts, usage);
 	if (o->size < 3 * sizeof(double) * (uint64_t)o->threads * 16)
 		ig_bad_option("size", size_arg, "too small: need at least 384 bytes per thread");
@@ -262,7 +260,7 @@ int main(int argc, char **argv)
 	struct ig_json j;
 	double elapsed;
 	int failed;
-	uint64_t end_nodes[VN_MAX_NODES] = { 0 }, total_iter = 0;
+	uint64_t end_nodes[VN_MAX_NODES] = {0}, total_iter = 0;
 
 	ig_init("vnuma-wl-stream");
 	parse(argc, argv, &o);
@@ -331,8 +329,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < K_NR; k++) {
 			bytes = (double)kernel_arrays[k] * sizeof(double) * (double)n;
 			ig_json_obj_begin(&j, kernel_names[k]);
-			ig_json_double(&j, "best_mbps",
-				       r->best_t[k] > 0 ? bytes / r->best_t[k] / 1e6 : 0.0);
+			ig_json_double(&j, "best_mbps", r->best_t[k] > 0 ? bytes / r->best_t[k] / 1e6 : 0.0);
 			ig_json_double(&j, "avg_mbps",
 				       r->iterations && r->sum_t[k] > 0
 					       ? bytes / (r->sum_t[k] / (double)r->iterations) / 1e6

@@ -105,8 +105,13 @@ static void consume_sync(struct vn_agent *a, int which)
 		} else {
 			struct vn_strbuf out = VN_STRBUF_INIT;
 			static const char *const argv[] = {"x", NULL};
-			struct vn_agent_exec_opts o = {.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
-						       .stdout_buf = &out, .buf_max = 100, .timeout_s = 1};
+			struct vn_agent_exec_opts o = {.argv = argv,
+						       .stdin_fd = -1,
+						       .stdout_fd = -1,
+						       .stderr_fd = -1,
+						       .stdout_buf = &out,
+						       .buf_max = 100,
+						       .timeout_s = 1};
 			int status;
 
 			rc = vn_agent_exec(a, &o, &status, &err);

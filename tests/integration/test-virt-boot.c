@@ -26,15 +26,15 @@ static const char *kernel = "/boot/vmlinuz-6.1.0-57-amd64";
 static const char *initrd = "/boot/initrd.img-6.1.0-57-amd64";
 static int failures;
 
-#define CHECK(cond, ...)                                             \
-	do {                                                         \
-		if (cond) {                                          \
-			printf("ok   " __VA_ARGS__);                 \
-		} else {                                             \
-			printf("FAIL " __VA_ARGS__);                 \
-			failures++;                                  \
-		}                                                    \
-		printf("\n");                                        \
+#define CHECK(cond, ...)                             \
+	do {                                         \
+		if (cond) {                          \
+			printf("ok   " __VA_ARGS__); \
+		} else {                             \
+			printf("FAIL " __VA_ARGS__); \
+			failures++;                  \
+		}                                    \
+		printf("\n");                        \
 	} while (0)
 
 static double now(void)
@@ -125,7 +125,10 @@ static int child_start(const char *state, const char *name)
 	struct vn_error err = {0};
 	const uint64_t mem[2] = {384, 384};
 	_cleanup_topology_ struct vn_topology *t = topo(mem);
-	struct vn_domain_opts o = {.name = name, .accel = VN_ACCEL_AUTO, .kernel = kernel, .initrd = initrd,
+	struct vn_domain_opts o = {.name = name,
+				   .accel = VN_ACCEL_AUTO,
+				   .kernel = kernel,
+				   .initrd = initrd,
 				   .meta = {.topology_name = "2node-it", .kernel_id = "debian-6.1"}};
 
 	if (vn_virt_open(NULL, state, 5000, &v, &err) < 0 || vn_virt_domain_create(v, t, &o, &d, &err) < 0) {
@@ -242,8 +245,8 @@ static bool console_session(struct vn_virt *v, const struct vn_topology *t, cons
 {
 	struct vn_error err = {0};
 	struct vn_virt_domain *d = NULL;
-	struct vn_domain_opts o = {.name = name, .accel = VN_ACCEL_AUTO, .kernel = kernel, .initrd = initrd,
-				   .cmdline = "rdinit=/bin/sh"};
+	struct vn_domain_opts o = {
+		.name = name, .accel = VN_ACCEL_AUTO, .kernel = kernel, .initrd = initrd, .cmdline = "rdinit=/bin/sh"};
 
 	double t0 = now();
 	if (!v || vn_virt_domain_create(v, t, &o, &d, &err) < 0) {

@@ -236,7 +236,6 @@ static void test_exec_agent_silent(void **state)
 	restart_case(0, -ETIMEDOUT, "guest fake: the agent has not answered for 1 s while 1 command(s) ran");
 }
 
-
 /* Peak resident memory of this process so far, in MiB. */
 static long peak_mib(void)
 {
@@ -274,7 +273,12 @@ static void floods(enum mode mode, bool exec, int want_code)
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	const char *const argv[] = {"true", NULL};
 	struct vn_agent_exec_opts o = {
-		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .stdout_buf = &out, .timeout_s = 1,
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.stdout_buf = &out,
+		.timeout_s = 1,
 	};
 	long peak0 = peak_mib();
 	int status = -1, rc;
@@ -352,8 +356,14 @@ static void test_exec_output_truncated(void **state)
 	const char *const argv[] = {"cat", "/dev/zero", NULL};
 	bool truncated = false;
 	struct vn_agent_exec_opts o = {
-		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .stdout_buf = &out, .timeout_s = 10,
-		.buf_max = 1 << 20, .truncated = &truncated,
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.stdout_buf = &out,
+		.timeout_s = 10,
+		.buf_max = 1 << 20,
+		.truncated = &truncated,
 	};
 	int status = -1;
 
@@ -397,7 +407,11 @@ static void test_exec_malformed_replies(void **state)
 		struct vn_error err = {0};
 		const char *const argv[] = {"true", NULL};
 		struct vn_agent_exec_opts o = {
-			.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .timeout_s = 0.5,
+			.argv = argv,
+			.stdin_fd = -1,
+			.stdout_fd = -1,
+			.stderr_fd = -1,
+			.timeout_s = 0.5,
 		};
 		int status = -1;
 
@@ -548,7 +562,10 @@ static void test_decode(void **state)
 
 	/* Objects that break the protocol, wherever they come from. */
 	static const char *const bad[] = {
-		"{}", "{\"id\":\"1\",\"ok\":true}", "{\"id\":1.5,\"ok\":true}", "{\"id\":null,\"stream\":\"stdout\",\"data\":\"\"}",
+		"{}",
+		"{\"id\":\"1\",\"ok\":true}",
+		"{\"id\":1.5,\"ok\":true}",
+		"{\"id\":null,\"stream\":\"stdout\",\"data\":\"\"}",
 		"{\"id\":1,\"ok\":true} x",
 	};
 	static const char nul_inside[] = "{\"id\":1,\"ok\":true}\0{\"id\":2}";

@@ -168,8 +168,14 @@ static void test_exec_env_cwd(void **state)
 	const char *const argv[] = {"/bin/sh", "-c", "echo \"$VN_X:$(pwd)\"", NULL};
 	const char *const env[] = {"VN_X=a=b", NULL};
 	struct vn_agent_exec_opts o = {
-		.argv = argv, .env = env, .cwd = "/tmp", .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
-		.stdout_buf = &out, .timeout_s = 10,
+		.argv = argv,
+		.env = env,
+		.cwd = "/tmp",
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.stdout_buf = &out,
+		.timeout_s = 10,
 	};
 	int status = -1;
 
@@ -286,7 +292,11 @@ static void test_exec_forward_signal(void **state)
 	const char *const argv[] = {"/bin/sh", "-c", "echo ready; exec sleep 10", NULL};
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	struct vn_agent_exec_opts o = {
-		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .timeout_s = 20,
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.timeout_s = 20,
 		.forward_signal = &fwd_sig,
 	};
 	int status = -1;
@@ -306,7 +316,11 @@ static void test_exec_forward_interrupt(void **state)
 	struct vn_error err = {0};
 	const char *const argv[] = {"/bin/sh", "-c", "exec sleep 10", NULL};
 	struct vn_agent_exec_opts o = {
-		.argv = argv, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .timeout_s = 20,
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.timeout_s = 20,
 		.forward_signal = &vn_interrupted,
 	};
 	int status = -1;

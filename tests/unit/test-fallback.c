@@ -138,13 +138,12 @@ static void test_memoryless_and_cpuless(void **state)
 
 static void test_parse_log_and_diff(void **state)
 {
-	static const char log[] =
-		"[    0.012345] Built 4 zonelists, mobility grouping on.\n"
-		"[    0.010000] Fallback order for Node 0: 0 1 2 3 \n"
-		"[    0.010001] Fallback order for Node 1: 1 0 3 2 \n"
-		"[    0.010002] Fallback order for Node 2: 2 3 0 1 \n"
-		"[    0.010003] Fallback order for Node 3: 3 2 0 1 \n"
-		"[   12.000000] Fallback order for Node 3: 3 2 1 0 \n";
+	static const char log[] = "[    0.012345] Built 4 zonelists, mobility grouping on.\n"
+				  "[    0.010000] Fallback order for Node 0: 0 1 2 3 \n"
+				  "[    0.010001] Fallback order for Node 1: 1 0 3 2 \n"
+				  "[    0.010002] Fallback order for Node 2: 2 3 0 1 \n"
+				  "[    0.010003] Fallback order for Node 3: 3 2 0 1 \n"
+				  "[   12.000000] Fallback order for Node 3: 3 2 1 0 \n";
 	_cleanup_topology_ struct vn_topology *t = make(4, amd4, NULL);
 	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_fallback model, kernel;

@@ -66,8 +66,7 @@ static void test_json_escape(void **state)
 	ig_json_obj_end(&j);
 
 	o = parse(&j);
-	assert_string_equal(json_object_get_string(get(o, "s")),
-			    "q\"b\\n\nt\t\x01\x7f caf\xc3\xa9 \xef\xbf\xbd end");
+	assert_string_equal(json_object_get_string(get(o, "s")), "q\"b\\n\nt\t\x01\x7f caf\xc3\xa9 \xef\xbf\xbd end");
 	assert_string_equal(json_object_get_string(get(o, "k\"ey")), "v");
 	assert_true(json_object_is_type(get(o, "nan"), json_type_null));
 	assert_true(json_object_get_double(get(o, "big")) > 1e299);
@@ -153,7 +152,7 @@ static void test_json_print(void **state)
 {
 	struct ig_json j;
 	int p[2], saved = dup(1);
-	char got[64] = { 0 };
+	char got[64] = {0};
 
 	ig_json_init(&j);
 	ig_json_obj_begin(&j, NULL);
@@ -192,7 +191,7 @@ static void test_json_print(void **state)
 
 static void test_stats(void **state)
 {
-	double v[] = { 5, 1, 4, 2, 3 };
+	double v[] = {5, 1, 4, 2, 3};
 	struct ig_stats s;
 	struct ig_json j;
 	json_object *o;
@@ -203,8 +202,7 @@ static void test_stats(void **state)
 	ig_json_stats(&j, NULL, &s);
 	o = parse(&j);
 	assert_int_equal(json_object_get_int64(get(o, "n")), 5);
-	assert_true(json_object_get_double(get(o, "stddev")) > 1.58 &&
-		    json_object_get_double(get(o, "stddev")) < 1.59);
+	assert_true(json_object_get_double(get(o, "stddev")) > 1.58 && json_object_get_double(get(o, "stddev")) < 1.59);
 	json_object_put(o);
 	ig_json_free(&j);
 	ig_stats_compute(v, 0, &s);
@@ -255,23 +253,22 @@ static void usage(void)
 
 static struct parsed P;
 
-static const struct ig_opt_choice choices[] = { { "seq", 0 }, { "random", 1 }, { "rand", 1 }, { NULL } };
+static const struct ig_opt_choice choices[] = {{"seq", 0}, {"random", 1}, {"rand", 1}, {NULL}};
 
 static const struct ig_opt table[] = {
-	{ "size", IG_OPT_SIZE, .dst = &P.size, .given = &P.size_given },
-	{ "count", IG_OPT_U64, .dst = &P.count, .min = 0, .max = 1000 },
-	{ "n", IG_OPT_INT, .dst = &P.n, .min = 1, .max = 8, .short_name = 'n' },
-	{ "secs", IG_OPT_SECONDS, .dst = &P.secs, .min_s = 0.5 },
-	{ "str", IG_OPT_STRING, .dst = &P.str },
-	{ "pattern", IG_OPT_CHOICE, .dst = &P.choice, .choices = choices, .why = "expected seq or random" },
-	{ "match", IG_OPT_CALL, .dst = &P, .call = on_call, .short_name = 'm' },
-	{ 0 }
-};
+	{"size", IG_OPT_SIZE, .dst = &P.size, .given = &P.size_given},
+	{"count", IG_OPT_U64, .dst = &P.count, .min = 0, .max = 1000},
+	{"n", IG_OPT_INT, .dst = &P.n, .min = 1, .max = 8, .short_name = 'n'},
+	{"secs", IG_OPT_SECONDS, .dst = &P.secs, .min_s = 0.5},
+	{"str", IG_OPT_STRING, .dst = &P.str},
+	{"pattern", IG_OPT_CHOICE, .dst = &P.choice, .choices = choices, .why = "expected seq or random"},
+	{"match", IG_OPT_CALL, .dst = &P, .call = on_call, .short_name = 'm'},
+	{0}};
 
 /* Parses args in a child; returns its exit status (0 when parsing returned) and its stderr in err. */
 static int parse_child(char *err, size_t errsz, ...)
 {
-	char *argv[16] = { "test" };
+	char *argv[16] = {"test"};
 	int argc = 1, pe[2], st;
 	va_list ap;
 
@@ -302,8 +299,8 @@ static int parse_child(char *err, size_t errsz, ...)
 
 static void test_opts_parse(void **state)
 {
-	char *argv[] = { "test", "--size", "2M", "--count", "7", "-n", "3", "--secs", "750ms", "--str", "x",
-			 "--pattern", "rand", "--match", "a", "-m", "b", "--n=4", NULL };
+	char *argv[] = {"test", "--size",    "2M",   "--count", "7", "-n", "3", "--secs", "750ms", "--str",
+			"x",    "--pattern", "rand", "--match", "a", "-m", "b", "--n=4",  NULL};
 	char err[512];
 
 	memset(&P, 0, sizeof(P));
@@ -325,16 +322,16 @@ static void test_opts_parse(void **state)
 		const char *args[3];
 		const char *want;
 	} bad[] = {
-		{ { "--size", "banana" }, "invalid value 'banana' for --size" },
-		{ { "--count", "1001" }, "invalid value '1001' for --count: must be between 0 and 1000" },
-		{ { "-n", "9" }, "invalid value '9' for --n" },
-		{ { "--secs", "0.1" }, "invalid value '0.1' for --secs: must be at least 0.5 seconds" },
-		{ { "--pattern", "zigzag" }, "invalid value 'zigzag' for --pattern: expected seq or random" },
-		{ { "--frobnicate" }, "unknown or incomplete option '--frobnicate'" },
-		{ { "-x" }, "unknown or incomplete option '-x'" },
-		{ { "--count" }, "unknown or incomplete option '--count'" },
-		{ { "-m" }, "unknown or incomplete option '-m'" },
-		{ { "--str", "s", "extra" }, "unknown or incomplete option 'extra'" },
+		{{"--size", "banana"}, "invalid value 'banana' for --size"},
+		{{"--count", "1001"}, "invalid value '1001' for --count: must be between 0 and 1000"},
+		{{"-n", "9"}, "invalid value '9' for --n"},
+		{{"--secs", "0.1"}, "invalid value '0.1' for --secs: must be at least 0.5 seconds"},
+		{{"--pattern", "zigzag"}, "invalid value 'zigzag' for --pattern: expected seq or random"},
+		{{"--frobnicate"}, "unknown or incomplete option '--frobnicate'"},
+		{{"-x"}, "unknown or incomplete option '-x'"},
+		{{"--count"}, "unknown or incomplete option '--count'"},
+		{{"-m"}, "unknown or incomplete option '-m'"},
+		{{"--str", "s", "extra"}, "unknown or incomplete option 'extra'"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = parse_child(err, sizeof(err), bad[i].args[0], bad[i].args[1], bad[i].args[2], NULL);
@@ -449,7 +446,7 @@ static void test_node_64_counted(void **state)
 
 	/* move_pages status values: nodes 0, 63, 64 (twice), 127; beyond the model; not present; an error. */
 	static struct ig_placement p;
-	const int status[] = { 0, 63, 64, 64, 127, VN_MAX_NODES, -ENOENT, -EFAULT };
+	const int status[] = {0, 63, 64, 64, 127, VN_MAX_NODES, -ENOENT, -EFAULT};
 	memset(&p, 0, sizeof(p));
 	ig_placement_count(&p, status, sizeof(status) / sizeof(status[0]));
 	assert_int_equal(p.per_node[0], 1);
@@ -521,7 +518,7 @@ static void test_team_run(void **state)
 {
 	int *slots = ig_map_shared(4 * sizeof(int));
 	char pidfile[] = "/tmp/vn-inguest-pids-XXXXXX";
-	struct ig_buf b = { 0 };
+	struct ig_buf b = {0};
 	int failed = -1, fd = mkstemp(pidfile);
 
 	assert_true(fd >= 0);
@@ -549,9 +546,9 @@ static void test_team_run(void **state)
 static void test_files(void **state)
 {
 	char dir[] = "/tmp/vn-inguest-files-XXXXXX", path[128];
-	struct ig_buf b = { 0 };
+	struct ig_buf b = {0};
 	char big[10000];
-	pid_t pids[] = { 12, 345 };
+	pid_t pids[] = {12, 345};
 
 	assert_non_null(mkdtemp(dir));
 	memset(big, 'x', sizeof(big) - 1);

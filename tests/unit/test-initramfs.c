@@ -78,7 +78,7 @@ static void test_sha256_file(void **state)
 /* ---- image tests ---- */
 
 struct fixture {
-	char dir[64];   /* temp root: cache/ and inputs */
+	char dir[64]; /* temp root: cache/ and inputs */
 	char cache[96];
 	char agent[96];
 	char release[256];

@@ -63,7 +63,8 @@ static int setup(void **state)
 	put("k/numa.config", "CONFIG_NUMA=y\nCONFIG_SMP=y\n# CONFIG_MODULES is not set\n");
 	put("k/0001-fix.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
 	put("k.json", "{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"patches\": [\"0001-fix.patch\"],\n"
-		      " \"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"], \"require\": [\"CONFIG_NUMA\"]}}\n");
+		      " \"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"], \"require\": "
+		      "[\"CONFIG_NUMA\"]}}\n");
 	return 0;
 }
 
@@ -101,20 +102,31 @@ static void test_recipe_errors(void **state)
 	static const struct {
 		const char *json, *want;
 	} cases[] = {
-		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"bogus\": 1, \"config\": {\"base\": \"tinyconfig\"}}",
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"bogus\": 1, \"config\": {\"base\": "
+		 "\"tinyconfig\"}}",
 		 "$: unknown key \"bogus\""},
-		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\", 3]}}",
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", "
+		 "\"fragments\": "
+		 "[\"numa.config\", 3]}}",
 		 "$.config.fragments[1]: expected a non-empty string"},
-		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"extra\": []}}",
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"extra\": "
+		 "[]}}",
 		 "$.config: unknown key \"extra\""},
-		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"patches\": [\"nope.patch\"], \"config\": {\"base\": \"tinyconfig\"}}",
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"patches\": [\"nope.patch\"], \"config\": "
+		 "{\"base\": "
+		 "\"tinyconfig\"}}",
 		 "$.patches[0]: "},
-		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": 7}}", "$.config.base: expected a string"},
-		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"rm -rf\"}}", "$.config.base: "},
-		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"require\": [\"NUMA\"]}}",
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": 7}}",
+		 "$.config.base: expected a string"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"rm -rf\"}}",
+		 "$.config.base: "},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", "
+		 "\"require\": "
+		 "[\"NUMA\"]}}",
 		 "$.config.require[0]: \"NUMA\" is not a CONFIG_ option"},
 		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\"}", "$: missing \"config\""},
-		{"{\"type\": \"source\", \"tree\": \"no/such/dir\", \"config\": {\"base\": \"tinyconfig\"}}", "$.tree: "},
+		{"{\"type\": \"source\", \"tree\": \"no/such/dir\", \"config\": {\"base\": \"tinyconfig\"}}",
+		 "$.tree: "},
 		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": []}", "$.config: expected an object"},
 		{"{\"type\": \"stock\", \"image\": \"x\"}", "$: unknown key \"image\""},
 		{"{\"type\": \"prebuilt\"}", "$: missing required key \"image\""},
@@ -391,8 +403,8 @@ static struct vn_kernel_built *build_fake(const char *name, const char *json, in
 	_cleanup_recipe_ struct vn_recipe *r = NULL;
 	struct vn_kernel_built *b = NULL;
 	assert_int_equal(vn_recipe_load(p, &r, err), 0);
-	struct vn_kernel_build_opts o = {.cache_dir = cache, .jobs = 1, .progress = progress_count,
-					 .progress_data = patches_applied};
+	struct vn_kernel_build_opts o = {
+		.cache_dir = cache, .jobs = 1, .progress = progress_count, .progress_data = patches_applied};
 	*rc = vn_kernel_build(r, &o, &b, err);
 	return b;
 }
@@ -434,8 +446,9 @@ static void test_build_fake_tree(void **state)
 	assert_string_equal(again->key, b->key);
 
 	/* Another patch set: another key, the same (source, config) build tree, the old patch undone. */
-	static const char other[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", \"patches\": [\"0002-other.patch\"], "
-				    "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}";
+	static const char other[] =
+		"{\"type\": \"source\", \"tree\": \"fake.tar\", \"patches\": [\"0002-other.patch\"], "
+		"\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}";
 	_cleanup_kernel_built_ struct vn_kernel_built *c = build_fake("fake-b", other, &patched, &err, &rc);
 	if (rc < 0)
 		fail_msg("build: %s", err.msg);
@@ -477,14 +490,13 @@ static void test_build_fake_tree(void **state)
 	free(list);
 }
 
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recipe_source), cmocka_unit_test(test_recipe_errors),
-		cmocka_unit_test(test_recipe_find),   cmocka_unit_test(test_cache_key),
-		cmocka_unit_test(test_patch_apply),   cmocka_unit_test(test_patch_reject),
-		cmocka_unit_test(test_config_verify), cmocka_unit_test(test_shipped_recipes),
+		cmocka_unit_test(test_recipe_source),   cmocka_unit_test(test_recipe_errors),
+		cmocka_unit_test(test_recipe_find),     cmocka_unit_test(test_cache_key),
+		cmocka_unit_test(test_patch_apply),     cmocka_unit_test(test_patch_reject),
+		cmocka_unit_test(test_config_verify),   cmocka_unit_test(test_shipped_recipes),
 		cmocka_unit_test(test_build_fake_tree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -24,7 +24,9 @@ static void test_vmstat_meminfo_numastat(void **state)
 	assert_int_equal(get(vm, "numa_pages_migrated"), 51203);
 	assert_int_equal(get(vm, "nr_free_pages"), 1234);
 	assert_int_equal(json_object_object_length(vm), 2);
-	assert_int_equal(vn_metrics_parse_kv("Node 1 MemTotal:         262144 kB\nNode 1 HugePages_Total:     0\n", &mi, &err), 0);
+	assert_int_equal(
+		vn_metrics_parse_kv("Node 1 MemTotal:         262144 kB\nNode 1 HugePages_Total:     0\n", &mi, &err),
+		0);
 	assert_int_equal(get(mi, "MemTotal_kB"), 262144);
 	assert_int_equal(get(mi, "HugePages_Total"), 0);
 	assert_int_equal(vn_metrics_parse_kv("numa_hit 10\nnuma_miss 2\n", &ns, &err), 0);

@@ -244,15 +244,15 @@ static void test_odd_comm(void **state)
 }
 
 /* Two nodes; pid 100 has 1000 kB on node 0 and 3000 on node 1 and two of its three threads on node 1. */
-#define LINE(T, R0, R1)                                                                                          \
-	"{\"seq\":0,\"t\":" #T ",\"uptime\":12.5,\"vmstat\":{\"nr_free_pages\":10,\"numa_pages_migrated\":0},"     \
-	"\"nodes\":[{\"node\":0,\"numastat\":{\"numa_hit\":1},\"meminfo\":{\"MemTotal_kB\":1}},"                  \
-	"{\"node\":1,\"numastat\":{\"numa_hit\":2},\"meminfo\":{\"MemTotal_kB\":2}}],"                            \
-	"\"procs\":[{\"pid\":100,\"comm\":\"vnuma-wl-a (x)\",\"mem_kb_per_node\":{\"0\":1000,\"1\":3000},"        \
-	"\"threads\":[{\"tid\":100,\"cpu\":2,\"node\":1,\"state\":\"R\"},{\"tid\":101,\"cpu\":3,\"node\":1,"       \
-	"\"state\":\"S\"},{\"tid\":102,\"cpu\":0,\"node\":0,\"state\":\"R\"}]},"                                  \
-	"{\"pid\":200,\"comm\":\"vnuma-wl-b\",\"mem_kb_per_node\":{\"0\":2000,\"1\":0},"                          \
-	"\"threads\":[{\"tid\":200,\"cpu\":1,\"node\":0,\"state\":\"S\"}]}],"                                     \
+#define LINE(T, R0, R1)                                                                                        \
+	"{\"seq\":0,\"t\":" #T ",\"uptime\":12.5,\"vmstat\":{\"nr_free_pages\":10,\"numa_pages_migrated\":0}," \
+	"\"nodes\":[{\"node\":0,\"numastat\":{\"numa_hit\":1},\"meminfo\":{\"MemTotal_kB\":1}},"               \
+	"{\"node\":1,\"numastat\":{\"numa_hit\":2},\"meminfo\":{\"MemTotal_kB\":2}}],"                         \
+	"\"procs\":[{\"pid\":100,\"comm\":\"vnuma-wl-a (x)\",\"mem_kb_per_node\":{\"0\":1000,\"1\":3000},"     \
+	"\"threads\":[{\"tid\":100,\"cpu\":2,\"node\":1,\"state\":\"R\"},{\"tid\":101,\"cpu\":3,\"node\":1,"   \
+	"\"state\":\"S\"},{\"tid\":102,\"cpu\":0,\"node\":0,\"state\":\"R\"}]},"                               \
+	"{\"pid\":200,\"comm\":\"vnuma-wl-b\",\"mem_kb_per_node\":{\"0\":2000,\"1\":0},"                       \
+	"\"threads\":[{\"tid\":200,\"cpu\":1,\"node\":0,\"state\":\"S\"}]}],"                                  \
 	"\"running_per_node\":{\"0\":" #R0 ",\"1\":" #R1 "},\"cost\":{\"cpu_s\":0.002,\"wall_s\":0.003}}\n"
 
 static void test_fractions_two_nodes(void **state)
@@ -363,14 +363,10 @@ static void test_truncated_tail_and_empty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fractions_two_nodes),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_high_node_ids),
-		cmocka_unit_test(test_truncated_tail_and_empty),
-		cmocka_unit_test(test_bad_options),
-		cmocka_unit_test(test_odd_comm),
-		cmocka_unit_test(test_sigterm_stops_cleanly),
-		cmocka_unit_test(test_real_sampler),
+		cmocka_unit_test(test_fractions_two_nodes),   cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_high_node_ids),         cmocka_unit_test(test_truncated_tail_and_empty),
+		cmocka_unit_test(test_bad_options),           cmocka_unit_test(test_odd_comm),
+		cmocka_unit_test(test_sigterm_stops_cleanly), cmocka_unit_test(test_real_sampler),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,14 +15,17 @@ static const char topo[] = "<topology name='t'><node id='0' cpus='0' memory='64M
 			   "<distances><row node='0'>10 21</row><row node='1'>21 10</row></distances></topology>";
 
 static const char scn[] =
-	"{\"name\":\"t\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\",\"processes\":2}],"
+	"{\"name\":\"t\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\",\"processes\":2}"
+	"],"
 	"\"assertions\":["
 	"{\"type\":\"fallback\"},"
 	"{\"type\":\"fallback\",\"model\":\"pre-5.15\",\"name\":\"old model\"},"
 	"{\"type\":\"distances\"},"
 	"{\"type\":\"counter\",\"counter\":\"numa_pages_migrated\",\"op\":\">\",\"value\":0},"
 	"{\"type\":\"counter\",\"counter\":\"no_such_counter\",\"op\":\">\",\"value\":0},"
-	"{\"type\":\"ratio\",\"numerator\":\"numa_hint_faults_local\",\"denominator\":\"numa_hint_faults\",\"op\":\">=\",\"value\":0.5},"
+	"{\"type\":\"ratio\",\"numerator\":\"numa_hint_faults_local\",\"denominator\":\"numa_hint_faults\",\"op\":\">="
+	"\","
+	"\"value\":0.5},"
 	"{\"type\":\"memory_follows\",\"step\":\"mf\",\"fraction\":0.7,\"within_s\":10},"
 	"{\"type\":\"memory_follows\",\"step\":\"mf\",\"fraction\":0.9,\"within_s\":10,\"name\":\"follows 0.9\"},"
 	"{\"type\":\"running_per_node\",\"step\":\"mf\",\"tolerance\":0.5},"
@@ -32,11 +35,11 @@ static const char scn[] =
 	"]}";
 
 /* pid 100: 1000 kB on node 0, 3000 on node 1 at t=... ; uptime U. */
-#define LINE(U, A0, A1)                                                                                          \
-	"{\"seq\":0,\"t\":" #U ",\"uptime\":" #U ",\"vmstat\":{\"nr_free_pages\":10},"                             \
-	"\"nodes\":[{\"node\":0,\"numastat\":{},\"meminfo\":{}},{\"node\":1,\"numastat\":{},\"meminfo\":{}}],"     \
+#define LINE(U, A0, A1)                                                                                              \
+	"{\"seq\":0,\"t\":" #U ",\"uptime\":" #U ",\"vmstat\":{\"nr_free_pages\":10},"                               \
+	"\"nodes\":[{\"node\":0,\"numastat\":{},\"meminfo\":{}},{\"node\":1,\"numastat\":{},\"meminfo\":{}}],"       \
 	"\"procs\":[{\"pid\":100,\"comm\":\"vnuma-wl-memfollow\",\"mem_kb_per_node\":{\"0\":" #A0 ",\"1\":" #A1 "}," \
-	"\"threads\":[{\"tid\":100,\"cpu\":1,\"node\":1,\"state\":\"R\"}]}],"                                      \
+	"\"threads\":[{\"tid\":100,\"cpu\":1,\"node\":1,\"state\":\"R\"}]}],"                                        \
 	"\"running_per_node\":{\"0\":0,\"1\":1},\"cost\":{\"cpu_s\":0.002,\"wall_s\":0.003}}\n"
 
 static json_object *kv(const char *json)

@@ -47,7 +47,8 @@ static const char full[] =
 	" \"op\": \">=\", \"value\": 0.5},\n"
 	"    {\"type\": \"memory_follows\", \"step\": \"s\", \"fraction\": 0.8, \"within_s\": 30},\n"
 	"    {\"type\": \"running_per_node\", \"step\": \"s\", \"tolerance\": 0.5},\n"
-	"    {\"type\": \"metric\", \"step\": \"s\", \"path\": \"kernels.triad.best_mbps\", \"op\": \"!=\", \"value\": -1},\n"
+	"    {\"type\": \"metric\", \"step\": \"s\", \"path\": \"kernels.triad.best_mbps\", \"op\": \"!=\", \"value\": "
+	"-1},\n"
 	"    {\"type\": \"memory_on_node\", \"step\": \"c\", \"node\": 2, \"fraction\": 0.9}\n"
 	"  ]\n"
 	"}\n";
@@ -169,14 +170,14 @@ static void test_defaults(void **state)
 
 static void test_apply_quick(void **state)
 {
-	static const char text[] =
-		"{\"name\": \"q\", \"topology\": \"2node\", \"steps\": ["
-		"{\"name\": \"a\", \"workload\": \"stream\", \"size\": \"100M\", \"duration_s\": 40,"
-		" \"actions\": [{\"at_s\": 5, \"move\": {\"to_node\": 0}}]},"
-		"{\"name\": \"b\", \"workload\": \"stream\", \"size\": \"32M\", \"duration_s\": 4},"
-		"{\"name\": \"c\", \"workload\": \"stream\", \"size\": \"8M\", \"duration_s\": 1},"
-		"{\"name\": \"d\", \"workload\": \"stream\"}],"
-		"\"assertions\": [{\"type\": \"memory_follows\", \"step\": \"a\", \"fraction\": 0.5, \"within_s\": 30}]}";
+	static const char text[] = "{\"name\": \"q\", \"topology\": \"2node\", \"steps\": ["
+				   "{\"name\": \"a\", \"workload\": \"stream\", \"size\": \"100M\", \"duration_s\": 40,"
+				   " \"actions\": [{\"at_s\": 5, \"move\": {\"to_node\": 0}}]},"
+				   "{\"name\": \"b\", \"workload\": \"stream\", \"size\": \"32M\", \"duration_s\": 4},"
+				   "{\"name\": \"c\", \"workload\": \"stream\", \"size\": \"8M\", \"duration_s\": 1},"
+				   "{\"name\": \"d\", \"workload\": \"stream\"}],"
+				   "\"assertions\": [{\"type\": \"memory_follows\", \"step\": \"a\", \"fraction\": "
+				   "0.5, \"within_s\": 30}]}";
 	_cleanup_scenario_ struct vn_scenario *s = NULL;
 	struct vn_error err = {0};
 
@@ -297,7 +298,8 @@ static void test_bad_corpus(void **state)
 		} else {
 			_cleanup_free_ char *want = read_text(errpath);
 			if (!want || strcmp(want, err.msg) != 0) {
-				print_error("%s:\n  want: %s\n  got:  %s\n", name, want ? want : "(no .err file)", err.msg);
+				print_error("%s:\n  want: %s\n  got:  %s\n", name, want ? want : "(no .err file)",
+					    err.msg);
 				fails++;
 			}
 		}
@@ -359,9 +361,9 @@ static void test_shipped_scenarios(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_round_trip),  cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_apply_quick),      cmocka_unit_test(test_ops),
-		cmocka_unit_test(test_error_messages),   cmocka_unit_test(test_bad_corpus),
+		cmocka_unit_test(test_full_round_trip),   cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_apply_quick),       cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_error_messages),    cmocka_unit_test(test_bad_corpus),
 		cmocka_unit_test(test_shipped_scenarios),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

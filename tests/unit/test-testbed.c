@@ -84,7 +84,9 @@ static void test_down_only_ours(void **s)
 	assert_int_equal(vn_testbed_down(&ctx, "test", &n, &err), -EINVAL);
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	assert_int_equal(n, 0);
-	assert_non_null(strstr(err.msg, "'test' on test:///default is a running domain without vnuma's metadata: vnuma did not create it"));
+	assert_non_null(strstr(
+		err.msg,
+		"'test' on test:///default is a running domain without vnuma's metadata: vnuma did not create it"));
 	vn_error_clear(&err);
 	assert_true(exists(v, "test"));
 

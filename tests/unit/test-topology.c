@@ -11,25 +11,24 @@
 #include "topology/topology.h"
 #include "util/cleanup.h"
 
-static const char good[] =
-	"<topology name=\"4node-amd\">\n"
-	"  <description>test</description>\n"
-	"  <cpu sockets=\"2\" cores=\"2\" threads=\"1\"/>\n"
-	"  <node id=\"0\" cpus=\"0-1\" memory=\"512M\"/>\n"
-	"  <node id=\"1\" cpus=\"2-3\" memory=\"512M\"/>\n"
-	"  <node id=\"2\" cpus=\"\" memory=\"1G\"/>\n"
-	"  <node id=\"3\" cpus=\"\" memory=\"256M\"/>\n"
-	"  <distances>\n"
-	"    <row node=\"0\">10 12 32 32</row>\n"
-	"    <row node=\"1\">12 10 32 32</row>\n"
-	"    <row node=\"2\">32 32 10 12</row>\n"
-	"    <row node=\"3\">32 32 12 10</row>\n"
-	"  </distances>\n"
-	"  <hmat>\n"
-	"    <latency initiator=\"0\" target=\"2\" ns=\"180\"/>\n"
-	"    <bandwidth initiator=\"0\" target=\"2\" mbps=\"20000\"/>\n"
-	"  </hmat>\n"
-	"</topology>\n";
+static const char good[] = "<topology name=\"4node-amd\">\n"
+			   "  <description>test</description>\n"
+			   "  <cpu sockets=\"2\" cores=\"2\" threads=\"1\"/>\n"
+			   "  <node id=\"0\" cpus=\"0-1\" memory=\"512M\"/>\n"
+			   "  <node id=\"1\" cpus=\"2-3\" memory=\"512M\"/>\n"
+			   "  <node id=\"2\" cpus=\"\" memory=\"1G\"/>\n"
+			   "  <node id=\"3\" cpus=\"\" memory=\"256M\"/>\n"
+			   "  <distances>\n"
+			   "    <row node=\"0\">10 12 32 32</row>\n"
+			   "    <row node=\"1\">12 10 32 32</row>\n"
+			   "    <row node=\"2\">32 32 10 12</row>\n"
+			   "    <row node=\"3\">32 32 12 10</row>\n"
+			   "  </distances>\n"
+			   "  <hmat>\n"
+			   "    <latency initiator=\"0\" target=\"2\" ns=\"180\"/>\n"
+			   "    <bandwidth initiator=\"0\" target=\"2\" mbps=\"20000\"/>\n"
+			   "  </hmat>\n"
+			   "</topology>\n";
 
 static void test_parse_good(void **state)
 {
@@ -81,15 +80,21 @@ static void test_errors_name_line_and_value(void **state)
 	} cases[] = {
 		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M' color='red'/></topology>",
 		 "e.xml:2: unknown attribute 'color'"},
-		{"<topology name='x'>\n<node id='0' cpus='0-' memory='64M'/></topology>", "e.xml:2: cpus: malformed cpulist '0-'"},
-		{"<topology name='x'>\n<node id='0' cpus='0' memory='-5M'/></topology>", "e.xml:2: memory: negative size '-5M'"},
-		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='0' cpus='1' memory='64M'/></topology>",
+		{"<topology name='x'>\n<node id='0' cpus='0-' memory='64M'/></topology>",
+		 "e.xml:2: cpus: malformed cpulist '0-'"},
+		{"<topology name='x'>\n<node id='0' cpus='0' memory='-5M'/></topology>",
+		 "e.xml:2: memory: negative size '-5M'"},
+		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='0' cpus='1' "
+		 "memory='64M'/></topology>",
 		 "e.xml:3: node id 0 defined twice"},
-		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='2' cpus='1' memory='64M'/></topology>",
+		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='2' cpus='1' "
+		 "memory='64M'/></topology>",
 		 "node 1 is missing"},
-		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='1' cpus='2' memory='64M'/></topology>",
+		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='1' cpus='2' "
+		 "memory='64M'/></topology>",
 		 "cpu 1 is in no node"},
-		{"<topology name='x'>\n<node id='0' cpus='0-1' memory='64M'/>\n<node id='1' cpus='1' memory='64M'/></topology>",
+		{"<topology name='x'>\n<node id='0' cpus='0-1' memory='64M'/>\n<node id='1' cpus='1' "
+		 "memory='64M'/></topology>",
 		 "e.xml:3: node 1: cpu 1 already belongs to node 0"},
 		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='1' cpus='1' memory='64M'/>\n"
 		 "<distances>\n<row node='0'>10 20</row>\n<row node='1'>20 11</row></distances></topology>",
@@ -100,14 +105,16 @@ static void test_errors_name_line_and_value(void **state)
 		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<node id='1' cpus='1' memory='64M'/>\n"
 		 "<distances>\n<row node='0'>10 256</row>\n<row node='1'>20 10</row></distances></topology>",
 		 "distance 256 is above 255"},
-		{"<topology name='x'>\n<node id='0' cpus='' memory='0'/></topology>", "node 0 has neither CPUs nor memory"},
+		{"<topology name='x'>\n<node id='0' cpus='' memory='0'/></topology>",
+		 "node 0 has neither CPUs nor memory"},
 		{"<topology name='x'>\n<node id='0' cpus='0' memory='0'/></topology>", "no node has memory"},
 		{"<topology name='x'>\n<node id='128' cpus='0' memory='64M'/></topology>", "at most 128 nodes"},
 		{"<topology name='x'>\n<numa/></topology>", "e.xml:2: unknown element <numa>"},
 		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'>\n</topology>", "e.xml:3: malformed XML"},
 		{"<topology name='x'>\n<cpu sockets='2' cores='3'/>\n<node id='0' cpus='0-3' memory='64M'/></topology>",
 		 "sockets*dies*cores*threads = 2*1*3*1 = 6, but the nodes have 4 CPUs"},
-		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<hmat>\n<latency initiator='0' target='1' ns='5'/>"
+		{"<topology name='x'>\n<node id='0' cpus='0' memory='64M'/>\n<hmat>\n<latency initiator='0' target='1' "
+		 "ns='5'/>"
 		 "</hmat></topology>",
 		 "e.xml:4: hmat entry names node 1"},
 	};

@@ -245,9 +245,14 @@ static void test_spawn(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mkdir_p), cmocka_unit_test(test_rm_rf), cmocka_unit_test(test_file_read_write_copy),
-		cmocka_unit_test(test_clock),   cmocka_unit_test(test_strv),  cmocka_unit_test(test_alloc),
-		cmocka_unit_test(test_oom_aborts), cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_mkdir_p),
+		cmocka_unit_test(test_rm_rf),
+		cmocka_unit_test(test_file_read_write_copy),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_oom_aborts),
+		cmocka_unit_test(test_spawn),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

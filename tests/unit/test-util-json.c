@@ -135,7 +135,8 @@ static void test_strings(void **state)
 	expect_msg(&err, "$.dup[0]: \"a\" is listed twice");
 	_cleanup_strv_ char **w = NULL;
 	size_t m = 0;
-	assert_int_equal(vn_json_strv_append(&r, vn_json_get(o, "holes"), "$.holes", VN_JSON_NONEMPTY, &w, &m), -EINVAL);
+	assert_int_equal(vn_json_strv_append(&r, vn_json_get(o, "holes"), "$.holes", VN_JSON_NONEMPTY, &w, &m),
+			 -EINVAL);
 	expect_msg(&err, "$.holes[1]: expected a non-empty string, got \"\"");
 	/* What was read before the error stays owned by the vector. */
 	assert_int_equal(m, 1);
@@ -149,8 +150,8 @@ static void test_strings(void **state)
 static void test_numbers(void **state)
 {
 	(void)state;
-	_cleanup_json_ struct json_object *o =
-		parse("{\"half\": 0.5, \"zero\": 0, \"neg\": -1, \"two\": 2, \"big\": 1e400, \"str\": \"1\", \"f\": 1.5}");
+	_cleanup_json_ struct json_object *o = parse(
+		"{\"half\": 0.5, \"zero\": 0, \"neg\": -1, \"two\": 2, \"big\": 1e400, \"str\": \"1\", \"f\": 1.5}");
 	struct vn_error err = {0};
 	const struct vn_json_reader r = {.file = "t.json", .err = &err};
 	double d = -7;
@@ -187,7 +188,7 @@ static void test_numbers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),   cmocka_unit_test(test_paths),  cmocka_unit_test(test_checks),
+		cmocka_unit_test(test_parse),   cmocka_unit_test(test_paths),   cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_strings), cmocka_unit_test(test_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

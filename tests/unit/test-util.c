@@ -71,8 +71,8 @@ static void test_size(void **state)
 	assert_string_equal(vn_size_format(1536ull << 20, buf, sizeof(buf)), "1536M");
 	assert_string_equal(vn_size_format(2ull << 30, buf, sizeof(buf)), "2G");
 
-	static const char *const bad[] = {"-1M", "12X", "G", "", "1.5G", "99999999999999999999", "17179869184G",
-					  "1M junk"};
+	static const char *const bad[] = {"-1M",          "12X",    "G", "", "1.5G", "99999999999999999999",
+					  "17179869184G", "1M junk"};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
 		struct vn_error e = {0};
 		assert_int_not_equal(vn_size_parse(bad[i], &b, &e), 0);

@@ -147,9 +147,17 @@ static struct fake world(bool offered, struct behaviour kvm)
 static int decide(struct fake *f, const char *force, struct vn_accel_verdict *v, struct vn_error *err)
 {
 	const struct vn_accel_ops ops = {
-		.data = f, .now_ms = f_now, .sleep_ms = f_sleep, .kvm_offered = f_offered,
-		.cache_get = f_cache_get, .cache_put = f_cache_put, .start = f_start, .running = f_running,
-		.progressed = f_progressed, .abandon = f_abandon, .notify = f_notify,
+		.data = f,
+		.now_ms = f_now,
+		.sleep_ms = f_sleep,
+		.kvm_offered = f_offered,
+		.cache_get = f_cache_get,
+		.cache_put = f_cache_put,
+		.start = f_start,
+		.running = f_running,
+		.progressed = f_progressed,
+		.abandon = f_abandon,
+		.notify = f_notify,
 	};
 	return vn_accel_boot(&ops, force, &lim, v, err);
 }
@@ -196,7 +204,7 @@ static void test_kvm_silent(void **s)
 	assert_int_equal(v.accel, VN_ACCEL_TCG);
 	assert_non_null(strstr(v.reason, "/dev/kvm is present but the guest made no progress in 5 s"));
 	assert_non_null(strstr(f.notes, "KVM: /dev/kvm is present but the guest made no progress in 5 s "
-					 "(nested virtualization?); using TCG"));
+					"(nested virtualization?); using TCG"));
 	assert_int_equal(f.abandons, 1);
 	/* Given up at the deadline, not after the long agent timeout; TCG then proved itself. */
 	assert_true(f.now >= VN_KVM_PROOF_MS && f.now < VN_KVM_PROOF_MS + 100 + tcg_works.progress_at);
@@ -330,7 +338,8 @@ static void test_console_detector(void **s)
 {
 #define SHOWS(str) vn_console_shows_kernel(str, strlen(str))
 	assert_false(SHOWS(""));
-	assert_false(SHOWS("SeaBIOS (version 1.16.2)\r\nBooting from ROM..\r\nProbing EDD (edd=off to disable)... ok\r\n"));
+	assert_false(
+		SHOWS("SeaBIOS (version 1.16.2)\r\nBooting from ROM..\r\nProbing EDD (edd=off to disable)... ok\r\n"));
 	assert_true(SHOWS("Booting from ROM..\r\n[    0.000000] Command line: console=ttyS0\r\n"));
 	assert_true(SHOWS("[ 1234.567890] x"));
 	assert_true(SHOWS("Linux version 6.1.0 (no timestamps)"));

@@ -345,7 +345,7 @@ static void test_libvirt_roundtrip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_2node),	       cmocka_unit_test(test_4node_kvm),
+		cmocka_unit_test(test_2node),          cmocka_unit_test(test_4node_kvm),
 		cmocka_unit_test(test_cpuless_hmat),   cmocka_unit_test(test_memless),
 		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),

@@ -202,10 +202,8 @@ static void test_log_tail(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lifecycle),
-		cmocka_unit_test(test_guest_dir_names),
-		cmocka_unit_test(test_failed_kept),
-		cmocka_unit_test(test_open_failure),
+		cmocka_unit_test(test_lifecycle),   cmocka_unit_test(test_guest_dir_names),
+		cmocka_unit_test(test_failed_kept), cmocka_unit_test(test_open_failure),
 		cmocka_unit_test(test_log_tail),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

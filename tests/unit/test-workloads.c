@@ -93,7 +93,7 @@ static void run_prog(struct run *r, const char *name, ...)
 	close(pe[1]);
 	r->out = strdup("");
 	r->err = strdup("");
-	struct pollfd pf[2] = { { .fd = po[0], .events = POLLIN }, { .fd = pe[0], .events = POLLIN } };
+	struct pollfd pf[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
 	int open_fds = 2;
 	while (open_fds > 0) {
 		if (time(NULL) > deadline) {
@@ -203,8 +203,8 @@ static int64_t node_sum(json_object *o)
 	return sum;
 }
 
-static void check_placement(json_object *o, const char *sampled_key, const char *nodes_key,
-			    const char *np_key, const char *other_key)
+static void check_placement(json_object *o, const char *sampled_key, const char *nodes_key, const char *np_key,
+			    const char *other_key)
 {
 	int64_t sampled = inum(o, sampled_key);
 	int64_t on_nodes = node_sum(get(o, nodes_key));
@@ -242,11 +242,10 @@ static void test_stream(void **state)
 {
 	struct run r;
 	const char *pf = tmp_path("stream.pid");
-	static const char *const kernels[] = { "copy", "scale", "add", "triad" };
+	static const char *const kernels[] = {"copy", "scale", "add", "triad"};
 	long pids[8];
 
-	run_prog(&r, "stream", "--size", "3M", "--procs", "2", "--duration", "0.3", "--pidfile", pf,
-		 NULL);
+	run_prog(&r, "stream", "--size", "3M", "--procs", "2", "--duration", "0.3", "--pidfile", pf, NULL);
 	expect_ok(&r, "stream");
 	assert_int_equal(inum(r.json, "procs"), 2);
 	assert_true(inum(r.json, "iterations_total") >= 2);
@@ -294,8 +293,8 @@ static void test_memfollow(void **state)
 	long pid;
 	double prev_t = -1;
 
-	run_prog(&r, "memfollow", "--size", "4", "--duration", "1", "--interval", "0.2",
-		 "--move-to-node", "0", "--move-at", "0.3", "--pattern", "random", "--pidfile", pf, NULL);
+	run_prog(&r, "memfollow", "--size", "4", "--duration", "1", "--interval", "0.2", "--move-to-node", "0",
+		 "--move-at", "0.3", "--pattern", "random", "--pidfile", pf, NULL);
 	expect_ok(&r, "memfollow");
 	assert_int_equal(read_pidfile(pf, &pid, 1), 1);
 	assert_int_equal(pid, inum(r.json, "pid"));
@@ -335,8 +334,8 @@ static void test_memfollow_sampled(void **state)
 {
 	struct run r;
 
-	run_prog(&r, "memfollow", "--size", "2M", "--duration", "0.3", "--interval", "0.1",
-		 "--max-sample", "100", NULL);
+	run_prog(&r, "memfollow", "--size", "2M", "--duration", "0.3", "--interval", "0.1", "--max-sample", "100",
+		 NULL);
 	expect_ok(&r, "memfollow");
 	assert_int_equal(inum(r.json, "pages"), 512);
 	assert_int_equal(inum(r.json, "pages_sampled"), 100);
@@ -355,8 +354,8 @@ static void check_cow(const char *backing)
 	const char *pf = tmp_path("cow.pid");
 	long pids[4];
 
-	run_prog(&r, "anon-cow-rand", "--size", "8M", "--procs", "2", "--duration", "0.3",
-		 "--backing", backing, "--pidfile", pf, NULL);
+	run_prog(&r, "anon-cow-rand", "--size", "8M", "--procs", "2", "--duration", "0.3", "--backing", backing,
+		 "--pidfile", pf, NULL);
 	expect_ok(&r, "anon-cow-rand");
 	assert_string_equal(json_object_get_string(get(r.json, "backing")), backing);
 	assert_int_equal(inum(r.json, "size_bytes"), 8 << 20);
@@ -400,8 +399,8 @@ static void test_cow_hugetlb(void **state)
 		return;
 	}
 	/* No (or too few) huge pages reserved: a clear failure, exit 3. */
-	run_prog(&r, "anon-cow-rand", "--size", "8M", "--procs", "2", "--duration", "0.3",
-		 "--backing", "hugetlb", NULL);
+	run_prog(&r, "anon-cow-rand", "--size", "8M", "--procs", "2", "--duration", "0.3", "--backing", "hugetlb",
+		 NULL);
 	assert_int_equal(r.rc, 3);
 	assert_null(r.json);
 	assert_non_null(strstr(r.err, "hugetlb"));
@@ -415,16 +414,15 @@ static void test_groupfair(void **state)
 	const char *pf = tmp_path("gf.pid");
 	long pids[4];
 
-	run_prog(&r, "groupfair", "--threads", "3", "--burners", "1", "--duration", "0.5",
-		 "--work-ms", "2", "--pidfile", pf, NULL);
+	run_prog(&r, "groupfair", "--threads", "3", "--burners", "1", "--duration", "0.5", "--work-ms", "2",
+		 "--pidfile", pf, NULL);
 	expect_ok(&r, "groupfair");
 	assert_string_equal(json_object_get_string(get(r.json, "mode")), "NORMAL");
 	assert_int_equal(inum(r.json, "threads"), 3);
 	assert_true(inum(r.json, "rounds") >= 2);
 	assert_true(inum(r.json, "work") > 0);
 	json_object *rs = get(r.json, "round_s");
-	assert_true(num(rs, "min") > 0 && num(rs, "min") <= num(rs, "avg") &&
-		    num(rs, "avg") <= num(rs, "max"));
+	assert_true(num(rs, "min") > 0 && num(rs, "min") <= num(rs, "avg") && num(rs, "avg") <= num(rs, "max"));
 	json_object *tl = arr(r.json, "thread_list", 3);
 	for (size_t i = 0; i < 3; i++) {
 		json_object *t = json_object_array_get_idx(tl, i);
@@ -473,8 +471,8 @@ static void test_multi_instance(void **state)
 	const char *pf = tmp_path("mi.pid");
 	long pids[4];
 
-	run_prog(&r, "multi-instance", "--instances", "2", "--threads", "2", "--size", "2M",
-		 "--duration", "0.3", "--pidfile", pf, NULL);
+	run_prog(&r, "multi-instance", "--instances", "2", "--threads", "2", "--size", "2M", "--duration", "0.3",
+		 "--pidfile", pf, NULL);
 	expect_ok(&r, "multi-instance");
 	assert_true(num(r.json, "ops_per_s_total") > 0);
 	json_object *il = arr(r.json, "instance_list", 2);
@@ -514,24 +512,27 @@ struct bad_case {
 static void test_bad_options(void **state)
 {
 	static const struct bad_case cases[] = {
-		{ "stream", { "--size", "banana" }, "--size", "banana" },
-		{ "stream", { "--procs", "0" }, "--procs", "'0'" },
-		{ "stream", { "--duration", "soon" }, "--duration", "soon" },
-		{ "stream", { "--frobnicate" }, "--frobnicate", NULL },
-		{ "stream", { "extra-arg" }, "extra-arg", NULL },
-		{ "memfollow", { "--pattern", "zigzag" }, "--pattern", "zigzag" },
-		{ "memfollow", { "--move-to-node", "63" }, "--move-to-node", "'63'" },
+		{"stream", {"--size", "banana"}, "--size", "banana"},
+		{"stream", {"--procs", "0"}, "--procs", "'0'"},
+		{"stream", {"--duration", "soon"}, "--duration", "soon"},
+		{"stream", {"--frobnicate"}, "--frobnicate", NULL},
+		{"stream", {"extra-arg"}, "extra-arg", NULL},
+		{"memfollow", {"--pattern", "zigzag"}, "--pattern", "zigzag"},
+		{"memfollow", {"--move-to-node", "63"}, "--move-to-node", "'63'"},
 		/* The range is the model's (VN_MAX_NODES): 64 is a node id, only not one this host has. */
-		{ "memfollow", { "--move-to-node", "64" }, "--move-to-node", "'64' for --move-to-node: no such node" },
-		{ "memfollow", { "--move-to-node", "128" }, "--move-to-node", "'128' for --move-to-node: must be between 0 and 127" },
-		{ "memfollow", { "--size", "12Q" }, "--size", "12Q" },
-		{ "anon-cow-rand", { "--backing", "foo" }, "--backing", "foo" },
-		{ "anon-cow-rand", { "--procs", "-3" }, "--procs", "-3" },
-		{ "groupfair", { "--threads", "x" }, "--threads", "'x'" },
-		{ "groupfair", { "--burner-cgroup", "/nonexistent/cg" }, "--burner-cgroup", "/nonexistent/cg" },
-		{ "multi-instance", { "--duration", "-1" }, "--duration", "-1" },
-		{ "multi-instance", { "--threads", "100000" }, "--threads", "100000" },
-		{ "multi-instance", { "--size" }, "--size", NULL },
+		{"memfollow", {"--move-to-node", "64"}, "--move-to-node", "'64' for --move-to-node: no such node"},
+		{"memfollow",
+		 {"--move-to-node", "128"},
+		 "--move-to-node",
+		 "'128' for --move-to-node: must be between 0 and 127"},
+		{"memfollow", {"--size", "12Q"}, "--size", "12Q"},
+		{"anon-cow-rand", {"--backing", "foo"}, "--backing", "foo"},
+		{"anon-cow-rand", {"--procs", "-3"}, "--procs", "-3"},
+		{"groupfair", {"--threads", "x"}, "--threads", "'x'"},
+		{"groupfair", {"--burner-cgroup", "/nonexistent/cg"}, "--burner-cgroup", "/nonexistent/cg"},
+		{"multi-instance", {"--duration", "-1"}, "--duration", "-1"},
+		{"multi-instance", {"--threads", "100000"}, "--threads", "100000"},
+		{"multi-instance", {"--size"}, "--size", NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -556,8 +557,7 @@ static void test_bad_options(void **state)
 
 static void test_help(void **state)
 {
-	static const char *const progs[] = { "stream", "memfollow", "anon-cow-rand", "groupfair",
-					     "multi-instance" };
+	static const char *const progs[] = {"stream", "memfollow", "anon-cow-rand", "groupfair", "multi-instance"};
 
 	for (size_t i = 0; i < 5; i++) {
 		struct run r;
@@ -572,18 +572,12 @@ static void test_help(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stream),
-		cmocka_unit_test(test_stream_threads_iterations),
-		cmocka_unit_test(test_memfollow),
-		cmocka_unit_test(test_memfollow_sampled),
-		cmocka_unit_test(test_cow_none),
-		cmocka_unit_test(test_cow_thp),
-		cmocka_unit_test(test_cow_hugetlb),
-		cmocka_unit_test(test_groupfair),
-		cmocka_unit_test(test_groupfair_rounds),
-		cmocka_unit_test(test_multi_instance),
-		cmocka_unit_test(test_bad_options),
-		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_stream),           cmocka_unit_test(test_stream_threads_iterations),
+		cmocka_unit_test(test_memfollow),        cmocka_unit_test(test_memfollow_sampled),
+		cmocka_unit_test(test_cow_none),         cmocka_unit_test(test_cow_thp),
+		cmocka_unit_test(test_cow_hugetlb),      cmocka_unit_test(test_groupfair),
+		cmocka_unit_test(test_groupfair_rounds), cmocka_unit_test(test_multi_instance),
+		cmocka_unit_test(test_bad_options),      cmocka_unit_test(test_help),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
