@@ -148,19 +148,13 @@ const struct vn_cmd vn_cmd_exec = {
 	.stop_at_operand = true,
 };
 
-static const struct vn_cli_opt shell_opts[] = {
-	VN_CLI_OPT_CONNECT,
-	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
-};
-
 const struct vn_cmd vn_cmd_shell = {
 	.name = "shell",
 	.fn = cmd_shell,
 	.summary = "interactive root shell on a guest's console (Ctrl-] leaves)",
 	.synopsis = "NAME",
 	.description = "Attaches to the guest's serial console; Ctrl-] leaves (also inside tmux).",
-	.opts = shell_opts,
+	.opts = vn_cli_guest_opts,
 	.operand = VN_VAL_GUEST,
 	.stop_at_operand = true,
 };

@@ -271,7 +271,7 @@ static const struct vn_cli_opt down_opts[] = {
 	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
 };
 
-static const struct vn_cli_opt guest_opts[] = {
+const struct vn_cli_opt vn_cli_guest_opts[] = {
 	VN_CLI_OPT_CONNECT,
 	VN_CLI_OPT_STATE_DIR,
 	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
@@ -293,7 +293,7 @@ const struct vn_cmd vn_cmd_list = {
 	.summary = "list vnuma guests",
 	.synopsis = "",
 	.description = "One line per guest: name, state, accelerator, topology, kernel.",
-	.opts = guest_opts,
+	.opts = vn_cli_guest_opts,
 };
 
 const struct vn_cmd vn_cmd_status = {
@@ -301,6 +301,6 @@ const struct vn_cmd vn_cmd_status = {
 	.fn = cmd_status,
 	.summary = "one guest's topology, kernel, accelerator and uptime",
 	.synopsis = "NAME",
-	.opts = guest_opts,
+	.opts = vn_cli_guest_opts,
 	.operand = VN_VAL_GUEST,
 };
