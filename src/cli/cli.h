@@ -87,6 +87,12 @@ extern const struct vn_cmd vn_cmd_up, vn_cmd_list, vn_cmd_status, vn_cmd_down, v
 	vn_cmd_collect, vn_cmd_run, vn_cmd_scenario, vn_cmd_topo, vn_cmd_kernel, vn_cmd_doctor, vn_cmd_help,
 	vn_cmd_complete;
 
+/* Ends every option table. */
+#define VN_CLI_OPT_END                                  \
+	{                                               \
+		NULL, 0, false, NULL, VN_VAL_NONE, NULL \
+	}
+
 /* --connect and --state-dir alone: the options of list, status and shell. */
 extern const struct vn_cli_opt vn_cli_guest_opts[];
 

@@ -80,7 +80,7 @@ static const struct vn_cli_opt doctor_opts[] = {
 	 "can_boot, accelerator, ok}"},
 	VN_CLI_OPT_CONNECT,
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 const struct vn_cmd vn_cmd_doctor = {

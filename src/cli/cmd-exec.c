@@ -132,7 +132,7 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 static const struct vn_cli_opt exec_opts[] = {
 	{"timeout", 't', true, "S", VN_VAL_NONE, "kill the command after S seconds (default: no limit)"},
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 const struct vn_cmd vn_cmd_exec = {
@@ -162,7 +162,7 @@ const struct vn_cmd vn_cmd_shell = {
 static const struct vn_cli_opt collect_opts[] = {
 	{"output", 'o', true, "DIR", VN_VAL_DIR, "where to write the snapshot (required)"},
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 const struct vn_cmd vn_cmd_collect = {

@@ -247,7 +247,7 @@ static const struct vn_cli_opt up_opts[] = {
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds (default 180)"},
 	VN_CLI_OPT_CONNECT,
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 const struct vn_cmd vn_cmd_up = {
@@ -268,13 +268,13 @@ static const struct vn_cli_opt down_opts[] = {
 	{"all", 'A', false, NULL, VN_VAL_NONE, "every vnuma guest in the state directory"},
 	VN_CLI_OPT_CONNECT,
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 const struct vn_cli_opt vn_cli_guest_opts[] = {
 	VN_CLI_OPT_CONNECT,
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 const struct vn_cmd vn_cmd_down = {

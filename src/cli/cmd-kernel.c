@@ -136,7 +136,7 @@ static int cmd_kernel(int argc, char **argv, struct vn_error *err)
 static const struct vn_cli_opt kernel_build_opts[] = {
 	{"jobs", 'j', true, "N", VN_VAL_NONE, "make -j (default: all CPUs)"},
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 static const struct vn_cmd kernel_build_cmd = {
@@ -150,7 +150,7 @@ static const struct vn_cmd kernel_build_cmd = {
 
 static const struct vn_cli_opt kernel_list_opts[] = {
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 static const struct vn_cmd kernel_list_cmd = {

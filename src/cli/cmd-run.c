@@ -85,7 +85,7 @@ static const struct vn_cli_opt run_opts[] = {
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
 	VN_CLI_OPT_CONNECT,
 	VN_CLI_OPT_STATE_DIR,
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 const struct vn_cmd vn_cmd_run = {

@@ -238,7 +238,7 @@ static const struct vn_cli_opt topo_fallback_opts[] = {
 	 "default because x86 builds the boot-time lists before any\n"
 	 "CPU is in a node's cpumask (lists rebuilt on hotplug see them)"},
 	{"json", 'j', false, NULL, VN_VAL_NONE, "machine-readable output"},
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 static const struct vn_cmd topo_fallback_cmd = {
@@ -257,7 +257,7 @@ static const struct vn_cli_opt topo_random_opts[] = {
 	{"nodes", 'n', false, "MIN-MAX", VN_VAL_NONE, "how many nodes, within 2-16 (default 5-8)"},
 	{"no-cpuless", 'c', false, NULL, VN_VAL_NONE, "no CPU-less nodes"},
 	{"no-memless", 'm', false, NULL, VN_VAL_NONE, "no memory-less nodes"},
-	{NULL, 0, false, NULL, VN_VAL_NONE, NULL},
+	VN_CLI_OPT_END,
 };
 
 static const struct vn_cmd topo_random_cmd = {
