@@ -9,6 +9,7 @@
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/strbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -23,17 +24,13 @@ __attribute__((format(printf, 5, 6))) static int malformed(struct vn_error *err,
 							   size_t len, const char *fmt, ...)
 {
 	char why[256], excerpt[EXCERPT + 4];
-	size_t n = len < EXCERPT ? len : EXCERPT;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	/* Only printable ASCII of the guest's bytes reaches a message. */
-	for (size_t i = 0; i < n; i++)
-		excerpt[i] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
-	strcpy(excerpt + n, len > n ? "..." : "");
-	return vn_infra_error(err, -EBADMSG, "%s: malformed agent message (%s): %s", guest, why, excerpt);
+	return vn_infra_error(err, -EBADMSG, "%s: malformed agent message (%s): %s", guest, why,
+			      vn_excerpt(line, len, EXCERPT, excerpt));
 }
 
 /* An optional integer field within [lo, hi]: 0 absent, 1 present, -1 wrong type or range. */

@@ -590,9 +590,12 @@ int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s
 		vn_strbuf_printf(&so, "\n[vnuma: output of '%s' truncated at %u MiB]\n", argv[0],
 				 VN_AGENT_EXEC_BUF_MAX >> 20);
 
-	if (rc == 0 && status != 0)
+	if (rc == 0 && status != 0) {
+		char tail[200 + 4];
+		/* The start of what it said on stderr, made safe for one line. */
 		rc = vn_infra_error(err, -EIO, "guest command '%s' exited with %d: %s", argv[0], status,
-				    se.s ? se.s : "");
+				    vn_excerpt(se.s ? se.s : "", se.len, 200, tail));
+	}
 	vn_strbuf_free(&se);
 	if (rc < 0) {
 		vn_strbuf_free(&so);

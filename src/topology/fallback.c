@@ -156,8 +156,11 @@ int vn_fallback_parse_log(const char *log, struct vn_fallback *out, struct vn_er
 		p += sizeof(key) - 1;
 		char *end;
 		long node = strtol(p, &end, 10);
-		if (end == p || *end != ':' || node < 0 || node >= VN_MAX_NODES)
-			return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "unparseable fallback line near '%.40s'", p);
+		if (end == p || *end != ':' || node < 0 || node >= VN_MAX_NODES) {
+			char near[40 + 4];
+			return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "unparseable fallback line near '%s'",
+					    vn_excerpt(p, strnlen(p, 64), 40, near));
+		}
 		p = end + 1;
 		bool first = !out->present[node];
 		unsigned len = 0;

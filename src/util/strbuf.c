@@ -58,3 +58,14 @@ void vn_strbuf_free(struct vn_strbuf *b)
 	b->s = NULL;
 	b->len = b->cap = 0;
 }
+
+char *vn_excerpt(const char *s, size_t len, size_t max, char *out)
+{
+	size_t n = len < max ? len : max;
+
+	/* No escape sequence, newline or invalid UTF-8 of the guest's reaches a terminal or a log line. */
+	for (size_t i = 0; i < n; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	strcpy(out + n, len > n ? "..." : "");
+	return out;
+}

@@ -11,6 +11,7 @@
 #include "util/file.h"
 #include "util/name.h"
 #include "util/parse.h"
+#include "util/strbuf.h"
 #include "util/paths.h"
 
 #include <limits.h>
@@ -351,10 +352,22 @@ static void test_guest_name_rule(void **state)
 	vn_error_clear(&err);
 }
 
+/* Guest text in a message: printable ASCII only, bounded, and marked when cut. */
+static void test_excerpt(void **state)
+{
+	char out[16 + 4];
+
+	assert_string_equal(vn_excerpt("plain", 5, 16, out), "plain");
+	assert_string_equal(vn_excerpt("a\x1b[2Jb\nc\xff", 9, 16, out), "a?[2Jb?c?");
+	assert_string_equal(vn_excerpt("0123456789abcdefXYZ", 19, 16, out), "0123456789abcdef...");
+	assert_string_equal(vn_excerpt("", 0, 16, out), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpulist_ok),
+		cmocka_unit_test(test_excerpt),
 		cmocka_unit_test(test_cpulist_bad),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_error_first_wins),
