@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -197,6 +198,37 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 	}
 
 	long deadline = vn_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	/*
+	 * Between our look at libvirt's lock and virConnectOpen another vnuma can
+	 * take the root, and the failed open cannot be retried in this process.
+	 * So vnuma processes queue on a lock of their own, held for the whole
+	 * connection (the kernel drops it if we die), and look at libvirt's only
+	 * for holders outside that queue.
+	 */
+	_cleanup_close_ int queue_fd = -1;
+	if (root) {
+		_cleanup_free_ char *queue = vn_xasprintf("%s/driver.queue", sd);
+		queue_fd = open(queue, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (queue_fd < 0)
+			return vn_infra_error(err, -errno, "cannot open %s: %s", queue, strerror(errno));
+	}
+	for (long delay = 50; queue_fd >= 0 && flock(queue_fd, LOCK_EX | LOCK_NB) < 0;
+	     delay = delay < 1000 ? delay * 2 : 1000) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return vn_infra_error(err, -errno, "cannot lock %s/driver.queue: %s", sd, strerror(errno));
+		if (vn_was_interrupted())
+			return vn_infra_error(err, -EINTR,
+					      "interrupted while waiting for the state dir %s (another vnuma process "
+					      "holds it)",
+					      sd);
+		if (vn_now_ms() >= deadline)
+			return vn_infra_error(err, -EBUSY,
+					      "another vnuma process holds the state dir %s (libvirt's embedded "
+					      "driver admits one process at a time); wait for it to finish, or use "
+					      "another state dir",
+					      sd);
+		usleep((useconds_t)delay * 1000);
+	}
 	for (long delay = 50; root && embed_root_busy(root); delay = delay < 1000 ? delay * 2 : 1000) {
 		/* usleep() returns early on a signal (no SA_RESTART); the flag ends the wait at once. */
 		if (vn_was_interrupted())
@@ -230,6 +262,7 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 
 	struct vn_virt *v = vn_xcalloc(1, sizeof(*v));
 	v->conn = conn;
+	v->queue_fd = steal_fd(&queue_fd);
 	v->uri = steal_pointer(&u);
 	v->state_dir = steal_pointer(&sd);
 	*out = v;
@@ -242,6 +275,9 @@ void vn_virt_close(struct vn_virt *v)
 		return;
 	if (v->conn)
 		virConnectClose(v->conn);
+	/* After the close: the next vnuma in the queue finds libvirt's lock free. */
+	if (v->queue_fd >= 0)
+		close(v->queue_fd);
 	free(v->uri);
 	free(v->state_dir);
 	free(v);
