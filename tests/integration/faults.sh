@@ -7,7 +7,6 @@
 #   3. the results directory read-only, and full (a 64 KiB tmpfs)
 #   4. SIGTERM during `up`, and during `run`
 #   5. the agent killed inside the guest in the middle of `run`
-#   6. two `run`s at once on one state dir (one embedded libvirt): both pass
 # Needs root (mount) for 3; skips it otherwise. About 2 minutes on 2 cores.
 #   faults.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
@@ -136,24 +135,6 @@ show "$out/agent.log"
 check "agent killed in the guest: run exits 3" test "$rc" = 3
 check "...well before the scenario's 240 s timeout (${secs}s)" test "$secs" -lt 200
 check "...result.json says incomplete, and why" sh -c "grep -Eq '\"complete\": *false' '$out/agent/result.json' && grep -Eq '\"error\": *\"[^\"]+' '$out/agent/result.json'"
-check "...no QEMU left" no_qemu_left
-check "...no domain left" no_domain_left
-
-# 6. Two runs at once, one state dir: the embedded driver admits one process at a time, so they take turns at it.
-"$vnuma" run "$scn" --quick -o "$out/twin-a" >"$out/twin-a.log" 2>&1 &
-a=$!
-"$vnuma" run "$scn" --quick -o "$out/twin-b" >"$out/twin-b.log" 2>&1 &
-b=$!
-wait "$a"
-rc_a=$?
-wait "$b"
-rc_b=$?
-echo "# two runs at once: exit $rc_a and $rc_b"
-[ "$rc_a" = 0 ] || show "$out/twin-a.log"
-[ "$rc_b" = 0 ] || show "$out/twin-b.log"
-check "two runs at once: the first passes" test "$rc_a" = 0
-check "...the second passes" test "$rc_b" = 0
-check "...each in its own guest" sh -c "[ \"\$(grep -o '\"guest\": *\"[^\"]*' '$out/twin-a/result.json')\" != \"\$(grep -o '\"guest\": *\"[^\"]*' '$out/twin-b/result.json')\" ]"
 check "...no QEMU left" no_qemu_left
 check "...no domain left" no_domain_left
 
