@@ -163,6 +163,24 @@ static char *uri_escape(const char *s)
 	return vn_strbuf_steal(&b);
 }
 
+/* One turn of waiting for another vnuma to let go of the state dir: 0 after a sleep, or why to give up. */
+static int wait_turn(const char *sd, long deadline, long delay_ms, struct vn_error *err)
+{
+	/* usleep() returns early on a signal (no SA_RESTART); the flag ends the wait at once. */
+	if (vn_was_interrupted())
+		return vn_infra_error(err, -EINTR,
+				      "interrupted while waiting for the state dir %s (another vnuma process holds it)",
+				      sd);
+	if (vn_now_ms() >= deadline)
+		return vn_infra_error(
+			err, -EBUSY,
+			"another vnuma process holds the state dir %s (libvirt's embedded driver admits one "
+			"process at a time); wait for it to finish, or use another state dir",
+			sd);
+	usleep((useconds_t)delay_ms * 1000);
+	return 0;
+}
+
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -216,33 +234,12 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 	     delay = delay < 1000 ? delay * 2 : 1000) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return vn_infra_error(err, -errno, "cannot lock %s/driver.queue: %s", sd, strerror(errno));
-		if (vn_was_interrupted())
-			return vn_infra_error(err, -EINTR,
-					      "interrupted while waiting for the state dir %s (another vnuma process "
-					      "holds it)",
-					      sd);
-		if (vn_now_ms() >= deadline)
-			return vn_infra_error(err, -EBUSY,
-					      "another vnuma process holds the state dir %s (libvirt's embedded "
-					      "driver admits one process at a time); wait for it to finish, or use "
-					      "another state dir",
-					      sd);
-		usleep((useconds_t)delay * 1000);
+		if ((rc = wait_turn(sd, deadline, delay, err)) < 0)
+			return rc;
 	}
 	for (long delay = 50; root && embed_root_busy(root); delay = delay < 1000 ? delay * 2 : 1000) {
-		/* usleep() returns early on a signal (no SA_RESTART); the flag ends the wait at once. */
-		if (vn_was_interrupted())
-			return vn_infra_error(err, -EINTR,
-					      "interrupted while waiting for the state dir %s (another vnuma process "
-					      "holds it)",
-					      sd);
-		if (vn_now_ms() >= deadline)
-			return vn_infra_error(err, -EBUSY,
-					      "another vnuma process holds the state dir %s (libvirt's embedded "
-					      "driver admits one process at a time); wait for it to finish, or use "
-					      "another state dir",
-					      sd);
-		usleep((useconds_t)delay * 1000);
+		if ((rc = wait_turn(sd, deadline, delay, err)) < 0)
+			return rc;
 	}
 	virConnectPtr conn = virConnectOpen(u);
 	if (!conn) {
