@@ -82,8 +82,9 @@ void vn_cli_boot_progress(void *data, const char *stage, const char *detail)
 	fflush(stderr);
 }
 
+/* p->used may be stale: the boot reports from a child process (util/isolate.h), so clear regardless. */
 void vn_cli_progress_done(struct vn_cli_progress *p)
 {
-	if (p->tty && p->used)
+	if (p->tty)
 		fprintf(stderr, "\r\033[K");
 }

@@ -1,4 +1,5 @@
 #include "testbed/testbed.h"
+#include "testbed/testbed-priv.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "guest/initramfs.h"
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
 #include "util/interrupt.h"
 #include "util/paths.h"
 #include "util/name.h"
@@ -22,24 +24,6 @@
 #include "util/strbuf.h"
 #include "util/clock.h"
 #include "util/alloc.h"
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
 
 /*
  * The state dir holds guest sockets, console logs and libvirt's config (which
@@ -99,8 +83,8 @@ int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const
 	memset(ctx, 0, sizeof(*ctx));
 	if ((rc = state_dir_path(state_dir, buf, sizeof(buf), err)) < 0)
 		return rc;
-	if ((rc = mkdir_p(buf, 0700)) < 0)
-		return vn_infra_error(err, rc, "cannot create state directory %s: %s", buf, strerror(-rc));
+	if ((rc = vn_mkdir_p(buf, 0700, err)) < 0)
+		return rc;
 	ctx->state_dir = realpath(buf, NULL);
 	ctx->uri = uri;
 	ctx->lock_timeout_ms = VN_TESTBED_LOCK_WAIT_MS;
@@ -305,8 +289,8 @@ static void accel_notice(void *data, const char *line)
 		o->progress(o->progress_data, "note", line);
 }
 
-int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
-		  struct vn_error *err)
+int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		       struct vn_error *err)
 {
 	_cleanup_free_ char *topo_path = NULL, *initrd = NULL, *cache = NULL;
 	_cleanup_free_ char *dir = NULL, *sock = NULL, *log = NULL, *name = NULL, *kernel_id = NULL;
@@ -513,7 +497,7 @@ int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain
 	return 0;
 }
 
-int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)
+int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)
 {
 	struct vn_virt *v = NULL;
 	int rc;

@@ -181,6 +181,13 @@ static int wait_turn(const char *sd, long deadline, long delay_ms, struct vn_err
 	return 0;
 }
 
+bool vn_virt_uri_is_embedded(const char *uri)
+{
+	if (!uri)
+		uri = getenv("VNUMA_URI");
+	return !uri || !*uri || strncmp(uri, "qemu:///embed", 13) == 0;
+}
+
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -219,23 +226,25 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 	/*
 	 * Between our look at libvirt's lock and virConnectOpen another vnuma can
 	 * take the root, and the failed open cannot be retried in this process.
-	 * So vnuma processes queue on a lock of their own, held for the whole
-	 * connection (the kernel drops it if we die), and look at libvirt's only
-	 * for holders outside that queue.
+	 * So vnuma processes queue on a lock of their own and look at libvirt's
+	 * only for holders outside that queue. libvirt keeps its lock until the
+	 * process exits, closed connection or not, so ours is kept as long (the
+	 * kernel drops both if we die); long-lived callers open libvirt in a
+	 * short-lived child instead (util/isolate.h).
 	 */
-	_cleanup_close_ int queue_fd = -1;
-	if (root) {
+	static int queue_fd = -1;
+	if (root && queue_fd < 0) {
 		_cleanup_free_ char *queue = vn_xasprintf("%s/driver.queue", sd);
-		queue_fd = open(queue, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (queue_fd < 0)
+		_cleanup_close_ int fd = open(queue, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
 			return vn_infra_error(err, -errno, "cannot open %s: %s", queue, strerror(errno));
-	}
-	for (long delay = 50; queue_fd >= 0 && flock(queue_fd, LOCK_EX | LOCK_NB) < 0;
-	     delay = delay < 1000 ? delay * 2 : 1000) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return vn_infra_error(err, -errno, "cannot lock %s/driver.queue: %s", sd, strerror(errno));
-		if ((rc = wait_turn(sd, deadline, delay, err)) < 0)
-			return rc;
+		for (long delay = 50; flock(fd, LOCK_EX | LOCK_NB) < 0; delay = delay < 1000 ? delay * 2 : 1000) {
+			if (errno != EWOULDBLOCK && errno != EINTR)
+				return vn_infra_error(err, -errno, "cannot lock %s: %s", queue, strerror(errno));
+			if ((rc = wait_turn(sd, deadline, delay, err)) < 0)
+				return rc;
+		}
+		queue_fd = steal_fd(&fd);
 	}
 	for (long delay = 50; root && embed_root_busy(root); delay = delay < 1000 ? delay * 2 : 1000) {
 		if ((rc = wait_turn(sd, deadline, delay, err)) < 0)
@@ -259,7 +268,6 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 
 	struct vn_virt *v = vn_xcalloc(1, sizeof(*v));
 	v->conn = conn;
-	v->queue_fd = steal_fd(&queue_fd);
 	v->uri = steal_pointer(&u);
 	v->state_dir = steal_pointer(&sd);
 	*out = v;
@@ -272,9 +280,6 @@ void vn_virt_close(struct vn_virt *v)
 		return;
 	if (v->conn)
 		virConnectClose(v->conn);
-	/* After the close: the next vnuma in the queue finds libvirt's lock free. */
-	if (v->queue_fd >= 0)
-		close(v->queue_fd);
 	free(v->uri);
 	free(v->state_dir);
 	free(v);

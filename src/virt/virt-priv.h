@@ -10,7 +10,6 @@ struct vn_virt {
 	virConnectPtr conn;
 	char *uri;
 	char *state_dir;
-	int queue_fd; /* flock(STATE_DIR/driver.queue) while connected to the embedded driver; -1 otherwise */
 };
 
 struct vn_virt_domain {

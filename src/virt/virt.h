@@ -19,11 +19,14 @@ struct vn_virt_domain;
  * Open a connection. uri NULL: $VNUMA_URI, else qemu:///embed?root=STATE_DIR/libvirt
  * (libvirt's QEMU driver inside this process, no daemon). state_dir is created
  * (0700) and holds guests/<name>/ and the accelerator verdict cache. Only one
- * process can hold an embed root; a second one retries until timeout_ms and
- * then fails with an INFRA error naming the state dir.
+ * process can hold an embed root, and it holds it until it exits, even after
+ * vn_virt_close; a second one waits until timeout_ms and then fails with an
+ * INFRA error naming the state dir.
  */
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err);
 void vn_virt_close(struct vn_virt *v);
+/* Whether vn_virt_open(uri, ...) would use the embedded driver (and so hold the state dir until exit). */
+bool vn_virt_uri_is_embedded(const char *uri);
 const char *vn_virt_uri(const struct vn_virt *v);
 
 /*

@@ -1,4 +1,4 @@
-/* The host utility kit: directories and files, time, strv, the spawn runner, allocation. */
+/* The host utility kit: directories and files, time, strv, the spawn runner, isolation, allocation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include "util/interrupt.h"
 #include "util/spawn.h"
 #include "util/file.h"
+#include "util/isolate.h"
 
 static char tmpdir[PATH_MAX];
 
@@ -242,6 +244,84 @@ static void test_spawn(void **state)
 	vn_error_clear(&err);
 }
 
+/* What the isolated work does, picked by arg; whatever it touches stays in the child. */
+static int touched;
+
+static int isolated(void *arg, char **out, struct vn_error *err)
+{
+	const char *what = arg;
+
+	touched = 1;
+	if (strcmp(what, "ok") == 0) {
+		*out = vn_xstrdup("{\"n\": 2}");
+		return 7;
+	}
+	if (strcmp(what, "fail") == 0) {
+		*out = vn_xstrdup("partial");
+		vn_error_set_detail(err, "tail\nof the console");
+		return vn_input_error(err, "x.xml:3: bad value '%s'", what);
+	}
+	if (strcmp(what, "crash") == 0)
+		abort();
+	if (strcmp(what, "wait-signal") == 0) {
+		/* Stands for a boot loop: polls the flag, cleans up, answers. */
+		for (int i = 0; i < 500 && !vn_was_interrupted(); i++)
+			usleep(10000);
+		*out = vn_xasprintf("%d", (int)vn_interrupted);
+		return 0;
+	}
+	return 0;
+}
+
+static void *raise_later(void *arg)
+{
+	(void)arg;
+	usleep(100000);
+	kill(getpid(), SIGTERM);
+	return NULL;
+}
+
+static void test_isolate(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	char *out = NULL;
+
+	touched = 0;
+	assert_int_equal(vn_isolate(isolated, "ok", &out, &err), 7);
+	assert_string_equal(out, "{\"n\": 2}");
+	assert_int_equal(touched, 0); /* the child's memory is its own */
+	free(out);
+
+	/* The error crosses whole: kind, code, message, detail; and so does the output. */
+	assert_int_equal(vn_isolate(isolated, "fail", &out, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_int_equal(err.code, -EINVAL);
+	assert_string_equal(err.msg, "x.xml:3: bad value 'fail'");
+	assert_string_equal(err.detail, "tail\nof the console");
+	assert_string_equal(out, "partial");
+	free(out);
+	vn_error_clear(&err);
+
+	assert_int_equal(vn_isolate(isolated, "crash", &out, &err), -ECHILD);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "signal 6"));
+	assert_null(out);
+	vn_error_clear(&err);
+
+	/* A signal to the parent only (kill PID, not the group) still reaches the work. */
+	vn_interrupt_install();
+	vn_interrupted = 0;
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, raise_later, NULL), 0);
+	assert_int_equal(vn_isolate(isolated, "wait-signal", &out, &err), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(vn_interrupted, SIGTERM);
+	assert_string_equal(out, "15");
+	free(out);
+	vn_interrupted = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_oom_aborts),
 		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_isolate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,126 @@
+/*
+ * vn_testbed_up and vn_testbed_down do their libvirt work in a child process
+ * (util/isolate.h says why: the embedded driver's lock lasts as long as the
+ * process that opened it). The boot's result comes back as JSON. Other
+ * URIs (a libvirtd, the test driver) hold nothing: their work stays here.
+ */
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testbed/testbed-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/isolate.h"
+
+static const struct {
+	const char *key;
+	size_t off;
+} up_strings[] = {
+#define S(f) {#f, offsetof(struct vn_up_result, f)}
+	S(name),          S(guest_dir),           S(console_log),    S(kernel_release),
+	S(kernel_version), S(kernel_recipe),      S(kernel_config_sha256), S(kernel_patches),
+	S(topology_path), S(accel_reason),        S(fidelity_report),
+#undef S
+};
+
+static char **up_string(struct vn_up_result *r, size_t i)
+{
+	return (char **)((char *)r + up_strings[i].off);
+}
+
+static char *up_to_json(struct vn_up_result *r)
+{
+	json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < sizeof(up_strings) / sizeof(up_strings[0]); i++) {
+		const char *v = *up_string(r, i);
+		json_object_object_add(o, up_strings[i].key, v ? json_object_new_string(v) : NULL);
+	}
+	json_object_object_add(o, "accel", json_object_new_int(r->accel));
+	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
+	json_object_object_add(o, "fidelity_ok", json_object_new_boolean(r->fidelity_ok));
+	char *text = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return text;
+}
+
+/* From our own child: trusted in content, still type-checked so a bug cannot crash the parent. */
+static void up_from_json(const char *text, struct vn_up_result *r)
+{
+	json_object *o = json_tokener_parse(text), *v;
+
+	if (!o)
+		return;
+	for (size_t i = 0; i < sizeof(up_strings) / sizeof(up_strings[0]); i++)
+		if (json_object_object_get_ex(o, up_strings[i].key, &v) && json_object_is_type(v, json_type_string))
+			*up_string(r, i) = vn_xstrdup(json_object_get_string(v));
+	if (json_object_object_get_ex(o, "accel", &v) && json_object_is_type(v, json_type_int))
+		r->accel = (enum vn_accel)json_object_get_int(v);
+	if (json_object_object_get_ex(o, "boot_s", &v) && json_object_is_type(v, json_type_double))
+		r->boot_s = json_object_get_double(v);
+	if (json_object_object_get_ex(o, "fidelity_ok", &v) && json_object_is_type(v, json_type_boolean))
+		r->fidelity_ok = json_object_get_boolean(v);
+	json_object_put(o);
+}
+
+struct up_call {
+	const struct vn_testbed_ctx *ctx;
+	const struct vn_up_opts *o;
+};
+
+static int up_child(void *arg, char **out, struct vn_error *err)
+{
+	struct up_call *c = arg;
+	struct vn_up_result r = {0};
+	int rc = vn_testbed_up_here(c->ctx, c->o, &r, err);
+
+	/* Also on failure: a guest that booted but failed its fidelity check is still up, and named. */
+	*out = up_to_json(&r);
+	vn_up_result_clear(&r);
+	return rc;
+}
+
+int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		  struct vn_error *err)
+{
+	struct up_call c = {ctx, o};
+	_cleanup_free_ char *text = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (!vn_virt_uri_is_embedded(ctx->uri))
+		return vn_testbed_up_here(ctx, o, r, err);
+	int rc = vn_isolate(up_child, &c, &text, err);
+	if (text)
+		up_from_json(text, r);
+	return rc;
+}
+
+struct down_call {
+	const struct vn_testbed_ctx *ctx;
+	const char *name;
+};
+
+static int down_child(void *arg, char **out, struct vn_error *err)
+{
+	struct down_call *c = arg;
+	unsigned n = 0;
+	int rc = vn_testbed_down_here(c->ctx, c->name, &n, err);
+
+	*out = vn_xasprintf("%u", n);
+	return rc;
+}
+
+int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)
+{
+	struct down_call c = {ctx, name};
+	_cleanup_free_ char *text = NULL;
+
+	if (!vn_virt_uri_is_embedded(ctx->uri))
+		return vn_testbed_down_here(ctx, name, count, err);
+	int rc = vn_isolate(down_child, &c, &text, err);
+	*count = text ? (unsigned)strtoul(text, NULL, 10) : 0;
+	return rc;
+}

@@ -1,0 +1,8 @@
+/* The testbed's own: the work vn_testbed_up/down do in a child process (isolate.c). */
+#pragma once
+
+#include "testbed/testbed.h"
+
+int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		       struct vn_error *err);
+int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);

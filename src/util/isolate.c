@@ -1,0 +1,141 @@
+#include "util/isolate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/interrupt.h"
+#include "util/strbuf.h"
+
+/* What crosses the pipe: this header, then msg, detail and out, each hdr.*_len bytes. */
+struct answer {
+	int32_t rc, kind, code;
+	uint32_t msg_len, detail_len, out_len;
+};
+
+/* The child's answer is ours, but it is still bounded: a wild length must not make the parent allocate it. */
+#define ANSWER_MAX (64u << 20)
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	for (const char *c = p; n;) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static _Noreturn void child(int fd, vn_isolated_fn fn, void *arg)
+{
+	struct vn_error e = {0};
+	char *out = NULL;
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	int rc = fn(arg, &out, &e);
+	struct answer a = {
+		.rc = rc,
+		.kind = e.kind,
+		.code = e.code,
+		.msg_len = (uint32_t)strlen(e.msg),
+		.detail_len = e.detail ? (uint32_t)strlen(e.detail) : 0,
+		.out_len = out ? (uint32_t)strlen(out) : 0,
+	};
+	int bad = write_all(fd, &a, sizeof(a)) || write_all(fd, e.msg, a.msg_len) ||
+		  write_all(fd, e.detail ? e.detail : "", a.detail_len) || write_all(fd, out ? out : "", a.out_len);
+	/* No atexit handlers, no stdio buffers of the parent's flushed twice. */
+	fflush(stdout);
+	fflush(stderr);
+	_exit(bad ? 1 : 0);
+}
+
+/* Read all the child sends, passing on a signal that interrupts the wait (once per signal). */
+static void read_answer(int fd, pid_t pid, struct vn_strbuf *b)
+{
+	sig_atomic_t passed = 0;
+	char buf[8192];
+
+	for (;;) {
+		if (vn_interrupted && vn_interrupted != passed) {
+			passed = vn_interrupted;
+			kill(pid, (int)passed);
+		}
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		if (b->len + (size_t)n <= ANSWER_MAX + sizeof(struct answer))
+			vn_strbuf_append(b, buf, (size_t)n);
+	}
+}
+
+int vn_isolate(vn_isolated_fn fn, void *arg, char **out, struct vn_error *err)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	int p[2], status = 0;
+
+	if (out)
+		*out = NULL;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return vn_infra_error(err, -errno, "cannot create a pipe: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return vn_infra_error(err, -e, "cannot fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child(p[1], fn, arg);
+	}
+	close(p[1]);
+	read_answer(p[0], pid, &b);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+
+	struct answer a;
+	if (b.len < sizeof(a)) {
+		vn_strbuf_free(&b);
+		if (WIFSIGNALED(status))
+			return vn_infra_error(err, -ECHILD, "vnuma's worker process died of signal %d",
+					      WTERMSIG(status));
+		return vn_infra_error(err, -ECHILD, "vnuma's worker process exited (%d) without an answer",
+				      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	memcpy(&a, b.s, sizeof(a));
+	size_t need = sizeof(a) + (size_t)a.msg_len + a.detail_len + a.out_len;
+	if (a.msg_len >= VN_ERROR_MSG_MAX || need > b.len) {
+		vn_strbuf_free(&b);
+		return vn_infra_error(err, -EPROTO, "vnuma's worker process sent a cut-off answer");
+	}
+	const char *s = b.s + sizeof(a);
+	if (a.rc < 0) {
+		vn_error_set(err, (enum vn_error_kind)a.kind, a.code ? a.code : a.rc, "%.*s", (int)a.msg_len, s);
+		if (a.detail_len) {
+			_cleanup_free_ char *d = vn_xstrndup(s + a.msg_len, a.detail_len);
+			vn_error_set_detail(err, d);
+		}
+	}
+	if (out && a.out_len)
+		*out = vn_xstrndup(s + a.msg_len + a.detail_len, a.out_len);
+	vn_strbuf_free(&b);
+	return a.rc;
+}
