@@ -191,6 +191,10 @@ void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sam
 void ig_placement_count(struct ig_placement *p, const int *status, size_t n);
 /* The node holding the most sampled pages, or -1. */
 int ig_placement_main_node(const struct ig_placement *p);
+struct ig_json;
+struct ig_topo;
+/* pages_sampled, pages_per_node, pages_not_present, pages_other and (on failure) placement_error. */
+void ig_json_placement(struct ig_json *j, const struct ig_topo *t, const struct ig_placement *p);
 
 /* ---- memory (mem.c) ---- */
 /* Anonymous private mapping; thp: 0 normal, 1 THP (aligned + MADV_HUGEPAGE). NULL on failure. */
@@ -231,6 +235,14 @@ int ig_team_wait(struct ig_team *t);
  */
 double ig_team_run(int n, const char *pidfile, void (*worker)(struct ig_team *t, int i, const void *ctx, void *result),
 		   const void *ctx, void *results, size_t result_size, int *failed);
+/*
+ * ig_team_run for a workload's main(): maps the n results itself and returns
+ * them, *elapsed gets the seconds. A failed worker ends the program (exit 3,
+ * "F of n NOUN failed", then hint if not NULL).
+ */
+void *ig_team_run_all(int n, const char *pidfile,
+		      void (*worker)(struct ig_team *t, int i, const void *ctx, void *result), const void *ctx,
+		      size_t result_size, const char *noun, const char *hint, double *elapsed);
 
 /* ---- JSON writer (json.c) ---- */
 struct ig_json {
@@ -272,8 +284,8 @@ struct ig_json_mark ig_json_mark(const struct ig_json *j);
 void ig_json_rewind(struct ig_json *j, struct ig_json_mark m);
 /* {"0":n,"1":m,...} over online nodes (plus any node with a count); counts[VN_MAX_NODES]. */
 void ig_json_node_counts(struct ig_json *j, const char *key, const struct ig_topo *t, const uint64_t *counts);
-/* A workload's header: "workload", "version", "pid", "nodes", "cpus", "numa". */
-void ig_json_header(struct ig_json *j, const char *workload, const struct ig_topo *t);
+/* Starts a workload's result object with its header: "workload", "version", "pid", "nodes", "cpus", "numa". */
+void ig_json_result_begin(struct ig_json *j, const char *workload, const struct ig_topo *t);
 /* Writes the text plus '\n' on stdout in one write(2) (after flushing stdio); 0 or -errno. */
 int ig_json_print(struct ig_json *j);
 

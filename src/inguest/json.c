@@ -237,10 +237,12 @@ void ig_json_node_counts(struct ig_json *j, const char *k, const struct ig_topo 
 	ig_json_obj_end(j);
 }
 
-void ig_json_header(struct ig_json *j, const char *workload, const struct ig_topo *t)
+void ig_json_result_begin(struct ig_json *j, const char *workload, const struct ig_topo *t)
 {
 	int nodes = 0;
 
+	ig_json_init(j);
+	ig_json_obj_begin(j, NULL);
 	for (int n = 0; n < t->nr_nodes; n++)
 		nodes += t->online[n];
 	ig_json_str(j, "workload", workload);

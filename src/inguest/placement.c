@@ -68,3 +68,13 @@ int ig_placement_main_node(const struct ig_placement *p)
 	}
 	return best;
 }
+
+void ig_json_placement(struct ig_json *j, const struct ig_topo *t, const struct ig_placement *p)
+{
+	ig_json_uint(j, "pages_sampled", p->sampled);
+	ig_json_node_counts(j, "pages_per_node", t, p->per_node);
+	ig_json_uint(j, "pages_not_present", p->not_present);
+	ig_json_uint(j, "pages_other", p->other);
+	if (p->err)
+		ig_json_str(j, "placement_error", strerror(-p->err));
+}

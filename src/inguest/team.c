@@ -153,3 +153,16 @@ double ig_team_run(int n, const char *pidfile, void (*worker)(struct ig_team *t,
 	free(t.pids);
 	return ig_now() - t0;
 }
+
+void *ig_team_run_all(int n, const char *pidfile,
+		      void (*worker)(struct ig_team *t, int i, const void *ctx, void *result), const void *ctx,
+		      size_t result_size, const char *noun, const char *hint, double *elapsed)
+{
+	void *res = ig_map_shared(result_size * (size_t)n);
+	int failed;
+
+	*elapsed = ig_team_run(n, pidfile, worker, ctx, res, result_size, &failed);
+	if (failed)
+		ig_die(IG_EXIT_ENV, 0, "%d of %d %s failed%s", failed, n, noun, hint ? hint : "");
+	return res;
+}

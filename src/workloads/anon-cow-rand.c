@@ -146,7 +146,6 @@ int main(int argc, char **argv)
 	uint64_t *area;
 	long long huge_kb = 0, huge_bytes = 0;
 	double fill_s, t0, elapsed;
-	int failed;
 	char thp[32] = "";
 
 	ig_init("vnuma-wl-anon-cow-rand");
@@ -191,11 +190,9 @@ int main(int argc, char **argv)
 		huge_bytes = huge_kb > 0 ? huge_kb * 1024 : 0;
 	}
 
-	res = ig_map_shared(sizeof(*res) * (size_t)o.procs);
-	elapsed = ig_team_run(o.procs, o.pidfile, child, &(struct area){&o, area, len}, res, sizeof(*res), &failed);
-	if (failed)
-		ig_die(IG_EXIT_ENV, 0, "%d of %d children failed%s", failed, o.procs,
-		       o.backing == B_HUGETLB ? " (hugetlb: probably out of huge pages for copy-on-write)" : "");
+	res = ig_team_run_all(
+		o.procs, o.pidfile, child, &(struct area){&o, area, len}, sizeof(*res), "children",
+		o.backing == B_HUGETLB ? " (hugetlb: probably out of huge pages for copy-on-write)" : NULL, &elapsed);
 
 	uint64_t ops = 0;
 	double ops_s = 0;
@@ -205,9 +202,7 @@ int main(int argc, char **argv)
 			ops_s += (double)res[i].ops / res[i].elapsed;
 	}
 
-	ig_json_init(&j);
-	ig_json_obj_begin(&j, NULL);
-	ig_json_header(&j, "anon-cow-rand", &topo);
+	ig_json_result_begin(&j, "anon-cow-rand", &topo);
 	ig_json_str(&j, "backing", backing_names[o.backing]);
 	if (o.backing != B_HUGETLB)
 		ig_json_str(&j, "thp_enabled", thp);

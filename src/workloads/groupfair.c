@@ -360,9 +360,7 @@ int main(int argc, char **argv)
 		cpu_s[i] = threads[i].cpu_s;
 	ig_stats_compute(cpu_s, (size_t)o.threads, &ts);
 
-	ig_json_init(&j);
-	ig_json_obj_begin(&j, NULL);
-	ig_json_header(&j, "groupfair", &topo);
+	ig_json_result_begin(&j, "groupfair", &topo);
 	ig_json_str(&j, "mode", !o.burners ? "none" : o.burner_cgroup ? "GROUP" : "NORMAL");
 	ig_json_int(&j, "threads", o.threads);
 	ig_json_int(&j, "burners", o.burners);

@@ -245,9 +245,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	ig_json_init(&j);
-	ig_json_obj_begin(&j, NULL);
-	ig_json_header(&j, "memfollow", &topo);
+	ig_json_result_begin(&j, "memfollow", &topo);
 	ig_json_uint(&j, "size_bytes", len);
 	ig_json_uint(&j, "page_size", PAGE);
 	ig_json_uint(&j, "pages", pages);

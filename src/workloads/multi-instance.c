@@ -170,27 +170,21 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	struct ig_topo topo;
-	struct inst_result *res;
-	struct ig_json j;
 	double elapsed;
-	int failed;
 
 	ig_init("vnuma-wl-multi-instance");
 	parse(argc, argv, &o);
 	ig_topo_load(&topo);
-	res = ig_map_shared(sizeof(*res) * (size_t)o.instances);
-	elapsed = ig_team_run(o.instances, o.pidfile, instance, &o, res, sizeof(*res), &failed);
-	if (failed)
-		ig_die(IG_EXIT_ENV, 0, "%d of %d instances failed", failed, o.instances);
+	struct inst_result *res =
+		ig_team_run_all(o.instances, o.pidfile, instance, &o, sizeof(*res), "instances", NULL, &elapsed);
 
 	double total = 0;
 	for (int i = 0; i < o.instances; i++)
 		if (res[i].elapsed > 0)
 			total += (double)res[i].ops / res[i].elapsed;
 
-	ig_json_init(&j);
-	ig_json_obj_begin(&j, NULL);
-	ig_json_header(&j, "multi-instance", &topo);
+	struct ig_json j;
+	ig_json_result_begin(&j, "multi-instance", &topo);
 	ig_json_int(&j, "instances", o.instances);
 	ig_json_int(&j, "threads", o.threads);
 	ig_json_uint(&j, "size_bytes", (o.size + 4095) & ~(uint64_t)4095);
@@ -220,12 +214,7 @@ int main(int argc, char **argv)
 		ig_json_uint(&j, "ops", r->ops);
 		ig_json_double(&j, "elapsed_s", r->elapsed);
 		ig_json_double(&j, "ops_per_s", r->elapsed > 0 ? (double)r->ops / r->elapsed : 0);
-		ig_json_uint(&j, "pages_sampled", r->placement.sampled);
-		ig_json_node_counts(&j, "pages_per_node", &topo, r->placement.per_node);
-		ig_json_uint(&j, "pages_not_present", r->placement.not_present);
-		ig_json_uint(&j, "pages_other", r->placement.other);
-		if (r->placement.err)
-			ig_json_str(&j, "placement_error", strerror(-r->placement.err));
+		ig_json_placement(&j, &topo, &r->placement);
 		ig_json_int(&j, "mem_node", mem_node);
 		ig_json_double(&j, "mem_node_fraction",
 			       mem_node >= 0 && r->placement.sampled

@@ -256,24 +256,17 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	struct ig_topo topo;
-	struct proc_result *res;
-	struct ig_json j;
 	double elapsed;
-	int failed;
-	uint64_t end_nodes[VN_MAX_NODES] = {0}, total_iter = 0;
 
 	ig_init("vnuma-wl-stream");
 	parse(argc, argv, &o);
 	ig_topo_load(&topo);
-	res = ig_map_shared(sizeof(*res) * (size_t)o.procs);
-	elapsed = ig_team_run(o.procs, o.pidfile, child, &o, res, sizeof(*res), &failed);
-	if (failed)
-		ig_die(IG_EXIT_ENV, 0, "%d of %d processes failed", failed, o.procs);
+	struct proc_result *res =
+		ig_team_run_all(o.procs, o.pidfile, child, &o, sizeof(*res), "processes", NULL, &elapsed);
 
 	size_t n = o.size / (3 * sizeof(double));
-	ig_json_init(&j);
-	ig_json_obj_begin(&j, NULL);
-	ig_json_header(&j, "stream", &topo);
+	struct ig_json j;
+	ig_json_result_begin(&j, "stream", &topo);
 	ig_json_int(&j, "procs", o.procs);
 	ig_json_int(&j, "threads", o.threads);
 	ig_json_uint(&j, "size_bytes", 3 * n * sizeof(double));
@@ -303,6 +296,7 @@ int main(int argc, char **argv)
 	}
 	ig_json_obj_end(&j);
 
+	uint64_t end_nodes[VN_MAX_NODES] = {0}, total_iter = 0;
 	for (int p = 0; p < o.procs; p++) {
 		if (res[p].node >= 0 && res[p].node < VN_MAX_NODES)
 			end_nodes[res[p].node]++;
@@ -336,12 +330,7 @@ int main(int argc, char **argv)
 					       : 0.0);
 			ig_json_obj_end(&j);
 		}
-		ig_json_uint(&j, "pages_sampled", r->placement.sampled);
-		ig_json_node_counts(&j, "pages_per_node", &topo, r->placement.per_node);
-		ig_json_uint(&j, "pages_not_present", r->placement.not_present);
-		ig_json_uint(&j, "pages_other", r->placement.other);
-		if (r->placement.err)
-			ig_json_str(&j, "placement_error", strerror(-r->placement.err));
+		ig_json_placement(&j, &topo, &r->placement);
 		if (r->node >= 0 && r->node < VN_MAX_NODES)
 			local += r->placement.per_node[r->node];
 		sampled += r->placement.sampled;
