@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "util/error.h"
@@ -50,13 +51,21 @@ struct vn_cli_opt {
 
 #define VN_CLI_MAX_OPTS 16
 
+/* Options the parser adds to a command's own (struct vn_cmd .common). */
+enum {
+	VN_CLI_STATE_DIR = 1 << 0, /* --state-dir DIR (getopt code 'S') */
+	VN_CLI_CONNECT = 1 << 1,   /* --connect URI ('C') */
+	VN_CLI_GUEST = VN_CLI_STATE_DIR | VN_CLI_CONNECT,
+};
+
 struct vn_cmd {
 	const char *name;
 	vn_cmd_fn fn;
 	const char *summary;              /* one line, in the command list */
 	const char *synopsis;             /* what follows "vnuma NAME", one form per line */
 	const char *description;          /* paragraphs separated by blank lines, wrapped at 80 columns */
-	const struct vn_cli_opt *opts;    /* NULL or {NULL}-terminated; --help/-h is implied */
+	const struct vn_cli_opt *opts;    /* NULL or VN_CLI_OPT_END-terminated; --help/-h is implied */
+	unsigned common;                  /* VN_CLI_STATE_DIR, VN_CLI_CONNECT: options every such command takes */
 	enum vn_cli_value operand;        /* what the positional arguments are */
 	const struct vn_cmd *const *subs; /* subcommands, NULL-terminated (topo, kernel) */
 	bool hidden;                      /* left out of the command list and the man page */
@@ -65,6 +74,9 @@ struct vn_cmd {
 
 /* Every command, NULL-terminated, in the order `vnuma --help` lists them. */
 extern const struct vn_cmd *const vn_cli_commands[];
+
+/* Option i of a command: its own, then its common ones; NULL past the last. */
+const struct vn_cli_opt *vn_cli_opt_at(const struct vn_cmd *cmd, size_t i);
 
 /* getopt_long tables built from a command's options, plus --help/-h. */
 struct vn_cli_getopt {
@@ -93,21 +105,6 @@ extern const struct vn_cmd vn_cmd_up, vn_cmd_list, vn_cmd_status, vn_cmd_down, v
 		NULL, 0, false, NULL, VN_VAL_NONE, NULL \
 	}
 
-/* --connect and --state-dir alone: the options of list, status and shell. */
-extern const struct vn_cli_opt vn_cli_guest_opts[];
-
-/* Options shared by the guest commands (their getopt codes are 'C' and 'S'). */
-#define VN_CLI_OPT_CONNECT                                                                                        \
-	{                                                                                                         \
-		"connect", 'C', false, "URI", VN_VAL_NONE, "libvirt URI (default $VNUMA_URI, else qemu:///embed)" \
-	}
-#define VN_CLI_OPT_STATE_DIR                                                                   \
-	{                                                                                      \
-		"state-dir", 'S', false, "DIR", VN_VAL_DIR,                                    \
-			"state directory (default $VNUMA_STATE_DIR, else\n"                    \
-			"$XDG_STATE_HOME/vnuma, /var/lib/vnuma as root, ~/.local/state/vnuma)" \
-	}
-
 /* Kernel build progress on stderr (a vn_kernel_progress_fn and its state). */
 struct vn_cli_progress {
 	bool tty, used;
@@ -122,13 +119,43 @@ void vn_cli_progress_done(struct vn_cli_progress *p);
 void vn_cli_boot_progress(void *data, const char *stage, const char *detail);
 double vn_cli_progress_elapsed(const struct vn_cli_progress *p);
 
-/* --state-dir (getopt code 'S') and --connect ('C'), shared by the guest commands. */
-struct vn_cli_common {
-	const char *state_dir, *uri;
+/*
+ * A command's arguments, parsed the one way every command parses them:
+ *
+ *	struct vn_cli_args a;
+ *	vn_cli_args_init(&a, &vn_cmd_run, argc, argv);
+ *	while ((c = vn_cli_next(&a, err)) > 0)
+ *		switch (c) { case 'o': ...; }
+ *	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
+ *		return a.exit;
+ *
+ * vn_cli_next() handles the common options (into a.state_dir, a.uri) and
+ * --help, and returns only the command's own option codes (optarg set).
+ */
+struct vn_cli_args {
+	const struct vn_cmd *cmd;
+	int argc;
+	char **argv;
+	struct vn_cli_getopt g;
+	const char *state_dir, *uri; /* --state-dir, --connect; NULL when not given */
+	int exit;                    /* when parsing ends the command: its exit code, or a negative errno */
 };
+void vn_cli_args_init(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv);
+/*
+ * The next option of the command's own: its code; 0 after the last option
+ * (operands start at argv[optind]); -1 when the command ends now with
+ * a->exit: after --help (usage printed, 0), or a bad option (an input error
+ * in err naming the command).
+ */
+int vn_cli_next(struct vn_cli_args *a, struct vn_error *err);
+/* Between min and max operands (max -1: any number); else -1, a->exit an input error. */
+int vn_cli_operands(struct vn_cli_args *a, int min, int max, struct vn_error *err);
+/* An option's argument that is not what it should be: an input error naming the option (also in a->exit). */
+int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, struct vn_error *err);
+
 struct vn_testbed_ctx;
-int vn_cli_common_opt(int c, const char *arg, struct vn_cli_common *co);
-int vn_cli_ctx(const struct vn_cli_common *co, struct vn_testbed_ctx *ctx, struct vn_error *err);
+/* The testbed context of --state-dir and --connect. */
+int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err);
 
 /* True when argv holds -h/--help before any "--". */
 int vn_cli_wants_help(int argc, char **argv);

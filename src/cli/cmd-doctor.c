@@ -33,27 +33,18 @@ static void print_json(const struct vn_doctor *d)
 
 static int cmd_doctor(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
-	struct vn_cli_common co = {0};
+	struct vn_cli_args a;
 	struct vn_testbed_ctx ctx;
 	struct vn_doctor d;
 	bool json = false;
 	int c, rc;
 
-	vn_cli_getopt_init(&g, &vn_cmd_doctor);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		if (vn_cli_common_opt(c, optarg, &co))
-			continue;
-		switch (c) {
-		case 'j': json = true; break;
-		case 'h': vn_cli_usage(stdout, &vn_cmd_doctor); return VN_EXIT_OK;
-		default: return vn_input_error(err, "bad option (see 'vnuma doctor --help')");
-		}
-	}
-	if (optind != argc)
-		return vn_input_error(err, "doctor takes no operands (see 'vnuma doctor --help')");
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	vn_cli_args_init(&a, &vn_cmd_doctor, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0)
+		json = c == 'j';
+	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0)
+		return a.exit;
+	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0)
 		return rc;
 	rc = vn_doctor_run(&ctx, &d, err);
 	vn_testbed_ctx_clear(&ctx);
@@ -78,8 +69,6 @@ static const struct vn_cli_opt doctor_opts[] = {
 	{"json", 'j', false, NULL, VN_VAL_NONE,
 	 "one JSON object: {checks: [{name, verdict, detail, fix, seconds}],\n"
 	 "can_boot, accelerator, ok}"},
-	VN_CLI_OPT_CONNECT,
-	VN_CLI_OPT_STATE_DIR,
 	VN_CLI_OPT_END,
 };
 
@@ -95,4 +84,5 @@ const struct vn_cmd vn_cmd_doctor = {
 		       "proves nothing). Proven verdicts are cached for up and run. Exit 0 when nothing\n"
 		       "failed and some accelerator boots a guest, 3 otherwise.",
 	.opts = doctor_opts,
+	.common = VN_CLI_GUEST,
 };

@@ -11,50 +11,45 @@
 #include "util/interrupt.h"
 #include "util/name.h"
 
-/* Parses the command's options and NAME, stopping at the first operand (exec's "--" CMD). */
-static int guest_args(int argc, char **argv, const struct vn_cmd *cmd, struct vn_cli_common *co, double *timeout,
+/*
+ * The command's options and NAME, stopping at the first operand (exec's "--"
+ * CMD). 0, or -1 when the command ends with a->exit.
+ */
+static int guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv, double *timeout,
 		      const char **outdir, const char **name, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
 	int c;
 
-	vn_cli_getopt_init(&g, cmd);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		if (vn_cli_common_opt(c, optarg, co))
-			continue;
-		switch (c) {
-		case 't':
-			if ((*timeout = atof(optarg)) <= 0)
-				return vn_input_error(err, "--timeout: '%s' is not a positive number of seconds",
-						      optarg);
-			break;
-		case 'o': *outdir = optarg; break;
-		case 'h': vn_cli_usage(stdout, cmd); return 1;
-		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", cmd->name);
-		}
+	vn_cli_args_init(a, cmd, argc, argv);
+	while ((c = vn_cli_next(a, err)) > 0) {
+		if (c == 't' && (*timeout = atof(optarg)) <= 0)
+			return vn_cli_bad_arg(a, "timeout", "is not a positive number of seconds", err);
+		if (c == 'o')
+			*outdir = optarg;
 	}
-	if (optind >= argc)
-		return vn_input_error(err, "missing guest NAME (see 'vnuma %s --help')", cmd->name);
+	if (c < 0 || vn_cli_operands(a, 1, -1, err) < 0)
+		return -1;
 	*name = argv[optind++];
-	return vn_guest_name_check(*name, err);
+	if ((a->exit = vn_guest_name_check(*name, err)) < 0)
+		return -1;
+	return 0;
 }
 
 static int cmd_exec(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_common co = {0};
+	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	const char *name;
 	double timeout = 0;
 	int rc, status = 0;
 
-	if ((rc = guest_args(argc, argv, &vn_cmd_exec, &co, &timeout, NULL, &name, err)) != 0)
-		return rc < 0 ? rc : VN_EXIT_OK;
+	if (guest_args(&args, &vn_cmd_exec, argc, argv, &timeout, NULL, &name, err) < 0)
+		return args.exit;
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)
 		return vn_input_error(err, "missing the command to run (see 'vnuma exec --help')");
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
 
 	_cleanup_agent_ struct vn_agent *a = NULL;
@@ -78,15 +73,15 @@ static int cmd_exec(int argc, char **argv, struct vn_error *err)
 
 static int cmd_shell(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_common co = {0};
+	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	struct vn_virt *v = NULL;
 	const char *name;
 	int rc;
 
-	if ((rc = guest_args(argc, argv, &vn_cmd_shell, &co, NULL, NULL, &name, err)) != 0)
-		return rc < 0 ? rc : VN_EXIT_OK;
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if (guest_args(&args, &vn_cmd_shell, argc, argv, NULL, NULL, &name, err) < 0)
+		return args.exit;
+	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
 	rc = vn_virt_open(ctx.uri, ctx.state_dir, ctx.lock_timeout_ms, &v, err);
 	vn_testbed_ctx_clear(&ctx);
@@ -106,19 +101,19 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 
 static int cmd_collect(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_common co = {0};
+	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	const char *name, *outdir = NULL;
 	int rc;
 
-	if ((rc = guest_args(argc, argv, &vn_cmd_collect, &co, NULL, &outdir, &name, err)) != 0)
-		return rc < 0 ? rc : VN_EXIT_OK;
+	if (guest_args(&args, &vn_cmd_collect, argc, argv, NULL, &outdir, &name, err) < 0)
+		return args.exit;
 	/* Also accept "NAME -o DIR" with the option after the name. */
 	if (!outdir && optind + 1 < argc && strcmp(argv[optind], "-o") == 0)
 		outdir = argv[optind + 1];
 	if (!outdir)
 		return vn_input_error(err, "collect needs -o DIR");
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
 	_cleanup_agent_ struct vn_agent *a = NULL;
 	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
@@ -131,7 +126,6 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 
 static const struct vn_cli_opt exec_opts[] = {
 	{"timeout", 't', true, "S", VN_VAL_NONE, "kill the command after S seconds (default: no limit)"},
-	VN_CLI_OPT_STATE_DIR,
 	VN_CLI_OPT_END,
 };
 
@@ -144,6 +138,7 @@ const struct vn_cmd vn_cmd_exec = {
 		       "forwarded (unless it is a terminal), Ctrl-C is passed on, and vnuma exits with\n"
 		       "CMD's exit code. A program the guest does not have is bad input (exit 2).",
 	.opts = exec_opts,
+	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_GUEST,
 	.stop_at_operand = true,
 };
@@ -154,14 +149,13 @@ const struct vn_cmd vn_cmd_shell = {
 	.summary = "interactive root shell on a guest's console (Ctrl-] leaves)",
 	.synopsis = "NAME",
 	.description = "Attaches to the guest's serial console; Ctrl-] leaves (also inside tmux).",
-	.opts = vn_cli_guest_opts,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_GUEST,
 	.stop_at_operand = true,
 };
 
 static const struct vn_cli_opt collect_opts[] = {
 	{"output", 'o', true, "DIR", VN_VAL_DIR, "where to write the snapshot (required)"},
-	VN_CLI_OPT_STATE_DIR,
 	VN_CLI_OPT_END,
 };
 
@@ -174,6 +168,7 @@ const struct vn_cmd vn_cmd_collect = {
 		       "numactl -H, dmesg, the kernel command line and version, and snapshot.json\n"
 		       "holding all of it parsed.",
 	.opts = collect_opts,
+	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_GUEST,
 	.stop_at_operand = true,
 };

@@ -10,36 +10,17 @@
 #include "util/cleanup.h"
 #include "util/name.h"
 
-/* Options every guest command takes; returns the getopt code it consumed, or 0. */
-int vn_cli_common_opt(int c, const char *arg, struct vn_cli_common *co)
-{
-	switch (c) {
-	case 'S': co->state_dir = arg; return c;
-	case 'C': co->uri = arg; return c;
-	default: return 0;
-	}
-}
-
-int vn_cli_ctx(const struct vn_cli_common *co, struct vn_testbed_ctx *ctx, struct vn_error *err)
-{
-	return vn_testbed_ctx_init(ctx, co->state_dir, co->uri, err);
-}
-
 static int cmd_up(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
 	struct vn_up_opts o = {.timeout_s = VN_TESTBED_BOOT_MS / 1000, .model = VN_FALLBACK_DEFAULT};
-	struct vn_cli_common co = {0};
+	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	struct vn_up_result r;
 	long v;
 	int c, rc;
 
-	vn_cli_getopt_init(&g, &vn_cmd_up);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		if (vn_cli_common_opt(c, optarg, &co))
-			continue;
+	vn_cli_args_init(&args, &vn_cmd_up, argc, argv);
+	while ((c = vn_cli_next(&args, err)) > 0) {
 		switch (c) {
 		case 'n': o.name = optarg; break;
 		case 'k': o.kernel = optarg; break;
@@ -54,19 +35,15 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 				return vn_error_prefix(err, "--timeout");
 			o.timeout_s = (int)v;
 			break;
-		case 'h': vn_cli_usage(stdout, &vn_cmd_up); return VN_EXIT_OK;
-		default: vn_cli_usage(stderr, &vn_cmd_up); return VN_EXIT_INPUT;
 		}
 	}
-	if (optind != argc - 1) {
-		vn_cli_usage(stderr, &vn_cmd_up);
-		return VN_EXIT_INPUT;
-	}
+	if (c < 0 || vn_cli_operands(&args, 1, 1, err) < 0)
+		return args.exit;
 	o.topology = argv[optind];
 	/* The name first: nothing is built or opened for a guest that cannot exist. */
 	if (o.name && (rc = vn_guest_name_check(o.name, err)) < 0)
 		return rc;
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
@@ -97,25 +74,16 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	return rc;
 }
 
-/* The options down, list and status share; *all is --all (down only). Returns > 0 for --help, done. */
-static int guest_opts_parse(int argc, char **argv, const struct vn_cmd *cmd, struct vn_cli_common *co, bool *all,
-			    struct vn_error *err)
+/* The options down, list and status share (--all: down only); 0, or -1 when the command ends with a->exit. */
+static int guest_opts_parse(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv, bool *all, int min,
+			    int max, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
 	int c;
 
-	vn_cli_getopt_init(&g, cmd);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		if (vn_cli_common_opt(c, optarg, co))
-			continue;
-		switch (c) {
-		case 'A': *all = true; break;
-		case 'h': vn_cli_usage(stdout, cmd); return 1;
-		default: return vn_input_error(err, "bad option (see 'vnuma %s --help')", cmd->name);
-		}
-	}
-	return 0;
+	vn_cli_args_init(a, cmd, argc, argv);
+	while ((c = vn_cli_next(a, err)) > 0)
+		*all = c == 'A';
+	return c < 0 ? -1 : vn_cli_operands(a, min, max, err);
 }
 
 /* vnuma's guests through libvirt (the embedded driver's lock is held only for this). */
@@ -138,19 +106,19 @@ static const char *or_q(const char *s)
 
 static int cmd_down(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_common co = {0};
+	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	bool all = false;
 	unsigned n = 0;
 	int rc;
 
-	if ((rc = guest_opts_parse(argc, argv, &vn_cmd_down, &co, &all, err)) != 0)
-		return rc < 0 ? rc : VN_EXIT_OK;
-	if (all == (optind < argc) || argc - optind > 1)
+	if (guest_opts_parse(&args, &vn_cmd_down, argc, argv, &all, 0, 1, err) < 0)
+		return args.exit;
+	if (all == (optind < argc))
 		return vn_input_error(err, "down takes one NAME or --all");
 	if (!all && (rc = vn_guest_name_check(argv[optind], err)) < 0)
 		return rc;
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
 	rc = vn_testbed_down(&ctx, all ? NULL : argv[optind], &n, err);
 	if (rc == 0)
@@ -161,18 +129,16 @@ static int cmd_down(int argc, char **argv, struct vn_error *err)
 
 static int cmd_list(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_common co = {0};
+	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	struct vn_virt_domain_info *list = NULL;
 	size_t n = 0;
 	bool all = false;
 	int rc;
 
-	if ((rc = guest_opts_parse(argc, argv, &vn_cmd_list, &co, &all, err)) != 0)
-		return rc < 0 ? rc : VN_EXIT_OK;
-	if (optind != argc)
-		return vn_input_error(err, "list takes no operands");
-	if ((rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if (guest_opts_parse(&args, &vn_cmd_list, argc, argv, &all, 0, 0, err) < 0)
+		return args.exit;
+	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
 	rc = guest_list(&ctx, &list, &n, err);
 	vn_testbed_ctx_clear(&ctx);
@@ -188,7 +154,7 @@ static int cmd_list(int argc, char **argv, struct vn_error *err)
 
 static int cmd_status(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_common co = {0};
+	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	struct vn_virt_domain_info *list = NULL;
 	const struct vn_virt_domain_info *d = NULL;
@@ -196,12 +162,10 @@ static int cmd_status(int argc, char **argv, struct vn_error *err)
 	bool all = false;
 	int rc;
 
-	if ((rc = guest_opts_parse(argc, argv, &vn_cmd_status, &co, &all, err)) != 0)
-		return rc < 0 ? rc : VN_EXIT_OK;
-	if (argc - optind != 1)
-		return vn_input_error(err, "status takes one NAME");
+	if (guest_opts_parse(&args, &vn_cmd_status, argc, argv, &all, 1, 1, err) < 0)
+		return args.exit;
 	const char *name = argv[optind];
-	if ((rc = vn_guest_name_check(name, err)) < 0 || (rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	if ((rc = vn_guest_name_check(name, err)) < 0 || (rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
 	if ((rc = guest_list(&ctx, &list, &n, err)) < 0) {
 		vn_testbed_ctx_clear(&ctx);
@@ -245,8 +209,6 @@ static const struct vn_cli_opt up_opts[] = {
 	{"append", 'a', true, "ARGS", VN_VAL_NONE, "extra kernel command line"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds (default 180)"},
-	VN_CLI_OPT_CONNECT,
-	VN_CLI_OPT_STATE_DIR,
 	VN_CLI_OPT_END,
 };
 
@@ -261,19 +223,12 @@ const struct vn_cmd vn_cmd_up = {
 		       "stdout. Exit 1 when the guest does not match (it stays up to look at), 3 when\n"
 		       "it cannot boot (the console tail is printed).",
 	.opts = up_opts,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_TOPOLOGY,
 };
 
 static const struct vn_cli_opt down_opts[] = {
 	{"all", 'A', false, NULL, VN_VAL_NONE, "every vnuma guest in the state directory"},
-	VN_CLI_OPT_CONNECT,
-	VN_CLI_OPT_STATE_DIR,
-	VN_CLI_OPT_END,
-};
-
-const struct vn_cli_opt vn_cli_guest_opts[] = {
-	VN_CLI_OPT_CONNECT,
-	VN_CLI_OPT_STATE_DIR,
 	VN_CLI_OPT_END,
 };
 
@@ -284,6 +239,7 @@ const struct vn_cmd vn_cmd_down = {
 	.synopsis = "NAME | --all",
 	.description = "Destroys the guest and deletes its directory; no QEMU process is left.",
 	.opts = down_opts,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_GUEST,
 };
 
@@ -293,7 +249,7 @@ const struct vn_cmd vn_cmd_list = {
 	.summary = "list vnuma guests",
 	.synopsis = "",
 	.description = "One line per guest: name, state, accelerator, topology, kernel.",
-	.opts = vn_cli_guest_opts,
+	.common = VN_CLI_GUEST,
 };
 
 const struct vn_cmd vn_cmd_status = {
@@ -301,6 +257,6 @@ const struct vn_cmd vn_cmd_status = {
 	.fn = cmd_status,
 	.summary = "one guest's topology, kernel, accelerator and uptime",
 	.synopsis = "NAME",
-	.opts = vn_cli_guest_opts,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_GUEST,
 };

@@ -25,27 +25,17 @@ static int state_cache(const char *state_dir, char **out, struct vn_error *err)
 
 static int kernel_build(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
-	const char *state_dir = NULL;
 	_cleanup_free_ char *cache = NULL;
+	struct vn_cli_args a;
 	int jobs = 0, c, rc;
 
-	vn_cli_getopt_init(&g, &kernel_build_cmd);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		switch (c) {
-		case 'S': state_dir = optarg; break;
-		case 'j':
-			jobs = atoi(optarg);
-			if (jobs <= 0)
-				return vn_input_error(err, "--jobs %s: expected a positive number", optarg);
-			break;
-		default: vn_cli_usage(stderr, &vn_cmd_kernel); return VN_EXIT_INPUT;
-		}
-	}
-	if (optind >= argc)
-		return vn_input_error(err, "build needs a RECIPE (kernels/NAME.json or NAME)");
-	if ((rc = state_cache(state_dir, &cache, err)) < 0)
+	vn_cli_args_init(&a, &kernel_build_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0)
+		if (c == 'j' && (jobs = atoi(optarg)) <= 0)
+			return vn_cli_bad_arg(&a, "jobs", "is not a positive number", err);
+	if (c < 0 || vn_cli_operands(&a, 1, -1, err) < 0)
+		return a.exit;
+	if ((rc = state_cache(a.state_dir, &cache, err)) < 0)
 		return rc;
 	for (int i = optind; i < argc; i++) {
 		_cleanup_free_ char *path = NULL;
@@ -89,23 +79,18 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 
 static int kernel_list(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
-	const char *state_dir = NULL;
 	_cleanup_free_ char *cache = NULL;
 	struct vn_kernel_built **v = NULL;
+	struct vn_cli_args a;
 	size_t n = 0;
 	int c, rc;
 
-	vn_cli_getopt_init(&g, &kernel_list_cmd);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		if (c != 'S') {
-			vn_cli_usage(stderr, &vn_cmd_kernel);
-			return VN_EXIT_INPUT;
-		}
-		state_dir = optarg;
-	}
-	if ((rc = state_cache(state_dir, &cache, err)) < 0 || (rc = vn_kernel_cache_list(cache, &v, &n, err)) < 0)
+	vn_cli_args_init(&a, &kernel_list_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0)
+		;
+	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0)
+		return a.exit;
+	if ((rc = state_cache(a.state_dir, &cache, err)) < 0 || (rc = vn_kernel_cache_list(cache, &v, &n, err)) < 0)
 		return rc;
 	if (!n)
 		printf("no kernels built yet in %s ('vnuma kernel build kernels/NAME.json')\n", cache);
@@ -135,7 +120,6 @@ static int cmd_kernel(int argc, char **argv, struct vn_error *err)
 
 static const struct vn_cli_opt kernel_build_opts[] = {
 	{"jobs", 'j', true, "N", VN_VAL_NONE, "make -j (default: all CPUs)"},
-	VN_CLI_OPT_STATE_DIR,
 	VN_CLI_OPT_END,
 };
 
@@ -145,12 +129,8 @@ static const struct vn_cmd kernel_build_cmd = {
 	.summary = "build the kernels of source recipes (a cache hit is instant)",
 	.synopsis = "[--state-dir DIR] [-j N] RECIPE...",
 	.opts = kernel_build_opts,
+	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_KERNEL,
-};
-
-static const struct vn_cli_opt kernel_list_opts[] = {
-	VN_CLI_OPT_STATE_DIR,
-	VN_CLI_OPT_END,
 };
 
 static const struct vn_cmd kernel_list_cmd = {
@@ -158,7 +138,7 @@ static const struct vn_cmd kernel_list_cmd = {
 	.fn = kernel_list,
 	.summary = "list the cached kernels: recipe, release, hash, size, build time, patches",
 	.synopsis = "[--state-dir DIR]",
-	.opts = kernel_list_opts,
+	.common = VN_CLI_STATE_DIR,
 };
 
 static const struct vn_cmd *const kernel_subs[] = {&kernel_build_cmd, &kernel_list_cmd, NULL};

@@ -9,30 +9,22 @@
 
 static int cmd_run(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
 	struct vn_run_opts ro = {0};
-	struct vn_cli_common co = {0};
+	struct vn_cli_args a;
 	int c, rc;
 
-	vn_cli_getopt_init(&g, &vn_cmd_run);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-		if (vn_cli_common_opt(c, optarg, &co))
-			continue;
+	vn_cli_args_init(&a, &vn_cmd_run, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0) {
 		switch (c) {
 		case 'o': ro.outdir = optarg; break;
 		case 'q': ro.quick = true; break;
 		case 'f': ro.force = true; break;
 		case 'k': ro.kernel = optarg; break;
 		case 'K': ro.keep = true; break;
-		case 'h': vn_cli_usage(stdout, &vn_cmd_run); return VN_EXIT_OK;
-		default: vn_cli_usage(stderr, &vn_cmd_run); return VN_EXIT_INPUT;
 		}
 	}
-	if (optind != argc - 1) {
-		vn_cli_usage(stderr, &vn_cmd_run);
-		return VN_EXIT_INPUT;
-	}
+	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
+		return a.exit;
 
 	_cleanup_scenario_ struct vn_scenario *s = NULL;
 	struct vn_testbed_ctx ctx;
@@ -40,7 +32,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	_cleanup_free_ char *dir = NULL, *path = NULL;
 
 	if ((rc = vn_scenario_find(argv[optind], &path, err)) < 0 || (rc = vn_scenario_load(path, &s, err)) < 0 ||
-	    (rc = vn_cli_ctx(&co, &ctx, err)) < 0)
+	    (rc = vn_cli_ctx(&a, &ctx, err)) < 0)
 		return rc;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
@@ -83,8 +75,6 @@ static const struct vn_cli_opt run_opts[] = {
 	 "boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
 	 "(kernels/NAME.json, built on first use) or a bzImage path"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
-	VN_CLI_OPT_CONNECT,
-	VN_CLI_OPT_STATE_DIR,
 	VN_CLI_OPT_END,
 };
 
@@ -102,5 +92,6 @@ const struct vn_cmd vn_cmd_run = {
 		       "Exit: 0 all assertions held, 1 an assertion failed, 2 bad scenario,\n"
 		       "3 infrastructure (boot, timeout, interrupted; the result is marked incomplete).",
 	.opts = run_opts,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_SCENARIO,
 };

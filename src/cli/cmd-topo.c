@@ -123,14 +123,13 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 
 static int topo_fallback(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
 	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_cli_args a;
 	bool json = false;
 	int c, rc;
 
-	vn_cli_getopt_init(&g, &topo_fallback_cmd);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
+	vn_cli_args_init(&a, &topo_fallback_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0) {
 		switch (c) {
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &fo.model, err)) < 0)
@@ -138,11 +137,10 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 			break;
 		case 'c': fo.cpus_visible = true; break;
 		case 'j': json = true; break;
-		default: return vn_input_error(err, "bad option (see 'vnuma topo --help')");
 		}
 	}
-	if (optind != argc - 1)
-		return vn_input_error(err, "fallback takes exactly one TOPOLOGY");
+	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
+		return a.exit;
 
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	struct vn_fallback f;
@@ -179,32 +177,32 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 /* A random topology on stdout, for checking the model against real boots. */
 static int topo_random(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_cli_getopt g;
 	unsigned long long seed = 1;
 	unsigned lo = 5, hi = 8, flags = VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS;
+	struct vn_cli_args a;
 	char *end;
 	int c;
 
-	vn_cli_getopt_init(&g, &topo_random_cmd);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
+	vn_cli_args_init(&a, &topo_random_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0) {
 		switch (c) {
 		case 's':
 			seed = strtoull(optarg, &end, 0);
 			if (*end || !*optarg)
-				return vn_input_error(err, "--seed: '%s' is not a number", optarg);
+				return vn_cli_bad_arg(&a, "seed", "is not a number", err);
 			break;
 		case 'n':
 			if (sscanf(optarg, "%u-%u", &lo, &hi) != 2 && sscanf(optarg, "%u", &lo) == 1)
 				hi = lo;
 			if (lo < 2 || hi < lo || hi > 16)
-				return vn_input_error(err, "--nodes: '%s' must be MIN-MAX within 2-16", optarg);
+				return vn_cli_bad_arg(&a, "nodes", "must be MIN-MAX within 2-16", err);
 			break;
 		case 'c': flags &= ~(unsigned)VN_RANDOM_CPULESS; break;
 		case 'm': flags &= ~(unsigned)VN_RANDOM_MEMLESS; break;
-		default: return vn_input_error(err, "bad option (see 'vnuma topo --help')");
 		}
 	}
+	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0)
+		return a.exit;
 	_cleanup_free_ char *xml = vn_topology_random_xml(seed, lo, hi, flags);
 	fputs(xml, stdout);
 	return VN_EXIT_OK;

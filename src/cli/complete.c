@@ -86,7 +86,9 @@ static void offer_value(const struct cand *k, enum vn_cli_value v, const char *s
 
 static const struct vn_cli_opt *find_opt(const struct vn_cmd *c, const char *word)
 {
-	for (const struct vn_cli_opt *o = c->opts; o && o->name; o++) {
+	const struct vn_cli_opt *o;
+
+	for (size_t i = 0; (o = vn_cli_opt_at(c, i)); i++) {
 		if (word[0] == '-' && word[1] == '-' && strcmp(word + 2, o->name) == 0)
 			return o;
 		if (o->has_short && word[0] == '-' && word[1] == o->val && !word[2])
@@ -157,7 +159,8 @@ static int cmd_complete(int argc, char **argv, struct vn_error *err)
 		}
 	}
 	if (k.cur[0] == '-') {
-		for (const struct vn_cli_opt *o = c->opts; o && o->name; o++) {
+		const struct vn_cli_opt *o;
+		for (size_t i = 0; (o = vn_cli_opt_at(c, i)); i++) {
 			char buf[64];
 			snprintf(buf, sizeof(buf), "--%s", o->name);
 			offer(&k, buf);

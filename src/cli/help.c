@@ -11,6 +11,25 @@
 
 static const struct vn_cli_opt help_opt = {"help", 'h', true, NULL, VN_VAL_NONE, "print this help and exit"};
 
+/* The common options, in the order of their VN_CLI_* bits. */
+static const struct vn_cli_opt common_opts[] = {
+	{"state-dir", 'S', false, "DIR", VN_VAL_DIR,
+	 "state directory (default $VNUMA_STATE_DIR, else\n"
+	 "$XDG_STATE_HOME/vnuma, /var/lib/vnuma as root, ~/.local/state/vnuma)"},
+	{"connect", 'C', false, "URI", VN_VAL_NONE, "libvirt URI (default $VNUMA_URI, else qemu:///embed)"},
+};
+
+const struct vn_cli_opt *vn_cli_opt_at(const struct vn_cmd *cmd, size_t i)
+{
+	for (const struct vn_cli_opt *o = cmd->opts; o && o->name; o++, i--)
+		if (i == 0)
+			return o;
+	for (size_t k = 0; k < sizeof(common_opts) / sizeof(common_opts[0]); k++)
+		if ((cmd->common & (1u << k)) && i-- == 0)
+			return &common_opts[k];
+	return NULL;
+}
+
 static const struct {
 	int code;
 	const char *meaning;
@@ -40,7 +59,7 @@ void vn_cli_getopt_init(struct vn_cli_getopt *g, const struct vn_cmd *cmd)
 	memset(g, 0, sizeof(*g));
 	if (cmd->stop_at_operand)
 		g->so[k++] = '+';
-	for (const struct vn_cli_opt *o = cmd->opts; o && o->name; o++, n++) {
+	for (const struct vn_cli_opt *o; (o = vn_cli_opt_at(cmd, n)); n++) {
 		if (n == VN_CLI_MAX_OPTS) {
 			fprintf(stderr, "vnuma %s: more than VN_CLI_MAX_OPTS options; raise it in cli.h\n", cmd->name);
 			abort();
@@ -87,7 +106,9 @@ static void usage_opt(FILE *out, const struct vn_cli_opt *o)
 
 static void usage_opts(FILE *out, const struct vn_cmd *c)
 {
-	for (const struct vn_cli_opt *o = c->opts; o && o->name; o++)
+	const struct vn_cli_opt *o;
+
+	for (size_t i = 0; (o = vn_cli_opt_at(c, i)); i++)
 		usage_opt(out, o);
 }
 
@@ -204,9 +225,11 @@ static void man_paragraphs(FILE *out, const char *s)
 	}
 }
 
-static void man_opts(FILE *out, const struct vn_cli_opt *opts)
+static void man_opts(FILE *out, const struct vn_cmd *c)
 {
-	for (const struct vn_cli_opt *o = opts; o && o->name; o++) {
+	const struct vn_cli_opt *o;
+
+	for (size_t i = 0; (o = vn_cli_opt_at(c, i)); i++) {
 		fputs(".TP\n.B ", out);
 		if (o->has_short)
 			fprintf(out, "\\-%c\\fR, \\fB", o->val);
@@ -272,10 +295,10 @@ static void man_cmd(FILE *out, const char *group, const struct vn_cmd *c)
 	}
 	if (group) {
 		fputs(".RS\n", out);
-		man_opts(out, c->opts);
+		man_opts(out, c);
 		fputs(".RE\n", out);
 	} else {
-		man_opts(out, c->opts);
+		man_opts(out, c);
 	}
 }
 

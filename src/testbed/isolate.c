@@ -19,10 +19,13 @@ static const struct {
 	const char *key;
 	size_t off;
 } up_strings[] = {
-#define S(f) {#f, offsetof(struct vn_up_result, f)}
-	S(name),          S(guest_dir),           S(console_log),    S(kernel_release),
-	S(kernel_version), S(kernel_recipe),      S(kernel_config_sha256), S(kernel_patches),
-	S(topology_path), S(accel_reason),        S(fidelity_report),
+#define S(f)                                         \
+	{                                            \
+#f, offsetof(struct vn_up_result, f) \
+	}
+	S(name),           S(guest_dir),     S(console_log),          S(kernel_release),
+	S(kernel_version), S(kernel_recipe), S(kernel_config_sha256), S(kernel_patches),
+	S(topology_path),  S(accel_reason),  S(fidelity_report),
 #undef S
 };
 

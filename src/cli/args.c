@@ -1,0 +1,70 @@
+/* The one argument loop of every command: common options, --help, bad options, operand counts. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "testbed/testbed.h"
+
+void vn_cli_args_init(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv)
+{
+	*a = (struct vn_cli_args){.cmd = cmd, .argc = argc, .argv = argv};
+	vn_cli_getopt_init(&a->g, cmd);
+	optind = 1;
+}
+
+int vn_cli_next(struct vn_cli_args *a, struct vn_error *err)
+{
+	for (;;) {
+		int c = getopt_long(a->argc, a->argv, a->g.so, a->g.lo, NULL);
+		switch (c) {
+		case -1: return 0;
+		case 'h':
+			vn_cli_usage(stdout, a->cmd);
+			a->exit = VN_EXIT_OK;
+			return -1;
+		case '?':
+		case ':':
+			/* getopt said which option, on stderr. */
+			a->exit = vn_input_error(err, "bad option (see 'vnuma %s --help')", a->cmd->name);
+			return -1;
+		case 'S':
+			if (a->cmd->common & VN_CLI_STATE_DIR) {
+				a->state_dir = optarg;
+				continue;
+			}
+			return c;
+		case 'C':
+			if (a->cmd->common & VN_CLI_CONNECT) {
+				a->uri = optarg;
+				continue;
+			}
+			return c;
+		default: return c;
+		}
+	}
+}
+
+int vn_cli_operands(struct vn_cli_args *a, int min, int max, struct vn_error *err)
+{
+	int n = a->argc - optind;
+
+	if (n >= min && (max < 0 || n <= max))
+		return 0;
+	if (max == 0)
+		a->exit =
+			vn_input_error(err, "%s takes no operands (see 'vnuma %s --help')", a->cmd->name, a->cmd->name);
+	else
+		a->exit = vn_input_error(err, "%s operands (usage: vnuma %s %s)", n < min ? "missing" : "too many",
+					 a->cmd->name, a->cmd->synopsis ? a->cmd->synopsis : "");
+	return -1;
+}
+
+int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, struct vn_error *err)
+{
+	return a->exit = vn_input_error(err, "--%s: '%s' %s", option, optarg ? optarg : "", why);
+}
+
+int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err)
+{
+	return vn_testbed_ctx_init(ctx, a->state_dir, a->uri, err);
+}
