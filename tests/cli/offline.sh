@@ -10,7 +10,7 @@ check "--version" sh -c "'$vnuma' --version | grep -q '^vnuma [0-9]'"
 check "--help lists every command" sh -c "'$vnuma' --help | grep -q '^  run ' && '$vnuma' --help | grep -q '^  kernel '"
 check "unknown command exits 2" test "$(rc "$vnuma" frobnicate)" = 2
 check "no command exits 2" test "$(rc "$vnuma")" = 2
-for c in up down list status exec shell collect run scenario topo kernel doctor; do
+for c in up down list status exec shell collect run compare scenario topo kernel doctor; do
 	check "$c --help exits 0" test "$(rc "$vnuma" $c --help)" = 0
 done
 
@@ -138,6 +138,23 @@ check "the failed run's result says incomplete" grep -Eq '"complete": *false' "$
 check "the failed run's result says why" grep -q 'no-such-bzImage' "$tmp/out/result.json"
 check "junit.xml has the error testcase" grep -q '<error message=' "$tmp/out/junit.xml"
 check "no temporary files left" test -z "$(find "$tmp/out" -name '*.tmp.*')"
+rm -rf "$tmp"
+
+# compare: the fixtures of tests/unit/test-compare.c (their tables are golden-tested there).
+fx=$src/tests/fixtures/compare
+check "compare GROUP exits 0" test "$(rc "$vnuma" compare "$fx/numa-ab")" = 0
+check "compare marks the significant migration row" sh -c "'$vnuma' compare '$fx/numa-ab' | grep -Eq '^\* .*-100\.0%.* vmstat\.numa_pages_migrated\$'"
+check "compare --json is JSON" sh -c "'$vnuma' compare '$fx/numa-ab' --json | python3 -c 'import json,sys; json.load(sys.stdin)'"
+check "compare DIR_A DIR_B exits 0" test "$(rc "$vnuma" compare "$fx/run-a" "$fx/run-b")" = 0
+check "compare of different topologies exits 2" test "$(rc "$vnuma" compare "$fx/run-a" "$fx/run-4node")" = 2
+check "compare names both topologies" sh -c "'$vnuma' compare '$fx/run-a' '$fx/run-4node' 2>&1 | grep -q 'run-4node/result.json: \$.topology: \"4node-amd\", but .*run-a/result.json has \"2node\"'"
+check "compare --force exits 0" test "$(rc "$vnuma" compare "$fx/run-a" "$fx/run-4node" --force)" = 0
+check "compare of one run exits 2" test "$(rc "$vnuma" compare "$fx/run-a")" = 2
+check "compare of no operand exits 2" test "$(rc "$vnuma" compare)" = 2
+check "compare of a bad metric exits 2" test "$(rc "$vnuma" compare "$fx/run-a" "$fx/bad-metric")" = 2
+tmp=$(mktemp -d)
+mkfifo "$tmp/result.json"
+check "compare of a FIFO result.json exits 2 at once" test "$(rc timeout 10 "$vnuma" compare "$fx/run-a" "$tmp")" = 2
 rm -rf "$tmp"
 
 finish

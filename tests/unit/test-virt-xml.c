@@ -16,6 +16,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "golden.h"
 #include "util/cleanup.h"
 #include "virt/domain-xml.h"
 
@@ -57,42 +58,9 @@ static struct vn_domain_opts base_opts(const char *name)
 	};
 }
 
-static char *read_all(const char *path)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *s = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&s, &len);
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	return s;
-}
-
 static void golden(const char *file, const char *got)
 {
-	const char *src = getenv("VN_SOURCE_DIR");
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/tests/golden/domain/%s", src ? src : ".", file);
-	if (getenv("VN_UPDATE_GOLDEN") && strcmp(getenv("VN_UPDATE_GOLDEN"), "1") == 0) {
-		FILE *f = fopen(path, "w");
-		assert_non_null(f);
-		fputs(got, f);
-		fclose(f);
-		return;
-	}
-	_cleanup_free_ char *want = read_all(path);
-	if (!want)
-		fail_msg("missing golden file %s (run with VN_UPDATE_GOLDEN=1)", path);
-	if (strcmp(want, got) != 0) {
-		fprintf(stderr, "--- %s\n+++ generated\n%s\n", path, got);
-		fail_msg("generated XML differs from %s (VN_UPDATE_GOLDEN=1 rewrites it)", path);
-	}
+	vn_test_golden("domain", file, got, "generated XML");
 }
 
 static char *build_ok(const struct vn_topology *t, const struct vn_domain_opts *o)

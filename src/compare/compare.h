@@ -1,0 +1,101 @@
+/*
+ * vnuma compare: result groups and run directories (docs/results.md) read
+ * into one table, kernel-test-robot style. One row per metric name, one
+ * column pair per variant: each variant's mean and stddev over its complete
+ * runs, and its change against the base (the first variant) with Welch's
+ * t-test (compare/stats.h). Library code: errors go into struct vn_error
+ * (bad input is VN_ERR_INPUT naming the file and the JSON path).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/error.h"
+
+/* A change is significant when Welch's two-sided p-value is below this. */
+#define VN_COMPARE_ALPHA 0.05
+
+/* One variant: what ran, and how many of its runs count. */
+struct vn_compare_variant {
+	char *name;
+	char *source;      /* the group or run directory it came from, as given */
+	char *kernel;      /* how the kernel was asked for (group.json "kernel", result.json kernel.recipe), or NULL */
+	char *release;     /* kernel.release of its first complete run, or NULL */
+	char *cmdline;     /* kernel.cmdline of its first complete run, or NULL */
+	char *sysctls;     /* "key=value key=value", or NULL */
+	unsigned runs;     /* the runs the input lists */
+	unsigned complete; /* of those, the ones with "complete": true: only these count */
+};
+
+/* One metric of one variant. */
+struct vn_compare_cell {
+	unsigned n; /* complete runs that recorded the metric; 0: nothing below is meaningful */
+	double mean, stddev;
+	bool has_change;   /* false for the base, or when either side has n = 0 */
+	double change_abs; /* mean - base mean */
+	bool has_pct;      /* has_change, and the base mean is not 0 */
+	double change_pct; /* (mean - base mean) / |base mean| * 100 */
+	bool has_p;        /* has_change and both sides have n >= 2 (compare/stats.h: vn_stats_welch) */
+	double p_value;
+	bool significant; /* has_p and p_value < VN_COMPARE_ALPHA */
+};
+
+struct vn_compare_row {
+	char *metric;
+	bool absolute;    /* a percentage itself (name ends in '%' or "_pct"): the table shows change_abs */
+	bool significant; /* some variant's cell is */
+	bool changed;     /* some variant's mean differs from the base's (or only one side has the metric) */
+	struct vn_compare_cell *cells; /* one per variant, cells[0] the base */
+};
+
+struct vn_compare {
+	char *scenario, *topology, *accelerator; /* distinct values joined with ", " (only --force mixes them) */
+	unsigned repeats;                        /* the most runs any variant lists */
+	bool incomplete;                         /* some group's group.json says "complete": false */
+	size_t nvariants;
+	struct vn_compare_variant *variants; /* variants[0] is the base */
+	size_t nrows;
+	struct vn_compare_row *rows; /* significant first, then the others; each by largest |change| */
+};
+
+struct vn_compare_opts {
+	bool force; /* compare results of different topologies or accelerators */
+};
+
+/*
+ * Reads dirs[0..n): each a result group (DIR/group.json) or a run directory
+ * (DIR/result.json). One group alone, or two or more of either; each adds
+ * its variants in order, and the first one is the base. A run directory is
+ * a variant of one run, named by its "variant" (its directory's name when
+ * that is taken already). Runs whose result.json says "complete": false,
+ * and runs of a group that never wrote one, are skipped.
+ */
+int vn_compare_load(const char *const *dirs, size_t n, const struct vn_compare_opts *o, struct vn_compare **out,
+		    struct vn_error *err);
+void vn_compare_free(struct vn_compare *c);
+
+static inline void vn_compare_freep(struct vn_compare **c)
+{
+	vn_compare_free(*c);
+}
+#define _cleanup_compare_ __attribute__((cleanup(vn_compare_freep)))
+
+enum {
+	VN_COMPARE_ALL = 1 << 0, /* also the rows where every variant's mean equals the base's */
+};
+
+/* The table as text (vnuma compare): a header, the rows, a legend. Caller frees. */
+char *vn_compare_format_text(const struct vn_compare *c, unsigned flags);
+/* The table as JSON (vnuma compare --json), every row. Caller frees. */
+char *vn_compare_format_json(const struct vn_compare *c);
+
+/* metric's cell for variant, or NULL when either name is unknown. */
+const struct vn_compare_cell *vn_compare_find(const struct vn_compare *c, const char *metric, const char *variant);
+
+/*
+ * After a matrix: reads the result group dir and writes DIR/compare.txt and
+ * DIR/compare.json (each atomically). *out, when not NULL, gets the table
+ * for the group assertions (vn_compare_find).
+ */
+int vn_compare_write_group(const char *dir, struct vn_compare **out, struct vn_error *err);

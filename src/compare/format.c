@@ -1,0 +1,291 @@
+/* The table drawn: text after the kernel test robot's, and JSON; and the group's compare.{txt,json}. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "compare/compare.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+
+/* Column widths: a mean, its "±NNN%", a change. */
+#define W_MEAN   12
+#define W_SD     6
+#define W_CHANGE 10
+#define W_BASE   (W_MEAN + W_SD)
+#define W_OTHER  (W_CHANGE + 2 + W_MEAN + W_SD)
+/* The stddev is shown only from this many percent of the mean (the robot's threshold). */
+#define SD_SHOWN_PCT 2
+
+/*
+ * Like the robot: integers plain, large values in e-notation (1.584e+10),
+ * the rest with 2 decimals, and tiny ones with 3 significant digits so
+ * they do not read as 0. A row is integers unless a mean below 1000 has
+ * a fraction, so that a column never mixes 91 and 97.90, and a counter's
+ * 0 stays 0 beside its mean of 51192.67.
+ */
+static const char *fmt_num(double v, bool integral, char *buf, size_t len)
+{
+	double a = fabs(v);
+
+	if (v == 0)
+		snprintf(buf, len, integral ? "0" : "0.00");
+	else if (a >= 1e9)
+		snprintf(buf, len, "%.4g", v);
+	else if (a >= 1000 || integral)
+		snprintf(buf, len, "%.0f", v);
+	else if (a >= 0.01)
+		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.3g", v);
+	return buf;
+}
+
+static bool row_integral(const struct vn_compare *c, const struct vn_compare_row *row)
+{
+	for (size_t v = 0; v < c->nvariants; v++)
+		if (row->cells[v].n && fabs(row->cells[v].mean) < 1000 &&
+		    row->cells[v].mean != trunc(row->cells[v].mean))
+			return false;
+	return true;
+}
+
+/* "±NN%", W_SD columns wide, or blanks (n < 2, a 0 mean, or below SD_SHOWN_PCT). */
+static void put_sd(struct vn_strbuf *b, const struct vn_compare_cell *cell)
+{
+	double cv = cell->n >= 2 && cell->mean != 0 ? cell->stddev / fabs(cell->mean) * 100 : 0;
+
+	if (cv >= SD_SHOWN_PCT)
+		vn_strbuf_printf(b, " \u00b1%3.0f%%", cv);
+	else
+		vn_strbuf_printf(b, "%*s", W_SD, "");
+}
+
+static void put_mean(struct vn_strbuf *b, const struct vn_compare_cell *cell, bool integral)
+{
+	char num[64];
+
+	vn_strbuf_printf(b, "%*s", W_MEAN, cell->n ? fmt_num(cell->mean, integral, num, sizeof(num)) : "-");
+	put_sd(b, cell);
+}
+
+static void put_change(struct vn_strbuf *b, const struct vn_compare_row *row, const struct vn_compare_cell *cell)
+{
+	char s[64] = "";
+
+	if (!cell->has_change)
+		s[0] = '\0';
+	else if (row->absolute)
+		snprintf(s, sizeof(s), "%+.1f", cell->change_abs == 0 ? 0 : cell->change_abs);
+	else if (cell->has_pct)
+		snprintf(s, sizeof(s), "%+.1f%%", cell->change_pct == 0 ? 0 : cell->change_pct);
+	else
+		snprintf(s, sizeof(s), "%s", cell->change_abs > 0 ? "+inf%" : "-inf%");
+	vn_strbuf_printf(b, "%*s", W_CHANGE, s);
+}
+
+static void put_row(struct vn_strbuf *b, const struct vn_compare *c, const struct vn_compare_row *row)
+{
+	bool integral = row_integral(c, row);
+
+	vn_strbuf_printf(b, "%s", row->significant ? "* " : "  ");
+	put_mean(b, &row->cells[0], integral);
+	for (size_t v = 1; v < c->nvariants; v++) {
+		put_change(b, row, &row->cells[v]);
+		vn_strbuf_printf(b, "  ");
+		put_mean(b, &row->cells[v], integral);
+	}
+	vn_strbuf_printf(b, "  %s\n", row->metric);
+}
+
+static void put_variant(struct vn_strbuf *b, const struct vn_compare_variant *v, bool base, int width)
+{
+	const char *sep = "";
+
+	vn_strbuf_printf(b, "%-4s  %-*s ", base ? "base" : "", width, v->name);
+	if (v->kernel || v->release) {
+		vn_strbuf_printf(b, " kernel %s", v->kernel ? v->kernel : v->release);
+		if (v->kernel && v->release)
+			vn_strbuf_printf(b, " (%s)", v->release);
+		sep = ",";
+	}
+	if (v->cmdline) {
+		vn_strbuf_printf(b, "%s cmdline \"%s\"", sep, v->cmdline);
+		sep = ",";
+	}
+	if (v->sysctls) {
+		vn_strbuf_printf(b, "%s sysctls %s", sep, v->sysctls);
+		sep = ",";
+	}
+	if (v->complete == v->runs)
+		vn_strbuf_printf(b, "%s n=%u\n", *sep ? ";" : "", v->complete);
+	else
+		vn_strbuf_printf(b, "%s n=%u of %u runs complete\n", *sep ? ";" : "", v->complete, v->runs);
+}
+
+static void put_header(struct vn_strbuf *b, const struct vn_compare *c)
+{
+	int width = 0;
+
+	vn_strbuf_printf(b, "scenario:    %s\n", c->scenario ? c->scenario : "-");
+	vn_strbuf_printf(b, "topology:    %s\n", c->topology ? c->topology : "-");
+	vn_strbuf_printf(b, "accelerator: %s\n", c->accelerator ? c->accelerator : "-");
+	vn_strbuf_printf(b, "repeats:     %u\n", c->repeats);
+	if (c->incomplete)
+		vn_strbuf_printf(
+			b, "incomplete:  group.json says the matrix has not ended (still running, or cut short)\n");
+	vn_strbuf_printf(b, "\n");
+	for (size_t v = 0; v < c->nvariants; v++)
+		if ((int)strlen(c->variants[v].name) > width)
+			width = (int)strlen(c->variants[v].name);
+	for (size_t v = 0; v < c->nvariants; v++)
+		put_variant(b, &c->variants[v], v == 0, width);
+	vn_strbuf_printf(b, "\n");
+
+	/* The column heads: each variant's name over its columns, as the robot puts the commits. */
+	vn_strbuf_printf(b, "  %*s", W_BASE, c->variants[0].name);
+	for (size_t v = 1; v < c->nvariants; v++)
+		vn_strbuf_printf(b, "  %*s", W_OTHER - 2, c->variants[v].name);
+	vn_strbuf_printf(b, "\n  ");
+	for (int i = 0; i < W_BASE; i++)
+		vn_strbuf_printf(b, "-");
+	for (size_t v = 1; v < c->nvariants; v++) {
+		vn_strbuf_printf(b, "  ");
+		for (int i = 0; i < W_OTHER - 2; i++)
+			vn_strbuf_printf(b, "-");
+	}
+	vn_strbuf_printf(b, "\n  %*s", W_BASE, "%stddev");
+	for (size_t v = 1; v < c->nvariants; v++)
+		vn_strbuf_printf(b, "%*s%*s", W_CHANGE, "%change", W_OTHER - W_CHANGE, "%stddev");
+	vn_strbuf_printf(b, "\n");
+}
+
+char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	/* One variant alone (repeats of one kernel) is there for its means and spreads: every row. */
+	bool all = (flags & VN_COMPARE_ALL) || c->nvariants < 2;
+	size_t hidden = 0;
+
+	put_header(&b, c);
+	for (size_t i = 0; i < c->nrows; i++) {
+		if (!c->rows[i].changed && !all) {
+			hidden++;
+			continue;
+		}
+		put_row(&b, c, &c->rows[i]);
+	}
+	vn_strbuf_printf(&b, "\n");
+	if (!c->nrows)
+		vn_strbuf_printf(&b, "no metrics: no complete run recorded any\n");
+	vn_strbuf_printf(&b,
+			 "* p < %.2f in Welch's two-sided t-test against the base; \u00b1 the sample stddev in %% of "
+			 "the mean (from %d%%);\n  %%change relative to the base, an absolute difference for metrics "
+			 "that are percentages\n",
+			 VN_COMPARE_ALPHA, SD_SHOWN_PCT);
+	if (hidden)
+		vn_strbuf_printf(&b,
+				 "%zu row%s where every variant's mean equals the base's hidden (--all shows them)\n",
+				 hidden, hidden == 1 ? "" : "s");
+	return vn_strbuf_steal(&b);
+}
+
+/* 15 significant digits: every counter exactly, and none of binary floating point's noise. */
+static json_object *jnum(double v)
+{
+	char s[64];
+
+	snprintf(s, sizeof(s), "%.15g", v == 0 ? 0 : v);
+	return json_object_new_double_s(v, s);
+}
+
+static json_object *jstr(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *json_variant(const struct vn_compare_variant *v)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", jstr(v->name));
+	json_object_object_add(o, "source", jstr(v->source));
+	json_object_object_add(o, "kernel", jstr(v->kernel));
+	json_object_object_add(o, "release", jstr(v->release));
+	json_object_object_add(o, "cmdline", jstr(v->cmdline));
+	json_object_object_add(o, "sysctls", jstr(v->sysctls));
+	json_object_object_add(o, "runs", json_object_new_int64(v->runs));
+	json_object_object_add(o, "complete", json_object_new_int64(v->complete));
+	return o;
+}
+
+static json_object *json_cell(const char *name, const struct vn_compare_cell *cell)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", jstr(name));
+	json_object_object_add(o, "n", json_object_new_int64(cell->n));
+	json_object_object_add(o, "mean", cell->n ? jnum(cell->mean) : NULL);
+	json_object_object_add(o, "stddev", cell->n >= 2 ? jnum(cell->stddev) : NULL);
+	json_object_object_add(o, "change_pct", cell->has_pct ? jnum(cell->change_pct) : NULL);
+	json_object_object_add(o, "change_abs", cell->has_change ? jnum(cell->change_abs) : NULL);
+	json_object_object_add(o, "p_value", cell->has_p ? jnum(cell->p_value) : NULL);
+	json_object_object_add(o, "significant", json_object_new_boolean(cell->significant));
+	return o;
+}
+
+char *vn_compare_format_json(const struct vn_compare *c)
+{
+	json_object *o = json_object_new_object(), *vars = json_object_new_array(), *rows = json_object_new_array();
+
+	json_object_object_add(o, "scenario", jstr(c->scenario));
+	json_object_object_add(o, "topology", jstr(c->topology));
+	json_object_object_add(o, "accelerator", jstr(c->accelerator));
+	json_object_object_add(o, "repeats", json_object_new_int64(c->repeats));
+	json_object_object_add(o, "complete", json_object_new_boolean(!c->incomplete));
+	json_object_object_add(o, "alpha", jnum(VN_COMPARE_ALPHA));
+	json_object_object_add(o, "base", jstr(c->variants[0].name));
+	for (size_t v = 0; v < c->nvariants; v++)
+		json_object_array_add(vars, json_variant(&c->variants[v]));
+	json_object_object_add(o, "variants", vars);
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct vn_compare_row *row = &c->rows[i];
+		json_object *r = json_object_new_object(), *cells = json_object_new_array();
+		json_object_object_add(r, "metric", jstr(row->metric));
+		json_object_object_add(r, "change", json_object_new_string(row->absolute ? "abs" : "pct"));
+		json_object_object_add(r, "significant", json_object_new_boolean(row->significant));
+		json_object_object_add(r, "changed", json_object_new_boolean(row->changed));
+		for (size_t v = 0; v < c->nvariants; v++)
+			json_object_array_add(cells, json_cell(c->variants[v].name, &row->cells[v]));
+		json_object_object_add(r, "variants", cells);
+		json_object_array_add(rows, r);
+	}
+	json_object_object_add(o, "rows", rows);
+	char *s = vn_xasprintf(
+		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return s;
+}
+
+int vn_compare_write_group(const char *dir, struct vn_compare **out, struct vn_error *err)
+{
+	/* A matrix whose runs ended on different accelerators still gets its table; the header names both. */
+	const struct vn_compare_opts o = {.force = true};
+	_cleanup_compare_ struct vn_compare *c = NULL;
+	int rc;
+
+	if ((rc = vn_compare_load(&dir, 1, &o, &c, err)) < 0)
+		return rc;
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0), *json = vn_compare_format_json(c);
+	_cleanup_free_ char *tpath = vn_xasprintf("%s/compare.txt", dir), *jpath = vn_xasprintf("%s/compare.json", dir);
+	if ((rc = vn_file_write_text(tpath, text, err)) < 0 || (rc = vn_file_write_text(jpath, json, err)) < 0)
+		return rc;
+	if (out)
+		*out = steal_pointer(&c);
+	return 0;
+}

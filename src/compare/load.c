@@ -1,0 +1,507 @@
+/*
+ * Reading result groups and run directories (docs/results.md) for compare.
+ * Result directories may be reused or someone else's (docs/security.md):
+ * every value is type-checked, every file is read bounded and only when
+ * regular, a run's "dir" must stay inside its group, and text that reaches
+ * the table (names, kernel strings) is printable ASCII.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "compare/compare-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+
+/* A result.json with every vmstat counter is some 20 KiB; this is far above any real one. */
+#define RESULT_FILE_MAX (16u << 20)
+/* Header strings (a kernel command line) are cut at this. */
+#define TEXT_MAX        512
+#define METRIC_NAME_MAX 200
+
+struct loader {
+	struct vn_compare *c;
+	bool force;
+	struct vn_compare_obs *obs;
+	size_t nobs, cap;
+	/* Where the first topology and accelerator came from, for a mismatch's message. */
+	char *topology_file, *accel_file;
+	struct vn_error *err;
+};
+
+static void loader_clear(struct loader *ld)
+{
+	for (size_t i = 0; i < ld->nobs; i++)
+		free(ld->obs[i].metric);
+	free(ld->obs);
+	free(ld->topology_file);
+	free(ld->accel_file);
+}
+
+static int read_json(const char *path, struct json_object **root, struct vn_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int rc;
+
+	if ((rc = vn_file_read(path, RESULT_FILE_MAX, &text, &len, err)) < 0)
+		return rc;
+	return vn_json_parse(text, path, root, err);
+}
+
+/* Printable ASCII only: these strings go to a terminal. */
+static char *printable(const char *s)
+{
+	char buf[TEXT_MAX + 4];
+	return vn_xstrdup(vn_excerpt(s, strlen(s), TEXT_MAX, buf));
+}
+
+/* A string, null or absent: *out is the string made printable, else left NULL. */
+static int get_text(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
+		    char **out)
+{
+	_cleanup_free_ char *s = NULL;
+	struct json_object *v = vn_json_get(o, key);
+	int rc;
+
+	if (!v || json_object_is_type(v, json_type_null))
+		return 0;
+	if ((rc = vn_json_get_str(r, o, path, key, 0, &s)) < 0)
+		return rc;
+	free(*out);
+	*out = printable(s);
+	return 0;
+}
+
+static int get_bool(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
+		    bool required, bool *out)
+{
+	char p[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(o, key);
+	int rc;
+
+	if (!v)
+		return required ? vn_json_missing(r, path, key) : 0;
+	if ((rc = vn_json_check_type(r, v, json_type_boolean, vn_json_path_key(p, path, key))) < 0)
+		return rc;
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+static bool has_item(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+
+	for (const char *p = list; p; p = strstr(p, ", ") ? strstr(p, ", ") + 2 : NULL)
+		if (strncmp(p, item, n) == 0 && (p[n] == '\0' || strncmp(p + n, ", ", 2) == 0))
+			return true;
+	return false;
+}
+
+static void add_item(char **list, const char *item)
+{
+	if (!*list) {
+		*list = vn_xstrdup(item);
+	} else if (!has_item(*list, item)) {
+		char *s = vn_xasprintf("%s, %s", *list, item);
+		free(*list);
+		*list = s;
+	}
+}
+
+/*
+ * The topology and the accelerator must be the same everywhere: a kernel
+ * compared across different machines, or TCG against KVM, measures the
+ * machine. --force mixes them, and the header lists every value.
+ */
+static int same(struct loader *ld, const struct vn_json_reader *r, struct json_object *o, const char *key,
+		char **joined, char **first_file)
+{
+	_cleanup_free_ char *v = NULL;
+	char p[VN_JSON_PATH_MAX];
+	int rc;
+
+	if ((rc = get_text(r, o, "$", key, &v)) < 0 || !v)
+		return rc;
+	if (!*joined) {
+		*first_file = vn_xstrdup(r->file);
+	} else if (!has_item(*joined, v) && !ld->force) {
+		return vn_json_bad(r, vn_json_path_key(p, "$", key),
+				   "\"%s\", but %s has \"%s\": results of different %s do not compare (--force "
+				   "compares them anyway)",
+				   v, *first_file, *joined, strcmp(key, "topology") ? "accelerators" : "topologies");
+	}
+	add_item(joined, v);
+	return 0;
+}
+
+static int same_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root)
+{
+	int rc = same(ld, r, root, "topology", &ld->c->topology, &ld->topology_file);
+	if (rc < 0)
+		return rc;
+	return same(ld, r, root, "accelerator", &ld->c->accelerator, &ld->accel_file);
+}
+
+static bool name_taken(const struct vn_compare *c, const char *name)
+{
+	for (size_t i = 0; i < c->nvariants; i++)
+		if (strcmp(c->variants[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* A new variant named name, else fallback, else fallback-2, -3, ...: names are unique. */
+static size_t add_variant(struct vn_compare *c, const char *name, const char *fallback, const char *source)
+{
+	char *n = name_taken(c, name) ? vn_xstrdup(fallback) : vn_xstrdup(name);
+
+	for (unsigned i = 2; name_taken(c, n); i++) {
+		free(n);
+		n = vn_xasprintf("%s-%u", fallback, i);
+	}
+	c->variants = vn_xreallocarray(c->variants, c->nvariants + 1, sizeof(*c->variants));
+	c->variants[c->nvariants] = (struct vn_compare_variant){.name = n, .source = vn_xstrdup(source)};
+	return c->nvariants++;
+}
+
+/* An object of strings as "key=value key=value" (NULL when empty or absent). */
+static int get_sysctls(const struct vn_json_reader *r, struct json_object *o, const char *path, char **out)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	char p[VN_JSON_PATH_MAX], pk[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(o, "sysctls");
+	int rc;
+
+	if (!v || json_object_is_type(v, json_type_null))
+		return 0;
+	if ((rc = vn_json_check_type(r, v, json_type_object, vn_json_path_key(p, path, "sysctls"))) < 0)
+		return rc;
+	json_object_object_foreach(v, key, val)
+	{
+		if ((rc = vn_json_check_type(r, val, json_type_string, vn_json_path_key(pk, p, key))) < 0)
+			return rc;
+		vn_strbuf_printf(&b, "%s%s=%s", b.len ? " " : "", key, json_object_get_string(val));
+	}
+	if (b.len && !*out)
+		*out = printable(b.s);
+	return 0;
+}
+
+static bool metric_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > METRIC_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (*s <= ' ' || *s >= 0x7f)
+			return false;
+	return true;
+}
+
+static int read_metrics(struct loader *ld, const struct vn_json_reader *r, struct json_object *root, size_t vi)
+{
+	char p[VN_JSON_PATH_MAX];
+	struct json_object *m = vn_json_get(root, "metrics");
+	int rc;
+
+	if (!m)
+		return vn_json_missing(r, "$", "metrics");
+	if ((rc = vn_json_check_type(r, m, json_type_object, "$.metrics")) < 0)
+		return rc;
+	json_object_object_foreach(m, key, val)
+	{
+		double d;
+		vn_json_path_key(p, "$.metrics", key);
+		if (!metric_name_ok(key))
+			return vn_json_bad(r, p, "a metric name is printable ASCII without spaces, at most %d bytes",
+					   METRIC_NAME_MAX);
+		if ((rc = vn_json_num(r, val, p, VN_JSON_FINITE, &d)) < 0)
+			return rc;
+		if (ld->nobs == ld->cap) {
+			ld->cap = ld->cap ? 2 * ld->cap : 256;
+			ld->obs = vn_xreallocarray(ld->obs, ld->cap, sizeof(*ld->obs));
+		}
+		ld->obs[ld->nobs++] = (struct vn_compare_obs){.metric = vn_xstrdup(key), .variant = vi, .value = d};
+	}
+	return 0;
+}
+
+/*
+ * One run's result.json, for variant vi. group_variant: the variant the
+ * group lists the run under (its "variant" must agree), or NULL.
+ */
+static int read_run(struct loader *ld, const struct vn_json_reader *r, struct json_object *root, size_t vi,
+		    const char *group_variant)
+{
+	struct vn_compare_variant *v = &ld->c->variants[vi];
+	_cleanup_free_ char *variant = NULL, *scenario = NULL;
+	bool complete = false;
+	int rc;
+
+	v->runs++;
+	if ((rc = get_bool(r, root, "$", "complete", true, &complete)) < 0)
+		return rc;
+	if (!complete)
+		return 0;
+	if ((rc = vn_json_get_str(r, root, "$", "variant", VN_JSON_NAME, &variant)) < 0 ||
+	    (rc = vn_json_get_str(r, root, "$", "scenario", VN_JSON_REQUIRED, &scenario)) < 0)
+		return rc;
+	if (group_variant && variant && strcmp(variant, group_variant) != 0)
+		return vn_json_bad(r, "$.variant", "\"%s\", but group.json lists this run under \"%s\"", variant,
+				   group_variant);
+	if (!vn_json_get(root, "topology"))
+		return vn_json_missing(r, "$", "topology");
+	if ((rc = same_machine(ld, r, root)) < 0)
+		return rc;
+	_cleanup_free_ char *sc = printable(scenario);
+	add_item(&ld->c->scenario, sc);
+
+	struct json_object *k = vn_json_get(root, "kernel");
+	if (k && !json_object_is_type(k, json_type_null)) {
+		if ((rc = vn_json_check_type(r, k, json_type_object, "$.kernel")) < 0)
+			return rc;
+		/* The first complete run names the variant's kernel; its repeats boot the same one. */
+		if (!v->release && ((rc = get_text(r, k, "$.kernel", "release", &v->release)) < 0 ||
+				    (rc = get_text(r, k, "$.kernel", "cmdline", &v->cmdline)) < 0))
+			return rc;
+		if (!v->kernel && (rc = get_text(r, k, "$.kernel", "recipe", &v->kernel)) < 0)
+			return rc;
+	}
+	if ((rc = get_sysctls(r, root, "$", &v->sysctls)) < 0 || (rc = read_metrics(ld, r, root, vi)) < 0)
+		return rc;
+	v->complete++;
+	return 0;
+}
+
+static const char *base_name(const char *dir, char *buf, size_t len)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	size_t s = n;
+	while (s > 0 && dir[s - 1] != '/')
+		s--;
+	snprintf(buf, len, "%.*s", (int)(n - s), dir + s);
+	return buf;
+}
+
+static int load_single(struct loader *ld, const char *dir, const char *path)
+{
+	_cleanup_json_ struct json_object *root = NULL;
+	const struct vn_json_reader r = {.file = path, .err = ld->err};
+	_cleanup_free_ char *variant = NULL;
+	char base[256];
+	int rc;
+
+	if ((rc = read_json(path, &root, ld->err)) < 0 ||
+	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0 ||
+	    (rc = vn_json_get_str(&r, root, "$", "variant", VN_JSON_NAME, &variant)) < 0)
+		return rc;
+	base_name(dir, base, sizeof(base));
+	_cleanup_free_ char *fallback = printable(base);
+	size_t vi = add_variant(ld->c, variant ? variant : fallback, fallback, dir);
+	if (ld->c->repeats < 1)
+		ld->c->repeats = 1;
+	return read_run(ld, &r, root, vi, NULL);
+}
+
+/* A run's directory inside its group: names joined by '/', none of them "..". */
+static bool run_dir_ok(const char *d)
+{
+	_cleanup_free_ char *s = vn_xstrdup(d);
+	char *save = NULL;
+
+	if (!*d || *d == '/')
+		return false;
+	for (char *p = strtok_r(s, "/", &save); p; p = strtok_r(NULL, "/", &save))
+		if (!vn_json_name_ok(p))
+			return false;
+	return true;
+}
+
+/* The index of the variant named name in group.json's variants, or -1. */
+static int group_variant(struct json_object *vars, const char *name)
+{
+	for (size_t i = 0; i < json_object_array_length(vars); i++) {
+		struct json_object *v = json_object_array_get_idx(vars, i), *n;
+		/* Entries not checked yet may be anything. */
+		if (json_object_is_type(v, json_type_object) && (n = vn_json_get(v, "name")) &&
+		    json_object_is_type(n, json_type_string) && strcmp(json_object_get_string(n), name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static int load_group_run(struct loader *ld, const struct vn_json_reader *r, struct json_object *run, const char *path,
+			  const char *dir, struct json_object *vars, size_t first)
+{
+	_cleanup_free_ char *variant = NULL, *rdir = NULL;
+	char p[VN_JSON_PATH_MAX];
+	int rc;
+
+	if ((rc = vn_json_check_type(r, run, json_type_object, path)) < 0 ||
+	    (rc = vn_json_get_str(r, run, path, "variant", VN_JSON_REQUIRED, &variant)) < 0 ||
+	    (rc = vn_json_get_str(r, run, path, "dir", VN_JSON_REQUIRED, &rdir)) < 0)
+		return rc;
+	/* By group.json's names: a variant's own name may have been made unique across the inputs. */
+	int gi = group_variant(vars, variant);
+	if (gi < 0)
+		return vn_json_bad(r, vn_json_path_key(p, path, "variant"), "\"%s\" is not one of $.variants", variant);
+	size_t vi = first + (size_t)gi;
+	if (!run_dir_ok(rdir))
+		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
+				   "\"%s\" is not a directory inside the group (names joined by '/', no '..')", rdir);
+
+	_cleanup_free_ char *rpath = vn_xasprintf("%s/%s/result.json", dir, rdir);
+	_cleanup_json_ struct json_object *root = NULL;
+	const struct vn_json_reader rr = {.file = rpath, .err = ld->err};
+	/* A run that never wrote its result.json (cut short, or not started yet) is incomplete. */
+	if (access(rpath, F_OK) < 0 && errno == ENOENT) {
+		ld->c->variants[vi].runs++;
+		return 0;
+	}
+	if ((rc = read_json(rpath, &root, ld->err)) < 0 ||
+	    (rc = vn_json_check_type(&rr, root, json_type_object, "$")) < 0)
+		return rc;
+	return read_run(ld, &rr, root, vi, variant);
+}
+
+static int load_group(struct loader *ld, const char *dir, const char *path)
+{
+	_cleanup_json_ struct json_object *root = NULL;
+	const struct vn_json_reader r = {.file = path, .err = ld->err};
+	_cleanup_free_ char *scenario = NULL, *base = NULL;
+	struct vn_compare *c = ld->c;
+	char p[VN_JSON_PATH_MAX], pv[VN_JSON_PATH_MAX], gname[256];
+	bool complete = true;
+	int rc;
+
+	if ((rc = read_json(path, &root, ld->err)) < 0 ||
+	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0)
+		return rc;
+	if ((rc = vn_json_get_str(&r, root, "$", "scenario", VN_JSON_REQUIRED, &scenario)) < 0 ||
+	    (rc = vn_json_get_str(&r, root, "$", "base", 0, &base)) < 0 ||
+	    (rc = get_bool(&r, root, "$", "complete", false, &complete)) < 0)
+		return rc;
+	if (!vn_json_get(root, "topology"))
+		return vn_json_missing(&r, "$", "topology");
+	if ((rc = same_machine(ld, &r, root)) < 0)
+		return rc;
+	_cleanup_free_ char *sc = printable(scenario);
+	add_item(&c->scenario, sc);
+	c->incomplete |= !complete;
+
+	struct json_object *vars = vn_json_get(root, "variants");
+	if (!vars)
+		return vn_json_missing(&r, "$", "variants");
+	if ((rc = vn_json_check_type(&r, vars, json_type_array, "$.variants")) < 0)
+		return rc;
+	size_t nvar = json_object_array_length(vars), first = c->nvariants;
+	if (!nvar)
+		return vn_json_bad(&r, "$.variants", "expected at least one variant");
+	base_name(dir, gname, sizeof(gname));
+	for (size_t i = 0; i < nvar; i++) {
+		struct json_object *v = json_object_array_get_idx(vars, i);
+		_cleanup_free_ char *name = NULL;
+		vn_json_path_idx(pv, "$.variants", i);
+		if ((rc = vn_json_check_type(&r, v, json_type_object, pv)) < 0 ||
+		    (rc = vn_json_get_str(&r, v, pv, "name", VN_JSON_REQUIRED | VN_JSON_NAME, &name)) < 0)
+			return rc;
+		if (group_variant(vars, name) != (int)i)
+			return vn_json_bad(&r, vn_json_path_key(p, pv, "name"), "\"%s\" is listed twice", name);
+		_cleanup_free_ char *fallback = vn_xasprintf("%s/%s", gname, name);
+		size_t vi = add_variant(c, name, fallback, dir);
+		if ((rc = get_text(&r, v, pv, "kernel", &c->variants[vi].kernel)) < 0 ||
+		    (rc = get_sysctls(&r, v, pv, &c->variants[vi].sysctls)) < 0)
+			return rc;
+	}
+	if (base && strcmp(base, json_object_get_string(vn_json_get(json_object_array_get_idx(vars, 0), "name"))))
+		return vn_json_bad(&r, "$.base", "\"%s\", but the base is the first variant", base);
+
+	struct json_object *runs = vn_json_get(root, "runs");
+	if (!runs)
+		return vn_json_missing(&r, "$", "runs");
+	if ((rc = vn_json_check_type(&r, runs, json_type_array, "$.runs")) < 0)
+		return rc;
+	for (size_t i = 0; i < json_object_array_length(runs); i++)
+		if ((rc = load_group_run(ld, &r, json_object_array_get_idx(runs, i), vn_json_path_idx(p, "$.runs", i),
+					 dir, vars, first)) < 0)
+			return rc;
+	for (size_t i = first; i < c->nvariants; i++)
+		if (c->variants[i].runs > c->repeats)
+			c->repeats = c->variants[i].runs;
+	return 0;
+}
+
+int vn_compare_load(const char *const *dirs, size_t n, const struct vn_compare_opts *o, struct vn_compare **out,
+		    struct vn_error *err)
+{
+	_cleanup_compare_ struct vn_compare *c = vn_xcalloc(1, sizeof(*c));
+	__attribute__((cleanup(loader_clear))) struct loader ld = {.c = c, .force = o && o->force, .err = err};
+	bool group = false;
+	int rc;
+
+	if (!n)
+		return vn_input_error(err, "nothing to compare: give a result group, or two or more run directories");
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *gpath = vn_xasprintf("%s/group.json", dirs[i]);
+		_cleanup_free_ char *rpath = vn_xasprintf("%s/result.json", dirs[i]);
+		if (access(gpath, F_OK) == 0) {
+			group = true;
+			rc = load_group(&ld, dirs[i], gpath);
+		} else if (access(rpath, F_OK) == 0) {
+			rc = load_single(&ld, dirs[i], rpath);
+		} else {
+			rc = vn_input_error(err,
+					    "%s: neither a result group (no group.json) nor a run directory (no "
+					    "result.json)",
+					    dirs[i]);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (n == 1 && !group)
+		return vn_input_error(err,
+				      "%s: one run has nothing to compare with: give a result group, or two or "
+				      "more run directories",
+				      dirs[0]);
+	vn_compare_rows_build(c, ld.obs, ld.nobs);
+	ld.nobs = 0; /* the rows own the metric names now */
+	*out = steal_pointer(&c);
+	return 0;
+}
+
+void vn_compare_free(struct vn_compare *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nvariants; i++) {
+		struct vn_compare_variant *v = &c->variants[i];
+		free(v->name);
+		free(v->source);
+		free(v->kernel);
+		free(v->release);
+		free(v->cmdline);
+		free(v->sysctls);
+	}
+	free(c->variants);
+	for (size_t i = 0; i < c->nrows; i++) {
+		free(c->rows[i].metric);
+		free(c->rows[i].cells);
+	}
+	free(c->rows);
+	free(c->scenario);
+	free(c->topology);
+	free(c->accelerator);
+	free(c);
+}

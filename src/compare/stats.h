@@ -1,0 +1,38 @@
+/*
+ * The statistics behind vnuma compare: mean, sample standard deviation and
+ * Welch's unequal-variances t-test, two-sided. Pure functions of their
+ * arguments; nothing here returns NaN or an infinity.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A sample summarized. stddev is the sample one (n - 1); 0 when n < 2. */
+struct vn_stats {
+	size_t n;
+	double mean, stddev;
+};
+
+void vn_stats_summarize(const double *x, size_t n, struct vn_stats *out);
+
+/* Welch's t-test of b against a. */
+struct vn_welch {
+	bool defined; /* false when either sample has n < 2: no variance, no test */
+	double t;     /* (b.mean - a.mean) / sqrt(a.var/a.n + b.var/b.n); 0 when both variances are 0 */
+	double df;    /* Welch-Satterthwaite degrees of freedom; 0 when both variances are 0 */
+	double p;     /* two-sided p-value in [0, 1] */
+};
+
+/*
+ * Both variances 0 (every repeat gave the same number, as counters often
+ * do): no t exists; equal means give p = 1, different means p = 0, since
+ * repeats that never vary differ for sure if they differ at all.
+ */
+void vn_stats_welch(const struct vn_stats *a, const struct vn_stats *b, struct vn_welch *out);
+
+/* The regularized incomplete beta function I_x(a, b), a, b > 0, x clamped to [0, 1]. */
+double vn_stats_betainc(double a, double b, double x);
+
+/* P(|T| >= |t|) for Student's t with df > 0 degrees of freedom. */
+double vn_stats_t_pvalue(double t, double df);

@@ -1,0 +1,326 @@
+/*
+ * vnuma compare: the statistics against closed forms and reference values,
+ * the loader's errors, and the tables of tests/fixtures/compare/ against
+ * golden files in tests/golden/compare/ (VN_UPDATE_GOLDEN=1 rewrites them).
+ *
+ * Reference p-values come from python3's standard library, by Simpson's
+ * rule (200000 intervals) over Student's t density from 0 to |t|:
+ *   p = 1 - 2 * integral, density exp(lgamma((v+1)/2) - lgamma(v/2)) / sqrt(v pi) * (1 + u^2/v)^(-(v+1)/2);
+ * they agree with the closed forms for v = 1 and v = 2 to 1e-13.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "golden.h"
+#include "compare/compare.h"
+#include "compare/stats.h"
+#include "util/cleanup.h"
+
+#define near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
+
+static void test_summarize(void **state)
+{
+	const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
+	const double tenth[] = {0.1, 0.1, 0.1};
+	struct vn_stats s;
+
+	vn_stats_summarize(x, 8, &s);
+	assert_int_equal(s.n, 8);
+	near(s.mean, 5, 1e-15);
+	near(s.stddev, sqrt(32.0 / 7), 1e-15); /* n - 1, not n (that would be 2) */
+	vn_stats_summarize(x, 1, &s);
+	assert_true(s.mean == 2 && s.stddev == 0);
+	vn_stats_summarize(x, 0, &s);
+	assert_true(s.n == 0 && s.mean == 0 && s.stddev == 0);
+	/* Repeats that all gave the same number: exactly that mean, exactly no spread. */
+	vn_stats_summarize(tenth, 3, &s);
+	assert_true(s.mean == 0.1 && s.stddev == 0);
+}
+
+static void test_betainc(void **state)
+{
+	/* Closed forms: I_x(a, 1) = x^a, I_x(1, b) = 1 - (1 - x)^b, I_1/2(a, a) = 1/2. */
+	for (double x = 0.05; x < 1; x += 0.1) {
+		near(vn_stats_betainc(3.5, 1, x), pow(x, 3.5), 1e-13);
+		near(vn_stats_betainc(1, 7, x), 1 - pow(1 - x, 7), 1e-13);
+	}
+	for (double a = 0.5; a < 200; a *= 3)
+		near(vn_stats_betainc(a, a, 0.5), 0.5, 1e-12);
+	assert_true(vn_stats_betainc(2, 3, 0) == 0);
+	assert_true(vn_stats_betainc(2, 3, 1) == 1);
+	assert_true(vn_stats_betainc(2, 3, -1) == 0);
+	assert_true(vn_stats_betainc(2, 3, NAN) == 0);
+}
+
+static void test_t_pvalue(void **state)
+{
+	/* df = 1 (Cauchy): 1 - 2/pi atan|t|; df = 2: 1 - |t| / sqrt(t^2 + 2). */
+	near(vn_stats_t_pvalue(1, 1), 0.5, 1e-12);
+	near(vn_stats_t_pvalue(-3, 1), 1 - 2 / M_PI * atan(3), 1e-12);
+	near(vn_stats_t_pvalue(2, 2), 1 - 2 / sqrt(6), 1e-12);
+	/* By integration (see the top of this file). */
+	near(vn_stats_t_pvalue(2, 4.5), 0.10825790718110573, 1e-9);
+	near(vn_stats_t_pvalue(2, 10), 0.07338803477074551, 1e-9);
+	near(vn_stats_t_pvalue(0.5, 30), 0.6207230048851284, 1e-9);
+	near(vn_stats_t_pvalue(6, 3), 0.009272714892281653, 1e-9);
+	assert_true(vn_stats_t_pvalue(0, 5) == 1);
+	assert_true(vn_stats_t_pvalue(INFINITY, 5) == 0);
+	assert_true(vn_stats_t_pvalue(1e300, 5) >= 0);
+}
+
+static void welch_of(const double *a, size_t na, const double *b, size_t nb, struct vn_welch *w)
+{
+	struct vn_stats sa, sb;
+
+	vn_stats_summarize(a, na, &sa);
+	vn_stats_summarize(b, nb, &sb);
+	vn_stats_welch(&sa, &sb, w);
+}
+
+static void test_welch(void **state)
+{
+	/*
+	 * Wikipedia, "Welch's t-test", example 1 (15 and 15 values): t = 2.46,
+	 * df = 25.0, p = 0.021; to more digits, by the integration above:
+	 * t = 2.45535639828601, df = 24.98852929023142, p = 0.02137800146286184.
+	 */
+	const double a1[] = {27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4};
+	const double a2[] = {27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4};
+	/* The fixture's memfollow.bandwidth_mbps: unequal variances, df near 2. */
+	const double bw_on[] = {1520.5, 1498.2, 1533.9}, bw_off[] = {1102.3, 1250.8, 980.6};
+	const double same[] = {7, 7, 7}, other[] = {9, 9}, one[] = {3};
+	const double zeros[] = {0, 0, 0}, migrated[] = {51203, 51180, 51195};
+	struct vn_welch w;
+
+	welch_of(a1, 15, a2, 15, &w);
+	assert_true(w.defined);
+	near(w.t, 2.45535639828601, 1e-10);
+	near(w.df, 24.98852929023142, 1e-9);
+	near(w.p, 0.02137800146286184, 1e-9);
+
+	welch_of(bw_on, 3, bw_off, 3, &w);
+	near(w.t, -5.15487854550694, 1e-10);
+	near(w.df, 2.071018612507515, 1e-9);
+	near(w.p, 0.03310906024256266, 1e-9);
+
+	/*
+	 * One side never varies: the other side's n - 1 degrees of freedom. With
+	 * df = 2, p = 2 / (r (r + |t|)), r = sqrt(t^2 + 2), written so that it
+	 * does not cancel (integration loses digits this far out).
+	 */
+	welch_of(migrated, 3, zeros, 3, &w);
+	near(w.df, 2, 1e-12);
+	double r = sqrt(w.t * w.t + 2);
+	near(w.p / (2 / (r * (r + fabs(w.t)))), 1, 1e-9);
+	near(w.p, 1.7340646362008573e-08, 1e-15);
+
+	/* Neither varies: equal means p = 1, different ones p = 0 (documented in stats.h). */
+	welch_of(same, 3, same, 3, &w);
+	assert_true(w.defined && w.p == 1 && w.t == 0);
+	welch_of(same, 3, other, 2, &w);
+	assert_true(w.defined && w.p == 0);
+
+	/* n = 1: no variance, no test. */
+	welch_of(one, 1, same, 3, &w);
+	assert_false(w.defined);
+	welch_of(same, 3, one, 1, &w);
+	assert_false(w.defined);
+}
+
+/* The fixtures are named relative to their folder, so that the golden files hold no absolute paths. */
+static int setup_fixtures(void **state)
+{
+	const char *src = getenv("VN_SOURCE_DIR");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/compare", src ? src : ".");
+	return chdir(path);
+}
+
+static void golden(const char *file, const char *got)
+{
+	vn_test_golden("compare", file, got, "the table");
+}
+
+static struct vn_compare *load_ok(const char *const *dirs, size_t n, bool force)
+{
+	struct vn_compare_opts o = {.force = force};
+	struct vn_error err = {0};
+	struct vn_compare *c = NULL;
+
+	if (vn_compare_load(dirs, n, &o, &c, &err) < 0)
+		fail_msg("load failed: %s", err.msg);
+	return c;
+}
+
+static void load_fails(const char *const *dirs, size_t n, const char *want)
+{
+	struct vn_compare_opts o = {0};
+	struct vn_error err = {0};
+	struct vn_compare *c = NULL;
+
+	assert_true(vn_compare_load(dirs, n, &o, &c, &err) < 0);
+	assert_null(c);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	if (strcmp(err.msg, want) != 0)
+		fail_msg("error\n  %s\nwanted\n  %s", err.msg, want);
+}
+
+static void test_two_variants(void **state)
+{
+	const char *dirs[] = {"numa-ab"};
+	_cleanup_compare_ struct vn_compare *c = load_ok(dirs, 1, false);
+
+	assert_int_equal(c->nvariants, 2);
+	assert_string_equal(c->variants[0].name, "balancing-on");
+	assert_int_equal(c->repeats, 3);
+	/* Balancing off migrates nothing: a clear, significant change. */
+	const struct vn_compare_cell *m = vn_compare_find(c, "vmstat.numa_pages_migrated", "balancing-off");
+	assert_non_null(m);
+	assert_true(m->significant && m->has_p && m->p_value < 1e-6);
+	near(m->change_pct, -100, 1e-12);
+	const struct vn_compare_cell *b = vn_compare_find(c, "vmstat.numa_pages_migrated", "balancing-on");
+	assert_true(b->n == 3 && !b->has_change && !b->has_p && !b->significant);
+	/* pgfault moves by noise only. */
+	const struct vn_compare_cell *pf = vn_compare_find(c, "vmstat.pgfault", "balancing-off");
+	assert_true(pf->has_p && !pf->significant && pf->p_value > 0.3);
+	/* A percentage changes in points. */
+	const struct vn_compare_cell *lp = vn_compare_find(c, "memfollow.local_pct", "balancing-off");
+	near(lp->change_abs, 12.4 - 99.0666666666667, 1e-9);
+	assert_null(vn_compare_find(c, "vmstat.nope", "balancing-off"));
+	assert_null(vn_compare_find(c, "vmstat.pgfault", "nope"));
+	/* Significant rows first. */
+	assert_true(c->rows[0].significant && !c->rows[c->nrows - 1].significant);
+
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0);
+	_cleanup_free_ char *all = vn_compare_format_text(c, VN_COMPARE_ALL);
+	_cleanup_free_ char *json = vn_compare_format_json(c);
+	golden("numa-ab.txt", text);
+	golden("numa-ab-all.txt", all);
+	golden("numa-ab.json", json);
+	assert_non_null(strstr(text, "2 rows where every variant's mean equals the base's hidden"));
+	assert_null(strstr(text, "vmstat.pgalloc_normal"));
+	assert_non_null(strstr(all, "vmstat.pgalloc_normal"));
+}
+
+static void test_three_variants(void **state)
+{
+	const char *dirs[] = {"three-kernels"};
+	_cleanup_compare_ struct vn_compare *c = load_ok(dirs, 1, false);
+
+	assert_int_equal(c->nvariants, 3);
+	assert_int_equal(c->variants[2].runs, 2);
+	assert_int_equal(c->variants[2].complete, 1);
+	/* n = 1 against n = 2: a change, but no test. */
+	const struct vn_compare_cell *m = vn_compare_find(c, "vmstat.numa_pages_migrated", "fallback-revert");
+	assert_true(m->n == 1 && m->has_change && !m->has_p && !m->significant);
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0);
+	_cleanup_free_ char *json = vn_compare_format_json(c);
+	golden("three-kernels.txt", text);
+	golden("three-kernels.json", json);
+	assert_non_null(strstr(text, "n=1 of 2 runs complete"));
+}
+
+static void test_single_runs(void **state)
+{
+	const char *dirs[] = {"run-a", "run-b"};
+	_cleanup_compare_ struct vn_compare *c = load_ok(dirs, 2, false);
+
+	/* Both say "default": the second is named after its directory. */
+	assert_string_equal(c->variants[0].name, "default");
+	assert_string_equal(c->variants[1].name, "run-b");
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0);
+	golden("single-runs.txt", text);
+}
+
+static void test_force(void **state)
+{
+	const char *dirs[] = {"run-a", "run-4node", "run-kvm"};
+	_cleanup_compare_ struct vn_compare *c = load_ok(dirs, 3, true);
+
+	assert_string_equal(c->topology, "2node, 4node-amd");
+	assert_string_equal(c->accelerator, "tcg, kvm");
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0);
+	golden("forced.txt", text);
+}
+
+static void test_errors(void **state)
+{
+	const char *topo[] = {"run-a", "run-4node"}, *accel[] = {"run-a", "run-kvm"},
+		   *metric[] = {"run-a", "bad-metric"};
+	const char *dir[] = {"bad-dir"}, *single[] = {"run-a"}, *missing[] = {"run-a", "no-such-dir"};
+
+	load_fails(topo, 2,
+		   "run-4node/result.json: $.topology: \"4node-amd\", but run-a/result.json has \"2node\": results of "
+		   "different topologies do not compare (--force compares them anyway)");
+	load_fails(
+		accel, 2,
+		"run-kvm/result.json: $.accelerator: \"kvm\", but run-a/result.json has \"tcg\": results of different "
+		"accelerators do not compare (--force compares them anyway)");
+	load_fails(metric, 2, "bad-metric/result.json: $.metrics[\"vmstat.pgfault\"]: expected a number, got \"lots\"");
+	load_fails(
+		dir, 1,
+		"bad-dir/group.json: $.runs[0].dir: \"../run-a\" is not a directory inside the group (names joined by "
+		"'/', no '..')");
+	load_fails(single, 1,
+		   "run-a: one run has nothing to compare with: give a result group, or two or more run directories");
+	load_fails(missing, 2,
+		   "no-such-dir: neither a result group (no group.json) nor a run directory (no result.json)");
+	load_fails(NULL, 0, "nothing to compare: give a result group, or two or more run directories");
+}
+
+/* The runner's call: compare.txt and compare.json beside group.json; a run without result.json is incomplete. */
+static void test_write_group(void **state)
+{
+	char dir[] = "/tmp/vn-compare-XXXXXX", cmd[256], path[256];
+	struct vn_error err = {0};
+	struct vn_compare *c = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -r numa-ab/. %s/ && rm %s/balancing-off/2/result.json", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(vn_compare_write_group(dir, &c, &err), 0);
+	assert_int_equal(c->variants[1].runs, 3);
+	assert_int_equal(c->variants[1].complete, 2);
+	assert_true(vn_compare_find(c, "vmstat.numa_pages_migrated", "balancing-off")->significant);
+
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0), *json = vn_compare_format_json(c);
+	snprintf(path, sizeof(path), "%s/compare.txt", dir);
+	_cleanup_free_ char *t = vn_test_read_all(path);
+	snprintf(path, sizeof(path), "%s/compare.json", dir);
+	_cleanup_free_ char *j = vn_test_read_all(path);
+	assert_non_null(t);
+	assert_non_null(j);
+	assert_string_equal(t, text);
+	assert_string_equal(j, json);
+	assert_non_null(strstr(t, "n=2 of 3 runs complete"));
+	vn_compare_free(c);
+
+	/* One run directory is no group. */
+	snprintf(path, sizeof(path), "%s/balancing-on/1", dir);
+	assert_true(vn_compare_write_group(path, NULL, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_summarize),    cmocka_unit_test(test_betainc),
+		cmocka_unit_test(test_t_pvalue),     cmocka_unit_test(test_welch),
+		cmocka_unit_test(test_two_variants), cmocka_unit_test(test_three_variants),
+		cmocka_unit_test(test_single_runs),  cmocka_unit_test(test_force),
+		cmocka_unit_test(test_errors),       cmocka_unit_test(test_write_group),
+	};
+	return cmocka_run_group_tests(tests, setup_fixtures, NULL);
+}
