@@ -3,12 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "report/html.h"
 #include "report/html-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
 #include "util/json.h"
 
 #define GROUP_MAX (16u << 20)
@@ -153,14 +153,13 @@ static void runs_table(struct vn_strbuf *b, const struct group *g, const char *d
 				 verdict);
 		if (vn_html_path_ok(r->dir)) {
 			_cleanup_free_ char *page = vn_xasprintf("%s/%s/report.html", dir, r->dir);
-			struct stat st;
 			vn_strbuf_printf(b, "<a href=\"");
 			vn_html_text(b, r->dir);
 			vn_strbuf_printf(b, "/report.html\">");
 			vn_html_text(b, r->dir);
 			vn_strbuf_printf(b, "/report.html</a>");
 			/* vnuma run writes it; a run copied in from elsewhere may lack one. */
-			if (stat(page, &st) < 0)
+			if (!vn_is_file(page))
 				vn_strbuf_printf(b, " <span class=\"note\">(not made yet)</span>");
 		}
 		vn_strbuf_printf(b, "</td></tr>\n");
@@ -385,7 +384,6 @@ int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 {
 	_cleanup_(group_clear) struct group g = {0};
 	_cleanup_free_ char *cmp = vn_xasprintf("%s/compare.json", dir);
-	struct stat st;
 	int rc;
 
 	if ((rc = vn_html_read_json(dir, "group.json", GROUP_MAX, &g.json, err)) < 0)
@@ -399,7 +397,7 @@ int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	header(b, &g);
 	vn_strbuf_printf(b, "<h2>Group assertions</h2>\n");
 	vn_html_verdicts(b, vn_json_get(g.json, "assertions"));
-	if (stat(cmp, &st) == 0) {
+	if (vn_is_file(cmp)) {
 		struct vn_error e = {0};
 		/* Another command writes it: a bad one costs the table, not the page. */
 		if (vn_html_read_json(dir, "compare.json", GROUP_MAX, &g.cmp, &e) < 0 ||

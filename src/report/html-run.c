@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "metrics/samples.h"
 #include "report/html.h"
@@ -11,6 +10,7 @@
 #include "topology/fallback.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
 #include "util/file.h"
 #include "util/json.h"
 
@@ -82,11 +82,10 @@ static void header(struct vn_strbuf *b, struct json_object *res)
 static char *snapshot_file(const char *dir, const char *name, const char **which)
 {
 	static const char *const snaps[] = {"after", "before"};
-	struct stat st;
 
 	for (size_t i = 0; i < VN_ARRAY_SIZE(snaps); i++) {
 		char *path = vn_xasprintf("%s/%s/%s", dir, snaps[i], name);
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (vn_is_file(path)) {
 			*which = snaps[i];
 			return path;
 		}

@@ -11,6 +11,7 @@
 #include "report/html-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
 #include "util/file.h"
 #include "util/json.h"
 
@@ -258,7 +259,8 @@ enum { SW = 110 /* pixels per group */, SH = 190, SML = 70, SMT = 28, SMB = 44, 
 
 void vn_html_strip(struct vn_strbuf *b, const struct vn_html_strip *s)
 {
-	int w = SML + SW * (int)s->ngroups + 16;
+	/* Wide enough for a metric's name as its title even with two variants. */
+	int w = SML + SW * (int)s->ngroups + 16 < 380 ? 380 : SML + SW * (int)s->ngroups + 16;
 	struct frame f = {.left = SML, .right = w - 16, .top = SMT, .bottom = SH - SMB};
 	double lo = INFINITY, hi = -INFINITY;
 
@@ -449,9 +451,8 @@ char *vn_html_pick_lines(const char *text, unsigned max, unsigned *total)
 static bool exists(const char *dir, const char *name)
 {
 	_cleanup_free_ char *path = vn_xasprintf("%s/%s", dir, name);
-	struct stat st;
 
-	return lstat(path, &st) == 0;
+	return vn_is_file(path);
 }
 
 int vn_report_html_write(const char *dir, const char *out_path, struct vn_error *err)
