@@ -172,11 +172,10 @@ static void x_axis(struct vn_strbuf *b, const struct vn_html_chart *c, const str
 
 	/* A run's first sample is at t = 0.0001: that is still the 0 tick. */
 	for (double x = ceil((f->x0 - step / 100) / step) * step; x <= f->x1 + step / 1e6; x += step) {
-		if (x < f->x0)
-			x = f->x0;
-		vn_strbuf_printf(b, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>", px(f, x),
-				 px(f, x), f->bottom, f->bottom + 4);
-		vn_strbuf_printf(b, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", px(f, x),
+		double at = px(f, fmax(x, f->x0));
+		vn_strbuf_printf(b, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>", at, at,
+				 f->bottom, f->bottom + 4);
+		vn_strbuf_printf(b, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", at,
 				 f->bottom + 16);
 		vn_html_num(b, fabs(x) < step / 1e6 ? 0 : x);
 		vn_strbuf_printf(b, "</text>");
