@@ -7,6 +7,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${VN_BUILD_DIR:-$top/build}
 
+# chromium: tests/integration/report-browser.sh renders report.html headless (it skips without).
 packages="
 	build-essential cmake pkg-config
 	libxml2-dev libjson-c-dev libvirt-dev libguestfs-dev libarchive-dev libcmocka-dev
@@ -15,6 +16,7 @@ packages="
 	linux-image-amd64 busybox-static numactl libnuma-dev
 	libguestfs-tools supermin
 	xz-utils libxml2-utils procps bc groff-base clang-format
+	chromium
 	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1
 "
 

@@ -39,7 +39,7 @@ is() { # EXPECTED(newline-separated) COMPLETION-ARGS...
 	[ "$(comp "$@" | sort)" = "$(sort <<<"$want")" ]
 }
 
-check "commands" is "$(printf '%s\n' collect compare doctor down exec help kernel list run scenario shell status topo up)" vnuma ''
+check "commands" is "$(printf '%s\n' collect compare doctor down exec help kernel list report run scenario shell status topo up)" vnuma ''
 check "command prefix" is "$(printf '%s\n' status scenario shell)" vnuma s
 check "the hidden helper is not offered" not has complete vnuma c
 check "up options" is "$(printf '%s\n' --kernel --kernel-model)" vnuma up --ke
@@ -62,6 +62,8 @@ check "help: command names" has collect vnuma help co
 cd "$src" || exit 1
 check "up: a path completes as a file name" has topologies/2node.xml vnuma up topologies/2n
 check "collect -o: directories" has "$src/tests" vnuma collect g -o "$src/te"
+check "report: DIR completes as a directory" has "$src/tests" vnuma report "$src/te"
+check "report options" is "$(printf '%s\n' --output)" vnuma report --o
 cd "$tmp" || exit 1
 check "no file names for a guest name" is "" vnuma exec x
 

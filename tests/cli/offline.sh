@@ -10,7 +10,7 @@ check "--version" sh -c "'$vnuma' --version | grep -q '^vnuma [0-9]'"
 check "--help lists every command" sh -c "'$vnuma' --help | grep -q '^  run ' && '$vnuma' --help | grep -q '^  kernel '"
 check "unknown command exits 2" test "$(rc "$vnuma" frobnicate)" = 2
 check "no command exits 2" test "$(rc "$vnuma")" = 2
-for c in up down list status exec shell collect run compare scenario topo kernel doctor; do
+for c in up down list status exec shell collect run compare report scenario topo kernel doctor; do
 	check "$c --help exits 0" test "$(rc "$vnuma" $c --help)" = 0
 done
 
@@ -138,6 +138,16 @@ check "the failed run's result says incomplete" grep -Eq '"complete": *false' "$
 check "the failed run's result says why" grep -q 'no-such-bzImage' "$tmp/out/result.json"
 check "junit.xml has the error testcase" grep -q '<error message=' "$tmp/out/junit.xml"
 check "no temporary files left" test -z "$(find "$tmp/out" -name '*.tmp.*')"
+# vnuma report on that cut-short run (no samples, no snapshots): a page that says so, never written through a symlink.
+ln -s "$tmp/victim" "$tmp/out/report.html"
+check "report on the failed run exits 0" test "$(rc "$vnuma" report "$tmp/out")" = 0
+check "its report.html says INCOMPLETE and why" grep -q 'INCOMPLETE: .*no-such-bzImage' "$tmp/out/report.html"
+check "report.html replaced by a regular file" test -f "$tmp/out/report.html" -a ! -L "$tmp/out/report.html"
+check "the planted report.html symlink was not followed" test "$(cat "$tmp/victim")" = precious
+check "report -o FILE" test "$(rc "$vnuma" report "$src/tests/fixtures/report/group" -o "$tmp/g.html")" = 0 -a -s "$tmp/g.html"
+mkdir "$tmp/neither"
+check "report on a directory that is neither a run nor a group exits 2" test "$(rc "$vnuma" report "$tmp/neither")" = 2
+check "report without DIR exits 2" test "$(rc "$vnuma" report)" = 2
 rm -rf "$tmp"
 
 # compare: the fixtures of tests/unit/test-compare.c (their tables are golden-tested there).

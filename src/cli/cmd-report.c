@@ -1,0 +1,48 @@
+/* vnuma report: a run directory or a result group drawn as one self-contained HTML file. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "report/html.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+
+static int cmd_report(int argc, char **argv, struct vn_error *err)
+{
+	struct vn_cli_args a;
+	const char *out = NULL;
+	int c, rc;
+
+	vn_cli_args_init(&a, &vn_cmd_report, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0)
+		out = optarg; /* -o, the one option */
+	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
+		return a.exit;
+	const char *dir = argv[optind];
+	_cleanup_free_ char *def = out ? NULL : vn_xasprintf("%s/report.html", dir);
+	if ((rc = vn_report_html_write(dir, out, err)) < 0)
+		return rc;
+	fprintf(stderr, "report written to %s\n", out ? out : def);
+	return VN_EXIT_OK;
+}
+
+static const struct vn_cli_opt report_opts[] = {
+	{"output", 'o', true, "FILE", VN_VAL_FILE, "where to write it (default DIR/report.html)"},
+	VN_CLI_OPT_END,
+};
+
+const struct vn_cmd vn_cmd_report = {
+	.name = "report",
+	.fn = cmd_report,
+	.summary = "draw a run or a result group as one self-contained HTML file",
+	.synopsis = "DIR [-o FILE]",
+	.description = "DIR is a run directory (result.json) or a result group (group.json). For a run:\n"
+		       "the verdicts, the kernel's distance matrix and fallback lists, and from\n"
+		       "samples.jsonl each workload process's memory per node, migrations and hint\n"
+		       "faults, and running threads per node over time. For a group: compare.json's\n"
+		       "table and per metric each variant's repeats, with links to the runs' reports.\n"
+		       "One file, inline CSS and SVG, no scripts, nothing fetched. A DIR that is\n"
+		       "neither is bad input (exit 2).",
+	.opts = report_opts,
+	.operand = VN_VAL_DIR,
+};

@@ -1,0 +1,81 @@
+/*
+ * report.html's pieces, shared by the run page (html-run.c) and the group
+ * page (html-group.c): escaping, the SVG charts, the page frame, defensive
+ * JSON reads. Every function appends to a strbuf; none prints.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/error.h"
+#include "util/strbuf.h"
+
+/* Text as HTML (also safe inside a quoted attribute), at most VN_HTML_MAX_TEXT bytes of it. */
+void vn_html_text(struct vn_strbuf *b, const char *s);
+/* A number compactly ("%.4g"); NAN and infinities as "-". */
+void vn_html_num(struct vn_strbuf *b, double v);
+/* The colour of node (or series) i: one palette across the page, so node 1 is one colour everywhere. */
+const char *vn_html_color(unsigned i);
+
+struct vn_html_series {
+	const char *name; /* legend text, escaped when drawn */
+	const char *color;
+	const double *y; /* the chart's n values; NAN: no value at that x (a line skips it, a stack counts 0) */
+};
+
+struct vn_html_chart {
+	const char *title; /* escaped when drawn */
+	unsigned n;        /* points per series (at most VN_HTML_MAX_POINTS are expected) */
+	const double *x;
+	bool fixed_x; /* use xmin..xmax (so several charts line up), not the data's own range */
+	double xmin, xmax;
+	const char *xlabel;
+	unsigned nseries;
+	const struct vn_html_series *series;
+	bool stacked; /* filled areas, series stacked bottom up in order */
+};
+
+/* One <svg class="chart">: axes with ticks, the series as polylines or stacked polygons, a legend. */
+void vn_html_chart(struct vn_strbuf *b, const struct vn_html_chart *c);
+
+/* A strip chart: per group (variant) its values as points and their mean as a bar. */
+struct vn_html_strip {
+	const char *title; /* escaped when drawn */
+	unsigned ngroups;
+	const char *const *names;    /* ngroups names, escaped when drawn */
+	const unsigned *count;       /* values per group */
+	const double *const *values; /* count[g] finite values for group g */
+};
+void vn_html_strip(struct vn_strbuf *b, const struct vn_html_strip *s);
+
+/* <!doctype html> .. <body>, with the page's CSS; and the end of it. */
+void vn_html_page_begin(struct vn_strbuf *b, const char *title);
+void vn_html_page_end(struct vn_strbuf *b);
+/* <p class="note">text</p>, text escaped. */
+void vn_html_note(struct vn_strbuf *b, const char *text);
+
+/* The assertions table: [{name, verdict, observed, expected, detail}], verdicts coloured. */
+void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions);
+
+/* DIR/NAME parsed (strict JSON, at most max bytes): the file's errors are input errors naming it. */
+int vn_html_read_json(const char *dir, const char *name, size_t max, struct json_object **out, struct vn_error *err);
+/* o's member key when it is a string / a number; NULL / false otherwise (o may be NULL or not an object). */
+const char *vn_html_jstr(struct json_object *o, const char *key);
+bool vn_html_jnum(struct json_object *o, const char *key, double *out);
+
+/* A relative path inside the directory: [A-Za-z0-9._/-] only, no leading '/', no ".." component. */
+bool vn_html_path_ok(const char *rel);
+
+/* The pages, appended to b; the result file's errors are returned, anything else becomes a note. */
+int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err);
+int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err);
+
+/*
+ * text with all but at most max of its lines blanked (first and last kept,
+ * the rest picked evenly), so that parsing it costs max lines whatever the
+ * file's size while every kept line keeps its line number. *total gets the
+ * number of lines. Malloc'd.
+ */
+char *vn_html_pick_lines(const char *text, unsigned max, unsigned *total);

@@ -1,0 +1,460 @@
+/* report.html for one run directory: the header, the verdicts, the kernel's topology, and samples.jsonl drawn. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/samples.h"
+#include "report/html.h"
+#include "report/html-priv.h"
+#include "topology/fallback.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/file.h"
+#include "util/json.h"
+
+/* Bigger than any real one (a 1 s sampler writes ~10 kB a line: hours); the page draws VN_HTML_MAX_POINTS of it. */
+#define SAMPLES_MAX (256u << 20)
+#define RESULT_MAX  (16u << 20)
+#define DMESG_MAX   (16u << 20)
+
+static void row(struct vn_strbuf *b, const char *key, const char *value)
+{
+	if (!value)
+		return;
+	vn_strbuf_printf(b, "<tr><th>%s</th><td>", key);
+	vn_html_text(b, value);
+	vn_strbuf_printf(b, "</td></tr>\n");
+}
+
+static void header(struct vn_strbuf *b, struct json_object *res)
+{
+	struct json_object *kernel = vn_json_get(res, "kernel");
+	const char *scenario = vn_html_jstr(res, "scenario"), *error = vn_html_jstr(res, "error");
+	struct json_object *complete = vn_json_get(res, "complete"), *passed = vn_json_get(res, "passed");
+	bool is_complete = json_object_is_type(complete, json_type_boolean) && json_object_get_boolean(complete);
+	bool is_passed = json_object_is_type(passed, json_type_boolean) && json_object_get_boolean(passed);
+	char num[64];
+	double v;
+
+	vn_strbuf_printf(b, "<h1>");
+	vn_html_text(b, scenario ? scenario : "vnuma run");
+	vn_strbuf_printf(b, "</h1>\n");
+	if (!is_complete) {
+		vn_strbuf_printf(b, "<div class=\"banner fail\" id=\"status\">INCOMPLETE: ");
+		vn_html_text(b, error ? error : "the run did not end");
+	} else {
+		vn_strbuf_printf(b, "<div class=\"banner %s\" id=\"status\">%s", is_passed ? "pass" : "fail",
+				 is_passed ? "PASSED: every assertion held" : "FAILED: an assertion did not hold");
+	}
+	vn_strbuf_printf(b, "</div>\n<table class=\"header\">\n");
+	row(b, "description", vn_html_jstr(res, "description"));
+	row(b, "variant", vn_html_jstr(res, "variant"));
+	if (vn_html_jnum(res, "repeat", &v)) {
+		snprintf(num, sizeof(num), "%.0f", v);
+		row(b, "repeat", num);
+	}
+	row(b, "topology", vn_html_jstr(res, "topology"));
+	row(b, "kernel", vn_html_jstr(kernel, "release"));
+	row(b, "kernel version", vn_html_jstr(kernel, "version"));
+	row(b, "kernel cmdline", vn_html_jstr(kernel, "cmdline"));
+	row(b, "kernel recipe", vn_html_jstr(kernel, "recipe"));
+	const char *acc = vn_html_jstr(res, "accelerator"), *why = vn_html_jstr(res, "accelerator_reason");
+	_cleanup_free_ char *accel = acc && why ? vn_xasprintf("%s (%s)", acc, why) : vn_xstrdup_or_null(acc);
+	row(b, "accelerator", accel);
+	row(b, "started", vn_html_jstr(res, "started_utc"));
+	if (vn_html_jnum(res, "duration_s", &v)) {
+		snprintf(num, sizeof(num), "%.1f s", v);
+		row(b, "duration", num);
+	}
+	row(b, "sampling cost", vn_html_jstr(res, "sampling_cost"));
+	vn_strbuf_printf(b, "</table>\n");
+	const char *fidelity = vn_html_jstr(res, "fidelity");
+	if (fidelity) {
+		vn_strbuf_printf(b, "<h2>Fidelity at boot</h2><pre>");
+		vn_html_text(b, fidelity);
+		vn_strbuf_printf(b, "</pre>\n");
+	}
+}
+
+/* The snapshot to read: after/ when it holds the file, else before/ (a run cut short has no after/). */
+static char *snapshot_file(const char *dir, const char *name, const char **which)
+{
+	static const char *const snaps[] = {"after", "before"};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(snaps); i++) {
+		char *path = vn_xasprintf("%s/%s/%s", dir, snaps[i], name);
+		if (vn_is_file(path)) {
+			*which = snaps[i];
+			return path;
+		}
+		free(path);
+	}
+	return NULL;
+}
+
+/* Node n's row of the distance matrix from a snapshot: nodeN-distance (vnuma collect), or nodeN/distance. */
+static unsigned read_distances(const char *path, unsigned *row, unsigned max)
+{
+	_cleanup_free_ char *text = NULL;
+	struct vn_error e = {0};
+	size_t len;
+	unsigned n = 0;
+
+	if (vn_file_read(path, 64 << 10, &text, &len, &e) < 0) {
+		vn_error_clear(&e);
+		return 0;
+	}
+	for (char *p = text, *end; n < max; p = end) {
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p || v > 255)
+			break;
+		row[n++] = (unsigned)v;
+	}
+	return n;
+}
+
+static void heat_color(double frac, char out[8])
+{
+	/* From pale (local) to dark blue (farthest). */
+	int r = (int)lround(239 + (8 - 239) * frac), g = (int)lround(243 + (48 - 243) * frac),
+	    bl = (int)lround(255 + (107 - 255) * frac);
+	snprintf(out, 8, "#%02x%02x%02x", r, g, bl);
+}
+
+static void distances(struct vn_strbuf *b, const char *dir)
+{
+	_cleanup_free_ unsigned *m = vn_xcalloc((size_t)VN_MAX_NODES * VN_MAX_NODES, sizeof(*m));
+	unsigned ids[VN_MAX_NODES], len[VN_MAX_NODES], n = 0, lo = 255, hi = 0;
+	const char *which = NULL, *snap = NULL;
+
+	vn_strbuf_printf(b, "<h2>Distances (the kernel's view)</h2>\n");
+	for (unsigned node = 0; node < VN_MAX_NODES; node++) {
+		char flat[64], nested[64];
+		snprintf(flat, sizeof(flat), "node%u-distance", node);
+		snprintf(nested, sizeof(nested), "node%u/distance", node);
+		_cleanup_free_ char *path = snapshot_file(dir, flat, &which);
+		if (!path)
+			path = snapshot_file(dir, nested, &which);
+		/* One snapshot for the whole matrix: rows from after/ and before/ are not mixed. */
+		if (!path || (snap && strcmp(snap, which) != 0))
+			continue;
+		snap = which;
+		len[n] = read_distances(path, m + (size_t)n * VN_MAX_NODES, VN_MAX_NODES);
+		for (unsigned j = 0; j < len[n]; j++) {
+			lo = m[(size_t)n * VN_MAX_NODES + j] < lo ? m[(size_t)n * VN_MAX_NODES + j] : lo;
+			hi = m[(size_t)n * VN_MAX_NODES + j] > hi ? m[(size_t)n * VN_MAX_NODES + j] : hi;
+		}
+		ids[n++] = node;
+	}
+	if (!n) {
+		vn_html_note(b, "No nodeN-distance files in after/ or before/.");
+		return;
+	}
+	int cellpx = n <= 16 ? 36 : (int)(576 / n) < 6 ? 6 : (int)(576 / n), off = 40;
+	int size = off + cellpx * (int)n + 8;
+	vn_strbuf_printf(b,
+			 "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			 "viewBox=\"0 0 %d %d\" role=\"img\">",
+			 size, size, size, size);
+	for (unsigned i = 0; i < n && cellpx >= 12; i++) {
+		int c = off + cellpx * (int)i + cellpx / 2;
+		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%u</text>", c, off - 8, ids[i]);
+		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%u</text>", off - 8, c + 4, ids[i]);
+	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = 0; j < len[i] && j < n; j++) {
+			unsigned d = m[(size_t)i * VN_MAX_NODES + j];
+			double frac = hi > lo ? (double)(d - lo) / (hi - lo) : 0;
+			char color[8];
+			heat_color(frac, color);
+			int x = off + cellpx * (int)j, y = off + cellpx * (int)i;
+			vn_strbuf_printf(b,
+					 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+					 "stroke=\"#fff\"><title>node %u to node %u: %u</title></rect>",
+					 x, y, cellpx, cellpx, color, ids[i], ids[j], d);
+			if (cellpx >= 18)
+				vn_strbuf_printf(
+					b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" style=\"fill:%s\">%u</text>",
+					x + cellpx / 2, y + cellpx / 2 + 4, frac > 0.5 ? "#fff" : "#222", d);
+		}
+	vn_strbuf_printf(
+		b, "</svg>\n<p class=\"note\">From %s/ (nodeN-distance, as the guest kernel reports the SLIT).", snap);
+	for (unsigned i = 0; i < n; i++)
+		if (len[i] != n) {
+			vn_strbuf_printf(b, " Node %u's row has %u entries for %u nodes.", ids[i], len[i], n);
+			break;
+		}
+	vn_strbuf_printf(b, "</p>\n");
+}
+
+static void fallback(struct vn_strbuf *b, const char *dir)
+{
+	const char *which = NULL;
+	_cleanup_free_ char *path = snapshot_file(dir, "dmesg", &which), *text = NULL;
+	struct vn_fallback f;
+	struct vn_error e = {0};
+	size_t len;
+
+	vn_strbuf_printf(b, "<h2>Fallback order (the kernel's lists)</h2>\n");
+	if (!path) {
+		vn_html_note(b, "No dmesg in after/ or before/.");
+		return;
+	}
+	if (vn_file_read(path, DMESG_MAX, &text, &len, &e) < 0 || vn_fallback_parse_log(text, &f, &e) < 0) {
+		vn_html_note(b, e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	if (!f.nnodes) {
+		vn_html_note(b, "dmesg holds no \"Fallback order for Node N:\" line.");
+		return;
+	}
+	vn_strbuf_printf(b, "<table class=\"fallback\"><tr><th>node</th><th>allocates from, in order</th></tr>\n");
+	for (unsigned n = 0; n < f.nnodes; n++) {
+		if (!f.present[n])
+			continue;
+		vn_strbuf_printf(b, "<tr><th>%u</th><td>", n);
+		for (unsigned i = 0; i < f.len[n]; i++)
+			vn_strbuf_printf(b, "<span class=\"chip\" style=\"background:%s\">%u</span>",
+					 vn_html_color(f.order[n][i]), f.order[n][i]);
+		vn_strbuf_printf(b, "</td></tr>\n");
+	}
+	vn_strbuf_printf(b, "</table>\n<p class=\"note\">From %s/dmesg (the boot-time lists).</p>\n", which);
+}
+
+/* The samples as the charts take them: a common x axis and per-series y arrays. */
+struct series_set {
+	unsigned n;
+	double *x;
+	unsigned nseries;
+	struct vn_html_series s[VN_MAX_NODES];
+	char names[VN_MAX_NODES][48];
+	double *y[VN_MAX_NODES];
+};
+
+static void set_init(struct series_set *set, unsigned n, unsigned nseries)
+{
+	memset(set, 0, sizeof(*set));
+	set->n = 0;
+	set->x = vn_xcalloc(n ? n : 1, sizeof(double));
+	set->nseries = nseries;
+	for (unsigned i = 0; i < nseries; i++) {
+		set->y[i] = vn_xcalloc(n ? n : 1, sizeof(double));
+		set->s[i].y = set->y[i];
+		set->s[i].name = set->names[i];
+		set->s[i].color = vn_html_color(i);
+	}
+}
+
+static void set_free(struct series_set *set)
+{
+	free(set->x);
+	for (unsigned i = 0; i < set->nseries; i++)
+		free(set->y[i]);
+}
+
+static void set_draw(struct vn_strbuf *b, struct series_set *set, const char *title, bool stacked, double x0, double x1)
+{
+	struct vn_html_chart c = {
+		.title = title,
+		.n = set->n,
+		.x = set->x,
+		.fixed_x = true,
+		.xmin = x0,
+		.xmax = x1,
+		.xlabel = "t (s)",
+		.nseries = set->nseries,
+		.series = set->s,
+		.stacked = stacked,
+	};
+	vn_html_chart(b, &c);
+}
+
+/* Memory per node of the process pid (every workload process: pid -1), stacked, in MiB. */
+static void memory_chart(struct vn_strbuf *b, const struct vn_samples *ss, int pid, const char *title, unsigned nnodes)
+{
+	_cleanup_(set_free) struct series_set set;
+	bool used[VN_MAX_NODES] = {false};
+	unsigned map[VN_MAX_NODES], k = 0;
+
+	/* Only the nodes that ever held some of its memory get a band (and a legend entry). */
+	for (unsigned i = 0; i < ss->n; i++)
+		for (unsigned p = 0; p < ss->v[i].nprocs; p++)
+			for (unsigned n = 0; n < nnodes; n++)
+				if ((pid < 0 || ss->v[i].procs[p].pid == pid) && ss->v[i].procs[p].mem_kb[n] > 0)
+					used[n] = true;
+	for (unsigned n = 0; n < nnodes; n++)
+		if (used[n])
+			map[k++] = n;
+	set_init(&set, ss->n, k);
+	for (unsigned j = 0; j < k; j++) {
+		snprintf(set.names[j], sizeof(set.names[j]), "node %u", map[j]);
+		set.s[j].color = vn_html_color(map[j]);
+	}
+	for (unsigned i = 0; i < ss->n; i++) {
+		const struct vn_sample *s = &ss->v[i];
+		bool have = false;
+		for (unsigned j = 0; j < k; j++)
+			set.y[j][set.n] = 0;
+		for (unsigned p = 0; p < s->nprocs; p++) {
+			if ((pid >= 0 && s->procs[p].pid != pid) || !s->procs[p].have_mem)
+				continue;
+			have = true;
+			for (unsigned j = 0; j < k; j++)
+				set.y[j][set.n] += s->procs[p].mem_kb[map[j]] / 1024;
+		}
+		/* A line without its memory (--mem-every, or it had not started) is left out, not drawn as 0. */
+		if (have)
+			set.x[set.n++] = s->t;
+	}
+	set_draw(b, &set, title, true, ss->v[0].t, ss->v[ss->n - 1].t);
+}
+
+static void memory(struct vn_strbuf *b, const struct vn_samples *ss, unsigned nnodes)
+{
+	int pids[VN_HTML_MAX_PROCS];
+	char comms[VN_HTML_MAX_PROCS][32];
+	unsigned np = 0, more = 0;
+
+	for (unsigned i = 0; i < ss->n; i++)
+		for (unsigned p = 0; p < ss->v[i].nprocs; p++) {
+			const struct vn_sample_proc *pr = &ss->v[i].procs[p];
+			unsigned j = 0;
+			while (j < np && pids[j] != pr->pid)
+				j++;
+			if (j < np)
+				continue;
+			if (np == VN_HTML_MAX_PROCS) {
+				more++;
+				continue;
+			}
+			pids[np] = pr->pid;
+			snprintf(comms[np++], sizeof(comms[0]), "%s", pr->comm);
+		}
+	vn_strbuf_printf(b, "<h2>Workload memory per node (numa_maps)</h2>\n");
+	if (!np) {
+		vn_html_note(b, "No workload process in the samples.");
+		return;
+	}
+	vn_strbuf_printf(b, "<div class=\"charts\">\n");
+	if (np > 1)
+		memory_chart(b, ss, -1, "all workload processes: MiB per node", nnodes);
+	for (unsigned j = 0; j < np; j++) {
+		char title[96];
+		snprintf(title, sizeof(title), "pid %d %s: MiB per node", pids[j], comms[j]);
+		memory_chart(b, ss, pids[j], title, nnodes);
+	}
+	vn_strbuf_printf(b, "</div>\n");
+	if (more)
+		vn_strbuf_printf(b, "<p class=\"note\">%u more processes not drawn (at most %d).</p>\n", more,
+				 VN_HTML_MAX_PROCS);
+}
+
+/* vmstat counters as deltas from the first sample that has them. */
+static void counters(struct vn_strbuf *b, const struct vn_samples *ss, const char *title, const char *const *keys,
+		     unsigned nkeys)
+{
+	_cleanup_(set_free) struct series_set set;
+
+	set_init(&set, ss->n, nkeys);
+	for (unsigned k = 0; k < nkeys; k++) {
+		double first = NAN;
+		snprintf(set.names[k], sizeof(set.names[k]), "%s", keys[k]);
+		for (unsigned i = 0; i < ss->n; i++) {
+			double v;
+			set.y[k][i] = NAN;
+			if (!vn_html_jnum(ss->v[i].vmstat, keys[k], &v))
+				continue;
+			if (isnan(first))
+				first = v;
+			set.y[k][i] = v - first;
+		}
+	}
+	for (unsigned i = 0; i < ss->n; i++)
+		set.x[i] = ss->v[i].t;
+	set.n = ss->n;
+	set_draw(b, &set, title, false, ss->v[0].t, ss->v[ss->n - 1].t);
+}
+
+static void running(struct vn_strbuf *b, const struct vn_samples *ss, unsigned nnodes)
+{
+	_cleanup_(set_free) struct series_set set;
+
+	set_init(&set, ss->n, nnodes);
+	for (unsigned n = 0; n < nnodes; n++)
+		snprintf(set.names[n], sizeof(set.names[n]), "node %u", n);
+	for (unsigned i = 0; i < ss->n; i++) {
+		set.x[i] = ss->v[i].t;
+		for (unsigned n = 0; n < nnodes; n++)
+			set.y[n][i] = ss->v[i].node_online[n] || ss->v[i].running_per_node[n]
+					      ? ss->v[i].running_per_node[n]
+					      : NAN;
+	}
+	set.n = ss->n;
+	set_draw(b, &set, "running workload threads per node", false, ss->v[0].t, ss->v[ss->n - 1].t);
+}
+
+static void samples(struct vn_strbuf *b, const char *dir)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/samples.jsonl", dir), *text = NULL, *picked = NULL;
+	struct vn_samples ss = {0};
+	struct vn_error e = {0};
+	unsigned total, nnodes = 0;
+	size_t len;
+
+	vn_strbuf_printf(b, "<h2 id=\"samples\">Samples</h2>\n");
+	if (vn_file_read(path, SAMPLES_MAX, &text, &len, &e) < 0) {
+		vn_html_note(b, e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	picked = vn_html_pick_lines(text, VN_HTML_MAX_POINTS, &total);
+	if (vn_samples_parse(picked, "samples.jsonl", &ss, &e) < 0) {
+		vn_html_note(b, e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	if (!ss.n) {
+		vn_html_note(b, "samples.jsonl holds no sample.");
+		vn_samples_free(&ss);
+		return;
+	}
+	for (unsigned i = 0; i < ss.n; i++)
+		nnodes = ss.v[i].nnodes > nnodes ? ss.v[i].nnodes : nnodes;
+	vn_strbuf_printf(b, "<p class=\"note\">%u samples drawn of %u lines, t = %.1f .. %.1f s%s.</p>\n", ss.n, total,
+			 ss.v[0].t, ss.v[ss.n - 1].t, ss.truncated ? "; the last line was cut off mid-write" : "");
+	memory(b, &ss, nnodes);
+	vn_strbuf_printf(b, "<h2>Migrations and NUMA hint faults (vmstat, from the first sample)</h2>\n"
+			    "<div class=\"charts\">\n");
+	static const char *const migr[] = {"numa_pages_migrated", "pgmigrate_success"};
+	static const char *const hint[] = {"numa_hint_faults", "numa_hint_faults_local", "numa_pte_updates"};
+	counters(b, &ss, "pages migrated", migr, VN_ARRAY_SIZE(migr));
+	counters(b, &ss, "hint faults and PTE updates", hint, VN_ARRAY_SIZE(hint));
+	vn_strbuf_printf(b, "</div>\n<h2>Where the workload runs</h2>\n");
+	running(b, &ss, nnodes);
+	vn_samples_free(&ss);
+}
+
+int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
+{
+	_cleanup_json_ struct json_object *res = NULL;
+	int rc;
+
+	if ((rc = vn_html_read_json(dir, "result.json", RESULT_MAX, &res, err)) < 0)
+		return rc;
+	if (!json_object_is_type(res, json_type_object))
+		return vn_input_error(err, "%s/result.json: not a JSON object", dir);
+	const char *scenario = vn_html_jstr(res, "scenario");
+	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s", scenario ? scenario : dir);
+	vn_html_page_begin(b, title);
+	header(b, res);
+	vn_strbuf_printf(b, "<h2>Assertions</h2>\n");
+	vn_html_verdicts(b, vn_json_get(res, "assertions"));
+	distances(b, dir);
+	fallback(b, dir);
+	samples(b, dir);
+	vn_html_page_end(b);
+	return 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * report.html: a run directory or a result group drawn as one self-contained
+ * HTML file (inline CSS, inline SVG drawn here, no script, nothing fetched),
+ * so it opens anywhere, from a CI artifact or an e-mail. Every string that
+ * came from a result is escaped: the guest wrote much of it.
+ */
+#pragma once
+
+#include "util/error.h"
+
+/* What one report draws at most, so a huge result cannot make a huge page. */
+enum {
+	VN_HTML_MAX_POINTS = 300,  /* samples drawn per chart, picked evenly (first and last kept) */
+	VN_HTML_MAX_PROCS = 16,    /* workload processes drawn, in order of first appearance */
+	VN_HTML_MAX_METRICS = 60,  /* strip charts on a group's page */
+	VN_HTML_MAX_RUNS = 256,    /* runs of a group read */
+	VN_HTML_MAX_TEXT = 4096,   /* bytes shown of one string (an assertion's detail, an error) */
+	VN_HTML_MAX_VERDICTS = 200 /* assertions listed */
+};
+
+/*
+ * Writes out_path (NULL: DIR/report.html) atomically from DIR, which is a run
+ * directory (DIR/result.json) or a result group (DIR/group.json): see
+ * docs/results.md. A DIR that is neither, or a result.json/group.json that
+ * is not JSON, is an input error; anything else missing (samples, snapshots,
+ * compare.json) is left out of the page, with a note saying so.
+ */
+int vn_report_html_write(const char *dir, const char *out_path, struct vn_error *err);

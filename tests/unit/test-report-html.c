@@ -1,0 +1,368 @@
+/* report.html from the fixtures in tests/fixtures/report/ and from hostile, huge and cut-short runs made here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/html.h"
+#include "report/html-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/file.h"
+#include "util/strbuf.h"
+
+static char *fixture(const char *rel)
+{
+	const char *src = getenv("VN_SOURCE_DIR");
+
+	return vn_xasprintf("%s/tests/fixtures/report/%s", src ? src : ".", rel);
+}
+
+static char *slurp(const char *path)
+{
+	struct vn_error err = {0};
+	char *text = NULL;
+	size_t len;
+
+	assert_int_equal(vn_file_read(path, 64u << 20, &text, &len, &err), 0);
+	return text;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s", dir, name);
+	_cleanup_free_ char *parent = vn_xstrdup(path);
+	struct vn_error err = {0};
+
+	*strrchr(parent, '/') = '\0';
+	assert_int_equal(vn_mkdir_p(parent, 0755, &err), 0);
+	assert_int_equal(vn_file_write_text(path, text, &err), 0);
+}
+
+/* The fixture's file, with every from replaced by to (from NULL: as it is), into dir/name. */
+static void copy_fixture(const char *rel, const char *dir, const char *name, const char *from, const char *to)
+{
+	_cleanup_free_ char *path = fixture(rel), *text = slurp(path);
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (const char *p = text, *hit; *p; p = hit + strlen(from)) {
+		hit = from ? strstr(p, from) : NULL;
+		if (!hit) {
+			vn_strbuf_append(&b, p, strlen(p));
+			break;
+		}
+		vn_strbuf_append(&b, p, (size_t)(hit - p));
+		vn_strbuf_append(&b, to, strlen(to));
+	}
+	_cleanup_free_ char *out = vn_strbuf_steal(&b);
+	put(dir, name, out);
+}
+
+/* Writes the report of dir into dir/report.html and returns its text. */
+static char *report(const char *dir)
+{
+	_cleanup_free_ char *out = vn_xasprintf("%s/report.html", dir);
+	struct vn_error err = {0};
+
+	if (vn_report_html_write(dir, NULL, &err) < 0)
+		fail_msg("vn_report_html_write(%s): %s", dir, err.msg);
+	return slurp(out);
+}
+
+static int count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static char *tmpdir(void)
+{
+	char *d = vn_xstrdup("/tmp/vn-html-XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+/* Nothing that runs or loads: the page is one self-contained file. */
+static void assert_inert(const char *html)
+{
+	assert_null(strstr(html, "<script"));
+	assert_null(strstr(html, "<img"));
+	assert_null(strstr(html, "<iframe"));
+	assert_null(strstr(html, "src="));
+	assert_null(strstr(html, " onerror"));
+}
+
+static void test_run_fixture(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	static const char *const files[] = {"result.json", "samples.jsonl", "after/dmesg", "after/node0-distance",
+					    "after/node1-distance"};
+	(void)state;
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
+		_cleanup_free_ char *rel = vn_xasprintf("run/%s", files[i]);
+		copy_fixture(rel, dir, files[i], NULL, NULL);
+	}
+	_cleanup_free_ char *html = report(dir);
+	assert_non_null(strstr(html, "<!DOCTYPE html>"));
+	assert_non_null(strstr(html, "PASSED"));
+	assert_non_null(strstr(html, "<h1>memfollow-2node</h1>"));
+	assert_non_null(strstr(html, "<th>variant</th><td>default</td>"));
+	assert_non_null(strstr(html, "<th>repeat</th><td>1</td>"));
+	assert_non_null(strstr(html, "6.1.0-57-amd64"));
+	assert_non_null(strstr(html, "console=ttyS0 panic=-1"));
+	assert_non_null(strstr(html, "tcg (forced by VNUMA_ACCEL=tcg)"));
+	assert_int_equal(count(html, "<td class=\"pass\">pass</td>"), 2);
+	/* 2x2 heatmap, the kernel's 10/21 */
+	assert_int_equal(count(html, "<svg class=\"heatmap\""), 1);
+	assert_int_equal(count(html, "<title>node "), 4);
+	assert_non_null(strstr(html, "<title>node 0 to node 1: 21</title>"));
+	assert_non_null(strstr(html, "From after/"));
+	/* Fallback: node 1 allocates from 1 then 0 */
+	assert_non_null(strstr(html, "<tr><th>1</th><td><span class=\"chip\" style=\"background:#ff7f0e\">1</span>"
+				     "<span class=\"chip\" style=\"background:#1f77b4\">0</span>"));
+	/* all processes + 2 processes (stacked), migrations, hint faults, running */
+	assert_int_equal(count(html, "<svg class=\"chart\""), 6);
+	assert_int_equal(count(html, "<polygon class=\"area\""), 3 * 2);
+	assert_int_equal(count(html, "<polyline class=\"line\""), 2 + 3 + 2);
+	assert_non_null(strstr(html, "pid 151 vnuma-wl-memfol: MiB per node"));
+	assert_non_null(strstr(html, "12 samples drawn of 12 lines"));
+	assert_inert(html);
+	vn_rm_rf(dir);
+}
+
+static void test_hostile(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	(void)state;
+
+	copy_fixture("run/result.json", dir, "result.json", "memfollow-2node", "<script>alert(1)</script>\\\"'&");
+	copy_fixture("run/samples.jsonl", dir, "samples.jsonl", "vnuma-wl-memfol", "<script>x</script>");
+	_cleanup_free_ char *html = report(dir);
+	assert_inert(html);
+	assert_non_null(strstr(html, "<h1>&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</h1>"));
+	assert_non_null(strstr(html, "pid 151 &lt;script&gt;x&lt;/script&gt;: MiB per node"));
+	vn_rm_rf(dir);
+}
+
+static void test_escape(void **state)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	(void)state;
+
+	vn_html_text(&b, "<a href=\"x\">'&'</a>\x01\x1b[31m\n");
+	assert_string_equal(b.s, "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;??[31m\n");
+	vn_strbuf_free(&b);
+
+	/* Cut at VN_HTML_MAX_TEXT, not inside a UTF-8 sequence. */
+	_cleanup_free_ char *big = vn_xmalloc(3 * VN_HTML_MAX_TEXT + 1);
+	for (size_t i = 0; i < VN_HTML_MAX_TEXT; i++)
+		memcpy(big + 3 * i, "\xe2\x80\xa6", 3);
+	big[3 * VN_HTML_MAX_TEXT] = '\0';
+	vn_html_text(&b, big);
+	assert_true(b.len < VN_HTML_MAX_TEXT + 64);
+	assert_non_null(strstr(b.s, "(12288 bytes)"));
+	assert_int_equal(strstr(b.s, "\xe2\x80\xa6 (") - b.s, VN_HTML_MAX_TEXT - VN_HTML_MAX_TEXT % 3);
+	vn_strbuf_free(&b);
+
+	assert_true(vn_html_path_ok("balancing-on/1"));
+	assert_false(vn_html_path_ok("../x"));
+	assert_false(vn_html_path_ok("a/../../x"));
+	assert_false(vn_html_path_ok("/etc"));
+	assert_false(vn_html_path_ok("a\"onclick=x"));
+	assert_false(vn_html_path_ok(""));
+	assert_true(vn_html_path_ok("a/..b"));
+}
+
+static void test_pick_lines(void **state)
+{
+	unsigned total;
+	(void)state;
+
+	_cleanup_free_ char *few = vn_html_pick_lines("a\nb\nc", 4, &total);
+	assert_string_equal(few, "a\nb\nc");
+	assert_int_equal(total, 3);
+	/* 10 lines, 4 kept: 0, 3, 6, 9; the others stay as blank lines, so line numbers hold. */
+	_cleanup_free_ char *some = vn_html_pick_lines("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n", 4, &total);
+	assert_string_equal(some, "0\n\n\n3\n\n\n6\n\n\n9\n");
+	assert_int_equal(total, 10);
+	_cleanup_free_ char *cut = vn_html_pick_lines("0\n1\n2\n3\n4\n5\n6\n7\n8\n{\"t\":", 4, &total);
+	assert_string_equal(cut, "0\n\n\n3\n\n\n6\n\n\n{\"t\":");
+}
+
+static void test_downsampled(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	enum { LINES = 20000 };
+	(void)state;
+
+	copy_fixture("run/result.json", dir, "result.json", NULL, NULL);
+	for (unsigned i = 0; i < LINES; i++)
+		vn_strbuf_printf(
+			&b,
+			"{\"seq\":%u,\"t\":%u,\"vmstat\":{\"numa_pages_migrated\":%u,\"numa_hint_faults\":%u},"
+			"\"nodes\":[{\"node\":0},{\"node\":1}],\"procs\":[{\"pid\":7,\"comm\":\"vnuma-wl-x\","
+			"\"mem_kb_per_node\":{\"0\":%u,\"1\":%u},\"threads\":[{\"tid\":7,\"cpu\":0,\"node\":0,"
+			"\"state\":\"R\"}]}],\"running_per_node\":{\"0\":1,\"1\":0},\"cost\":{\"cpu_s\":0.001}}\n",
+			i, i, i, 2 * i, i, LINES - i);
+	_cleanup_free_ char *samples = vn_strbuf_steal(&b);
+	put(dir, "samples.jsonl", samples);
+	_cleanup_free_ char *html = report(dir);
+	assert_non_null(strstr(html, "300 samples drawn of 20000 lines, t = 0.0 .. 19999.0 s"));
+	/* Every series holds at most VN_HTML_MAX_POINTS points (a stacked area twice that: top and bottom). */
+	for (const char *p = html; (p = strstr(p, "points=\"")); p++) {
+		const char *end = strchr(p + 8, '"');
+		int pts = 0;
+		for (const char *q = p + 8; q < end; q++)
+			pts += *q == ',';
+		assert_true(pts <= 2 * VN_HTML_MAX_POINTS);
+	}
+	/* 2 MB of samples, a page a fraction of that */
+	assert_true(strlen(samples) > (2u << 20));
+	assert_true(strlen(html) < (200u << 10));
+	vn_rm_rf(dir);
+}
+
+static void test_incomplete(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	(void)state;
+
+	/* Cut short before after/ was collected: the snapshot is before/'s; samples.jsonl ends mid-line. */
+	copy_fixture("run/result.json", dir, "result.json", "\"complete\": true,\n  \"error\": null",
+		     "\"complete\": false,\n  \"error\": \"guest <b>crashed</b>: kernel panic\"");
+	copy_fixture("run/after/node0-distance", dir, "before/node0-distance", NULL, NULL);
+	copy_fixture("run/after/node1-distance", dir, "before/node1-distance", NULL, NULL);
+	put(dir, "samples.jsonl",
+	    "{\"seq\":0,\"t\":0,\"vmstat\":{},\"nodes\":[{\"node\":0}],\"procs\":[],\"running_per_node\":{\"0\":0},"
+	    "\"cost\":{\"cpu_s\":0.001}}\n{\"seq\":1,\"t\":1,\"vms");
+	_cleanup_free_ char *html = report(dir);
+	assert_non_null(strstr(html, "INCOMPLETE: guest &lt;b&gt;crashed&lt;/b&gt;: kernel panic"));
+	assert_null(strstr(html, "PASSED"));
+	assert_non_null(strstr(html, "From before/"));
+	assert_non_null(strstr(html, "No dmesg in after/ or before/."));
+	assert_non_null(strstr(html, "the last line was cut off mid-write"));
+	assert_non_null(strstr(html, "No workload process in the samples."));
+	vn_rm_rf(dir);
+
+	/* No samples at all, and a samples.jsonl that is not JSON: notes, not errors. */
+	_cleanup_free_ char *dir2 = tmpdir();
+	copy_fixture("run/result.json", dir2, "result.json", NULL, NULL);
+	_cleanup_free_ char *none = report(dir2);
+	assert_non_null(strstr(none, "samples.jsonl: cannot open"));
+	put(dir2, "samples.jsonl", "<html>\n");
+	_cleanup_free_ char *bad = report(dir2);
+	assert_non_null(strstr(bad, "samples.jsonl:1:"));
+	vn_rm_rf(dir2);
+}
+
+static void test_group_fixture(void **state)
+{
+	_cleanup_free_ char *dir = fixture("group");
+	_cleanup_free_ char *out = vn_xasprintf("/tmp/vn-html-group-%ld.html", (long)getpid());
+	struct vn_error err = {0};
+	(void)state;
+
+	assert_int_equal(vn_report_html_write(dir, out, &err), 0);
+	_cleanup_free_ char *html = slurp(out);
+	unlink(out);
+	assert_inert(html);
+	assert_non_null(strstr(html, "memfollow-2node (result group)"));
+	assert_non_null(strstr(html, "<table class=\"compare\">"));
+	/* The significant rows first: run.duration_s is first in compare.json, and not significant. */
+	assert_int_equal(count(html, "<svg class=\"strip\""), 4);
+	assert_int_equal(count(html, "<circle class=\"point\""), 4 * 6);
+	assert_int_equal(count(html, "<line class=\"mean\""), 4 * 2);
+	assert_true(strstr(html, "run.duration_s</text>") > strstr(html, "memfollow.local_fraction_end (significant)"));
+	assert_non_null(strstr(html, "-100.0%"));
+	assert_non_null(strstr(html, "<a href=\"balancing-off/3/report.html\">"));
+	assert_int_equal(count(html, "<a href="), 6);
+	assert_int_equal(count(html, "<td class=\"fail\">fail</td>"), 3);
+}
+
+static void test_group_no_compare(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	(void)state;
+
+	put(dir, "group.json",
+	    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b<i>\"}],\"runs\":["
+	    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
+	    "{\"variant\":\"b<i>\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0},"
+	    "{\"variant\":\"b<i>\",\"repeat\":2,\"dir\":\"../../etc\",\"exit\":null}],\"complete\":false}");
+	put(dir, "a/1/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":10}}");
+	put(dir, "b/1/result.json",
+	    "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":20,\"x<y\":1}}");
+	put(dir, "a/1/report.html", "");
+	_cleanup_free_ char *html = report(dir);
+	assert_inert(html);
+	assert_non_null(strstr(html, "INCOMPLETE"));
+	assert_null(strstr(html, "<table class=\"compare\">"));
+	assert_non_null(strstr(html, "No compare.json"));
+	/* The union of the metrics, the one whose means differ most first. */
+	assert_int_equal(count(html, "<svg class=\"strip\""), 3);
+	assert_true(strstr(html, ">moves</text>") < strstr(html, ">flat</text>"));
+	assert_non_null(strstr(html, ">x&lt;y</text>"));
+	assert_non_null(strstr(html, "b&lt;i&gt;"));
+	/* The run outside the group gets no link and is not read. */
+	assert_null(strstr(html, "../../etc"));
+	assert_int_equal(count(html, "<a href="), 2);
+	assert_int_equal(count(html, "(not made yet)"), 1);
+	assert_non_null(strstr(html, "running"));
+
+	/* A compare.json that is not JSON costs the table, not the page. */
+	put(dir, "compare.json", "{\"rows\":[");
+	_cleanup_free_ char *bad = report(dir);
+	assert_non_null(strstr(bad, "compare.json:1:"));
+	assert_int_equal(count(bad, "<svg class=\"strip\""), 3);
+	/* One with rows of the wrong shape: rows without a metric name are skipped. */
+	put(dir, "compare.json",
+	    "{\"rows\":[{\"metric\":7},{\"metric\":\"moves\",\"significant\":true,\"variants\":"
+	    "[{\"name\":\"a\",\"mean\":\"x\"},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}");
+	_cleanup_free_ char *odd = report(dir);
+	assert_int_equal(count(odd, "<svg class=\"strip\""), 1);
+	assert_non_null(strstr(odd, "+100.0%"));
+	vn_rm_rf(dir);
+}
+
+static void test_neither(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	struct vn_error err = {0};
+	(void)state;
+
+	assert_true(vn_report_html_write(dir, NULL, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "neither a run directory"));
+	vn_error_clear(&err);
+
+	put(dir, "result.json", "{\"complete\":");
+	assert_true(vn_report_html_write(dir, NULL, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "result.json:1:"));
+	vn_error_clear(&err);
+	vn_rm_rf(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_fixture),   cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_escape),        cmocka_unit_test(test_pick_lines),
+		cmocka_unit_test(test_downsampled),   cmocka_unit_test(test_incomplete),
+		cmocka_unit_test(test_group_fixture), cmocka_unit_test(test_group_no_compare),
+		cmocka_unit_test(test_neither),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
