@@ -111,6 +111,7 @@ struct vn_cli_progress {
 	double t0;
 	char stage[32];
 	int width;
+	char prefix[160]; /* before each boot status line: the matrix's "run k/n ..." */
 };
 void vn_cli_progress_init(struct vn_cli_progress *p);
 void vn_cli_progress(void *data, const char *stage, const char *line);

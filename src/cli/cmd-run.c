@@ -2,14 +2,97 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
+#include "compare/compare.h"
 #include "scenario/runner.h"
+#include "util/parse.h"
 #include "util/cleanup.h"
+
+#define MAX_KERNELS 16
+
+/* The matrix's progress: on a TTY the boot status line gets a "run k/n" prefix; elsewhere timestamped lines. */
+struct matrix_progress {
+	struct vn_cli_progress *p;
+};
+
+static void stamp(char *buf, size_t n)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strftime(buf, n, "%H:%M:%S", localtime_r(&now, &tm));
+}
+
+static void run_start(void *data, unsigned k, unsigned n, const char *variant, unsigned repeat, double elapsed)
+{
+	struct matrix_progress *m = data;
+	char eta[32] = "?", ts[16];
+
+	if (k)
+		snprintf(eta, sizeof(eta), "%.0f s", elapsed / k * (n - k));
+	snprintf(m->p->prefix, sizeof(m->p->prefix), "run %u/%u %s#%u, %.0f s, ~%s left: ", k + 1, n, variant, repeat,
+		 elapsed, eta);
+	if (!m->p->tty) {
+		stamp(ts, sizeof(ts));
+		fprintf(stderr, "%s run %u/%u: %s repeat %u (%.0f s elapsed, about %s left)\n", ts, k + 1, n, variant,
+			repeat, elapsed, eta);
+	}
+}
+
+static void run_done(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_report *rep,
+		     const char *error)
+{
+	struct matrix_progress *m = data;
+	static const char *const what[] = {"passed", "an assertion failed", "bad input", "could not run"};
+	char ts[16];
+
+	vn_cli_progress_done(m->p);
+	stamp(ts, sizeof(ts));
+	fprintf(stderr, "%s run %u/%u: %s: %s%s%s\n", ts, k + 1, n, dir, what[exit & 3], error ? ": " : "",
+		error ? error : "");
+	(void)rep;
+}
+
+static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, struct vn_matrix_opts *mo,
+		      struct vn_cli_progress *prog, struct vn_error *err)
+{
+	struct matrix_progress mp = {prog};
+	struct vn_matrix_result res;
+	_cleanup_free_ char *dir = NULL;
+
+	mo->run_start = run_start;
+	mo->run_done = run_done;
+	mo->run_start_data = &mp;
+	int rc = vn_scenario_run_matrix(ctx, s, mo, &res, &dir, err);
+	prog->prefix[0] = '\0';
+	if (res.compare) {
+		_cleanup_free_ char *table = vn_compare_format_text(res.compare, 0);
+		fputs(table, stdout);
+		vn_compare_free(res.compare);
+	}
+	if (res.compare_error[0])
+		fprintf(stderr, "warning: %s\n", res.compare_error);
+	if (dir)
+		fprintf(stderr,
+			"result group: %s/ (group.json, compare.txt, report.html; %u runs, %u with a failed "
+			"assertion, %u could not run)\n",
+			dir, res.runs, res.failed, res.broken);
+	if (rc < 0)
+		return rc;
+	if (res.broken)
+		return vn_infra_error(err, -EIO, "%u of %u runs could not run; the first: %s", res.broken, res.runs,
+				      res.first_error);
+	return res.failed ? VN_EXIT_ASSERT : VN_EXIT_OK;
+}
 
 static int cmd_run(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_run_opts ro = {0};
+	const char *kernels[MAX_KERNELS];
+	unsigned nkernels = 0;
+	long repeats = 0;
 	struct vn_cli_args a;
 	int c, rc;
 
@@ -19,8 +102,16 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'o': ro.outdir = optarg; break;
 		case 'q': ro.quick = true; break;
 		case 'f': ro.force = true; break;
-		case 'k': ro.kernel = optarg; break;
+		case 'k':
+			if (nkernels == MAX_KERNELS)
+				return vn_cli_bad_arg(&a, "kernel", "is one too many (16 at most)", err);
+			kernels[nkernels++] = optarg;
+			break;
 		case 'K': ro.keep = true; break;
+		case 'r':
+			if (vn_int_parse(optarg, 1, 1000, &repeats, NULL) < 0)
+				return vn_cli_bad_arg(&a, "repeats", "is not a number from 1 to 1000", err);
+			break;
 		}
 	}
 	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
@@ -40,6 +131,16 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	ro.kernel_progress_data = &prog;
 	ro.boot_progress = vn_cli_boot_progress;
 	ro.boot_progress_data = &prog;
+	struct vn_matrix_opts mo = {.run = ro, .kernels = kernels, .nkernels = nkernels, .repeats = (unsigned)repeats};
+	if (vn_scenario_is_matrix(s, &mo)) {
+		if (ro.keep)
+			return vn_input_error(err, "--keep keeps one guest: not with variants, kernels or repeats");
+		rc = run_matrix(&ctx, s, &mo, &prog, err);
+		vn_cli_progress_done(&prog);
+		vn_testbed_ctx_clear(&ctx);
+		return rc;
+	}
+	ro.kernel = nkernels ? kernels[0] : NULL;
 	rc = vn_scenario_run(&ctx, s, &ro, &rep, &dir, err);
 	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);
@@ -73,7 +174,9 @@ static const struct vn_cli_opt run_opts[] = {
 	{"quick", 'q', false, NULL, VN_VAL_NONE, "scale durations and sizes down (the scenario's quick_scale) for CI"},
 	{"kernel", 'k', false, "K", VN_VAL_KERNEL,
 	 "boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
-	 "(kernels/NAME.json, built on first use) or a bzImage path"},
+	 "(kernels/NAME.json, built on first use) or a bzImage path;\n"
+	 "given more than once, one variant per kernel (a matrix)"},
+	{"repeats", 'r', false, "N", VN_VAL_NONE, "run each variant N times (default: the scenario's repeats)"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
 	VN_CLI_OPT_END,
 };
@@ -82,12 +185,17 @@ const struct vn_cmd vn_cmd_run = {
 	.name = "run",
 	.fn = cmd_run,
 	.summary = "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml",
-	.synopsis = "SCENARIO [-o DIR [--force]] [--quick] [--kernel K] [--keep] [OPTIONS]",
+	.synopsis = "SCENARIO [-o DIR [--force]] [--quick] [--kernel K]... [--repeats N] [--keep] [OPTIONS]",
 	.description = "SCENARIO is a file or the name of a shipped scenario (e.g. memfollow-2node).\n"
 		       "Boots the scenario's topology, prepares the guest (sysctls, THP, hugetlb,\n"
 		       "cgroups), runs its steps while sampling inside the guest, checks its\n"
 		       "assertions and writes the results directory: result.json, junit.xml,\n"
-		       "samples.jsonl, console.log, before/ and after/ snapshots, steps/.\n"
+		       "samples.jsonl, console.log, before/ and after/ snapshots, steps/, report.html.\n"
+		       "\n"
+		       "A scenario with \"variants\" or \"repeats\" (or several --kernel, or --repeats)\n"
+		       "is a matrix: every variant N times, interleaved (A B A B ...), into a result\n"
+		       "group: group.json, DIR/VARIANT/N/ per run, compare.txt/json (printed at the end,\n"
+		       "as 'vnuma compare DIR' prints it) and report.html (docs/results.md).\n"
 		       "\n"
 		       "Exit: 0 all assertions held, 1 an assertion failed, 2 bad scenario,\n"
 		       "3 infrastructure (boot, timeout, interrupted; the result is marked incomplete).",

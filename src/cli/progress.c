@@ -76,9 +76,9 @@ void vn_cli_boot_progress(void *data, const char *stage, const char *detail)
 		return;
 	}
 	p->used = true;
-	int room = p->width - 16 - (int)strlen(stage);
-	fprintf(stderr, "\r\033[K[%02d:%02d] %s%s%.*s", t / 60, t % 60, stage, detail && *detail ? ": " : "",
-		room < 10 ? 10 : room, detail ? detail : "");
+	int room = p->width - 16 - (int)strlen(stage) - (int)strlen(p->prefix);
+	fprintf(stderr, "\r\033[K[%02d:%02d] %s%s%s%.*s", t / 60, t % 60, p->prefix, stage,
+		detail && *detail ? ": " : "", room < 10 ? 10 : room, detail ? detail : "");
 	fflush(stderr);
 }
 

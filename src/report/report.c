@@ -5,6 +5,7 @@
 #include <libxml/xmlwriter.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -51,13 +52,30 @@ void vn_report_clear(struct vn_report *r)
 		free(r->verdicts[i].detail);
 	}
 	free(r->verdicts);
-	char **strs[] = {&r->scenario,      &r->description,          &r->started_utc,    &r->error,
-			 &r->accel,         &r->kernel_release,       &r->kernel_version, &r->kernel_cmdline,
-			 &r->kernel_recipe, &r->kernel_config_sha256, &r->topology,       &r->fidelity,
-			 &r->sampling_cost, &r->kernel_patches,       &r->accel_reason,   &r->guest};
+	char **strs[] = {&r->scenario,       &r->description,
+			 &r->started_utc,    &r->error,
+			 &r->accel,          &r->kernel_release,
+			 &r->kernel_version, &r->kernel_cmdline,
+			 &r->kernel_recipe,  &r->kernel_config_sha256,
+			 &r->topology,       &r->fidelity,
+			 &r->sampling_cost,  &r->kernel_patches,
+			 &r->accel_reason,   &r->guest,
+			 &r->variant,        &r->host};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
+	for (unsigned i = 0; i < r->nmetrics; i++)
+		free(r->metrics[i].name);
+	free(r->metrics);
+	vn_strv_free(r->sysctls);
 	memset(r, 0, sizeof(*r));
+}
+
+void vn_report_metric(struct vn_report *r, const char *name, double value)
+{
+	if (!isfinite(value))
+		return;
+	r->metrics = vn_xreallocarray(r->metrics, r->nmetrics + 1, sizeof(*r->metrics));
+	r->metrics[r->nmetrics++] = (struct vn_metric){vn_xstrdup(name), value};
 }
 
 static void add_str(json_object *o, const char *k, const char *v)
@@ -73,6 +91,9 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 
 	add_str(o, "scenario", r->scenario);
 	add_str(o, "description", r->description);
+	add_str(o, "variant", r->variant ? r->variant : "default");
+	json_object_object_add(o, "repeat", json_object_new_int64(r->repeat ? r->repeat : 1));
+	add_str(o, "host", r->host);
 	add_str(o, "started_utc", r->started_utc);
 	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
 	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
@@ -115,6 +136,20 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "assertions", a);
+	json_object *sc = json_object_new_object();
+	for (char **p = r->sysctls; p && *p; p++) {
+		const char *eq = strchr(*p, '=');
+		_cleanup_free_ char *key = eq ? vn_xstrndup(*p, (size_t)(eq - *p)) : vn_xstrdup(*p);
+		json_object_object_add(sc, key, json_object_new_string(eq ? eq + 1 : ""));
+	}
+	json_object_object_add(o, "sysctls", sc);
+	/* Only a finished run has metrics: an incomplete one must not be compared as if it were whole. */
+	json_object *m = json_object_new_object();
+	for (unsigned i = 0; r->complete && i < r->nmetrics; i++)
+		json_object_object_add(m, r->metrics[i].name, json_object_new_double(r->metrics[i].value));
+	if (r->complete)
+		json_object_object_add(m, "run.duration_s", json_object_new_double(r->duration_s));
+	json_object_object_add(o, "metrics", m);
 	snprintf(path, sizeof(path), "%s/result.json", dir);
 	/* Atomic: a reader (or a crash) sees the previous complete file or this one, never half of either. */
 	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);

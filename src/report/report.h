@@ -16,8 +16,20 @@ struct vn_verdict {
 	char *detail;   /* optional: a diff, a time series summary */
 };
 
+/* One recorded value (docs/results.md, "Metric names"): compare makes a row of each. */
+struct vn_metric {
+	char *name;
+	double value;
+};
+
 struct vn_report {
 	char *scenario, *description;
+	char *variant;   /* "default" when the scenario has none */
+	unsigned repeat; /* from 1 */
+	char *host;      /* the libvirt URI the run used */
+	char **sysctls;  /* "key=value", NULL-terminated, or NULL */
+	unsigned nmetrics;
+	struct vn_metric *metrics;
 	char *started_utc;
 	double duration_s;
 	bool complete;      /* false: interrupted or an infrastructure failure cut the run short */
@@ -38,6 +50,7 @@ struct vn_report {
 void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail);
 void vn_report_clear(struct vn_report *r);
+void vn_report_metric(struct vn_report *r, const char *name, double value);
 unsigned vn_report_failures(const struct vn_report *r);
 
 /*

@@ -34,5 +34,8 @@ struct vn_run_data {
 	struct vn_run_move moves[64];
 };
 
+/* What a finished run records for compare (metrics.c); dir is the run's, with before/ and after/. */
+void vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_report *report);
+
 /* Judge every assertion of the scenario into report verdicts. */
 void vn_scenario_assert(const struct vn_run_data *d, struct vn_report *report);

@@ -4,6 +4,7 @@
  * each an exec request told apart by its id. Nothing waits on a round trip
  * per sample.
  */
+#include "report/html.h"
 #include "scenario/runner.h"
 
 #include <errno.h>
@@ -339,16 +340,13 @@ static void sampling_cost(struct vn_report *rep, const struct vn_samples *s)
 }
 
 /* The results directory: fresh (or --force), and a result saying "incomplete" in it before anything else. */
-static int results_start(struct vn_scenario *s, const struct vn_run_opts *o, const char *topo_path,
-			 struct vn_report *rep, char **dirp, struct vn_error *err)
+static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
+			 const struct vn_topology *t, struct vn_report *rep, char **dirp, struct vn_error *err)
 {
-	_cleanup_free_ char *dir = NULL, *stamp = utc_stamp(true);
+	_cleanup_free_ char *dir = NULL;
 	int rc;
 
-	if (o->outdir)
-		dir = strdup(o->outdir);
-	else
-		dir = vn_xasprintf("results/%s-%s", s->name, stamp);
+	dir = o->outdir ? vn_xstrdup(o->outdir) : vn_run_default_dir(s->name);
 	/* A reused directory would mix this run's files with another's: refuse unless asked to. */
 	if ((rc = vn_dir_nonempty(dir)) != 0 && !o->force) {
 		if (rc < 0)
@@ -364,7 +362,14 @@ static int results_start(struct vn_scenario *s, const struct vn_run_opts *o, con
 	rep->scenario = strdup(s->name);
 	rep->description = s->description ? strdup(s->description) : NULL;
 	rep->started_utc = utc_stamp(false);
-	rep->topology = strdup(topo_path);
+	rep->topology = vn_xstrdup(t->name);
+	rep->variant = vn_xstrdup(o->variant ? o->variant : "default");
+	rep->repeat = o->repeat ? o->repeat : 1;
+	const char *uri = ctx->uri ? ctx->uri : getenv("VNUMA_URI");
+	rep->host = uri && *uri ? vn_xstrdup(uri) : vn_xasprintf("qemu:///embed?root=%s/libvirt", ctx->state_dir);
+	rep->sysctls = vn_xcalloc(s->nsysctls + 1, sizeof(char *));
+	for (unsigned i = 0; i < s->nsysctls; i++)
+		rep->sysctls[i] = vn_xasprintf("%s=%s", s->sysctls[i].key, s->sysctls[i].value);
 	/*
 	 * First of all, a result that says "incomplete": whatever kills this
 	 * process from here on (SIGKILL, a crash, power) leaves that, never a
@@ -376,6 +381,13 @@ static int results_start(struct vn_scenario *s, const struct vn_run_opts *o, con
 	free(steal_pointer(&rep->error));
 	*dirp = steal_pointer(&dir);
 	return 0;
+}
+
+char *vn_run_default_dir(const char *scenario)
+{
+	_cleanup_free_ char *stamp = utc_stamp(true);
+
+	return vn_xasprintf("results/%s-%s", scenario, stamp);
 }
 
 /* What the booted guest is, for the result. */
@@ -459,6 +471,7 @@ static int judge(struct run *r, const char *after, struct vn_report *rep, struct
 	}
 	sampling_cost(rep, &d->samples);
 	vn_scenario_assert(d, rep);
+	vn_run_metrics(d, r->dir, rep);
 	rep->complete = true;
 	return 0;
 }
@@ -503,6 +516,10 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 			vn_error_set_detail(err, we.msg);
 	}
 	vn_error_clear(&we);
+	/* The page is for people; a run whose page cannot be drawn is still judged. */
+	if (vn_report_html_write(r->dir, NULL, &we) < 0 && rc == 0 && !err->detail)
+		vn_error_set_detail(err, we.msg);
+	vn_error_clear(&we);
 	return rc;
 }
 
@@ -523,7 +540,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	if (o->quick)
 		vn_scenario_apply_quick(s);
 	if ((rc = vn_scenario_check(s, &topo_path, &t, err)) < 0 ||
-	    (rc = results_start(s, o, topo_path, rep, &dir, err)) < 0)
+	    (rc = results_start(ctx, s, o, t, rep, &dir, err)) < 0)
 		return rc;
 	d.t = r.t = t;
 	r.dir = dir;

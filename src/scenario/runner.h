@@ -16,6 +16,8 @@ struct vn_run_opts {
 	bool quick;                            /* scale durations and sizes for CI */
 	bool keep;                             /* leave the guest running afterwards */
 	bool force;                            /* use outdir even if it is not empty */
+	const char *variant;                   /* for the result: the variant's name (NULL: "default") */
+	unsigned repeat;                       /* and which repeat of it, from 1 (0: 1) */
 	vn_kernel_progress_fn kernel_progress; /* a recipe kernel built on first use */
 	void *kernel_progress_data;
 	vn_up_progress_fn boot_progress; /* boot stages; NULL: silent */
@@ -33,6 +35,45 @@ struct vn_run_opts {
  */
 int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
 		    struct vn_report *report, char **dir, struct vn_error *err);
+
+/* results/<scenario>-<UTC time>, where a run or a group goes without -o. Malloc'd. */
+char *vn_run_default_dir(const char *scenario);
+
+struct vn_compare;
+
+/* A matrix run (matrix.c): every variant of the scenario, each repeated, into one result group. */
+struct vn_matrix_opts {
+	struct vn_run_opts run;     /* outdir: the group's directory; kernel, keep: not used */
+	const char *const *kernels; /* --kernel A --kernel B: one variant per kernel, in place of the scenario's */
+	unsigned nkernels;
+	unsigned repeats; /* 0: the scenario's */
+	/* Before each run (k from 0 of n), and after it with its exit code (0, 1, 2, 3) and report. */
+	void (*run_start)(void *data, unsigned k, unsigned n, const char *variant, unsigned repeat, double elapsed_s);
+	void (*run_done)(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_report *rep,
+			 const char *error);
+	void *run_start_data;
+};
+
+struct vn_matrix_result {
+	unsigned runs, failed, broken; /* runs done; with a failed assertion; that could not run (exit 2, 3) */
+	char first_error[VN_ERROR_MSG_MAX];
+	char compare_error[VN_ERROR_MSG_MAX]; /* compare.txt/json or report.html could not be made */
+	struct vn_compare *compare;           /* the group's comparison, or NULL */
+};
+
+/* Whether the scenario with these options is a matrix (variants, several kernels, or repeats). */
+bool vn_scenario_is_matrix(const struct vn_scenario *s, const struct vn_matrix_opts *o);
+
+/*
+ * Runs the matrix interleaved (A B A B ...), writing DIR/group.json (first
+ * marked incomplete, then after every run), DIR/VARIANT/N/ (ordinary run
+ * directories), DIR/compare.{txt,json} and DIR/report.html. A run that fails
+ * is recorded with its exit code and the matrix goes on; Ctrl-C stops it.
+ * Returns 0 when every run was attempted (see res for how they went), or a
+ * negative errno: bad scenario or variant, the group dir, interrupted.
+ */
+int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_matrix_opts *o,
+			   struct vn_matrix_result *res, char **dir, struct vn_error *err);
 
 /* The guest a run boots is named "scn-" + the scenario's name (then "-2", ... if taken). */
 #define VN_SCN_GUEST_PREFIX "scn-"

@@ -87,6 +87,15 @@ struct vn_scn_sysctl {
 	char *value;
 };
 
+/* One column of a matrix run: what it changes against the scenario. */
+struct vn_scn_variant {
+	char *name;   /* a directory name in the result group */
+	char *kernel; /* NULL: the scenario's */
+	char *append; /* NULL: the scenario's */
+	unsigned nsysctls;
+	struct vn_scn_sysctl *sysctls; /* set over the scenario's (same key: the variant's wins) */
+};
+
 struct vn_scn_hugetlb {
 	unsigned node;
 	unsigned pages; /* 2 MiB pages */
@@ -106,8 +115,10 @@ struct vn_scenario {
 	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */
 	double sample_interval_s; /* default 1 */
 	double timeout_s;         /* whole run, default 900 */
-	unsigned repeats;         /* default 1 */
-	double quick_scale;       /* --quick multiplies durations, sizes and action times (default 0.25) */
+	unsigned repeats;         /* runs of each variant (default 1) */
+	unsigned nvariants;       /* 0: one run of the scenario as it is */
+	struct vn_scn_variant *variants;
+	double quick_scale; /* --quick multiplies durations, sizes and action times (default 0.25) */
 	unsigned nsteps;
 	struct vn_scn_step *steps;
 	unsigned nasserts;
@@ -133,6 +144,11 @@ static inline void vn_scenario_freep(struct vn_scenario **s)
 
 /* --quick: durations, sizes and action times times quick_scale (sizes kept >= 16 MiB, durations >= 2 s). */
 void vn_scenario_apply_quick(struct vn_scenario *s);
+
+/* Set a variant over the scenario (kernel, append, sysctls) and make it one run: no variants, one repeat. */
+void vn_scenario_apply_variant(struct vn_scenario *s, const struct vn_scn_variant *v);
+/* Replace the variants (the scenario takes n copies of v; n 0 clears them). */
+void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant *v, unsigned n);
 
 /* The resolved scenario as JSON text (for results/<run>/scenario.json). Malloc'd. */
 char *vn_scenario_to_json(const struct vn_scenario *s);

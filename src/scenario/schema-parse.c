@@ -81,14 +81,13 @@ static bool sysctl_key_ok(const char *k)
 	return dot && seg;
 }
 
-static int parse_sysctls(struct ctx *c, struct json_object *v, const char *p)
+static int parse_sysctls(struct ctx *c, struct json_object *v, const char *p, unsigned *n, struct vn_scn_sysctl **out)
 {
 	char kp[VN_JSON_PATH_MAX];
-	struct vn_scenario *s = c->s;
 	int r = vn_json_check_type(&c->r, v, json_type_object, p);
 	if (r < 0)
 		return r;
-	s->sysctls = vn_xcalloc((size_t)json_object_object_length(v) + 1, sizeof(*s->sysctls));
+	*out = vn_xcalloc((size_t)json_object_object_length(v) + 1, sizeof(**out));
 	json_object_object_foreach(v, key, val)
 	{
 		vn_json_path_key(kp, p, key);
@@ -117,9 +116,63 @@ static int parse_sysctls(struct ctx *c, struct json_object *v, const char *p)
 			break;
 		default: return vn_json_expected(&c->r, kp, "a number, string or boolean", val);
 		}
-		struct vn_scn_sysctl *e = &s->sysctls[s->nsysctls++];
+		struct vn_scn_sysctl *e = &(*out)[(*n)++];
 		e->key = vn_xstrdup(key);
 		e->value = vn_xstrdup(text);
+	}
+	return 0;
+}
+
+/*
+ * An assertion no kernel can fail checks nothing. /proc/vmstat's event
+ * counters (all but the nr_* gauges) only grow, so their change (or a ratio
+ * of two) is never negative: ">= 0" or "> -1" holds for every kernel. Such
+ * a value belongs in the metrics, which every run records (vmstat.KEY).
+ */
+static int can_fail(struct ctx *c, const char *p, const struct vn_scn_assert *a, const char *counter)
+{
+	bool never_negative = strncmp(counter, "nr_", 3) != 0;
+
+	if (never_negative && ((a->op == VN_OP_GE && a->value <= 0) || (a->op == VN_OP_GT && a->value < 0)))
+		return vn_json_bad(&c->r, p,
+				   "%s %s %g holds for every kernel (an event counter's change is never negative), "
+				   "so it cannot fail: compare records it anyway as vmstat.%s",
+				   a->counter, vn_scn_op_name(a->op), a->value, a->counter);
+	return 0;
+}
+
+/* The matrix: each variant a name and what it changes (its sysctls merge over the scenario's). */
+static int parse_variants(struct ctx *c, struct json_object *v, const char *p)
+{
+	static const char *const keys[] = {"name", "kernel", "append", "sysctls", NULL};
+	char ep[VN_JSON_PATH_MAX], kp[VN_JSON_PATH_MAX];
+	struct vn_scenario *s = c->s;
+	int r;
+
+	if ((r = vn_json_check_type(&c->r, v, json_type_array, p)) < 0)
+		return r;
+	size_t n = json_object_array_length(v);
+	if (!n)
+		return vn_json_bad(&c->r, p, "a matrix needs at least one variant (or leave \"variants\" out)");
+	s->variants = vn_xcalloc(n, sizeof(*s->variants));
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(v, i), *sc;
+		struct vn_scn_variant *var = &s->variants[s->nvariants++];
+		vn_json_path_idx(ep, p, i);
+		if ((r = vn_json_check_type(&c->r, o, json_type_object, ep)) < 0 ||
+		    (r = vn_json_check_keys(&c->r, o, ep, keys)) < 0 ||
+		    (r = vn_json_get_str(&c->r, o, ep, "name", VN_JSON_REQUIRED | VN_JSON_NAME, &var->name)) < 0 ||
+		    (r = vn_json_get_str(&c->r, o, ep, "kernel", 0, &var->kernel)) < 0 ||
+		    (r = vn_json_get_str(&c->r, o, ep, "append", 0, &var->append)) < 0)
+			return r;
+		if ((sc = vn_json_get(o, "sysctls")) &&
+		    (r = parse_sysctls(c, sc, vn_json_path_key(kp, ep, "sysctls"), &var->nsysctls, &var->sysctls)) < 0)
+			return r;
+		/* Names are directory names of the result group. */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->variants[j].name, var->name) == 0)
+				return vn_json_bad(&c->r, vn_json_path_key(kp, ep, "name"),
+						   "variant name \"%s\" is already used by %s[%zu]", var->name, p, j);
 	}
 	return 0;
 }
@@ -447,14 +500,16 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 	case VN_ASSERT_DISTANCES: break;
 	case VN_ASSERT_COUNTER:
 		if ((r = counter_name(c, v, p, "counter", &a->counter)) < 0 || (r = parse_op(c, v, p, &a->op)) < 0 ||
-		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0 ||
+		    (r = can_fail(c, p, a, a->counter)) < 0)
 			return r;
 		break;
 	case VN_ASSERT_RATIO:
 		if ((r = counter_name(c, v, p, "numerator", &a->counter)) < 0 ||
 		    (r = counter_name(c, v, p, "denominator", &a->denominator)) < 0 ||
 		    (r = parse_op(c, v, p, &a->op)) < 0 ||
-		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0 ||
+		    (r = can_fail(c, p, a, strncmp(a->denominator, "nr_", 3) ? a->counter : a->denominator)) < 0)
 			return r;
 		break;
 	case VN_ASSERT_MEMORY_FOLLOWS:
@@ -510,7 +565,7 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   NULL};
+					   "variants",  NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -526,7 +581,9 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	    (r = vn_json_get_str(&c->r, root, "$", "kernel", 0, &s->kernel)) < 0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "append", 0, &s->append)) < 0)
 		return r;
-	if ((v = vn_json_get(root, "sysctls")) && (r = parse_sysctls(c, v, "$.sysctls")) < 0)
+	if ((v = vn_json_get(root, "sysctls")) && (r = parse_sysctls(c, v, "$.sysctls", &s->nsysctls, &s->sysctls)) < 0)
+		return r;
+	if ((v = vn_json_get(root, "variants")) && (r = parse_variants(c, v, "$.variants")) < 0)
 		return r;
 	if ((v = vn_json_get(root, "thp"))) {
 		int m = 0;

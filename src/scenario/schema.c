@@ -7,7 +7,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "util/alloc.h"
 #include "util/cleanup.h"
 
 /* Indexed by the enums in scenario.h; NULL-terminated for vn_json_one_of. */
@@ -34,6 +36,7 @@ void vn_scenario_free(struct vn_scenario *s)
 		free(s->sysctls[i].value);
 	}
 	free(s->sysctls);
+	vn_scenario_set_variants(s, NULL, 0);
 	free(s->thp);
 	free(s->hugetlb);
 	vn_strv_free(s->cgroups);
@@ -106,4 +109,58 @@ bool vn_scn_op_eval(enum vn_scn_op op, double observed, double value)
 	case VN_OP_NE: return observed != value;
 	}
 	return false;
+}
+
+static void sysctl_set(struct vn_scn_sysctl **list, unsigned *n, const char *key, const char *value)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (strcmp((*list)[i].key, key) == 0) {
+			free((*list)[i].value);
+			(*list)[i].value = vn_xstrdup(value);
+			return;
+		}
+	*list = vn_xreallocarray(*list, *n + 1, sizeof(**list));
+	(*list)[(*n)++] = (struct vn_scn_sysctl){vn_xstrdup(key), vn_xstrdup(value)};
+}
+
+void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant *v, unsigned n)
+{
+	for (unsigned i = 0; i < s->nvariants; i++) {
+		struct vn_scn_variant *x = &s->variants[i];
+		free(x->name);
+		free(x->kernel);
+		free(x->append);
+		for (unsigned j = 0; j < x->nsysctls; j++) {
+			free(x->sysctls[j].key);
+			free(x->sysctls[j].value);
+		}
+		free(x->sysctls);
+	}
+	free(s->variants);
+	s->variants = n ? vn_xcalloc(n, sizeof(*s->variants)) : NULL;
+	s->nvariants = n;
+	for (unsigned i = 0; i < n; i++) {
+		struct vn_scn_variant *x = &s->variants[i];
+		x->name = vn_xstrdup(v[i].name);
+		x->kernel = vn_xstrdup_or_null(v[i].kernel);
+		x->append = vn_xstrdup_or_null(v[i].append);
+		for (unsigned j = 0; j < v[i].nsysctls; j++)
+			sysctl_set(&x->sysctls, &x->nsysctls, v[i].sysctls[j].key, v[i].sysctls[j].value);
+	}
+}
+
+void vn_scenario_apply_variant(struct vn_scenario *s, const struct vn_scn_variant *v)
+{
+	if (v && v->kernel) {
+		free(s->kernel);
+		s->kernel = vn_xstrdup(v->kernel);
+	}
+	if (v && v->append) {
+		free(s->append);
+		s->append = vn_xstrdup(v->append);
+	}
+	for (unsigned i = 0; v && i < v->nsysctls; i++)
+		sysctl_set(&s->sysctls, &s->nsysctls, v->sysctls[i].key, v->sysctls[i].value);
+	vn_scenario_set_variants(s, NULL, 0);
+	s->repeats = 1;
 }

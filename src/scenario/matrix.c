@@ -1,0 +1,256 @@
+/*
+ * A matrix run: every variant of a scenario, each repeated, interleaved
+ * (A B A B ..., so host drift spreads over all variants alike) into one
+ * result group (docs/results.md): group.json, one ordinary run directory per
+ * run, the comparison and report.html.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare/compare.h"
+#include "report/html.h"
+#include "scenario/runner.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/dir.h"
+#include "util/file.h"
+#include "util/interrupt.h"
+#include "util/name.h"
+
+struct cell {
+	char *variant;
+	unsigned repeat;
+	char *dir; /* relative to the group */
+	int exit;  /* -1: not ended yet */
+};
+
+struct group {
+	const char *dir;
+	struct vn_scenario *s; /* the scenario as loaded: its variants */
+	const struct vn_matrix_opts *o;
+	unsigned repeats, ncells;
+	struct cell *cells;
+	char *topology, *accel, *host, *started;
+	bool complete;
+};
+
+static const char *kernel_of(const struct group *g, const struct vn_scn_variant *v)
+{
+	if (v->kernel)
+		return v->kernel;
+	return g->s->kernel ? g->s->kernel : "stock";
+}
+
+static int group_write(const struct group *g, struct vn_error *err)
+{
+	json_object *o = json_object_new_object(), *vars = json_object_new_array(), *runs = json_object_new_array();
+
+	json_object_object_add(o, "scenario", json_object_new_string(g->s->name));
+	json_object_object_add(o, "topology", g->topology ? json_object_new_string(g->topology) : NULL);
+	json_object_object_add(o, "host", g->host ? json_object_new_string(g->host) : NULL);
+	json_object_object_add(o, "accelerator", g->accel ? json_object_new_string(g->accel) : NULL);
+	json_object_object_add(o, "started_utc", g->started ? json_object_new_string(g->started) : NULL);
+	json_object_object_add(o, "repeats", json_object_new_int64(g->repeats));
+	json_object_object_add(o, "base", json_object_new_string(g->s->variants[0].name));
+	for (unsigned i = 0; i < g->s->nvariants; i++) {
+		const struct vn_scn_variant *v = &g->s->variants[i];
+		json_object *j = json_object_new_object(), *sc = json_object_new_object();
+		json_object_object_add(j, "name", json_object_new_string(v->name));
+		json_object_object_add(j, "kernel", json_object_new_string(kernel_of(g, v)));
+		const char *append = v->append ? v->append : g->s->append;
+		json_object_object_add(j, "append", append ? json_object_new_string(append) : NULL);
+		for (unsigned k = 0; k < g->s->nsysctls; k++)
+			json_object_object_add(sc, g->s->sysctls[k].key,
+					       json_object_new_string(g->s->sysctls[k].value));
+		for (unsigned k = 0; k < v->nsysctls; k++)
+			json_object_object_add(sc, v->sysctls[k].key, json_object_new_string(v->sysctls[k].value));
+		json_object_object_add(j, "sysctls", sc);
+		json_object_array_add(vars, j);
+	}
+	json_object_object_add(o, "variants", vars);
+	for (unsigned i = 0; i < g->ncells; i++) {
+		const struct cell *c = &g->cells[i];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "variant", json_object_new_string(c->variant));
+		json_object_object_add(j, "repeat", json_object_new_int64(c->repeat));
+		json_object_object_add(j, "dir", json_object_new_string(c->dir));
+		json_object_object_add(j, "exit", c->exit >= 0 ? json_object_new_int(c->exit) : NULL);
+		json_object_array_add(runs, j);
+	}
+	json_object_object_add(o, "runs", runs);
+	json_object_object_add(o, "complete", json_object_new_boolean(g->complete));
+	json_object_object_add(o, "assertions", json_object_new_array());
+	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", g->dir);
+	_cleanup_free_ char *text = vn_xasprintf(
+		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return vn_file_write_text(path, text, err);
+}
+
+/* The scenario of one cell: loaded afresh, the variant set over it, one run of it. */
+static int cell_scenario(const struct group *g, const struct vn_scn_variant *v, struct vn_scenario **out,
+			 struct vn_error *err)
+{
+	struct vn_scenario *s = NULL;
+	int rc = vn_scenario_load(g->s->path, &s, err);
+
+	if (rc < 0)
+		return rc;
+	vn_scenario_apply_variant(s, v);
+	*out = s;
+	return 0;
+}
+
+static void cells_free(struct group *g)
+{
+	for (unsigned i = 0; i < g->ncells; i++) {
+		free(g->cells[i].variant);
+		free(g->cells[i].dir);
+	}
+	free(g->cells);
+	free(g->topology);
+	free(g->accel);
+	free(g->host);
+	free(g->started);
+}
+
+/* --kernel A --kernel B: one variant per kernel, named after it, in place of the scenario's. */
+static void kernel_variants(struct vn_scenario *s, const char *const *kernels, unsigned n)
+{
+	vn_scenario_set_variants(s, NULL, 0);
+	s->variants = vn_xcalloc(n, sizeof(*s->variants));
+	/* Filled in place: names made unique against the ones before. */
+	for (unsigned i = 0; i < n; i++) {
+		const char *base = strrchr(kernels[i], '/');
+		_cleanup_free_ char *name = vn_xstrdup(base ? base + 1 : kernels[i]);
+		for (char *p = name; *p; p++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
+				*p = '_';
+		/* Two kernels of one name (a/bzImage, b/bzImage) still need two directories. */
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(s->variants[j].name, name) == 0) {
+				char *n2 = vn_xasprintf("%s-%u", name, i + 1);
+				free(name);
+				name = n2;
+			}
+		s->variants[i].name = steal_pointer(&name);
+		s->variants[i].kernel = vn_xstrdup(kernels[i]);
+		s->nvariants++;
+	}
+}
+
+int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_matrix_opts *o,
+			   struct vn_matrix_result *res, char **dirp, struct vn_error *err)
+{
+	struct group g = {.s = s, .o = o};
+	_cleanup_free_ char *dir = NULL;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (o->nkernels)
+		kernel_variants(s, o->kernels, o->nkernels);
+	if (!s->nvariants) {
+		s->variants = vn_xcalloc(1, sizeof(*s->variants));
+		s->variants[0].name = vn_xstrdup("default");
+		s->nvariants = 1;
+	}
+	g.repeats = o->repeats ? o->repeats : s->repeats;
+	if ((rc = vn_scenario_check(s, NULL, NULL, err)) < 0)
+		return rc;
+	for (unsigned i = 0; i < s->nvariants; i++) {
+		_cleanup_scenario_ struct vn_scenario *cs = NULL;
+		if ((rc = cell_scenario(&g, &s->variants[i], &cs, err)) < 0 ||
+		    (rc = vn_scenario_check(cs, NULL, NULL, err)) < 0)
+			return vn_error_prefix(err, "variant %s", s->variants[i].name);
+	}
+
+	dir = o->run.outdir ? vn_xstrdup(o->run.outdir) : vn_run_default_dir(s->name);
+	if ((rc = vn_dir_nonempty(dir)) != 0 && !o->run.force) {
+		if (rc < 0)
+			return vn_infra_error(err, rc, "results directory %s: %s", dir, strerror(-rc));
+		return vn_input_error(err, "results directory %s is not empty; use another -o or --force", dir);
+	}
+	if ((rc = vn_mkdir_p(dir, 0755, err)) < 0)
+		return rc;
+	g.dir = dir;
+	*dirp = vn_xstrdup(dir);
+	g.ncells = s->nvariants * g.repeats;
+	g.cells = vn_xcalloc(g.ncells, sizeof(*g.cells));
+	for (unsigned r = 0, k = 0; r < g.repeats; r++)
+		for (unsigned i = 0; i < s->nvariants; i++, k++)
+			g.cells[k] = (struct cell){vn_xstrdup(s->variants[i].name), r + 1,
+						   vn_xasprintf("%s/%u", s->variants[i].name, r + 1), -1};
+	if ((rc = group_write(&g, err)) < 0)
+		goto out;
+
+	double t0 = vn_now_s();
+	for (unsigned k = 0; k < g.ncells && !vn_was_interrupted(); k++) {
+		struct cell *c = &g.cells[k];
+		const struct vn_scn_variant *v = NULL;
+		for (unsigned i = 0; i < s->nvariants; i++)
+			if (strcmp(s->variants[i].name, c->variant) == 0)
+				v = &s->variants[i];
+		if (o->run_start)
+			o->run_start(o->run_start_data, k, g.ncells, c->variant, c->repeat, vn_now_s() - t0);
+		_cleanup_scenario_ struct vn_scenario *cs = NULL;
+		_cleanup_free_ char *rdir = vn_xasprintf("%s/%s", dir, c->dir), *out = NULL;
+		struct vn_run_opts ro = o->run;
+		struct vn_report rep;
+		struct vn_error e = {0};
+		ro.outdir = rdir;
+		ro.variant = c->variant;
+		ro.repeat = c->repeat;
+		ro.keep = false;
+		int r = cell_scenario(&g, v, &cs, &e);
+		if (r == 0 && (r = vn_mkdir_p(rdir, 0755, &e)) == 0)
+			r = vn_scenario_run(ctx, cs, &ro, &rep, &out, &e);
+		else
+			memset(&rep, 0, sizeof(rep));
+		c->exit = r < 0 ? (e.kind == VN_ERR_INPUT ? 2 : 3) : vn_report_failures(&rep) ? 1 : 0;
+		if (!g.topology && rep.topology) {
+			g.topology = vn_xstrdup(rep.topology);
+			g.host = rep.host ? vn_xstrdup(rep.host) : NULL;
+			g.started = rep.started_utc ? vn_xstrdup(rep.started_utc) : NULL;
+		}
+		if (!g.accel && rep.accel)
+			g.accel = vn_xstrdup(rep.accel);
+		res->runs++;
+		res->failed += c->exit == 1;
+		res->broken += c->exit > 1;
+		if (c->exit > 1 && !res->first_error[0])
+			snprintf(res->first_error, sizeof(res->first_error), "%s: %.3900s", c->dir, e.msg);
+		if (o->run_done)
+			o->run_done(o->run_start_data, k, g.ncells, c->dir, c->exit, &rep, r < 0 ? e.msg : NULL);
+		vn_report_clear(&rep);
+		vn_error_clear(&e);
+		if ((rc = group_write(&g, err)) < 0)
+			goto out;
+	}
+	g.complete = !vn_was_interrupted();
+	if ((rc = group_write(&g, err)) < 0)
+		goto out;
+	/* The comparison and the page are for people: a failure to make them is said, not fatal to the group. */
+	struct vn_error ce = {0};
+	struct vn_compare *cmp = NULL;
+	if (vn_compare_write_group(dir, &cmp, &ce) < 0)
+		snprintf(res->compare_error, sizeof(res->compare_error), "%s", ce.msg);
+	res->compare = cmp;
+	vn_error_clear(&ce);
+	if (vn_report_html_write(dir, NULL, &ce) < 0 && !res->compare_error[0])
+		snprintf(res->compare_error, sizeof(res->compare_error), "report.html: %.3900s", ce.msg);
+	vn_error_clear(&ce);
+	if (vn_was_interrupted())
+		rc = vn_infra_error(err, -EINTR, "interrupted after %u of %u runs; %s/group.json says incomplete",
+				    res->runs, g.ncells, dir);
+out:
+	cells_free(&g);
+	return rc;
+}
+
+bool vn_scenario_is_matrix(const struct vn_scenario *s, const struct vn_matrix_opts *o)
+{
+	return s->nvariants || o->nkernels > 1 || (o->repeats ? o->repeats : s->repeats) > 1;
+}

@@ -1,0 +1,126 @@
+/*
+ * What a finished run records for compare (docs/results.md, "Metric
+ * names"): counter deltas, the workloads' numbers and the assertions'
+ * observations. Recorded, not judged: an assertion is what can fail.
+ */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/kv.h"
+#include "scenario/run-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/file.h"
+
+/* Guest numbers are bounded like everything else it sends: a workload printing thousands of fields is cut. */
+#define STEP_METRICS_MAX 200
+#define METRIC_NAME_MAX  160
+
+static void deltas(struct vn_report *rep, const char *prefix, json_object *before, json_object *after)
+{
+	if (!json_object_is_type(after, json_type_object))
+		return;
+	json_object_object_foreach(after, key, v)
+	{
+		json_object *b;
+		if (!json_object_is_type(v, json_type_int) || !json_object_object_get_ex(before, key, &b) ||
+		    !json_object_is_type(b, json_type_int) || strlen(key) > METRIC_NAME_MAX)
+			continue;
+		char name[METRIC_NAME_MAX + 64];
+		snprintf(name, sizeof(name), "%s%s", prefix, key);
+		vn_report_metric(rep, name, (double)json_object_get_int64(v) - (double)json_object_get_int64(b));
+	}
+}
+
+static json_object *read_kv(const char *dir, const char *sub, const char *file)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s/%s", dir, sub, file), *text = NULL;
+	struct vn_error e = {0};
+	json_object *o = NULL;
+	size_t len;
+
+	if (vn_file_read(path, 1u << 20, &text, &len, &e) == 0)
+		vn_metrics_parse_kv(text, &o, &e);
+	vn_error_clear(&e);
+	return o;
+}
+
+/* Sums of one step's numbers, by dotted path, over its processes (arrays are per-process detail: skipped). */
+struct step_sums {
+	unsigned n;
+	char *name[STEP_METRICS_MAX];
+	double sum[STEP_METRICS_MAX];
+	unsigned count[STEP_METRICS_MAX];
+};
+
+static void walk(struct step_sums *s, const char *path, json_object *o)
+{
+	if (json_object_is_type(o, json_type_object)) {
+		json_object_object_foreach(o, key, v)
+		{
+			if (strlen(path) + strlen(key) + 2 > METRIC_NAME_MAX)
+				continue;
+			char sub[METRIC_NAME_MAX + 2];
+			snprintf(sub, sizeof(sub), "%s.%s", path, key);
+			walk(s, sub, v);
+		}
+		return;
+	}
+	if (!json_object_is_type(o, json_type_int) && !json_object_is_type(o, json_type_double))
+		return;
+	unsigned i = 0;
+	while (i < s->n && strcmp(s->name[i], path) != 0)
+		i++;
+	if (i == s->n) {
+		if (s->n == STEP_METRICS_MAX)
+			return;
+		s->name[s->n++] = vn_xstrdup(path);
+	}
+	s->sum[i] += json_object_get_double(o);
+	s->count[i]++;
+}
+
+static void step_metrics(struct vn_report *rep, const struct vn_scn_step *st, const struct vn_run_step_data *sd)
+{
+	struct step_sums *s = vn_xcalloc(1, sizeof(*s));
+
+	for (unsigned p = 0; p < sd->nresults; p++)
+		if (sd->results[p])
+			walk(s, st->name, sd->results[p]);
+	for (unsigned i = 0; i < s->n; i++) {
+		/* The header's pid and version are not measurements. */
+		const char *leaf = strrchr(s->name[i], '.') + 1;
+		if (strcmp(leaf, "pid") != 0 && strcmp(leaf, "version") != 0)
+			vn_report_metric(rep, s->name[i], s->sum[i] / s->count[i]);
+		free(s->name[i]);
+	}
+	free(s);
+}
+
+void vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_report *rep)
+{
+	deltas(rep, "vmstat.", d->vmstat_before, d->vmstat_after);
+	for (unsigned n = 0; n < d->t->nnodes; n++) {
+		char file[32], prefix[48];
+		snprintf(file, sizeof(file), "node%u-numastat", n);
+		snprintf(prefix, sizeof(prefix), "numastat.node%u.", n);
+		json_object *b = read_kv(dir, "before", file), *a = read_kv(dir, "after", file);
+		deltas(rep, prefix, b, a);
+		json_object_put(b);
+		json_object_put(a);
+	}
+	for (unsigned i = 0; i < d->s->nsteps; i++)
+		step_metrics(rep, &d->s->steps[i], &d->steps[i]);
+	for (unsigned i = 0; i < rep->nverdicts; i++) {
+		const struct vn_verdict *v = &rep->verdicts[i];
+		char *end, name[METRIC_NAME_MAX + 8];
+		double x = v->observed ? strtod(v->observed, &end) : NAN;
+		if (!v->observed || end == v->observed || *end || strlen(v->name) > METRIC_NAME_MAX)
+			continue;
+		snprintf(name, sizeof(name), "assert.%s", v->name);
+		vn_report_metric(rep, name, x);
+	}
+}
