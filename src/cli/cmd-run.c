@@ -72,6 +72,13 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 		fputs(table, stdout);
 		vn_compare_free(res.compare);
 	}
+	for (unsigned i = 0; i < res.verdicts.nverdicts; i++) {
+		const struct vn_verdict *v = &res.verdicts.verdicts[i];
+		printf("%s  %s\n      observed: %s\n      expected: %s\n", v->pass ? "PASS" : "FAIL", v->name,
+		       v->observed ? v->observed : "", v->expected ? v->expected : "");
+	}
+	unsigned group_failed = vn_report_failures(&res.verdicts);
+	vn_report_clear(&res.verdicts);
 	if (res.compare_error[0])
 		fprintf(stderr, "warning: %s\n", res.compare_error);
 	if (dir)
@@ -84,7 +91,7 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	if (res.broken)
 		return vn_infra_error(err, -EIO, "%u of %u runs could not run; the first: %s", res.broken, res.runs,
 				      res.first_error);
-	return res.failed ? VN_EXIT_ASSERT : VN_EXIT_OK;
+	return res.failed || group_failed ? VN_EXIT_ASSERT : VN_EXIT_OK;
 }
 
 static int cmd_run(int argc, char **argv, struct vn_error *err)

@@ -343,7 +343,7 @@ static void memory(struct vn_strbuf *b, const struct vn_samples *ss, unsigned nn
 		memory_chart(b, ss, -1, "all workload processes: MiB per node", nnodes);
 	for (unsigned j = 0; j < np; j++) {
 		char title[96];
-		snprintf(title, sizeof(title), "pid %d %s: MiB per node", pids[j], comms[j]);
+		snprintf(title, sizeof(title), "pid %d %.40s: MiB per node", pids[j], comms[j]);
 		memory_chart(b, ss, pids[j], title, nnodes);
 	}
 	vn_strbuf_printf(b, "</div>\n");

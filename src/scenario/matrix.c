@@ -35,6 +35,7 @@ struct group {
 	struct cell *cells;
 	char *topology, *accel, *host, *started;
 	bool complete;
+	struct vn_report verdicts; /* the group's own assertions (change against the base) */
 };
 
 static const char *kernel_of(const struct group *g, const struct vn_scn_variant *v)
@@ -82,7 +83,17 @@ static int group_write(const struct group *g, struct vn_error *err)
 	}
 	json_object_object_add(o, "runs", runs);
 	json_object_object_add(o, "complete", json_object_new_boolean(g->complete));
-	json_object_object_add(o, "assertions", json_object_new_array());
+	json_object *as = json_object_new_array();
+	for (unsigned i = 0; i < g->verdicts.nverdicts; i++) {
+		const struct vn_verdict *v = &g->verdicts.verdicts[i];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "name", json_object_new_string(v->name));
+		json_object_object_add(j, "verdict", json_object_new_string(v->pass ? "pass" : "fail"));
+		json_object_object_add(j, "observed", json_object_new_string(v->observed ? v->observed : ""));
+		json_object_object_add(j, "expected", json_object_new_string(v->expected ? v->expected : ""));
+		json_object_array_add(as, j);
+	}
+	json_object_object_add(o, "assertions", as);
 	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", g->dir);
 	_cleanup_free_ char *text = vn_xasprintf(
 		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -115,6 +126,47 @@ static void cells_free(struct group *g)
 	free(g->accel);
 	free(g->host);
 	free(g->started);
+	vn_report_clear(&g->verdicts);
+}
+
+/* One change assertion for one variant, from the comparison. */
+static void judge_change(const struct vn_scenario *s, const struct vn_compare *cmp, const struct vn_scn_assert *a,
+			 const char *variant, bool several, struct vn_report *out)
+{
+	const struct vn_compare_cell *base = vn_compare_find(cmp, a->metric, s->variants[0].name);
+	const struct vn_compare_cell *c = vn_compare_find(cmp, a->metric, variant);
+	_cleanup_free_ char *name = several ? vn_xasprintf("%s [%s]", a->name, variant) : vn_xstrdup(a->name);
+	_cleanup_free_ char *expected = vn_xasprintf("%s %s %g%s against %s", a->metric, vn_scn_op_name(a->op),
+						     a->value, c && c->has_pct ? "%" : "", s->variants[0].name);
+	_cleanup_free_ char *observed = NULL;
+	bool pass = false;
+
+	if (!base || !base->n || !c || !c->n) {
+		observed = vn_xasprintf("no value of %s in the complete runs of %s", a->metric,
+					!base || !base->n ? s->variants[0].name : variant);
+	} else {
+		/* A percentage metric changes in points; one whose base mean is 0 has no %change either. */
+		double x = c->has_pct ? c->change_pct : c->change_abs;
+		pass = vn_scn_op_eval(a->op, x, a->value) || (a->significant && !c->significant);
+		observed = vn_xasprintf(
+			"%+.2f%s (%s: %g, %s: %g)%s%s", x, c->has_pct ? "%" : " (absolute)", s->variants[0].name,
+			base->mean, variant, c->mean,
+			c->has_p ? (c->significant ? ", significant" : ", not significant") : "",
+			a->significant && !c->significant ? ": passes, since the change is not significant" : "");
+	}
+	vn_report_add(out, name, pass, observed, expected, NULL);
+}
+
+void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_report *out)
+{
+	for (unsigned i = 0; i < s->nasserts; i++) {
+		const struct vn_scn_assert *a = &s->asserts[i];
+		if (a->type != VN_ASSERT_CHANGE)
+			continue;
+		for (unsigned k = 1; k < s->nvariants; k++)
+			if (!a->variant || strcmp(a->variant, s->variants[k].name) == 0)
+				judge_change(s, cmp, a, s->variants[k].name, !a->variant && s->nvariants > 2, out);
+	}
 }
 
 /* --kernel A --kernel B: one variant per kernel, named after it, in place of the scenario's. */
@@ -239,6 +291,13 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 		snprintf(res->compare_error, sizeof(res->compare_error), "%s", ce.msg);
 	res->compare = cmp;
 	vn_error_clear(&ce);
+	if (cmp && g.complete) {
+		vn_scenario_judge_changes(s, cmp, &g.verdicts);
+		if ((rc = group_write(&g, err)) < 0)
+			goto out;
+		res->verdicts = g.verdicts;
+		memset(&g.verdicts, 0, sizeof(g.verdicts));
+	}
 	if (vn_report_html_write(dir, NULL, &ce) < 0 && !res->compare_error[0])
 		snprintf(res->compare_error, sizeof(res->compare_error), "report.html: %.3900s", ce.msg);
 	vn_error_clear(&ce);

@@ -29,8 +29,7 @@ static void deltas(struct vn_report *rep, const char *prefix, json_object *befor
 		if (!json_object_is_type(v, json_type_int) || !json_object_object_get_ex(before, key, &b) ||
 		    !json_object_is_type(b, json_type_int) || strlen(key) > METRIC_NAME_MAX)
 			continue;
-		char name[METRIC_NAME_MAX + 64];
-		snprintf(name, sizeof(name), "%s%s", prefix, key);
+		_cleanup_free_ char *name = vn_xasprintf("%s%s", prefix, key);
 		vn_report_metric(rep, name, (double)json_object_get_int64(v) - (double)json_object_get_int64(b));
 	}
 }
@@ -61,10 +60,9 @@ static void walk(struct step_sums *s, const char *path, json_object *o)
 	if (json_object_is_type(o, json_type_object)) {
 		json_object_object_foreach(o, key, v)
 		{
-			if (strlen(path) + strlen(key) + 2 > METRIC_NAME_MAX)
+			if (strlen(path) + strlen(key) + 1 > METRIC_NAME_MAX)
 				continue;
-			char sub[METRIC_NAME_MAX + 2];
-			snprintf(sub, sizeof(sub), "%s.%s", path, key);
+			_cleanup_free_ char *sub = vn_xasprintf("%s.%s", path, key);
 			walk(s, sub, v);
 		}
 		return;
@@ -116,11 +114,11 @@ void vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_repo
 		step_metrics(rep, &d->s->steps[i], &d->steps[i]);
 	for (unsigned i = 0; i < rep->nverdicts; i++) {
 		const struct vn_verdict *v = &rep->verdicts[i];
-		char *end, name[METRIC_NAME_MAX + 8];
+		char *end;
 		double x = v->observed ? strtod(v->observed, &end) : NAN;
 		if (!v->observed || end == v->observed || *end || strlen(v->name) > METRIC_NAME_MAX)
 			continue;
-		snprintf(name, sizeof(name), "assert.%s", v->name);
+		_cleanup_free_ char *name = vn_xasprintf("assert.%s", v->name);
 		vn_report_metric(rep, name, x);
 	}
 }

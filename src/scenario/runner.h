@@ -59,7 +59,11 @@ struct vn_matrix_result {
 	char first_error[VN_ERROR_MSG_MAX];
 	char compare_error[VN_ERROR_MSG_MAX]; /* compare.txt/json or report.html could not be made */
 	struct vn_compare *compare;           /* the group's comparison, or NULL */
+	struct vn_report verdicts;            /* the group's change assertions (vn_report_clear it) */
 };
+
+/* The scenario's "change" assertions judged from a group's comparison (its variants[0] the base) into out. */
+void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_report *out);
 
 /* Whether the scenario with these options is a matrix (variants, several kernels, or repeats). */
 bool vn_scenario_is_matrix(const struct vn_scenario *s, const struct vn_matrix_opts *o);
@@ -69,6 +73,8 @@ bool vn_scenario_is_matrix(const struct vn_scenario *s, const struct vn_matrix_o
  * marked incomplete, then after every run), DIR/VARIANT/N/ (ordinary run
  * directories), DIR/compare.{txt,json} and DIR/report.html. A run that fails
  * is recorded with its exit code and the matrix goes on; Ctrl-C stops it.
+ * The scenario's "change" assertions are judged from the comparison, into
+ * group.json's "assertions" and res->verdicts.
  * Returns 0 when every run was attempted (see res for how they went), or a
  * negative errno: bad scenario or variant, the group dir, interrupted.
  */

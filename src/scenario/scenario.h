@@ -64,6 +64,7 @@ enum vn_scn_assert_type {
 	VN_ASSERT_RUNNING_PER_NODE, /* avg running step threads per node <= node CPUs + tolerance */
 	VN_ASSERT_METRIC,           /* a workload result field (dotted path) OP value */
 	VN_ASSERT_MEMORY_ON_NODE,   /* >= fraction of the step's memory ended on node */
+	VN_ASSERT_CHANGE,           /* matrix: a metric's %change against the base variant OP value */
 };
 
 struct vn_scn_assert {
@@ -80,6 +81,9 @@ struct vn_scn_assert {
 	double within_s;  /* MEMORY_FOLLOWS: seconds after the step's last move action */
 	double tolerance; /* RUNNING_PER_NODE */
 	unsigned node;    /* MEMORY_ON_NODE */
+	char *metric;     /* CHANGE: a metric name of result.json (docs/results.md), e.g. vmstat.numa_hint_faults */
+	char *variant;    /* CHANGE: the variant judged against the base; NULL: every one but the base */
+	bool significant; /* CHANGE: fail only when the change is also significant (Welch p < 0.05) */
 };
 
 struct vn_scn_sysctl {
@@ -94,6 +98,11 @@ struct vn_scn_variant {
 	char *append; /* NULL: the scenario's */
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls; /* set over the scenario's (same key: the variant's wins) */
+	unsigned nstep_args;
+	struct vn_scn_step_args {
+		char *step;  /* a workload step (not a "cmd" one) */
+		char **argv; /* its "args" in this variant, NULL-terminated */
+	} * step_args;
 };
 
 struct vn_scn_hugetlb {

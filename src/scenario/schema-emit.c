@@ -119,8 +119,15 @@ static struct json_object *assert_json(const struct vn_scn_assert *a)
 		put(o, "node", json_object_new_int64(a->node));
 		put(o, "fraction", num(a->fraction));
 		break;
+	case VN_ASSERT_CHANGE:
+		put_str(o, "metric", a->metric);
+		if (a->variant)
+			put_str(o, "variant", a->variant);
+		put(o, "significant", json_object_new_boolean(a->significant));
+		break;
 	}
-	if (a->type == VN_ASSERT_COUNTER || a->type == VN_ASSERT_RATIO || a->type == VN_ASSERT_METRIC) {
+	if (a->type == VN_ASSERT_COUNTER || a->type == VN_ASSERT_RATIO || a->type == VN_ASSERT_METRIC ||
+	    a->type == VN_ASSERT_CHANGE) {
 		put_str(o, "op", vn_scn_op_name(a->op));
 		put(o, "value", num(a->value));
 	}

@@ -144,7 +144,7 @@ static int can_fail(struct ctx *c, const char *p, const struct vn_scn_assert *a,
 /* The matrix: each variant a name and what it changes (its sysctls merge over the scenario's). */
 static int parse_variants(struct ctx *c, struct json_object *v, const char *p)
 {
-	static const char *const keys[] = {"name", "kernel", "append", "sysctls", NULL};
+	static const char *const keys[] = {"name", "kernel", "append", "sysctls", "args", NULL};
 	char ep[VN_JSON_PATH_MAX], kp[VN_JSON_PATH_MAX];
 	struct vn_scenario *s = c->s;
 	int r;
@@ -168,6 +168,23 @@ static int parse_variants(struct ctx *c, struct json_object *v, const char *p)
 		if ((sc = vn_json_get(o, "sysctls")) &&
 		    (r = parse_sysctls(c, sc, vn_json_path_key(kp, ep, "sysctls"), &var->nsysctls, &var->sysctls)) < 0)
 			return r;
+		if ((sc = vn_json_get(o, "args"))) {
+			char ap[VN_JSON_PATH_MAX];
+			vn_json_path_key(kp, ep, "args");
+			if ((r = vn_json_check_type(&c->r, sc, json_type_object, kp)) < 0)
+				return r;
+			var->step_args = vn_xcalloc((size_t)json_object_object_length(sc) + 1, sizeof(*var->step_args));
+			json_object_object_foreach(sc, step, argv)
+			{
+				struct vn_scn_step_args *sa = &var->step_args[var->nstep_args++];
+				size_t argc = 0;
+				sa->step = vn_xstrdup(step);
+				sa->argv = vn_xcalloc(1, sizeof(*sa->argv));
+				if ((r = vn_json_strv_append(&c->r, argv, vn_json_path_key(ap, kp, step), 0, &sa->argv,
+							     &argc)) < 0)
+					return r;
+			}
+		}
 		/* Names are directory names of the result group. */
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(s->variants[j].name, var->name) == 0)
@@ -451,6 +468,9 @@ static char *default_name(const struct vn_scn_assert *a)
 	case VN_ASSERT_MEMORY_ON_NODE:
 		n = vn_xasprintf("memory of %s on node %u >= %g", a->step, a->node, a->fraction);
 		break;
+	case VN_ASSERT_CHANGE:
+		n = vn_xasprintf("%%change of %s against the base %s %g", a->metric, vn_scn_op_name(a->op), a->value);
+		break;
 	}
 	return n;
 }
@@ -466,6 +486,7 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 		[VN_ASSERT_RUNNING_PER_NODE] = {"type", "name", "step", "tolerance", NULL},
 		[VN_ASSERT_METRIC] = {"type", "name", "step", "path", "op", "value", NULL},
 		[VN_ASSERT_MEMORY_ON_NODE] = {"type", "name", "step", "node", "fraction", NULL},
+		[VN_ASSERT_CHANGE] = {"type", "name", "metric", "variant", "op", "value", "significant", NULL},
 	};
 	char kp[VN_JSON_PATH_MAX];
 	int type = 0;
@@ -518,6 +539,18 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 		    (r = vn_json_get_num(&c->r, v, p, "within_s", true, VN_JSON_POSITIVE, &a->within_s)) < 0)
 			return r;
 		break;
+	case VN_ASSERT_CHANGE: {
+		struct json_object *sg = vn_json_get(v, "significant");
+		if ((r = vn_json_get_str(&c->r, v, p, "metric", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &a->metric)) < 0 ||
+		    (r = vn_json_get_str(&c->r, v, p, "variant", VN_JSON_NAME, &a->variant)) < 0 ||
+		    (r = parse_op(c, v, p, &a->op)) < 0 ||
+		    (r = vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value)) < 0)
+			return r;
+		if (sg && !json_object_is_type(sg, json_type_boolean))
+			return vn_json_expected(&c->r, vn_json_path_key(kp, p, "significant"), "true or false", sg);
+		a->significant = sg && json_object_get_boolean(sg);
+		break;
+	}
 	case VN_ASSERT_RUNNING_PER_NODE:
 		if ((r = step_ref(c, v, p, &a->step)) < 0 ||
 		    (r = vn_json_get_num(&c->r, v, p, "tolerance", false, VN_JSON_NONNEG, &a->tolerance)) < 0)
@@ -630,6 +663,22 @@ static int parse_top(struct ctx *c, struct json_object *root)
 						   j);
 	}
 
+	/* A variant's args replace a workload step's: the step must be one, and not a command. */
+	for (unsigned i = 0; i < s->nvariants; i++)
+		for (unsigned j = 0; j < s->variants[i].nstep_args; j++) {
+			const char *name = s->variants[i].step_args[j].step;
+			unsigned k = 0;
+			while (k < s->nsteps && strcmp(s->steps[k].name, name) != 0)
+				k++;
+			vn_json_path_idx(ep, "$.variants", i);
+			vn_json_path_key(kp, vn_json_path_key(kp, ep, "args"), name);
+			if (k == s->nsteps)
+				return vn_json_bad(&c->r, kp, "no step is named \"%s\"", name);
+			if (strcmp(s->steps[k].workload, "cmd") == 0)
+				return vn_json_bad(&c->r, kp, "step \"%s\" runs a command: a variant cannot change it",
+						   name);
+		}
+
 	if ((v = vn_json_get(root, "assertions"))) {
 		if ((r = vn_json_check_type(&c->r, v, json_type_array, "$.assertions")) < 0)
 			return r;
@@ -640,6 +689,18 @@ static int parse_top(struct ctx *c, struct json_object *root)
 			s->nasserts++;
 			if ((r = parse_assert(c, json_object_array_get_idx(v, i), ep, &s->asserts[i])) < 0)
 				return r;
+			const struct vn_scn_assert *a = &s->asserts[i];
+			if (a->type == VN_ASSERT_CHANGE && a->variant && s->nvariants) {
+				unsigned k = 0;
+				while (k < s->nvariants && strcmp(s->variants[k].name, a->variant) != 0)
+					k++;
+				if (k == s->nvariants || k == 0)
+					return vn_json_bad(
+						&c->r, vn_json_path_key(kp, ep, "variant"),
+						k ? "\"%s\" is not one of $.variants"
+						  : "\"%s\" is the base: it is what the others are compared with",
+						a->variant);
+			}
 			/* Names become JUnit testcase names, which CI systems key on. */
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(s->asserts[j].name, s->asserts[i].name) == 0)

@@ -18,8 +18,9 @@ const char *const vn_scn_workloads[] = {"stream", "memfollow", "anon-cow-rand", 
 const char *const vn_scn_thp_modes[] = {"always", "madvise", "never", NULL};
 const char *const vn_scn_policies[] = {"none", "cpunodebind", "membind", "preferred", "interleave", NULL};
 const char *const vn_scn_op_names[] = {"<", "<=", ">", ">=", "==", "!=", NULL};
-const char *const vn_scn_assert_types[] = {"fallback",         "distances", "counter",        "ratio", "memory_follows",
-					   "running_per_node", "metric",    "memory_on_node", NULL};
+const char *const vn_scn_assert_types[] = {
+	"fallback",         "distances", "counter",        "ratio",  "memory_follows",
+	"running_per_node", "metric",    "memory_on_node", "change", NULL};
 
 void vn_scenario_free(struct vn_scenario *s)
 {
@@ -56,6 +57,8 @@ void vn_scenario_free(struct vn_scenario *s)
 		free(a->denominator);
 		free(a->step);
 		free(a->path);
+		free(a->metric);
+		free(a->variant);
 	}
 	free(s->asserts);
 	free(s);
@@ -135,6 +138,11 @@ void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant
 			free(x->sysctls[j].value);
 		}
 		free(x->sysctls);
+		for (unsigned j = 0; j < x->nstep_args; j++) {
+			free(x->step_args[j].step);
+			vn_strv_free(x->step_args[j].argv);
+		}
+		free(x->step_args);
 	}
 	free(s->variants);
 	s->variants = n ? vn_xcalloc(n, sizeof(*s->variants)) : NULL;
@@ -146,6 +154,10 @@ void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant
 		x->append = vn_xstrdup_or_null(v[i].append);
 		for (unsigned j = 0; j < v[i].nsysctls; j++)
 			sysctl_set(&x->sysctls, &x->nsysctls, v[i].sysctls[j].key, v[i].sysctls[j].value);
+		x->step_args = vn_xcalloc(v[i].nstep_args + 1, sizeof(*x->step_args));
+		for (unsigned j = 0; j < v[i].nstep_args; j++)
+			x->step_args[x->nstep_args++] = (struct vn_scn_step_args){vn_xstrdup(v[i].step_args[j].step),
+										  vn_strv_copy(v[i].step_args[j].argv)};
 	}
 }
 
@@ -161,6 +173,12 @@ void vn_scenario_apply_variant(struct vn_scenario *s, const struct vn_scn_varian
 	}
 	for (unsigned i = 0; v && i < v->nsysctls; i++)
 		sysctl_set(&s->sysctls, &s->nsysctls, v->sysctls[i].key, v->sysctls[i].value);
+	for (unsigned i = 0; v && i < v->nstep_args; i++)
+		for (unsigned k = 0; k < s->nsteps; k++)
+			if (strcmp(s->steps[k].name, v->step_args[i].step) == 0) {
+				vn_strv_free(s->steps[k].argv);
+				s->steps[k].argv = vn_strv_copy(v->step_args[i].argv);
+			}
 	vn_scenario_set_variants(s, NULL, 0);
 	s->repeats = 1;
 }

@@ -75,3 +75,15 @@ char *vn_xasprintf(const char *fmt, ...)
 		vn_oom();
 	return s;
 }
+
+char **vn_strv_copy(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	char **c = vn_xcalloc(n + 1, sizeof(*c));
+	for (size_t i = 0; i < n; i++)
+		c[i] = vn_xstrdup(v[i]);
+	return c;
+}

@@ -22,4 +22,6 @@ __attribute__((returns_nonnull)) char *vn_xstrdup(const char *s);
 __attribute__((returns_nonnull)) char *vn_xstrndup(const char *s, size_t n);
 /* NULL stays NULL. */
 char *vn_xstrdup_or_null(const char *s);
+/* A copy of a NULL-terminated vector of strings (NULL: an empty one). */
+__attribute__((returns_nonnull)) char **vn_strv_copy(char *const *v);
 __attribute__((format(printf, 1, 2), returns_nonnull)) char *vn_xasprintf(const char *fmt, ...);

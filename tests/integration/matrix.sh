@@ -22,6 +22,9 @@ order=$(grep -o '"dir": *"[^"]*"' "$g/group.json" | sed 's/.*"\([^"]*\)"$/\1/' |
 echo "# run order: $order"
 check "interleaved: A B A B A B" test "$order" = "balancing-on/1 balancing-off/1 balancing-on/2 balancing-off/2 balancing-on/3 balancing-off/3 "
 check "group.json says complete" grep -Eq '"complete": *true' "$g/group.json"
+check "the group's change assertion is judged, and holds" sh -c \
+	"tr -d ' \n' <'$g/group.json' | grep -q '\"name\":\"balancingoffmigratesatleast90%fewerpages\",\"verdict\":\"pass\"'"
+check "run prints it" grep -q 'PASS  balancing off migrates at least 90% fewer pages' "$VNUMA_STATE_DIR/out"
 for d in balancing-on/1 balancing-off/3; do
 	check "$d: an ordinary run directory with its variant and repeat" sh -c \
 		"grep -Eq '\"variant\": *\"${d%/*}\"' '$g/$d/result.json' && grep -Eq '\"repeat\": *${d#*/}' '$g/$d/result.json'"

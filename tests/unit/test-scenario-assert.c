@@ -7,9 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare.h"
 #include "scenario/run-priv.h"
+#include "scenario/runner.h"
+#include "util/alloc.h"
 
 static const char topo[] = "<topology name='t'><node id='0' cpus='0' memory='64M'/><node id='1' cpus='1' memory='64M'/>"
 			   "<distances><row node='0'>10 21</row><row node='1'>21 10</row></distances></topology>";
@@ -132,10 +136,63 @@ static void test_every_type(void **state)
 	vn_topology_free(t);
 }
 
+/* Change assertions of a matrix, judged from a real comparison (the compare fixture group numa-ab). */
+static void test_change_against_base(void **state)
+{
+	(void)state;
+	static const char m[] =
+		"{\"name\":\"m\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\"}],"
+		"\"variants\":[{\"name\":\"balancing-on\"},{\"name\":\"balancing-off\"}],\"assertions\":["
+		"{\"type\":\"change\",\"name\":\"migrations drop\",\"metric\":\"vmstat.numa_pages_migrated\","
+		"\"op\":\"<=\",\"value\":-50},"
+		"{\"type\":\"change\",\"name\":\"migrations hold\",\"metric\":\"vmstat.numa_pages_migrated\","
+		"\"variant\":\"balancing-off\",\"op\":\">=\",\"value\":-5},"
+		"{\"type\":\"change\",\"name\":\"duration within 1%\",\"metric\":\"run.duration_s\",\"op\":\">=\","
+		"\"value\":1,\"significant\":true},"
+		"{\"type\":\"change\",\"name\":\"missing\",\"metric\":\"vmstat.no_such\",\"op\":\"<=\",\"value\":1}]}";
+	struct vn_scenario *s = NULL;
+	struct vn_compare *cmp = NULL;
+	struct vn_report rep = {0};
+	struct vn_error err = {0};
+	const char *src = getenv("VN_SOURCE_DIR");
+	char *fixture = vn_xasprintf("%s/tests/fixtures/compare/numa-ab", src ? src : ".");
+	const char *dirs[] = {fixture};
+
+	assert_int_equal(vn_scenario_parse(m, "m.json", &s, &err), 0);
+	assert_int_equal(vn_compare_load(dirs, 1, &(struct vn_compare_opts){0}, &cmp, &err), 0);
+	vn_scenario_judge_changes(s, cmp, &rep);
+	assert_int_equal(rep.nverdicts, 4);
+	const struct vn_verdict *v = find(&rep, "migrations drop");
+	assert_true(v->pass);
+	assert_non_null(strstr(v->observed, "-100.00%"));
+	assert_non_null(strstr(v->observed, "significant"));
+	assert_false(find(&rep, "migrations hold")->pass);
+	/* Not significant: passes whatever its %change says. */
+	v = find(&rep, "duration within 1%");
+	assert_true(v->pass);
+	v = find(&rep, "missing");
+	assert_false(v->pass);
+	assert_non_null(strstr(v->observed, "no value of vmstat.no_such"));
+	vn_report_clear(&rep);
+	vn_compare_free(cmp);
+	vn_scenario_free(s);
+	free(fixture);
+
+	/* A variant that is not one, or the base itself, is refused. */
+	static const char bad[] =
+		"{\"name\":\"m\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\"}],"
+		"\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"assertions\":[{\"type\":\"change\",\"metric\":"
+		"\"x\",\"variant\":\"a\",\"op\":\"<=\",\"value\":1}]}";
+	assert_int_equal(vn_scenario_parse(bad, "m.json", &s, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "is the base"));
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_type),
+		cmocka_unit_test(test_change_against_base),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
