@@ -71,7 +71,10 @@ void vn_cli_boot_progress(void *data, const char *stage, const char *detail)
 		if (note)
 			fprintf(stderr, "%s\n", detail ? detail : "");
 		else
-			fprintf(stderr, "boot: %s%s%s\n", stage, detail && *detail ? ": " : "", detail ? detail : "");
+			/* The run's own stages come through here too. */
+			fprintf(stderr, "%s: %s%s%s\n",
+				strcmp(stage, "step") == 0 || strcmp(stage, "collecting") == 0 ? "run" : "boot", stage,
+				detail && *detail ? ": " : "", detail ? detail : "");
 		p->used = p->used && !note;
 		return;
 	}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "guest/agent.h"
+#include "testbed/testbed.h"
 #include "scenario/run-priv.h"
 #include "util/strbuf.h"
 
@@ -57,6 +58,8 @@ struct run {
 	double t0, deadline;
 	bool stop; /* interrupted or timed out */
 	char *stop_reason;
+	vn_up_progress_fn progress; /* the run's stages ("step", "collecting"), as the boot's; NULL: silent */
+	void *progress_data;
 	struct vn_strbuf samples; /* samples.jsonl contents, for the assertions */
 	bool samples_cut;         /* samples reached SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
 };

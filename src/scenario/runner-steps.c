@@ -81,6 +81,8 @@ static int start_step(struct run *r, unsigned si, unsigned rep, struct vn_error 
 {
 	const struct vn_scn_step *st = &r->s->steps[si];
 
+	if (r->progress)
+		r->progress(r->progress_data, "step", st->name);
 	for (unsigned i = 0; i < st->processes; i++) {
 		_cleanup_strv_ char **argv = step_argv(r, st, i);
 		char name[PATH_MAX];

@@ -431,6 +431,13 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	return 0;
 }
 
+static int collect_after(struct run *r, const char *after, struct vn_error *err)
+{
+	if (r->progress)
+		r->progress(r->progress_data, "collecting", "snapshots and results");
+	return vn_testbed_collect(r->a, after, err);
+}
+
 /* Infrastructure, not the kernel: a workload that could not run at all, a timeout, Ctrl-C. */
 static int check_workloads(const struct run *r, struct vn_error *err)
 {
@@ -532,7 +539,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
-	struct run r = {.s = s, .d = &d};
+	struct run r = {.s = s, .d = &d, .progress = o->boot_progress, .progress_data = o->boot_progress_data};
 	unsigned nsteps = s->nsteps;
 	int rc;
 
@@ -575,7 +582,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	r.t0 = vn_now_s();
 	r.deadline = t_start + s->timeout_s;
 	if ((rc = vn_run_prepare(&r, err)) < 0 || (rc = vn_testbed_collect(r.a, before, err)) < 0 ||
-	    (rc = sample_steps(&r, err)) < 0 || (rc = vn_testbed_collect(r.a, after, err)) < 0 ||
+	    (rc = sample_steps(&r, err)) < 0 || (rc = collect_after(&r, after, err)) < 0 ||
 	    (rc = check_workloads(&r, err)) < 0 || (rc = judge(&r, after, rep, err)) < 0)
 		goto finish;
 finish:
