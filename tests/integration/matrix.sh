@@ -42,6 +42,16 @@ check "compare --json: numa_pages_migrated significant" sh -c \
 check "compare.txt is what compare prints" sh -c "[ \"\$('$vnuma' compare '$g')\" = \"\$(cat '$g/compare.txt')\" ]"
 check "the group's report.html draws the repeats" sh -c "grep -q '<svg' '$g/report.html' && grep -q 'numa_pages_migrated' '$g/report.html'"
 check "vnuma report remakes it" "$vnuma" report "$g" -o "$VNUMA_STATE_DIR/again.html"
+# The done-when of issue 11: this group's pages in a real browser, per-node memory over time drawn.
+VN_REPORT_RUN=$g/balancing-on/1 VN_REPORT_GROUP=$g bash "$src/tests/integration/report-browser.sh" "$vnuma" "$src" \
+	>"$VNUMA_STATE_DIR/browser" 2>&1
+brc=$?
+sed 's/^/#   /' "$VNUMA_STATE_DIR/browser"
+if [ "$brc" = 77 ]; then
+	echo "# (no chromium: the browser check of this group is skipped)"
+else
+	check "this group's reports in chromium: every svg drawn" test "$brc" = 0
+fi
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
 finish
