@@ -104,11 +104,13 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	add_str(o, "accelerator", r->accel);
 	add_str(o, "accelerator_reason", r->accel_reason);
 	add_str(o, "guest", r->guest);
-	add_str(k, "release", r->kernel_release);
-	add_str(k, "version", r->kernel_version);
-	add_str(k, "cmdline", r->kernel_cmdline);
-	add_str(k, "recipe", r->kernel_recipe);
-	add_str(k, "config_sha256", r->kernel_config_sha256);
+	const char *const kernel[][2] = {{"release", r->kernel_release},
+					 {"version", r->kernel_version},
+					 {"cmdline", r->kernel_cmdline},
+					 {"recipe", r->kernel_recipe},
+					 {"config_sha256", r->kernel_config_sha256}};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(kernel); i++)
+		add_str(k, kernel[i][0], kernel[i][1]);
 	json_object *patches = json_object_new_array();
 	if (r->kernel_patches) {
 		_cleanup_free_ char *copy = strdup(r->kernel_patches);
