@@ -49,6 +49,16 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 /* Read the release string embedded in an x86 bzImage's setup header. */
 int vn_kernel_image_release(const char *image, char **release, char **version, struct vn_error *err);
 
+/*
+ * The fast boot path (pvh.c): the ELF vmlinux inside bzimage, when it has a
+ * PVH entry, extracted once into CACHE_DIR/vmlinux/<sha256 of the bzImage>.elf.
+ * Returns 1 with *out its path, 0 when the bzImage has no PVH vmlinux to give
+ * (boot the bzImage), or a negative errno.
+ */
+int vn_kernel_pvh_image(const char *bzimage, const char *cache_dir, char **out, struct vn_error *err);
+/* An x86_64 ELF with a XEN_ELFNOTE_PHYS32_ENTRY note (every read bounded by len). */
+bool vn_kernel_elf_has_pvh(const char *elf, size_t len);
+
 void vn_kernel_free(struct vn_kernel *k);
 static inline void vn_kernel_freep(struct vn_kernel **k)
 {

@@ -12,6 +12,8 @@
 #define VN_TESTBED_AGENT_MS 10000
 /* Waiting for another vnuma process to let go of the embedded driver. */
 #define VN_TESTBED_LOCK_WAIT_MS 120000
+/* The firmware for PVH boots (QEMU's own minimal one; SeaBIOS when it is missing). */
+#define VN_TESTBED_QBOOT "/usr/share/qemu/qboot.rom"
 /* vnuma up's default boot deadline, QEMU's start until the agent answers (a first-use kernel build is not counted). */
 #define VN_TESTBED_BOOT_MS 180000
 

@@ -303,6 +303,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		{"domain name", o->name},
 		{"uuid", o->uuid},
 		{"kernel path", o->kernel},
+		{"loader path", o->loader},
 		{"initrd path", o->initrd},
 		{"kernel command line", o->cmdline},
 		{"console log path", o->console_log},
@@ -332,6 +333,11 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	vn_strbuf_printf(&b, "  <memory unit='KiB'>%" PRIu64 "</memory>\n", total_cell_bytes(t) >> 10);
 	vn_strbuf_printf(&b, "  <vcpu placement='static'>%u</vcpu>\n", t->ncpus_total);
 	vn_strbuf_printf(&b, "  <os>\n    <type arch='x86_64' machine='q35'>hvm</type>\n");
+	if (o->loader) {
+		_cleanup_free_ char *l = vn_xml_escape(o->loader);
+		/* type='rom': QEMU's -bios, in place of SeaBIOS. */
+		vn_strbuf_printf(&b, "    <loader readonly='yes' type='rom'>%s</loader>\n", l);
+	}
 	elem(&b, 4, "kernel", o->kernel);
 	elem(&b, 4, "initrd", o->initrd);
 	elem(&b, 4, "cmdline", cmdline);

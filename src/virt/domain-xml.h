@@ -38,6 +38,7 @@ struct vn_domain_opts {
 	const char *name, *uuid;               /* uuid optional */
 	enum vn_accel accel;                   /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
 	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
+	const char *loader;                    /* firmware ROM instead of SeaBIOS (qboot for a PVH vmlinux); optional */
 	const char *console_log;               /* serial console log file */
 	const char *agent_socket;              /* optional: virtio-serial channel VN_AGENT_PORT_NAME */
 	const char *emulator;                  /* optional */

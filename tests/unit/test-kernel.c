@@ -4,6 +4,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <elf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,6 +492,103 @@ static void test_build_fake_tree(void **state)
 	free(list);
 }
 
+/* A minimal x86_64 ELF with one PT_NOTE segment holding one note of type note_type ("Xen"). */
+static size_t fake_elf(unsigned char *buf, size_t cap, unsigned note_type)
+{
+	Elf64_Ehdr eh = {
+		.e_machine = EM_X86_64, .e_phoff = sizeof(Elf64_Ehdr), .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1};
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	Elf64_Nhdr nh = {.n_namesz = 4, .n_descsz = 4, .n_type = note_type};
+	size_t note = sizeof(eh) + sizeof(Elf64_Phdr), len = note + sizeof(nh) + 8 + 4000;
+	Elf64_Phdr ph = {.p_type = PT_NOTE, .p_offset = note, .p_filesz = sizeof(nh) + 8};
+	assert_true(len <= cap);
+	memset(buf, 0x90, len);
+	memcpy(buf, &eh, sizeof(eh));
+	memcpy(buf + sizeof(eh), &ph, sizeof(ph));
+	memcpy(buf + note, &nh, sizeof(nh));
+	memcpy(buf + note + sizeof(nh), "Xen\0\0\0\x10\0", 8);
+	return len;
+}
+
+static void test_pvh_note(void **state)
+{
+	(void)state;
+	unsigned char elf[8192];
+	size_t n = fake_elf(elf, sizeof(elf), 18);
+
+	assert_true(vn_kernel_elf_has_pvh((char *)elf, n));
+	/* Another note type, a cut file, a note segment pointing past the end: no PVH entry. */
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, 40));
+	n = fake_elf(elf, sizeof(elf), 17);
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+	n = fake_elf(elf, sizeof(elf), 18);
+	((Elf64_Phdr *)(elf + sizeof(Elf64_Ehdr)))->p_filesz = 1u << 30;
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+}
+
+/* A bzImage the way the kernel's build makes one: setup sectors, a header, the compressed vmlinux + its size. */
+static char *fake_bzimage(const char *name, const char *compress, unsigned note_type)
+{
+	unsigned char elf[8192];
+	size_t n = fake_elf(elf, sizeof(elf), note_type);
+	_cleanup_free_ char *raw = path_of("vmlinux.raw"), *z = path_of("vmlinux.z"), *cmd = NULL, *zdata = NULL;
+	size_t zlen;
+	struct vn_error err = {0};
+
+	assert_int_equal(vn_file_write_atomic(raw, elf, n, 0644, &err), 0);
+	assert_true(asprintf(&cmd, "%s < '%s' > '%s'", compress, raw, z) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(vn_file_read(z, 1 << 20, &zdata, &zlen, &err), 0);
+	unsigned setup = 2, off = 0x100;
+	size_t total = (setup + 1) * 512 + off + zlen + 4;
+	unsigned char *img = calloc(1, total);
+	img[0x1f1] = (unsigned char)setup;
+	memcpy(img + 0x202, "HdrS", 4);
+	img[0x206] = 0x0f, img[0x207] = 0x02; /* protocol 2.15 */
+	uint32_t v[2] = {off, (uint32_t)(zlen + 4)}, size = (uint32_t)n;
+	memcpy(img + 0x248, v, sizeof(v));
+	memcpy(img + (setup + 1) * 512 + off, zdata, zlen);
+	memcpy(img + (setup + 1) * 512 + off + zlen, &size, 4);
+	char *path = path_of(name);
+	assert_int_equal(vn_file_write_atomic(path, img, total, 0644, &err), 0);
+	free(img);
+	return path;
+}
+
+static void test_pvh_extract(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *xz = fake_bzimage("bz-xz", "xz --check=crc32 -c", 18);
+	_cleanup_free_ char *none = fake_bzimage("bz-none", "xz --check=crc32 -c", 17);
+	_cleanup_free_ char *cache = path_of("pvh-cache");
+	struct vn_error err = {0};
+	char *out = NULL;
+
+	assert_int_equal(vn_kernel_pvh_image(xz, cache, &out, &err), 1);
+	assert_non_null(strstr(out, "/vmlinux/"));
+	_cleanup_free_ char *data = NULL;
+	size_t len;
+	assert_int_equal(vn_file_read(out, 1 << 20, &data, &len, &err), 0);
+	assert_true(vn_kernel_elf_has_pvh(data, len));
+	free(out);
+	/* Cached: the same answer again, without the bzImage's payload being read. */
+	assert_int_equal(vn_kernel_pvh_image(xz, cache, &out, &err), 1);
+	free(out);
+	/* No PVH entry: boot the bzImage; that answer is cached too. */
+	assert_int_equal(vn_kernel_pvh_image(none, cache, &out, &err), 0);
+	assert_null(out);
+	assert_int_equal(vn_kernel_pvh_image(none, cache, &out, &err), 0);
+	/* gzip (the size is its own trailer, and the kernel adds none) works alike. */
+	_cleanup_free_ char *gz = fake_bzimage("bz-gz", "gzip -9 -c | head -c -4", 18);
+	assert_int_equal(vn_kernel_pvh_image(gz, cache, &out, &err), 1);
+	free(out);
+	/* Not a bzImage at all: nothing to give, no error (the boot reads its header and says so). */
+	_cleanup_free_ char *junk = path_of("junk");
+	assert_int_equal(vn_file_write_atomic(junk, "junk", 4, 0644, &err), 0);
+	assert_int_equal(vn_kernel_pvh_image(junk, cache, &out, &err), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,7 +596,8 @@ int main(void)
 		cmocka_unit_test(test_recipe_find),     cmocka_unit_test(test_cache_key),
 		cmocka_unit_test(test_patch_apply),     cmocka_unit_test(test_patch_reject),
 		cmocka_unit_test(test_config_verify),   cmocka_unit_test(test_shipped_recipes),
-		cmocka_unit_test(test_build_fake_tree),
+		cmocka_unit_test(test_build_fake_tree), cmocka_unit_test(test_pvh_note),
+		cmocka_unit_test(test_pvh_extract),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -85,6 +85,12 @@ static void test_2node(void **state)
 	golden("2node.xml", xml);
 	assert_non_null(strstr(xml, "<topology sockets='2' dies='1' cores='2' threads='1'/>"));
 	assert_non_null(strstr(xml, "<acpi/>"));
+	assert_null(strstr(xml, "<loader"));
+	/* The PVH path: a firmware ROM in place of SeaBIOS, before the kernel. */
+	o.loader = "/usr/share/qemu/qboot.rom";
+	_cleanup_free_ char *pvh = build_ok(t, &o);
+	assert_non_null(strstr(pvh, "<type arch='x86_64' machine='q35'>hvm</type>\n    <loader readonly='yes' "
+				    "type='rom'>/usr/share/qemu/qboot.rom</loader>\n    <kernel>"));
 	vn_topology_free(t);
 }
 

@@ -1,0 +1,177 @@
+/*
+ * The fast boot path: a bzImage's own ELF vmlinux, booted through its PVH
+ * entry (QEMU loads an ELF kernel with a XEN_ELFNOTE_PHYS32_ENTRY note
+ * straight into 32-bit mode: no real-mode setup, no firmware handover, and
+ * no in-guest decompression, which under TCG is seconds of XZ). The vmlinux
+ * is the payload the bzImage carries; it is extracted once and cached under
+ * its bzImage's digest.
+ */
+#include <archive.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/file.h"
+#include "util/sha256.h"
+
+/* A vmlinux is tens of MiB; anything that claims more is not one. */
+#define VMLINUX_MAX (512u << 20)
+#define BZIMAGE_MAX (256u << 20)
+#define PVH_NOTE    18 /* XEN_ELFNOTE_PHYS32_ENTRY */
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The compressed payload of a bzImage (boot protocol 2.08+: payload_offset/length at 0x248). */
+static int payload(const unsigned char *img, size_t len, const unsigned char **p, size_t *plen)
+{
+	if (len < 0x250 || memcmp(img + 0x202, "HdrS", 4) != 0)
+		return -EINVAL;
+	if ((img[0x206] | img[0x207] << 8) < 0x208)
+		return -ENOTSUP;
+	size_t setup = ((size_t)(img[0x1f1] ? img[0x1f1] : 4) + 1) * 512;
+	size_t off = setup + le32(img + 0x248), n = le32(img + 0x24c);
+	if (off > len || n > len - off || n < 16)
+		return -EINVAL;
+	*p = img + off;
+	*plen = n;
+	return 0;
+}
+
+/* libarchive's raw format with every filter: gzip, xz, lzma, bzip2, lz4 and zstd kernels alike. */
+static int decompress(const unsigned char *p, size_t n, char **out, size_t *outlen)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	size_t cap = 64u << 20, len = 0;
+	char *buf = NULL;
+	int rc = -EBADMSG;
+
+	archive_read_support_filter_all(a);
+	archive_read_support_format_raw(a);
+	if (archive_read_open_memory(a, p, n) != ARCHIVE_OK || archive_read_next_header(a, &e) != ARCHIVE_OK)
+		goto cleanup;
+	buf = vn_xmalloc(cap);
+	for (;;) {
+		if (len == cap) {
+			if (cap >= VMLINUX_MAX) {
+				rc = -EFBIG;
+				goto cleanup;
+			}
+			cap *= 2;
+			buf = vn_xreallocarray(buf, cap, 1);
+		}
+		la_ssize_t r = archive_read_data(a, buf + len, cap - len);
+		if (r < 0)
+			goto cleanup;
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	rc = len > sizeof(Elf64_Ehdr) && memcmp(buf, ELFMAG, SELFMAG) == 0 ? 0 : -EBADMSG;
+cleanup:
+	archive_read_free(a);
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+/*
+ * The kernel's build appends the uncompressed size after every compressed
+ * stream but gzip's, whose own trailer ends in it: the last 4 bytes are the
+ * length to expect either way, and a decoder that refuses those 4 trailing
+ * bytes is given the stream without them.
+ */
+static int unpack(const unsigned char *p, size_t n, char **out, size_t *outlen)
+{
+	uint32_t want = le32(p + n - 4);
+
+	if (decompress(p, n, out, outlen) < 0 && decompress(p, n - 4, out, outlen) < 0)
+		return -EBADMSG;
+	if (*outlen == want)
+		return 0;
+	free(*out);
+	*out = NULL;
+	return -EBADMSG;
+}
+
+bool vn_kernel_elf_has_pvh(const char *elf, size_t len)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)elf;
+
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_machine != EM_X86_64 || eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > len ||
+	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > len - eh->e_phoff)
+		return false;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, elf + eh->e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_NOTE || ph.p_offset > len || ph.p_filesz > len - ph.p_offset)
+			continue;
+		for (size_t o = 0; o + sizeof(Elf64_Nhdr) <= ph.p_filesz;) {
+			Elf64_Nhdr nh;
+			memcpy(&nh, elf + ph.p_offset + o, sizeof(nh));
+			size_t name = (nh.n_namesz + 3u) & ~3u, desc = (nh.n_descsz + 3u) & ~3u;
+			if (name > ph.p_filesz || desc > ph.p_filesz)
+				break;
+			if (nh.n_type == PVH_NOTE && nh.n_namesz == 4 && o + sizeof(nh) + 4 <= ph.p_filesz &&
+			    memcmp(elf + ph.p_offset + o + sizeof(nh), "Xen", 4) == 0)
+				return true;
+			o += sizeof(nh) + name + desc;
+		}
+	}
+	return false;
+}
+
+int vn_kernel_pvh_image(const char *bzimage, const char *cache_dir, char **out, struct vn_error *err)
+{
+	uint8_t digest[VN_SHA256_LEN];
+	char hex[VN_SHA256_HEX_LEN + 1];
+	int rc;
+
+	*out = NULL;
+	if ((rc = vn_sha256_file(bzimage, digest, err)) < 0)
+		return rc;
+	_cleanup_free_ char *dir = vn_xasprintf("%s/vmlinux", cache_dir);
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s.elf", dir, vn_sha256_hex(digest, hex));
+	_cleanup_free_ char *none = vn_xasprintf("%s/%s.none", dir, hex);
+	struct stat st;
+	/* Cached either way: the vmlinux, or the note that this bzImage has none to give. */
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		*out = steal_pointer(&path);
+		return 1;
+	}
+	if (access(none, F_OK) == 0)
+		return 0;
+	if ((rc = vn_mkdir_p(dir, 0755, err)) < 0)
+		return rc;
+
+	_cleanup_free_ char *img = NULL, *elf = NULL;
+	size_t len, plen, elen;
+	const unsigned char *p;
+	if ((rc = vn_file_read(bzimage, BZIMAGE_MAX, &img, &len, err)) < 0)
+		return rc;
+	bool pvh = payload((unsigned char *)img, len, &p, &plen) == 0 && unpack(p, plen, &elf, &elen) == 0 &&
+		   vn_kernel_elf_has_pvh(elf, elen);
+	if (!pvh)
+		return vn_file_write_atomic(none, "", 0, 0644, err);
+	if ((rc = vn_file_write_atomic(path, elf, elen, 0644, err)) < 0)
+		return rc;
+	*out = steal_pointer(&path);
+	return 1;
+}
