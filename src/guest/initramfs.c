@@ -371,8 +371,8 @@ static void hash_str(struct vn_sha256 *c, const char *s)
 	vn_sha256_update(c, s, strlen(s) + 1); /* the NUL keeps fields apart */
 }
 
-static int plan_hash(const struct plan *p, const struct vn_initramfs_spec *spec, char hex[VN_SHA256_HEX_LEN + 1],
-		     struct vn_error *err)
+static int plan_hash(const struct plan *p, const struct vn_initramfs_spec *spec, const char *cache_dir,
+		     char hex[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
 {
 	struct vn_sha256 c;
 	uint8_t d[VN_SHA256_LEN];
@@ -389,7 +389,7 @@ static int plan_hash(const struct plan *p, const struct vn_initramfs_spec *spec,
 		hash_str(&c, e->path);
 		switch (e->kind) {
 		case ENT_FILE:
-			r = vn_sha256_file(e->host, d, err);
+			r = vn_sha256_file_memo(e->host, cache_dir, d, err);
 			if (r < 0)
 				return r;
 			vn_sha256_update(&c, d, sizeof(d));
@@ -541,7 +541,7 @@ int vn_initramfs_build(const struct vn_initramfs_spec *spec, const char *cache_d
 	r = plan_build(&p, spec, err);
 	if (r < 0)
 		return r;
-	r = plan_hash(&p, spec, hex, err);
+	r = plan_hash(&p, spec, cache_dir, hex, err);
 	if (r < 0)
 		return r;
 	final = vn_xasprintf("%s/initramfs-%s.cpio.gz", cache_dir, hex);

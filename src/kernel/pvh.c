@@ -145,7 +145,7 @@ int vn_kernel_pvh_image(const char *bzimage, const char *cache_dir, char **out, 
 	int rc;
 
 	*out = NULL;
-	if ((rc = vn_sha256_file(bzimage, digest, err)) < 0)
+	if ((rc = vn_sha256_file_memo(bzimage, cache_dir, digest, err)) < 0)
 		return rc;
 	_cleanup_free_ char *dir = vn_xasprintf("%s/vmlinux", cache_dir);
 	_cleanup_free_ char *path = vn_xasprintf("%s/%s.elf", dir, vn_sha256_hex(digest, hex));

@@ -96,6 +96,7 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	add_str(o, "host", r->host);
 	add_str(o, "started_utc", r->started_utc);
 	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
+	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
 	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
 	add_str(o, "error", r->error);
 	/* What samples.jsonl held when this was written: an incomplete run keeps what it sampled. */
@@ -149,8 +150,10 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	json_object *m = json_object_new_object();
 	for (unsigned i = 0; r->complete && i < r->nmetrics; i++)
 		json_object_object_add(m, r->metrics[i].name, json_object_new_double(r->metrics[i].value));
-	if (r->complete)
+	if (r->complete) {
 		json_object_object_add(m, "run.duration_s", json_object_new_double(r->duration_s));
+		json_object_object_add(m, "run.boot_s", json_object_new_double(r->boot_s));
+	}
 	json_object_object_add(o, "metrics", m);
 	snprintf(path, sizeof(path), "%s/result.json", dir);
 	/* Atomic: a reader (or a crash) sees the previous complete file or this one, never half of either. */

@@ -32,6 +32,7 @@ struct vn_report {
 	struct vn_metric *metrics;
 	char *started_utc;
 	double duration_s;
+	double boot_s;      /* QEMU's start until the agent answered (0: it did not) */
 	bool complete;      /* false: interrupted or an infrastructure failure cut the run short */
 	char *error;        /* why it is incomplete, or NULL */
 	unsigned samples;   /* sample lines in samples.jsonl when the report was written */

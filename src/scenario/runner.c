@@ -402,6 +402,7 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->kernel_config_sha256 = up->kernel_config_sha256 ? strdup(up->kernel_config_sha256) : NULL;
 	rep->kernel_patches = up->kernel_patches ? strdup(up->kernel_patches) : NULL;
 	rep->fidelity = strdup(up->fidelity_report);
+	rep->boot_s = up->boot_s;
 }
 
 /* The sampler runs from before the first step until one sample after the last; then each step's data. */

@@ -289,6 +289,25 @@ static void accel_notice(void *data, const char *line)
 		o->progress(o->progress_data, "note", line);
 }
 
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, char **initrd, struct vn_error *err)
+{
+	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
+	_cleanup_strv_ char **files = NULL;
+	int rc;
+
+	if ((rc = find_helpers(&files, err)) < 0)
+		return rc;
+	struct vn_initramfs_spec spec = {
+		.kernel_release = k->modules_dir ? k->release : NULL,
+		.modules_dir = k->modules_dir,
+		.modules = k->modules_dir ? modules : NULL,
+		.extra_files = (const char *const *)files,
+	};
+	if ((rc = vn_initramfs_build(&spec, cache_dir, initrd, err)) < 0)
+		return vn_error_prefix(err, "building the guest initramfs");
+	return 0;
+}
+
 /*
  * How the kernel boots: its PVH vmlinux with qboot where the kernel has one
  * (seconds faster under TCG: no firmware handover to SeaBIOS, no in-guest
@@ -317,7 +336,6 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 {
 	_cleanup_free_ char *topo_path = NULL, *initrd = NULL, *cache = NULL;
 	_cleanup_free_ char *dir = NULL, *sock = NULL, *log = NULL, *name = NULL, *kernel_id = NULL;
-	_cleanup_strv_ char **files = NULL;
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	_cleanup_kernel_ struct vn_kernel *k = NULL;
 	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
@@ -337,8 +355,6 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		return vn_error_prefix(err, "%s",
 				       o->name_prefix ? "the guest name derived from the scenario"
 						      : "the guest name derived from the topology (use --name)");
-	if ((rc = find_helpers(&files, err)) < 0)
-		return rc;
 	_cleanup_free_ char *kcache = NULL;
 	kcache = vn_xasprintf("%s/cache/kernels", ctx->state_dir);
 	struct vn_kernel_resolve_opts ko = {
@@ -352,15 +368,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000);
 
 	cache = vn_xasprintf("%s/cache", ctx->state_dir);
-	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
-	struct vn_initramfs_spec spec = {
-		.kernel_release = k->modules_dir ? k->release : NULL,
-		.modules_dir = k->modules_dir,
-		.modules = k->modules_dir ? modules : NULL,
-		.extra_files = (const char *const *)files,
-	};
-	if ((rc = vn_initramfs_build(&spec, cache, &initrd, err)) < 0)
-		return vn_error_prefix(err, "building the guest initramfs");
+	if ((rc = vn_testbed_guest_image(cache, k, &initrd, err)) < 0)
+		return rc;
 	_cleanup_free_ char *pvh = NULL;
 	const char *boot_image = k->image, *loader = NULL;
 	if ((rc = boot_path(k->image, cache, &pvh, &loader, err)) < 0)

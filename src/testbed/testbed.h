@@ -19,6 +19,7 @@
 
 #include "guest/agent.h"
 #include "kernel/build.h"
+#include "kernel/kernel.h"
 #include "topology/fallback.h"
 #include "topology/topology.h"
 #include "util/error.h"
@@ -88,6 +89,13 @@ void vn_up_result_clear(struct vn_up_result *r);
  */
 int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
 		  struct vn_error *err);
+
+/*
+ * The guest image for kernel k: busybox, numactl, k's modules, the agent, the
+ * sampler and the workloads, in an initramfs cached in cache_dir under its
+ * contents' digest (so a second call only checks the cache).
+ */
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, char **initrd, struct vn_error *err);
 
 /*
  * Look up a guest vnuma created: a domain without vnuma's metadata (another

@@ -3,9 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
+#include "util/dir.h"
+#include "util/alloc.h"
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -133,6 +138,41 @@ int vn_sha256_file(const char *path, uint8_t out[VN_SHA256_LEN], struct vn_error
 		vn_sha256_update(&c, buf, (size_t)n);
 	}
 	vn_sha256_final(&c, out);
+	return 0;
+}
+
+int vn_sha256_file_memo(const char *path, const char *memo_dir, uint8_t out[VN_SHA256_LEN], struct vn_error *err)
+{
+	struct stat st;
+	char id[4096 + 160], hex[VN_SHA256_HEX_LEN + 1];
+	uint8_t key[VN_SHA256_LEN];
+	struct vn_sha256 c;
+	int rc;
+
+	if (stat(path, &st) < 0)
+		return vn_infra_error(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	int n = snprintf(id, sizeof(id), "%s%c%ju %ju %jd %jd.%09ld %jd.%09ld", path, 0, (uintmax_t)st.st_dev,
+			 (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+			 (intmax_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	vn_sha256_init(&c);
+	vn_sha256_update(&c, id, (size_t)n);
+	vn_sha256_final(&c, key);
+	_cleanup_free_ char *dir = vn_xasprintf("%s/digests", memo_dir);
+	_cleanup_free_ char *memo = vn_xasprintf("%s/%s", dir, vn_sha256_hex(key, hex));
+	_cleanup_free_ char *data = NULL;
+	size_t len;
+	struct vn_error e = {0};
+	if (vn_file_read(memo, VN_SHA256_LEN, &data, &len, &e) == 0 && len == VN_SHA256_LEN) {
+		memcpy(out, data, VN_SHA256_LEN);
+		return 0;
+	}
+	vn_error_clear(&e);
+	if ((rc = vn_sha256_file(path, out, err)) < 0)
+		return rc;
+	/* A memo that cannot be written costs the next caller a read, nothing more. */
+	if (vn_mkdir_p(dir, 0700, &e) == 0)
+		vn_file_write_atomic(memo, out, VN_SHA256_LEN, 0600, &e);
+	vn_error_clear(&e);
 	return 0;
 }
 

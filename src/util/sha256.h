@@ -27,5 +27,13 @@ void vn_sha256_final(struct vn_sha256 *c, uint8_t out[VN_SHA256_LEN]);
 /* Digest of a whole file; fails with an infra error naming the path. */
 int vn_sha256_file(const char *path, uint8_t out[VN_SHA256_LEN], struct vn_error *err);
 
+/*
+ * The same, remembered in MEMO_DIR/digests/ under the file's identity (path,
+ * device, inode, size, mtime and ctime to the nanosecond): a file that has
+ * not changed is not read again. Caches that key on file contents (the guest
+ * image, the PVH vmlinux) check themselves in milliseconds this way.
+ */
+int vn_sha256_file_memo(const char *path, const char *memo_dir, uint8_t out[VN_SHA256_LEN], struct vn_error *err);
+
 /* Lower-case hex; out holds VN_SHA256_HEX_LEN + 1 bytes. Returns out. */
 char *vn_sha256_hex(const uint8_t digest[VN_SHA256_LEN], char out[VN_SHA256_HEX_LEN + 1]);

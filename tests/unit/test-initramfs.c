@@ -386,6 +386,8 @@ static void test_build_image(void **state)
 	for (struct dirent *de; (de = readdir(d));) {
 		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' || de->d_name[1] == '.'))
 			continue;
+		if (strcmp(de->d_name, "digests") == 0) /* the inputs' digests, remembered (util/sha256.h) */
+			continue;
 		assert_int_equal(strncmp(de->d_name, "initramfs-", 10), 0);
 		files++;
 	}

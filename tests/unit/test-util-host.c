@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #include "util/spawn.h"
 #include "util/file.h"
 #include "util/isolate.h"
+#include "util/sha256.h"
 
 static char tmpdir[PATH_MAX];
 
@@ -322,6 +324,40 @@ static void test_isolate(void **state)
 	vn_interrupted = 0;
 }
 
+static void test_sha256_memo(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *f = at("memo-me"), *memo = at("memo");
+	uint8_t a[VN_SHA256_LEN], b[VN_SHA256_LEN], c[VN_SHA256_LEN];
+	struct vn_error err = {0};
+
+	assert_int_equal(vn_file_write_atomic(f, "one", 3, 0644, &err), 0);
+	assert_int_equal(vn_sha256_file(f, a, &err), 0);
+	assert_int_equal(vn_sha256_file_memo(f, memo, b, &err), 0);
+	assert_memory_equal(a, b, VN_SHA256_LEN);
+	/* Remembered: a memo planted with other bytes is what comes back while the file is unchanged. */
+	_cleanup_free_ char *dir = at("memo/digests");
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *de;
+	while ((de = readdir(d)) && de->d_name[0] == '.')
+		;
+	assert_non_null(de);
+	_cleanup_free_ char *entry = vn_xasprintf("%s/%s", dir, de->d_name);
+	closedir(d);
+	memset(c, 0xab, sizeof(c));
+	assert_int_equal(vn_file_write_atomic(entry, c, sizeof(c), 0600, &err), 0);
+	assert_int_equal(vn_sha256_file_memo(f, memo, b, &err), 0);
+	assert_memory_equal(b, c, VN_SHA256_LEN);
+	/* Changed (new inode, size, times): read again. */
+	assert_int_equal(vn_file_write_atomic(f, "two!", 4, 0644, &err), 0);
+	assert_int_equal(vn_sha256_file(f, a, &err), 0);
+	assert_int_equal(vn_sha256_file_memo(f, memo, b, &err), 0);
+	assert_memory_equal(a, b, VN_SHA256_LEN);
+	assert_int_equal(vn_sha256_file_memo("/nonexistent/x", memo, b, &err), -ENOENT);
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_oom_aborts),
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_isolate),
+		cmocka_unit_test(test_sha256_memo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
