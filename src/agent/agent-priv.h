@@ -31,7 +31,8 @@ struct vn_job {
 	pid_t pid;  /* also the process group */
 	int out_fd; /* read ends of the child's stdout/stderr, -1 once at EOF */
 	int err_fd;
-	int in_fd; /* write end of the child's stdin, -1 when closed */
+	int in_fd;  /* write end of the child's stdin, -1 when closed */
+	int pty_fd; /* with "tty": the pseudo-terminal's master (out_fd and in_fd are dups of it); else -1 */
 	struct vn_buf in_queue;
 	bool in_eof;         /* host sent eof: close in_fd once in_queue drains */
 	int64_t deadline_ms; /* 0: none */
@@ -75,6 +76,7 @@ void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json
 /* exec.c */
 void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_stdin(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+void vn_agentd_op_resize(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_signal(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 /* Reap exited children (after SIGCHLD). */
 void vn_agentd_jobs_reap(struct vn_agentd *d);

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define CHUNK 32768
@@ -86,6 +89,7 @@ static void job_finish(struct vn_agentd *d, struct vn_job *j)
 	if (j->err_fd >= 0 && job_pipe_read(d, j, &j->err_fd, "stderr", true))
 		close_fd(&j->err_fd);
 	close_fd(&j->in_fd);
+	close_fd(&j->pty_fd);
 	if (!j->silent) {
 		struct json_object *id = json_object_new_int64(j->id);
 		struct json_object *r;
@@ -236,14 +240,30 @@ void vn_agentd_jobs_handle(struct vn_agentd *d, const struct pollfd *pfd, size_t
 	}
 }
 
+/* How the child runs besides argv: identity, directory, environment, terminal. */
+struct child_opts {
+	struct json_object *env;
+	const char *cwd;
+	long uid, gid; /* -1: root's, as the agent */
+	int tty;       /* the pseudo-terminal's slave, or -1: pipes */
+};
+
 /* Child side of fork(): never returns. Failures go to errfd as an errno. */
 static void __attribute__((noreturn))
-child_exec(char **argv, struct json_object *env, const char *cwd, int in_fd, int out_fd, int err_fd, int errfd)
+child_exec(char **argv, const struct child_opts *o, int in_fd, int out_fd, int err_fd, int errfd)
 {
+	struct json_object *env = o->env;
 	int e;
 	sigset_t none;
 
-	setpgid(0, 0);
+	/* A terminal needs a session of its own to be its controlling one; its leader leads a group too. */
+	if (o->tty >= 0) {
+		if (setsid() < 0 || ioctl(o->tty, TIOCSCTTY, 0) < 0)
+			goto fail;
+		in_fd = out_fd = err_fd = o->tty;
+	} else {
+		setpgid(0, 0);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -251,7 +271,11 @@ child_exec(char **argv, struct json_object *env, const char *cwd, int in_fd, int
 	signal(SIGCHLD, SIG_DFL);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 		goto fail;
-	if (cwd && chdir(cwd) < 0)
+	if (o->gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)o->gid) < 0))
+		goto fail;
+	if (o->uid >= 0 && setuid((uid_t)o->uid) < 0)
+		goto fail;
+	if (o->cwd && chdir(o->cwd) < 0)
 		goto fail;
 	if (env) {
 		json_object_object_foreach(env, k, v)
@@ -278,11 +302,67 @@ static int set_nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+/* "user": {"uid": N, "gid": N} (each optional, 0..65534 here: no name lookup in the guest). */
+static int parse_user(struct json_object *req, struct child_opts *o)
+{
+	struct json_object *u, *v;
+
+	o->uid = o->gid = -1;
+	if (!json_object_object_get_ex(req, "user", &u))
+		return 0;
+	if (!json_object_is_type(u, json_type_object))
+		return -1;
+	if (json_object_object_get_ex(u, "uid", &v)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+		    json_object_get_int64(v) > 65534)
+			return -1;
+		o->uid = (long)json_object_get_int64(v);
+	}
+	if (json_object_object_get_ex(u, "gid", &v)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+		    json_object_get_int64(v) > 65534)
+			return -1;
+		o->gid = (long)json_object_get_int64(v);
+	}
+	return 0;
+}
+
+/* "rows"/"cols" of a request, into a window size (absent or out of range: left as it is). */
+static void parse_winsize(struct json_object *req, struct winsize *ws)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(req, "rows", &v) && json_object_is_type(v, json_type_int) &&
+	    json_object_get_int(v) > 0 && json_object_get_int(v) < 10000)
+		ws->ws_row = (unsigned short)json_object_get_int(v);
+	if (json_object_object_get_ex(req, "cols", &v) && json_object_is_type(v, json_type_int) &&
+	    json_object_get_int(v) > 0 && json_object_get_int(v) < 10000)
+		ws->ws_col = (unsigned short)json_object_get_int(v);
+}
+
+/* A pseudo-terminal for "tty": the master (ours) and the slave (the child's). */
+static int open_pty(struct json_object *req, int *master, int *slave)
+{
+	struct winsize ws = {.ws_row = 24, .ws_col = 80};
+
+	*master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0)
+		return -1;
+	const char *name = ptsname(*master);
+	if (!name || (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return -1;
+	parse_winsize(req, &ws);
+	ioctl(*master, TIOCSWINSZ, &ws);
+	return 0;
+}
+
 void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req)
 {
 	struct json_object *jargv, *v, *env = NULL;
+	struct child_opts co = {.tty = -1};
 	const char *cwd = NULL;
-	bool want_stdin = false;
+	bool want_stdin = false, tty = false;
+	int pty_master = -1, pty_slave = -1;
 	double timeout_s = 0;
 	struct vn_job *j = NULL;
 	char **argv = NULL;
@@ -308,6 +388,12 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		want_stdin = json_object_get_boolean(v);
 	if (json_object_object_get_ex(req, "timeout_s", &v))
 		timeout_s = json_object_get_double(v);
+	if (json_object_object_get_ex(req, "tty", &v))
+		tty = json_object_get_boolean(v);
+	if (parse_user(req, &co) < 0) {
+		vn_agentd_reply_error(d, id, EINVAL, "exec: \"user\" must be {\"uid\": N, \"gid\": N}, 0..65534");
+		return;
+	}
 	if (job_find(d, jid)) {
 		vn_agentd_reply_error(d, id, EEXIST, "exec: id %lld is already running", (long long)jid);
 		return;
@@ -338,6 +424,14 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		vn_agentd_reply_error(d, id, e, "exec: pipe: %s", strerror(e));
 		goto cleanup;
 	}
+	if (tty && open_pty(req, &pty_master, &pty_slave) < 0) {
+		e = errno;
+		vn_agentd_reply_error(d, id, e, "exec: pseudo-terminal: %s", strerror(e));
+		goto cleanup;
+	}
+	co.env = env;
+	co.cwd = cwd;
+	co.tty = pty_slave;
 	pid = fork();
 	if (pid < 0) {
 		e = errno;
@@ -345,9 +439,14 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		goto cleanup;
 	}
 	if (pid == 0)
-		child_exec(argv, env, cwd, in_p[0], out_p[1], err_p[1], ex_p[1]);
-	/* Both sides set the group so a kill(-pid) right away cannot miss. */
-	setpgid(pid, pid);
+		child_exec(argv, &co, in_p[0], out_p[1], err_p[1], ex_p[1]);
+	/*
+	 * Both sides set the group so a kill(-pid) right away cannot miss; not
+	 * for a terminal's command, whose own setsid() would fail once it leads
+	 * a group.
+	 */
+	if (!tty)
+		setpgid(pid, pid);
 	close_fd(&ex_p[1]);
 	do
 		n = read(ex_p[0], &e, sizeof(e));
@@ -362,6 +461,14 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		goto cleanup;
 	}
 
+	if (pty_master >= 0) {
+		/* The terminal is the command's stdin, stdout and stderr: one stream, read from the master. */
+		close_fd(&out_p[0]);
+		close_fd(&in_p[1]);
+		out_p[0] = fcntl(pty_master, F_DUPFD_CLOEXEC, 0);
+		in_p[1] = fcntl(pty_master, F_DUPFD_CLOEXEC, 0);
+		want_stdin = true;
+	}
 	*j = (struct vn_job){
 		.used = true,
 		.id = jid,
@@ -369,16 +476,19 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		.out_fd = out_p[0],
 		.err_fd = err_p[0],
 		.in_fd = want_stdin ? in_p[1] : -1,
+		.pty_fd = pty_master,
 		.timeout_s = timeout_s,
 		.deadline_ms = timeout_s > 0 ? vn_agentd_now_ms() + (int64_t)(timeout_s * 1000) : 0,
 	};
-	out_p[0] = err_p[0] = in_p[1] = -1;
+	out_p[0] = err_p[0] = in_p[1] = pty_master = -1;
 	set_nonblock(j->out_fd);
 	set_nonblock(j->err_fd);
 	if (j->in_fd >= 0)
 		set_nonblock(j->in_fd);
 cleanup:
 	free(argv);
+	close_fd(&pty_master);
+	close_fd(&pty_slave);
 	close_fd(&in_p[0]);
 	close_fd(&in_p[1]);
 	close_fd(&out_p[0]);
@@ -424,4 +534,16 @@ void vn_agentd_op_signal(struct vn_agentd *d, struct json_object *id, struct jso
 		sig = json_object_get_int(v);
 	if (j && sig > 0 && sig < 65)
 		kill(-j->pid, sig);
+}
+
+/* A terminal command's new window size (the kernel tells its foreground group with SIGWINCH). No reply. */
+void vn_agentd_op_resize(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+{
+	struct vn_job *j = job_find(d, json_object_get_int64(id));
+	struct winsize ws;
+
+	if (!j || j->pty_fd < 0 || ioctl(j->pty_fd, TIOCGWINSZ, &ws) < 0)
+		return;
+	parse_winsize(req, &ws);
+	ioctl(j->pty_fd, TIOCSWINSZ, &ws);
 }

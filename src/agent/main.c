@@ -138,7 +138,7 @@ static const struct {
 } ops[] = {
 	{"hello", vn_agentd_op_hello},   {"exec", vn_agentd_op_exec}, {"stdin", vn_agentd_op_stdin},
 	{"signal", vn_agentd_op_signal}, {"read", vn_agentd_op_read}, {"write", vn_agentd_op_write},
-	{"poweroff", op_poweroff},
+	{"resize", vn_agentd_op_resize}, {"poweroff", op_poweroff},
 };
 
 static void dispatch_line(struct vn_agentd *d, const char *line, size_t len)

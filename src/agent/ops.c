@@ -15,7 +15,8 @@ void vn_agentd_op_hello(struct vn_agentd *d, struct json_object *id, struct json
 {
 	struct json_object *r = vn_agentd_reply_new(id, true);
 	struct json_object *ops = json_object_new_array();
-	static const char *const op_names[] = {"hello", "exec", "stdin", "signal", "read", "write", "poweroff"};
+	static const char *const op_names[] = {"hello",  "exec", "stdin", "signal",
+					       "resize", "read", "write", "poweroff"};
 	struct utsname u;
 	char buf[128];
 	int fd;

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <termios.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -11,21 +14,66 @@
 #include "util/interrupt.h"
 #include "util/name.h"
 
+#define MAX_ENV 64
+
+/* What exec's own options ask for. */
+struct exec_args {
+	double timeout;
+	bool interactive, tty, as_user;
+	unsigned uid, gid;
+	const char *cwd;
+	const char *env[MAX_ENV + 1];
+	unsigned nenv;
+};
+
+static int exec_opt(struct vn_cli_args *a, int c, struct exec_args *x, struct vn_error *err)
+{
+	char *end;
+
+	switch (c) {
+	case 'T':
+		if ((x->timeout = atof(optarg)) <= 0)
+			return vn_cli_bad_arg(a, "timeout", "is not a positive number of seconds", err);
+		break;
+	case 'i': x->interactive = true; break;
+	case 't': x->tty = true; break;
+	case 'w': x->cwd = optarg; break;
+	case 'e':
+		if (!strchr(optarg, '=') || optarg[0] == '=')
+			return vn_cli_bad_arg(a, "env", "is not KEY=VALUE", err);
+		if (x->nenv == MAX_ENV)
+			return vn_cli_bad_arg(a, "env", "is one too many (64 at most)", err);
+		x->env[x->nenv++] = optarg;
+		break;
+	case 'u': {
+		/* Numeric only: the guest has no user database the host could trust to name them. */
+		unsigned long uid = strtoul(optarg, &end, 10), gid = uid;
+		if (end != optarg && *end == ':')
+			gid = strtoul(end + 1, &end, 10);
+		if (*end || !*optarg || uid > 65534 || gid > 65534 || optarg[0] == ':')
+			return vn_cli_bad_arg(a, "user", "is not UID or UID:GID (numbers up to 65534)", err);
+		x->as_user = true, x->uid = (unsigned)uid, x->gid = (unsigned)gid;
+		break;
+	}
+	}
+	return 0;
+}
+
 /*
  * The command's options and NAME, stopping at the first operand (exec's "--"
  * CMD). 0, or -1 when the command ends with a->exit.
  */
-static int guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv, double *timeout,
+static int guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv, struct exec_args *x,
 		      const char **outdir, const char **name, struct vn_error *err)
 {
 	int c;
 
 	vn_cli_args_init(a, cmd, argc, argv);
 	while ((c = vn_cli_next(a, err)) > 0) {
-		if (c == 't' && (*timeout = atof(optarg)) <= 0)
-			return vn_cli_bad_arg(a, "timeout", "is not a positive number of seconds", err);
 		if (c == 'o')
 			*outdir = optarg;
+		else if (x && exec_opt(a, c, x, err) < 0)
+			return -1;
 	}
 	if (c < 0 || vn_cli_operands(a, 1, -1, err) < 0)
 		return -1;
@@ -35,15 +83,48 @@ static int guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc,
 	return 0;
 }
 
+static volatile sig_atomic_t winch;
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	winch = 1;
+}
+
+/* The host terminal in raw mode while a guest terminal runs (every key goes to the guest), restored after. */
+struct raw_term {
+	int fd;
+	struct termios saved;
+};
+
+static void raw_term_restore(struct raw_term *t)
+{
+	if (t->fd >= 0)
+		tcsetattr(t->fd, TCSADRAIN, &t->saved);
+}
+
+static void raw_term_enter(struct raw_term *t, int fd)
+{
+	struct termios raw;
+
+	t->fd = -1;
+	if (!isatty(fd) || tcgetattr(fd, &t->saved) < 0)
+		return;
+	raw = t->saved;
+	cfmakeraw(&raw);
+	if (tcsetattr(fd, TCSADRAIN, &raw) == 0)
+		t->fd = fd;
+}
+
 static int cmd_exec(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
+	struct exec_args x = {0};
 	const char *name;
-	double timeout = 0;
 	int rc, status = 0;
 
-	if (guest_args(&args, &vn_cmd_exec, argc, argv, &timeout, NULL, &name, err) < 0)
+	if (guest_args(&args, &vn_cmd_exec, argc, argv, &x, NULL, &name, err) < 0)
 		return args.exit;
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
@@ -57,16 +138,33 @@ static int cmd_exec(int argc, char **argv, struct vn_error *err)
 	vn_testbed_ctx_clear(&ctx);
 	if (rc < 0)
 		return rc;
+	/* A guest terminal takes the keyboard (a tty on stdin) like -i would. */
+	bool in = x.interactive || (x.tty && isatty(STDIN_FILENO));
 	struct vn_agent_exec_opts o = {
 		.argv = (const char *const *)argv + optind,
-		/* A terminal on stdin means nobody pipes input; don't hold the command on it. */
-		.stdin_fd = isatty(STDIN_FILENO) ? -1 : STDIN_FILENO,
+		/* Only with -i: a command in a shell loop must not swallow the loop's input (ssh -n, docker exec). */
+		.stdin_fd = in ? STDIN_FILENO : -1,
 		.stdout_fd = STDOUT_FILENO,
 		.stderr_fd = STDERR_FILENO,
-		.timeout_s = timeout,
+		.timeout_s = x.timeout,
 		.forward_signal = &vn_interrupted,
+		.env = x.nenv ? x.env : NULL,
+		.cwd = x.cwd,
+		.as_user = x.as_user,
+		.uid = x.uid,
+		.gid = x.gid,
+		.tty = x.tty,
+		.winsize_fd = STDOUT_FILENO,
+		.resized = &winch,
 	};
-	if ((rc = vn_agent_exec(a, &o, &status, err)) < 0)
+	struct raw_term term = {.fd = -1};
+	if (x.tty) {
+		signal(SIGWINCH, on_winch);
+		raw_term_enter(&term, STDIN_FILENO);
+	}
+	rc = vn_agent_exec(a, &o, &status, err);
+	raw_term_restore(&term);
+	if (rc < 0)
 		return rc;
 	return status;
 }
@@ -125,7 +223,14 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 }
 
 static const struct vn_cli_opt exec_opts[] = {
-	{"timeout", 't', true, "S", VN_VAL_NONE, "kill the command after S seconds (default: no limit)"},
+	{"interactive", 'i', true, NULL, VN_VAL_NONE, "forward stdin to the command (otherwise it reads /dev/null)"},
+	{"tty", 't', true, NULL, VN_VAL_NONE,
+	 "a pseudo-terminal in the guest (full-screen programs: top, less);\n"
+	 "the local terminal goes raw, keys and window size are passed on"},
+	{"env", 'e', true, "K=V", VN_VAL_NONE, "set K in the command's environment (repeatable)"},
+	{"cwd", 'w', true, "DIR", VN_VAL_DIR, "run in the guest directory DIR"},
+	{"user", 'u', true, "UID[:GID]", VN_VAL_NONE, "run as this numeric user (and group; default: root)"},
+	{"timeout", 'T', false, "S", VN_VAL_NONE, "kill the command after S seconds (default: no limit)"},
 	VN_CLI_OPT_END,
 };
 
@@ -133,10 +238,12 @@ const struct vn_cmd vn_cmd_exec = {
 	.name = "exec",
 	.fn = cmd_exec,
 	.summary = "run a command in a guest, mirroring its output and exit code",
-	.synopsis = "[--timeout S] NAME -- CMD [ARGS...]",
-	.description = "Runs CMD through the guest agent: its stdout and stderr arrive apart, stdin is\n"
-		       "forwarded (unless it is a terminal), Ctrl-C is passed on, and vnuma exits with\n"
-		       "CMD's exit code. A program the guest does not have is bad input (exit 2).",
+	.synopsis = "[-i] [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [--timeout S] NAME -- CMD [ARGS...]",
+	.description = "Runs CMD through the guest agent: its stdout and stderr arrive apart, Ctrl-C is\n"
+		       "passed on, and vnuma exits with CMD's exit code. stdin is forwarded only with -i\n"
+		       "(as docker exec -i), so a command in a shell 'while read' loop leaves the loop's\n"
+		       "input alone; -t gives it a terminal (and the keyboard, when stdin is one). A\n"
+		       "program the guest does not have is bad input (exit 2).",
 	.opts = exec_opts,
 	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_GUEST,

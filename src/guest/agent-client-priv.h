@@ -53,8 +53,9 @@ struct vn_agent {
 struct wait {
 	int64_t deadline; /* < 0: none */
 	size_t max_line;
-	int extra_fd;               /* also polled for input (exec's stdin); -1: none */
-	volatile sig_atomic_t *fwd; /* a pending signal to forward ends the wait too */
+	int extra_fd;                 /* also polled for input (exec's stdin); -1: none */
+	volatile sig_atomic_t *fwd;   /* a pending signal to forward ends the wait too */
+	volatile sig_atomic_t *winch; /* so does a window size to pass on */
 };
 
 /* deadline < 0: none. */

@@ -378,7 +378,7 @@ int vn_agent_next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_
 		size_t n = 0;
 		int rc;
 
-		if ((w->fwd && *w->fwd) || vn_was_interrupted())
+		if ((w->fwd && *w->fwd) || (w->winch && *w->winch) || vn_was_interrupted())
 			return -EINTR;
 		if (vn_agent_expired(w->deadline))
 			return -ETIMEDOUT;

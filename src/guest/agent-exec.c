@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 /*
@@ -116,12 +117,44 @@ int vn_agent_exec_start(struct vn_agent *a, const struct vn_agent_cmd *c, int ti
 		json_object_object_add(req, "timeout_s", json_object_new_double(c->timeout_s));
 	if (c->with_stdin)
 		json_object_object_add(req, "stdin", json_object_new_boolean(1));
+	if (c->as_user) {
+		struct json_object *u = json_object_new_object();
+		json_object_object_add(u, "uid", json_object_new_int64(c->uid));
+		json_object_object_add(u, "gid", json_object_new_int64(c->gid));
+		json_object_object_add(req, "user", u);
+	}
+	if (c->tty) {
+		json_object_object_add(req, "tty", json_object_new_boolean(1));
+		json_object_object_add(req, "rows", json_object_new_int64(c->rows ? c->rows : 24));
+		json_object_object_add(req, "cols", json_object_new_int64(c->cols ? c->cols : 80));
+	}
 	rc = vn_agent_send_msg(a, req, vn_agent_deadline_after(timeout_ms), err);
 	if (rc < 0)
 		return vn_error_prefix(err, "agent exec %s", c->argv[0]);
 	vn_agent_track(a, my_id);
 	*id = my_id;
 	return 0;
+}
+
+int vn_agent_exec_resize(struct vn_agent *a, int64_t id, unsigned rows, unsigned cols, int timeout_ms,
+			 struct vn_error *err)
+{
+	struct json_object *m = vn_agent_new_request("resize");
+
+	json_object_object_add(m, "id", json_object_new_int64(id));
+	json_object_object_add(m, "rows", json_object_new_int64(rows));
+	json_object_object_add(m, "cols", json_object_new_int64(cols));
+	return vn_agent_send_msg(a, m, vn_agent_deadline_after(timeout_ms), err);
+}
+
+/* The size of the terminal on fd (24x80 when it is none). */
+static void term_size(int fd, unsigned *rows, unsigned *cols)
+{
+	struct winsize ws;
+
+	*rows = 24, *cols = 80;
+	if (fd >= 0 && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+		*rows = ws.ws_row, *cols = ws.ws_col;
 }
 
 int vn_agent_exec_signal(struct vn_agent *a, int64_t id, int sig, int timeout_ms, struct vn_error *err)
@@ -263,28 +296,42 @@ static int exec_verdict(const struct vn_agent *a, const struct vn_agent_event *e
 
 int vn_agent_exec(struct vn_agent *a, const struct vn_agent_exec_opts *o, int *exit_status, struct vn_error *err)
 {
-	const struct vn_agent_cmd c = {.argv = o->argv,
-				       .env = o->env,
-				       .cwd = o->cwd,
-				       .timeout_s = o->timeout_s,
-				       .with_stdin = o->stdin_fd >= 0};
+	struct vn_agent_cmd c = {.argv = o->argv,
+				 .env = o->env,
+				 .cwd = o->cwd,
+				 .timeout_s = o->timeout_s,
+				 .with_stdin = o->stdin_fd >= 0,
+				 .as_user = o->as_user,
+				 .uid = o->uid,
+				 .gid = o->gid,
+				 .tty = o->tty};
 	struct wait w = {
 		.deadline = o->timeout_s > 0 ? vn_now_ms() + (int64_t)(o->timeout_s * 1000) + EXEC_GRACE_MS : -1,
 		.max_line = VN_AGENT_LINE_MAX_SMALL,
 		.extra_fd = o->stdin_fd,
 		.fwd = o->forward_signal,
+		.winch = o->tty ? o->resized : NULL,
 	};
 	size_t max = o->buf_max ? o->buf_max : VN_AGENT_EXEC_BUF_MAX;
 	int out_fd = o->stdout_fd, err_fd = o->stderr_fd;
 	int64_t id;
 	int rc;
 
+	if (o->tty)
+		term_size(o->winsize_fd, &c.rows, &c.cols);
 	if ((rc = vn_agent_exec_start(a, &c, VN_AGENT_EXEC_START_MS, &id, err)) < 0)
 		return rc;
 	for (;;) {
 		struct vn_agent_event ev;
 
 		rc = take_event(a, &w, &ev, err);
+		if (rc == -EINTR && w.winch && *w.winch) {
+			*w.winch = 0;
+			term_size(o->winsize_fd, &c.rows, &c.cols);
+			if ((rc = vn_agent_exec_resize(a, id, c.rows, c.cols, VN_AGENT_CONTROL_MS, err)) < 0)
+				goto fail;
+			continue;
+		}
 		if (rc == -EINTR && o->forward_signal && *o->forward_signal) {
 			int sig = *o->forward_signal;
 

@@ -82,6 +82,11 @@ struct vn_agent_cmd {
 	const char *cwd;         /* optional */
 	double timeout_s;        /* the guest kills the process group after this; <= 0: never */
 	bool with_stdin;         /* stdin comes from vn_agent_exec_stdin(); false: /dev/null */
+	bool as_user;            /* run as uid:gid instead of the agent's root */
+	unsigned uid, gid;
+	/* A pseudo-terminal in the guest as stdin, stdout and stderr (one stream, stdout), rows x cols. */
+	bool tty;
+	unsigned rows, cols;
 };
 
 /* Sends the exec request; *id names the command in its events and in signal/stdin. */
@@ -89,6 +94,9 @@ int vn_agent_exec_start(struct vn_agent *a, const struct vn_agent_cmd *c, int ti
 			struct vn_error *err);
 /* Signal to the command's process group; ignored by the guest once it ended. */
 int vn_agent_exec_signal(struct vn_agent *a, int64_t id, int sig, int timeout_ms, struct vn_error *err);
+/* A tty command's new window size; ignored for others and once it ended. */
+int vn_agent_exec_resize(struct vn_agent *a, int64_t id, unsigned rows, unsigned cols, int timeout_ms,
+			 struct vn_error *err);
 /* Queues stdin for the command (data NULL: end of input). */
 int vn_agent_exec_stdin(struct vn_agent *a, int64_t id, const void *data, size_t len, int timeout_ms,
 			struct vn_error *err);
@@ -147,6 +155,13 @@ struct vn_agent_exec_opts {
 	 * When it is &vn_interrupted, Ctrl-C is forwarded instead of ending the wait.
 	 */
 	volatile sig_atomic_t *forward_signal;
+	/* As for vn_agent_cmd: the identity and a terminal (its size from winsize_fd, -1: 24x80). */
+	bool as_user;
+	unsigned uid, gid;
+	bool tty;
+	int winsize_fd;
+	/* Optional: when *resized becomes non-zero (SIGWINCH), winsize_fd's size is passed on and the flag reset. */
+	volatile sig_atomic_t *resized;
 };
 
 /*

@@ -34,7 +34,14 @@ check "exec numactl -H shows 2 nodes" sh -c "'$vnuma' exec '$NAME' -- numactl -H
 "$vnuma" exec "$NAME" -- sh -c 'echo out; echo err >&2; exit 7' >"$VNUMA_STATE_DIR/o" 2>"$VNUMA_STATE_DIR/e"
 check "exec mirrors the exit code" test $? = 7
 check "exec streams stdout and stderr apart" sh -c "grep -qx out '$VNUMA_STATE_DIR/o' && grep -qx err '$VNUMA_STATE_DIR/e'"
-check "exec feeds stdin" sh -c "echo hello | '$vnuma' exec '$NAME' -- cat | grep -qx hello"
+check "exec -i feeds stdin" sh -c "echo hello | '$vnuma' exec -i '$NAME' -- cat | grep -qx hello"
+check "exec without -i reads /dev/null" sh -c "[ \"\$(echo hello | '$vnuma' exec '$NAME' -- cat)\" = '' ]"
+# Issue 16: inside a shell loop, exec must leave the loop's input alone (ssh -n).
+lines=$(printf 'a\nb\nc\n' | while read -r l; do "$vnuma" exec "$NAME" -- echo "$l"; done | tr -d '\n')
+check "exec in a 'while read' loop runs for every line ($lines)" test "$lines" = abc
+check "exec -e -w -u set the environment, directory and user" sh -c \
+	"[ \"\$('$vnuma' exec -e V=42 -w /tmp -u 1000:1001 '$NAME' -- sh -c 'echo \$V \$(pwd) \$(id -u):\$(id -g)')\" = '42 /tmp 1000:1001' ]"
+check "exec -t runs the command on a terminal" sh -c "'$vnuma' exec -t '$NAME' -- sh -c 'test -t 0 && test -t 1 && stty size' | tr -d '\r' | grep -qx '24 80'"
 "$vnuma" exec "$NAME" -- /no/such/program 2>/dev/null
 check "exec of a missing program is bad input (exit 2)" test $? = 2
 check "collect writes a snapshot" sh -c "'$vnuma' collect '$NAME' -o '$VNUMA_STATE_DIR/snap' 2>/dev/null &&
