@@ -1,9 +1,12 @@
 /* The one argument loop of every command: common options, --help, bad options, operand counts. */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "testbed/testbed.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
 
 void vn_cli_args_init(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv)
 {
@@ -67,4 +70,13 @@ int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, s
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err)
 {
 	return vn_testbed_ctx_init(ctx, a->state_dir, a->uri, err);
+}
+
+void vn_cli_with(const char *arg, char ***with, size_t *n)
+{
+	_cleanup_free_ char *copy = vn_xstrdup(arg);
+	char *save = NULL;
+
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		vn_strv_push(with, n, p);
 }

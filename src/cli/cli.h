@@ -154,6 +154,9 @@ int vn_cli_operands(struct vn_cli_args *a, int min, int max, struct vn_error *er
 /* An option's argument that is not what it should be: an input error naming the option (also in a->exit). */
 int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, struct vn_error *err);
 
+/* --with PKG,PKG: each package appended to *with (NULL-terminated, *n entries). */
+void vn_cli_with(const char *arg, char ***with, size_t *n);
+
 struct vn_testbed_ctx;
 /* The testbed context of --state-dir and --connect. */
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err);

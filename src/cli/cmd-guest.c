@@ -16,6 +16,8 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	struct vn_up_result r;
+	_cleanup_strv_ char **with = NULL;
+	size_t nwith = 0;
 	long v;
 	int c, rc;
 
@@ -26,6 +28,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		case 'k': o.kernel = optarg; break;
 		case 'M': o.modules = optarg; break;
 		case 'a': o.append = optarg; break;
+		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
 				return rc;
@@ -40,6 +43,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	if (c < 0 || vn_cli_operands(&args, 1, 1, err) < 0)
 		return args.exit;
 	o.topology = argv[optind];
+	o.with = (const char *const *)with;
 	/* The name first: nothing is built or opened for a guest that cannot exist. */
 	if (o.name && (rc = vn_guest_name_check(o.name, err)) < 0)
 		return rc;
@@ -207,6 +211,9 @@ static const struct vn_cli_opt up_opts[] = {
 	 "(kernels/NAME.json, built on first use) or a bzImage path"},
 	{"modules", 'M', false, "DIR", VN_VAL_DIR, "modules tree for --kernel (default /lib/modules/<release>)"},
 	{"append", 'a', true, "ARGS", VN_VAL_NONE, "extra kernel command line"},
+	{"with", 'W', false, "PKG,...", VN_VAL_NONE,
+	 "add these Debian packages installed on the host to the guest\n"
+	 "image, programs and libraries (bash-static, grep, ...)"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds (default 180)"},
 	VN_CLI_OPT_END,

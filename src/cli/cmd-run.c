@@ -100,6 +100,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	const char *kernels[MAX_KERNELS];
 	unsigned nkernels = 0;
 	long repeats = 0;
+	_cleanup_strv_ char **with = NULL;
+	size_t nwith = 0;
 	struct vn_cli_args a;
 	int c, rc;
 
@@ -115,6 +117,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 			kernels[nkernels++] = optarg;
 			break;
 		case 'K': ro.keep = true; break;
+		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'r':
 			if (vn_int_parse(optarg, 1, 1000, &repeats, NULL) < 0)
 				return vn_cli_bad_arg(&a, "repeats", "is not a number from 1 to 1000", err);
@@ -138,6 +141,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	ro.kernel_progress_data = &prog;
 	ro.boot_progress = vn_cli_boot_progress;
 	ro.boot_progress_data = &prog;
+	ro.with = (const char *const *)with;
 	struct vn_matrix_opts mo = {.run = ro, .kernels = kernels, .nkernels = nkernels, .repeats = (unsigned)repeats};
 	if (vn_scenario_is_matrix(s, &mo)) {
 		if (ro.keep)
@@ -184,6 +188,9 @@ static const struct vn_cli_opt run_opts[] = {
 	 "(kernels/NAME.json, built on first use) or a bzImage path;\n"
 	 "given more than once, one variant per kernel (a matrix)"},
 	{"repeats", 'r', false, "N", VN_VAL_NONE, "run each variant N times (default: the scenario's repeats)"},
+	{"with", 'W', false, "PKG,...", VN_VAL_NONE,
+	 "add these Debian packages installed on the host to the guest\n"
+	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
 	VN_CLI_OPT_END,
 };

@@ -538,6 +538,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	/* Declared before the first goto: cleanup runs on every way out. */
 	_cleanup_free_ char *before = NULL, *after = NULL, *resolved = NULL, *scn_path = NULL;
 	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_strv_ char **with = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
 	struct run r = {.s = s, .d = &d, .progress = o->boot_progress, .progress_data = o->boot_progress_data};
@@ -556,6 +557,12 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	d.steps = vn_xcalloc(s->nsteps ? s->nsteps : 1, sizeof(*d.steps));
 	prefix = vn_xasprintf(VN_SCN_GUEST_PREFIX "%s", s->name);
 	double t_start = vn_now_s();
+	/* The scenario's packages, then the command line's. */
+	size_t nw = 0;
+	for (char **p = s->with; p && *p; p++)
+		vn_strv_push(&with, &nw, *p);
+	for (const char *const *p = o->with; p && *p; p++)
+		vn_strv_push(&with, &nw, *p);
 	resolved = vn_scenario_to_json(s);
 	scn_path = vn_run_path(dir, "scenario.json");
 	before = vn_run_path(dir, "before");
@@ -571,6 +578,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.kernel_progress_data = o->kernel_progress_data,
 		.progress = o->boot_progress,
 		.progress_data = o->boot_progress_data,
+		.with = (const char *const *)with,
 	};
 
 	/* From here on every way out rewrites the result with the reason. */

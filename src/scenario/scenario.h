@@ -122,6 +122,7 @@ struct vn_scenario {
 	unsigned nhugetlb;
 	struct vn_scn_hugetlb *hugetlb;
 	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */
+	char **with;              /* NULL-terminated host Debian packages added to the guest image */
 	double sample_interval_s; /* default 1 */
 	double timeout_s;         /* whole run, default 900 */
 	unsigned repeats;         /* runs of each variant (default 1) */

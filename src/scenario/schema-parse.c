@@ -598,7 +598,7 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  NULL};
+					   "variants",  "with",        NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -630,6 +630,11 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	s->cgroups = vn_xcalloc(1, sizeof(*s->cgroups));
 	if ((v = vn_json_get(root, "cgroups")) &&
 	    (r = vn_json_strv_append(&c->r, v, "$.cgroups", VN_JSON_NAME, &s->cgroups, &ncg)) < 0)
+		return r;
+	size_t nwith = 0;
+	s->with = vn_xcalloc(1, sizeof(*s->with));
+	if ((v = vn_json_get(root, "with")) &&
+	    (r = vn_json_strv_append(&c->r, v, "$.with", VN_JSON_NAME, &s->with, &nwith)) < 0)
 		return r;
 	s->sample_interval_s = 1;
 	s->timeout_s = 900;

@@ -1,6 +1,7 @@
 #include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
@@ -21,6 +22,7 @@
 #include "util/paths.h"
 #include "util/name.h"
 #include "util/sha256.h"
+#include "util/spawn.h"
 #include "util/strbuf.h"
 #include "util/clock.h"
 #include "util/alloc.h"
@@ -289,7 +291,68 @@ static void accel_notice(void *data, const char *line)
 		o->progress(o->progress_data, "note", line);
 }
 
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, char **initrd, struct vn_error *err)
+/* Where a package's files may go into the guest: programs, libraries, their data; never docs. */
+static bool package_path_ok(const char *path)
+{
+	static const char *const in[] = {"/bin/",   "/sbin/",    "/usr/bin/",     "/usr/sbin/",  "/lib/",
+					 "/lib64/", "/usr/lib/", "/usr/libexec/", "/usr/share/", "/etc/"};
+	static const char *const out[] = {"/usr/share/doc/",    "/usr/share/man/",     "/usr/share/info/",
+					  "/usr/share/locale/", "/usr/share/lintian/", "/usr/share/bug/"};
+	bool ok = false;
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(in); i++)
+		ok |= strncmp(path, in[i], strlen(in[i])) == 0;
+	for (size_t i = 0; i < VN_ARRAY_SIZE(out); i++)
+		ok &= strncmp(path, out[i], strlen(out[i])) != 0;
+	/* The initramfs takes "HOST:GUEST" pairs: a name with a colon or a newline cannot be one. */
+	return ok && !strpbrk(path, ":\n");
+}
+
+/*
+ * A Debian package installed on the host, as "HOST:GUEST" pairs of its
+ * regular files (same path in the guest; the builder brings ELF libraries
+ * along). A static build (bash-static's /bin/bash-static) also answers to its
+ * plain name, so "#!/bin/bash" scripts run.
+ */
+static int package_files(const char *pkg, char ***files, size_t *n, struct vn_error *err)
+{
+	_cleanup_strbuf_ struct vn_strbuf list = VN_STRBUF_INIT;
+	struct vn_spawn_opts so = VN_SPAWN_OPTS_INIT;
+	size_t added = 0;
+
+	if (!*pkg || strspn(pkg, "abcdefghijklmnopqrstuvwxyz0123456789+.-") != strlen(pkg) ||
+	    !isalnum((unsigned char)*pkg))
+		return vn_input_error(err, "--with %s: not a Debian package name", pkg);
+	so.capture = &list;
+	const char *argv[] = {"dpkg-query", "-L", pkg, NULL};
+	int rc = vn_spawn_run(argv, &so, err);
+	if (rc < 0)
+		return vn_error_prefix(err, "--with %s", pkg);
+	if (rc != 0)
+		return vn_input_error(err, "--with %s: the package is not installed on this host (apt-get install %s)",
+				      pkg, pkg);
+	for (char *save = NULL, *l = strtok_r(list.s ? list.s : (char[]){0}, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		struct stat st;
+		if (!package_path_ok(l) || stat(l, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (added++ == VN_TESTBED_PACKAGE_FILES_MAX)
+			return vn_input_error(err, "--with %s: more than %d files; too big for the guest image", pkg,
+					      VN_TESTBED_PACKAGE_FILES_MAX);
+		*files = vn_xreallocarray(*files, *n + 3, sizeof(char *));
+		(*files)[(*n)++] = vn_xasprintf("%s:%s", l, l);
+		size_t len = strlen(l);
+		if (len > 7 && strcmp(l + len - 7, "-static") == 0 && strstr(l, "bin/"))
+			(*files)[(*n)++] = vn_xasprintf("%s:%.*s", l, (int)(len - 7), l);
+		(*files)[*n] = NULL;
+	}
+	if (!added)
+		return vn_input_error(err, "--with %s: the package has no programs or libraries to add", pkg);
+	return 0;
+}
+
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, char **initrd,
+			   struct vn_error *err)
 {
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
 	_cleanup_strv_ char **files = NULL;
@@ -297,6 +360,12 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, cha
 
 	if ((rc = find_helpers(&files, err)) < 0)
 		return rc;
+	size_t n = 0;
+	while (files[n])
+		n++;
+	for (const char *const *p = with; p && *p; p++)
+		if ((rc = package_files(*p, &files, &n, err)) < 0)
+			return rc;
 	struct vn_initramfs_spec spec = {
 		.kernel_release = k->modules_dir ? k->release : NULL,
 		.modules_dir = k->modules_dir,
@@ -368,7 +437,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000);
 
 	cache = vn_xasprintf("%s/cache", ctx->state_dir);
-	if ((rc = vn_testbed_guest_image(cache, k, &initrd, err)) < 0)
+	if ((rc = vn_testbed_guest_image(cache, k, o->with, &initrd, err)) < 0)
 		return rc;
 	_cleanup_free_ char *pvh = NULL;
 	const char *boot_image = k->image, *loader = NULL;

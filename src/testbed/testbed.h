@@ -63,6 +63,7 @@ struct vn_up_opts {
 	vn_up_progress_fn progress; /* NULL: silent */
 	void *progress_data;
 	enum vn_fallback_model model;
+	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
 };
 
 struct vn_up_result {
@@ -92,10 +93,15 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 
 /*
  * The guest image for kernel k: busybox, numactl, k's modules, the agent, the
- * sampler and the workloads, in an initramfs cached in cache_dir under its
- * contents' digest (so a second call only checks the cache).
+ * sampler and the workloads, and the files of the host's Debian packages
+ * named in with (NULL-terminated, optional: "bash-static", "grep"), in an
+ * initramfs cached in cache_dir under its contents' digest (so a second call
+ * only checks the cache). A package that is not installed is an input error.
  */
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, char **initrd, struct vn_error *err);
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, char **initrd,
+			   struct vn_error *err);
+/* At most this many files of one --with package go into the image. */
+#define VN_TESTBED_PACKAGE_FILES_MAX 4096
 
 /*
  * Look up a guest vnuma created: a domain without vnuma's metadata (another

@@ -87,3 +87,10 @@ char **vn_strv_copy(char *const *v)
 		c[i] = vn_xstrdup(v[i]);
 	return c;
 }
+
+void vn_strv_push(char ***v, size_t *n, const char *s)
+{
+	*v = vn_xreallocarray(*v, *n + 2, sizeof(char *));
+	(*v)[(*n)++] = vn_xstrdup(s);
+	(*v)[*n] = NULL;
+}

@@ -24,4 +24,6 @@ __attribute__((returns_nonnull)) char *vn_xstrndup(const char *s, size_t n);
 char *vn_xstrdup_or_null(const char *s);
 /* A copy of a NULL-terminated vector of strings (NULL: an empty one). */
 __attribute__((returns_nonnull)) char **vn_strv_copy(char *const *v);
+/* Appends a copy of s to the NULL-terminated *v of *n strings (*v NULL: a new one). */
+void vn_strv_push(char ***v, size_t *n, const char *s);
 __attribute__((format(printf, 1, 2), returns_nonnull)) char *vn_xasprintf(const char *fmt, ...);

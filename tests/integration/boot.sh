@@ -118,6 +118,15 @@ check "up with a name in use exits 2" test $? = 2
 check "...and the first guest still answers" "$vnuma" exec taken -- true
 "$vnuma" down taken >/dev/null 2>&1
 
+# 6d. --with: a host package's programs and libraries in the guest image (issue 16): GNU grep's -P.
+timed_up "$src/topologies/2node.xml" --name with --with grep
+check "up --with grep boots" test "$UP_RC" = 0
+check "...and the guest runs GNU grep -P" sh -c "echo abc123 | '$vnuma' exec -i with -- grep -oP '\\d+' | grep -qx 123"
+"$vnuma" down with >/dev/null 2>&1
+"$vnuma" up "$src/topologies/2node.xml" --with no-such-package >/dev/null 2>"$VNUMA_STATE_DIR/with.err"
+check "up --with a package the host lacks exits 2 and names it" sh -c "[ $? = 2 ] && grep -q 'no-such-package' '$VNUMA_STATE_DIR/with.err'"
+check "...and starts nothing" no_qemu_left
+
 # 7. Every other shipped topology boots as written (CPU-less nodes, HMAT, dies).
 for f in 8node-amd-2socket 4node-snc2 8node-3level 4node-2socket-power8-like 4node-cxl; do
 	timed_up "$src/topologies/$f.xml"
