@@ -305,6 +305,27 @@ static void silent(void *ud, virErrorPtr e)
 {
 }
 
+/* Define xml on libvirt's test driver, checked against its schema, and return what it writes back. */
+static char *roundtrip(const char *xml, virConnectPtr *c, virDomainPtr *dom)
+{
+	virSetErrorFunc(NULL, silent);
+	*c = virConnectOpen("test:///default");
+	assert_non_null(*c);
+	*dom = virDomainDefineXMLFlags(*c, xml, VIR_DOMAIN_DEFINE_VALIDATE);
+	if (!*dom)
+		fail_msg("define: %s", virGetLastErrorMessage());
+	char *back = virDomainGetXMLDesc(*dom, 0);
+	assert_non_null(back);
+	return back;
+}
+
+static void roundtrip_end(virConnectPtr c, virDomainPtr dom)
+{
+	virDomainUndefine(dom);
+	virDomainFree(dom);
+	virConnectClose(c);
+}
+
 /* libvirt's test driver parses and re-serialises like the real one, without a daemon. */
 static void test_libvirt_roundtrip(void **state)
 {
@@ -321,14 +342,9 @@ static void test_libvirt_roundtrip(void **state)
 	o.agent_socket = NULL; /* the test driver does not do unix channels' paths checks, but keep it minimal */
 	_cleanup_free_ char *xml = build_ok(t, &o);
 
-	virSetErrorFunc(NULL, silent);
-	virConnectPtr c = virConnectOpen("test:///default");
-	assert_non_null(c);
-	virDomainPtr dom = virDomainDefineXML(c, xml);
-	if (!dom)
-		fail_msg("define: %s", virGetLastErrorMessage());
-	char *back = virDomainGetXMLDesc(dom, 0);
-	assert_non_null(back);
+	virConnectPtr c;
+	virDomainPtr dom;
+	char *back = roundtrip(xml, &c, &dom);
 	assert_non_null(strstr(back, "<cell id='0' cpus='0-1' memory='262144' unit='KiB'>"));
 	assert_non_null(strstr(back, "<cell id='3' memory='524288' unit='KiB'>"));
 	assert_non_null(strstr(back, "<sibling id='1' value='42'/>"));
@@ -349,9 +365,7 @@ static void test_libvirt_roundtrip(void **state)
 	vn_domain_meta_clear(&md);
 	free(meta);
 	free(back);
-	virDomainUndefine(dom);
-	virDomainFree(dom);
-	virConnectClose(c);
+	roundtrip_end(c, dom);
 	vn_topology_free(t);
 }
 
@@ -364,14 +378,9 @@ static void test_libvirt_roundtrip_devices(void **state)
 	o.disk_dir = "/state/guests/g";
 	_cleanup_free_ char *xml = build_ok(t, &o);
 
-	virSetErrorFunc(NULL, silent);
-	virConnectPtr c = virConnectOpen("test:///default");
-	assert_non_null(c);
-	virDomainPtr dom = virDomainDefineXMLFlags(c, xml, VIR_DOMAIN_DEFINE_VALIDATE);
-	if (!dom)
-		fail_msg("define: %s", virGetLastErrorMessage());
-	char *back = virDomainGetXMLDesc(dom, 0);
-	assert_non_null(back);
+	virConnectPtr c;
+	virDomainPtr dom;
+	char *back = roundtrip(xml, &c, &dom);
 	assert_non_null(strstr(back, "model='pcie-expander-bus'"));
 	assert_non_null(strstr(back, "<node>2</node>"));
 	assert_non_null(strstr(back, "<node>3</node>"));
@@ -379,9 +388,7 @@ static void test_libvirt_roundtrip_devices(void **state)
 	assert_non_null(strstr(back, "<source file='/state/guests/g/disk-node2-0.img'/>"));
 	assert_non_null(strstr(back, "<target dev='vdb' bus='virtio'/>"));
 	free(back);
-	virDomainUndefine(dom);
-	virDomainFree(dom);
-	virConnectClose(c);
+	roundtrip_end(c, dom);
 	vn_topology_free(t);
 }
 
