@@ -95,6 +95,13 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 		       !n->ncpus    ? "   (CPU-less)"
 		       : !n->memory ? "   (memory-less)"
 				    : "");
+		for (unsigned k = 0; k < n->ndevices; k++) {
+			const struct vn_device *d = &n->devices[k];
+			char size[32];
+			printf("node %u device: %s%s%s\n", i, vn_device_kind_name(d->kind),
+			       d->kind == VN_DEVICE_DISK ? " " : "",
+			       d->kind == VN_DEVICE_DISK ? vn_size_format(d->size, size, sizeof(size)) : "");
+		}
 	}
 	printf("node distances:\nnode ");
 	for (unsigned j = 0; j < t->nnodes; j++)

@@ -24,7 +24,7 @@
 #define VN_INITRAMFS_WORKLOAD_DIR "/usr/lib/vnuma"
 
 /* What a Debian kernel needs as modules to reach the disk and the agent. */
-#define VN_INITRAMFS_DEFAULT_MODULES "virtio_pci", "virtio_console", "virtio_blk"
+#define VN_INITRAMFS_DEFAULT_MODULES "virtio_pci", "virtio_console", "virtio_blk", "virtio_net"
 
 struct vn_initramfs_spec {
 	/* e.g. "6.1.0-57-amd64"; NULL for a kernel with everything built in. */

@@ -3,6 +3,7 @@
  * for: after boot, read back what the guest kernel built and compare.
  */
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,75 @@ static void check_shape(struct vn_agent *a, const struct vn_topology *t, struct 
 	}
 }
 
+/*
+ * Which nodes the guest puts the topology's devices on. The ones vnuma adds
+ * are the only virtio disks (class 0x0100 SCSI-like or 0x0180) and NICs
+ * (0x0200) a guest has; the agent's virtio-serial (0x0780) is not counted.
+ * Kinds are compared as sorted node lists, which is all the PCI side tells.
+ */
+#define VIRTIO_VENDOR 0x1af4
+
+static void node_list(struct vn_strbuf *b, const int *nodes, unsigned n)
+{
+	if (!n)
+		vn_strbuf_printf(b, "none");
+	for (unsigned i = 0; i < n; i++)
+		vn_strbuf_printf(b, "%s%d", i ? " " : "", nodes[i]);
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static void check_devices(struct vn_agent *a, const struct vn_topology *t, struct vn_strbuf *bad, int *rc,
+			  struct vn_error *err)
+{
+	static const char *const argv[] = {
+		"sh", "-c",
+		/* Unquoted: the three files' lines become one. */
+		"for d in /sys/bus/pci/devices/*; do echo ${d##*/} $(cat $d/vendor $d/class $d/numa_node); done", NULL};
+	_cleanup_free_ char *out = NULL;
+	int want[2][VN_TOPOLOGY_MAX_DEVICES], got[2][VN_TOPOLOGY_MAX_DEVICES];
+	unsigned nwant[2] = {0}, ngot[2] = {0};
+
+	for (unsigned i = 0; i < t->nnodes; i++)
+		for (unsigned k = 0; k < t->nodes[i].ndevices; k++) {
+			enum vn_device_kind kind = t->nodes[i].devices[k].kind;
+			want[kind][nwant[kind]++] = (int)i;
+		}
+	if ((*rc = vn_testbed_run(a, argv, 20, &out, err)) < 0)
+		return;
+	for (char *line = out, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char bdf[32];
+		unsigned vendor, class;
+		int node;
+		if (sscanf(line, "%31s %x %x %d", bdf, &vendor, &class, &node) != 4 || vendor != VIRTIO_VENDOR)
+			continue;
+		unsigned base = class >> 8;
+		int kind = base == 0x0100 || base == 0x0180 ? VN_DEVICE_DISK : base == 0x0200 ? VN_DEVICE_NIC : -1;
+		/* More than declared is a mismatch already; the list need not grow past the cap. */
+		if (kind >= 0 && ngot[kind] < VN_TOPOLOGY_MAX_DEVICES)
+			got[kind][ngot[kind]++] = node;
+		else if (kind >= 0)
+			ngot[kind]++;
+	}
+	for (int kind = VN_DEVICE_DISK; kind <= VN_DEVICE_NIC; kind++) {
+		unsigned n = ngot[kind] < VN_TOPOLOGY_MAX_DEVICES ? ngot[kind] : VN_TOPOLOGY_MAX_DEVICES;
+		qsort(got[kind], n, sizeof(int), int_cmp);
+		if (ngot[kind] == nwant[kind] && memcmp(got[kind], want[kind], n * sizeof(int)) == 0)
+			continue;
+		vn_strbuf_printf(bad, "%s devices (numa_node): expected ", vn_device_kind_name(kind));
+		node_list(bad, want[kind], nwant[kind]);
+		vn_strbuf_printf(bad, ", guest has ");
+		node_list(bad, got[kind], n);
+		vn_strbuf_printf(bad, "%s\n", ngot[kind] > n ? " ..." : "");
+	}
+}
+
 int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model, bool *ok,
 			char **report, struct vn_error *err)
 {
@@ -103,6 +173,7 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 	_cleanup_free_ char *dmesg = NULL, *diff = NULL;
 	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_fallback want, got;
+	bool devices_ok = true;
 	int rc = 0;
 
 	check_shape(a, t, &bad, &rc, err);
@@ -111,6 +182,20 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 	vn_strbuf_printf(&rep, "shape (nodes, distances, CPUs, memory): %s\n", bad.len ? "MISMATCH" : "ok");
 	if (bad.len)
 		vn_strbuf_append(&rep, bad.s, bad.len);
+
+	if (t->ndevices_total) {
+		struct vn_strbuf dev = VN_STRBUF_INIT;
+		check_devices(a, t, &dev, &rc, err);
+		if (rc == 0) {
+			vn_strbuf_printf(&rep, "devices (PCI numa_node): %s\n", dev.len ? "MISMATCH" : "ok");
+			if (dev.len)
+				vn_strbuf_append(&rep, dev.s, dev.len);
+			devices_ok = !dev.len;
+		}
+		vn_strbuf_free(&dev);
+		if (rc < 0)
+			goto cleanup;
+	}
 
 	static const char *const argv[] = {"dmesg", NULL};
 	if ((rc = vn_testbed_run(a, argv, 20, &dmesg, err)) < 0)
@@ -124,7 +209,7 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 			 diff ? "MISMATCH" : "ok");
 	if (diff)
 		vn_strbuf_printf(&rep, "%s", diff);
-	*ok = !bad.len && !diff;
+	*ok = !bad.len && devices_ok && !diff;
 	*report = vn_strbuf_steal(&rep);
 cleanup:
 	vn_strbuf_free(&bad);

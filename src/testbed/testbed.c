@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -381,10 +382,12 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
  * How the kernel boots: its PVH vmlinux with qboot where the kernel has one
  * (seconds faster under TCG: no firmware handover to SeaBIOS, no in-guest
  * decompression), the bzImage through SeaBIOS otherwise, or when
- * VNUMA_BOOT=bzimage asks for the plain path (for comparison). The fidelity
+ * VNUMA_BOOT=bzimage asks for the plain path (for comparison); the PVH vmlinux
+ * under SeaBIOS for a topology with devices. The fidelity
  * check proves on every boot that the guest still sees the topology.
  */
-static int boot_path(const char *bzimage, const char *cache, char **pvh, const char **loader, struct vn_error *err)
+static int boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, char **pvh,
+		     const char **loader, struct vn_error *err)
 {
 	const char *want = getenv("VNUMA_BOOT");
 
@@ -395,8 +398,35 @@ static int boot_path(const char *bzimage, const char *cache, char **pvh, const c
 	int rc = vn_kernel_pvh_image(bzimage, cache, pvh, err);
 	if (rc < 0)
 		return vn_error_prefix(err, "extracting the PVH vmlinux of %s", bzimage);
-	if (rc > 0 && access(VN_TESTBED_QBOOT, R_OK) == 0)
+	/*
+	 * qboot numbers no buses behind a PCIe expander bus, so QEMU's ACPI then
+	 * gives each expander a one-bus range and Linux cannot reach the devices
+	 * behind its root ports; SeaBIOS does (fw_cfg etc/extra-pci-roots).
+	 */
+	if (rc > 0 && !t->ndevices_total && access(VN_TESTBED_QBOOT, R_OK) == 0)
 		*loader = VN_TESTBED_QBOOT;
+	return 0;
+}
+
+/*
+ * The topology's disks, sparse raw images of the declared size in the guest
+ * dir (vn_domain_disk_image), so they cost nothing until the guest writes
+ * and go with the dir when the guest is destroyed. O_TRUNC: a stale dir's
+ * image must not hand the new guest old data.
+ */
+static int create_disk_images(const struct vn_topology *t, const char *dir, struct vn_error *err)
+{
+	for (unsigned i = 0; i < t->nnodes; i++)
+		for (unsigned k = 0; k < t->nodes[i].ndevices; k++) {
+			const struct vn_device *d = &t->nodes[i].devices[k];
+			if (d->kind != VN_DEVICE_DISK)
+				continue;
+			_cleanup_free_ char *img = vn_domain_disk_image(dir, i, k);
+			_cleanup_close_ int fd = open(img, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || ftruncate(fd, (off_t)d->size) < 0)
+				return vn_infra_error(err, -errno, "cannot create node %u's disk image %s: %s", i, img,
+						      strerror(errno));
+		}
 	return 0;
 }
 
@@ -441,7 +471,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		return rc;
 	_cleanup_free_ char *pvh = NULL;
 	const char *boot_image = k->image, *loader = NULL;
-	if ((rc = boot_path(k->image, cache, &pvh, &loader, err)) < 0)
+	if ((rc = boot_path(t, k->image, cache, &pvh, &loader, err)) < 0)
 		return rc;
 	if (pvh)
 		boot_image = pvh;
@@ -464,6 +494,12 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		return rc;
 	}
 	if ((rc = vn_virt_guest_dir(v, name, &dir, err)) < 0) {
+		vn_virt_close(v);
+		return rc;
+	}
+	/* Nothing of this guest exists yet but its dir: take it back whole. */
+	if ((rc = create_disk_images(t, dir, err)) < 0) {
+		vn_rm_rf(dir);
 		vn_virt_close(v);
 		return rc;
 	}

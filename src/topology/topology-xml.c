@@ -167,6 +167,64 @@ static int parse_cpu(struct ctx *c, xmlNodePtr n)
 	return 0;
 }
 
+/* An element that must be empty: no children, no text. */
+static int check_empty(struct ctx *c, xmlNodePtr n)
+{
+	for (xmlNodePtr k = n->children; k; k = k->next)
+		if (is_elem(k))
+			return fail(c, k, "unexpected element <%s> in <%s>", (const char *)k->name,
+				    (const char *)n->name);
+	return check_no_text(c, n);
+}
+
+static int parse_disk_size(struct ctx *c, xmlNodePtr n, const struct vn_node *node, uint64_t *size)
+{
+	_cleanup_xmlfree_ xmlChar *v = xmlGetProp(n, (const xmlChar *)"size");
+	struct vn_error sub = {0};
+
+	if (!v)
+		return fail(c, n, "node %u: <disk> needs a 'size' attribute (e.g. size=\"1G\")", node->id);
+	const char *s = (const char *)v;
+	if (vn_size_parse(s, size, &sub) < 0)
+		return fail_sub(c, n, "disk size", &sub);
+	/* A bare number would be bytes, which nobody means for a disk. */
+	if (!*s || isdigit((unsigned char)s[strlen(s) - 1]))
+		return fail(c, n, "node %u: disk size '%s' needs a unit (K, M, G or T)", node->id, s);
+	if (*size < VN_DISK_MIN_BYTES || *size > VN_DISK_MAX_BYTES)
+		return fail(c, n, "node %u: disk size '%s' must be 1M..1T", node->id, s);
+	if (*size % VN_DISK_MIN_BYTES)
+		return fail(c, n, "node %u: disk size '%s' is not a whole number of MiB", node->id, s);
+	return 0;
+}
+
+/* <devices>: <disk size="1G"/> and <nic/>, in the order the node's PCI root ports get them. */
+static int parse_devices(struct ctx *c, xmlNodePtr n, struct vn_node *node)
+{
+	static const char *const none[] = {NULL};
+	static const char *const disk_attrs[] = {"size", NULL};
+	int rc;
+
+	if ((rc = check_attrs(c, n, none)) < 0 || (rc = check_no_text(c, n)) < 0)
+		return rc;
+	for (xmlNodePtr k = n->children; k; k = k->next) {
+		if (!is_elem(k))
+			continue;
+		bool disk = strcmp((const char *)k->name, "disk") == 0;
+		if (!disk && strcmp((const char *)k->name, "nic") != 0)
+			return fail(c, k, "unknown element <%s> in <devices> (expected <disk> or <nic>)",
+				    (const char *)k->name);
+		if ((rc = check_attrs(c, k, disk ? disk_attrs : none)) < 0 || (rc = check_empty(c, k)) < 0)
+			return rc;
+		if (node->ndevices == VN_NODE_MAX_DEVICES)
+			return fail(c, k, "node %u: more than %d devices", node->id, VN_NODE_MAX_DEVICES);
+		struct vn_device *d = &node->devices[node->ndevices++];
+		*d = (struct vn_device){.kind = disk ? VN_DEVICE_DISK : VN_DEVICE_NIC, .line = line_of(k)};
+		if (disk && (rc = parse_disk_size(c, k, node, &d->size)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int parse_node(struct ctx *c, xmlNodePtr n)
 {
 	static const char *const attrs[] = {"id", "cpus", "memory", NULL};
@@ -206,6 +264,21 @@ static int parse_node(struct ctx *c, xmlNodePtr n)
 		return fail(c, n, "node %ld: memory '%s' is not a whole number of MiB", id, (const char *)mem);
 	if (!node->ncpus && !node->memory)
 		return fail(c, n, "node %ld has neither CPUs nor memory", id);
+
+	if ((rc = check_no_text(c, n)) < 0)
+		return rc;
+	bool devices_seen = false;
+	for (xmlNodePtr k = n->children; k; k = k->next) {
+		if (!is_elem(k))
+			continue;
+		if (strcmp((const char *)k->name, "devices") != 0)
+			return fail(c, k, "unknown element <%s> in <node> (expected <devices>)", (const char *)k->name);
+		if (devices_seen)
+			return fail(c, k, "node %ld: <devices> given twice", id);
+		devices_seen = true;
+		if ((rc = parse_devices(c, k, node)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -360,6 +433,12 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		with_cpus += node->ncpus > 0;
 		with_mem += node->memory > 0;
 		t->ncpus_total += node->ncpus;
+		for (unsigned k = 0; k < node->ndevices; k++)
+			if (++t->ndevices_total > VN_TOPOLOGY_MAX_DEVICES)
+				return fail_at(c, node->devices[k].line,
+					       "node %u: device %u of the topology: at most %d devices in all (each "
+					       "takes a PCI bus number and the nodes' expander buses share q35's)",
+					       i, t->ndevices_total, VN_TOPOLOGY_MAX_DEVICES);
 	}
 	if (!with_cpus)
 		return fail(c, root, "no node has CPUs");

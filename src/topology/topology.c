@@ -25,6 +25,11 @@ uint64_t vn_topology_total_memory(const struct vn_topology *t)
 	return sum;
 }
 
+const char *vn_device_kind_name(enum vn_device_kind k)
+{
+	return k == VN_DEVICE_DISK ? "disk" : "nic";
+}
+
 int vn_topology_cpu_node(const struct vn_topology *t, unsigned cpu)
 {
 	for (unsigned i = 0; i < t->nnodes; i++)

@@ -17,12 +17,36 @@
 #define VN_DISTANCE_UNREACHABLE    255
 #define VN_DISTANCE_DEFAULT_REMOTE 20
 
+/*
+ * PCI devices a node owns: the guest finds them behind a PCIe expander bus
+ * whose ACPI _PXM names the node, so their sysfs numa_node is that node.
+ * A handful per node is what I/O-locality tests need; the caps keep the
+ * expander buses within q35's 256 PCI bus numbers and pcie-root's slots.
+ */
+#define VN_NODE_MAX_DEVICES     4
+#define VN_TOPOLOGY_MAX_DEVICES 16
+#define VN_DISK_MIN_BYTES       (UINT64_C(1) << 20)
+#define VN_DISK_MAX_BYTES       (UINT64_C(1) << 40)
+
+enum vn_device_kind {
+	VN_DEVICE_DISK, /* virtio-blk on a sparse raw image in the guest dir */
+	VN_DEVICE_NIC,  /* virtio-net, user-mode networking (no host bridge) */
+};
+
+struct vn_device {
+	enum vn_device_kind kind;
+	uint64_t size; /* disk: bytes, a whole number of MiB */
+	int line;
+};
+
 struct vn_node {
 	unsigned id;
 	struct vn_cpuset cpus;
 	unsigned ncpus;
 	uint64_t memory; /* bytes; 0 = memory-less node */
 	int line;        /* source line, for messages */
+	unsigned ndevices;
+	struct vn_device devices[VN_NODE_MAX_DEVICES];
 };
 
 struct vn_hmat_entry {
@@ -44,6 +68,7 @@ struct vn_topology {
 	unsigned nnodes;
 	struct vn_node nodes[VN_MAX_NODES];
 	unsigned ncpus_total;
+	unsigned ndevices_total;
 
 	bool distances_given;                         /* false: 10 local / 20 remote */
 	uint8_t distance[VN_MAX_NODES][VN_MAX_NODES]; /* [from][to] */
@@ -88,5 +113,7 @@ static inline bool vn_node_has_memory(const struct vn_node *n)
 }
 
 uint64_t vn_topology_total_memory(const struct vn_topology *t);
+/* "disk" / "nic", as the topology file spells the element. */
+const char *vn_device_kind_name(enum vn_device_kind k);
 /* Node owning a CPU, or -1. */
 int vn_topology_cpu_node(const struct vn_topology *t, unsigned cpu);

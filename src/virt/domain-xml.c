@@ -283,6 +283,63 @@ static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)
 	vn_strbuf_printf(b, "    </numa>\n");
 }
 
+char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k)
+{
+	return vn_xasprintf("%s/disk-node%u-%u.img", dir, node, k);
+}
+
+/* See VN_DOMAIN_PXB_BUSNR. Controller indexes from 1: pcie-root is 0, libvirt numbers its own after ours. */
+static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, const struct vn_domain_opts *o,
+			     struct vn_error *err)
+{
+	unsigned index = 1, pxb = 0, disk = 0;
+
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		const struct vn_node *nd = &t->nodes[i];
+		if (!nd->ndevices)
+			continue;
+		unsigned bus = index++;
+		vn_strbuf_printf(b,
+				 "    <controller type='pci' index='%u' model='pcie-expander-bus'>\n"
+				 "      <target busNr='%u'>\n        <node>%u</node>\n      </target>\n"
+				 "    </controller>\n",
+				 bus, VN_DOMAIN_PXB_BUSNR + VN_DOMAIN_PXB_BUS_STRIDE * pxb++, i);
+		for (unsigned k = 0; k < nd->ndevices; k++) {
+			const struct vn_device *d = &nd->devices[k];
+			unsigned port = index++;
+			vn_strbuf_printf(b,
+					 "    <controller type='pci' index='%u' model='pcie-root-port'>\n"
+					 "      <address type='pci' domain='0x0000' bus='0x%02x' slot='0x%02x' "
+					 "function='0x0'/>\n    </controller>\n",
+					 port, bus, k);
+			if (d->kind == VN_DEVICE_NIC) {
+				/* User-mode networking: QEMU's slirp, no host bridge or privileges. */
+				vn_strbuf_printf(b, "    <interface type='user'>\n      <model type='virtio'/>\n");
+			} else {
+				if (!o->disk_dir)
+					return vn_input_error(err,
+							      "node %u has a disk but no directory for its image "
+							      "was given",
+							      i);
+				_cleanup_free_ char *img = vn_domain_disk_image(o->disk_dir, i, k);
+				int rc = check_text("disk image path", img, err);
+				if (rc < 0)
+					return rc;
+				vn_strbuf_printf(b, "    <disk type='file' device='disk'>\n"
+						    "      <driver name='qemu' type='raw'/>\n      <source");
+				attr(b, "file", img);
+				/* vda, vdb, ... in node order, which is also the guest's probe order (bus numbers). */
+				vn_strbuf_printf(b, "/>\n      <target dev='vd%c' bus='virtio'/>\n", 'a' + disk++);
+			}
+			vn_strbuf_printf(b,
+					 "      <address type='pci' domain='0x0000' bus='0x%02x' slot='0x00' "
+					 "function='0x0'/>\n    </%s>\n",
+					 port, d->kind == VN_DEVICE_NIC ? "interface" : "disk");
+		}
+	}
+	return 0;
+}
+
 int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml, struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
@@ -309,6 +366,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		{"console log path", o->console_log},
 		{"agent socket path", o->agent_socket},
 		{"emulator path", o->emulator},
+		{"disk dir", o->disk_dir},
 		{"topology name", o->meta.topology_name},
 		{"topology path", o->meta.topology_path},
 		{"kernel id", o->meta.kernel_id},
@@ -375,6 +433,8 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		vn_strbuf_printf(&b,
 				 "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
 	}
+	if ((rc = emit_node_devices(&b, t, o, err)) < 0)
+		return rc;
 	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
 	vn_strbuf_printf(&b, "  </devices>\n</domain>\n");
 	*xml = vn_strbuf_steal(&b);

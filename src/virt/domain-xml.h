@@ -42,6 +42,7 @@ struct vn_domain_opts {
 	const char *console_log;               /* serial console log file */
 	const char *agent_socket;              /* optional: virtio-serial channel VN_AGENT_PORT_NAME */
 	const char *emulator;                  /* optional */
+	const char *disk_dir;                  /* where the topology's disk images are; needed when it has disks */
 	struct vn_domain_meta meta;            /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
 	void (*notify)(void *data, const char *line);
@@ -92,6 +93,24 @@ int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out,
  * trusts it and checks only what the topology cannot know (names, paths).
  */
 int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml, struct vn_error *err);
+
+/*
+ * A node's PCI devices sit behind one pcie-expander-bus per node whose
+ * <target><node> is that node (QEMU's pxb-pcie: its ACPI _PXM gives the guest
+ * the device's numa_node), one pcie-root-port per device on it. Each
+ * expander takes bus numbers VN_DOMAIN_PXB_BUSNR + VN_DOMAIN_PXB_BUS_STRIDE * i
+ * onwards (i counting the nodes with devices): room for itself and
+ * VN_NODE_MAX_DEVICES ports, and buses 0..127 stay pcie-root's.
+ */
+#define VN_DOMAIN_PXB_BUSNR      128
+#define VN_DOMAIN_PXB_BUS_STRIDE 8
+
+/*
+ * The sparse raw image behind the k-th device of node's <devices> when it is
+ * a disk: DIR/disk-nodeN-K.img (malloc'd). The builder names it, the testbed
+ * creates it, and it goes with the guest dir.
+ */
+char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k);
 
 /* Parse our <metadata> element (as virDomainGetMetadata returns it). */
 int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_error *err);

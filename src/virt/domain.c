@@ -243,6 +243,8 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 		opts.agent_socket = sock;
 	}
 	opts.meta.guest_dir = dir;
+	if (!opts.disk_dir)
+		opts.disk_dir = dir;
 
 	struct attempt at = {.v = v, .t = t, .opts = &opts, .dir = dir};
 	const struct vn_accel_ops ops = {
@@ -431,6 +433,21 @@ static void copy_domain_log(struct vn_virt *v, const char *name, const char *dir
 		unlink(dst);
 }
 
+/* A failure archive keeps what explains the failure, not the guest's disks (up to 1 TiB each, once written). */
+static void drop_disk_images(const char *dir)
+{
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t l = strlen(e->d_name);
+		if (strncmp(e->d_name, "disk-node", 9) == 0 && l > 4 && strcmp(e->d_name + l - 4, ".img") == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
 int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, struct vn_error *err)
 {
 	char src[4096], failed[4096], dst[4200], stamp[32];
@@ -445,6 +462,7 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 	copy_domain_log(v, name, src);
 	snprintf(dst, sizeof(dst), "%s/agent.sock", src);
 	unlink(dst);
+	drop_disk_images(src);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	for (int i = 1; i < 100; i++) {

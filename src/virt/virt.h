@@ -65,8 +65,8 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
  * Define a persistent domain and start it. Persistent, so that a later vnuma
  * process finds it and its <metadata> through the same embed root even after
  * the guest powered off; vn_virt_domain_destroy() undefines it. o->accel may
- * be VN_ACCEL_AUTO. Missing console_log / agent_socket default to files in the
- * guest dir, where the domain XML is also saved. On failure the domain is
+ * be VN_ACCEL_AUTO. Missing console_log / agent_socket / disk_dir default to the
+ * guest dir (its files), where the domain XML is also saved. On failure the domain is
  * undefined again and err->detail holds the console log tail.
  */
 int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,

@@ -129,6 +129,31 @@ static void test_errors_name_line_and_value(void **state)
 	}
 }
 
+static void test_devices(void **state)
+{
+	static const char xml[] = "<topology name='x'>\n"
+				  "<node id='0' cpus='0' memory='64M'/>\n"
+				  "<node id='1' cpus='1' memory='64M'>\n"
+				  "  <devices><disk size='1G'/><nic/><disk size='512M'/></devices>\n"
+				  "</node>\n"
+				  "</topology>\n";
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	struct vn_error err = {0};
+
+	if (vn_topology_parse(xml, strlen(xml), "d.xml", &t, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(t->nodes[0].ndevices, 0);
+	assert_int_equal(t->nodes[1].ndevices, 3);
+	assert_int_equal(t->ndevices_total, 3);
+	/* Kept in file order: the order of the node's root ports. */
+	assert_int_equal(t->nodes[1].devices[0].kind, VN_DEVICE_DISK);
+	assert_true(t->nodes[1].devices[0].size == 1ull << 30);
+	assert_int_equal(t->nodes[1].devices[1].kind, VN_DEVICE_NIC);
+	assert_true(t->nodes[1].devices[2].size == 512ull << 20);
+	assert_int_equal(t->nodes[1].devices[1].line, 4);
+	assert_string_equal(vn_device_kind_name(VN_DEVICE_NIC), "nic");
+}
+
 /* Every file we ship must load: they are what users start from. */
 static void test_shipped_topologies(void **state)
 {
@@ -164,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_parse_good),
 		cmocka_unit_test(test_default_distances_and_asymmetry),
 		cmocka_unit_test(test_errors_name_line_and_value),
+		cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_shipped_topologies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -262,8 +262,68 @@ static void test_escaping(void **state)
 	vn_topology_free(t);
 }
 
+/* 4node-io's shape: a disk on node 2, a NIC and a second disk on node 3. */
+static struct vn_topology *mk_io(void)
+{
+	const char *cpus[] = {"0", "1", "2", "3"};
+	const uint64_t mem[] = {256, 256, 256, 256};
+	const uint8_t d[] = {10, 12, 32, 32, 12, 10, 32, 32, 32, 32, 10, 12, 32, 32, 12, 10};
+	struct vn_topology *t = mk(4, cpus, mem, d);
+
+	t->nodes[2].devices[0] = (struct vn_device){.kind = VN_DEVICE_DISK, .size = 64 * MiB};
+	t->nodes[2].ndevices = 1;
+	t->nodes[3].devices[0] = (struct vn_device){.kind = VN_DEVICE_NIC};
+	t->nodes[3].devices[1] = (struct vn_device){.kind = VN_DEVICE_DISK, .size = 1024 * MiB};
+	t->nodes[3].ndevices = 2;
+	t->ndevices_total = 3;
+	return t;
+}
+
+static void test_devices(void **state)
+{
+	struct vn_topology *t = mk_io();
+	struct vn_domain_opts o = base_opts("vnuma-io");
+	struct vn_error err = {0};
+	char *bad = NULL;
+
+	assert_int_equal(vn_domain_xml_build(t, &o, &bad, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "node 2 has a disk"));
+	assert_null(bad);
+	vn_error_clear(&err);
+	o.disk_dir = "/state/guests/g";
+	_cleanup_free_ char *xml = build_ok(t, &o);
+	golden("devices.xml", xml);
+	assert_non_null(strstr(xml, "<target busNr='128'>\n        <node>2</node>"));
+	assert_non_null(strstr(xml, "<target busNr='136'>\n        <node>3</node>"));
+	assert_non_null(strstr(xml, "<source file='/state/guests/g/disk-node3-1.img'/>"));
+	_cleanup_free_ char *img = vn_domain_disk_image("/d", 2, 0);
+	assert_string_equal(img, "/d/disk-node2-0.img");
+	vn_topology_free(t);
+}
+
 static void silent(void *ud, virErrorPtr e)
 {
+}
+
+/* Define xml on libvirt's test driver, checked against its schema, and return what it writes back. */
+static char *roundtrip(const char *xml, virConnectPtr *c, virDomainPtr *dom)
+{
+	virSetErrorFunc(NULL, silent);
+	*c = virConnectOpen("test:///default");
+	assert_non_null(*c);
+	*dom = virDomainDefineXMLFlags(*c, xml, VIR_DOMAIN_DEFINE_VALIDATE);
+	if (!*dom)
+		fail_msg("define: %s", virGetLastErrorMessage());
+	char *back = virDomainGetXMLDesc(*dom, 0);
+	assert_non_null(back);
+	return back;
+}
+
+static void roundtrip_end(virConnectPtr c, virDomainPtr dom)
+{
+	virDomainUndefine(dom);
+	virDomainFree(dom);
+	virConnectClose(c);
 }
 
 /* libvirt's test driver parses and re-serialises like the real one, without a daemon. */
@@ -282,14 +342,9 @@ static void test_libvirt_roundtrip(void **state)
 	o.agent_socket = NULL; /* the test driver does not do unix channels' paths checks, but keep it minimal */
 	_cleanup_free_ char *xml = build_ok(t, &o);
 
-	virSetErrorFunc(NULL, silent);
-	virConnectPtr c = virConnectOpen("test:///default");
-	assert_non_null(c);
-	virDomainPtr dom = virDomainDefineXML(c, xml);
-	if (!dom)
-		fail_msg("define: %s", virGetLastErrorMessage());
-	char *back = virDomainGetXMLDesc(dom, 0);
-	assert_non_null(back);
+	virConnectPtr c;
+	virDomainPtr dom;
+	char *back = roundtrip(xml, &c, &dom);
 	assert_non_null(strstr(back, "<cell id='0' cpus='0-1' memory='262144' unit='KiB'>"));
 	assert_non_null(strstr(back, "<cell id='3' memory='524288' unit='KiB'>"));
 	assert_non_null(strstr(back, "<sibling id='1' value='42'/>"));
@@ -310,9 +365,30 @@ static void test_libvirt_roundtrip(void **state)
 	vn_domain_meta_clear(&md);
 	free(meta);
 	free(back);
-	virDomainUndefine(dom);
-	virDomainFree(dom);
-	virConnectClose(c);
+	roundtrip_end(c, dom);
+	vn_topology_free(t);
+}
+
+/* The expander buses, root ports and devices as libvirt's parser (and its schema) takes them. */
+static void test_libvirt_roundtrip_devices(void **state)
+{
+	struct vn_topology *t = mk_io();
+	struct vn_domain_opts o = base_opts("vnuma-roundtrip-io");
+	o.agent_socket = NULL;
+	o.disk_dir = "/state/guests/g";
+	_cleanup_free_ char *xml = build_ok(t, &o);
+
+	virConnectPtr c;
+	virDomainPtr dom;
+	char *back = roundtrip(xml, &c, &dom);
+	assert_non_null(strstr(back, "model='pcie-expander-bus'"));
+	assert_non_null(strstr(back, "<node>2</node>"));
+	assert_non_null(strstr(back, "<node>3</node>"));
+	assert_non_null(strstr(back, "<interface type='user'>"));
+	assert_non_null(strstr(back, "<source file='/state/guests/g/disk-node2-0.img'/>"));
+	assert_non_null(strstr(back, "<target dev='vdb' bus='virtio'/>"));
+	free(back);
+	roundtrip_end(c, dom);
 	vn_topology_free(t);
 }
 
@@ -323,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_cpuless_hmat),   cmocka_unit_test(test_memless),
 		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
+		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
