@@ -136,8 +136,10 @@ static const struct {
 	const char *name;
 	void (*fn)(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 } ops[] = {
-	{"hello", vn_agentd_op_hello},   {"exec", vn_agentd_op_exec}, {"stdin", vn_agentd_op_stdin},
-	{"signal", vn_agentd_op_signal}, {"read", vn_agentd_op_read}, {"write", vn_agentd_op_write},
+	{"hello", vn_agentd_op_hello},   {"exec", vn_agentd_op_exec},       {"stdin", vn_agentd_op_stdin},
+	{"signal", vn_agentd_op_signal}, {"read", vn_agentd_op_read},       {"write", vn_agentd_op_write},
+	{"stat", vn_agentd_op_stat},     {"readdir", vn_agentd_op_readdir}, {"mkdir", vn_agentd_op_mkdir},
+	{"chmod", vn_agentd_op_chmod},   {"rename", vn_agentd_op_rename},   {"remove", vn_agentd_op_remove},
 	{"poweroff", op_poweroff},
 };
 
