@@ -48,6 +48,7 @@ struct vn_agentd {
 	int64_t retry_at_ms; /* device mode: when to look at the port again */
 	bool hung_up;        /* device mode: last read said no host is connected */
 	struct vn_buf in, out;
+	size_t in_scan;  /* bytes of the partial line in "in" already searched for '\n' */
 	bool in_discard; /* dropping the rest of an overlong line */
 	struct vn_job jobs[VN_AGENT_MAX_JOBS];
 	int sigchld_rd, sigchld_wr;

@@ -99,10 +99,12 @@ static int chunk_reply(struct vn_agent *a, int64_t id, const char *op, const cha
 	struct wait w = {.deadline = vn_agent_deadline_after(CHUNK_MS), .max_line = max_line, .extra_fd = -1};
 	int rc = vn_agent_reply_wait(a, id, op, &w, CHUNK_MS, reply, err);
 
-	if (rc == -ENOSPC)
+	if (rc == -ENOSPC) {
+		vn_error_clear(err);
 		return vn_infra_error(err, rc,
 				      "%s: the guest's file system is full (No space left on device) writing %s",
 				      a->guest, path);
+	}
 	return rc;
 }
 

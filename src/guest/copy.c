@@ -206,6 +206,7 @@ static int in_one(struct copy *c, const char *src, const char *dst, bool dst_is_
 	_cleanup_free_ char *parent = dir_name(target);
 	if ((rc = vn_agent_stat(c->a, parent, true, &ps, err)) < 0 && rc != -ENOENT)
 		return rc;
+	vn_error_clear(err);
 	if (rc < 0 || ps.type != VN_AGENT_DIR)
 		return vn_input_error(err, "%s: %s is not a directory in the guest", vn_agent_guest(c->a), parent);
 	rc = vn_agent_stat(c->a, target, true, &ts, err);
@@ -343,8 +344,10 @@ static int out_one(struct copy *c, const char *src, const char *dst, bool dst_is
 	if (src[0] != '/')
 		return vn_input_error(err, "%s: guest paths are absolute", src);
 	rc = vn_agent_stat(c->a, src, true, &gs, err);
-	if (rc == -ENOENT || rc == -ENOTDIR)
+	if (rc == -ENOENT || rc == -ENOTDIR) {
+		vn_error_clear(err);
 		return vn_input_error(err, "%s: %s: %s", vn_agent_guest(c->a), src, strerror(-rc));
+	}
 	if (rc < 0)
 		return rc;
 	if (gs.type == VN_AGENT_DIR && !c->o->recursive)

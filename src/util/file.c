@@ -128,7 +128,8 @@ int vn_file_write_atomic(const char *path, const void *data, size_t len, mode_t 
 
 int vn_file_tmp_open(const char *path, mode_t mode, struct vn_file_tmp *t, struct vn_error *err)
 {
-	*t = (struct vn_file_tmp){.fd = open_temp(path, mode, &t->tmp), .path = path};
+	*t = (struct vn_file_tmp){.path = path};
+	t->fd = open_temp(path, mode, &t->tmp);
 	if (t->fd < 0)
 		return vn_infra_error(err, t->fd, "cannot write %s: %s", path, strerror(-t->fd));
 	return 0;

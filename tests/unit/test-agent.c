@@ -475,6 +475,12 @@ static void test_copy_roundtrip(void **state)
 	assert_int_equal(stat(q, &s1), 0);
 	assert_int_equal(s1.st_mode & 07777, 0700);
 
+	/* One file out to a new host name: util/file.h's temporary file, renamed. */
+	snprintf(p, sizeof(p), "%s/guest/src/big", root);
+	snprintf(q, sizeof(q), "%s/back/big-copy", root);
+	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_same_file(p, q);
+
 	/* One file to a new name; an existing tree is not merged into; nothing temporary is left. */
 	snprintf(p, sizeof(p), "%s/src/big", root);
 	snprintf(q, sizeof(q), "%s/guest/renamed", root);
@@ -482,15 +488,18 @@ static void test_copy_roundtrip(void **state)
 	assert_same_file(p, q);
 	snprintf(p, sizeof(p), "%s/src", root);
 	snprintf(q, sizeof(q), "%s/guest", root);
+	vn_error_clear(&err);
 	assert_int_equal(vn_copy_in(f->a, in, 1, q, &o, &st, &err), -EINVAL);
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	assert_null(strstr(err.msg, "vnuma-tmp"));
 
 	/* A missing source, either way, is bad input naming it; a relative guest path too. */
 	snprintf(p, sizeof(p), "%s/nosuch", root);
+	vn_error_clear(&err);
 	assert_int_equal(vn_copy_in(f->a, in, 1, q, &o, &st, &err), -EINVAL);
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	assert_non_null(strstr(err.msg, "nosuch"));
+	vn_error_clear(&err);
 	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), -EINVAL);
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	assert_non_null(strstr(err.msg, "nosuch"));
@@ -499,6 +508,7 @@ static void test_copy_roundtrip(void **state)
 	/* A directory without -r. */
 	o.recursive = false;
 	snprintf(p, sizeof(p), "%s/src", root);
+	vn_error_clear(&err);
 	assert_int_equal(vn_copy_in(f->a, in, 1, "/tmp", &o, &st, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "-r"));
 
