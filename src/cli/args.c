@@ -68,3 +68,15 @@ int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct v
 {
 	return vn_testbed_ctx_init(ctx, a->state_dir, a->uri, err);
 }
+
+int vn_cli_agent(const struct vn_cli_args *a, const char *name, struct vn_agent **out, struct vn_error *err)
+{
+	struct vn_testbed_ctx ctx;
+	int rc = vn_cli_ctx(a, &ctx, err);
+
+	if (rc < 0)
+		return rc;
+	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, out, err);
+	vn_testbed_ctx_clear(&ctx);
+	return rc;
+}

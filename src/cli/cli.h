@@ -158,5 +158,9 @@ struct vn_testbed_ctx;
 /* The testbed context of --state-dir and --connect. */
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err);
 
+struct vn_agent;
+/* The agent of guest name, through --state-dir (exec, collect, cp). */
+int vn_cli_agent(const struct vn_cli_args *a, const char *name, struct vn_agent **out, struct vn_error *err);
+
 /* True when argv holds -h/--help before any "--". */
 int vn_cli_wants_help(int argc, char **argv);

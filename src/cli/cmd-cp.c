@@ -5,7 +5,6 @@
 
 #include "cli/cli.h"
 #include "guest/copy.h"
-#include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -56,7 +55,6 @@ static const char *guest_part(const char *arg, char *name, size_t size)
 static int cmd_cp(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
-	struct vn_testbed_ctx ctx;
 	struct vn_copy_opts o = {0};
 	struct vn_copy_stats st;
 	struct cp_progress p = {.tty = isatty(STDERR_FILENO)};
@@ -91,12 +89,8 @@ static int cmd_cp(int argc, char **argv, struct vn_error *err)
 			snprintf(name, sizeof(name), "%s", other);
 		srcs[n++] = g ? g : argv[i];
 	}
-	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
-		return rc;
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0)
+	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0)
 		return rc;
 	o.progress = on_progress;
 	o.data = &p;

@@ -38,7 +38,6 @@ static int guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc,
 static int cmd_exec(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
-	struct vn_testbed_ctx ctx;
 	const char *name;
 	double timeout = 0;
 	int rc, status = 0;
@@ -49,13 +48,8 @@ static int cmd_exec(int argc, char **argv, struct vn_error *err)
 		optind++;
 	if (optind >= argc)
 		return vn_input_error(err, "missing the command to run (see 'vnuma exec --help')");
-	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
-		return rc;
-
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0)
+	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0)
 		return rc;
 	struct vn_agent_exec_opts o = {
 		.argv = (const char *const *)argv + optind,
@@ -102,7 +96,6 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 static int cmd_collect(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
-	struct vn_testbed_ctx ctx;
 	const char *name, *outdir = NULL;
 	int rc;
 
@@ -113,12 +106,8 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 		outdir = argv[optind + 1];
 	if (!outdir)
 		return vn_input_error(err, "collect needs -o DIR");
-	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
-		return rc;
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0 || (rc = vn_testbed_collect(a, outdir, err)) < 0)
+	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0 || (rc = vn_testbed_collect(a, outdir, err)) < 0)
 		return rc;
 	fprintf(stderr, "snapshot of %s written to %s (snapshot.json and raw files)\n", name, outdir);
 	return VN_EXIT_OK;
