@@ -49,6 +49,7 @@ struct vn_agentd {
 	int64_t retry_at_ms; /* device mode: when to look at the port again */
 	bool hung_up;        /* device mode: last read said no host is connected */
 	struct vn_buf in, out;
+	size_t in_scan;  /* bytes of the partial line in "in" already searched for '\n' */
 	bool in_discard; /* dropping the rest of an overlong line */
 	struct vn_job jobs[VN_AGENT_MAX_JOBS];
 	int sigchld_rd, sigchld_wr;
@@ -69,9 +70,25 @@ void vn_agentd_reply_error(struct vn_agentd *d, struct json_object *id, int errn
 struct json_object *vn_agentd_reply_new(struct json_object *id, bool ok);
 
 /* ops.c */
+/* A request's non-empty string field, or NULL after replying EINVAL. */
+const char *vn_agentd_get_path(struct vn_agentd *d, struct json_object *id, struct json_object *req, const char *key,
+			       const char *op);
+/* An optional integer field 0..max: 0 absent, 1 set, -1 after replying EINVAL. */
+int vn_agentd_get_u64(struct vn_agentd *d, struct json_object *id, struct json_object *req, const char *key,
+		      const char *op, uint64_t max, uint64_t *out);
+/* The optional "mode" (420 or "0644"): 1 with *mode set, 0 absent. */
+int vn_agentd_get_mode(struct json_object *req, mode_t *mode);
 void vn_agentd_op_hello(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_read(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+
+/* fs.c: what vnuma cp needs beyond read and write */
+void vn_agentd_op_stat(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+void vn_agentd_op_readdir(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+void vn_agentd_op_mkdir(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+void vn_agentd_op_chmod(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+void vn_agentd_op_rename(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+void vn_agentd_op_remove(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 
 /* exec.c */
 void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req);

@@ -1,4 +1,4 @@
-/* Small synchronous requests: hello, read, write. */
+/* Small synchronous requests: hello, read, write (whole files, or chunks of big ones for vnuma cp). */
 #include "agent/agent-priv.h"
 #include "agent/protocol.h"
 
@@ -15,8 +15,8 @@ void vn_agentd_op_hello(struct vn_agentd *d, struct json_object *id, struct json
 {
 	struct json_object *r = vn_agentd_reply_new(id, true);
 	struct json_object *ops = json_object_new_array();
-	static const char *const op_names[] = {"hello",  "exec", "stdin", "signal",
-					       "resize", "read", "write", "poweroff"};
+	static const char *const op_names[] = {"hello", "exec",    "stdin", "signal", "resize", "read",   "write",
+					       "stat",  "readdir", "mkdir", "chmod",  "rename", "remove", "poweroff"};
 	struct utsname u;
 	char buf[128];
 	int fd;
@@ -47,34 +47,116 @@ void vn_agentd_op_hello(struct vn_agentd *d, struct json_object *id, struct json
 	vn_agentd_send(d, r);
 }
 
-static const char *get_path(struct vn_agentd *d, struct json_object *id, struct json_object *req, const char *op)
+const char *vn_agentd_get_path(struct vn_agentd *d, struct json_object *id, struct json_object *req, const char *key,
+			       const char *op)
 {
 	struct json_object *v;
 
-	if (!json_object_object_get_ex(req, "path", &v) || !json_object_is_type(v, json_type_string) ||
+	if (!json_object_object_get_ex(req, key, &v) || !json_object_is_type(v, json_type_string) ||
 	    !*json_object_get_string(v)) {
-		vn_agentd_reply_error(d, id, EINVAL, "%s: \"path\" must be a non-empty string", op);
+		vn_agentd_reply_error(d, id, EINVAL, "%s: \"%s\" must be a non-empty string", op, key);
 		return NULL;
 	}
 	return json_object_get_string(v);
 }
 
+int vn_agentd_get_u64(struct vn_agentd *d, struct json_object *id, struct json_object *req, const char *key,
+		      const char *op, uint64_t max, uint64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(req, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+	    (uint64_t)json_object_get_int64(v) > max) {
+		vn_agentd_reply_error(d, id, EINVAL, "%s: \"%s\" must be an integer 0..%llu", op, key,
+				      (unsigned long long)max);
+		return -1;
+	}
+	*out = (uint64_t)json_object_get_int64(v);
+	return 1;
+}
+
+int vn_agentd_get_mode(struct json_object *req, mode_t *mode)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(req, "mode", &v))
+		return 0;
+	/* JSON has no octal, so accept both 420 and "0644". */
+	if (json_object_is_type(v, json_type_string))
+		*mode = (mode_t)strtoul(json_object_get_string(v), NULL, 8);
+	else
+		*mode = (mode_t)json_object_get_int(v);
+	*mode &= 07777;
+	return 1;
+}
+
+static void reply_data(struct vn_agentd *d, struct json_object *id, const char *data, size_t len, int eof)
+{
+	struct json_object *r;
+	char *b64 = malloc(vn_base64_encoded_len(len) + 1);
+	size_t blen;
+
+	if (!b64)
+		abort();
+	blen = vn_base64_encode(data, len, b64);
+	r = vn_agentd_reply_new(id, true);
+	json_object_object_add(r, "data", json_object_new_string_len(b64, (int)blen));
+	if (eof >= 0)
+		json_object_object_add(r, "eof", json_object_new_boolean(eof));
+	free(b64);
+	vn_agentd_send(d, r);
+}
+
+/* One chunk of a big file (vnuma cp): at most length bytes from offset; eof once it reached the end. */
+static void read_chunk(struct vn_agentd *d, struct json_object *id, const char *path, int fd, uint64_t off,
+		       uint64_t length)
+{
+	char *buf = malloc(length ? length : 1);
+	size_t got = 0;
+
+	if (!buf)
+		abort();
+	while (got < length) {
+		ssize_t n = pread(fd, buf + got, length - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			vn_agentd_reply_error(d, id, e, "%s: %s", path, strerror(e));
+			free(buf);
+			return;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	reply_data(d, id, buf, got, got < length);
+	free(buf);
+}
+
 void vn_agentd_op_read(struct vn_agentd *d, struct json_object *id, struct json_object *req)
 {
-	const char *path = get_path(d, id, req, "read");
+	const char *path = vn_agentd_get_path(d, id, req, "path", "read");
 	struct vn_buf data = {0};
-	struct json_object *r;
-	char *b64;
-	size_t blen;
-	int fd;
+	uint64_t off = 0, length = VN_AGENT_CHUNK_MAX;
+	int chunked, fd;
 
-	if (!path)
+	if (!path || (chunked = vn_agentd_get_u64(d, id, req, "offset", "read", INT64_MAX, &off)) < 0 ||
+	    vn_agentd_get_u64(d, id, req, "length", "read", VN_AGENT_CHUNK_MAX, &length) < 0)
 		return;
 	/* O_NONBLOCK: a FIFO with no writer must not stall every other request. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		int e = errno;
 		vn_agentd_reply_error(d, id, e, "%s: %s", path, strerror(e));
+		return;
+	}
+	if (chunked) {
+		read_chunk(d, id, path, fd, off, length);
+		close(fd);
 		return;
 	}
 	/* /proc and /sys report size 0, so read to EOF rather than trusting st_size. */
@@ -97,23 +179,22 @@ void vn_agentd_op_read(struct vn_agentd *d, struct json_object *id, struct json_
 		}
 		vn_buf_append(&data, buf, (size_t)n);
 	}
-	b64 = malloc(vn_base64_encoded_len(data.len) + 1);
-	if (!b64)
-		abort();
-	blen = vn_base64_encode(data.s, data.len, b64);
-	r = vn_agentd_reply_new(id, true);
-	json_object_object_add(r, "data", json_object_new_string_len(b64, (int)blen));
-	free(b64);
-	vn_agentd_send(d, r);
+	reply_data(d, id, data.s, data.len, -1);
 cleanup:
 	close(fd);
 	vn_buf_free(&data);
 }
 
-/* Returns 0 or -errno. */
-static int write_file(const char *path, const char *buf, size_t len, mode_t mode, bool set_mode, bool append)
+/*
+ * Returns 0 or -errno. With an offset (chunked, vnuma cp) the file must
+ * exist already: a chunk that arrives after the host removed a failed copy
+ * must not bring it back.
+ */
+static int write_file(const char *path, const char *buf, size_t len, mode_t mode, bool set_mode, bool append,
+		      int64_t at)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | (append ? O_APPEND : O_TRUNC), mode);
+	int flags = at >= 0 ? 0 : O_CREAT | (append ? O_APPEND : O_TRUNC);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags, mode);
 	size_t off = 0;
 	int rc = 0;
 
@@ -128,7 +209,8 @@ static int write_file(const char *path, const char *buf, size_t len, mode_t mode
 	}
 	/* sysfs wants a value in one write(); loop only for genuine short writes. */
 	while (rc == 0 && off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
+		ssize_t n = at >= 0 ? pwrite(fd, buf + off, len - off, (off_t)(at + (int64_t)off))
+				    : write(fd, buf + off, len - off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -144,15 +226,16 @@ static int write_file(const char *path, const char *buf, size_t len, mode_t mode
 
 void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json_object *req)
 {
-	const char *path = get_path(d, id, req, "write");
+	const char *path = vn_agentd_get_path(d, id, req, "path", "write");
 	struct json_object *v;
 	mode_t mode = 0644;
-	bool set_mode = false, append = false;
+	bool set_mode, append = false;
+	uint64_t off = 0;
 	char *buf;
 	long len;
-	int rc;
+	int chunked, rc;
 
-	if (!path)
+	if (!path || (chunked = vn_agentd_get_u64(d, id, req, "offset", "write", INT64_MAX, &off)) < 0)
 		return;
 	if (!json_object_object_get_ex(req, "data", &v) || !json_object_is_type(v, json_type_string)) {
 		vn_agentd_reply_error(d, id, EINVAL, "write: \"data\" must be a base64 string");
@@ -160,15 +243,7 @@ void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json
 	}
 	if (json_object_object_get_ex(req, "append", &v))
 		append = json_object_get_boolean(v);
-	if (json_object_object_get_ex(req, "mode", &v)) {
-		/* JSON has no octal, so accept both 420 and "0644". */
-		if (json_object_is_type(v, json_type_string))
-			mode = (mode_t)strtoul(json_object_get_string(v), NULL, 8);
-		else
-			mode = (mode_t)json_object_get_int(v);
-		mode &= 07777;
-		set_mode = true;
-	}
+	set_mode = vn_agentd_get_mode(req, &mode);
 	json_object_object_get_ex(req, "data", &v);
 	buf = malloc((size_t)json_object_get_string_len(v) / 4 * 3 + 3);
 	if (!buf)
@@ -176,7 +251,7 @@ void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json
 	len = vn_base64_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), buf);
 	if (len < 0) {
 		vn_agentd_reply_error(d, id, EINVAL, "write: \"data\" is not valid base64");
-	} else if ((rc = write_file(path, buf, (size_t)len, mode, set_mode, append)) < 0) {
+	} else if ((rc = write_file(path, buf, (size_t)len, mode, set_mode, append, chunked ? (int64_t)off : -1)) < 0) {
 		vn_agentd_reply_error(d, id, -rc, "%s: %s", path, strerror(-rc));
 	} else {
 		v = vn_agentd_reply_new(id, true);

@@ -17,6 +17,12 @@
 /* Largest file "read" returns; /proc and /sys files are tiny, this guards RAM. */
 #define VN_AGENT_READ_MAX (64u << 20)
 
+/* Largest "length" of a chunked read (read with "offset"); vnuma cp asks for 1 MiB. */
+#define VN_AGENT_CHUNK_MAX (4u << 20)
+
+/* Most entries one "readdir" reply lists: a bigger directory fails with EFBIG. */
+#define VN_AGENT_READDIR_MAX 65536
+
 /* Returns the encoded length (excluding the NUL). out needs vn_base64_encoded_len()+1 bytes. */
 size_t vn_base64_encode(const void *in, size_t len, char *out);
 #define vn_base64_encoded_len(n) ((((n) + 2) / 3) * 4)

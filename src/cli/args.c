@@ -80,3 +80,15 @@ void vn_cli_with(const char *arg, char ***with, size_t *n)
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
 		vn_strv_push(with, n, p);
 }
+
+int vn_cli_agent(const struct vn_cli_args *a, const char *name, struct vn_agent **out, struct vn_error *err)
+{
+	struct vn_testbed_ctx ctx;
+	int rc = vn_cli_ctx(a, &ctx, err);
+
+	if (rc < 0)
+		return rc;
+	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, out, err);
+	vn_testbed_ctx_clear(&ctx);
+	return rc;
+}

@@ -95,7 +95,7 @@ void vn_cli_man(FILE *out);
 int vn_cli_dispatch_sub(const struct vn_cmd *group, int argc, char **argv, struct vn_error *err);
 
 /* One record per command, each in its cmd-*.c beside its parser. */
-extern const struct vn_cmd vn_cmd_up, vn_cmd_list, vn_cmd_status, vn_cmd_down, vn_cmd_exec, vn_cmd_shell,
+extern const struct vn_cmd vn_cmd_up, vn_cmd_list, vn_cmd_status, vn_cmd_down, vn_cmd_exec, vn_cmd_cp, vn_cmd_shell,
 	vn_cmd_collect, vn_cmd_run, vn_cmd_compare, vn_cmd_report, vn_cmd_scenario, vn_cmd_topo, vn_cmd_kernel,
 	vn_cmd_doctor, vn_cmd_help, vn_cmd_complete;
 
@@ -160,6 +160,10 @@ void vn_cli_with(const char *arg, char ***with, size_t *n);
 struct vn_testbed_ctx;
 /* The testbed context of --state-dir and --connect. */
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err);
+
+struct vn_agent;
+/* The agent of guest name, through --state-dir (exec, collect, cp). */
+int vn_cli_agent(const struct vn_cli_args *a, const char *name, struct vn_agent **out, struct vn_error *err);
 
 /* True when argv holds -h/--help before any "--". */
 int vn_cli_wants_help(int argc, char **argv);

@@ -119,7 +119,6 @@ static void raw_term_enter(struct raw_term *t, int fd)
 static int cmd_exec(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
-	struct vn_testbed_ctx ctx;
 	struct exec_args x = {0};
 	const char *name;
 	int rc, status = 0;
@@ -130,13 +129,8 @@ static int cmd_exec(int argc, char **argv, struct vn_error *err)
 		optind++;
 	if (optind >= argc)
 		return vn_input_error(err, "missing the command to run (see 'vnuma exec --help')");
-	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
-		return rc;
-
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0)
+	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0)
 		return rc;
 	/* A guest terminal takes the keyboard (a tty on stdin) like -i would. */
 	bool in = x.interactive || (x.tty && isatty(STDIN_FILENO));
@@ -200,7 +194,6 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 static int cmd_collect(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
-	struct vn_testbed_ctx ctx;
 	const char *name, *outdir = NULL;
 	int rc;
 
@@ -211,12 +204,8 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 		outdir = argv[optind + 1];
 	if (!outdir)
 		return vn_input_error(err, "collect needs -o DIR");
-	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
-		return rc;
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, &a, err);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0 || (rc = vn_testbed_collect(a, outdir, err)) < 0)
+	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0 || (rc = vn_testbed_collect(a, outdir, err)) < 0)
 		return rc;
 	fprintf(stderr, "snapshot of %s written to %s (snapshot.json and raw files)\n", name, outdir);
 	return VN_EXIT_OK;

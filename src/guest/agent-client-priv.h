@@ -70,6 +70,15 @@ int vn_agent_wait_failed(struct vn_agent *a, int rc, int timeout_ms, const char 
 void vn_agent_track(struct vn_agent *a, int64_t id);
 bool vn_agent_tracked(const struct vn_agent *a, int64_t id);
 void vn_agent_untrack(struct vn_agent *a, int64_t id);
+/* Gives req the next id and sends it (req consumed); pipelined requests wait for their replies later. */
+int vn_agent_request_send(struct vn_agent *a, struct json_object *req, int64_t deadline, int64_t *id,
+			  struct vn_error *err);
+/* The final reply to request id within w (others dropped); "ok": false is the error. */
+int vn_agent_reply_wait(struct vn_agent *a, int64_t id, const char *op, const struct wait *w, int timeout_ms,
+			struct json_object **reply, struct vn_error *err);
+/* vn_agent_call() with another line cap, for replies that carry data. */
+int vn_agent_call_max(struct vn_agent *a, struct json_object *req, int timeout_ms, size_t max_line,
+		      struct json_object **reply, struct vn_error *err);
 /* {"op": op} with the next id. */
 struct json_object *vn_agent_new_request(const char *op);
 struct json_object *vn_agent_b64_string(const void *data, size_t len);

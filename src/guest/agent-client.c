@@ -442,26 +442,38 @@ static int take_final(struct vn_agent *a, struct vn_agent_msg *m, const char *op
 	return rc;
 }
 
-static int call(struct vn_agent *a, struct json_object *req, int timeout_ms, size_t max_line,
-		struct json_object **reply, struct vn_error *err)
+static void op_name(struct json_object *req, char *op, size_t size)
 {
-	struct wait w = {.deadline = vn_agent_deadline_after(timeout_ms), .max_line = max_line, .extra_fd = -1};
-	int64_t id = vn_agent_next_id(a);
-	struct json_object *op_v;
-	char op[64], what[96];
+	struct json_object *v;
+
+	snprintf(op, size, "%s", json_object_object_get_ex(req, "op", &v) ? json_object_get_string(v) : "?");
+}
+
+int vn_agent_request_send(struct vn_agent *a, struct json_object *req, int64_t deadline, int64_t *id,
+			  struct vn_error *err)
+{
+	char op[64];
 	int rc;
 
-	snprintf(op, sizeof(op), "%s",
-		 json_object_object_get_ex(req, "op", &op_v) ? json_object_get_string(op_v) : "?");
-	json_object_object_add(req, "id", json_object_new_int64(id));
-	rc = vn_agent_send_msg(a, req, w.deadline, err);
+	op_name(req, op, sizeof(op));
+	*id = vn_agent_next_id(a);
+	json_object_object_add(req, "id", json_object_new_int64(*id));
+	rc = vn_agent_send_msg(a, req, deadline, err);
 	if (rc < 0)
 		return vn_error_prefix(err, "agent %s", op);
+	return 0;
+}
+
+int vn_agent_reply_wait(struct vn_agent *a, int64_t id, const char *op, const struct wait *w, int timeout_ms,
+			struct json_object **reply, struct vn_error *err)
+{
+	char what[96];
+
 	snprintf(what, sizeof(what), "the agent's reply to %s", op);
 	for (;;) {
 		struct vn_agent_msg m;
+		int rc = vn_agent_next_msg(a, w, &m, err);
 
-		rc = vn_agent_next_msg(a, &w, &m, err);
 		if (rc < 0)
 			return vn_agent_wait_failed(a, rc, timeout_ms, what, err);
 		if (m.has_id && m.id == id && m.kind == VN_AGENT_MSG_FINAL)
@@ -473,10 +485,25 @@ static int call(struct vn_agent *a, struct json_object *req, int timeout_ms, siz
 	}
 }
 
+int vn_agent_call_max(struct vn_agent *a, struct json_object *req, int timeout_ms, size_t max_line,
+		      struct json_object **reply, struct vn_error *err)
+{
+	struct wait w = {.deadline = vn_agent_deadline_after(timeout_ms), .max_line = max_line, .extra_fd = -1};
+	char op[64];
+	int64_t id;
+	int rc;
+
+	op_name(req, op, sizeof(op));
+	rc = vn_agent_request_send(a, req, w.deadline, &id, err);
+	if (rc < 0)
+		return rc;
+	return vn_agent_reply_wait(a, id, op, &w, timeout_ms, reply, err);
+}
+
 int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, struct json_object **reply,
 		  struct vn_error *err)
 {
-	return call(a, req, timeout_ms, VN_AGENT_LINE_MAX_SMALL, reply, err);
+	return vn_agent_call_max(a, req, timeout_ms, VN_AGENT_LINE_MAX_SMALL, reply, err);
 }
 
 int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **reply, struct vn_error *err)
@@ -557,7 +584,7 @@ int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, cha
 	int rc;
 
 	json_object_object_add(req, "path", json_object_new_string(path));
-	rc = call(a, req, timeout_ms, VN_AGENT_LINE_MAX_READ, &reply, err);
+	rc = vn_agent_call_max(a, req, timeout_ms, VN_AGENT_LINE_MAX_READ, &reply, err);
 	if (rc < 0)
 		return vn_error_prefix(err, "reading %s", path);
 	if (!json_object_object_get_ex(reply, "data", &v) || !json_object_is_type(v, json_type_string) ||

@@ -52,6 +52,29 @@ struct vn_agent_msg {
 int vn_agent_msg_decode(const char *line, size_t len, const char *guest, struct vn_agent_msg *m, struct vn_error *err);
 void vn_agent_msg_clear(struct vn_agent_msg *m);
 
+/* While waiting for a chunked "read" reply: VN_AGENT_CHUNK_MAX bytes in base64. */
+#define VN_AGENT_LINE_MAX_CHUNK (vn_base64_encoded_len(VN_AGENT_CHUNK_MAX) + 65536)
+/* While waiting for a "readdir" reply: VN_AGENT_READDIR_MAX entries of a 255-byte name. */
+#define VN_AGENT_LINE_MAX_READDIR (VN_AGENT_READDIR_MAX * 384u)
+
+/*
+ * The replies of the file ops (stat, readdir, chunked read), type-checked
+ * like every other message: a reply that breaks the protocol is -EBADMSG
+ * naming the guest and what. stat: "type" one of file/dir/link/other,
+ * "mode" 0..07777, "size" >= 0.
+ */
+int vn_agent_decode_stat(struct json_object *o, const char *guest, struct vn_agent_stat *st, struct vn_error *err);
+/*
+ * readdir: "entries" an array of at most VN_AGENT_READDIR_MAX stat objects
+ * with a "name" that is one path component: 1..255 bytes, not "." or "..",
+ * no '/' and no control character (the names become host paths).
+ */
+int vn_agent_decode_dirents(struct json_object *o, const char *guest, struct vn_agent_dirent **ents, size_t *n,
+			    struct vn_error *err);
+/* A chunked read: "data" base64 of at most max bytes, decoded into buf (max + 3 bytes); "eof" a boolean. */
+int vn_agent_decode_chunk(struct json_object *o, const char *guest, size_t max, char *buf, size_t *len,
+			  struct vn_error *err);
+
 /* Tests and the fuzz harness: make the next request ids predictable. */
 void vn_agent_set_next_id(struct vn_agent *a, int64_t id);
 /* Tests: how much memory the input buffer holds now (its capacity). */

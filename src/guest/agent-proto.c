@@ -174,3 +174,111 @@ void vn_agent_msg_clear(struct vn_agent_msg *m)
 	free(m->data);
 	memset(m, 0, sizeof(*m));
 }
+
+/* A reply's problem, quoted like a message's (the reply is re-serialised: its line is gone). */
+static int bad_reply(struct vn_error *err, const char *guest, struct json_object *o, const char *why)
+{
+	size_t len;
+	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+
+	return malformed(err, guest, s, len, "%s", why);
+}
+
+static const char *const ftypes[] = {
+	[VN_AGENT_FILE] = "file", [VN_AGENT_DIR] = "dir", [VN_AGENT_LINK] = "link", [VN_AGENT_OTHER] = "other"};
+
+int vn_agent_decode_stat(struct json_object *o, const char *guest, struct vn_agent_stat *st, struct vn_error *err)
+{
+	struct json_object *v;
+	int64_t i;
+
+	memset(st, 0, sizeof(*st));
+	if (!json_object_object_get_ex(o, "type", &v) || !json_object_is_type(v, json_type_string))
+		return bad_reply(err, guest, o, "\"type\" is not a string");
+	for (size_t k = VN_AGENT_FILE; k < VN_ARRAY_SIZE(ftypes); k++)
+		if (!strcmp(json_object_get_string(v), ftypes[k]))
+			st->type = (enum vn_agent_ftype)k;
+	if (!st->type)
+		return bad_reply(err, guest, o, "unknown \"type\"");
+	if (int_field(o, "mode", 0, 07777, &i) != 1)
+		return bad_reply(err, guest, o, "\"mode\" is not a mode");
+	st->mode = (unsigned)i;
+	if (int_field(o, "size", 0, INT64_MAX, &i) != 1)
+		return bad_reply(err, guest, o, "\"size\" is not a size");
+	st->size = (uint64_t)i;
+	return 0;
+}
+
+/* One path component the host may create: the guest names it, so nothing that climbs or hides. */
+static bool component_ok(const char *s, size_t len)
+{
+	if (!len || len > 255 || !strcmp(s, ".") || !strcmp(s, "..") || strlen(s) != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '/' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+void vn_agent_dirents_free(struct vn_agent_dirent *e, size_t n)
+{
+	for (size_t i = 0; i < n && e; i++)
+		free(e[i].name);
+	free(e);
+}
+
+int vn_agent_decode_dirents(struct json_object *o, const char *guest, struct vn_agent_dirent **ents, size_t *n,
+			    struct vn_error *err)
+{
+	struct json_object *list, *v;
+	struct vn_agent_dirent *e;
+	size_t count;
+	int rc;
+
+	if (!json_object_object_get_ex(o, "entries", &list) || !json_object_is_type(list, json_type_array))
+		return bad_reply(err, guest, o, "\"entries\" is not an array");
+	count = json_object_array_length(list);
+	if (count > VN_AGENT_READDIR_MAX)
+		return bad_reply(err, guest, o, "too many \"entries\"");
+	e = vn_xcalloc(count ? count : 1, sizeof(*e));
+	for (size_t i = 0; i < count; i++) {
+		struct json_object *ent = json_object_array_get_idx(list, i);
+
+		if (!json_object_is_type(ent, json_type_object) || !json_object_object_get_ex(ent, "name", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    !component_ok(json_object_get_string(v), (size_t)json_object_get_string_len(v))) {
+			vn_agent_dirents_free(e, count);
+			return bad_reply(err, guest, ent ? ent : o, "an entry's \"name\" is not one path component");
+		}
+		if ((rc = vn_agent_decode_stat(ent, guest, &e[i].st, err)) < 0) {
+			vn_agent_dirents_free(e, count);
+			return rc;
+		}
+		e[i].name = vn_xstrdup(json_object_get_string(v));
+	}
+	*ents = e;
+	*n = count;
+	return 0;
+}
+
+int vn_agent_decode_chunk(struct json_object *o, const char *guest, size_t max, char *buf, size_t *len,
+			  struct vn_error *err)
+{
+	struct json_object *v;
+	size_t slen;
+	long n;
+	bool eof;
+
+	if (!json_object_object_get_ex(o, "data", &v) || !json_object_is_type(v, json_type_string))
+		return bad_reply(err, guest, o, "\"data\" is not a string");
+	slen = (size_t)json_object_get_string_len(v);
+	if (slen > vn_base64_encoded_len(max))
+		return bad_reply(err, guest, o, "more \"data\" than asked for");
+	if (bool_field(o, "eof", &eof) != 1)
+		return bad_reply(err, guest, o, "\"eof\" is not a boolean");
+	n = vn_base64_decode(json_object_get_string(v), slen, buf);
+	if (n < 0 || (size_t)n > max)
+		return bad_reply(err, guest, o, n < 0 ? "\"data\" is not base64" : "more \"data\" than asked for");
+	*len = (size_t)n;
+	return 0;
+}

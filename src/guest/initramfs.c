@@ -28,12 +28,12 @@
 
 /* Enough for init and for users at the prompt even if --install fails. */
 static const char *const applets[] = {
-	"sh",     "ash",   "awk",      "cat",    "chmod",  "cp",      "cttyhack", "cut",   "date",     "dd",
-	"df",     "dmesg", "echo",     "env",    "find",   "free",    "grep",     "head",  "hostname", "insmod",
-	"ip",     "kill",  "ln",       "ls",     "lsmod",  "mkdir",   "mknod",    "mount", "mv",       "poweroff",
-	"printf", "ps",    "readlink", "reboot", "rm",     "rmmod",   "sed",      "seq",   "setsid",   "sleep",
-	"sort",   "stat",  "sync",     "sysctl", "tail",   "taskset", "tee",      "test",  "timeout",  "top",
-	"touch",  "tr",    "umount",   "uname",  "uptime", "vi",      "watch",    "wc",    "xargs",
+	"sh",     "ash",   "awk",      "cat",    "chmod",  "cp",     "cttyhack", "cut",   "date",     "dd",
+	"df",     "dmesg", "echo",     "env",    "find",   "free",   "grep",     "head",  "hostname", "insmod",
+	"ip",     "kill",  "ln",       "ls",     "lsmod",  "mkdir",  "mknod",    "mount", "mv",       "poweroff",
+	"printf", "ps",    "readlink", "reboot", "rm",     "rmmod",  "sed",      "seq",   "setsid",   "sha256sum",
+	"sleep",  "sort",  "stat",     "sync",   "sysctl", "tail",   "taskset",  "tee",   "test",     "timeout",
+	"top",    "touch", "tr",       "umount", "uname",  "uptime", "vi",       "watch", "wc",       "xargs",
 };
 
 static const char etc_passwd[] = "root:x:0:0:root:/root:/bin/sh\n";

@@ -83,8 +83,10 @@ static int open_temp(const char *path, mode_t mode, char **tmp)
 	return -EEXIST;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+int vn_write_all(int fd, const void *buf, size_t len)
 {
+	const char *p = buf;
+
 	while (len) {
 		ssize_t n = write(fd, p, len);
 		if (n < 0 && errno == EINTR)
@@ -121,7 +123,36 @@ int vn_file_write_atomic(const char *path, const void *data, size_t len, mode_t 
 
 	if (fd < 0)
 		return vn_infra_error(err, fd, "cannot write %s: %s", path, strerror(-fd));
-	return commit_temp(fd, tmp, path, write_all(fd, data, len), err);
+	return commit_temp(fd, tmp, path, vn_write_all(fd, data, len), err);
+}
+
+int vn_file_tmp_open(const char *path, mode_t mode, struct vn_file_tmp *t, struct vn_error *err)
+{
+	*t = (struct vn_file_tmp){.path = path};
+	t->fd = open_temp(path, mode, &t->tmp);
+	if (t->fd < 0)
+		return vn_infra_error(err, t->fd, "cannot write %s: %s", path, strerror(-t->fd));
+	return 0;
+}
+
+int vn_file_tmp_commit(struct vn_file_tmp *t, struct vn_error *err)
+{
+	int rc = commit_temp(t->fd, t->tmp, t->path, 0, err);
+
+	t->fd = -1;
+	t->tmp = NULL;
+	return rc;
+}
+
+void vn_file_tmp_abort(struct vn_file_tmp *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->tmp)
+		unlink(t->tmp);
+	free(t->tmp);
+	t->fd = -1;
+	t->tmp = NULL;
 }
 
 int vn_file_write_text(const char *path, const char *text, struct vn_error *err)
@@ -152,7 +183,7 @@ int vn_file_copy_atomic(const char *from, const char *path, struct vn_error *err
 			rc = -errno;
 			break;
 		}
-		if (n == 0 || (rc = write_all(fd, buf, (size_t)n)) < 0)
+		if (n == 0 || (rc = vn_write_all(fd, buf, (size_t)n)) < 0)
 			break;
 	}
 	return commit_temp(fd, tmp, path, rc, err);

@@ -35,6 +35,24 @@ int vn_file_read(const char *path, size_t max, char **data, size_t *len, struct 
  */
 int vn_file_write_atomic(const char *path, const void *data, size_t len, mode_t mode, struct vn_error *err);
 
+/*
+ * The same, streamed: vn_file_tmp_open() creates the temporary file beside
+ * path (O_EXCL|O_NOFOLLOW, mode), the caller writes t->fd, then
+ * vn_file_tmp_commit() fsyncs and renames it over path, or
+ * vn_file_tmp_abort() removes it. Both close t->fd. Errors as above.
+ */
+struct vn_file_tmp {
+	int fd;
+	char *tmp;
+	const char *path;
+};
+int vn_file_tmp_open(const char *path, mode_t mode, struct vn_file_tmp *t, struct vn_error *err);
+int vn_file_tmp_commit(struct vn_file_tmp *t, struct vn_error *err);
+void vn_file_tmp_abort(struct vn_file_tmp *t);
+
+/* write() all of p (retrying short writes and EINTR): 0 or -errno. */
+int vn_write_all(int fd, const void *p, size_t len);
+
 /* The same for a string. */
 int vn_file_write_text(const char *path, const char *text, struct vn_error *err);
 

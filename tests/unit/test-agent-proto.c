@@ -588,10 +588,68 @@ static void test_decode(void **state)
 	vn_error_clear(&err);
 }
 
+/* The file ops' replies: what a hostile guest could send instead of a stat, a directory, a chunk. */
+static void test_decode_file_replies(void **state)
+{
+	static const char *const bad_dirs[] = {
+		"{\"entries\": [{\"name\": \"..\", \"type\": \"dir\", \"mode\": 493, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \".\", \"type\": \"dir\", \"mode\": 493, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"a/../../b\", \"type\": \"file\", \"mode\": 420, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"/etc\", \"type\": \"dir\", \"mode\": 493, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"a\\nb\", \"type\": \"file\", \"mode\": 420, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"a\\u0000b\", \"type\": \"file\", \"mode\": 420, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"\", \"type\": \"file\", \"mode\": 420, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"x\", \"type\": \"fifo\", \"mode\": 420, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"x\", \"type\": \"file\", \"mode\": 65536, \"size\": 0}]}",
+		"{\"entries\": [{\"name\": \"x\", \"type\": \"file\", \"mode\": 420, \"size\": -1}]}",
+		"{\"entries\": [{\"name\": 7, \"type\": \"file\", \"mode\": 420, \"size\": 0}]}",
+		"{\"entries\": {}}",
+	};
+	struct vn_agent_dirent *e = NULL;
+	struct vn_agent_stat st;
+	struct vn_error err = {0};
+	char buf[16];
+	size_t n = 0;
+	(void)state;
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad_dirs); i++) {
+		struct json_object *o = json_tokener_parse(bad_dirs[i]);
+
+		assert_non_null(o);
+		assert_int_equal(vn_agent_decode_dirents(o, "guest t", &e, &n, &err), -EBADMSG);
+		assert_int_equal(err.kind, VN_ERR_INFRA);
+		json_object_put(o);
+	}
+	struct json_object *o = json_tokener_parse(
+		"{\"entries\": [{\"name\": \"ok.txt\", \"type\": \"file\", \"mode\": 420, \"size\": 5}]}");
+	assert_int_equal(vn_agent_decode_dirents(o, "guest t", &e, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(e[0].name, "ok.txt");
+	assert_int_equal(e[0].st.type, VN_AGENT_FILE);
+	assert_int_equal(e[0].st.size, 5);
+	vn_agent_dirents_free(e, n);
+	json_object_put(o);
+
+	o = json_tokener_parse("{\"type\": \"dir\", \"mode\": \"0755\", \"size\": 0}");
+	assert_int_equal(vn_agent_decode_stat(o, "guest t", &st, &err), -EBADMSG);
+	json_object_put(o);
+
+	/* A chunk longer than asked for, or without eof. */
+	o = json_tokener_parse("{\"data\": \"aGVsbG8gd29ybGQ=\", \"eof\": true}");
+	assert_int_equal(vn_agent_decode_chunk(o, "guest t", 5, buf, &n, &err), -EBADMSG);
+	assert_int_equal(vn_agent_decode_chunk(o, "guest t", 11, buf, &n, &err), 0);
+	assert_int_equal(n, 11);
+	json_object_put(o);
+	o = json_tokener_parse("{\"data\": \"aGk=\"}");
+	assert_int_equal(vn_agent_decode_chunk(o, "guest t", 11, buf, &n, &err), -EBADMSG);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_file_replies),
 		cmocka_unit_test(test_call_endless_bytes),
 		cmocka_unit_test(test_call_endless_empty_objects),
 		cmocka_unit_test(test_call_endless_foreign_replies),

@@ -3,9 +3,12 @@
  * client: the same code paths as in a guest, minus virtio-serial.
  */
 #include "guest/agent.h"
+#include "guest/copy.h"
 
 #include "util/cleanup.h"
 #include "util/interrupt.h"
+#include "util/dir.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -386,6 +389,135 @@ static void test_write_read_roundtrip(void **state)
 	rmdir(dir);
 }
 
+/* vnuma cp both ways through the real agent (its "guest" is this host): contents, modes, trees, errors. */
+static void write_bytes(const char *path, size_t len, unsigned seed, mode_t mode)
+{
+	char *buf = malloc(len ? len : 1);
+	struct vn_error err = {0};
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (char)((i * 2654435761u + seed) >> 13);
+	assert_int_equal(vn_file_write_atomic(path, buf, len, mode, &err), 0);
+	free(buf);
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+	char *da = NULL, *db = NULL;
+	size_t la = 0, lb = 0;
+	struct vn_error err = {0};
+	struct stat sa, sb;
+
+	assert_int_equal(vn_file_read(a, 64u << 20, &da, &la, &err), 0);
+	assert_int_equal(vn_file_read(b, 64u << 20, &db, &lb, &err), 0);
+	assert_int_equal(la, lb);
+	assert_memory_equal(da, db, la);
+	assert_int_equal(stat(a, &sa), 0);
+	assert_int_equal(stat(b, &sb), 0);
+	assert_int_equal(sa.st_mode & 07777, sb.st_mode & 07777);
+	free(da);
+	free(db);
+}
+
+static void test_copy_roundtrip(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	struct vn_copy_opts o = {.recursive = true};
+	struct vn_copy_stats st;
+	char root[] = "/tmp/vnuma-test-cp.XXXXXX", p[4096], q[4096];
+
+	assert_non_null(mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/src", root);
+	assert_int_equal(mkdir(p, 0750), 0);
+	snprintf(p, sizeof(p), "%s/src/big", root);
+	write_bytes(p, 3 * VN_AGENT_CHUNK + 12345, 1, 0755);
+	snprintf(p, sizeof(p), "%s/src/empty", root);
+	write_bytes(p, 0, 2, 0640);
+	snprintf(p, sizeof(p), "%s/src/sub", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/src/sub/exact", root);
+	write_bytes(p, VN_AGENT_CHUNK, 3, 0600);
+	snprintf(p, sizeof(p), "%s/src/link", root);
+	assert_int_equal(symlink("/etc/passwd", p), 0);
+	snprintf(p, sizeof(p), "%s/guest", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/back", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+
+	/* Into the "guest" directory, then out again beside it. */
+	snprintf(p, sizeof(p), "%s/src", root);
+	snprintf(q, sizeof(q), "%s/guest", root);
+	const char *in[] = {p};
+	assert_int_equal(vn_copy_in(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_int_equal(st.files, 3);
+	assert_int_equal(st.dirs, 2);
+	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.bytes, 4 * VN_AGENT_CHUNK + 12345);
+	snprintf(p, sizeof(p), "%s/guest/src", root);
+	snprintf(q, sizeof(q), "%s/back", root);
+	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_int_equal(st.files, 3);
+	const char *names[] = {"big", "empty", "sub/exact"};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/src/%s", root, names[i]);
+		snprintf(q, sizeof(q), "%s/back/src/%s", root, names[i]);
+		assert_same_file(p, q);
+		snprintf(q, sizeof(q), "%s/guest/src/%s", root, names[i]);
+		assert_same_file(p, q);
+	}
+	struct stat s1;
+	snprintf(q, sizeof(q), "%s/back/src", root);
+	assert_int_equal(stat(q, &s1), 0);
+	assert_int_equal(s1.st_mode & 07777, 0750);
+	snprintf(q, sizeof(q), "%s/back/src/sub", root);
+	assert_int_equal(stat(q, &s1), 0);
+	assert_int_equal(s1.st_mode & 07777, 0700);
+
+	/* One file out to a new host name: util/file.h's temporary file, renamed. */
+	snprintf(p, sizeof(p), "%s/guest/src/big", root);
+	snprintf(q, sizeof(q), "%s/back/big-copy", root);
+	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_same_file(p, q);
+
+	/* One file to a new name; an existing tree is not merged into; nothing temporary is left. */
+	snprintf(p, sizeof(p), "%s/src/big", root);
+	snprintf(q, sizeof(q), "%s/guest/renamed", root);
+	assert_int_equal(vn_copy_in(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_same_file(p, q);
+	snprintf(p, sizeof(p), "%s/src", root);
+	snprintf(q, sizeof(q), "%s/guest", root);
+	vn_error_clear(&err);
+	assert_int_equal(vn_copy_in(f->a, in, 1, q, &o, &st, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_null(strstr(err.msg, "vnuma-tmp"));
+
+	/* A missing source, either way, is bad input naming it; a relative guest path too. */
+	snprintf(p, sizeof(p), "%s/nosuch", root);
+	vn_error_clear(&err);
+	assert_int_equal(vn_copy_in(f->a, in, 1, q, &o, &st, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "nosuch"));
+	vn_error_clear(&err);
+	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "nosuch"));
+	const char *rel[] = {"relative"};
+	assert_int_equal(vn_copy_out(f->a, rel, 1, q, &o, &st, &err), -EINVAL);
+	/* A directory without -r. */
+	o.recursive = false;
+	snprintf(p, sizeof(p), "%s/src", root);
+	vn_error_clear(&err);
+	assert_int_equal(vn_copy_in(f->a, in, 1, "/tmp", &o, &st, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "-r"));
+
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name '*vnuma-tmp*')\"", root);
+	assert_int_equal(system(cmd), 0);
+	vn_rm_rf(root);
+}
+
 static void test_malformed_and_unknown(void **state)
 {
 	struct fixture *f = *state;
@@ -589,6 +721,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_read_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_and_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_ignores_stale, setup, teardown),
