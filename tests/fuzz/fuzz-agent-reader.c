@@ -6,6 +6,10 @@
  * libFuzzer with clang (-DVN_FUZZ=ON), and always with a replay main() so
  * the corpus runs as a regression test.
  *
+ * Every final reply that decodes also goes through the file-op decoders
+ * (stat, readdir, chunked read), whose names become host paths: each entry
+ * name they accept must be one safe path component.
+ *
  * The first byte picks the consumer (low 2 bits: exec events, read, sync
  * exec) and, in its high bits, a line cap from 16 bytes to 1 KiB or the
  * default, so over-long lines and the skipping after them are explored too;
@@ -15,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +41,46 @@ static void check_error(int rc, const struct vn_error *err)
 		abort();
 }
 
+/* A name the readdir decoder let through must be safe to join to a host path. */
+static void check_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (!len || len > 255 || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, ".."))
+		abort();
+	for (const unsigned char *c = (const unsigned char *)n; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			abort();
+}
+
+static void decode_file_replies(struct json_object *o)
+{
+	struct vn_agent_stat st;
+	struct vn_agent_dirent *ents = NULL;
+	struct vn_error err = {0};
+	char buf[64 + 3];
+	size_t n = 0, len = 0;
+	int rc;
+
+	rc = vn_agent_decode_stat(o, "guest fuzz", &st, &err);
+	check_error(rc, &err);
+	if (rc == 0 && st.mode > 07777)
+		abort();
+	vn_error_clear(&err);
+	rc = vn_agent_decode_dirents(o, "guest fuzz", &ents, &n, &err);
+	check_error(rc, &err);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		check_name(ents[i].name);
+	if (rc == 0)
+		vn_agent_dirents_free(ents, n);
+	vn_error_clear(&err);
+	rc = vn_agent_decode_chunk(o, "guest fuzz", 64, buf, &len, &err);
+	check_error(rc, &err);
+	if (rc == 0 && len > 64)
+		abort();
+	vn_error_clear(&err);
+}
+
 /* Each line on its own through the decoder. */
 static void decode_lines(const char *s, size_t n)
 {
@@ -54,6 +99,8 @@ static void decode_lines(const char *s, size_t n)
 				abort();
 			if (m.kind == VN_AGENT_MSG_FINAL && !m.ok && !m.error)
 				abort();
+			if (m.kind == VN_AGENT_MSG_FINAL && m.ok)
+				decode_file_replies(m.json);
 			vn_agent_msg_clear(&m);
 		}
 		vn_error_clear(&err);
