@@ -379,12 +379,13 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 }
 
 /*
- * How the kernel boots: its PVH vmlinux with qboot where the kernel has one
+ * How the kernel boots. By default the bzImage through SeaBIOS. With
+ * VNUMA_BOOT=pvh, its PVH vmlinux with qboot where the kernel has one
  * (seconds faster under TCG: no firmware handover to SeaBIOS, no in-guest
- * decompression), the bzImage through SeaBIOS otherwise, or when
- * VNUMA_BOOT=bzimage asks for the plain path (for comparison); the PVH vmlinux
- * under SeaBIOS for a topology with devices. The fidelity
- * check proves on every boot that the guest still sees the topology.
+ * decompression; under SeaBIOS for a topology with devices). Not the default
+ * yet: one of some 80 PVH boots in CI never got its agent to answer, and the
+ * cause is not known (docs/performance.md). The fidelity check proves on
+ * every boot that the guest still sees the topology.
  */
 static int boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, char **pvh,
 		     const char **loader, struct vn_error *err)
@@ -393,7 +394,7 @@ static int boot_path(const struct vn_topology *t, const char *bzimage, const cha
 
 	if (want && *want && strcmp(want, "bzimage") != 0 && strcmp(want, "pvh") != 0)
 		return vn_input_error(err, "VNUMA_BOOT=%s: expected pvh or bzimage", want);
-	if (want && strcmp(want, "bzimage") == 0)
+	if (!want || strcmp(want, "pvh") != 0)
 		return 0;
 	int rc = vn_kernel_pvh_image(bzimage, cache, pvh, err);
 	if (rc < 0)

@@ -25,6 +25,8 @@ timed_up() { # TOPOLOGY [ARGS...] -> sets NAME, UP_RC, UP_ERR, UP_S
 	UP_ERR=$(cat "$VNUMA_STATE_DIR/up.err")
 	UP_S=$(echo "$(date +%s.%N) - $t0" | bc)
 	echo "# up $1: exit $UP_RC in ${UP_S}s"
+	# A boot that fails unexpectedly is diagnosed from this (its cause and console tail).
+	[ "$UP_RC" = 0 ] || echo "$UP_ERR" | tail -n 25 | sed 's/^/#   /'
 }
 
 # 1. 2node: up, exec (streams and exit codes), collect, status, down.
@@ -58,6 +60,12 @@ check "4node-amd boots and matches" test "$UP_RC" = 0
 check "4node-amd: kernel prints 3 2 1 0 for node 3" sh -c "'$vnuma' exec '$NAME' -- dmesg | grep -q 'Fallback order for Node 3: 3 2 1 0'"
 check "4node-amd: guest distances" sh -c "'$vnuma' exec '$NAME' -- cat /sys/devices/system/node/node3/distance | grep -qx '32 32 12 10'"
 "$vnuma" down "$NAME" >/dev/null 2>&1
+
+# 2b. The PVH path (VNUMA_BOOT=pvh: the kernel's own vmlinux under qboot), fidelity checked as on every boot.
+VNUMA_BOOT=pvh timed_up "$src/topologies/4node-amd.xml" --name pvh
+check "4node-amd boots through PVH and matches" test "$UP_RC" = 0
+check "...from the cached PVH vmlinux" sh -c "ls '$VNUMA_STATE_DIR'/cache/vmlinux/*.elf >/dev/null"
+"$vnuma" down pvh >/dev/null 2>&1
 
 # 3. The main job's topology: 8 nodes, SNC.
 timed_up "$src/topologies/8node-snc.xml"
