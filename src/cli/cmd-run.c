@@ -55,6 +55,18 @@ static void run_done(void *data, unsigned k, unsigned n, const char *dir, int ex
 	(void)rep;
 }
 
+/* One block per verdict on stdout, a failed one's detail after it: a run's, or a group's. */
+static void print_verdicts(const struct vn_report *r)
+{
+	for (unsigned i = 0; i < r->nverdicts; i++) {
+		const struct vn_verdict *v = &r->verdicts[i];
+		printf("%s  %s\n      observed: %s\n      expected: %s\n", v->pass ? "PASS" : "FAIL", v->name,
+		       v->observed ? v->observed : "", v->expected ? v->expected : "");
+		if (!v->pass && v->detail && *v->detail)
+			printf("%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
+	}
+}
+
 static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, struct vn_matrix_opts *mo,
 		      struct vn_cli_progress *prog, struct vn_error *err)
 {
@@ -72,11 +84,7 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 		fputs(table, stdout);
 		vn_compare_free(res.compare);
 	}
-	for (unsigned i = 0; i < res.verdicts.nverdicts; i++) {
-		const struct vn_verdict *v = &res.verdicts.verdicts[i];
-		printf("%s  %s\n      observed: %s\n      expected: %s\n", v->pass ? "PASS" : "FAIL", v->name,
-		       v->observed ? v->observed : "", v->expected ? v->expected : "");
-	}
+	print_verdicts(&res.verdicts);
 	unsigned group_failed = vn_report_failures(&res.verdicts);
 	vn_report_clear(&res.verdicts);
 	if (res.compare_error[0])
@@ -155,13 +163,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	rc = vn_scenario_run(&ctx, s, &ro, &rep, &dir, err);
 	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);
-	for (unsigned i = 0; i < rep.nverdicts; i++) {
-		const struct vn_verdict *v = &rep.verdicts[i];
-		printf("%s  %s\n      observed: %s\n      expected: %s\n", v->pass ? "PASS" : "FAIL", v->name,
-		       v->observed ? v->observed : "", v->expected ? v->expected : "");
-		if (!v->pass && v->detail)
-			printf("%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
-	}
+	print_verdicts(&rep);
 	unsigned failed = vn_report_failures(&rep);
 	if (rc == 0) {
 		printf("%u passed, %u failed\n", rep.nverdicts - failed, failed);

@@ -72,7 +72,8 @@ void vn_report_clear(struct vn_report *r)
 
 void vn_report_metric(struct vn_report *r, const char *name, double value)
 {
-	if (!isfinite(value))
+	/* Names come from the guest (vmstat keys, workload fields): their number is bounded like the rest. */
+	if (!isfinite(value) || r->nmetrics >= VN_REPORT_METRICS_MAX)
 		return;
 	r->metrics = vn_xreallocarray(r->metrics, r->nmetrics + 1, sizeof(*r->metrics));
 	r->metrics[r->nmetrics++] = (struct vn_metric){vn_xstrdup(name), value};

@@ -51,6 +51,8 @@ struct vn_report {
 void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail);
 void vn_report_clear(struct vn_report *r);
+/* Records one metric; beyond VN_REPORT_METRICS_MAX (or a value that is not finite) it is dropped. */
+#define VN_REPORT_METRICS_MAX 4096
 void vn_report_metric(struct vn_report *r, const char *name, double value);
 unsigned vn_report_failures(const struct vn_report *r);
 

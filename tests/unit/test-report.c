@@ -76,10 +76,29 @@ static void test_junit_and_json(void **state)
 	vn_report_clear(&r);
 }
 
+/* Metrics named by the guest are bounded in number; a value that is not a number is not recorded. */
+static void test_metrics_bounded(void **state)
+{
+	(void)state;
+	struct vn_report r = {0};
+	char name[32];
+
+	vn_report_metric(&r, "nan", 0.0 / 0.0);
+	assert_int_equal(r.nmetrics, 0);
+	for (int i = 0; i < VN_REPORT_METRICS_MAX + 100; i++) {
+		snprintf(name, sizeof(name), "vmstat.k%d", i);
+		vn_report_metric(&r, name, i);
+	}
+	assert_int_equal(r.nmetrics, VN_REPORT_METRICS_MAX);
+	assert_string_equal(r.metrics[VN_REPORT_METRICS_MAX - 1].name, "vmstat.k4095");
+	vn_report_clear(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_junit_and_json),
+		cmocka_unit_test(test_metrics_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
