@@ -133,17 +133,8 @@ void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx)
 
 void vn_up_result_clear(struct vn_up_result *r)
 {
-	free(r->name);
-	free(r->guest_dir);
-	free(r->console_log);
-	free(r->kernel_release);
-	free(r->kernel_version);
-	free(r->kernel_recipe);
-	free(r->kernel_config_sha256);
-	free(r->kernel_patches);
-	free(r->topology_path);
-	free(r->accel_reason);
-	free(r->fidelity_report);
+	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
+		    r->kernel_config_sha256, r->kernel_patches, r->topology_path, r->accel_reason, r->fidelity_report);
 	memset(r, 0, sizeof(*r));
 }
 
