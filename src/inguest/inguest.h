@@ -57,6 +57,8 @@ __attribute__((noreturn)) void ig_oom(const char *what);
 /* Exit 2: "PROG: invalid value 'VAL' for --OPT: WHY" */
 __attribute__((noreturn)) void ig_bad_option(const char *opt, const char *val, const char *why);
 __attribute__((noreturn)) void ig_unknown_option(const char *arg);
+/* Exit 2 unless size >= per * count: a --SIZE that cannot hold count workers' (or one noun's) share. */
+void ig_check_size(const char *opt, const char *given, uint64_t size, uint64_t per, uint64_t count, const char *noun);
 
 /* ---- options (opt.c) ---- */
 /* Option values; each calls ig_bad_option on error. */

@@ -93,8 +93,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		if (r == 0 && CPU_COUNT(&set) == 0)
 			ig_bad_option("move-to-node", val, "the node has no CPUs");
 	}
-	if (o->size < PAGE)
-		ig_bad_option("size", size_arg, "must be at least one page (4K)");
+	ig_check_size("size", size_arg, o->size, PAGE, 1, "page");
 }
 
 static void take_sample(struct sample *s, double t, char *mem, size_t len, const struct opts *o, uint64_t passes)

@@ -156,8 +156,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.instances = 1, .threads = 2, .txn_lines = 8, .size = 64ULL << 20, .duration = 10, .max_sample = 16384};
 	ig_opts_parse(argc, argv, opts, NULL);
-	if (o->size < (uint64_t)o->threads * 4096)
-		ig_bad_option("size", size_arg, "need at least one page per thread");
+	ig_check_size("size", size_arg, o->size, 4096, (uint64_t)o->threads, "thread");
 }
 
 int main(int argc, char **argv)

@@ -243,8 +243,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.size = 64ULL << 20, .procs = 1, .threads = 1, .iterations = 10, .max_sample = IG_DEFAULT_MAX_SAMPLE};
 	ig_opts_parse(argc, argv, opts, NULL);
-	if (o->size < 3 * sizeof(double) * (uint64_t)o->threads * 16)
-		ig_bad_option("size", size_arg, "too small: need at least 384 bytes per thread");
+	/* 16 elements of each of the 3 arrays per thread. */
+	ig_check_size("size", size_arg, o->size, 3 * sizeof(double) * 16, (uint64_t)o->threads, "thread");
 }
 
 int main(int argc, char **argv)
