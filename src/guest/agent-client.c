@@ -571,37 +571,96 @@ struct json_object *vn_agent_b64_string(const void *data, size_t len)
 	return json_object_new_string_len(b64, (int)n);
 }
 
-int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, char **data, size_t *len,
-		       struct vn_error *err)
+/* A read's reply (consumed): its "data", decoded and NUL-terminated. */
+static int read_reply(struct vn_agent *a, const char *path, struct json_object *reply, char **data, size_t *len,
+		      struct vn_error *err)
 {
-	struct json_object *req = vn_agent_new_request("read");
-	struct json_object *reply = NULL, *v;
+	struct json_object *v;
 	size_t slen;
 	long n;
-	int rc;
 
-	json_object_object_add(req, "path", json_object_new_string(path));
-	rc = vn_agent_call_max(a, req, timeout_ms, VN_AGENT_LINE_MAX_READ, &reply, err);
-	if (rc < 0)
-		return vn_error_prefix(err, "reading %s", path);
 	if (!json_object_object_get_ex(reply, "data", &v) || !json_object_is_type(v, json_type_string) ||
 	    (slen = (size_t)json_object_get_string_len(v)) > vn_base64_encoded_len(VN_AGENT_READ_MAX)) {
 		json_object_put(reply);
 		return vn_infra_error(err, -EBADMSG, "%s: malformed agent message (read %s: no valid \"data\")",
 				      a->guest, path);
 	}
-	_cleanup_free_ char *buf = malloc(slen / 4 * 3 + 4);
-	if (!buf)
-		vn_oom();
+	_cleanup_free_ char *buf = vn_xmalloc(slen / 4 * 3 + 4);
 	n = vn_base64_decode(json_object_get_string(v), slen, buf);
 	json_object_put(reply);
 	if (n < 0)
 		return vn_infra_error(err, -EBADMSG, "%s: malformed agent message (read %s: \"data\" is not base64)",
 				      a->guest, path);
 	buf[n] = '\0';
-	*len = (size_t)n;
+	if (len)
+		*len = (size_t)n;
 	*data = steal_pointer(&buf);
 	return 0;
+}
+
+static struct json_object *read_request(const char *path)
+{
+	struct json_object *req = vn_agent_new_request("read");
+
+	json_object_object_add(req, "path", json_object_new_string(path));
+	return req;
+}
+
+int vn_agent_read_file(struct vn_agent *a, const char *path, int timeout_ms, char **data, size_t *len,
+		       struct vn_error *err)
+{
+	struct json_object *reply = NULL;
+	int rc = vn_agent_call_max(a, read_request(path), timeout_ms, VN_AGENT_LINE_MAX_READ, &reply, err);
+
+	if (rc < 0)
+		return vn_error_prefix(err, "reading %s", path);
+	return read_reply(a, path, reply, data, len, err);
+}
+
+int vn_agent_read_files(struct vn_agent *a, const char *const *paths, size_t n, int timeout_ms, char **data,
+			struct vn_error *err)
+{
+	struct wait w = {
+		.deadline = vn_agent_deadline_after(timeout_ms), .max_line = VN_AGENT_LINE_MAX_READ, .extra_fd = -1};
+	_cleanup_free_ int64_t *ids = vn_xcalloc(n, sizeof(*ids));
+	size_t left = n;
+	int rc = 0;
+
+	memset(data, 0, n * sizeof(*data));
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if ((rc = vn_agent_request_send(a, read_request(paths[i]), w.deadline, &ids[i], err)) < 0)
+			vn_error_prefix(err, "reading %s", paths[i]);
+	while (rc == 0 && left) {
+		struct vn_agent_msg m;
+		size_t i = 0;
+
+		if ((rc = vn_agent_next_msg(a, &w, &m, err)) < 0) {
+			rc = vn_agent_wait_failed(a, rc, timeout_ms, "the agent's replies to read", err);
+			break;
+		}
+		while (i < n && !(m.has_id && m.id == ids[i] && !data[i]))
+			i++;
+		if (i == n || m.kind != VN_AGENT_MSG_FINAL) {
+			/* The end of an exec whose events nobody will take any more. */
+			if (i == n && m.has_id && m.kind == VN_AGENT_MSG_FINAL)
+				vn_agent_untrack(a, m.id);
+			vn_agent_msg_clear(&m);
+			continue;
+		}
+		struct json_object *reply = NULL;
+		if ((rc = take_final(a, &m, "read", &reply, err)) < 0 ||
+		    (rc = read_reply(a, paths[i], reply, &data[i], NULL, err)) < 0) {
+			vn_error_prefix(err, "reading %s", paths[i]);
+			break;
+		}
+		left--;
+	}
+	if (rc < 0)
+		for (size_t i = 0; i < n; i++) {
+			free(data[i]);
+			data[i] = NULL;
+		}
+	return rc;
 }
 
 int vn_agent_write_file(struct vn_agent *a, const char *path, const void *data, size_t len, int mode, unsigned flags,
