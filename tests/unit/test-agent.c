@@ -360,6 +360,33 @@ static void test_read_missing(void **state)
 	assert_null(data);
 }
 
+/* Many reads in flight at once: each reply lands in its own slot; one missing file fails them all. */
+static void test_read_files(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	const char *paths[] = {"/proc/self/status", "/proc/version", "/proc/version"};
+	char *data[3];
+
+	assert_int_equal(vn_agent_read_files(f->a, paths, 3, T_MS, data, &err), 0);
+	assert_non_null(strstr(data[0], "Name:\tvnuma-agent"));
+	assert_non_null(strstr(data[1], "Linux version"));
+	assert_string_equal(data[1], data[2]);
+	for (int i = 0; i < 3; i++)
+		free(data[i]);
+
+	const char *bad[] = {"/proc/version", "/nonexistent/file", "/proc/self/status"};
+	assert_int_equal(vn_agent_read_files(f->a, bad, 3, T_MS, data, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "/nonexistent/file"));
+	for (int i = 0; i < 3; i++)
+		assert_null(data[i]);
+	vn_error_clear(&err);
+	/* The replies still in flight are skipped: the connection goes on. */
+	_cleanup_free_ char *one = NULL;
+	size_t len;
+	assert_int_equal(vn_agent_read_file(f->a, "/proc/version", T_MS, &one, &len, &err), 0);
+}
+
 static void test_write_read_roundtrip(void **state)
 {
 	struct fixture *f = *state;
@@ -720,6 +747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_forward_interrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_read_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copy_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_and_unknown, setup, teardown),
