@@ -167,6 +167,15 @@ static void on_format(struct run *r, json_object *o)
 	find_cross(t, (unsigned)k);
 }
 
+/* Microseconds, as the trace clock prints them, not a double's noise. */
+static json_object *seconds(double s)
+{
+	char text[40];
+
+	snprintf(text, sizeof(text), "%.6f", s);
+	return json_object_new_double_s(s, text);
+}
+
 static void write_header(struct run *r)
 {
 	struct vn_run_trace *t = r->trace;
@@ -175,7 +184,7 @@ static void write_header(struct run *r)
 	json_object_object_add(h, "type", json_object_new_string("header"));
 	json_object_object_add(h, "version", json_object_new_int(1));
 	json_object_object_add(h, "clock", json_object_new_string(t->clock));
-	json_object_object_add(h, "t0", json_object_new_double(t->t0));
+	json_object_object_add(h, "t0", seconds(t->t0));
 	for (unsigned k = 0; k < t->n; k++) {
 		json_object *e = json_object_new_object(), *fs = json_object_new_array();
 		json_object_object_add(e, "event", json_object_new_string(t->names[k]));
@@ -273,11 +282,8 @@ static void on_line(struct run *r, const char *line, size_t len)
 	}
 	if (t->out_len < TRACE_FILE_MAX) {
 		json_object *o = json_object_new_object();
-		char ts[32], rel[32];
-		snprintf(ts, sizeof(ts), "%.6f", ev.ts);
-		snprintf(rel, sizeof(rel), "%.6f", ev.ts - t->t0);
-		json_object_object_add(o, "t", json_object_new_double_s(ev.ts - t->t0, rel));
-		json_object_object_add(o, "ts", json_object_new_double_s(ev.ts, ts));
+		json_object_object_add(o, "t", seconds(ev.ts - t->t0));
+		json_object_object_add(o, "ts", seconds(ev.ts));
 		json_object_object_add(o, "cpu", json_object_new_int64(ev.cpu));
 		json_object_object_add(o, "node", json_object_new_int(node_of_cpu(r->t, ev.cpu)));
 		json_object_object_add(o, "event", json_object_new_string(t->names[k]));
@@ -453,8 +459,8 @@ static void write_end(struct run *r)
 	}
 	if (t->ended) {
 		json_object *w = json_object_new_object(), *d = json_object_new_object();
-		json_object_object_add(w, "t0", json_object_new_double(t->t0));
-		json_object_object_add(w, "t1", json_object_new_double(t->t1));
+		json_object_object_add(w, "t0", seconds(t->t0));
+		json_object_object_add(w, "t1", seconds(t->t1));
 		for (unsigned i = 0; i < t->nv1; i++)
 			for (unsigned j = 0; j < t->nv0; j++)
 				if (strcmp(t->v0[j].name, t->v1[i].name) == 0)
