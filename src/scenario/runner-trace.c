@@ -44,8 +44,8 @@ struct vn_run_trace {
 	bool have_format[VN_SCN_TRACEPOINTS_MAX];
 	struct vn_trace_format fmt[VN_SCN_TRACEPOINTS_MAX];
 	char *fmt_text[VN_SCN_TRACEPOINTS_MAX]; /* as the kernel wrote it, kept in the header */
-	char *missing; /* the tracepoint the guest said it lacks */
-	char *error;   /* the first message that broke the protocol's order */
+	char *missing;                          /* the tracepoint the guest said it lacks */
+	char *error;                            /* the first message that broke the protocol's order */
 	bool ready, ended;
 	char clock[16];
 	double t0, t1;
