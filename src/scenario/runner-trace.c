@@ -18,6 +18,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
+#include "util/interrupt.h"
 
 /* One message of the guest's: a format file escaped as JSON is the longest. */
 #define TRACE_MSG_MAX (8 * VN_TRACE_FORMAT_MAX)
@@ -414,6 +415,9 @@ int vn_run_trace_start(struct run *r, struct vn_error *err)
 			return vn_infra_error(err, -ETIMEDOUT, "%s: vnuma-trace did not enable the tracepoints in %d s",
 					      vn_agent_guest(r->a), TRACE_READY_S);
 	}
+	if (r->stop && !t->ready)
+		return vn_infra_error(err, vn_was_interrupted() ? -EINTR : -ETIMEDOUT, "%s",
+				      r->stop_reason ? r->stop_reason : "stopped");
 	if (t->missing) {
 		int i = index_of(t, t->missing);
 		return vn_input_error(err, "%s: $.tracepoints[%d]: \"%s\" is not a tracepoint of the booted kernel",
