@@ -6,7 +6,7 @@
  * kernel prints; the host parses and bounds it (src/metrics/trace.c).
  *
  * Its stdout, one JSON object a line (docs/tracing.md):
- *   {"missing":"SUBSYS:EVENT"}                 then exit 2: not in this kernel
+ *   {"missing":"SUBSYS:EVENT","why":"..."}     then exit 2: not in this kernel
  *   {"format":"SUBSYS:EVENT","text":"..."}     each event's format file
  *   {"ready":true,"clock":"mono","t0":S,"vmstat":{...}}   events enabled, tracing on
  *   {"l":"..."}                                one trace_pipe line
@@ -77,6 +77,20 @@ static void tracefs_write(const char *leaf, const char *s, bool must)
 		ig_die(IG_EXIT_ENV, -r, "write %s to %s", s, path);
 }
 
+/* {"missing":EVENT,"why":WHY} and exit 2, before anything was changed. */
+__attribute__((noreturn)) static void missing(const char *event, const char *why)
+{
+	struct ig_json j;
+
+	ig_json_init(&j);
+	ig_json_obj_begin(&j, NULL);
+	ig_json_str(&j, "missing", event);
+	ig_json_str(&j, "why", why);
+	ig_json_obj_end(&j);
+	ig_json_print(&j);
+	ig_die(IG_EXIT_USAGE, 0, "tracepoint %s: not in this kernel (%s)", event, why);
+}
+
 /* Mounted by the initramfs init; mounted here when not (a disk image, another init). */
 static void find_tracefs(void)
 {
@@ -91,9 +105,14 @@ static void find_tracefs(void)
 		}
 	}
 	mkdir(dirs[0], 0755);
-	if (mount("tracefs", dirs[0], "tracefs", 0, NULL) < 0)
-		ig_die(IG_EXIT_ENV, errno, "mount tracefs on %s", dirs[0]);
-	tracefs = dirs[0];
+	if (mount("tracefs", dirs[0], "tracefs", 0, NULL) == 0) {
+		tracefs = dirs[0];
+		return;
+	}
+	/* A kernel built without tracing has none of the scenario's tracepoints: its mistake, not ours. */
+	if (errno == ENODEV)
+		missing(events[0], "the kernel has no tracefs");
+	ig_die(IG_EXIT_ENV, errno, "mount tracefs on %s", dirs[0]);
 }
 
 static void emit_line(struct ig_buf *out)
@@ -185,6 +204,8 @@ static void forward(struct ig_buf *pending, struct ig_buf *out)
 		size_t n = (size_t)(nl - (pending->s + start));
 		if (skipping)
 			skipping = false;
+		else if (n > LINE_MAX_BYTES)
+			cut++;
 		else if (n) {
 			ig_buf_add(out, "{\"l\":", 5);
 			ig_json_escape(out, pending->s + start, n);
@@ -237,15 +258,18 @@ static void usage(void)
 	      "  Enables the events through tracefs and prints their format files, then every\n"
 	      "  trace_pipe line, as JSON lines on stdout until SIGTERM (see docs/tracing.md).\n"
 	      "  An event the kernel does not have: {\"missing\":...} and exit 2.\n"
-	      "  --buffer-kb N  ring buffer per CPU (default 4096)\n",
+	      "  --buffer-kb N  ring buffer per CPU (default 4096)\n"
+	      "  --tracefs DIR  tracefs mounted there (default: found, or mounted on /sys/kernel/tracing)\n",
 	      stdout);
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t buffer_kb = 4096;
+	const char *dir = NULL;
 	const struct ig_opt opts[] = {{"buffer-kb", IG_OPT_U64, .dst = &buffer_kb, .min = 4, .max = 1u << 20},
 				      {"event", IG_OPT_CALL, .call = add_event, .short_name = 'e'},
+				      {"tracefs", IG_OPT_STRING, .dst = &dir},
 				      {0}};
 	char path[512], num[32];
 	struct ig_buf scratch = {0}, out = {0}, pending = {0};
@@ -261,18 +285,18 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	ig_json_init(&j);
-	find_tracefs();
+	if (dir)
+		tracefs = dir;
+	else
+		find_tracefs();
 
 	/* Every event checked before anything changes: a missing one is the scenario's mistake. */
 	for (size_t i = 0; i < nevents; i++) {
 		event_path(path, sizeof(path), events[i], "enable");
 		if (access(path, W_OK) != 0) {
-			ig_json_reset(&j);
-			ig_json_obj_begin(&j, NULL);
-			ig_json_str(&j, "missing", events[i]);
-			ig_json_obj_end(&j);
-			emit_json(&j);
-			ig_die(IG_EXIT_USAGE, 0, "tracepoint %s: not in this kernel (no %s)", events[i], path);
+			char why[600];
+			snprintf(why, sizeof(why), "no %s", path);
+			missing(events[i], why);
 		}
 	}
 	/* A quiet, empty ring of the asked size, on the clock the sampler reads (CLOCK_MONOTONIC). */

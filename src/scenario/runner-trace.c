@@ -46,6 +46,7 @@ struct vn_run_trace {
 	struct vn_trace_format fmt[VN_SCN_TRACEPOINTS_MAX];
 	char *fmt_text[VN_SCN_TRACEPOINTS_MAX]; /* as the kernel wrote it, kept in the header */
 	char *missing;                          /* the tracepoint the guest said it lacks */
+	bool no_tracefs;                        /* ... because the kernel has no tracefs at all */
 	char *error;                            /* the first message that broke the protocol's order */
 	bool ready, ended;
 	char clock[16];
@@ -354,9 +355,10 @@ static void message(struct run *r, const char *line, size_t n)
 		on_ready(r, o);
 	else if (json_object_object_get_ex(o, "end", &v))
 		on_end(r, o);
-	else if (str_member(o, "missing") && index_of(t, str_member(o, "missing")) >= 0 && !t->missing)
+	else if (str_member(o, "missing") && index_of(t, str_member(o, "missing")) >= 0 && !t->missing) {
 		t->missing = vn_xstrdup(str_member(o, "missing"));
-	else
+		t->no_tracefs = str_member(o, "why") && strcmp(str_member(o, "why"), "the kernel has no tracefs") == 0;
+	} else
 		t->bad_msgs++;
 	json_object_put(o);
 }
@@ -420,8 +422,9 @@ int vn_run_trace_start(struct run *r, struct vn_error *err)
 				      r->stop_reason ? r->stop_reason : "stopped");
 	if (t->missing) {
 		int i = index_of(t, t->missing);
-		return vn_input_error(err, "%s: $.tracepoints[%d]: \"%s\" is not a tracepoint of the booted kernel",
-				      s->path, i, t->missing);
+		return vn_input_error(err, "%s: $.tracepoints[%d]: \"%s\" is not a tracepoint of the booted kernel%s",
+				      s->path, i, t->missing,
+				      t->no_tracefs ? " (it has no tracefs: built without CONFIG_TRACING?)" : "");
 	}
 	if (t->error)
 		return vn_infra_error(err, -EBADMSG, "%s: vnuma-trace: %s", vn_agent_guest(r->a), t->error);
@@ -501,8 +504,8 @@ int vn_run_trace_stop(struct run *r, struct vn_error *err)
 		t->out = NULL;
 	}
 	/* Stopped by a timeout or Ctrl-C: that is the run's error, said later, and the end record says incomplete. */
-	if (rc == 0 && !t->ended && !r->stop)
-		rc = vn_infra_error(err, -EIO, "%s: vnuma-trace did not finish its capture (exit %d)%s%s",
+	if (rc == 0 && (!t->ended || t->error) && !r->stop)
+		rc = vn_infra_error(err, -EIO, "%s: vnuma-trace did not finish its capture in order (exit %d)%s%s",
 				    vn_agent_guest(r->a), t->e->status, t->error ? ": " : "", t->error ? t->error : "");
 	return rc;
 }
