@@ -464,6 +464,7 @@ static void trace(struct vn_strbuf *b, const char *dir)
 {
 	_cleanup_free_ char *path = vn_xasprintf("%s/trace.jsonl", dir), *text = NULL;
 	char names[TRACE_EVENTS_MAX][136];
+	bool moves[TRACE_EVENTS_MAX] = {false}; /* the event has from_node/to_node: a series of those that crossed */
 	unsigned nnames = 0, *ev = NULL;
 	double *t = NULL, tmax = 0;
 	size_t n = 0, cap = 0, len, bad = 0;
@@ -501,14 +502,19 @@ static void trace(struct vn_strbuf *b, const char *dir)
 			unsigned k = 0;
 			while (k < nnames && strcmp(names[k], name) != 0)
 				k++;
+			double from, to;
+			bool crossed = vn_html_jnum(o, "from_node", &from) && vn_html_jnum(o, "to_node", &to) &&
+				       from >= 0 && to >= 0 && from != to;
 			if (k < nnames) {
+				moves[k] |= json_object_object_get_ex(o, "from_node", &v);
 				if (n == cap) {
 					cap = cap ? 2 * cap : 4096;
 					t = vn_xreallocarray(t, cap, sizeof(*t));
 					ev = vn_xreallocarray(ev, cap, sizeof(*ev));
 				}
 				t[n] = x;
-				ev[n++] = k;
+				/* Crossing events also count in their event's "across nodes" series, at k + TRACE_EVENTS_MAX. */
+				ev[n++] = k + (crossed ? TRACE_EVENTS_MAX : 0);
 				tmax = x > tmax ? x : tmax;
 			}
 		}
@@ -522,18 +528,30 @@ static void trace(struct vn_strbuf *b, const char *dir)
 			 bad ? "; some lines are not JSON" : "");
 	if (nnames && n) {
 		_cleanup_(set_free) struct series_set set;
-		unsigned np = VN_HTML_MAX_POINTS;
-		set_init(&set, np, nnames);
+		unsigned np = VN_HTML_MAX_POINTS, series[2 * TRACE_EVENTS_MAX], ns = 0;
 		for (unsigned k = 0; k < nnames; k++)
-			snprintf(set.names[k], sizeof(set.names[k]), "%s", names[k]);
+			series[k] = ns++;
+		for (unsigned k = 0; k < nnames; k++)
+			series[TRACE_EVENTS_MAX + k] = moves[k] ? ns++ : series[k];
+		set_init(&set, np, ns);
+		for (unsigned k = 0; k < nnames; k++) {
+			snprintf(set.names[series[k]], sizeof(set.names[0]), "%s", names[k]);
+			if (moves[k])
+				snprintf(set.names[series[TRACE_EVENTS_MAX + k]], sizeof(set.names[0]),
+					 "%.120s across nodes", names[k]);
+		}
 		for (unsigned i = 0; i < np; i++)
 			set.x[i] = tmax * i / (np - 1);
 		/* Each event counted at the first point at or after its time, then summed up. */
 		for (size_t i = 0; i < n; i++) {
-			unsigned p = tmax > 0 ? (unsigned)ceil(t[i] / tmax * (np - 1)) : 0;
-			set.y[ev[i]][p < np ? p : np - 1]++;
+			unsigned p = tmax > 0 ? (unsigned)ceil(t[i] / tmax * (np - 1)) : 0,
+				 k = ev[i] % TRACE_EVENTS_MAX;
+			p = p < np ? p : np - 1;
+			set.y[series[k]][p]++;
+			if (ev[i] >= TRACE_EVENTS_MAX)
+				set.y[series[TRACE_EVENTS_MAX + k]][p]++;
 		}
-		for (unsigned k = 0; k < nnames; k++)
+		for (unsigned k = 0; k < ns; k++)
 			for (unsigned i = 1; i < np; i++)
 				set.y[k][i] += set.y[k][i - 1];
 		set.n = np;

@@ -273,12 +273,17 @@ static void on_line(struct run *r, const char *line, size_t len)
 		if (strncmp(f->fields[i].printed, "nr_", 3) == 0 && int_field(ev.fields, f->fields[i].name, &x))
 			t->sum[k][i] += (double)x;
 	}
-	int64_t a, b;
+	int64_t a = -1, b = -1;
+	bool moved = false;
 	if (t->cross_kind[k] && int_field(ev.fields, t->cross_a[k], &a) && int_field(ev.fields, t->cross_b[k], &b)) {
 		if (t->cross_kind[k] == 1) {
 			a = node_of_cpu(r->t, a);
 			b = node_of_cpu(r->t, b);
 		}
+		/* A node id the guest made up is no node. */
+		a = a >= 0 && a < (int64_t)r->t->nnodes ? a : -1;
+		b = b >= 0 && b < (int64_t)r->t->nnodes ? b : -1;
+		moved = true;
 		if (a >= 0 && b >= 0 && a != b)
 			t->cross[k]++;
 	}
@@ -288,6 +293,10 @@ static void on_line(struct run *r, const char *line, size_t len)
 		json_object_object_add(o, "ts", seconds(ev.ts));
 		json_object_object_add(o, "cpu", json_object_new_int64(ev.cpu));
 		json_object_object_add(o, "node", json_object_new_int(node_of_cpu(r->t, ev.cpu)));
+		if (moved) {
+			json_object_object_add(o, "from_node", json_object_new_int((int)a));
+			json_object_object_add(o, "to_node", json_object_new_int((int)b));
+		}
 		json_object_object_add(o, "event", json_object_new_string(t->names[k]));
 		json_object_object_add(o, "comm", json_object_new_string(ev.comm));
 		json_object_object_add(o, "pid", json_object_new_int(ev.pid));

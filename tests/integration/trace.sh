@@ -73,6 +73,7 @@ JSON
 "$vnuma" run "$w/missing.json" --quick -o "$w/missing" >"$w/missing.log" 2>&1
 rc=$?
 check "a missing tracepoint exits 2" test "$rc" = 2 || sed 's/^/#   /' "$w/missing.log"
+grep 'not a tracepoint' "$w/missing.log" | sed 's/^/# /'
 check "...naming it" grep -q 'tracepoints\[1\]: "sched:no_such_event" is not a tracepoint of the booted kernel' "$w/missing.log"
 check "...before any step started" test -z "$(ls "$w/missing/steps")"
 check "no guest left" no_domain_left

@@ -279,13 +279,17 @@ static void test_trace(void **state)
 	    "{\"event\":\"sched:<script>x</script>\"}]}\n"
 	    "{\"t\":0.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
 	    "{\"t\":1.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
-	    "{\"t\":2,\"event\":\"sched:<script>x</script>\",\"fields\":{}}\n"
+	    "{\"t\":2,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
+	    "{\"t\":2.5,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":1}\n"
 	    "{\"t\":-1,\"event\":\"migrate:mm_migrate_pages\"}\n"
 	    "{\"t\":1,\"event\":\"not:in_the_header\"}\n"
 	    "{\"type\":\"end\",\"complete\":true}\n");
 	_cleanup_free_ char *html = report(dir);
 	assert_non_null(strstr(html, "<h2 id=\"trace\">Tracepoints</h2>"));
-	assert_non_null(strstr(html, "3 events of 2 tracepoints in trace.jsonl.</p>"));
+	assert_non_null(strstr(html, "4 events of 2 tracepoints in trace.jsonl.</p>"));
+	/* The event with from_node/to_node gets a second series: those that crossed. */
+	assert_non_null(strstr(html, "sched:&lt;script&gt;x&lt;/script&gt; across nodes"));
+	assert_null(strstr(html, "mm_migrate_pages across nodes"));
 	assert_non_null(strstr(html, "trace events (cumulative count) since the capture began"));
 	assert_non_null(strstr(html, "sched:&lt;script&gt;x&lt;/script&gt;"));
 	assert_inert(html);
