@@ -535,7 +535,7 @@ static void trace(struct vn_strbuf *b, const char *dir)
 			series[TRACE_EVENTS_MAX + k] = moves[k] ? ns++ : series[k];
 		set_init(&set, np, ns);
 		for (unsigned k = 0; k < nnames; k++) {
-			snprintf(set.names[series[k]], sizeof(set.names[0]), "%s", names[k]);
+			memcpy(set.names[series[k]], names[k], sizeof(names[k]));
 			if (moves[k])
 				snprintf(set.names[series[TRACE_EVENTS_MAX + k]], sizeof(set.names[0]),
 					 "%.120s across nodes", names[k]);
