@@ -62,9 +62,9 @@ static char *format_text(void)
 /* A tracefs with mm_migrate_pages, its trace_pipe holding lines already. */
 static char *fake_tracefs(const char *pipe_text)
 {
+	_cleanup_free_ char *fmt = format_text();
 	char tmpl[] = "/tmp/vnuma-test-tracer.XXXXXX";
 	char *dir = vn_xstrdup(mkdtemp(tmpl));
-	_cleanup_free_ char *fmt = format_text();
 
 	put(dir, "events/migrate/mm_migrate_pages/format", fmt);
 	/* Plain files are not truncated by a write as tracefs's are: what the helper writes, starting empty. */
@@ -207,7 +207,8 @@ static void test_capture(void **state)
 	assert_int_equal(nready, 1);
 	assert_int_equal(nlines, 2);
 	assert_int_equal(nend, 1);
-	vn_rm_rf(dir);
+	assert_int_equal(vn_rm_rf(dir), 0);
+	assert_int_not_equal(access(dir, F_OK), 0);
 }
 
 static void test_missing(void **state)
@@ -227,7 +228,8 @@ static void test_missing(void **state)
 	_cleanup_free_ char *on = get(dir, "tracing_on"), *trace = get(dir, "trace");
 	assert_string_equal(on, "1\n");
 	assert_string_equal(trace, "old events\n");
-	vn_rm_rf(dir);
+	assert_int_equal(vn_rm_rf(dir), 0);
+	assert_int_not_equal(access(dir, F_OK), 0);
 
 	/* Names that are not SUBSYS:EVENT never reach a path. */
 	char *bad[] = {"vnuma-trace", "--tracefs", "/nonexistent", "--event", "../x:y", NULL};
