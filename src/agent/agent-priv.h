@@ -62,6 +62,12 @@ void vn_agentd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vn_buf_append(struct vn_buf *b, const void *p, size_t n);
 void vn_buf_consume(struct vn_buf *b, size_t n);
 void vn_buf_free(struct vn_buf *b);
+/*
+ * Writes what b holds to the non-blocking fd until it is drained or the fd
+ * would block: 0. A failed write: -errno (-EPIPE for a write of 0), with the
+ * unwritten rest kept in b.
+ */
+int vn_buf_flush(struct vn_buf *b, int fd);
 
 /* Queue one message (consumes obj). */
 void vn_agentd_send(struct vn_agentd *d, struct json_object *obj);

@@ -197,23 +197,13 @@ size_t vn_agentd_jobs_pollfds(struct vn_agentd *d, struct pollfd *pfd, size_t ma
 
 static void job_stdin_flush(struct vn_job *j)
 {
-	while (j->in_fd >= 0 && j->in_queue.off < j->in_queue.len) {
-		ssize_t n = write(j->in_fd, j->in_queue.s + j->in_queue.off, j->in_queue.len - j->in_queue.off);
-
-		if (n > 0) {
-			vn_buf_consume(&j->in_queue, (size_t)n);
-		} else if (n < 0 && errno == EINTR) {
-			continue;
-		} else if (n < 0 && errno == EAGAIN) {
-			return;
-		} else {
-			/* The child closed its stdin: the rest is of no use to it. */
-			close_fd(&j->in_fd);
-			vn_buf_free(&j->in_queue);
-			return;
-		}
+	if (j->in_fd >= 0 && vn_buf_flush(&j->in_queue, j->in_fd) < 0) {
+		/* The child closed its stdin: the rest is of no use to it. */
+		close_fd(&j->in_fd);
+		vn_buf_free(&j->in_queue);
+		return;
 	}
-	if (j->in_eof)
+	if (j->in_eof && j->in_queue.off == j->in_queue.len)
 		close_fd(&j->in_fd);
 }
 

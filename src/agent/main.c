@@ -88,6 +88,23 @@ void vn_buf_free(struct vn_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+int vn_buf_flush(struct vn_buf *b, int fd)
+{
+	while (b->off < b->len) {
+		ssize_t n = write(fd, b->s + b->off, b->len - b->off);
+
+		if (n > 0)
+			vn_buf_consume(b, (size_t)n);
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && errno == EAGAIN)
+			return 0;
+		else
+			return n < 0 ? -errno : -EPIPE;
+	}
+	return 0;
+}
+
 void vn_agentd_send(struct vn_agentd *d, struct json_object *obj)
 {
 	size_t len;
@@ -293,24 +310,15 @@ static void port_read(struct vn_agentd *d, bool hup)
 
 static void port_flush(struct vn_agentd *d)
 {
-	while (d->fd >= 0 && d->out.off < d->out.len) {
-		ssize_t n = write(d->fd, d->out.s + d->out.off, d->out.len - d->out.off);
+	int rc;
 
-		if (n > 0) {
-			vn_buf_consume(&d->out, (size_t)n);
-		} else if (n < 0 && errno == EINTR) {
-			continue;
-		} else if (n < 0 && errno == EAGAIN) {
-			return;
-		} else {
-			/* EPIPE on the test socket, ENODEV/EIO if the port vanished. */
-			if (d->fd_mode)
-				host_gone(d);
-			else
-				port_lost(d, n < 0 ? strerror(errno) : "short write");
-			return;
-		}
-	}
+	if (d->fd < 0 || (rc = vn_buf_flush(&d->out, d->fd)) == 0)
+		return;
+	/* EPIPE on the test socket, ENODEV/EIO if the port vanished. */
+	if (d->fd_mode)
+		host_gone(d);
+	else
+		port_lost(d, strerror(-rc));
 }
 
 static int read_small_file(const char *path, char *buf, size_t size)

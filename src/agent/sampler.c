@@ -431,19 +431,6 @@ static void emit_sample(struct ig_json *out, struct ig_buf *b, unsigned long seq
 	ig_json_obj_end(out);
 }
 
-static void usage(void)
-{
-	fputs("usage: vnuma-sample [--interval S] [--duration S] [--match PREFIX]... [--pid N]... [--mem-every N]\n"
-	      "  Prints one JSON line per sample on stdout (see docs/sampling.md).\n"
-	      "  --interval S   seconds between samples (default 1; 250ms, 1.5s, 2m also)\n"
-	      "  --duration S   stop after S seconds (default 0: until SIGTERM/SIGINT)\n"
-	      "  --match P      workload processes: comm starts with P (repeatable)\n"
-	      "  --pid N        workload process N and its descendants (repeatable)\n"
-	      "  --mem-every N  read per-process memory (numa_maps) every Nth sample only (default 1)\n"
-	      "  Without --match and --pid, processes whose comm starts with 'vnuma-wl-' are watched.\n",
-	      stdout);
-}
-
 static void add_match(const struct ig_opt *opt, const char *val)
 {
 	match_prefixes[nmatch++] = (char *)val;
@@ -458,11 +445,16 @@ int main(int argc, char **argv)
 {
 	double interval = 1, duration = 0;
 	uint64_t every = 1;
-	const struct ig_opt opts[] = {{"interval", IG_OPT_SECONDS, .dst = &interval, .min_s = 0.001, .short_name = 'i'},
-				      {"duration", IG_OPT_SECONDS, .dst = &duration, .min_s = 0, .short_name = 'd'},
-				      {"match", IG_OPT_CALL, .dst = NULL, .call = add_match, .short_name = 'm'},
-				      {"pid", IG_OPT_CALL, .dst = NULL, .call = add_pid, .short_name = 'p'},
-				      {"mem-every", IG_OPT_U64, .dst = &every, .min = 1, .max = ULONG_MAX},
+	const struct ig_opt opts[] = {{"interval", IG_OPT_SECONDS, .dst = &interval, .min_s = 0.001, .short_name = 'i',
+				       .help = "seconds between samples (default 1; 250ms, 1.5s, 2m also)"},
+				      {"duration", IG_OPT_SECONDS, .dst = &duration, .min_s = 0, .short_name = 'd',
+				       .help = "stop after S seconds (default 0: until SIGTERM/SIGINT)"},
+				      {"match", IG_OPT_CALL, .dst = NULL, .call = add_match, .short_name = 'm',
+				       .arg = "P", .help = "workload processes: comm starts with P (repeatable)"},
+				      {"pid", IG_OPT_CALL, .dst = NULL, .call = add_pid, .short_name = 'p',
+				       .help = "workload process N and its descendants (repeatable)"},
+				      {"mem-every", IG_OPT_U64, .dst = &every, .min = 1, .max = ULONG_MAX,
+				       .help = "read per-process memory (numa_maps) every Nth sample only (default 1)"},
 				      {0}};
 
 	ig_init("vnuma-sample");
@@ -471,7 +463,9 @@ int main(int argc, char **argv)
 	want_pids = calloc((size_t)argc + 1, sizeof(*want_pids));
 	if (!match_prefixes || !want_pids)
 		ig_oom("option lists");
-	ig_opts_parse(argc, argv, opts, usage);
+	ig_opts_parse(argc, argv, opts,
+		      "Prints one JSON line per sample on stdout (see docs/sampling.md).\nWithout --match and --pid, "
+		      "processes whose comm starts with 'vnuma-wl-' are watched.\n");
 	mem_every = (unsigned long)every;
 	if (!nmatch && !nwant)
 		match_prefixes[nmatch++] = "vnuma-wl-";

@@ -48,8 +48,8 @@ static const struct {
 			    "/var/lib/vnuma as root, ~/.local/state/vnuma)"},
 	{"VNUMA_URI", "libvirt URI (default: libvirt's embedded QEMU driver, qemu:///embed?root=STATE/libvirt)"},
 	{"VNUMA_ACCEL", "tcg or kvm: force the accelerator instead of probing"},
-	{"VNUMA_BOOT", "pvh: boot the kernel's own PVH vmlinux under qboot (faster; the default, bzimage, boots the "
-		       "bzImage under SeaBIOS)"},
+	{"VNUMA_BOOT", "bzimage: boot the bzImage under SeaBIOS instead of the kernel's own PVH vmlinux under qboot "
+		       "(the default, proven per kernel); pvh: try PVH even where it stalled before"},
 	{"VNUMA_KERNELS_DIR", "also look kernel recipe names up in this directory (before ./kernels)"},
 	{"VNUMA_HELPER_DIR", "take the in-guest programs (vnuma-agent, vnuma-sample, vnuma-wl-*) from this directory"},
 };

@@ -40,9 +40,7 @@ static void loader_clear(struct loader *ld)
 {
 	for (size_t i = 0; i < ld->nobs; i++)
 		free(ld->obs[i].metric);
-	free(ld->obs);
-	free(ld->topology_file);
-	free(ld->accel_file);
+	vn_free_all(ld->obs, ld->topology_file, ld->accel_file);
 }
 
 static int read_json(const char *path, struct json_object **root, struct vn_error *err)
@@ -487,21 +485,12 @@ void vn_compare_free(struct vn_compare *c)
 		return;
 	for (size_t i = 0; i < c->nvariants; i++) {
 		struct vn_compare_variant *v = &c->variants[i];
-		free(v->name);
-		free(v->source);
-		free(v->kernel);
-		free(v->release);
-		free(v->cmdline);
-		free(v->sysctls);
+		vn_free_all(v->name, v->source, v->kernel, v->release, v->cmdline, v->sysctls);
 	}
 	free(c->variants);
 	for (size_t i = 0; i < c->nrows; i++) {
 		free(c->rows[i].metric);
 		free(c->rows[i].cells);
 	}
-	free(c->rows);
-	free(c->scenario);
-	free(c->topology);
-	free(c->accelerator);
-	free(c);
+	vn_free_all(c->rows, c->scenario, c->topology, c->accelerator, c);
 }

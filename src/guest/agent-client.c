@@ -165,10 +165,7 @@ void vn_agent_close(struct vn_agent *a)
 	if (a->fd >= 0)
 		close(a->fd);
 	vn_agent_msg_clear(&a->last);
-	free(a->execs);
-	free(a->buf);
-	free(a->guest);
-	free(a);
+	vn_free_all(a->execs, a->buf, a->guest, a);
 }
 
 int64_t vn_agent_next_id(struct vn_agent *a)

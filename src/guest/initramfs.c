@@ -70,11 +70,7 @@ struct plan {
 static void plan_free(struct plan *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		free(p->v[i].path);
-		free(p->v[i].host);
-		free(p->v[i].real);
-		free(p->v[i].target);
-		free(p->v[i].data);
+		vn_free_all(p->v[i].path, p->v[i].host, p->v[i].real, p->v[i].target, p->v[i].data);
 	}
 	free(p->v);
 	p->v = NULL;

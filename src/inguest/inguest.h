@@ -41,6 +41,10 @@
 /* Default cap on pages queried with move_pages(2) per placement sample. */
 #define IG_DEFAULT_MAX_SAMPLE 65536
 
+/* A macro's value as a string literal, for --help texts. */
+#define IG_STR_(x) #x
+#define IG_STR(x)  IG_STR_(x)
+
 /* ---- the program (prog.c) ---- */
 /* The program name used in messages; set by ig_init(). */
 extern const char *ig_prog;
@@ -53,6 +57,8 @@ __attribute__((noreturn)) void ig_oom(const char *what);
 /* Exit 2: "PROG: invalid value 'VAL' for --OPT: WHY" */
 __attribute__((noreturn)) void ig_bad_option(const char *opt, const char *val, const char *why);
 __attribute__((noreturn)) void ig_unknown_option(const char *arg);
+/* Exit 2 unless size >= per * count: a --SIZE that cannot hold count workers' (or one noun's) share. */
+void ig_check_size(const char *opt, const char *given, uint64_t size, uint64_t per, uint64_t count, const char *noun);
 
 /* ---- options (opt.c) ---- */
 /* Option values; each calls ig_bad_option on error. */
@@ -90,15 +96,17 @@ struct ig_opt {
 	void (*call)(const struct ig_opt *opt, const char *val); /* CALL; opt->dst is its context */
 	const char **given;                                      /* if set: the argument as given, for later checks */
 	char short_name;                                         /* if set: also -C VALUE */
+	const char *arg;  /* the value's name in --help (default from the type: SIZE, N, S, PATH, a|b) */
+	const char *help; /* one line for --help */
 };
 
 /*
  * Parses argv against opts, storing each value as it comes (so defaults are
- * set before). --help calls usage() (which prints to stdout) and exits 0; an
- * unknown option, a missing value or an argument that is not an option
- * exits 2 with one line naming it.
+ * set before). --help prints the usage made from the table (then notes, if
+ * any) on stdout and exits 0; an unknown option, a missing value or an
+ * argument that is not an option exits 2 with one line naming it.
  */
-void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, void (*usage)(void));
+void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, const char *notes);
 
 /* ---- time and seeds (time.c) ---- */
 double ig_now(void);              /* CLOCK_MONOTONIC seconds */
@@ -288,6 +296,12 @@ void ig_json_node_counts(struct ig_json *j, const char *key, const struct ig_top
 void ig_json_result_begin(struct ig_json *j, const char *workload, const struct ig_topo *t);
 /* Writes the text plus '\n' on stdout in one write(2) (after flushing stdio); 0 or -errno. */
 int ig_json_print(struct ig_json *j);
+/*
+ * Closes what ig_json_result_begin opened, prints it and frees j. A result
+ * that cannot be written is fatal (exit 3): the host must see no result
+ * rather than a workload that claims success without one.
+ */
+void ig_json_result_end(struct ig_json *j);
 
 /* ---- statistics (stats.c) ---- */
 struct ig_stats {

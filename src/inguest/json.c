@@ -253,6 +253,17 @@ void ig_json_result_begin(struct ig_json *j, const char *workload, const struct 
 	ig_json_bool(j, "numa", t->numa);
 }
 
+void ig_json_result_end(struct ig_json *j)
+{
+	int r;
+
+	ig_json_obj_end(j);
+	r = ig_json_print(j);
+	ig_json_free(j);
+	if (r < 0)
+		ig_die(IG_EXIT_ENV, -r, "writing the result");
+}
+
 int ig_json_print(struct ig_json *j)
 {
 	int r;

@@ -115,10 +115,47 @@ static void store(const struct ig_opt *o, const char *val)
 	}
 }
 
+/* "  -C, --name VALUE" into buf, the value named by .arg or by the type. */
+static void format_option(const struct ig_opt *o, char *buf, size_t size)
+{
+	static const char *const by_type[] = {
+		[IG_OPT_SIZE] = "SIZE", [IG_OPT_U64] = "N",       [IG_OPT_INT] = "N",
+		[IG_OPT_SECONDS] = "S", [IG_OPT_STRING] = "PATH", [IG_OPT_CALL] = "N",
+	};
+	size_t n;
+
+	if (o->short_name)
+		n = (size_t)snprintf(buf, size, "  -%c, --%s ", o->short_name, o->name);
+	else
+		n = (size_t)snprintf(buf, size, "  --%s ", o->name);
+	if (o->arg || o->type != IG_OPT_CHOICE) {
+		snprintf(buf + n, size - n, "%s", o->arg ? o->arg : by_type[o->type]);
+		return;
+	}
+	for (const struct ig_opt_choice *c = o->choices; c->name && n < size; c++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", c == o->choices ? "" : "|", c->name);
+}
+
+static void usage(const struct ig_opt *opts, const char *notes)
+{
+	char line[128];
+
+	printf("usage: %s [options]\n", ig_prog);
+	for (const struct ig_opt *o = opts; o->name; o++) {
+		format_option(o, line, sizeof(line));
+		if (o->help)
+			printf("%-24s %s\n", line, o->help);
+		else
+			printf("%s\n", line);
+	}
+	if (notes)
+		fputs(notes, stdout);
+}
+
 /* getopt_long's val for opts[i] without a short name: above every char. */
 #define LONG_ONLY 256
 
-void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, void (*usage)(void))
+void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, const char *notes)
 {
 	size_t n = 0;
 
@@ -146,7 +183,7 @@ void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, void (*usag
 		const struct ig_opt *o = NULL;
 
 		if (c == 'h') {
-			usage();
+			usage(opts, notes);
 			exit(IG_EXIT_OK);
 		}
 		if (c >= LONG_ONLY && c < LONG_ONLY + (int)n)

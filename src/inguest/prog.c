@@ -2,6 +2,7 @@
 #include "inguest.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,20 @@ void ig_bad_option(const char *opt, const char *val, const char *why)
 {
 	fprintf(stderr, "%s: invalid value '%s' for --%s: %s\n", ig_prog, val ? val : "", opt, why);
 	exit(IG_EXIT_USAGE);
+}
+
+void ig_check_size(const char *opt, const char *given, uint64_t size, uint64_t per, uint64_t count, const char *noun)
+{
+	char why[96];
+
+	if (size >= per * count)
+		return;
+	if (count == 1)
+		snprintf(why, sizeof(why), "too small: need at least %" PRIu64 " bytes (one %s)", per, noun);
+	else
+		snprintf(why, sizeof(why), "too small: need at least %" PRIu64 " bytes (%" PRIu64 " per %s)",
+			 per * count, per, noun);
+	ig_bad_option(opt, given, why);
 }
 
 void ig_unknown_option(const char *arg)

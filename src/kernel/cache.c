@@ -299,17 +299,8 @@ void vn_kernel_built_free(struct vn_kernel_built *b)
 {
 	if (!b)
 		return;
-	free(b->dir);
-	free(b->image);
-	free(b->config);
-	free(b->log);
-	free(b->key);
-	free(b->config_hash);
-	free(b->source_id);
-	free(b->release);
-	free(b->version);
-	free(b->recipe);
-	free(b->recipe_path);
+	vn_free_all(b->dir, b->image, b->config, b->log, b->key, b->config_hash, b->source_id, b->release, b->version,
+		    b->recipe, b->recipe_path);
 	vn_strv_free_n(b->patches, b->npatches);
 	free(b);
 }

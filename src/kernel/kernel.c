@@ -20,18 +20,9 @@ void vn_kernel_free(struct vn_kernel *k)
 {
 	if (!k)
 		return;
-	free(k->image);
-	free(k->release);
-	free(k->version);
-	free(k->modules_dir);
-	free(k->config);
-	free(k->recipe);
-	free(k->recipe_path);
+	vn_free_all(k->image, k->release, k->version, k->modules_dir, k->config, k->recipe, k->recipe_path);
 	vn_strv_free_n(k->patches, k->npatches);
-	free(k->config_hash);
-	free(k->build_key);
-	free(k->source_id);
-	free(k);
+	vn_free_all(k->config_hash, k->build_key, k->source_id, k);
 }
 
 int vn_kernel_image_release(const char *image, char **release, char **version, struct vn_error *err)

@@ -243,15 +243,7 @@ void vn_recipe_free(struct vn_recipe *r)
 {
 	if (!r)
 		return;
-	free(r->path);
-	free(r->name);
-	free(r->dir);
-	free(r->description);
-	free(r->image);
-	free(r->modules);
-	free(r->config);
-	free(r->tree);
-	free(r->tree_path);
+	vn_free_all(r->path, r->name, r->dir, r->description, r->image, r->modules, r->config, r->tree, r->tree_path);
 	vn_strv_free_n(r->patches, r->npatches);
 	vn_strv_free_n(r->patch_names, r->npatches);
 	free(r->config_base);

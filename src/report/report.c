@@ -46,10 +46,8 @@ unsigned vn_report_failures(const struct vn_report *r)
 void vn_report_clear(struct vn_report *r)
 {
 	for (unsigned i = 0; i < r->nverdicts; i++) {
-		free(r->verdicts[i].name);
-		free(r->verdicts[i].observed);
-		free(r->verdicts[i].expected);
-		free(r->verdicts[i].detail);
+		vn_free_all(r->verdicts[i].name, r->verdicts[i].observed, r->verdicts[i].expected,
+			    r->verdicts[i].detail);
 	}
 	free(r->verdicts);
 	char **strs[] = {&r->scenario,       &r->description,

@@ -121,11 +121,7 @@ static void cells_free(struct group *g)
 		free(g->cells[i].variant);
 		free(g->cells[i].dir);
 	}
-	free(g->cells);
-	free(g->topology);
-	free(g->accel);
-	free(g->host);
-	free(g->started);
+	vn_free_all(g->cells, g->topology, g->accel, g->host, g->started);
 	vn_report_clear(&g->verdicts);
 }
 

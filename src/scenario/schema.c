@@ -26,12 +26,7 @@ void vn_scenario_free(struct vn_scenario *s)
 {
 	if (!s)
 		return;
-	free(s->path);
-	free(s->name);
-	free(s->description);
-	free(s->topology);
-	free(s->kernel);
-	free(s->append);
+	vn_free_all(s->path, s->name, s->description, s->topology, s->kernel, s->append);
 	for (unsigned i = 0; i < s->nsysctls; i++) {
 		free(s->sysctls[i].key);
 		free(s->sysctls[i].value);
@@ -54,13 +49,7 @@ void vn_scenario_free(struct vn_scenario *s)
 	free(s->steps);
 	for (unsigned i = 0; i < s->nasserts; i++) {
 		struct vn_scn_assert *a = &s->asserts[i];
-		free(a->name);
-		free(a->counter);
-		free(a->denominator);
-		free(a->step);
-		free(a->path);
-		free(a->metric);
-		free(a->variant);
+		vn_free_all(a->name, a->counter, a->denominator, a->step, a->path, a->metric, a->variant);
 	}
 	free(s->asserts);
 	free(s);
@@ -132,9 +121,7 @@ void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant
 {
 	for (unsigned i = 0; i < s->nvariants; i++) {
 		struct vn_scn_variant *x = &s->variants[i];
-		free(x->name);
-		free(x->kernel);
-		free(x->append);
+		vn_free_all(x->name, x->kernel, x->append);
 		for (unsigned j = 0; j < x->nsysctls; j++) {
 			free(x->sysctls[j].key);
 			free(x->sysctls[j].value);

@@ -19,6 +19,7 @@
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
+#include "util/file.h"
 #include "util/interrupt.h"
 #include "util/paths.h"
 #include "util/name.h"
@@ -133,17 +134,8 @@ void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx)
 
 void vn_up_result_clear(struct vn_up_result *r)
 {
-	free(r->name);
-	free(r->guest_dir);
-	free(r->console_log);
-	free(r->kernel_release);
-	free(r->kernel_version);
-	free(r->kernel_recipe);
-	free(r->kernel_config_sha256);
-	free(r->kernel_patches);
-	free(r->topology_path);
-	free(r->accel_reason);
-	free(r->fidelity_report);
+	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
+		    r->kernel_config_sha256, r->kernel_patches, r->topology_path, r->accel_reason, r->fidelity_report);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -384,33 +376,74 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 }
 
 /*
- * How the kernel boots. By default the bzImage through SeaBIOS. With
- * VNUMA_BOOT=pvh, its PVH vmlinux with qboot where the kernel has one
- * (seconds faster under TCG: no firmware handover to SeaBIOS, no in-guest
- * decompression; under SeaBIOS for a topology with devices). Not the default
- * yet: one of some 80 PVH boots in CI never got its agent to answer, and the
- * cause is not known (docs/performance.md). The fidelity check proves on
- * every boot that the guest still sees the topology.
+ * How the kernel boots: its PVH vmlinux where it has one (seconds faster
+ * under TCG: no in-guest decompression of an XZ kernel), under qboot (no
+ * SeaBIOS handover) unless the topology has devices; else, or with
+ * VNUMA_BOOT=bzimage, the bzImage under SeaBIOS. A PVH path is proven per
+ * kernel and state dir like an accelerator. Until a PVH boot of a kernel has
+ * answered here (marked "proven" beside the cached vmlinux), a PVH boot gets
+ * half the deadline; if it fails (silent, panic, no agent) its logs go to
+ * STATE/failed and the bzImage boots instead, and when that answers the
+ * kernel's PVH path is marked "stalled" and not tried again. The fidelity check
+ * proves on every boot that the guest still sees the topology.
  */
-static int boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, char **pvh,
-		     const char **loader, struct vn_error *err)
+struct boot_choice {
+	char *pvh;          /* the vmlinux to boot, NULL for the bzImage */
+	const char *loader; /* NULL: SeaBIOS */
+	bool proven;        /* a PVH boot of this kernel answered here before */
+};
+
+static void boot_choice_clear(struct boot_choice *bc)
+{
+	free(bc->pvh);
+	memset(bc, 0, sizeof(*bc));
+}
+
+static char *pvh_marker(const char *pvh, const char *what)
+{
+	return vn_xasprintf("%s.%s", pvh, what);
+}
+
+/* The PVH verdict for this vmlinux, as a marker file beside it (why, for a stall). */
+static void pvh_mark(const char *pvh, const char *what, const char *why)
+{
+	_cleanup_free_ char *path = pvh_marker(pvh, what);
+	struct vn_error e = {0};
+
+	vn_file_write_atomic(path, why ? why : "", why ? strlen(why) : 0, 0644, &e);
+	vn_error_clear(&e);
+}
+
+static int boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, struct boot_choice *bc,
+		     struct vn_error *err)
 {
 	const char *want = getenv("VNUMA_BOOT");
 
 	if (want && *want && strcmp(want, "bzimage") != 0 && strcmp(want, "pvh") != 0)
 		return vn_input_error(err, "VNUMA_BOOT=%s: expected pvh or bzimage", want);
-	if (!want || strcmp(want, "pvh") != 0)
+	if (want && strcmp(want, "bzimage") == 0)
 		return 0;
-	int rc = vn_kernel_pvh_image(bzimage, cache, pvh, err);
+	char *pvh = NULL;
+	int rc = vn_kernel_pvh_image(bzimage, cache, &pvh, err);
 	if (rc < 0)
 		return vn_error_prefix(err, "extracting the PVH vmlinux of %s", bzimage);
+	if (rc == 0)
+		return 0;
+	_cleanup_free_ char *stalled = pvh_marker(pvh, "stalled"), *proven = pvh_marker(pvh, "proven");
+	/* A stall seen here is not tried again, unless VNUMA_BOOT=pvh asks for it. */
+	if (!want && access(stalled, F_OK) == 0) {
+		free(pvh);
+		return 0;
+	}
+	bc->pvh = pvh;
+	bc->proven = access(proven, F_OK) == 0;
 	/*
 	 * qboot numbers no buses behind a PCIe expander bus, so QEMU's ACPI then
 	 * gives each expander a one-bus range and Linux cannot reach the devices
 	 * behind its root ports; SeaBIOS does (fw_cfg etc/extra-pci-roots).
 	 */
-	if (rc > 0 && !t->ndevices_total && access(VN_TESTBED_QBOOT, R_OK) == 0)
-		*loader = VN_TESTBED_QBOOT;
+	if (!t->ndevices_total && access(VN_TESTBED_QBOOT, R_OK) == 0)
+		bc->loader = VN_TESTBED_QBOOT;
 	return 0;
 }
 
@@ -434,6 +467,113 @@ static int create_disk_images(const struct vn_topology *t, const char *dir, stru
 						      strerror(errno));
 		}
 	return 0;
+}
+
+/* One boot of a guest: its dir, its domain, the wait for its agent. */
+struct boot_attempt {
+	struct vn_virt *v;
+	const struct vn_topology *t;
+	const struct vn_up_opts *o;
+	const char *name, *initrd, *release;
+	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
+	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
+	double until;                         /* give up waiting for the agent then */
+	/* out */
+	char *dir, *sock, *log;
+	struct vn_virt_domain *d;
+	struct vn_agent *a;
+	double t0;
+};
+
+static void boot_attempt_clear(struct boot_attempt *at)
+{
+	vn_agent_close(at->a);
+	vn_virt_domain_free(at->d);
+	vn_free_all(at->dir, at->sock, at->log);
+	at->a = NULL;
+	at->d = NULL;
+	at->dir = at->sock = at->log = NULL;
+}
+
+/* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
+static int boot_attempt(struct boot_attempt *at, struct vn_error *err)
+{
+	const struct vn_up_opts *o = at->o;
+	const struct vn_topology *t = at->t;
+	int rc;
+
+	if ((rc = vn_virt_guest_dir(at->v, at->name, &at->dir, err)) < 0)
+		return rc;
+	/* Nothing of this guest exists yet but its dir: take it back whole. */
+	if ((rc = create_disk_images(t, at->dir, err)) < 0) {
+		vn_rm_rf(at->dir);
+		return rc;
+	}
+	at->sock = vn_xasprintf("%s/agent.sock", at->dir);
+	at->log = vn_xasprintf("%s/console.log", at->dir);
+
+	struct vn_domain_opts dopts = {
+		.name = at->name,
+		.accel = VN_ACCEL_AUTO,
+		.kernel = at->image,
+		.loader = at->loader,
+		.initrd = at->initrd,
+		.cmdline = o->append, /* the builder adds what the topology needs */
+		.console_log = at->log,
+		.agent_socket = at->sock,
+		.meta = {.topology_name = t->name,
+			 .topology_path = at->topo_path,
+			 .kernel = at->kernel,
+			 .kernel_id = at->kernel_id,
+			 .guest_dir = at->dir},
+		.notify = accel_notice,
+		.notify_data = (void *)o,
+	};
+	progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s%s", at->name, t->nnodes, t->ncpus_total, at->release,
+		 at->image == at->kernel ? "" : " (PVH)");
+	at->t0 = vn_now_s();
+	if ((rc = vn_virt_domain_create(at->v, t, &dopts, &at->d, err)) < 0)
+		return rc;
+	progress(o, "booting", "%s (%s)", vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+		 vn_virt_domain_accel_reason(at->d));
+	bool kernel_seen = false;
+
+	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
+	rc = vn_agent_connect(at->sock, (int)((at->until - vn_now_s()) * 1000), &at->a, err);
+	if (rc < 0) {
+		char why[VN_ERROR_MSG_MAX];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		vn_error_clear(err);
+		return boot_failed(at->d, at->log, err, rc, "guest %s: %s", at->name, why);
+	}
+	for (;;) {
+		struct vn_error e = {0};
+		bool running = true;
+
+		if (vn_was_interrupted())
+			return boot_failed(at->d, at->log, err, -EINTR,
+					   "interrupted while waiting for guest %s; destroyed it", at->name);
+		if (vn_virt_domain_is_running(at->d, &running, &e) < 0 || !running) {
+			vn_error_clear(&e);
+			return boot_failed(at->d, at->log, err, -ECHILD,
+					   "guest %s stopped during boot (kernel panic or QEMU exit)", at->name);
+		}
+		_cleanup_free_ char *panic = console_panic_line(at->log);
+		if (panic)
+			return boot_failed(at->d, at->log, err, -EIO, "guest %s: %s", at->name, panic);
+		if (!kernel_seen && (kernel_seen = vn_console_log_shows_kernel(at->log)))
+			progress(o, "kernel started", "%.1f s after start", vn_now_s() - at->t0);
+		if (vn_now_s() > at->until)
+			return boot_failed(at->d, at->log, err, -ETIMEDOUT,
+					   "guest %s: agent did not answer within %.0f s (%s%s%s)", at->name,
+					   at->until - at->t0,
+					   vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+					   at->image == at->kernel ? "" : ", PVH",
+					   kernel_seen ? ", the kernel started" : ", the kernel printed nothing");
+		if (vn_agent_hello(at->a, 1500, NULL, &e) == 0)
+			return 0;
+		vn_error_clear(&e);
+	}
 }
 
 int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
@@ -475,21 +615,21 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	cache = vn_xasprintf("%s/cache", ctx->state_dir);
 	if ((rc = vn_testbed_guest_image(cache, k, o->with, &initrd, err)) < 0)
 		return rc;
-	_cleanup_free_ char *pvh = NULL;
-	const char *boot_image = k->image, *loader = NULL;
-	if ((rc = boot_path(t, k->image, cache, &pvh, &loader, err)) < 0)
+	struct boot_choice bc = {0};
+	if ((rc = boot_path(t, k->image, cache, &bc, err)) < 0)
 		return rc;
-	if (pvh)
-		boot_image = pvh;
 
-	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0) {
+		boot_choice_clear(&bc);
 		return rc;
+	}
 	if (o->name) {
 		struct vn_virt_domain *old = NULL;
 		struct vn_error e = {0};
 		if (vn_virt_domain_lookup(v, o->name, &old, &e) == 0) {
 			vn_virt_domain_free(old);
 			vn_virt_close(v);
+			boot_choice_clear(&bc);
 			return vn_input_error(err, "a guest named '%s' exists already ('vnuma down %s' first)", o->name,
 					      o->name);
 		}
@@ -497,95 +637,57 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		name = strdup(o->name);
 	} else if ((rc = pick_name(v, o->name_prefix ? o->name_prefix : t->name, &name, err)) < 0) {
 		vn_virt_close(v);
+		boot_choice_clear(&bc);
 		return rc;
 	}
-	if ((rc = vn_virt_guest_dir(v, name, &dir, err)) < 0) {
-		vn_virt_close(v);
-		return rc;
-	}
-	/* Nothing of this guest exists yet but its dir: take it back whole. */
-	if ((rc = create_disk_images(t, dir, err)) < 0) {
-		vn_rm_rf(dir);
-		vn_virt_close(v);
-		return rc;
-	}
-	sock = vn_xasprintf("%s/agent.sock", dir);
-	log = vn_xasprintf("%s/console.log", dir);
 	kernel_id = vn_xasprintf("%s %s", k->recipe, k->version);
 
-	struct vn_domain_opts dopts = {
+	struct boot_attempt at = {
+		.v = v,
+		.t = t,
+		.o = o,
 		.name = name,
-		.accel = VN_ACCEL_AUTO,
-		.kernel = boot_image,
-		.loader = loader,
+		.topo_path = topo_path,
+		.kernel = k->image,
+		.kernel_id = kernel_id,
+		.release = k->release,
 		.initrd = initrd,
-		.cmdline = o->append, /* the builder adds what the topology needs */
-		.console_log = log,
-		.agent_socket = sock,
-		.meta = {.topology_name = t->name,
-			 .topology_path = topo_path,
-			 .kernel = k->image,
-			 .kernel_id = kernel_id,
-			 .guest_dir = dir},
-		.notify = accel_notice,
-		.notify_data = (void *)o,
+		.image = bc.pvh ? bc.pvh : k->image,
+		.loader = bc.loader,
+		.until = deadline,
 	};
-	progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s", name, t->nnodes, t->ncpus_total, k->release);
-	double t0 = vn_now_s();
-	rc = vn_virt_domain_create(v, t, &dopts, &d, err);
-	if (rc < 0) {
-		vn_virt_close(v);
-		return rc;
-	}
-	progress(o, "booting", "%s (%s)", vn_virt_domain_accel(d) == VN_ACCEL_KVM ? "KVM" : "TCG",
-		 vn_virt_domain_accel_reason(d));
-	bool kernel_seen = false;
-
-	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
-	rc = vn_agent_connect(sock, (int)((deadline - vn_now_s()) * 1000), &a, err);
-	if (rc < 0) {
-		char why[VN_ERROR_MSG_MAX];
-		snprintf(why, sizeof(why), "%s", err->msg);
+	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
+	if (bc.pvh && !bc.proven)
+		at.until = vn_now_s() + (deadline - vn_now_s()) / 2;
+	rc = boot_attempt(&at, err);
+	/* Anything but Ctrl-C or bad input: the bzImage decides whether PVH or the kernel is at fault. */
+	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && bc.pvh && !bc.proven) {
+		_cleanup_free_ char *why = strdup(err->msg);
+		progress(o, "booting", "%s; its logs are in %s/failed; booting the bzImage instead", why,
+			 ctx->state_dir);
 		vn_error_clear(err);
-		rc = boot_failed(d, log, err, rc, "guest %s: %s", name, why);
+		boot_attempt_clear(&at);
+		at.image = k->image;
+		at.loader = NULL;
+		at.until = deadline;
+		/* Only a kernel that boots the other way has a PVH problem, rather than a boot problem. */
+		if ((rc = boot_attempt(&at, err)) == 0)
+			pvh_mark(bc.pvh, "stalled", why);
+	} else if (rc == 0 && bc.pvh && !bc.proven) {
+		pvh_mark(bc.pvh, "proven", NULL);
 	}
-	for (bool up = false; rc == 0 && !up;) {
-		struct vn_error e = {0};
-		bool running = true;
-
-		if (vn_was_interrupted()) {
-			rc = boot_failed(d, log, err, -EINTR, "interrupted while waiting for guest %s; destroyed it",
-					 name);
-			break;
-		}
-		if (vn_virt_domain_is_running(d, &running, &e) < 0 || !running) {
-			vn_error_clear(&e);
-			rc = boot_failed(d, log, err, -ECHILD,
-					 "guest %s stopped during boot (kernel panic or QEMU exit)", name);
-			break;
-		}
-		_cleanup_free_ char *panic = console_panic_line(log);
-		if (panic) {
-			rc = boot_failed(d, log, err, -EIO, "guest %s: %s", name, panic);
-			break;
-		}
-		if (!kernel_seen && (kernel_seen = vn_console_log_shows_kernel(log)))
-			progress(o, "kernel started", "%.1f s after start", vn_now_s() - t0);
-		if (vn_now_s() > deadline) {
-			rc = boot_failed(d, log, err, -ETIMEDOUT, "guest %s: agent did not answer within %d s (%s%s)",
-					 name, o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000,
-					 vn_virt_domain_accel(d) == VN_ACCEL_KVM ? "KVM" : "TCG",
-					 kernel_seen ? ", the kernel started" : ", the kernel printed nothing");
-			break;
-		}
-		if (vn_agent_hello(a, 1500, NULL, &e) == 0)
-			up = true;
-		vn_error_clear(&e);
-	}
+	boot_choice_clear(&bc);
 	if (rc < 0) {
+		boot_attempt_clear(&at);
 		vn_virt_close(v);
 		return rc;
 	}
+	dir = steal_pointer(&at.dir);
+	sock = steal_pointer(&at.sock);
+	log = steal_pointer(&at.log);
+	d = steal_pointer(&at.d);
+	a = steal_pointer(&at.a);
+	double t0 = at.t0;
 	r->boot_s = vn_now_s() - t0;
 	r->accel = vn_virt_domain_accel(d);
 	r->accel_reason = strdup(vn_virt_domain_accel_reason(d));

@@ -3,17 +3,14 @@
 
 #include <stdlib.h>
 
+#include "util/cleanup.h"
 #include "util/strbuf.h"
 
 void vn_topology_free(struct vn_topology *t)
 {
 	if (!t)
 		return;
-	free(t->name);
-	free(t->description);
-	free(t->path);
-	free(t->hmat);
-	free(t);
+	vn_free_all(t->name, t->description, t->path, t->hmat, t);
 }
 
 uint64_t vn_topology_total_memory(const struct vn_topology *t)

@@ -40,6 +40,20 @@ static inline void vn_strv_free_n(char **v, size_t n)
 	free(v);
 }
 
+/*
+ * Frees each of n pointers, any of which may be NULL (after systemd's
+ * free_many_charp): the owned strings of a struct in one statement, so
+ * every destructor is not a column of free() calls.
+ */
+static inline void vn_free_many(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+}
+
+#define vn_free_all(...) \
+	vn_free_many((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 static inline void vn_strvfreep(char ***v)
 {
 	vn_strv_free(*v);

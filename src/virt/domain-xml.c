@@ -33,13 +33,7 @@ const char *vn_accel_name(enum vn_accel a)
 
 void vn_domain_meta_clear(struct vn_domain_meta *m)
 {
-	free(m->topology_name);
-	free(m->topology_path);
-	free(m->kernel);
-	free(m->kernel_id);
-	free(m->scenario);
-	free(m->accel);
-	free(m->guest_dir);
+	vn_free_all(m->topology_name, m->topology_path, m->kernel, m->kernel_id, m->scenario, m->accel, m->guest_dir);
 	memset(m, 0, sizeof(*m));
 }
 

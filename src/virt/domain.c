@@ -35,10 +35,7 @@ void vn_virt_domain_free(struct vn_virt_domain *d)
 		return;
 	if (d->dom)
 		virDomainFree(d->dom);
-	free(d->name);
-	free(d->guest_dir);
-	free(d->console_log);
-	free(d);
+	vn_free_all(d->name, d->guest_dir, d->console_log, d);
 }
 
 enum vn_accel vn_virt_domain_accel(const struct vn_virt_domain *d)

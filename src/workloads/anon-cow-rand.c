@@ -43,31 +43,26 @@ struct child_result {
 	long minflt, majflt;
 };
 
-static void usage(void)
-{
-	printf("usage: vnuma-wl-anon-cow-rand [options]\n"
-	       "  --size SIZE              area the parent maps and fills (default 64M; bare number = MiB)\n"
-	       "  --backing none|thp|hugetlb  page backing (default none)\n"
-	       "  --procs N                children doing random copy-on-write writes (default 1)\n"
-	       "  --duration S             how long the children write (default 10)\n"
-	       "  --pidfile PATH           write the children's pids there once they are forked\n"
-	       "hugetlb needs free huge pages for the parent's area plus one copy per child.\n");
-}
-
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct ig_opt_choice backings[] = {
 		{"none", B_NONE}, {"4k", B_NONE}, {"thp", B_THP}, {"hugetlb", B_HUGETLB}, {NULL}};
-	const struct ig_opt opts[] = {{"size", IG_OPT_SIZE, .dst = &o->size},
+	const struct ig_opt opts[] = {{"size", IG_OPT_SIZE, .dst = &o->size,
+				       .help = "area the parent maps and fills (default 64M; bare number = MiB)"},
 				      {"backing", IG_OPT_CHOICE, .dst = &o->backing, .choices = backings,
-				       .why = "expected none, thp or hugetlb"},
-				      {"procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096},
-				      {"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
-				      {"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
+				       .why = "expected none, thp or hugetlb", .arg = "none|thp|hugetlb",
+				       .help = "page backing (default none)"},
+				      {"procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096,
+				       .help = "children doing random copy-on-write writes (default 1)"},
+				      {"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001,
+				       .help = "how long the children write (default 10)"},
+				      {"pidfile", IG_OPT_STRING, .dst = &o->pidfile,
+				       .help = "write the children's pids there once they are forked"},
 				      {0}};
 
 	*o = (struct opts){.size = 64ULL << 20, .backing = B_NONE, .procs = 1, .duration = 10};
-	ig_opts_parse(argc, argv, opts, usage);
+	ig_opts_parse(argc, argv, opts,
+		      "hugetlb needs free huge pages for the parent's area plus one copy per child.\n");
 }
 
 static void on_sigbus(int sig)
@@ -233,8 +228,6 @@ int main(int argc, char **argv)
 		ig_json_obj_end(&j);
 	}
 	ig_json_arr_end(&j);
-	ig_json_obj_end(&j);
-	ig_json_print(&j);
-	ig_json_free(&j);
+	ig_json_result_end(&j);
 	return 0;
 }

@@ -218,38 +218,34 @@ static int join_cgroup(const char *dir, pid_t pid)
 	return ig_write_file(path, val);
 }
 
-static void usage(void)
-{
-	printf("usage: vnuma-wl-groupfair [options]\n"
-	       "  --threads N            barrier-synchronised spinning threads (default: online CPUs)\n"
-	       "  --work N               spin iterations per thread per round (default: calibrated to --work-ms)\n"
-	       "  --work-ms MS           calibrated work per round when --work is not given (default 20)\n"
-	       "  --rounds N             stop after N rounds ...\n"
-	       "  --duration S           ... or after S seconds (default 10 s)\n"
-	       "  --burners M            CPU-burner processes (default 0)\n"
-	       "  --burner-cgroup PATH   put the burners in this cgroup (GROUP); default: the benchmark's (NORMAL)\n"
-	       "  --bench-cgroup PATH    put the benchmark (and burners without --burner-cgroup) in this cgroup\n"
-	       "  --sample-ms MS         thread placement sample period (default 10)\n"
-	       "  --pidfile PATH         write the benchmark pid, then the burner pids, there\n");
-}
-
 static void parse(int argc, char **argv)
 {
-	static const struct ig_opt opts[] = {{"threads", IG_OPT_INT, .dst = &o.threads, .min = 1, .max = 4096},
-					     {"work", IG_OPT_U64, .dst = &o.work, .min = 1, .max = 1ULL << 50},
-					     {"work-ms", IG_OPT_SECONDS, .dst = &o.work_ms, .min_s = 0.001},
-					     {"rounds", IG_OPT_U64, .dst = &o.rounds, .min = 1, .max = 1ULL << 40},
-					     {"duration", IG_OPT_SECONDS, .dst = &o.duration, .min_s = 0.001},
-					     {"burners", IG_OPT_INT, .dst = &o.burners, .min = 0, .max = 4096},
-					     {"burner-cgroup", IG_OPT_STRING, .dst = &o.burner_cgroup},
-					     {"bench-cgroup", IG_OPT_STRING, .dst = &o.bench_cgroup},
-					     {"sample-ms", IG_OPT_SECONDS, .dst = &o.sample_ms, .min_s = 0.1},
-					     {"pidfile", IG_OPT_STRING, .dst = &o.pidfile},
-					     {0}};
+	static const struct ig_opt opts[] = {
+		{"threads", IG_OPT_INT, .dst = &o.threads, .min = 1, .max = 4096,
+		 .help = "barrier-synchronised spinning threads (default: online CPUs)"},
+		{"work", IG_OPT_U64, .dst = &o.work, .min = 1, .max = 1ULL << 50,
+		 .help = "spin iterations per thread per round (default: calibrated to --work-ms)"},
+		{"work-ms", IG_OPT_SECONDS, .dst = &o.work_ms, .min_s = 0.001, .arg = "MS",
+		 .help = "calibrated work per round when --work is not given (default 20)"},
+		{"rounds", IG_OPT_U64, .dst = &o.rounds, .min = 1, .max = 1ULL << 40,
+		 .help = "stop after N rounds ..."},
+		{"duration", IG_OPT_SECONDS, .dst = &o.duration, .min_s = 0.001,
+		 .help = "... or after S seconds (default 10 s)"},
+		{"burners", IG_OPT_INT, .dst = &o.burners, .min = 0, .max = 4096, .arg = "M",
+		 .help = "CPU-burner processes (default 0)"},
+		{"burner-cgroup", IG_OPT_STRING, .dst = &o.burner_cgroup,
+		 .help = "put the burners in this cgroup (GROUP); default: the benchmark's (NORMAL)"},
+		{"bench-cgroup", IG_OPT_STRING, .dst = &o.bench_cgroup,
+		 .help = "put the benchmark (and burners without --burner-cgroup) in this cgroup"},
+		{"sample-ms", IG_OPT_SECONDS, .dst = &o.sample_ms, .min_s = 0.1, .arg = "MS",
+		 .help = "thread placement sample period (default 10)"},
+		{"pidfile", IG_OPT_STRING, .dst = &o.pidfile,
+		 .help = "write the benchmark pid, then the burner pids, there"},
+		{0}};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	o = (struct opts){.threads = ncpu > 0 ? (int)ncpu : 1, .work_ms = 20, .sample_ms = 10};
-	ig_opts_parse(argc, argv, opts, usage);
+	ig_opts_parse(argc, argv, opts, NULL);
 	if (!o.rounds && o.duration <= 0)
 		o.duration = 10;
 	for (int i = 0; i < 2; i++) {
@@ -422,9 +418,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i <= o.burners; i++)
 		ig_json_int(&j, NULL, burners[i]);
 	ig_json_arr_end(&j);
-	ig_json_obj_end(&j);
-	ig_json_print(&j);
-	ig_json_free(&j);
+	ig_json_result_end(&j);
 	free(cpu_s);
 	free(threads);
 	free(burners);

@@ -48,33 +48,28 @@ static void on_term(int sig)
 	interrupted = 1;
 }
 
-static void usage(void)
-{
-	printf("usage: vnuma-wl-memfollow [options]\n"
-	       "  --size SIZE         memory to allocate and touch (default 64M; bare number = MiB)\n"
-	       "  --duration S        how long to keep touching it (default 10)\n"
-	       "  --interval S        placement sample period (default 1)\n"
-	       "  --pattern seq|random  page order of the touch loop (default seq)\n"
-	       "  --move-to-node N    move itself to node N's CPUs (sched_setaffinity) ...\n"
-	       "  --move-at S         ... at S seconds after the start of the touch loop (default 0)\n"
-	       "  --max-sample N      pages queried per sample (default 65536, 0 = all)\n"
-	       "  --pidfile PATH      write its pid there once the memory is touched\n");
-}
-
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct ig_opt_choice patterns[] = {
 		{"seq", 0}, {"sequential", 0}, {"random", 1}, {"rand", 1}, {NULL}};
 	const char *at_arg = NULL, *size_arg = NULL;
 	const struct ig_opt opts[] = {
-		{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg},
-		{"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
-		{"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001},
-		{"pattern", IG_OPT_CHOICE, .dst = &o->random, .choices = patterns, .why = "expected seq or random"},
-		{"move-to-node", IG_OPT_INT, .dst = &o->move_to_node, .min = 0, .max = VN_MAX_NODES - 1},
-		{"move-at", IG_OPT_SECONDS, .dst = &o->move_at, .min_s = 0, .given = &at_arg},
-		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30},
-		{"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
+		{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg,
+		 .help = "memory to allocate and touch (default 64M; bare number = MiB)"},
+		{"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001,
+		 .help = "how long to keep touching it (default 10)"},
+		{"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001,
+		 .help = "placement sample period (default 1)"},
+		{"pattern", IG_OPT_CHOICE, .dst = &o->random, .choices = patterns, .why = "expected seq or random",
+		 .arg = "seq|random", .help = "page order of the touch loop (default seq)"},
+		{"move-to-node", IG_OPT_INT, .dst = &o->move_to_node, .min = 0, .max = VN_MAX_NODES - 1,
+		 .help = "move itself to node N's CPUs (sched_setaffinity) ..."},
+		{"move-at", IG_OPT_SECONDS, .dst = &o->move_at, .min_s = 0, .given = &at_arg,
+		 .help = "... at S seconds after the start of the touch loop (default 0)"},
+		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30,
+		 .help = "pages queried per sample (default 65536, 0 = all)"},
+		{"pidfile", IG_OPT_STRING, .dst = &o->pidfile,
+		 .help = "write its pid there once the memory is touched"},
 		{0}};
 
 	*o = (struct opts){.size = 64ULL << 20,
@@ -82,7 +77,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			   .interval = 1,
 			   .move_to_node = -1,
 			   .max_sample = IG_DEFAULT_MAX_SAMPLE};
-	ig_opts_parse(argc, argv, opts, usage);
+	ig_opts_parse(argc, argv, opts, NULL);
 	if (at_arg && o->move_to_node < 0)
 		ig_bad_option("move-at", at_arg, "needs --move-to-node");
 	if (o->move_to_node >= 0) {
@@ -98,8 +93,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		if (r == 0 && CPU_COUNT(&set) == 0)
 			ig_bad_option("move-to-node", val, "the node has no CPUs");
 	}
-	if (o->size < PAGE)
-		ig_bad_option("size", size_arg, "must be at least one page (4K)");
+	ig_check_size("size", size_arg, o->size, PAGE, 1, "page");
 }
 
 static void take_sample(struct sample *s, double t, char *mem, size_t len, const struct opts *o, uint64_t passes)
@@ -311,9 +305,7 @@ int main(int argc, char **argv)
 		ig_json_obj_end(&j);
 	}
 	ig_json_arr_end(&j);
-	ig_json_obj_end(&j);
-	ig_json_print(&j);
-	ig_json_free(&j);
+	ig_json_result_end(&j);
 	ig_unmap_anon(mem, len);
 	free(samples);
 	return 0;

@@ -134,36 +134,29 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 	_exit(0);
 }
 
-static void usage(void)
-{
-	printf("usage: vnuma-wl-multi-instance [options]\n"
-	       "  --instances K      instances (forked processes) (default 1)\n"
-	       "  --threads T        threads per instance (default 2, at most %d)\n"
-	       "  --size SIZE        heap per instance (default 64M; bare number = MiB)\n"
-	       "  --duration S       run time (default 10)\n"
-	       "  --txn-lines N      cache lines read per transaction (default 8)\n"
-	       "  --max-sample N     heap pages queried per instance at the end (default 16384, 0 = all)\n"
-	       "  --pidfile PATH     write the instance pids there once their heaps are touched\n",
-	       MAX_THREADS);
-}
-
 static void parse(int argc, char **argv, struct opts *o)
 {
 	const char *size_arg = "64M";
-	const struct ig_opt opts[] = {{"instances", IG_OPT_INT, .dst = &o->instances, .min = 1, .max = 1024},
-				      {"threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = MAX_THREADS},
-				      {"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg},
-				      {"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
-				      {"txn-lines", IG_OPT_INT, .dst = &o->txn_lines, .min = 1, .max = 4096},
-				      {"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30},
-				      {"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
-				      {0}};
+	const struct ig_opt opts[] = {
+		{"instances", IG_OPT_INT, .dst = &o->instances, .min = 1, .max = 1024, .arg = "K",
+		 .help = "instances (forked processes) (default 1)"},
+		{"threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = MAX_THREADS, .arg = "T",
+		 .help = "threads per instance (default 2, at most " IG_STR(MAX_THREADS) ")"},
+		{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg,
+		 .help = "heap per instance (default 64M; bare number = MiB)"},
+		{"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001, .help = "run time (default 10)"},
+		{"txn-lines", IG_OPT_INT, .dst = &o->txn_lines, .min = 1, .max = 4096,
+		 .help = "cache lines read per transaction (default 8)"},
+		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30,
+		 .help = "heap pages queried per instance at the end (default 16384, 0 = all)"},
+		{"pidfile", IG_OPT_STRING, .dst = &o->pidfile,
+		 .help = "write the instance pids there once their heaps are touched"},
+		{0}};
 
 	*o = (struct opts){
 		.instances = 1, .threads = 2, .txn_lines = 8, .size = 64ULL << 20, .duration = 10, .max_sample = 16384};
-	ig_opts_parse(argc, argv, opts, usage);
-	if (o->size < (uint64_t)o->threads * 4096)
-		ig_bad_option("size", size_arg, "need at least one page per thread");
+	ig_opts_parse(argc, argv, opts, NULL);
+	ig_check_size("size", size_arg, o->size, 4096, (uint64_t)o->threads, "thread");
 }
 
 int main(int argc, char **argv)
@@ -248,8 +241,6 @@ int main(int argc, char **argv)
 	ig_json_arr_end(&j);
 	/* Sampled heap pages on the node where their instance's threads mostly ran. */
 	ig_json_double(&j, "local_fraction", sampled ? (double)local / (double)sampled : 0);
-	ig_json_obj_end(&j);
-	ig_json_print(&j);
-	ig_json_free(&j);
+	ig_json_result_end(&j);
 	return 0;
 }

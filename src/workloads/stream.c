@@ -221,35 +221,30 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 	_exit(0);
 }
 
-static void usage(void)
-{
-	printf("usage: vnuma-wl-stream [options]\n"
-	       "  --size SIZE        per-process working set over the 3 arrays (default 64M; bare number = MiB)\n"
-	       "  --procs N          processes to fork (default 1)\n"
-	       "  --threads N        threads per process (default 1)\n"
-	       "  --duration S       repeat the kernels until S seconds have passed\n"
-	       "  --iterations N     or run N measured iterations (default 10)\n"
-	       "  --max-sample N     pages per process queried with move_pages at the end (default 65536)\n"
-	       "  --pidfile PATH     write the worker pids there once all have touched their memory\n");
-}
-
 static void parse(int argc, char **argv, struct opts *o)
 {
 	const char *size_arg = "64M";
-	const struct ig_opt opts[] = {{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg},
-				      {"procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096},
-				      {"threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = 1024},
-				      {"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001},
-				      {"iterations", IG_OPT_U64, .dst = &o->iterations, .min = 1, .max = 1000000000},
-				      {"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 3, .max = 1ULL << 30},
-				      {"pidfile", IG_OPT_STRING, .dst = &o->pidfile},
-				      {0}};
+	const struct ig_opt opts[] = {
+		{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg,
+		 .help = "per-process working set over the 3 arrays (default 64M; bare number = MiB)"},
+		{"procs", IG_OPT_INT, .dst = &o->procs, .min = 1, .max = 4096, .help = "processes to fork (default 1)"},
+		{"threads", IG_OPT_INT, .dst = &o->threads, .min = 1, .max = 1024,
+		 .help = "threads per process (default 1)"},
+		{"duration", IG_OPT_SECONDS, .dst = &o->duration, .min_s = 0.001,
+		 .help = "repeat the kernels until S seconds have passed"},
+		{"iterations", IG_OPT_U64, .dst = &o->iterations, .min = 1, .max = 1000000000,
+		 .help = "or run N measured iterations (default 10)"},
+		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 3, .max = 1ULL << 30,
+		 .help = "pages per process queried with move_pages at the end (default 65536)"},
+		{"pidfile", IG_OPT_STRING, .dst = &o->pidfile,
+		 .help = "write the worker pids there once all have touched their memory"},
+		{0}};
 
 	*o = (struct opts){
 		.size = 64ULL << 20, .procs = 1, .threads = 1, .iterations = 10, .max_sample = IG_DEFAULT_MAX_SAMPLE};
-	ig_opts_parse(argc, argv, opts, usage);
-	if (o->size < 3 * sizeof(double) * (uint64_t)o->threads * 16)
-		ig_bad_option("size", size_arg, "too small: need at least 384 bytes per thread");
+	ig_opts_parse(argc, argv, opts, NULL);
+	/* 16 elements of each of the 3 arrays per thread. */
+	ig_check_size("size", size_arg, o->size, 3 * sizeof(double) * 16, (uint64_t)o->threads, "thread");
 }
 
 int main(int argc, char **argv)
@@ -339,8 +334,6 @@ int main(int argc, char **argv)
 	ig_json_arr_end(&j);
 	/* Fraction of all sampled pages that sit on the node their process ended on. */
 	ig_json_double(&j, "local_fraction_end", sampled ? (double)local / (double)sampled : 0.0);
-	ig_json_obj_end(&j);
-	ig_json_print(&j);
-	ig_json_free(&j);
+	ig_json_result_end(&j);
 	return 0;
 }

@@ -93,4 +93,26 @@ if [ "$(id -u)" = 0 ] && [ $has_kvm = 1 ] && command -v unshare >/dev/null; then
 	rm -rf "$fake" "$fake.err" "$fake.rc"
 fi
 
+# 6. The boot path is proven like the accelerator: the first up booted the
+#    kernel's PVH vmlinux and marked it proven. A PVH vmlinux that halts at
+#    its entry (the cached one with its text overwritten by hlt), not yet
+#    proven, gets half the deadline, its logs are kept, the bzImage boots, and
+#    the stall is remembered so the next up goes straight to the bzImage.
+elf=$(ls "$VNUMA_STATE_DIR"/cache/vmlinux/*.elf 2>/dev/null | head -n 1)
+check "the first up proved the PVH path of its kernel" test -e "$elf.proven"
+if [ -n "$elf" ]; then
+	rm -f "$elf.proven"
+	off=$(readelf -lW "$elf" | awk '$1 == "LOAD" { print $2; exit }')
+	head -c 1048576 /dev/zero | tr '\000' '\364' | dd of="$elf" bs=4096 seek=$((off / 4096)) conv=notrunc status=none
+	timed_up 2node --name stall --timeout 90
+	check "a PVH boot that stalls: up still exits 0" test "$UP_RC" = 0
+	check "...says so and boots the bzImage" sh -c "echo \"\$0\" | grep -q 'PVH, the kernel printed nothing); its logs are in .*; booting the bzImage instead'" "$UP_ERR"
+	check "...keeps the stalled attempt's logs" sh -c "ls -d '$VNUMA_STATE_DIR'/failed/stall-* >/dev/null"
+	check "...and remembers the stall, with why" grep -q 'PVH, the kernel printed nothing' "$elf.stalled"
+	"$vnuma" down stall >/dev/null 2>&1
+	timed_up 2node --name after
+	check "the next up boots the bzImage straight away" sh -c "echo \"\$0\" | grep -q '^boot: defining: .*kernel [^ ]*\$' && ! echo \"\$0\" | grep -q 'booting the bzImage instead'" "$UP_ERR"
+	"$vnuma" down after >/dev/null 2>&1
+fi
+
 finish
