@@ -252,31 +252,28 @@ static size_t drain(int fd, struct ig_buf *pending, struct ig_buf *out)
 	}
 }
 
-static void usage(void)
-{
-	fputs("usage: vnuma-trace [--buffer-kb N] --event SUBSYS:EVENT...\n"
-	      "  Enables the events through tracefs and prints their format files, then every\n"
-	      "  trace_pipe line, as JSON lines on stdout until SIGTERM (see docs/tracing.md).\n"
-	      "  An event the kernel does not have: {\"missing\":...} and exit 2.\n"
-	      "  --buffer-kb N  ring buffer per CPU (default 4096)\n"
-	      "  --tracefs DIR  tracefs mounted there (default: found, or mounted on /sys/kernel/tracing)\n",
-	      stdout);
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t buffer_kb = 4096;
 	const char *dir = NULL;
-	const struct ig_opt opts[] = {{"buffer-kb", IG_OPT_U64, .dst = &buffer_kb, .min = 4, .max = 1u << 20},
-				      {"event", IG_OPT_CALL, .call = add_event, .short_name = 'e'},
-				      {"tracefs", IG_OPT_STRING, .dst = &dir},
-				      {0}};
+	const struct ig_opt opts[] = {
+		{"buffer-kb", IG_OPT_U64, .dst = &buffer_kb, .min = 4, .max = 1u << 20,
+		 .help = "ring buffer per CPU (default 4096)"},
+		{"event", IG_OPT_CALL, .call = add_event, .short_name = 'e', .arg = "SUBSYS:EVENT",
+		 .help = "a tracepoint to capture (repeatable, at most 32)"},
+		{"tracefs", IG_OPT_STRING, .dst = &dir, .arg = "DIR",
+		 .help = "tracefs mounted there (default: found, or mounted on /sys/kernel/tracing)"},
+		{0}};
 	char path[512], num[32];
 	struct ig_buf scratch = {0}, out = {0}, pending = {0};
 	struct ig_json j;
 
 	ig_init("vnuma-trace");
-	ig_opts_parse(argc, argv, opts, usage);
+	ig_opts_parse(
+		argc, argv, opts,
+		"Enables the events through tracefs and prints their format files, then every trace_pipe line,\n"
+		"as JSON lines on stdout until SIGTERM (see docs/tracing.md). An event the kernel does not have:\n"
+		"{\"missing\":...} and exit 2.\n");
 	if (!nevents)
 		ig_bad_option("event", "", "at least one event");
 	struct sigaction sa = {.sa_handler = on_stop};
