@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "metrics/samples.h"
 #include "report/html.h"
@@ -18,6 +19,9 @@
 #define SAMPLES_MAX (256u << 20)
 #define RESULT_MAX  (16u << 20)
 #define DMESG_MAX   (16u << 20)
+/* trace.jsonl: its events' cap (runner-trace.c) plus the header's format files and the end record. */
+#define TRACE_MAX        (160u << 20)
+#define TRACE_EVENTS_MAX 32
 
 static void row(struct vn_strbuf *b, const char *key, const char *value)
 {
@@ -230,7 +234,7 @@ struct series_set {
 	double *x;
 	unsigned nseries;
 	struct vn_html_series s[VN_MAX_NODES];
-	char names[VN_MAX_NODES][48];
+	char names[VN_MAX_NODES][136]; /* a node, a counter, or a tracepoint (at most 128 bytes) */
 	double *y[VN_MAX_NODES];
 };
 
@@ -437,6 +441,126 @@ static void samples(struct vn_strbuf *b, const char *dir)
 	vn_samples_free(&ss);
 }
 
+static json_object *parse_line(const char *line, size_t n)
+{
+	json_tokener *tok = json_tokener_new_ex(16);
+	json_object *o;
+
+	if (!tok)
+		vn_oom();
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, line, (int)n);
+	if (o && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != n ||
+		  !json_object_is_type(o, json_type_object))) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+/* trace.jsonl's events over time: each tracepoint's cumulative count, binned to the chart's points. */
+static void trace(struct vn_strbuf *b, const char *dir)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/trace.jsonl", dir), *text = NULL;
+	char names[TRACE_EVENTS_MAX][136];
+	bool moves[TRACE_EVENTS_MAX] = {false}; /* the event has from_node/to_node: a series of those that crossed */
+	unsigned nnames = 0, *ev = NULL;
+	double *t = NULL, tmax = 0;
+	size_t n = 0, cap = 0, len, bad = 0;
+	struct vn_error e = {0};
+	bool ended = false, complete = false;
+
+	if (access(path, F_OK) != 0)
+		return;
+	vn_strbuf_printf(b, "<h2 id=\"trace\">Tracepoints</h2>\n");
+	if (vn_file_read(path, TRACE_MAX, &text, &len, &e) < 0) {
+		vn_html_note(b, e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	for (char *line = text; line < text + len;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		size_t ln = (size_t)((nl ? nl : text + len) - line);
+		json_object *o = parse_line(line, ln), *v;
+		const char *type = o ? vn_html_jstr(o, "type") : NULL, *name = o ? vn_html_jstr(o, "event") : NULL;
+		double x;
+		line += ln + 1;
+		if (!o) {
+			bad++;
+		} else if (type && strcmp(type, "header") == 0 && !nnames &&
+			   json_object_object_get_ex(o, "events", &v) && json_object_is_type(v, json_type_array)) {
+			for (size_t i = 0; i < json_object_array_length(v) && nnames < TRACE_EVENTS_MAX; i++) {
+				const char *en = vn_html_jstr(json_object_array_get_idx(v, i), "event");
+				if (en && strlen(en) < sizeof(names[0]))
+					snprintf(names[nnames++], sizeof(names[0]), "%s", en);
+			}
+		} else if (type && strcmp(type, "end") == 0) {
+			ended = true;
+			complete = json_object_object_get_ex(o, "complete", &v) && json_object_get_boolean(v);
+		} else if (name && vn_html_jnum(o, "t", &x) && x >= 0 && x < 1e9) {
+			unsigned k = 0;
+			while (k < nnames && strcmp(names[k], name) != 0)
+				k++;
+			double from, to;
+			bool crossed = vn_html_jnum(o, "from_node", &from) && vn_html_jnum(o, "to_node", &to) &&
+				       from >= 0 && to >= 0 && from != to;
+			if (k < nnames) {
+				moves[k] |= json_object_object_get_ex(o, "from_node", &v);
+				if (n == cap) {
+					cap = cap ? 2 * cap : 4096;
+					t = vn_xreallocarray(t, cap, sizeof(*t));
+					ev = vn_xreallocarray(ev, cap, sizeof(*ev));
+				}
+				t[n] = x;
+				/* Crossing events also count in their event's "across nodes" series, at k + TRACE_EVENTS_MAX. */
+				ev[n++] = k + (crossed ? TRACE_EVENTS_MAX : 0);
+				tmax = x > tmax ? x : tmax;
+			}
+		}
+		json_object_put(o);
+	}
+	free(steal_pointer(&text));
+	vn_strbuf_printf(b, "<p class=\"note\">%zu events of %u tracepoints in trace.jsonl%s%s.</p>\n", n, nnames,
+			 !ended     ? "; it has no end record: the capture did not finish"
+			 : complete ? ""
+				    : "; its end record says it is incomplete",
+			 bad ? "; some lines are not JSON" : "");
+	if (nnames && n) {
+		_cleanup_(set_free) struct series_set set;
+		unsigned np = VN_HTML_MAX_POINTS, series[2 * TRACE_EVENTS_MAX], ns = 0;
+		for (unsigned k = 0; k < nnames; k++)
+			series[k] = ns++;
+		for (unsigned k = 0; k < nnames; k++)
+			series[TRACE_EVENTS_MAX + k] = moves[k] ? ns++ : series[k];
+		set_init(&set, np, ns);
+		for (unsigned k = 0; k < nnames; k++) {
+			memcpy(set.names[series[k]], names[k], sizeof(names[k]));
+			if (moves[k])
+				snprintf(set.names[series[TRACE_EVENTS_MAX + k]], sizeof(set.names[0]),
+					 "%.120s across nodes", names[k]);
+		}
+		for (unsigned i = 0; i < np; i++)
+			set.x[i] = tmax * i / (np - 1);
+		/* Each event counted at the first point at or after its time, then summed up. */
+		for (size_t i = 0; i < n; i++) {
+			unsigned p = tmax > 0 ? (unsigned)ceil(t[i] / tmax * (np - 1)) : 0,
+				 k = ev[i] % TRACE_EVENTS_MAX;
+			p = p < np ? p : np - 1;
+			set.y[series[k]][p]++;
+			if (ev[i] >= TRACE_EVENTS_MAX)
+				set.y[series[TRACE_EVENTS_MAX + k]][p]++;
+		}
+		for (unsigned k = 0; k < ns; k++)
+			for (unsigned i = 1; i < np; i++)
+				set.y[k][i] += set.y[k][i - 1];
+		set.n = np;
+		set_draw(b, &set, "trace events (cumulative count) since the capture began", false, 0, tmax);
+	}
+	free(t);
+	free(ev);
+}
+
 int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 {
 	_cleanup_json_ struct json_object *res = NULL;
@@ -455,6 +579,7 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	distances(b, dir);
 	fallback(b, dir);
 	samples(b, dir);
+	trace(b, dir);
 	vn_html_page_end(b);
 	return 0;
 }

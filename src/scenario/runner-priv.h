@@ -28,7 +28,7 @@
 #define SAMPLE_LINE_MAX (4u << 20)
 #define SAMPLES_MAX     (256u << 20)
 
-enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX };
+enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX, EX_TRACER };
 
 struct exec {
 	int64_t id;
@@ -60,8 +60,9 @@ struct run {
 	char *stop_reason;
 	vn_up_progress_fn progress; /* the run's stages ("step", "collecting"), as the boot's; NULL: silent */
 	void *progress_data;
-	struct vn_strbuf samples; /* samples.jsonl contents, for the assertions */
-	bool samples_cut;         /* samples reached SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
+	struct vn_strbuf samples;   /* samples.jsonl contents, for the assertions */
+	bool samples_cut;           /* samples reached SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
+	struct vn_run_trace *trace; /* the scenario's tracepoints being captured, or NULL */
 };
 
 /* DIR/NAME, malloc'd. */
@@ -76,6 +77,17 @@ void vn_run_signal(struct run *r, struct exec *e, int sig);
 int vn_run_pump(struct run *r, int ms, struct vn_error *err);
 /* A helper shell script in the guest (fixed text of ours, never scenario input); its stdout in *out. */
 int vn_run_guest_sh(struct run *r, const char *script, char **out, struct vn_error *err);
+
+/* runner-trace.c: the scenario's tracepoints into RESULTS/trace.jsonl and metrics. */
+/* Starts vnuma-trace and waits until it captures; a tracepoint the kernel lacks is an input error. */
+int vn_run_trace_start(struct run *r, struct vn_error *err);
+/* The tracer's stdout (EX_TRACER). */
+void vn_run_trace_data(struct run *r, const char *data, size_t len);
+/* Ends the capture (the guest drains the ring) and writes trace.jsonl's end record. */
+int vn_run_trace_stop(struct run *r, struct vn_error *err);
+void vn_run_trace_metrics(const struct run *r, struct vn_report *rep);
+/* What is left; a capture cut short gets an end record saying it is incomplete. */
+void vn_run_trace_free(struct run *r);
 
 /* runner-steps.c */
 /* Sysctls (as bytes, through the agent's write op), THP, hugetlb pages per node, cgroups. */

@@ -195,6 +195,8 @@ static void handle(struct run *r, const struct vn_agent_event *ev)
 	bool is_out = ev->kind == VN_AGENT_EV_STDOUT;
 	if (e->kind == EX_SAMPLER && is_out)
 		sampler_data(r, e, ev->data, ev->len);
+	else if (e->kind == EX_TRACER && is_out)
+		vn_run_trace_data(r, ev->data, ev->len);
 	else if (e->kind != EX_WORKLOAD)
 		append_capped(is_out ? &e->buf : &e->ebuf, ev->data, ev->len, AUX_OUT_MAX, &e->buf_cut);
 	else if (is_out ? e->out : e->errf) {
@@ -415,7 +417,8 @@ static int sample_steps(struct run *r, struct vn_error *err)
 
 	snprintf(interval, sizeof(interval), "%g", s->sample_interval_s);
 	const char *sampler_argv[] = {"/usr/lib/vnuma/vnuma-sample", "--interval", interval, NULL};
-	if ((rc = vn_run_exec_start(r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0 ||
+	if ((rc = vn_run_trace_start(r, err)) < 0 ||
+	    (rc = vn_run_exec_start(r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0 ||
 	    (rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 || (rc = vn_run_steps(r, err)) < 0)
 		return rc;
 	vn_run_pump(r, (int)(s->sample_interval_s * 1000), err);
@@ -423,6 +426,8 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	for (double until = vn_now_s() + 5; !sampler->done && vn_now_s() < until;)
 		if ((rc = vn_run_pump(r, 100, err)) < 0)
 			return rc;
+	if ((rc = vn_run_trace_stop(r, err)) < 0)
+		return rc;
 	if (r->samples_cut)
 		return vn_infra_error(
 			err, -EMSGSIZE,
@@ -480,6 +485,7 @@ static int judge(struct run *r, const char *after, struct vn_report *rep, struct
 	sampling_cost(rep, &d->samples);
 	vn_scenario_assert(d, rep);
 	vn_run_metrics(d, r->dir, rep);
+	vn_run_trace_metrics(r, rep);
 	rep->complete = true;
 	return 0;
 }
@@ -497,6 +503,7 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		vn_strbuf_free(&r->ex[i].ebuf);
 		free(r->ex[i].error);
 	}
+	vn_run_trace_free(r);
 	if (r->a)
 		vn_agent_close(r->a);
 	if (up->name) {

@@ -123,6 +123,7 @@ struct vn_scenario {
 	struct vn_scn_hugetlb *hugetlb;
 	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */
 	char **with;              /* NULL-terminated host Debian packages added to the guest image */
+	char **tracepoints;       /* NULL-terminated "subsys:event" names captured during the steps */
 	double sample_interval_s; /* default 1 */
 	double timeout_s;         /* whole run, default 900 */
 	unsigned repeats;         /* runs of each variant (default 1) */
@@ -134,6 +135,10 @@ struct vn_scenario {
 	unsigned nasserts;
 	struct vn_scn_assert *asserts;
 };
+
+/* At most this many tracepoints a scenario; a name is "SUBSYS:EVENT" of [A-Za-z0-9_] each. */
+#define VN_SCN_TRACEPOINTS_MAX 32
+#define VN_SCN_TRACEPOINT_LEN  128
 
 int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error *err);
 

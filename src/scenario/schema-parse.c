@@ -593,12 +593,49 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 	return 0;
 }
 
+/* "subsys:event", as tracefs names them (events/SUBSYS/EVENT): a path component each, nothing else. */
+static bool tracepoint_ok(const char *s)
+{
+	size_t sub = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+	if (!sub || s[sub] != ':' || strlen(s) > VN_SCN_TRACEPOINT_LEN)
+		return false;
+	size_t ev = strspn(s + sub + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+	return ev && !s[sub + 1 + ev];
+}
+
+static int parse_tracepoints(struct ctx *c, struct json_object *v, const char *p)
+{
+	char ep[VN_JSON_PATH_MAX];
+	size_t n = 0;
+	int r;
+
+	c->s->tracepoints = vn_xcalloc(1, sizeof(*c->s->tracepoints));
+	if (!v)
+		return 0;
+	if ((r = vn_json_strv_append(&c->r, v, p, 0, &c->s->tracepoints, &n)) < 0)
+		return r;
+	if (n > VN_SCN_TRACEPOINTS_MAX)
+		return vn_json_bad(&c->r, p, "%zu tracepoints, at most %d", n, VN_SCN_TRACEPOINTS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		vn_json_path_idx(ep, p, i);
+		if (!tracepoint_ok(c->s->tracepoints[i]))
+			return vn_json_expected(&c->r, ep,
+						"a tracepoint \"SUBSYS:EVENT\" (e.g. \"sched:sched_move_numa\")",
+						json_object_array_get_idx(v, i));
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->s->tracepoints[j], c->s->tracepoints[i]) == 0)
+				return vn_json_bad(&c->r, ep, "\"%s\" is listed twice", c->s->tracepoints[i]);
+	}
+	return 0;
+}
+
 static int parse_top(struct ctx *c, struct json_object *root)
 {
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        NULL};
+					   "variants",  "with",        "tracepoints", NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -635,6 +672,8 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	s->with = vn_xcalloc(1, sizeof(*s->with));
 	if ((v = vn_json_get(root, "with")) &&
 	    (r = vn_json_strv_append(&c->r, v, "$.with", VN_JSON_NAME, &s->with, &nwith)) < 0)
+		return r;
+	if ((r = parse_tracepoints(c, vn_json_get(root, "tracepoints"), "$.tracepoints")) < 0)
 		return r;
 	s->sample_interval_s = 1;
 	s->timeout_s = 900;

@@ -149,11 +149,11 @@ int vn_topology_find(const char *arg, char **path, struct vn_error *err)
 	return vn_topology_find_near(arg, NULL, path, err);
 }
 
-/* In-guest programs (agent, sampler, workloads) from vnuma's helper dirs (util/paths.h). */
+/* In-guest programs (agent, sampler, tracer, workloads) from vnuma's helper dirs (util/paths.h). */
 static int find_helpers(char ***out, struct vn_error *err)
 {
 	struct vn_paths p;
-	char agent[PATH_MAX + 16] = "", sampler[PATH_MAX + 16] = "";
+	char agent[PATH_MAX + 16] = "", sampler[PATH_MAX + 16] = "", tracer[PATH_MAX + 16] = "";
 	int rc;
 
 	if ((rc = vn_paths_self(&p, err)) < 0)
@@ -167,6 +167,9 @@ static int find_helpers(char ***out, struct vn_error *err)
 		snprintf(f, sizeof(f), "%s/vnuma-sample", p.helper_dirs[i]);
 		if (!sampler[0] && access(f, X_OK) == 0)
 			memcpy(sampler, f, sizeof(f));
+		snprintf(f, sizeof(f), "%s/vnuma-trace", p.helper_dirs[i]);
+		if (!tracer[0] && access(f, X_OK) == 0)
+			memcpy(tracer, f, sizeof(f));
 		snprintf(pat, sizeof(pat), "%s/vnuma-wl-*", p.helper_dirs[i]);
 		glob(pat, i ? GLOB_APPEND : 0, NULL, &g);
 	}
@@ -179,11 +182,13 @@ static int find_helpers(char ***out, struct vn_error *err)
 				      p.nhelper_dirs > 1 ? p.helper_dirs[1] : "");
 	}
 
-	char **v = vn_xcalloc(g.gl_pathc + 3, sizeof(char *));
+	char **v = vn_xcalloc(g.gl_pathc + 4, sizeof(char *));
 	size_t k = 0;
 	v[k++] = vn_xasprintf("%s:%s", agent, VN_INITRAMFS_AGENT_PATH);
 	if (sampler[0] && asprintf(&v[k++], "%s:%s/vnuma-sample", sampler, VN_INITRAMFS_WORKLOAD_DIR) < 0)
 		vn_oom();
+	if (tracer[0])
+		v[k++] = vn_xasprintf("%s:%s/vnuma-trace", tracer, VN_INITRAMFS_WORKLOAD_DIR);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
 		v[k++] = vn_xasprintf("%s:%s/%s", g.gl_pathv[i], VN_INITRAMFS_WORKLOAD_DIR, base);

@@ -49,7 +49,7 @@ for k in stock minimal-numa fallback-revert; do
 	check "up --kernel: $k" has $k vnuma up --kernel ''
 done
 check "up --kernel-model: model names" is "$(printf '%s\n' 5.15 5.18)" vnuma up 2node --kernel-model 5
-check "run: shipped scenario names" is "$(printf '%s\n' memfollow-2node memfollow-balancing-2node multi-instance-2node multi-instance-2node-kernels multi-instance-4node multi-instance-4node-kernels)" vnuma run m
+check "run: shipped scenario names" is "$(printf '%s\n' memfollow-2node memfollow-balancing-2node memfollow-trace-2node multi-instance-2node multi-instance-2node-kernels multi-instance-4node multi-instance-4node-kernels)" vnuma run m
 check "run options" has --quick vnuma run --q
 check "topo subcommands" is "$(printf '%s\n' fallback random show validate)" vnuma topo ''
 check "topo fallback options" is "$(printf '%s\n' --cpus-visible)" vnuma topo fallback 4node-amd --c

@@ -2,7 +2,8 @@
  * Fuzz target for the parsers of what the guest reports: dmesg's fallback
  * lines (vn_fallback_parse_log), /proc/vmstat, nodeN/numastat and meminfo
  * (vn_metrics_parse_kv), samples.jsonl (vn_samples_parse and the questions
- * the assertions ask of it), and the cpulist/nodelist files the fidelity
+ * the assertions ask of it), tracefs format files and trace_pipe lines
+ * (metrics/trace.h), and the cpulist/nodelist files the fidelity
  * check reads. The guest runs a kernel under test: whatever it prints must
  * parse or be refused, never crash. Built like fuzz-topology.c.
  */
@@ -15,6 +16,7 @@
 
 #include "metrics/kv.h"
 #include "metrics/samples.h"
+#include "metrics/trace.h"
 #include "topology/fallback.h"
 #include "util/parse.h"
 
@@ -49,6 +51,53 @@ static void samples(const char *text)
 	vn_samples_avg_running(&s, avg, VN_MAX_NODES);
 	vn_samples_cost(&s, &mean, &max);
 	vn_samples_free(&s);
+}
+
+/* Debian 6.1's mm_migrate_pages, so that lines have a format to meet when the input is not one. */
+static const char migrate_format[] =
+	"name: mm_migrate_pages\nID: 608\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned long succeeded;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long failed;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:enum migrate_mode mode;\toffset:48;\tsize:4;\tsigned:0;\n"
+	"\tfield:char comm[16];\toffset:52;\tsize:16;\tsigned:1;\n"
+	"\nprint fmt: \"nr_succeeded=%lu nr_failed=%lu mode=%s comm=%s\", REC->succeeded, REC->failed, "
+	"__print_symbolic(REC->mode, {0, \"MIGRATE_ASYNC\"}), REC->comm\n";
+
+/* The input as a format file, then each of its lines as a trace_pipe line for it and the fixed one. */
+static void trace(const uint8_t *data, size_t size)
+{
+	struct vn_trace_format f[2];
+	struct vn_error err = {0};
+	unsigned n = 0;
+
+	if (vn_trace_format_parse(migrate_format, sizeof(migrate_format) - 1, &f[n++], &err) < 0)
+		abort();
+	if (vn_trace_format_parse((const char *)data, size, &f[n], &err) == 0) {
+		if (f[n].nfields > VN_TRACE_FIELDS_MAX || !memchr(f[n].name, '\0', sizeof(f[n].name)))
+			abort();
+		for (unsigned i = 0; i < f[n].nfields; i++)
+			if (!f[n].fields[i].printed[0])
+				abort();
+		n++;
+	} else if (!err.msg[0]) {
+		abort();
+	}
+	vn_error_clear(&err);
+	for (const uint8_t *line = data, *end = data + size; line < end;) {
+		const uint8_t *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t len = (size_t)((nl ? nl : end) - line);
+		struct vn_trace_event ev;
+		if (!memchr(line, '\0', len) && vn_trace_line_parse((const char *)line, len, f, n, &ev, &err) == 0) {
+			if (ev.format >= n || !ev.fields || !memchr(ev.comm, '\0', sizeof(ev.comm)))
+				abort();
+			if (!json_object_to_json_string(ev.fields))
+				abort();
+			json_object_put(ev.fields);
+		}
+		vn_error_clear(&err);
+		line = nl ? nl + 1 : end;
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -92,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	samples(text);
 	free(text);
+	trace(data, size);
 	return 0;
 }
 

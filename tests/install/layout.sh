@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 }
 p=$tmp/prefix
 check "bin/vnuma" test -x "$p/bin/vnuma"
-for f in vnuma-agent vnuma-sample; do
+for f in vnuma-agent vnuma-sample vnuma-trace; do
 	check "libexec/vnuma/$f" test -x "$p/libexec/vnuma/$f"
 done
 wl=$(cd "$build/src/workloads" && ls vnuma-wl-* | sort)

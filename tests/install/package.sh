@@ -22,7 +22,7 @@ check "cpack made vnuma_VERSION_ARCH.deb" test -f "$deb"
 info=$(dpkg-deb -I "$deb")
 list=$(dpkg-deb -c "$deb" | awk '{print $6}')
 depends=$(dpkg-deb -f "$deb" Depends | tr -d ' ' | tr ',' '\n')
-for f in ./usr/bin/vnuma ./usr/libexec/vnuma/vnuma-agent ./usr/libexec/vnuma/vnuma-sample \
+for f in ./usr/bin/vnuma ./usr/libexec/vnuma/vnuma-agent ./usr/libexec/vnuma/vnuma-sample ./usr/libexec/vnuma/vnuma-trace \
 	./usr/libexec/vnuma/vnuma-wl-memfollow ./usr/share/vnuma/topologies/8node-snc.xml \
 	./usr/share/vnuma/scenarios/memfollow-2node.json ./usr/share/vnuma/kernels/minimal-numa/numa.config \
 	./usr/share/man/man1/vnuma.1 ./usr/share/bash-completion/completions/vnuma; do

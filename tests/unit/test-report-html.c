@@ -267,6 +267,48 @@ static void test_incomplete(void **state)
 	vn_rm_rf(dir2);
 }
 
+/* trace.jsonl drawn: each tracepoint's cumulative count; a hostile or cut-short one gives notes, escaped. */
+static void test_trace(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	(void)state;
+
+	copy_fixture("run/result.json", dir, "result.json", NULL, NULL);
+	put(dir, "trace.jsonl",
+	    "{\"type\":\"header\",\"version\":1,\"events\":[{\"event\":\"migrate:mm_migrate_pages\"},"
+	    "{\"event\":\"sched:<script>x</script>\"}]}\n"
+	    "{\"t\":0.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
+	    "{\"t\":1.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
+	    "{\"t\":2,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
+	    "{\"t\":2.5,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":1}\n"
+	    "{\"t\":-1,\"event\":\"migrate:mm_migrate_pages\"}\n"
+	    "{\"t\":1,\"event\":\"not:in_the_header\"}\n"
+	    "{\"type\":\"end\",\"complete\":true}\n");
+	_cleanup_free_ char *html = report(dir);
+	assert_non_null(strstr(html, "<h2 id=\"trace\">Tracepoints</h2>"));
+	assert_non_null(strstr(html, "4 events of 2 tracepoints in trace.jsonl.</p>"));
+	/* The event with from_node/to_node gets a second series: those that crossed. */
+	assert_non_null(strstr(html, "sched:&lt;script&gt;x&lt;/script&gt; across nodes"));
+	assert_null(strstr(html, "mm_migrate_pages across nodes"));
+	assert_non_null(strstr(html, "trace events (cumulative count) since the capture began"));
+	assert_non_null(strstr(html, "sched:&lt;script&gt;x&lt;/script&gt;"));
+	assert_inert(html);
+
+	/* Cut short (no end record), with lines that are not JSON. */
+	put(dir, "trace.jsonl",
+	    "{\"type\":\"header\",\"events\":[{\"event\":\"a:b\"}]}\n{\"t\":1,\"event\":\"a:b\"}\n<b>\n{\"t\":2,\"ev");
+	_cleanup_free_ char *cut = report(dir);
+	assert_non_null(strstr(cut,
+			       "1 events of 1 tracepoints in trace.jsonl; it has no end record: the capture did not "
+			       "finish; some lines are not JSON."));
+	/* No trace.jsonl: no section. */
+	_cleanup_free_ char *path = vn_xasprintf("%s/trace.jsonl", dir);
+	unlink(path);
+	_cleanup_free_ char *none = report(dir);
+	assert_null(strstr(none, "Tracepoints"));
+	vn_rm_rf(dir);
+}
+
 static void test_group_fixture(void **state)
 {
 	_cleanup_free_ char *dir = fixture("group");
@@ -358,10 +400,15 @@ static void test_neither(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_run_fixture),   cmocka_unit_test(test_hostile),
-		cmocka_unit_test(test_escape),        cmocka_unit_test(test_pick_lines),
-		cmocka_unit_test(test_downsampled),   cmocka_unit_test(test_incomplete),
-		cmocka_unit_test(test_group_fixture), cmocka_unit_test(test_group_no_compare),
+		cmocka_unit_test(test_run_fixture),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_pick_lines),
+		cmocka_unit_test(test_downsampled),
+		cmocka_unit_test(test_incomplete),
+		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_group_fixture),
+		cmocka_unit_test(test_group_no_compare),
 		cmocka_unit_test(test_neither),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@ static const char full[] =
 	"  \"thp\": \"madvise\",\n"
 	"  \"hugetlb\": {\"0\": 64, \"1\": 32},\n"
 	"  \"cgroups\": [\"bench\", \"burners\"],\n"
+	"  \"tracepoints\": [\"sched:sched_move_numa\", \"migrate:mm_migrate_pages\"],\n"
 	"  \"sample_interval_s\": 0.5,\n"
 	"  \"timeout_s\": 600,\n"
 	"  \"repeats\": 3,\n"
@@ -70,6 +71,9 @@ static void check_full(const struct vn_scenario *s)
 	assert_int_equal(s->hugetlb[1].pages, 32);
 	assert_string_equal(s->cgroups[1], "burners");
 	assert_null(s->cgroups[2]);
+	assert_string_equal(s->tracepoints[0], "sched:sched_move_numa");
+	assert_string_equal(s->tracepoints[1], "migrate:mm_migrate_pages");
+	assert_null(s->tracepoints[2]);
 	assert_true(s->sample_interval_s == 0.5);
 	assert_int_equal(s->repeats, 3);
 	assert_int_equal(s->nsteps, 2);
@@ -142,6 +146,8 @@ static void test_defaults(void **state)
 	assert_int_equal(s->nsysctls, 0);
 	assert_non_null(s->cgroups);
 	assert_null(s->cgroups[0]);
+	assert_non_null(s->tracepoints);
+	assert_null(s->tracepoints[0]);
 	assert_true(s->sample_interval_s == 1);
 	assert_true(s->timeout_s == 900);
 	assert_int_equal(s->repeats, 1);
@@ -230,6 +236,17 @@ static void test_error_messages(void **state)
 		{"{\"name\": \"x\", \"topology\": \"t\", \"sysctls\": {\"kernel/x\": 1}, \"steps\": []}",
 		 "e.json: $.sysctls[\"kernel/x\"]: expected a dotted sysctl name like kernel.numa_balancing, got "
 		 "\"kernel/x\""},
+		{"{\"name\": \"x\", \"topology\": \"t\", \"tracepoints\": [\"sched:sched_move_numa\", \"sched\"], "
+		 "\"steps\": []}",
+		 "e.json: $.tracepoints[1]: expected a tracepoint \"SUBSYS:EVENT\" (e.g. \"sched:sched_move_numa\"), "
+		 "got "
+		 "\"sched\""},
+		{"{\"name\": \"x\", \"topology\": \"t\", \"tracepoints\": [\"a:b/../c\"], \"steps\": []}",
+		 "e.json: $.tracepoints[0]: expected a tracepoint \"SUBSYS:EVENT\" (e.g. \"sched:sched_move_numa\"), "
+		 "got "
+		 "\"a:b/../c\""},
+		{"{\"name\": \"x\", \"topology\": \"t\", \"tracepoints\": [\"a:b\", \"a:b\"], \"steps\": []}",
+		 "e.json: $.tracepoints[1]: \"a:b\" is listed twice"},
 		{"{\"name\": \"x\",\n \"topology\": 3,}", "e.json:2:16: malformed JSON: unexpected character"},
 		{"{\"name\": \"x\"", "e.json:1:13: malformed JSON: unexpected end of file"},
 		{"{} {}", "e.json:1:4: malformed JSON: unexpected character"},
