@@ -15,7 +15,7 @@ packages="
 	qemu-system-x86 qemu-utils
 	linux-image-amd64 busybox-static numactl libnuma-dev
 	libguestfs-tools supermin
-	xz-utils libxml2-utils procps bc groff-base clang-format
+	xz-utils libxml2-utils procps bc groff-base clang-format python3
 	chromium
 	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1
 "
