@@ -115,15 +115,21 @@ static void find_tracefs(void)
 	ig_die(IG_EXIT_ENV, errno, "mount tracefs on %s", dirs[0]);
 }
 
-static void emit_line(struct ig_buf *out)
+/* Writes out whole and empties it; a host that stopped reading (EPIPE) ends the capture. */
+static void flush_out(struct ig_buf *out)
 {
-	ig_buf_add(out, "\n", 1);
 	int r = ig_write_all(STDOUT_FILENO, out->s, out->len);
 	if (r == -EPIPE)
 		exit(0);
 	if (r < 0)
 		ig_die(IG_EXIT_ENV, -r, "write");
 	ig_buf_clear(out);
+}
+
+static void emit_line(struct ig_buf *out)
+{
+	ig_buf_add(out, "\n", 1);
+	flush_out(out);
 }
 
 /* The counters a capture window is checked against: migrations, as vmstat counts them. */
@@ -223,14 +229,8 @@ static void forward(struct ig_buf *pending, struct ig_buf *out)
 		pending->len = 0;
 		pending->s[0] = '\0';
 	}
-	if (out->len) {
-		int r = ig_write_all(STDOUT_FILENO, out->s, out->len);
-		if (r == -EPIPE)
-			exit(0);
-		if (r < 0)
-			ig_die(IG_EXIT_ENV, -r, "write");
-		ig_buf_clear(out);
-	}
+	if (out->len)
+		flush_out(out);
 }
 
 /* Read what trace_pipe has now, without blocking; 0 when it had nothing. */
