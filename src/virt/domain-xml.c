@@ -208,6 +208,21 @@ int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out,
 	return 0;
 }
 
+/* Per-vCPU state, only when some are hot-pluggable: those start absent, the rest cannot be unplugged. */
+static void emit_vcpus(struct vn_strbuf *b, const struct vn_topology *t)
+{
+	if (!t->nhotplug_cpus_total)
+		return;
+	vn_strbuf_printf(b, "  <vcpus>\n");
+	for (unsigned cpu = 0; cpu < t->ncpus_total; cpu++) {
+		int node = vn_topology_cpu_node(t, cpu);
+		bool hot = node >= 0 && vn_cpuset_has(&t->nodes[node].hotplug_cpus, cpu);
+		vn_strbuf_printf(b, "    <vcpu id='%u' enabled='%s' hotpluggable='%s'/>\n", cpu, hot ? "no" : "yes",
+				 hot ? "yes" : "no");
+	}
+	vn_strbuf_printf(b, "  </vcpus>\n");
+}
+
 static void emit_metadata(struct vn_strbuf *b, const struct vn_domain_opts *o)
 {
 	const struct vn_domain_meta *m = &o->meta;
@@ -388,8 +403,17 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	elem(&b, 2, "name", o->name);
 	elem(&b, 2, "uuid", o->uuid);
 	emit_metadata(&b, o);
+	if (t->hotplug_memory_total)
+		/* QEMU's -m slots=,maxmem=: the room DIMMs plugged at run time take (vnuma hotplug). */
+		vn_strbuf_printf(&b, "  <maxMemory slots='%u' unit='KiB'>%" PRIu64 "</maxMemory>\n",
+				 VN_DOMAIN_HOTPLUG_SLOTS, (total_cell_bytes(t) + t->hotplug_memory_total) >> 10);
 	vn_strbuf_printf(&b, "  <memory unit='KiB'>%" PRIu64 "</memory>\n", total_cell_bytes(t) >> 10);
-	vn_strbuf_printf(&b, "  <vcpu placement='static'>%u</vcpu>\n", t->ncpus_total);
+	if (t->nhotplug_cpus_total)
+		vn_strbuf_printf(&b, "  <vcpu placement='static' current='%u'>%u</vcpu>\n",
+				 t->ncpus_total - t->nhotplug_cpus_total, t->ncpus_total);
+	else
+		vn_strbuf_printf(&b, "  <vcpu placement='static'>%u</vcpu>\n", t->ncpus_total);
+	emit_vcpus(&b, t);
 	vn_strbuf_printf(&b, "  <os>\n    <type arch='x86_64' machine='q35'>hvm</type>\n");
 	if (o->loader) {
 		_cleanup_free_ char *l = vn_xml_escape(o->loader);

@@ -57,6 +57,13 @@ struct vn_domain_opts {
 #define VN_MEMLESS_DUMMY_BYTES (UINT64_C(2) << 20)
 
 /*
+ * DIMM slots of a topology with hotplug memory (<maxMemory slots=>): each
+ * `vnuma hotplug --memory` takes one. QEMU reserves 1 GiB of guest physical
+ * address space per slot for alignment, which costs nothing else.
+ */
+#define VN_DOMAIN_HOTPLUG_SLOTS 16
+
+/*
  * Kernel arguments the topology needs on top of the user's: `console=ttyS0
  * panic=-1` and one `memmap=SIZE$START` per memory-less node. libvirt 9.0
  * cannot express a NUMA cell without memory (memory='0' becomes a zero-sized

@@ -392,6 +392,50 @@ static void test_libvirt_roundtrip_devices(void **state)
 	vn_topology_free(t);
 }
 
+/* The seed's 4-node machine, node 3 memory-less at boot with 512M and a second vCPU to plug in. */
+static struct vn_topology *mk_hotplug(void)
+{
+	const char *cpus[] = {"0", "1", "2", "3-4"};
+	const uint64_t mem[] = {256, 256, 256, 0};
+	const uint8_t d[] = {10, 12, 32, 32, 12, 10, 32, 32, 32, 32, 10, 12, 32, 32, 12, 10};
+	struct vn_topology *t = mk(4, cpus, mem, d);
+
+	t->nodes[3].hotplug_memory = 512 * MiB;
+	t->hotplug_memory_total = 512 * MiB;
+	vn_cpuset_set(&t->nodes[3].hotplug_cpus, 4);
+	t->nodes[3].nhotplug_cpus = 1;
+	t->nhotplug_cpus_total = 1;
+	return t;
+}
+
+static void test_hotplug(void **state)
+{
+	struct vn_topology *t = mk_hotplug();
+	struct vn_domain_opts o = base_opts("vnuma-hotplug");
+	_cleanup_free_ char *xml = build_ok(t, &o);
+
+	golden("hotplug.xml", xml);
+	/* 768M + 2M of cells and 512M to come. */
+	assert_non_null(strstr(xml, "<maxMemory slots='16' unit='KiB'>1312768</maxMemory>"));
+	assert_non_null(strstr(xml, "<vcpu placement='static' current='4'>5</vcpu>"));
+	assert_non_null(strstr(xml, "<vcpu id='4' enabled='no' hotpluggable='yes'/>"));
+	/* Memory-less at boot, as before: the 2 MiB stand-in and its reservation. */
+	assert_non_null(strstr(xml, "<cell id='3' cpus='3-4' memory='2048' unit='KiB'>"));
+	assert_non_null(strstr(xml, "memmap=2048K$0x30000000"));
+
+	virConnectPtr c;
+	virDomainPtr dom;
+	o.agent_socket = NULL;
+	_cleanup_free_ char *plain = build_ok(t, &o);
+	char *back = roundtrip(plain, &c, &dom);
+	assert_non_null(strstr(back, "<maxMemory slots='16' unit='KiB'>1312768</maxMemory>"));
+	assert_non_null(strstr(back, "<vcpu placement='static' current='4'>5</vcpu>"));
+	assert_non_null(strstr(back, "<vcpu id='4' enabled='no' hotpluggable='yes'"));
+	free(back);
+	roundtrip_end(c, dom);
+	vn_topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
 		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
+		cmocka_unit_test(test_hotplug),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
