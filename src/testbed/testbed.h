@@ -171,3 +171,39 @@ int vn_topology_find_near(const char *arg, const char *near_dir, char **path, st
  * VN_AGENT_EXEC_BUF_MAX bytes, then a line saying the output was truncated.
  */
 int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s, char **out, struct vn_error *err);
+
+/*
+ * vnuma hotplug: memory or vCPUs into (or out of) one node of a running
+ * guest. The libvirt half (DIMM attach/detach, vCPU plug) runs in a child
+ * process like up/down; the guest half goes through the agent: new memory
+ * blocks are onlined (online_movable or online_kernel) by writing their
+ * /sys/devices/system/memory/memoryN/state, removed ones offlined first;
+ * plugged vCPUs are onlined through /sys/devices/system/cpu/cpuN/online.
+ * Memory is added in one DIMM per call and removed in whole DIMMs, the
+ * latest first; the topology file (the guest's, from its metadata) bounds
+ * what a node may take (hotplug=, hotplug-cpus=).
+ */
+enum vn_hotplug_online { VN_ONLINE_MOVABLE, VN_ONLINE_KERNEL };
+
+struct vn_hotplug_req {
+	const char *name;
+	unsigned node;
+	uint64_t memory; /* bytes, a whole number of 128M blocks; 0: none */
+	unsigned cpus;   /* vCPUs; 0: none */
+	bool remove;     /* take memory / vCPUs out of the node instead */
+	enum vn_hotplug_online online;
+	int timeout_ms; /* for the guest to see (or let go of) the devices */
+};
+
+struct vn_hotplug_result {
+	unsigned blocks;            /* memory blocks onlined (or offlined) */
+	uint64_t node_memtotal;     /* the node's MemTotal afterwards, bytes */
+	struct vn_cpuset cpus;      /* vCPUs plugged (or unplugged) */
+	struct vn_cpuset node_cpus; /* the node's cpulist afterwards */
+	unsigned rebuilds;          /* new builds of the fallback lists in dmesg */
+};
+
+#define VN_HOTPLUG_TIMEOUT_MS 30000
+
+int vn_testbed_hotplug(const struct vn_testbed_ctx *ctx, const struct vn_hotplug_req *req, struct vn_hotplug_result *r,
+		       struct vn_error *err);

@@ -55,8 +55,8 @@ struct vn_node {
 	int line;        /* source line, for messages */
 	unsigned ndevices;
 	struct vn_device devices[VN_NODE_MAX_DEVICES];
-	uint64_t hotplug_memory;         /* bytes that may be hot-added at run time; 0 = none */
-	struct vn_cpuset hotplug_cpus;   /* subset of cpus absent at boot, hot-pluggable later */
+	uint64_t hotplug_memory;       /* bytes that may be hot-added at run time; 0 = none */
+	struct vn_cpuset hotplug_cpus; /* subset of cpus absent at boot, hot-pluggable later */
 	unsigned nhotplug_cpus;
 };
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -501,4 +502,75 @@ int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_
 	out->guest_dir = child_prop(root, "guest-dir", NULL);
 	xmlFreeDoc(doc);
 	return 0;
+}
+
+char *vn_domain_dimm_xml(unsigned node, uint64_t bytes)
+{
+	return vn_xasprintf("<memory model='dimm'>\n  <target>\n    <size unit='KiB'>%" PRIu64
+			    "</size>\n    <node>%u</node>\n  </target>\n</memory>\n",
+			    bytes >> 10, node);
+}
+
+static xmlNode *child_elem(xmlNode *n, const char *name)
+{
+	for (xmlNode *c = n ? n->children : NULL; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static bool elem_u64(xmlNode *n, uint64_t *out)
+{
+	xmlChar *v = n ? xmlNodeGetContent(n) : NULL;
+	char *end = NULL;
+	bool ok = v && *v && (*out = strtoull((const char *)v, &end, 10), *end == '\0');
+
+	xmlFree(v);
+	return ok;
+}
+
+int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err)
+{
+	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
+				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	size_t n = 0;
+
+	if (!doc)
+		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
+	xmlNode *devices = child_elem(xmlDocGetRootElement(doc), "devices");
+	for (xmlNode *c = devices ? devices->children : NULL; c && n < max; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "memory") != 0)
+			continue;
+		xmlChar *model = xmlGetProp(c, (const xmlChar *)"model");
+		bool dimm = model && strcmp((const char *)model, "dimm") == 0;
+		xmlFree(model);
+		xmlNode *target = child_elem(c, "target");
+		xmlNode *size = child_elem(target, "size");
+		uint64_t kib, node;
+		if (!dimm || !elem_u64(size, &kib) || !elem_u64(child_elem(target, "node"), &node))
+			continue;
+		/* libvirt writes sizes back in KiB whatever unit they were given in. */
+		xmlChar *unit = xmlGetProp(size, (const xmlChar *)"unit");
+		bool in_kib = !unit || strcmp((const char *)unit, "KiB") == 0;
+		xmlFree(unit);
+		if (!in_kib)
+			continue;
+		struct vn_domain_dimm *d = &out[n];
+		memset(d, 0, sizeof(*d));
+		d->node = (unsigned)node;
+		d->bytes = kib << 10;
+		xmlNode *addr = child_elem(c, "address");
+		xmlChar *base = addr ? xmlGetProp(addr, (const xmlChar *)"base") : NULL;
+		if (base)
+			d->base = strtoull((const char *)base, NULL, 0);
+		xmlFree(base);
+		xmlNode *alias = child_elem(c, "alias");
+		xmlChar *name = alias ? xmlGetProp(alias, (const xmlChar *)"name") : NULL;
+		if (name)
+			snprintf(d->alias, sizeof(d->alias), "%s", (const char *)name);
+		xmlFree(name);
+		n++;
+	}
+	xmlFreeDoc(doc);
+	return (int)n;
 }

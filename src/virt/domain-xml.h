@@ -124,3 +124,23 @@ int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_
 
 /* XML-escape for attribute or text content (' " & < >); malloc'd. */
 char *vn_xml_escape(const char *s);
+
+/*
+ * A DIMM of bytes (a whole number of KiB) for node: the <memory model='dimm'>
+ * device `vnuma hotplug --memory` attaches. Malloc'd.
+ */
+char *vn_domain_dimm_xml(unsigned node, uint64_t bytes);
+
+/* A DIMM of a live domain, from its XML. */
+struct vn_domain_dimm {
+	char alias[64];
+	unsigned node;
+	uint64_t bytes;
+	uint64_t base; /* guest physical address QEMU gave it; 0 if not said */
+};
+#define VN_DOMAIN_DIMMS_MAX 64
+/*
+ * The DIMMs in a domain's XML, in document order (the order they were
+ * plugged), at most VN_DOMAIN_DIMMS_MAX. Returns the count, or a negative errno.
+ */
+int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err);
