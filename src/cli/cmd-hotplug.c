@@ -67,7 +67,7 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 		return vn_input_error(err, "hotplug takes --memory SIZE or --cpus N (one of them)");
 	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
-	rc = vn_testbed_hotplug(&ctx, &q, &r, err);
+	rc = vn_testbed_hotplug(&ctx, &q, NULL, NULL, &r, err);
 	vn_testbed_ctx_clear(&ctx);
 	if (rc < 0)
 		return rc;

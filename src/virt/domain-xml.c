@@ -574,3 +574,36 @@ int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t ma
 	xmlFreeDoc(doc);
 	return (int)n;
 }
+
+int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_error *err)
+{
+	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
+				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	uint64_t n = 0;
+
+	memset(enabled, 0, sizeof(*enabled));
+	if (!doc)
+		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
+	xmlNode *root = xmlDocGetRootElement(doc);
+	xmlNode *vcpus = child_elem(root, "vcpus");
+	if (!vcpus) {
+		if (elem_u64(child_elem(root, "vcpu"), &n))
+			for (uint64_t i = 0; i < n && i < VN_CPUSET_MAX; i++)
+				vn_cpuset_set(enabled, (unsigned)i);
+		xmlFreeDoc(doc);
+		return 0;
+	}
+	for (xmlNode *c = vcpus->children; c; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "vcpu") != 0)
+			continue;
+		xmlChar *id = xmlGetProp(c, (const xmlChar *)"id"), *on = xmlGetProp(c, (const xmlChar *)"enabled");
+		char *end = NULL;
+		unsigned long v = id ? strtoul((const char *)id, &end, 10) : VN_CPUSET_MAX;
+		if (id && *end == '\0' && v < VN_CPUSET_MAX && on && strcmp((const char *)on, "yes") == 0)
+			vn_cpuset_set(enabled, (unsigned)v);
+		xmlFree(id);
+		xmlFree(on);
+	}
+	xmlFreeDoc(doc);
+	return 0;
+}

@@ -144,3 +144,5 @@ struct vn_domain_dimm {
  * plugged), at most VN_DOMAIN_DIMMS_MAX. Returns the count, or a negative errno.
  */
 int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err);
+/* The vCPUs a domain's XML says are enabled (<vcpus><vcpu id= enabled='yes'>); all of them without <vcpus>. */
+int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_error *err);

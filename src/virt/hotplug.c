@@ -50,3 +50,12 @@ int vn_virt_domain_set_vcpu(struct vn_virt_domain *d, unsigned cpu, bool on, str
 		return vn_virt_error(err, "cannot %s vCPU %u of '%s'", on ? "plug" : "unplug", cpu, d->name);
 	return 0;
 }
+
+int vn_virt_domain_vcpus(struct vn_virt_domain *d, struct vn_cpuset *enabled, struct vn_error *err)
+{
+	_cleanup_free_ char *xml = virDomainGetXMLDesc(d->dom, 0);
+
+	if (!xml)
+		return vn_virt_error(err, "cannot read the domain XML of '%s'", d->name);
+	return vn_domain_vcpus_parse(xml, enabled, err);
+}

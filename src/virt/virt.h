@@ -143,3 +143,5 @@ int vn_virt_domain_dimms(struct vn_virt_domain *d, struct vn_domain_dimm *out, s
 int vn_virt_domain_detach_dimm(struct vn_virt_domain *d, const struct vn_domain_dimm *dimm, struct vn_error *err);
 /* Plug (on) or unplug one hot-pluggable vCPU. */
 int vn_virt_domain_set_vcpu(struct vn_virt_domain *d, unsigned cpu, bool on, struct vn_error *err);
+/* The live domain's enabled vCPUs. */
+int vn_virt_domain_vcpus(struct vn_virt_domain *d, struct vn_cpuset *enabled, struct vn_error *err);
