@@ -45,11 +45,29 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 		struct vn_strbuf b = VN_STRBUF_INIT;
 		v[n++] = strdup("numactl");
 		if (p->policy == VN_PLACE_CPUNODEBIND || p->ncpu_nodes) {
-			vn_strbuf_printf(&b, "--cpunodebind=");
-			if (p->policy == VN_PLACE_CPUNODEBIND)
-				nodelist(&b, p->nodes, p->nnodes);
-			else
-				nodelist(&b, p->cpu_nodes, p->ncpu_nodes);
+			const unsigned *cn = p->policy == VN_PLACE_CPUNODEBIND ? p->nodes : p->cpu_nodes;
+			unsigned ncn = p->policy == VN_PLACE_CPUNODEBIND ? p->nnodes : p->ncpu_nodes;
+			bool memless = false;
+			for (unsigned i = 0; i < ncn; i++)
+				memless |= !vn_node_has_memory(&r->t->nodes[cn[i]]);
+			if (memless) {
+				/*
+				 * libnuma checks --cpunodebind's nodes against Mems_allowed, which
+				 * leaves out a node booted without memory: name its CPUs instead
+				 * (those present at boot; hot-plugged ones may still be absent).
+				 */
+				struct vn_cpuset cpus = {0};
+				for (unsigned i = 0; i < ncn; i++) {
+					struct vn_cpuset bc = vn_node_boot_cpus(&r->t->nodes[cn[i]]);
+					for (unsigned w = 0; w < VN_CPUSET_MAX / 64; w++)
+						cpus.bits[w] |= bc.bits[w];
+				}
+				_cleanup_free_ char *list = vn_cpulist_format(&cpus);
+				vn_strbuf_printf(&b, "--physcpubind=%s", list);
+			} else {
+				vn_strbuf_printf(&b, "--cpunodebind=");
+				nodelist(&b, cn, ncn);
+			}
 			v[n++] = vn_strbuf_steal(&b);
 		}
 		static const char *const flag[] = {[VN_PLACE_MEMBIND] = "--membind=",
@@ -73,7 +91,6 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 	}
 	for (char **a = st->argv; a && *a && n < 126; a++)
 		v[n++] = strdup(*a);
-	(void)r;
 	return v;
 }
 
