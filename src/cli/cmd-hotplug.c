@@ -24,7 +24,7 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 	while ((c = vn_cli_next(&args, err)) > 0) {
 		switch (c) {
 		case 'N':
-			if ((rc = vn_int_parse(optarg, 0, 63, &v, err)) < 0)
+			if ((rc = vn_int_parse(optarg, 0, VN_MAX_NODES - 1, &v, err)) < 0)
 				return vn_error_prefix(err, "--node");
 			q.node = (unsigned)v;
 			node_given = true;

@@ -95,6 +95,11 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 		       !n->ncpus    ? "   (CPU-less)"
 		       : !n->memory ? "   (memory-less)"
 				    : "");
+		if (n->hotplug_memory || n->nhotplug_cpus) {
+			_cleanup_free_ char *hc = vn_cpulist_format(&n->hotplug_cpus);
+			printf("node %u hotplug: %llu MB%s%s%s\n", i, (unsigned long long)(n->hotplug_memory >> 20),
+			       n->nhotplug_cpus ? ", cpus " : "", hc, n->nhotplug_cpus ? " absent at boot" : "");
+		}
 		for (unsigned k = 0; k < n->ndevices; k++) {
 			const struct vn_device *d = &n->devices[k];
 			char size[32];
