@@ -436,6 +436,47 @@ static void test_hotplug(void **state)
 	vn_topology_free(t);
 }
 
+/* What libvirt writes back for a live domain after two DIMMs and a vCPU were plugged. */
+static void test_live_xml_parse(void **state)
+{
+	static const char live[] =
+		"<domain type='qemu' id='1'><name>g</name><vcpu placement='static' current='5'>5</vcpu>"
+		"<vcpus><vcpu id='0' enabled='yes' hotpluggable='no' order='1'/>"
+		"<vcpu id='3' enabled='yes' hotpluggable='no' order='4'/>"
+		"<vcpu id='4' enabled='no' hotpluggable='yes'/><vcpu id='x' enabled='yes'/></vcpus>"
+		"<devices><memory model='dimm'><target><size unit='KiB'>262144</size><node>3</node></target>"
+		"<alias name='dimm0'/><address type='dimm' slot='0' base='0x100000000'/></memory>"
+		"<memory model='nvdimm'><target><size unit='KiB'>1024</size><node>1</node></target></memory>"
+		"<memory model='dimm'><target><size unit='KiB'>131072</size><node>2</node></target>"
+		"<alias name='dimm1'/><address type='dimm' slot='1' base='0x150000000'/></memory>"
+		"</devices></domain>";
+	struct vn_domain_dimm d[4];
+	struct vn_cpuset on;
+	struct vn_error err = {0};
+
+	assert_int_equal(vn_domain_dimms_parse(live, d, 4, &err), 2);
+	assert_string_equal(d[0].alias, "dimm0");
+	assert_int_equal(d[0].node, 3);
+	assert_true(d[0].bytes == 256 * MiB);
+	assert_true(d[0].base == UINT64_C(0x100000000));
+	assert_string_equal(d[1].alias, "dimm1");
+	assert_int_equal(d[1].node, 2);
+	assert_int_equal(vn_domain_dimms_parse(live, d, 1, &err), 1);
+	assert_int_equal(vn_domain_vcpus_parse(live, &on, &err), 0);
+	assert_true(vn_cpuset_has(&on, 0) && vn_cpuset_has(&on, 3));
+	assert_false(vn_cpuset_has(&on, 4));
+	assert_int_equal(vn_cpuset_count(&on), 2);
+	/* Without <vcpus> every vCPU is there. */
+	assert_int_equal(vn_domain_vcpus_parse("<domain><vcpu>3</vcpu></domain>", &on, &err), 0);
+	assert_int_equal(vn_cpuset_count(&on), 3);
+	assert_int_equal(vn_domain_dimms_parse("<domain", d, 4, &err), -EINVAL);
+	vn_error_clear(&err);
+
+	_cleanup_free_ char *x = vn_domain_dimm_xml(3, 512 * MiB);
+	assert_string_equal(x, "<memory model='dimm'>\n  <target>\n    <size unit='KiB'>524288</size>\n"
+			       "    <node>3</node>\n  </target>\n</memory>\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,7 +485,7 @@ int main(void)
 		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
 		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
-		cmocka_unit_test(test_hotplug),
+		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
