@@ -228,7 +228,7 @@ static int hp_libvirt(struct hp_call *c, struct vn_error *err)
  * many times the kernel printed its fallback lists (every build starts
  * with node 0's line: the nodes exist from boot).
  */
-static char *guest_script(const struct vn_hotplug_req *q, const struct vn_hotplug_plan *p)
+char *vn_testbed_hotplug_script(const struct vn_hotplug_req *q, const struct vn_hotplug_plan *p)
 {
 	struct vn_strbuf b = VN_STRBUF_INIT;
 	unsigned tries = (unsigned)(q->timeout_ms / 200) + 1;
@@ -278,8 +278,8 @@ static void nodes_set(const char *list, bool *out)
 }
 
 /* What the script printed (the guest's words: parsed strictly, values bounded). */
-static int guest_report(const char *out, const struct vn_hotplug_req *q, struct vn_hotplug_result *r,
-			struct vn_error *err)
+int vn_testbed_hotplug_report(const char *out, const struct vn_hotplug_req *q, struct vn_hotplug_result *r,
+			      struct vn_error *err)
 {
 	bool mem_before[VN_MAX_NODES] = {false}, mem_after[VN_MAX_NODES] = {false};
 	unsigned before = 0, after = 0, seen = 0;
@@ -363,10 +363,10 @@ int vn_testbed_hotplug(const struct vn_testbed_ctx *ctx, const struct vn_hotplug
 	}
 	if ((rc = hp_libvirt(&c, err)) < 0)
 		return rc;
-	script = guest_script(q, &plan);
+	script = vn_testbed_hotplug_script(q, &plan);
 	if ((rc = sh(sh_data, script, &out, err)) < 0)
 		return vn_error_prefix(err, "%s node %u", q->remove ? "unplugging from" : "plugging into", q->node);
-	if ((rc = guest_report(out, q, r, err)) < 0)
+	if ((rc = vn_testbed_hotplug_report(out, q, r, err)) < 0)
 		return rc;
 	r->cpus = plan.cpus;
 	if (q->remove) {
