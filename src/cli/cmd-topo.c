@@ -95,6 +95,11 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 		       !n->ncpus    ? "   (CPU-less)"
 		       : !n->memory ? "   (memory-less)"
 				    : "");
+		if (n->hotplug_memory || n->nhotplug_cpus) {
+			_cleanup_free_ char *hc = vn_cpulist_format(&n->hotplug_cpus);
+			printf("node %u hotplug: %llu MB%s%s%s\n", i, (unsigned long long)(n->hotplug_memory >> 20),
+			       n->nhotplug_cpus ? ", cpus " : "", hc, n->nhotplug_cpus ? " absent at boot" : "");
+		}
 		for (unsigned k = 0; k < n->ndevices; k++) {
 			const struct vn_device *d = &n->devices[k];
 			char size[32];
@@ -132,7 +137,7 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_cli_args a;
-	bool json = false;
+	bool json = false, hotplugged = false;
 	int c, rc;
 
 	vn_cli_args_init(&a, &topo_fallback_cmd, argc, argv);
@@ -143,6 +148,7 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 				return rc;
 			break;
 		case 'c': fo.cpus_visible = true; break;
+		case 'H': hotplugged = true; break;
 		case 'j': json = true; break;
 		}
 	}
@@ -154,13 +160,19 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 
 	if ((rc = topo_load(argv[optind], &t, err)) < 0)
 		return rc;
-	vn_fallback_compute(t, &fo, &f);
+	struct vn_fallback_state st;
+	if (hotplugged)
+		vn_fallback_state_hotplugged(t, &st);
+	else
+		vn_fallback_state_boot(t, &fo, &st);
+	vn_fallback_compute_state(t, &fo, &st, &f);
 	if (json) {
 		json_object *root = json_object_new_object();
 		json_object *nodes = json_object_new_array();
 		json_object_object_add(root, "topology", json_object_new_string(t->name));
 		json_object_object_add(root, "model", json_object_new_string(vn_fallback_model_name(fo.model)));
-		json_object_object_add(root, "cpus_visible", json_object_new_boolean(fo.cpus_visible));
+		json_object_object_add(root, "cpus_visible", json_object_new_boolean(fo.cpus_visible || hotplugged));
+		json_object_object_add(root, "build", json_object_new_string(hotplugged ? "hotplugged" : "boot"));
 		for (unsigned n = 0; n < f.nnodes; n++) {
 			json_object *o = json_object_new_object();
 			json_object *order = json_object_new_array();
@@ -242,6 +254,10 @@ static const struct vn_cli_opt topo_fallback_opts[] = {
 	 "apply the kernel's preference for CPU-less nodes; off by\n"
 	 "default because x86 builds the boot-time lists before any\n"
 	 "CPU is in a node's cpumask (lists rebuilt on hotplug see them)"},
+	{"hotplugged", 'H', false, NULL, VN_VAL_NONE,
+	 "the lists the kernel rebuilds at run time once every node's\n"
+	 "hotplug memory is online and its vCPUs are plugged in (CPUs\n"
+	 "visible, memory-less-at-boot nodes with memory)"},
 	{"json", 'j', false, NULL, VN_VAL_NONE, "machine-readable output"},
 	VN_CLI_OPT_END,
 };
@@ -250,7 +266,7 @@ static const struct vn_cmd topo_fallback_cmd = {
 	.name = "fallback",
 	.fn = topo_fallback,
 	.summary = "print the per-node memory fallback order the guest kernel will build",
-	.synopsis = "TOPOLOGY [--kernel-model NAME] [--cpus-visible] [--json]",
+	.synopsis = "TOPOLOGY [--kernel-model NAME] [--cpus-visible | --hotplugged] [--json]",
 	.description = "Prints it in the kernel's own boot-log format, to diff against\n"
 		       "'dmesg | grep Fallback'.",
 	.opts = topo_fallback_opts,

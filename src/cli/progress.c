@@ -73,8 +73,11 @@ void vn_cli_boot_progress(void *data, const char *stage, const char *detail)
 		else
 			/* The run's own stages come through here too. */
 			fprintf(stderr, "%s: %s%s%s\n",
-				strcmp(stage, "step") == 0 || strcmp(stage, "collecting") == 0 ? "run" : "boot", stage,
-				detail && *detail ? ": " : "", detail ? detail : "");
+				strcmp(stage, "step") == 0 || strcmp(stage, "hotplug") == 0 ||
+						strcmp(stage, "collecting") == 0
+					? "run"
+					: "boot",
+				stage, detail && *detail ? ": " : "", detail ? detail : "");
 		p->used = p->used && !note;
 		return;
 	}

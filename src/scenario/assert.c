@@ -50,25 +50,88 @@ static char *compact(const struct vn_fallback *f)
 	return vn_strbuf_steal(&b);
 }
 
+/* One build the model expects: the boot's, or a rebuild some hotplug made the kernel print. */
+struct expected_build {
+	char label[160];
+	struct vn_fallback f;
+};
+
+static unsigned expected_builds(const struct vn_run_data *d, const struct vn_fallback_opts *o,
+				struct expected_build *out, unsigned max)
+{
+	unsigned n = 1, k = 0;
+	char sz[32];
+
+	snprintf(out[0].label, sizeof(out[0].label), "boot");
+	vn_fallback_compute(d->t, o, &out[0].f);
+	for (unsigned i = 0; i < d->nhotplugs; i++) {
+		const struct vn_run_hotplug *h = &d->hotplugs[i];
+		for (unsigned j = 0; j < h->rebuilds && n < max; j++, n++) {
+			_cleanup_free_ char *st = vn_fallback_state_format(d->t, &h->seen);
+			if (h->what.memory)
+				snprintf(out[n].label, sizeof(out[n].label),
+					 "rebuild #%u (%s%s node %u in step %s; %s)", ++k, h->what.remove ? "-" : "+",
+					 vn_size_format(h->what.memory, sz, sizeof(sz)), h->what.node,
+					 d->s->steps[h->step].name, st);
+			else
+				snprintf(out[n].label, sizeof(out[n].label),
+					 "rebuild #%u (+%u vCPUs node %u in step %s; %s)", ++k, h->what.cpus,
+					 h->what.node, d->s->steps[h->step].name, st);
+			vn_fallback_compute_state(d->t, o, &h->seen, &out[n].f);
+		}
+	}
+	return n;
+}
+
+/*
+ * The boot-time lists, and every list the kernel rebuilt at run time (memory
+ * hotplug), against the model for the state each build saw. The guest's
+ * dmesg is split into builds; each is compared with the one expected in its
+ * place, and a difference names the build.
+ */
 static void check_fallback(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
 {
 	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
-	struct vn_fallback want, got;
+	struct vn_fallback got[VN_FALLBACK_BUILDS_MAX];
+	struct expected_build want[VN_FALLBACK_BUILDS_MAX];
 	struct vn_error err = {0};
+	struct vn_strbuf diff = VN_STRBUF_INIT, expected = VN_STRBUF_INIT, observed = VN_STRBUF_INIT;
+	unsigned ngot = 0;
 	char name[128];
 
 	snprintf(name, sizeof(name), "fallback order equals model %s", vn_fallback_model_name(a->model));
 	o.model = a->model;
-	vn_fallback_compute(d->t, &o, &want);
-	if (!d->dmesg || vn_fallback_parse_log(d->dmesg, &got, &err) < 0 || got.nnodes == 0) {
+	unsigned nwant = expected_builds(d, &o, want, VN_FALLBACK_BUILDS_MAX);
+	if (!d->dmesg || vn_fallback_parse_builds(d->dmesg, got, VN_FALLBACK_BUILDS_MAX, &ngot, &err) < 0 ||
+	    ngot == 0) {
 		verdict(rep, a, name, false, "no 'Fallback order' lines in the guest's dmesg", "one line per node",
 			NULL);
 		vn_error_clear(&err);
 		return;
 	}
-	_cleanup_free_ char *diff = vn_fallback_diff(&want, &got);
-	_cleanup_free_ char *expected = compact(&want), *observed = compact(&got);
-	verdict(rep, a, name, !diff, observed, expected, diff);
+	if (ngot != nwant)
+		vn_strbuf_printf(&diff,
+				 "the kernel printed %u build%s of its lists, the model expects %u (the boot's%s)\n",
+				 ngot, ngot == 1 ? "" : "s", nwant,
+				 nwant > 1 ? " and one for each hotplug that populated a zone" : "");
+	for (unsigned i = 0; i < nwant && i < ngot && i < VN_FALLBACK_BUILDS_MAX; i++) {
+		_cleanup_free_ char *dd = vn_fallback_diff(&want[i].f, &got[i]);
+		_cleanup_free_ char *e = compact(&want[i].f), *g = compact(&got[i]);
+		if (nwant > 1) {
+			vn_strbuf_printf(&expected, "%s%s: %s", i ? "; " : "", i ? "rebuild" : "boot", e);
+			vn_strbuf_printf(&observed, "%s%s: %s", i ? "; " : "", i ? "rebuild" : "boot", g);
+		} else {
+			vn_strbuf_printf(&expected, "%s", e);
+			vn_strbuf_printf(&observed, "%s", g);
+		}
+		for (char *line = dd ? strtok(dd, "\n") : NULL; line; line = strtok(NULL, "\n"))
+			vn_strbuf_printf(&diff, "%s: %s\n", want[i].label, line);
+	}
+	verdict(rep, a, name, !diff.len, observed.s ? observed.s : "", expected.s ? expected.s : "",
+		diff.len ? diff.s : NULL);
+	vn_strbuf_free(&diff);
+	vn_strbuf_free(&expected);
+	vn_strbuf_free(&observed);
 }
 
 static void check_distances(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)

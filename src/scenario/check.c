@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,27 @@ static int node_ok(const struct vn_scenario *s, const struct vn_topology *t, con
 	if (need_cpus && !t->nodes[n].ncpus)
 		return vn_input_error(err, "%s: %s: node %u has no CPUs in %s, so nothing can move there", s->path, p,
 				      n, topo);
+	return 0;
+}
+
+/* A hotplug into node h->node: the topology must give that node hotplug memory or hot-pluggable vCPUs. */
+static int hotplug_ok(const struct vn_scenario *s, const struct vn_topology *t, const char *topo, const char *p,
+		      const struct vn_scn_hotplug *h, struct vn_error *err)
+{
+	int rc = node_ok(s, t, topo, p, h->node, false, err);
+
+	if (rc < 0)
+		return rc;
+	const struct vn_node *nd = &t->nodes[h->node];
+	if (h->memory && h->memory > nd->hotplug_memory)
+		return vn_input_error(err,
+				      "%s: %s: node %u takes at most %" PRIu64 "M of hotplug memory in %s (its "
+				      "hotplug=), not %" PRIu64 "M",
+				      s->path, p, h->node, nd->hotplug_memory >> 20, topo, h->memory >> 20);
+	if (h->cpus > nd->nhotplug_cpus)
+		return vn_input_error(err,
+				      "%s: %s: node %u has %u hot-pluggable vCPUs in %s (its hotplug-cpus=), not %u",
+				      s->path, p, h->node, nd->nhotplug_cpus, topo, h->cpus);
 	return 0;
 }
 
@@ -105,10 +127,19 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 				return rc;
 		}
 		for (unsigned k = 0; k < st->nactions; k++) {
-			snprintf(p, sizeof(p), "$.steps[%u].actions[%u].move.to_node", i, k);
-			if ((rc = node_ok(s, t, path, p, st->actions[k].to_node, true, err)) < 0)
+			if (st->actions[k].is_hotplug) {
+				snprintf(p, sizeof(p), "$.steps[%u].actions[%u].hotplug.node", i, k);
+				rc = hotplug_ok(s, t, path, p, &st->actions[k].hotplug, err);
+			} else {
+				snprintf(p, sizeof(p), "$.steps[%u].actions[%u].move.to_node", i, k);
+				rc = node_ok(s, t, path, p, st->actions[k].to_node, true, err);
+			}
+			if (rc < 0)
 				return rc;
 		}
+		snprintf(p, sizeof(p), "$.steps[%u].hotplug.node", i);
+		if (st->is_hotplug && (rc = hotplug_ok(s, t, path, p, &st->hotplug, err)) < 0)
+			return rc;
 	}
 	for (unsigned i = 0; i < s->nhugetlb; i++) {
 		snprintf(p, sizeof(p), "$.hugetlb[\"%u\"]", s->hugetlb[i].node);

@@ -6,6 +6,7 @@
 #include "metrics/samples.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
+#include "topology/fallback.h"
 #include "topology/topology.h"
 
 struct vn_run_move {
@@ -13,6 +14,16 @@ struct vn_run_move {
 	double uptime; /* guest uptime when the move was done */
 	unsigned npids;
 	int pids[64];
+};
+
+/* A hotplug the run made (a hotplug step or timed action), and what the kernel's rebuild of its lists saw. */
+struct vn_run_hotplug {
+	unsigned step;
+	struct vn_scn_hotplug what;
+	double t_s;        /* seconds into the run */
+	unsigned rebuilds; /* builds of the fallback lists it made the guest print */
+	struct vn_fallback_state seen;
+	uint64_t node_memtotal; /* the node's MemTotal afterwards, bytes */
 };
 
 struct vn_run_step_data {
@@ -32,6 +43,8 @@ struct vn_run_data {
 	struct vn_run_step_data *steps; /* s->nsteps */
 	unsigned nmoves;
 	struct vn_run_move moves[64];
+	unsigned nhotplugs;
+	struct vn_run_hotplug hotplugs[32];
 };
 
 /* What a finished run records for compare (metrics.c); dir is the run's, with before/ and after/. */

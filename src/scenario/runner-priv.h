@@ -48,6 +48,8 @@ struct exec {
 };
 
 struct run {
+	const struct vn_testbed_ctx *ctx; /* for the libvirt half of hotplugs */
+	const char *guest;                /* the booted guest's name */
 	struct vn_agent *a;
 	const char *dir;
 	struct vn_scenario *s;

@@ -45,11 +45,29 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 		struct vn_strbuf b = VN_STRBUF_INIT;
 		v[n++] = strdup("numactl");
 		if (p->policy == VN_PLACE_CPUNODEBIND || p->ncpu_nodes) {
-			vn_strbuf_printf(&b, "--cpunodebind=");
-			if (p->policy == VN_PLACE_CPUNODEBIND)
-				nodelist(&b, p->nodes, p->nnodes);
-			else
-				nodelist(&b, p->cpu_nodes, p->ncpu_nodes);
+			const unsigned *cn = p->policy == VN_PLACE_CPUNODEBIND ? p->nodes : p->cpu_nodes;
+			unsigned ncn = p->policy == VN_PLACE_CPUNODEBIND ? p->nnodes : p->ncpu_nodes;
+			bool memless = false;
+			for (unsigned i = 0; i < ncn; i++)
+				memless |= !vn_node_has_memory(&r->t->nodes[cn[i]]);
+			if (memless) {
+				/*
+				 * libnuma checks --cpunodebind's nodes against Mems_allowed, which
+				 * leaves out a node booted without memory: name its CPUs instead
+				 * (those present at boot; hot-plugged ones may still be absent).
+				 */
+				struct vn_cpuset cpus = {0};
+				for (unsigned i = 0; i < ncn; i++) {
+					struct vn_cpuset bc = vn_node_boot_cpus(&r->t->nodes[cn[i]]);
+					for (unsigned w = 0; w < VN_CPUSET_MAX / 64; w++)
+						cpus.bits[w] |= bc.bits[w];
+				}
+				_cleanup_free_ char *list = vn_cpulist_format(&cpus);
+				vn_strbuf_printf(&b, "--physcpubind=%s", list);
+			} else {
+				vn_strbuf_printf(&b, "--cpunodebind=");
+				nodelist(&b, cn, ncn);
+			}
 			v[n++] = vn_strbuf_steal(&b);
 		}
 		static const char *const flag[] = {[VN_PLACE_MEMBIND] = "--membind=",
@@ -73,7 +91,6 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 	}
 	for (char **a = st->argv; a && *a && n < 126; a++)
 		v[n++] = strdup(*a);
-	(void)r;
 	return v;
 }
 
@@ -131,6 +148,53 @@ static int start_move(struct run *r, unsigned si, const struct vn_scn_action *ac
 	return 0;
 }
 
+static int sh_over_run(void *data, const char *script, char **out, struct vn_error *err)
+{
+	return vn_run_guest_sh(data, script, out, err);
+}
+
+/*
+ * A hotplug step or timed action: libvirt's half in a child process, the
+ * guest's over the run's own connection (which keeps the sampler's and the
+ * workloads' events flowing meanwhile). Recorded for the fallback assertion.
+ */
+static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h, struct vn_error *err)
+{
+	struct vn_hotplug_req q = {
+		.name = r->guest,
+		.node = h->node,
+		.memory = h->memory,
+		.cpus = h->cpus,
+		.remove = h->remove,
+		.online = h->online_kernel ? VN_ONLINE_KERNEL : VN_ONLINE_MOVABLE,
+		.timeout_ms = VN_HOTPLUG_TIMEOUT_MS,
+	};
+	struct vn_hotplug_result res;
+	char what[64], sz[32];
+
+	if (r->d->nhotplugs >= VN_ARRAY_SIZE(r->d->hotplugs))
+		return vn_input_error(err, "%s: more than %zu hotplugs", r->s->path, VN_ARRAY_SIZE(r->d->hotplugs));
+	if (h->memory)
+		snprintf(what, sizeof(what), "%s%s node %u", h->remove ? "-" : "+",
+			 vn_size_format(h->memory, sz, sizeof(sz)), h->node);
+	else
+		snprintf(what, sizeof(what), "+%u vCPU%s node %u", h->cpus, h->cpus == 1 ? "" : "s", h->node);
+	if (r->progress)
+		r->progress(r->progress_data, "hotplug", what);
+	int rc = vn_testbed_hotplug(r->ctx, &q, sh_over_run, r, &res, err);
+	if (rc < 0)
+		return vn_error_prefix(err, "step %s: hotplug %s", r->s->steps[si].name, what);
+	r->d->hotplugs[r->d->nhotplugs++] = (struct vn_run_hotplug){
+		.step = si,
+		.what = *h,
+		.t_s = vn_now_s() - r->t0,
+		.rebuilds = res.rebuilds,
+		.seen = res.seen,
+		.node_memtotal = res.node_memtotal,
+	};
+	return 0;
+}
+
 /* Fill a move's pids and time from its action's output once it finished. */
 static void finish_moves(struct run *r)
 {
@@ -179,7 +243,8 @@ static int fire_due(struct run *r, struct pending *p, unsigned np, struct vn_err
 		if (p[i].fired || vn_now_s() < p[i].due || r->stop)
 			continue;
 		p[i].fired = true;
-		int rc = start_move(r, p[i].step, p[i].act, err);
+		int rc = p[i].act->is_hotplug ? do_hotplug(r, p[i].step, &p[i].act->hotplug, err)
+					      : start_move(r, p[i].step, p[i].act, err);
 		if (rc < 0)
 			return rc;
 	}
@@ -197,6 +262,11 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 			const struct vn_scn_step *st = &r->s->steps[si];
 			double start = vn_now_s();
 
+			if (st->is_hotplug) {
+				if ((rc = do_hotplug(r, si, &st->hotplug, err)) < 0)
+					return rc;
+				continue;
+			}
 			if ((rc = start_step(r, si, rep, err)) < 0)
 				return rc;
 			for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)

@@ -548,7 +548,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	_cleanup_strv_ char **with = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
-	struct run r = {.s = s, .d = &d, .progress = o->boot_progress, .progress_data = o->boot_progress_data};
+	struct run r = {
+		.ctx = ctx, .s = s, .d = &d, .progress = o->boot_progress, .progress_data = o->boot_progress_data};
 	unsigned nsteps = s->nsteps;
 	int rc;
 
@@ -593,6 +594,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	    (rc = copy_file(topo_path, dir, "topology.xml", err)) < 0 || (rc = vn_testbed_up(ctx, &uo, &up, err)) < 0)
 		goto finish;
 	record_boot(rep, &up);
+	r.guest = up.name;
 	if ((rc = vn_testbed_agent(ctx, up.name, VN_TESTBED_AGENT_MS, &r.a, err)) < 0)
 		goto finish;
 	r.t0 = vn_now_s();

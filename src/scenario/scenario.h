@@ -31,17 +31,34 @@ struct vn_scn_placement {
 	unsigned cpu_nodes[VN_MAX_NODES];
 };
 
-/* "at t seconds, move this fraction of the step's processes to node N's CPUs". */
+/* Memory or vCPUs into (or memory out of) a node at run time, as `vnuma hotplug` does it. */
+struct vn_scn_hotplug {
+	unsigned node;
+	uint64_t memory; /* bytes, whole 128M blocks; 0: vCPUs */
+	unsigned cpus;
+	bool remove;        /* memory only */
+	bool online_kernel; /* online_kernel rather than online_movable */
+};
+
+/*
+ * "at t seconds, move this fraction of the step's processes to node N's
+ * CPUs", or (is_hotplug) "at t seconds, plug this into a node".
+ */
 struct vn_scn_action {
 	double at_s;
 	double fraction;  /* 0 < f <= 1, of the step's processes, first ones first */
 	unsigned to_node; /* sched_setaffinity to the node's CPUs; memory policy untouched */
+	bool is_hotplug;
+	struct vn_scn_hotplug hotplug;
 };
 
 struct vn_scn_step {
 	char *name;     /* unique; used in file names and in assertions */
-	char *workload; /* stream, memfollow, anon-cow-rand, groupfair, multi-instance, cmd */
-	char **argv;    /* extra workload arguments, or the command for "cmd"; NULL-terminated */
+	char *workload; /* stream, memfollow, anon-cow-rand, groupfair, multi-instance, cmd; NULL: a hotplug step */
+	/* A step that runs no workload: it plugs this in after the steps before it ended. */
+	bool is_hotplug;
+	struct vn_scn_hotplug hotplug;
+	char **argv; /* extra workload arguments, or the command for "cmd"; NULL-terminated */
 	struct vn_scn_placement placement;
 	unsigned processes; /* instances started (default 1) */
 	unsigned threads;   /* 0: the workload's default; else passed as --threads */

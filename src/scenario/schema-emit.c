@@ -48,12 +48,32 @@ static struct json_object *nodes_json(const unsigned *n, unsigned count)
 	return a;
 }
 
+static struct json_object *hotplug_json(const struct vn_scn_hotplug *h)
+{
+	struct json_object *o = json_object_new_object();
+	char buf[32];
+
+	put(o, "node", json_object_new_int64(h->node));
+	if (h->memory) {
+		put_str(o, "memory", vn_size_format(h->memory, buf, sizeof(buf)));
+		put_str(o, "online", h->online_kernel ? "kernel" : "movable");
+		put(o, "remove", json_object_new_boolean(h->remove));
+	} else {
+		put(o, "cpus", json_object_new_int64(h->cpus));
+	}
+	return o;
+}
+
 static struct json_object *step_json(const struct vn_scn_step *st)
 {
 	struct json_object *o = json_object_new_object();
 	char buf[32];
 
 	put_str(o, "name", st->name);
+	if (st->is_hotplug) {
+		put(o, "hotplug", hotplug_json(&st->hotplug));
+		return o;
+	}
 	put_str(o, "workload", st->workload);
 	put(o, strcmp(st->workload, "cmd") == 0 ? "command" : "args", strv_json(st->argv));
 	struct json_object *pl = json_object_new_object();
@@ -76,11 +96,16 @@ static struct json_object *step_json(const struct vn_scn_step *st)
 	put(o, "background", json_object_new_boolean(st->background));
 	struct json_object *acts = json_object_new_array();
 	for (unsigned i = 0; i < st->nactions; i++) {
-		struct json_object *a = json_object_new_object(), *m = json_object_new_object();
+		struct json_object *a = json_object_new_object();
 		put(a, "at_s", num(st->actions[i].at_s));
-		put(m, "fraction", num(st->actions[i].fraction));
-		put(m, "to_node", json_object_new_int64(st->actions[i].to_node));
-		put(a, "move", m);
+		if (st->actions[i].is_hotplug) {
+			put(a, "hotplug", hotplug_json(&st->actions[i].hotplug));
+		} else {
+			struct json_object *m = json_object_new_object();
+			put(m, "fraction", num(st->actions[i].fraction));
+			put(m, "to_node", json_object_new_int64(st->actions[i].to_node));
+			put(a, "move", m);
+		}
 		json_object_array_add(acts, a);
 	}
 	put(o, "actions", acts);

@@ -271,9 +271,48 @@ static int parse_placement(struct ctx *c, struct json_object *v, const char *p, 
 	return 0;
 }
 
+static int parse_size_value(struct ctx *c, struct json_object *v, const char *p, uint64_t *out);
+
+/* {"node": 3, "memory": "512M", "online": "movable"|"kernel", "remove": false} or {"node": 3, "cpus": 1}. */
+static int parse_hotplug(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_hotplug *h)
+{
+	static const char *const keys[] = {"node", "memory", "cpus", "online", "remove", NULL};
+	static const char *const zones[] = {"movable", "kernel", NULL};
+	char kp[VN_JSON_PATH_MAX];
+	int r = vn_json_check_type(&c->r, v, json_type_object, p), zone = 0;
+
+	if (r < 0 || (r = vn_json_check_keys(&c->r, v, p, keys)) < 0 ||
+	    (r = vn_json_get_uint(&c->r, v, p, "node", true, 0, VN_MAX_NODES - 1, NODE_WHAT, &h->node)) < 0 ||
+	    (r = vn_json_get_uint(&c->r, v, p, "cpus", false, 1, 288, "an integer >= 1", &h->cpus)) < 0)
+		return r;
+	struct json_object *mem = vn_json_get(v, "memory");
+	if (mem) {
+		if ((r = parse_size_value(c, mem, vn_json_path_key(kp, p, "memory"), &h->memory)) < 0)
+			return r;
+		if (h->memory % (UINT64_C(128) << 20))
+			return vn_json_bad(&c->r, kp, "%s is not a whole number of 128M memory blocks",
+					   json_object_get_string(mem));
+	}
+	if (!h->memory == !h->cpus)
+		return vn_json_bad(&c->r, p, "a hotplug takes \"memory\" or \"cpus\" (one of them)");
+	struct json_object *zv = vn_json_get(v, "online");
+	if (zv && (r = vn_json_one_of(&c->r, zv, vn_json_path_key(kp, p, "online"), zones, &zone)) < 0)
+		return r;
+	h->online_kernel = zone == 1;
+	struct json_object *rv = vn_json_get(v, "remove");
+	if (rv) {
+		if ((r = vn_json_check_type(&c->r, rv, json_type_boolean, vn_json_path_key(kp, p, "remove"))) < 0)
+			return r;
+		h->remove = json_object_get_boolean(rv);
+	}
+	if (h->remove && h->cpus)
+		return vn_json_bad(&c->r, p, "vCPUs cannot be unplugged (only memory can be removed)");
+	return 0;
+}
+
 static int parse_action(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_action *a)
 {
-	static const char *const keys[] = {"at_s", "move", NULL};
+	static const char *const keys[] = {"at_s", "move", "hotplug", NULL};
 	static const char *const move_keys[] = {"fraction", "to_node", NULL};
 	char mp[VN_JSON_PATH_MAX];
 	int r = vn_json_check_type(&c->r, v, json_type_object, p);
@@ -281,7 +320,13 @@ static int parse_action(struct ctx *c, struct json_object *v, const char *p, str
 		return r;
 	if ((r = vn_json_get_num(&c->r, v, p, "at_s", true, VN_JSON_NONNEG, &a->at_s)) < 0)
 		return r;
-	struct json_object *m = vn_json_get(v, "move");
+	struct json_object *m = vn_json_get(v, "move"), *h = vn_json_get(v, "hotplug");
+	if (m && h)
+		return vn_json_bad(&c->r, p, "an action is a \"move\" or a \"hotplug\", not both");
+	if (h) {
+		a->is_hotplug = true;
+		return parse_hotplug(c, h, vn_json_path_key(mp, p, "hotplug"), &a->hotplug);
+	}
 	if (!m)
 		return vn_json_missing(&c->r, p, "move");
 	vn_json_path_key(mp, p, "move");
@@ -298,11 +343,16 @@ static int parse_size(struct ctx *c, struct json_object *o, const char *path, ui
 {
 	char p[VN_JSON_PATH_MAX];
 	struct json_object *v = vn_json_get(o, "size");
-	struct vn_error e = {0};
 
 	if (!v)
 		return 0;
-	vn_json_path_key(p, path, "size");
+	return parse_size_value(c, v, vn_json_path_key(p, path, "size"), out);
+}
+
+static int parse_size_value(struct ctx *c, struct json_object *v, const char *p, uint64_t *out)
+{
+	struct vn_error e = {0};
+
 	if (!json_object_is_type(v, json_type_string))
 		return vn_json_expected(&c->r, p, "a size string like \"64M\"", v);
 	const char *t = json_object_get_string(v);
@@ -321,9 +371,10 @@ static int parse_size(struct ctx *c, struct json_object *o, const char *path, ui
 
 static int parse_step(struct ctx *c, struct json_object *v, const char *p, struct vn_scn_step *st)
 {
-	static const char *const keys[] = {"name",       "workload", "args", "command",    "placement",
-					   "processes",  "threads",  "size", "duration_s", "cgroup",
-					   "background", "actions",  NULL};
+	static const char *const keys[] = {"name",       "workload", "args",    "command",    "placement",
+					   "processes",  "threads",  "size",    "duration_s", "cgroup",
+					   "background", "actions",  "hotplug", NULL};
+	static const char *const hotplug_keys[] = {"name", "hotplug", NULL};
 	char kp[VN_JSON_PATH_MAX], ap[VN_JSON_PATH_MAX];
 	int wl = 0;
 	int r = vn_json_check_type(&c->r, v, json_type_object, p);
@@ -331,6 +382,15 @@ static int parse_step(struct ctx *c, struct json_object *v, const char *p, struc
 		return r;
 	if ((r = vn_json_get_str(&c->r, v, p, "name", VN_JSON_REQUIRED | VN_JSON_NAME, &st->name)) < 0)
 		return r;
+	struct json_object *hv = vn_json_get(v, "hotplug");
+	if (hv) {
+		/* A hotplug step runs nothing else: every other key would be ignored, so refuse them. */
+		if ((r = vn_json_check_keys(&c->r, v, p, hotplug_keys)) < 0)
+			return r;
+		st->is_hotplug = true;
+		st->processes = 1;
+		return parse_hotplug(c, hv, vn_json_path_key(kp, p, "hotplug"), &st->hotplug);
+	}
 	struct json_object *wv = vn_json_get(v, "workload");
 	if (!wv)
 		return vn_json_missing(&c->r, p, "workload");
@@ -718,7 +778,7 @@ static int parse_top(struct ctx *c, struct json_object *root)
 			vn_json_path_key(kp, vn_json_path_key(kp, ep, "args"), name);
 			if (k == s->nsteps)
 				return vn_json_bad(&c->r, kp, "no step is named \"%s\"", name);
-			if (strcmp(s->steps[k].workload, "cmd") == 0)
+			if (!s->steps[k].workload || strcmp(s->steps[k].workload, "cmd") == 0)
 				return vn_json_bad(&c->r, kp, "step \"%s\" runs a command: a variant cannot change it",
 						   name);
 		}

@@ -63,8 +63,9 @@ const char *vn_fallback_model_name(enum vn_fallback_model m)
 }
 
 /* find_next_best_node(), with the kernel's arithmetic kept as it is. */
-static int next_best_node(const struct vn_topology *t, const struct vn_fallback_opts *o, unsigned node, bool *used,
-			  const long *node_load, unsigned nr_online)
+static int next_best_node(const struct vn_topology *t, const struct vn_fallback_opts *o,
+			  const struct vn_fallback_state *s, unsigned node, bool *used, const long *node_load,
+			  unsigned nr_online)
 {
 	long min_val = LONG_MAX;
 	int best = -1;
@@ -75,11 +76,11 @@ static int next_best_node(const struct vn_topology *t, const struct vn_fallback_
 	}
 	for (unsigned n = 0; n < t->nnodes; n++) {
 		/* for_each_node_state(n, N_MEMORY) */
-		if (!vn_node_has_memory(&t->nodes[n]) || used[n])
+		if (!s->memory[n] || used[n])
 			continue;
 		long val = t->distance[node][n];
 		val += (n < node);
-		if (o->cpus_visible && vn_node_has_cpus(&t->nodes[n]))
+		if (s->cpus[n])
 			val += 1; /* PENALTY_FOR_NODE_WITH_CPUS */
 		if (o->model == VN_FALLBACK_SAME_PENALTY)
 			val *= o->max_numnodes;
@@ -96,7 +97,53 @@ static int next_best_node(const struct vn_topology *t, const struct vn_fallback_
 	return best;
 }
 
+void vn_fallback_state_boot(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		struct vn_cpuset boot = vn_node_boot_cpus(&t->nodes[n]);
+		s->memory[n] = vn_node_has_memory(&t->nodes[n]);
+		s->cpus[n] = o->cpus_visible && vn_cpuset_first(&boot) >= 0;
+	}
+}
+
+void vn_fallback_state_hotplugged(const struct vn_topology *t, struct vn_fallback_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		s->memory[n] = vn_node_has_memory(&t->nodes[n]) || t->nodes[n].hotplug_memory > 0;
+		s->cpus[n] = vn_node_has_cpus(&t->nodes[n]);
+	}
+}
+
+char *vn_fallback_state_format(const struct vn_topology *t, const struct vn_fallback_state *s)
+{
+	struct vn_cpuset mem = {0}, cpus = {0};
+
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		if (s->memory[n])
+			vn_cpuset_set(&mem, n);
+		if (s->cpus[n])
+			vn_cpuset_set(&cpus, n);
+	}
+	char *m = vn_cpulist_format(&mem), *c = vn_cpulist_format(&cpus);
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	vn_strbuf_printf(&b, "memory on nodes %s, CPUs seen on nodes %s", *m ? m : "none", *c ? c : "none");
+	free(m);
+	free(c);
+	return vn_strbuf_steal(&b);
+}
+
 void vn_fallback_compute(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback *out)
+{
+	struct vn_fallback_state s;
+
+	vn_fallback_state_boot(t, o, &s);
+	vn_fallback_compute_state(t, o, &s, out);
+}
+
+void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fallback_opts *o,
+			       const struct vn_fallback_state *s, struct vn_fallback *out)
 {
 	/* __build_all_zonelists() clears node_load once, then builds every node's list. */
 	long node_load[VN_MAX_NODES] = {0};
@@ -110,7 +157,7 @@ void vn_fallback_compute(const struct vn_topology *t, const struct vn_fallback_o
 		long load = nr_online;
 		int node;
 
-		while ((node = next_best_node(t, o, local, used, node_load, nr_online)) >= 0) {
+		while ((node = next_best_node(t, o, s, local, used, node_load, nr_online)) >= 0) {
 			/* Penalise the first node of each distance group: round-robin between lists. */
 			if (t->distance[local][node] != t->distance[local][prev]) {
 				switch (o->model) {
@@ -183,6 +230,55 @@ int vn_fallback_parse_log(const char *log, struct vn_fallback *out, struct vn_er
 			out->len[node] = len;
 			if ((unsigned)node + 1 > out->nnodes)
 				out->nnodes = (unsigned)node + 1;
+		}
+	}
+	return 0;
+}
+
+int vn_fallback_parse_builds(const char *log, struct vn_fallback *out, unsigned max, unsigned *n, struct vn_error *err)
+{
+	static const char key[] = "Fallback order for Node ";
+	long last = -1;
+	struct vn_fallback *cur = NULL;
+
+	*n = 0;
+	for (const char *p = strstr(log, key); p; p = strstr(p, key)) {
+		p += sizeof(key) - 1;
+		char *end;
+		long node = strtol(p, &end, 10);
+		if (end == p || *end != ':' || node < 0 || node >= VN_MAX_NODES) {
+			char near[40 + 4];
+			return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "unparseable fallback line near '%s'",
+					    vn_excerpt(p, strnlen(p, 64), 40, near));
+		}
+		p = end + 1;
+		if (node <= last || last < 0) {
+			cur = *n < max ? &out[*n] : NULL;
+			if (cur)
+				memset(cur, 0, sizeof(*cur));
+			(*n)++;
+		}
+		last = node;
+		unsigned len = 0;
+		for (;;) {
+			while (*p == ' ')
+				p++;
+			if (*p < '0' || *p > '9')
+				break;
+			long v = strtol(p, &end, 10);
+			if (v < 0 || v >= VN_MAX_NODES || len >= VN_MAX_NODES)
+				return vn_error_set(err, VN_ERR_INFRA, -EBADMSG,
+						    "bad node %ld in fallback line for node %ld", v, node);
+			if (cur)
+				cur->order[node][len] = (unsigned char)v;
+			len++;
+			p = end;
+		}
+		if (cur) {
+			cur->present[node] = true;
+			cur->len[node] = len;
+			if ((unsigned)node + 1 > cur->nnodes)
+				cur->nnodes = (unsigned)node + 1;
 		}
 	}
 	return 0;

@@ -65,6 +65,30 @@ struct vn_fallback {
 /* Fallback lists for every node, in the order the kernel builds them. */
 void vn_fallback_compute(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback *out);
 
+/*
+ * What one build of the lists sees: the nodes in N_MEMORY (memory[]) and
+ * those with a CPU in their cpumask (cpus[]). The kernel rebuilds every
+ * node's list at run time (build_all_zonelists(NULL) from online_pages() or
+ * offline_pages()) when a zone of a node gains its first pages or loses its
+ * last, with the memory state and online CPUs of that moment: on online the
+ * node is already in N_MEMORY, on offline it still is (node_states_clear_node
+ * runs after the rebuild). CPU-visible preference applies to rebuilds.
+ */
+struct vn_fallback_state {
+	bool memory[VN_MAX_NODES];
+	bool cpus[VN_MAX_NODES];
+};
+
+/* At boot: memory as the topology's cells; CPUs as o->cpus_visible says (none on x86), absent vCPUs never. */
+void vn_fallback_state_boot(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback_state *s);
+/* Once every node's hotplug memory is online and every hot-pluggable vCPU plugged in. */
+void vn_fallback_state_hotplugged(const struct vn_topology *t, struct vn_fallback_state *s);
+/* One build from that state (o->cpus_visible is not used: s says). */
+void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fallback_opts *o,
+			       const struct vn_fallback_state *s, struct vn_fallback *out);
+/* "memory 0-3, cpus 0-3": what a build saw, for messages. Malloc'd. */
+char *vn_fallback_state_format(const struct vn_topology *t, const struct vn_fallback_state *s);
+
 /* "Fallback order for Node N: a b c \n" lines, byte for byte as the kernel prints. Malloc'd. */
 char *vn_fallback_format(const struct vn_fallback *f);
 
@@ -74,6 +98,15 @@ char *vn_fallback_format(const struct vn_fallback *f);
  * are rebuilt on hotplug) the first one, the boot-time list, wins.
  */
 int vn_fallback_parse_log(const char *log, struct vn_fallback *out, struct vn_error *err);
+
+/*
+ * Every build in a kernel log, in order: the boot-time one first, then each
+ * rebuild. A build is a run of lines whose node numbers grow (the kernel
+ * builds node 0 first); a line for a node not above the last starts the
+ * next one. At most max builds are kept; *n says how many there were.
+ */
+#define VN_FALLBACK_BUILDS_MAX 16
+int vn_fallback_parse_builds(const char *log, struct vn_fallback *out, unsigned max, unsigned *n, struct vn_error *err);
 
 /* Describe differences as "Node 3: expected 3 2 1 0, kernel printed 3 2 0 1" lines; NULL if equal. */
 char *vn_fallback_diff(const struct vn_fallback *expected, const struct vn_fallback *actual);

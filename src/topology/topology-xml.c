@@ -225,9 +225,52 @@ static int parse_devices(struct ctx *c, xmlNodePtr n, struct vn_node *node)
 	return 0;
 }
 
+/*
+ * hotplug="SIZE": memory the node can take at run time, in whole memory
+ * blocks. hotplug-cpus="LIST": CPUs of the node that are absent at boot and
+ * can be plugged in later (vCPU 0 never: QEMU and Linux boot on it).
+ */
+static int parse_hotplug(struct ctx *c, xmlNodePtr n, struct vn_node *node)
+{
+	_cleanup_xmlfree_ xmlChar *mem = xmlGetProp(n, (const xmlChar *)"hotplug");
+	_cleanup_xmlfree_ xmlChar *cpus = xmlGetProp(n, (const xmlChar *)"hotplug-cpus");
+	struct vn_error sub = {0};
+
+	if (mem) {
+		const char *s = (const char *)mem;
+		if (vn_size_parse(s, &node->hotplug_memory, &sub) < 0)
+			return fail_sub(c, n, "hotplug", &sub);
+		if (!*s || isdigit((unsigned char)s[strlen(s) - 1]))
+			return fail(c, n, "node %u: hotplug size '%s' needs a unit (M or G)", node->id, s);
+		if (!node->hotplug_memory || node->hotplug_memory % VN_HOTPLUG_BLOCK_BYTES)
+			return fail(c, n,
+				    "node %u: hotplug size '%s' is not a whole number of 128M memory blocks (the "
+				    "unit Linux onlines hot-added memory in)",
+				    node->id, s);
+		if (node->hotplug_memory > VN_HOTPLUG_MAX_BYTES)
+			return fail(c, n, "node %u: hotplug size '%s' is more than 64G", node->id, s);
+	}
+	if (!cpus)
+		return 0;
+	if (vn_cpulist_parse((const char *)cpus, &node->hotplug_cpus, &sub) < 0)
+		return fail_sub(c, n, "hotplug-cpus", &sub);
+	node->nhotplug_cpus = vn_cpuset_count(&node->hotplug_cpus);
+	if (!node->nhotplug_cpus)
+		return fail(c, n, "node %u: hotplug-cpus is empty (leave it out instead)", node->id);
+	for (unsigned cpu = 0; cpu < VN_CPUSET_MAX; cpu++) {
+		if (!vn_cpuset_has(&node->hotplug_cpus, cpu))
+			continue;
+		if (!vn_cpuset_has(&node->cpus, cpu))
+			return fail(c, n, "node %u: hotplug cpu %u is not one of the node's cpus", node->id, cpu);
+		if (cpu == 0)
+			return fail(c, n, "node %u: cpu 0 cannot be hot-plugged (the guest boots on it)", node->id);
+	}
+	return 0;
+}
+
 static int parse_node(struct ctx *c, xmlNodePtr n)
 {
-	static const char *const attrs[] = {"id", "cpus", "memory", NULL};
+	static const char *const attrs[] = {"id", "cpus", "memory", "hotplug", "hotplug-cpus", NULL};
 	struct vn_topology *t = c->t;
 	struct vn_error sub = {0};
 	long id;
@@ -264,6 +307,8 @@ static int parse_node(struct ctx *c, xmlNodePtr n)
 		return fail(c, n, "node %ld: memory '%s' is not a whole number of MiB", id, (const char *)mem);
 	if (!node->ncpus && !node->memory)
 		return fail(c, n, "node %ld has neither CPUs nor memory", id);
+	if ((rc = parse_hotplug(c, n, node)) < 0)
+		return rc;
 
 	if ((rc = check_no_text(c, n)) < 0)
 		return rc;
@@ -433,6 +478,8 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		with_cpus += node->ncpus > 0;
 		with_mem += node->memory > 0;
 		t->ncpus_total += node->ncpus;
+		t->hotplug_memory_total += node->hotplug_memory;
+		t->nhotplug_cpus_total += node->nhotplug_cpus;
 		for (unsigned k = 0; k < node->ndevices; k++)
 			if (++t->ndevices_total > VN_TOPOLOGY_MAX_DEVICES)
 				return fail_at(c, node->devices[k].line,

@@ -28,6 +28,14 @@
 #define VN_DISK_MIN_BYTES       (UINT64_C(1) << 20)
 #define VN_DISK_MAX_BYTES       (UINT64_C(1) << 40)
 
+/*
+ * Memory a node can take at run time (`vnuma hotplug`), as ACPI DIMMs. Linux
+ * onlines hot-added memory in whole memory blocks, 128 MiB on x86 below 64 GiB
+ * of RAM, so a partial block would never show up in the guest.
+ */
+#define VN_HOTPLUG_BLOCK_BYTES (UINT64_C(128) << 20)
+#define VN_HOTPLUG_MAX_BYTES   (UINT64_C(64) << 30)
+
 enum vn_device_kind {
 	VN_DEVICE_DISK, /* virtio-blk on a sparse raw image in the guest dir */
 	VN_DEVICE_NIC,  /* virtio-net, user-mode networking (no host bridge) */
@@ -47,6 +55,9 @@ struct vn_node {
 	int line;        /* source line, for messages */
 	unsigned ndevices;
 	struct vn_device devices[VN_NODE_MAX_DEVICES];
+	uint64_t hotplug_memory;       /* bytes that may be hot-added at run time; 0 = none */
+	struct vn_cpuset hotplug_cpus; /* subset of cpus absent at boot, hot-pluggable later */
+	unsigned nhotplug_cpus;
 };
 
 struct vn_hmat_entry {
@@ -69,6 +80,8 @@ struct vn_topology {
 	struct vn_node nodes[VN_MAX_NODES];
 	unsigned ncpus_total;
 	unsigned ndevices_total;
+	uint64_t hotplug_memory_total; /* sum of the nodes' hotplug memory */
+	unsigned nhotplug_cpus_total;
 
 	bool distances_given;                         /* false: 10 local / 20 remote */
 	uint8_t distance[VN_MAX_NODES][VN_MAX_NODES]; /* [from][to] */
@@ -110,6 +123,16 @@ static inline bool vn_node_has_cpus(const struct vn_node *n)
 static inline bool vn_node_has_memory(const struct vn_node *n)
 {
 	return n->memory > 0;
+}
+
+/* The CPUs a node has at boot: its cpus less those declared hot-pluggable. */
+static inline struct vn_cpuset vn_node_boot_cpus(const struct vn_node *n)
+{
+	struct vn_cpuset s = n->cpus;
+
+	for (unsigned w = 0; w < sizeof(s.bits) / sizeof(s.bits[0]); w++)
+		s.bits[w] &= ~n->hotplug_cpus.bits[w];
+	return s;
 }
 
 uint64_t vn_topology_total_memory(const struct vn_topology *t);

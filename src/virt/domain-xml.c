@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,21 @@ int vn_domain_cpu_layout(const struct vn_topology *t, struct vn_cpu_layout *out,
 	return 0;
 }
 
+/* Per-vCPU state, only when some are hot-pluggable: those start absent, the rest cannot be unplugged. */
+static void emit_vcpus(struct vn_strbuf *b, const struct vn_topology *t)
+{
+	if (!t->nhotplug_cpus_total)
+		return;
+	vn_strbuf_printf(b, "  <vcpus>\n");
+	for (unsigned cpu = 0; cpu < t->ncpus_total; cpu++) {
+		int node = vn_topology_cpu_node(t, cpu);
+		bool hot = node >= 0 && vn_cpuset_has(&t->nodes[node].hotplug_cpus, cpu);
+		vn_strbuf_printf(b, "    <vcpu id='%u' enabled='%s' hotpluggable='%s'/>\n", cpu, hot ? "no" : "yes",
+				 hot ? "yes" : "no");
+	}
+	vn_strbuf_printf(b, "  </vcpus>\n");
+}
+
 static void emit_metadata(struct vn_strbuf *b, const struct vn_domain_opts *o)
 {
 	const struct vn_domain_meta *m = &o->meta;
@@ -382,8 +398,17 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	elem(&b, 2, "name", o->name);
 	elem(&b, 2, "uuid", o->uuid);
 	emit_metadata(&b, o);
+	if (t->hotplug_memory_total)
+		/* QEMU's -m slots=,maxmem=: the room DIMMs plugged at run time take (vnuma hotplug). */
+		vn_strbuf_printf(&b, "  <maxMemory slots='%u' unit='KiB'>%" PRIu64 "</maxMemory>\n",
+				 VN_DOMAIN_HOTPLUG_SLOTS, (total_cell_bytes(t) + t->hotplug_memory_total) >> 10);
 	vn_strbuf_printf(&b, "  <memory unit='KiB'>%" PRIu64 "</memory>\n", total_cell_bytes(t) >> 10);
-	vn_strbuf_printf(&b, "  <vcpu placement='static'>%u</vcpu>\n", t->ncpus_total);
+	if (t->nhotplug_cpus_total)
+		vn_strbuf_printf(&b, "  <vcpu placement='static' current='%u'>%u</vcpu>\n",
+				 t->ncpus_total - t->nhotplug_cpus_total, t->ncpus_total);
+	else
+		vn_strbuf_printf(&b, "  <vcpu placement='static'>%u</vcpu>\n", t->ncpus_total);
+	emit_vcpus(&b, t);
 	vn_strbuf_printf(&b, "  <os>\n    <type arch='x86_64' machine='q35'>hvm</type>\n");
 	if (o->loader) {
 		_cleanup_free_ char *l = vn_xml_escape(o->loader);
@@ -469,6 +494,110 @@ int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_
 	out->accel = child_prop(root, "accel", NULL);
 	out->scenario = child_prop(root, "scenario", NULL);
 	out->guest_dir = child_prop(root, "guest-dir", NULL);
+	xmlFreeDoc(doc);
+	return 0;
+}
+
+char *vn_domain_dimm_xml(unsigned node, uint64_t bytes)
+{
+	return vn_xasprintf("<memory model='dimm'>\n  <target>\n    <size unit='KiB'>%" PRIu64
+			    "</size>\n    <node>%u</node>\n  </target>\n</memory>\n",
+			    bytes >> 10, node);
+}
+
+static xmlNode *child_elem(xmlNode *n, const char *name)
+{
+	for (xmlNode *c = n ? n->children : NULL; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static bool elem_u64(xmlNode *n, uint64_t *out)
+{
+	xmlChar *v = n ? xmlNodeGetContent(n) : NULL;
+	char *end = NULL;
+	bool ok = v && *v && (*out = strtoull((const char *)v, &end, 10), *end == '\0');
+
+	xmlFree(v);
+	return ok;
+}
+
+int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err)
+{
+	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
+				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	size_t n = 0;
+
+	if (!doc)
+		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
+	xmlNode *devices = child_elem(xmlDocGetRootElement(doc), "devices");
+	for (xmlNode *c = devices ? devices->children : NULL; c && n < max; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "memory") != 0)
+			continue;
+		xmlChar *model = xmlGetProp(c, (const xmlChar *)"model");
+		bool dimm = model && strcmp((const char *)model, "dimm") == 0;
+		xmlFree(model);
+		xmlNode *target = child_elem(c, "target");
+		xmlNode *size = child_elem(target, "size");
+		uint64_t kib, node;
+		if (!dimm || !elem_u64(size, &kib) || !elem_u64(child_elem(target, "node"), &node))
+			continue;
+		/* libvirt writes sizes back in KiB whatever unit they were given in. */
+		xmlChar *unit = xmlGetProp(size, (const xmlChar *)"unit");
+		bool in_kib = !unit || strcmp((const char *)unit, "KiB") == 0;
+		xmlFree(unit);
+		if (!in_kib)
+			continue;
+		struct vn_domain_dimm *d = &out[n];
+		memset(d, 0, sizeof(*d));
+		d->node = (unsigned)node;
+		d->bytes = kib << 10;
+		xmlNode *addr = child_elem(c, "address");
+		xmlChar *base = addr ? xmlGetProp(addr, (const xmlChar *)"base") : NULL;
+		if (base)
+			d->base = strtoull((const char *)base, NULL, 0);
+		xmlFree(base);
+		xmlNode *alias = child_elem(c, "alias");
+		xmlChar *name = alias ? xmlGetProp(alias, (const xmlChar *)"name") : NULL;
+		if (name)
+			snprintf(d->alias, sizeof(d->alias), "%s", (const char *)name);
+		xmlFree(name);
+		n++;
+	}
+	xmlFreeDoc(doc);
+	return (int)n;
+}
+
+int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_error *err)
+{
+	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
+				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	uint64_t n = 0;
+
+	memset(enabled, 0, sizeof(*enabled));
+	if (!doc)
+		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
+	xmlNode *root = xmlDocGetRootElement(doc);
+	xmlNode *vcpus = child_elem(root, "vcpus");
+	if (!vcpus) {
+		if (elem_u64(child_elem(root, "vcpu"), &n))
+			for (uint64_t i = 0; i < n && i < VN_CPUSET_MAX; i++)
+				vn_cpuset_set(enabled, (unsigned)i);
+		xmlFreeDoc(doc);
+		return 0;
+	}
+	for (xmlNode *c = vcpus->children; c; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "vcpu") != 0)
+			continue;
+		xmlChar *id = xmlGetProp(c, (const xmlChar *)"id"), *on = xmlGetProp(c, (const xmlChar *)"enabled");
+		char *end = NULL;
+		unsigned long v = id ? strtoul((const char *)id, &end, 10) : VN_CPUSET_MAX;
+		if (id && *end == '\0' && v < VN_CPUSET_MAX && on && strcmp((const char *)on, "yes") == 0)
+			vn_cpuset_set(enabled, (unsigned)v);
+		xmlFree(id);
+		xmlFree(on);
+	}
 	xmlFreeDoc(doc);
 	return 0;
 }

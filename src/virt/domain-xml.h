@@ -57,6 +57,13 @@ struct vn_domain_opts {
 #define VN_MEMLESS_DUMMY_BYTES (UINT64_C(2) << 20)
 
 /*
+ * DIMM slots of a topology with hotplug memory (<maxMemory slots=>): each
+ * `vnuma hotplug --memory` takes one. QEMU reserves 1 GiB of guest physical
+ * address space per slot for alignment, which costs nothing else.
+ */
+#define VN_DOMAIN_HOTPLUG_SLOTS 16
+
+/*
  * Kernel arguments the topology needs on top of the user's: `console=ttyS0
  * panic=-1` and one `memmap=SIZE$START` per memory-less node. libvirt 9.0
  * cannot express a NUMA cell without memory (memory='0' becomes a zero-sized
@@ -117,3 +124,25 @@ int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_
 
 /* XML-escape for attribute or text content (' " & < >); malloc'd. */
 char *vn_xml_escape(const char *s);
+
+/*
+ * A DIMM of bytes (a whole number of KiB) for node: the <memory model='dimm'>
+ * device `vnuma hotplug --memory` attaches. Malloc'd.
+ */
+char *vn_domain_dimm_xml(unsigned node, uint64_t bytes);
+
+/* A DIMM of a live domain, from its XML. */
+struct vn_domain_dimm {
+	char alias[64];
+	unsigned node;
+	uint64_t bytes;
+	uint64_t base; /* guest physical address QEMU gave it; 0 if not said */
+};
+#define VN_DOMAIN_DIMMS_MAX 64
+/*
+ * The DIMMs in a domain's XML, in document order (the order they were
+ * plugged), at most VN_DOMAIN_DIMMS_MAX. Returns the count, or a negative errno.
+ */
+int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err);
+/* The vCPUs a domain's XML says are enabled (<vcpus><vcpu id= enabled='yes'>); all of them without <vcpus>. */
+int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_error *err);

@@ -129,3 +129,19 @@ void vn_console_failure_detail(struct vn_error *err, const char *tail, const cha
 #define VN_CONSOLE_TAIL_LINES 20
 /* Last nlines lines of a console log (for error details); "" if it is missing. */
 int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn_error *err);
+
+/*
+ * Run-time topology changes (`vnuma hotplug`), on the live domain only: the
+ * persistent definition keeps the shape the guest booted with. A DIMM of
+ * bytes goes to node (the guest sees an ACPI memory device whose _PXM is the
+ * node, its blocks offline until onlined); detaching one asks the guest to
+ * eject it and waits (libvirt's few seconds) for the guest to let it go.
+ */
+int vn_virt_domain_attach_dimm(struct vn_virt_domain *d, unsigned node, uint64_t bytes, struct vn_error *err);
+/* The live domain's DIMMs, in the order they were plugged: the count, or a negative errno. */
+int vn_virt_domain_dimms(struct vn_virt_domain *d, struct vn_domain_dimm *out, size_t max, struct vn_error *err);
+int vn_virt_domain_detach_dimm(struct vn_virt_domain *d, const struct vn_domain_dimm *dimm, struct vn_error *err);
+/* Plug (on) or unplug one hot-pluggable vCPU. */
+int vn_virt_domain_set_vcpu(struct vn_virt_domain *d, unsigned cpu, bool on, struct vn_error *err);
+/* The live domain's enabled vCPUs. */
+int vn_virt_domain_vcpus(struct vn_virt_domain *d, struct vn_cpuset *enabled, struct vn_error *err);

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,120 @@ static void test_memoryless_and_cpuless(void **state)
 	assert_int_equal(f.order[0][1], 1);
 }
 
+/* The seed's case as its authors tested the fix: node 3 memory-less at boot, memory hot-added later. */
+static const char hotplug4[] = "<topology name='h'>\n"
+			       "<node id='0' cpus='0' memory='256M'/>\n"
+			       "<node id='1' cpus='1' memory='256M'/>\n"
+			       "<node id='2' cpus='2' memory='256M'/>\n"
+			       "<node id='3' cpus='3-4' memory='0' hotplug='512M' hotplug-cpus='4'/>\n"
+			       "<distances><row node='0'>10 12 32 32</row><row node='1'>12 10 32 32</row>\n"
+			       "<row node='2'>32 32 10 12</row><row node='3'>32 32 12 10</row></distances>\n"
+			       "</topology>\n";
+
+static char *rebuilt(const struct vn_topology *t, enum vn_fallback_model m, const struct vn_fallback_state *s)
+{
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_fallback f;
+
+	o.model = m;
+	vn_fallback_compute_state(t, &o, s, &f);
+	return vn_fallback_format(&f);
+}
+
+static void test_rebuilt_after_hotplug(void **state)
+{
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	struct vn_error err = {0};
+	struct vn_fallback_state s;
+
+	if (vn_topology_parse(hotplug4, strlen(hotplug4), "hotplug4.xml", &t, &err) != 0)
+		fail_msg("%s", err.msg);
+	/* At boot node 3 is in no list but its own (the 6.1 guest printed exactly these). */
+	_cleanup_free_ char *boot = lists(t, VN_FALLBACK_SAME_PENALTY);
+	assert_string_equal(boot, "Fallback order for Node 0: 0 1 2 \n"
+				  "Fallback order for Node 1: 1 0 2 \n"
+				  "Fallback order for Node 2: 2 0 1 \n"
+				  "Fallback order for Node 3: 3 2 1 0 \n");
+	/* Rebuilt once node 3's memory is online: the seed's "after" table, as the 6.1 guest printed it. */
+	vn_fallback_state_hotplugged(t, &s);
+	assert_true(s.memory[3] && s.cpus[3]);
+	_cleanup_free_ char *after = rebuilt(t, VN_FALLBACK_SAME_PENALTY, &s);
+	assert_string_equal(after, "Fallback order for Node 0: 0 1 2 3 \n"
+				   "Fallback order for Node 1: 1 0 3 2 \n"
+				   "Fallback order for Node 2: 2 3 0 1 \n"
+				   "Fallback order for Node 3: 3 2 1 0 \n");
+	_cleanup_free_ char *accumulate = rebuilt(t, VN_FALLBACK_ACCUMULATE, &s);
+	assert_string_equal(after, accumulate);
+	/* And its "before" table on a kernel without the fix. */
+	_cleanup_free_ char *before = rebuilt(t, VN_FALLBACK_RESET, &s);
+	assert_string_equal(before, "Fallback order for Node 0: 0 1 2 3 \n"
+				    "Fallback order for Node 1: 1 0 3 2 \n"
+				    "Fallback order for Node 2: 2 3 0 1 \n"
+				    "Fallback order for Node 3: 3 2 0 1 \n");
+
+	/* The boot state: absent vCPU 4 is not counted, node 3 has no memory. */
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	o.cpus_visible = true;
+	vn_fallback_state_boot(t, &o, &s);
+	assert_false(s.memory[3]);
+	assert_true(s.cpus[3]);
+	_cleanup_free_ char *text = vn_fallback_state_format(t, &s);
+	assert_string_equal(text, "memory on nodes 0-2, CPUs seen on nodes 0-3");
+}
+
+/* A rebuild sees CPUs: a CPU-less memory node then wins ties it lost at boot. */
+static void test_rebuilt_sees_cpus(void **state)
+{
+	static const unsigned flat[] = {10, 20, 20, 20, 10, 20, 20, 20, 10};
+	_cleanup_topology_ struct vn_topology *t = make(3, flat, "nnc");
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_fallback_state s;
+	struct vn_fallback boot, re;
+
+	vn_fallback_state_boot(t, &o, &s);
+	vn_fallback_compute_state(t, &o, &s, &boot);
+	vn_fallback_state_hotplugged(t, &s);
+	vn_fallback_compute_state(t, &o, &s, &re);
+	assert_int_equal(boot.order[0][1], 1);
+	assert_int_equal(re.order[0][1], 2);
+	_cleanup_free_ char *diff = vn_fallback_diff(&re, &boot);
+	assert_non_null(strstr(diff, "Node 0: expected 0 2 1, kernel printed 0 1 2"));
+}
+
+static void test_parse_builds(void **state)
+{
+	const char *log = "[    0.000000] Fallback order for Node 0: 0 1 2 \n"
+			  "[    0.000000] Fallback order for Node 1: 1 0 2 \n"
+			  "[    0.000000] Fallback order for Node 2: 2 0 1 \n"
+			  "[    0.000000] Fallback order for Node 3: 3 2 1 0 \n"
+			  "[    0.000001] Built 4 zonelists, mobility grouping on.\n"
+			  "[   15.703807] Fallback order for Node 0: 0 1 2 3 \n"
+			  "[   15.704161] Fallback order for Node 1: 1 0 3 2 \n"
+			  "[   15.704193] Fallback order for Node 2: 2 3 0 1 \n"
+			  "[   15.704223] Fallback order for Node 3: 3 2 1 0 \n"
+			  "[   38.432428] Fallback order for Node 0: 0 1 2 3 \n";
+	struct vn_fallback b[VN_FALLBACK_BUILDS_MAX];
+	struct vn_error err = {0};
+	unsigned n;
+
+	assert_int_equal(vn_fallback_parse_builds(log, b, VN_FALLBACK_BUILDS_MAX, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(b[0].len[0], 3);
+	assert_int_equal(b[1].len[0], 4);
+	assert_int_equal(b[1].order[3][2], 1);
+	assert_int_equal(b[1].nnodes, 4);
+	assert_int_equal(b[2].nnodes, 1); /* a build cut short by the end of the log */
+	/* The boot build is what parse_log reads. */
+	struct vn_fallback first;
+	assert_int_equal(vn_fallback_parse_log(log, &first, &err), 0);
+	assert_null(vn_fallback_diff(&first, &b[0]));
+	/* More builds than kept: counted, not stored. */
+	assert_int_equal(vn_fallback_parse_builds(log, b, 1, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(vn_fallback_parse_builds("Fallback order for Node x", b, 2, &n, &err), -EBADMSG);
+	vn_error_clear(&err);
+}
+
 static void test_parse_log_and_diff(void **state)
 {
 	static const char log[] = "[    0.012345] Built 4 zonelists, mobility grouping on.\n"
@@ -177,11 +292,10 @@ static void test_model_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_amd4_before_and_after),
-		cmocka_unit_test(test_amd8_two_socket),
-		cmocka_unit_test(test_memoryless_and_cpuless),
-		cmocka_unit_test(test_parse_log_and_diff),
-		cmocka_unit_test(test_model_names),
+		cmocka_unit_test(test_amd4_before_and_after),  cmocka_unit_test(test_amd8_two_socket),
+		cmocka_unit_test(test_memoryless_and_cpuless), cmocka_unit_test(test_parse_log_and_diff),
+		cmocka_unit_test(test_rebuilt_after_hotplug),  cmocka_unit_test(test_rebuilt_sees_cpus),
+		cmocka_unit_test(test_parse_builds),           cmocka_unit_test(test_model_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,11 +188,74 @@ static void test_change_against_base(void **state)
 	vn_error_clear(&err);
 }
 
+/* The boot build and the rebuild a hotplug made, each against the model for the state it saw. */
+static void test_fallback_rebuilds(void **state)
+{
+	static const char t4[] =
+		"<topology name='h'><node id='0' cpus='0' memory='256M'/><node id='1' cpus='1' memory='256M'/>"
+		"<node id='2' cpus='2' memory='256M'/><node id='3' cpus='3' memory='0' hotplug='512M'/>"
+		"<distances><row node='0'>10 12 32 32</row><row node='1'>12 10 32 32</row>"
+		"<row node='2'>32 32 10 12</row><row node='3'>32 32 12 10</row></distances></topology>";
+	static const char s4[] = "{\"name\":\"h\",\"topology\":\"4node-amd-hotplug\",\"steps\":["
+				 "{\"name\":\"add\",\"hotplug\":{\"node\":3,\"memory\":\"512M\"}}],"
+				 "\"assertions\":[{\"type\":\"fallback\"},"
+				 "{\"type\":\"fallback\",\"model\":\"pre-5.15\",\"name\":\"old\"}]}";
+	static const char boot[] =
+		"[0.0] Fallback order for Node 0: 0 1 2 \n[0.0] Fallback order for Node 1: 1 0 2 \n"
+		"[0.0] Fallback order for Node 2: 2 0 1 \n[0.0] Fallback order for Node 3: 3 2 1 0 \n";
+	static const char rebuilt[] =
+		"[9.0] Fallback order for Node 0: 0 1 2 3 \n[9.0] Fallback order for Node 1: 1 0 3 2 \n"
+		"[9.0] Fallback order for Node 2: 2 3 0 1 \n[9.0] Fallback order for Node 3: 3 2 1 0 \n";
+	struct vn_topology *t = NULL;
+	struct vn_scenario *s = NULL;
+	struct vn_error err = {0};
+	struct vn_run_data d = {0};
+	struct vn_report r = {0};
+	struct vn_run_step_data steps[1] = {{0}};
+
+	assert_int_equal(vn_topology_parse(t4, strlen(t4), "t4.xml", &t, &err), 0);
+	if (vn_scenario_parse(s4, "h.json", &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(s->steps[0].is_hotplug);
+	d.s = s;
+	d.t = t;
+	d.steps = steps;
+	d.nhotplugs = 1;
+	d.hotplugs[0] = (struct vn_run_hotplug){.step = 0, .what = s->steps[0].hotplug, .rebuilds = 1};
+	vn_fallback_state_hotplugged(t, &d.hotplugs[0].seen);
+	d.dmesg = vn_xasprintf("%s%s", boot, rebuilt);
+
+	vn_scenario_assert(&d, &r);
+	const struct vn_verdict *now = find(&r, "fallback order matches model 5.18");
+	assert_true(now->pass);
+	assert_non_null(strstr(now->observed, "rebuild: 0: 0 1 2 3 | 1: 1 0 3 2"));
+	/* The pre-5.15 model differs in node 3's list of both builds, and says which build. */
+	const struct vn_verdict *old = find(&r, "old");
+	assert_false(old->pass);
+	assert_non_null(strstr(old->detail, "boot: Node 3: expected 3 2 0 1, kernel printed 3 2 1 0"));
+	assert_non_null(strstr(old->detail, "rebuild #1 (+512M node 3 in step add; memory on nodes 0-3, CPUs seen on "
+					    "nodes 0-3): Node 3: expected 3 2 0 1, kernel printed 3 2 1 0"));
+	vn_report_clear(&r);
+
+	/* A rebuild the kernel did not print is a failure too. */
+	free(d.dmesg);
+	d.dmesg = vn_xstrdup(boot);
+	vn_scenario_assert(&d, &r);
+	now = find(&r, "fallback order matches model 5.18");
+	assert_false(now->pass);
+	assert_non_null(strstr(now->detail, "printed 1 build of its lists, the model expects 2"));
+	vn_report_clear(&r);
+	free(d.dmesg);
+	vn_scenario_free(s);
+	vn_topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_type),
 		cmocka_unit_test(test_change_against_base),
+		cmocka_unit_test(test_fallback_rebuilds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,9 +36,10 @@ static const char full[] =
 	"     \"processes\": 2, \"threads\": 4, \"size\": \"200M\", \"duration_s\": 40, \"cgroup\": \"bench\",\n"
 	"     \"background\": true,\n"
 	"     \"actions\": [{\"at_s\": 5, \"move\": {\"fraction\": 0.5, \"to_node\": 0}},"
-	" {\"at_s\": 7.5, \"move\": {\"to_node\": 2}}]},\n"
+	" {\"at_s\": 7.5, \"move\": {\"to_node\": 2}}, {\"at_s\": 9, \"hotplug\": {\"node\": 3, \"cpus\": 1}}]},\n"
 	"    {\"name\": \"c\", \"workload\": \"cmd\", \"command\": [\"sh\", \"-c\", \"echo /x\"], \"args\": [\"y\"],\n"
-	"     \"placement\": {\"policy\": \"preferred\", \"nodes\": [2]}, \"size\": \"1000K\"}\n"
+	"     \"placement\": {\"policy\": \"preferred\", \"nodes\": [2]}, \"size\": \"1000K\"},\n"
+	"    {\"name\": \"h\", \"hotplug\": {\"node\": 3, \"memory\": \"256M\", \"online\": \"kernel\"}}\n"
 	"  ],\n"
 	"  \"assertions\": [\n"
 	"    {\"type\": \"fallback\", \"model\": \"pre-5.15\"},\n"
@@ -76,7 +77,7 @@ static void check_full(const struct vn_scenario *s)
 	assert_null(s->tracepoints[2]);
 	assert_true(s->sample_interval_s == 0.5);
 	assert_int_equal(s->repeats, 3);
-	assert_int_equal(s->nsteps, 2);
+	assert_int_equal(s->nsteps, 3);
 	const struct vn_scn_step *st = &s->steps[0];
 	assert_string_equal(st->argv[0], "--iterations");
 	assert_null(st->argv[2]);
@@ -89,7 +90,11 @@ static void check_full(const struct vn_scenario *s)
 	assert_true(st->duration_s == 40);
 	assert_string_equal(st->cgroup, "bench");
 	assert_true(st->background);
-	assert_int_equal(st->nactions, 2);
+	assert_int_equal(st->nactions, 3);
+	assert_true(st->actions[2].is_hotplug);
+	assert_int_equal(st->actions[2].hotplug.node, 3);
+	assert_int_equal(st->actions[2].hotplug.cpus, 1);
+	assert_false(st->actions[0].is_hotplug);
 	assert_true(st->actions[0].fraction == 0.5);
 	assert_true(st->actions[1].fraction == 1);
 	assert_int_equal(st->actions[1].to_node, 2);
@@ -99,6 +104,12 @@ static void check_full(const struct vn_scenario *s)
 	assert_string_equal(st->argv[3], "y");
 	assert_int_equal(st->placement.policy, VN_PLACE_PREFERRED);
 	assert_true(st->size == 1000 << 10);
+	st = &s->steps[2];
+	assert_true(st->is_hotplug);
+	assert_null(st->workload);
+	assert_true(st->hotplug.memory == 256ull << 20);
+	assert_true(st->hotplug.online_kernel);
+	assert_false(st->hotplug.remove);
 	assert_int_equal(s->nasserts, 8);
 	assert_int_equal(s->asserts[0].model, VN_FALLBACK_RESET);
 	assert_string_equal(s->asserts[0].name, "fallback order matches model pre-5.15");

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "testbed/testbed-priv.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 
@@ -134,11 +135,53 @@ static void test_state_dir_checked(void **s)
 	}
 }
 
+/* The hotplug script's numbers come from the plan; its output is the guest's, parsed strictly. */
+static void test_hotplug_guest_half(void **s)
+{
+	struct vn_hotplug_req q = {.name = "g", .node = 3, .memory = 256u << 20, .timeout_ms = 30000};
+	struct vn_hotplug_plan p = {.ndimms = 1};
+	struct vn_hotplug_result r;
+	struct vn_error err = {0};
+
+	p.dimms[0] = (struct vn_domain_dimm){.alias = "dimm0", .node = 3, .bytes = 256u << 20, .base = 1ull << 32};
+	_cleanup_free_ char *sh = vn_testbed_hotplug_script(&q, &p);
+	assert_non_null(strstr(sh, "b=$((4294967296 / bs)); e=$(((4294967296 + 268435456) / bs))"));
+	assert_non_null(strstr(sh, "echo online_movable > $f"));
+	q.remove = true;
+	_cleanup_free_ char *off = vn_testbed_hotplug_script(&q, &p);
+	assert_non_null(strstr(off, "echo offline > $f"));
+	q.remove = false;
+
+	static const char out[] = "builds_before 1\nmem_before 0-2\nblock 32\nblock 33\n"
+				  "builds_after 2\nmem_after 0-3\n"
+				  "node 0 0 | 262144\nnode 1 1 | 262144\nnode 2 | 262144\nnode 3 3-4 | 262144\n"
+				  "node 999 0 | 1\nnode 3 junk\n";
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(vn_testbed_hotplug_report(out, &q, &r, &err), 0);
+	assert_int_equal(r.blocks, 2);
+	assert_int_equal(r.rebuilds, 1);
+	assert_true(r.node_memtotal == 256ull << 20);
+	assert_true(vn_cpuset_has(&r.node_cpus, 4));
+	assert_true(r.seen.memory[3] && r.seen.cpus[3] && !r.seen.cpus[2]);
+	/* An offline's rebuild still saw the node in N_MEMORY. */
+	q.remove = true;
+	static const char gone[] = "builds_before 2\nmem_before 0-3\nbuilds_after 3\nmem_after 0-2\n";
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(vn_testbed_hotplug_report(gone, &q, &r, &err), 0);
+	assert_true(r.seen.memory[3]);
+	assert_int_equal(r.rebuilds, 1);
+	/* A script that never got to the end says nothing it can be judged by. */
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(vn_testbed_hotplug_report("builds_before 1\n", &q, &r, &err), -EBADMSG);
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_down_only_ours),
 		cmocka_unit_test(test_state_dir_checked),
+		cmocka_unit_test(test_hotplug_guest_half),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -392,6 +392,91 @@ static void test_libvirt_roundtrip_devices(void **state)
 	vn_topology_free(t);
 }
 
+/* The seed's 4-node machine, node 3 memory-less at boot with 512M and a second vCPU to plug in. */
+static struct vn_topology *mk_hotplug(void)
+{
+	const char *cpus[] = {"0", "1", "2", "3-4"};
+	const uint64_t mem[] = {256, 256, 256, 0};
+	const uint8_t d[] = {10, 12, 32, 32, 12, 10, 32, 32, 32, 32, 10, 12, 32, 32, 12, 10};
+	struct vn_topology *t = mk(4, cpus, mem, d);
+
+	t->nodes[3].hotplug_memory = 512 * MiB;
+	t->hotplug_memory_total = 512 * MiB;
+	vn_cpuset_set(&t->nodes[3].hotplug_cpus, 4);
+	t->nodes[3].nhotplug_cpus = 1;
+	t->nhotplug_cpus_total = 1;
+	return t;
+}
+
+static void test_hotplug(void **state)
+{
+	struct vn_topology *t = mk_hotplug();
+	struct vn_domain_opts o = base_opts("vnuma-hotplug");
+	_cleanup_free_ char *xml = build_ok(t, &o);
+
+	golden("hotplug.xml", xml);
+	/* 768M + 2M of cells and 512M to come. */
+	assert_non_null(strstr(xml, "<maxMemory slots='16' unit='KiB'>1312768</maxMemory>"));
+	assert_non_null(strstr(xml, "<vcpu placement='static' current='4'>5</vcpu>"));
+	assert_non_null(strstr(xml, "<vcpu id='4' enabled='no' hotpluggable='yes'/>"));
+	/* Memory-less at boot, as before: the 2 MiB stand-in and its reservation. */
+	assert_non_null(strstr(xml, "<cell id='3' cpus='3-4' memory='2048' unit='KiB'>"));
+	assert_non_null(strstr(xml, "memmap=2048K$0x30000000"));
+
+	virConnectPtr c;
+	virDomainPtr dom;
+	o.agent_socket = NULL;
+	_cleanup_free_ char *plain = build_ok(t, &o);
+	char *back = roundtrip(plain, &c, &dom);
+	assert_non_null(strstr(back, "<maxMemory slots='16' unit='KiB'>1312768</maxMemory>"));
+	assert_non_null(strstr(back, "<vcpu placement='static' current='4'>5</vcpu>"));
+	assert_non_null(strstr(back, "<vcpu id='4' enabled='no' hotpluggable='yes'"));
+	free(back);
+	roundtrip_end(c, dom);
+	vn_topology_free(t);
+}
+
+/* What libvirt writes back for a live domain after two DIMMs and a vCPU were plugged. */
+static void test_live_xml_parse(void **state)
+{
+	static const char live[] =
+		"<domain type='qemu' id='1'><name>g</name><vcpu placement='static' current='5'>5</vcpu>"
+		"<vcpus><vcpu id='0' enabled='yes' hotpluggable='no' order='1'/>"
+		"<vcpu id='3' enabled='yes' hotpluggable='no' order='4'/>"
+		"<vcpu id='4' enabled='no' hotpluggable='yes'/><vcpu id='x' enabled='yes'/></vcpus>"
+		"<devices><memory model='dimm'><target><size unit='KiB'>262144</size><node>3</node></target>"
+		"<alias name='dimm0'/><address type='dimm' slot='0' base='0x100000000'/></memory>"
+		"<memory model='nvdimm'><target><size unit='KiB'>1024</size><node>1</node></target></memory>"
+		"<memory model='dimm'><target><size unit='KiB'>131072</size><node>2</node></target>"
+		"<alias name='dimm1'/><address type='dimm' slot='1' base='0x150000000'/></memory>"
+		"</devices></domain>";
+	struct vn_domain_dimm d[4];
+	struct vn_cpuset on;
+	struct vn_error err = {0};
+
+	assert_int_equal(vn_domain_dimms_parse(live, d, 4, &err), 2);
+	assert_string_equal(d[0].alias, "dimm0");
+	assert_int_equal(d[0].node, 3);
+	assert_true(d[0].bytes == 256 * MiB);
+	assert_true(d[0].base == UINT64_C(0x100000000));
+	assert_string_equal(d[1].alias, "dimm1");
+	assert_int_equal(d[1].node, 2);
+	assert_int_equal(vn_domain_dimms_parse(live, d, 1, &err), 1);
+	assert_int_equal(vn_domain_vcpus_parse(live, &on, &err), 0);
+	assert_true(vn_cpuset_has(&on, 0) && vn_cpuset_has(&on, 3));
+	assert_false(vn_cpuset_has(&on, 4));
+	assert_int_equal(vn_cpuset_count(&on), 2);
+	/* Without <vcpus> every vCPU is there. */
+	assert_int_equal(vn_domain_vcpus_parse("<domain><vcpu>3</vcpu></domain>", &on, &err), 0);
+	assert_int_equal(vn_cpuset_count(&on), 3);
+	assert_int_equal(vn_domain_dimms_parse("<domain", d, 4, &err), -EINVAL);
+	vn_error_clear(&err);
+
+	_cleanup_free_ char *x = vn_domain_dimm_xml(3, 512 * MiB);
+	assert_string_equal(x, "<memory model='dimm'>\n  <target>\n    <size unit='KiB'>524288</size>\n"
+			       "    <node>3</node>\n  </target>\n</memory>\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
 		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
+		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
