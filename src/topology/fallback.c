@@ -194,64 +194,83 @@ char *vn_fallback_format(const struct vn_fallback *f)
 	return vn_strbuf_steal(&b);
 }
 
+static const char FALLBACK_KEY[] = "Fallback order for Node ";
+
+/*
+ * One "Fallback order for Node N: a b c" line, p just after the key: its
+ * node and order (len nodes, of which at most VN_MAX_NODES are kept), p
+ * moved past it. The log is the guest's: every number is range-checked.
+ */
+static int parse_line(const char **pp, long *node, unsigned char *order, unsigned *len, struct vn_error *err)
+{
+	const char *p = *pp;
+	char *end;
+
+	*node = strtol(p, &end, 10);
+	if (end == p || *end != ':' || *node < 0 || *node >= VN_MAX_NODES) {
+		char near[40 + 4];
+		return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "unparseable fallback line near '%s'",
+				    vn_excerpt(p, strnlen(p, 64), 40, near));
+	}
+	p = end + 1;
+	*len = 0;
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		long v = strtol(p, &end, 10);
+		if (v < 0 || v >= VN_MAX_NODES || *len >= VN_MAX_NODES)
+			return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "bad node %ld in fallback line for node %ld",
+					    v, *node);
+		order[(*len)++] = (unsigned char)v;
+		p = end;
+	}
+	*pp = p;
+	return 0;
+}
+
+static void set_order(struct vn_fallback *f, long node, const unsigned char *order, unsigned len)
+{
+	memcpy(f->order[node], order, len);
+	f->present[node] = true;
+	f->len[node] = len;
+	if ((unsigned)node + 1 > f->nnodes)
+		f->nnodes = (unsigned)node + 1;
+}
+
 int vn_fallback_parse_log(const char *log, struct vn_fallback *out, struct vn_error *err)
 {
-	static const char key[] = "Fallback order for Node ";
+	unsigned char order[VN_MAX_NODES];
+	unsigned len;
+	long node;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	for (const char *p = strstr(log, key); p; p = strstr(p, key)) {
-		p += sizeof(key) - 1;
-		char *end;
-		long node = strtol(p, &end, 10);
-		if (end == p || *end != ':' || node < 0 || node >= VN_MAX_NODES) {
-			char near[40 + 4];
-			return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "unparseable fallback line near '%s'",
-					    vn_excerpt(p, strnlen(p, 64), 40, near));
-		}
-		p = end + 1;
-		bool first = !out->present[node];
-		unsigned len = 0;
-		for (;;) {
-			while (*p == ' ')
-				p++;
-			if (*p < '0' || *p > '9')
-				break;
-			long v = strtol(p, &end, 10);
-			if (v < 0 || v >= VN_MAX_NODES || len >= VN_MAX_NODES)
-				return vn_error_set(err, VN_ERR_INFRA, -EBADMSG,
-						    "bad node %ld in fallback line for node %ld", v, node);
-			if (first)
-				out->order[node][len] = (unsigned char)v;
-			len++;
-			p = end;
-		}
-		if (first) {
-			out->present[node] = true;
-			out->len[node] = len;
-			if ((unsigned)node + 1 > out->nnodes)
-				out->nnodes = (unsigned)node + 1;
-		}
+	for (const char *p = strstr(log, FALLBACK_KEY); p; p = strstr(p, FALLBACK_KEY)) {
+		p += sizeof(FALLBACK_KEY) - 1;
+		if ((rc = parse_line(&p, &node, order, &len, err)) < 0)
+			return rc;
+		if (!out->present[node])
+			set_order(out, node, order, len);
 	}
 	return 0;
 }
 
 int vn_fallback_parse_builds(const char *log, struct vn_fallback *out, unsigned max, unsigned *n, struct vn_error *err)
 {
-	static const char key[] = "Fallback order for Node ";
-	long last = -1;
+	unsigned char order[VN_MAX_NODES];
 	struct vn_fallback *cur = NULL;
+	long node, last = -1;
+	unsigned len;
+	int rc;
 
 	*n = 0;
-	for (const char *p = strstr(log, key); p; p = strstr(p, key)) {
-		p += sizeof(key) - 1;
-		char *end;
-		long node = strtol(p, &end, 10);
-		if (end == p || *end != ':' || node < 0 || node >= VN_MAX_NODES) {
-			char near[40 + 4];
-			return vn_error_set(err, VN_ERR_INFRA, -EBADMSG, "unparseable fallback line near '%s'",
-					    vn_excerpt(p, strnlen(p, 64), 40, near));
-		}
-		p = end + 1;
+	for (const char *p = strstr(log, FALLBACK_KEY); p; p = strstr(p, FALLBACK_KEY)) {
+		p += sizeof(FALLBACK_KEY) - 1;
+		if ((rc = parse_line(&p, &node, order, &len, err)) < 0)
+			return rc;
+		/* A build prints its nodes in ascending order: a node that is not above the last starts the next. */
 		if (node <= last || last < 0) {
 			cur = *n < max ? &out[*n] : NULL;
 			if (cur)
@@ -259,27 +278,8 @@ int vn_fallback_parse_builds(const char *log, struct vn_fallback *out, unsigned 
 			(*n)++;
 		}
 		last = node;
-		unsigned len = 0;
-		for (;;) {
-			while (*p == ' ')
-				p++;
-			if (*p < '0' || *p > '9')
-				break;
-			long v = strtol(p, &end, 10);
-			if (v < 0 || v >= VN_MAX_NODES || len >= VN_MAX_NODES)
-				return vn_error_set(err, VN_ERR_INFRA, -EBADMSG,
-						    "bad node %ld in fallback line for node %ld", v, node);
-			if (cur)
-				cur->order[node][len] = (unsigned char)v;
-			len++;
-			p = end;
-		}
-		if (cur) {
-			cur->present[node] = true;
-			cur->len[node] = len;
-			if ((unsigned)node + 1 > cur->nnodes)
-				cur->nnodes = (unsigned)node + 1;
-		}
+		if (cur)
+			set_order(cur, node, order, len);
 	}
 	return 0;
 }
