@@ -6,3 +6,5 @@
 int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
 		       struct vn_error *err);
 int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);
+/* The in-guest programs as "HOST:GUEST" pairs (agent, sampler, workloads), NULL-terminated. */
+int vn_testbed_helper_files(char ***out, struct vn_error *err);

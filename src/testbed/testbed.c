@@ -15,7 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest/disk.h"
+#include "guest/image-recipe.h"
 #include "guest/initramfs.h"
+#include "testbed/image.h"
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
@@ -158,7 +161,7 @@ int vn_topology_find(const char *arg, char **path, struct vn_error *err)
 }
 
 /* In-guest programs (agent, sampler, workloads) from vnuma's helper dirs (util/paths.h). */
-static int find_helpers(char ***out, struct vn_error *err)
+int vn_testbed_helper_files(char ***out, struct vn_error *err)
 {
 	struct vn_paths p;
 	char agent[PATH_MAX + 16] = "", sampler[PATH_MAX + 16] = "";
@@ -352,14 +355,16 @@ static int package_files(const char *pkg, char ***files, size_t *n, struct vn_er
 	return 0;
 }
 
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, char **initrd,
-			   struct vn_error *err)
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with,
+			   bool disk_root, char **initrd, struct vn_error *err)
 {
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
+	/* A disk root: the initramfs mounts it (ext4 is a module in Debian's kernel) and switches to it. */
+	static const char *const disk_modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "ext4", NULL};
 	_cleanup_strv_ char **files = NULL;
 	int rc;
 
-	if ((rc = find_helpers(&files, err)) < 0)
+	if ((rc = vn_testbed_helper_files(&files, err)) < 0)
 		return rc;
 	size_t n = 0;
 	while (files[n])
@@ -370,11 +375,35 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 	struct vn_initramfs_spec spec = {
 		.kernel_release = k->modules_dir ? k->release : NULL,
 		.modules_dir = k->modules_dir,
-		.modules = k->modules_dir ? modules : NULL,
+		.modules = !k->modules_dir ? NULL : disk_root ? disk_modules : modules,
 		.extra_files = (const char *const *)files,
 	};
 	if ((rc = vn_initramfs_build(&spec, cache_dir, initrd, err)) < 0)
 		return vn_error_prefix(err, "building the guest initramfs");
+	return 0;
+}
+
+/* An initramfs recipe's packages, then up's own --with ones, NULL-terminated. */
+static int recipe_with(const char *path, const char *const *extra, char ***out, struct vn_error *err)
+{
+	_cleanup_image_recipe_ struct vn_image_recipe *r = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = vn_image_recipe_load(path, &r, err)) < 0)
+		return rc;
+	char **v = vn_xcalloc(1, sizeof(char *));
+	for (char **p = r->with; *p; p++) {
+		v = vn_xreallocarray(v, n + 2, sizeof(char *));
+		v[n++] = vn_xstrdup(*p);
+		v[n] = NULL;
+	}
+	for (const char *const *p = extra; p && *p; p++) {
+		v = vn_xreallocarray(v, n + 2, sizeof(char *));
+		v[n++] = vn_xstrdup(*p);
+		v[n] = NULL;
+	}
+	*out = v;
 	return 0;
 }
 
@@ -467,8 +496,19 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	/* The boot deadline starts after a possible first-use kernel build. */
 	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000);
 
+	/* A guest image recipe: built on first use (cached after), then either a disk root or --with packages. */
+	_cleanup_image_ struct vn_image *im = NULL;
+	_cleanup_strv_ char **with = NULL;
+	bool disk = false;
+	if (o->image) {
+		if ((rc = vn_image_build(ctx, o->image, o->progress, o->progress_data, &im, err)) < 0)
+			return rc;
+		disk = strcmp(im->kind, "disk") == 0;
+		if (!disk && (rc = recipe_with(im->recipe, o->with, &with, err)) < 0)
+			return rc;
+	}
 	cache = vn_xasprintf("%s/cache", ctx->state_dir);
-	if ((rc = vn_testbed_guest_image(cache, k, o->with, &initrd, err)) < 0)
+	if ((rc = vn_testbed_guest_image(cache, k, with ? (const char *const *)with : o->with, disk, &initrd, err)) < 0)
 		return rc;
 	_cleanup_free_ char *pvh = NULL;
 	const char *boot_image = k->image, *loader = NULL;
@@ -504,6 +544,18 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		vn_virt_close(v);
 		return rc;
 	}
+	/* The cached image is only ever a backing file: the guest writes its own overlay, which goes with its dir. */
+	_cleanup_free_ char *root_disk = NULL, *cmdline = NULL;
+	if (disk) {
+		root_disk = vn_xasprintf("%s/root.qcow2", dir);
+		if ((rc = vn_disk_overlay(im->path, root_disk, err)) < 0) {
+			vn_rm_rf(dir);
+			vn_virt_close(v);
+			return rc;
+		}
+		cmdline = vn_xasprintf("root=/dev/vda vnuma.init=%s%s%s", im->init ? im->init : "/init",
+				       o->append ? " " : "", o->append ? o->append : "");
+	}
 	sock = vn_xasprintf("%s/agent.sock", dir);
 	log = vn_xasprintf("%s/console.log", dir);
 	kernel_id = vn_xasprintf("%s %s", k->recipe, k->version);
@@ -514,7 +566,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		.kernel = boot_image,
 		.loader = loader,
 		.initrd = initrd,
-		.cmdline = o->append, /* the builder adds what the topology needs */
+		.cmdline = cmdline ? cmdline : o->append, /* the builder adds what the topology needs */
+		.root_disk = root_disk,
 		.console_log = log,
 		.agent_socket = sock,
 		.meta = {.topology_name = t->name,
