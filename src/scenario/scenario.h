@@ -123,6 +123,7 @@ struct vn_scenario {
 	struct vn_scn_hugetlb *hugetlb;
 	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */
 	char **with;              /* NULL-terminated host Debian packages added to the guest image */
+	char *image;              /* a guest image recipe name (guest-images/NAME.json), or NULL: the initramfs */
 	double sample_interval_s; /* default 1 */
 	double timeout_s;         /* whole run, default 900 */
 	unsigned repeats;         /* runs of each variant (default 1) */

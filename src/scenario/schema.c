@@ -42,6 +42,7 @@ void vn_scenario_free(struct vn_scenario *s)
 	free(s->hugetlb);
 	vn_strv_free(s->cgroups);
 	vn_strv_free(s->with);
+	free(s->image);
 	for (unsigned i = 0; i < s->nsteps; i++) {
 		struct vn_scn_step *st = &s->steps[i];
 		free(st->name);

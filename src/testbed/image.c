@@ -401,3 +401,32 @@ int vn_image_list(const struct vn_testbed_ctx *ctx, struct vn_image ***out, size
 	*out = v;
 	return 0;
 }
+
+int vn_testbed_postmortem_hold(const char *guest_dir, const char *aside, struct vn_error *err)
+{
+	_cleanup_free_ char *overlay = vn_xasprintf("%s/root.qcow2", guest_dir);
+	int rc;
+
+	if (access(overlay, F_OK) < 0)
+		return 0;
+	unlink(aside);
+	if (link(overlay, aside) == 0)
+		return 1;
+	if ((rc = vn_file_copy_atomic(overlay, aside, err)) < 0)
+		return rc;
+	return 1;
+}
+
+int vn_testbed_postmortem(const struct vn_testbed_ctx *ctx, const char *aside, const char *out_dir,
+			  struct vn_error *err)
+{
+	static const char *const paths[] = {VN_POSTMORTEM_PATHS, NULL};
+	struct vn_disk_opts o;
+	char why[VN_ACCEL_REASON_MAX + 64];
+	unsigned missing = 0;
+
+	vn_testbed_disk_opts(ctx, &o, why, sizeof(why));
+	int rc = vn_disk_extract(aside, paths, out_dir, true, &missing, &o, err);
+	unlink(aside);
+	return rc;
+}

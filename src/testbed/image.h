@@ -44,3 +44,15 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kern
 		   void *progress_data, struct vn_image **out, struct vn_error *err);
 /* Every cached image, by name then key. */
 int vn_image_list(const struct vn_testbed_ctx *ctx, struct vn_image ***out, size_t *n, struct vn_error *err);
+
+/*
+ * Post-mortem of a disk guest whose run failed: before the guest is
+ * destroyed, its overlay is kept aside at aside (a hard link, so it is what
+ * QEMU last wrote; a copy across filesystems). Returns 1 when kept, 0 when
+ * the guest has no disk root.
+ */
+int vn_testbed_postmortem_hold(const char *guest_dir, const char *aside, struct vn_error *err);
+/* Once the guest is gone: VN_POSTMORTEM_PATHS out of aside into out_dir (DIR/PATH), aside removed. */
+#define VN_POSTMORTEM_PATHS "/var/log", "/root", "/etc/vnuma"
+int vn_testbed_postmortem(const struct vn_testbed_ctx *ctx, const char *aside, const char *out_dir,
+			  struct vn_error *err);

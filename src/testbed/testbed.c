@@ -359,8 +359,9 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 			   bool disk_root, char **initrd, struct vn_error *err)
 {
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
-	/* A disk root: the initramfs mounts it (ext4 is a module in Debian's kernel) and switches to it. */
-	static const char *const disk_modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "ext4", NULL};
+	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
+	 * crc32c it asks the crypto API for is one no modules.dep names). */
+	static const char *const disk_modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "ext4", "crc32c_generic", NULL};
 	_cleanup_strv_ char **files = NULL;
 	int rc;
 
