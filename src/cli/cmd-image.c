@@ -130,8 +130,7 @@ static int image_extract(int argc, char **argv, struct vn_error *err)
 		return rc;
 	vn_testbed_disk_opts(&ctx, &o, why, sizeof(why));
 	vn_testbed_ctx_clear(&ctx);
-	if ((rc = vn_disk_extract(argv[optind], (const char *const *)argv + optind + 1, out, false, NULL, &o, err)) <
-	    0)
+	if ((rc = vn_disk_extract(argv[optind], (const char *const *)argv + optind + 1, out, false, NULL, &o, err)) < 0)
 		return rc;
 	fprintf(stderr, "%s: %d path%s extracted into %s\n", argv[optind], argc - optind - 1,
 		argc - optind - 1 == 1 ? "" : "s", out);

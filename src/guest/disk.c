@@ -62,15 +62,15 @@ static int op_failed(const struct disk *d, const char *what, const char *path, s
 	int e = guestfs_last_errno(d->g);
 
 	if (e == ENOSPC)
-		return vn_infra_error(err, -ENOSPC, "%s: %s %s: no space left in the image (%s)", d->image, what,
-				      path, last_error(d));
+		return vn_infra_error(err, -ENOSPC, "%s: %s %s: no space left in the image (%s)", d->image, what, path,
+				      last_error(d));
 	if (e == ENOENT || e == ENOTDIR)
 		return vn_input_error(err, "%s: %s %s: no such file or directory in the image", d->image, what, path);
 	return vn_infra_error(err, e ? -e : -EIO, "%s: %s %s: %s", d->image, what, path, last_error(d));
 }
 
-static void on_event(guestfs_h *g, void *opaque, uint64_t event, int handle, int flags, const char *buf,
-		     size_t len, const uint64_t *array, size_t array_len)
+static void on_event(guestfs_h *g, void *opaque, uint64_t event, int handle, int flags, const char *buf, size_t len,
+		     const uint64_t *array, size_t array_len)
 {
 	FILE *log = opaque;
 
@@ -187,8 +187,8 @@ static int check_guest_path(const char *image, const char *what, const char *p, 
 	return 0;
 }
 
-int vn_disk_inject(const char *image, const char *const *files, const char *const *mkdirs,
-		   const struct vn_disk_opts *o, struct vn_error *err)
+int vn_disk_inject(const char *image, const char *const *files, const char *const *mkdirs, const struct vn_disk_opts *o,
+		   struct vn_error *err)
 {
 	_cleanup_disk_ struct disk d = {0};
 	int rc;
@@ -225,11 +225,12 @@ int vn_disk_inject(const char *image, const char *const *files, const char *cons
 		const char *dst = colon + 1;
 		struct stat st;
 		if (*parent && guestfs_is_dir(d.g, parent) <= 0)
-			return vn_input_error(err, "%s: --file %s: directory %s does not exist in the image (add --mkdir %s)",
-					      image, *p, parent, parent);
+			return vn_input_error(
+				err, "%s: --file %s: directory %s does not exist in the image (add --mkdir %s)", image,
+				*p, parent, parent);
 		if (guestfs_is_dir(d.g, dst) > 0)
-			return vn_input_error(err, "%s: --file %s: %s is a directory in the image; name the file", image,
-					      *p, dst);
+			return vn_input_error(err, "%s: --file %s: %s is a directory in the image; name the file",
+					      image, *p, dst);
 		if (guestfs_upload(d.g, src, dst) < 0)
 			return op_failed(&d, "writing", dst, err);
 		if (stat(src, &st) == 0 && guestfs_chmod(d.g, (int)(st.st_mode & 07777), dst) < 0)
@@ -312,8 +313,8 @@ cleanup:
 	return rc;
 }
 
-int vn_disk_extract(const char *image, const char *const *paths, const char *dir, bool missing_ok,
-		    unsigned *missing, const struct vn_disk_opts *o, struct vn_error *err)
+int vn_disk_extract(const char *image, const char *const *paths, const char *dir, bool missing_ok, unsigned *missing,
+		    const struct vn_disk_opts *o, struct vn_error *err)
 {
 	_cleanup_disk_ struct disk d = {0};
 	int rc;
@@ -412,8 +413,7 @@ int vn_disk_overlay(const char *backing, const char *path, struct vn_error *err)
 	/* guestfs_disk_create runs qemu-img; no appliance. */
 	if (guestfs_disk_create(d.g, path, "qcow2", -1, GUESTFS_DISK_CREATE_BACKINGFILE, backing,
 				GUESTFS_DISK_CREATE_BACKINGFORMAT, vn_disk_format(backing), -1) < 0)
-		return vn_infra_error(err, -EIO, "%s: creating the overlay over %s: %s", path, backing,
-				      last_error(&d));
+		return vn_infra_error(err, -EIO, "%s: creating the overlay over %s: %s", path, backing, last_error(&d));
 	return 0;
 }
 

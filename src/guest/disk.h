@@ -32,8 +32,8 @@ const char *vn_disk_format(const char *image);
  * made by mkdirs; the host file's permission bits are kept). Both lists are
  * NULL-terminated and may be NULL.
  */
-int vn_disk_inject(const char *image, const char *const *files, const char *const *mkdirs,
-		   const struct vn_disk_opts *o, struct vn_error *err);
+int vn_disk_inject(const char *image, const char *const *files, const char *const *mkdirs, const struct vn_disk_opts *o,
+		   struct vn_error *err);
 
 /*
  * Out of image into dir: every absolute PATH (a file or a directory tree) to
@@ -42,8 +42,8 @@ int vn_disk_inject(const char *image, const char *const *files, const char *cons
  * symlinks (the image may come from a guest that misbehaved). missing_ok:
  * a missing PATH is skipped and counted in *missing instead of being an error.
  */
-int vn_disk_extract(const char *image, const char *const *paths, const char *dir, bool missing_ok,
-		    unsigned *missing, const struct vn_disk_opts *o, struct vn_error *err);
+int vn_disk_extract(const char *image, const char *const *paths, const char *dir, bool missing_ok, unsigned *missing,
+		    const struct vn_disk_opts *o, struct vn_error *err);
 
 /*
  * A new qcow2 image of size bytes holding one ext4 filesystem (no partition

@@ -42,8 +42,7 @@ static bool debian_name_ok(const char *s)
 }
 
 /* A package list (absent: empty), each a Debian package name, at most VN_IMAGE_PACKAGES_MAX. */
-static int get_packages(const struct vn_json_reader *c, struct json_object *o, const char *key, char ***out,
-			size_t *n)
+static int get_packages(const struct vn_json_reader *c, struct json_object *o, const char *key, char ***out, size_t *n)
 {
 	char path[VN_JSON_PATH_MAX], ip[VN_JSON_PATH_MAX];
 	struct json_object *v = vn_json_get(o, key);
@@ -74,9 +73,8 @@ static int parse_disk(const struct vn_json_reader *c, struct json_object *root, 
 {
 	static const char *const roots[] = {"busybox", "debootstrap", NULL};
 	static const char *const busybox_keys[] = {"kind", "description", "root", "size", "with", NULL};
-	static const char *const deb_keys[] = {"kind",   "description", "root",     "size",
-					       "suite",  "mirror",      "packages", "with",
-					       NULL};
+	static const char *const deb_keys[] = {"kind",   "description", "root", "size", "suite",
+					       "mirror", "packages",    "with", NULL};
 	_cleanup_free_ char *size = NULL;
 	struct json_object *v;
 	int root_kind, rc;
@@ -136,8 +134,9 @@ int vn_image_recipe_parse(const char *text, size_t len, const char *path, struct
 	r->sha256 = vn_xstrdup(vn_sha256_hex(d, hex));
 
 	if (!vn_json_name_ok(r->name)) {
-		rc = vn_input_error(err, "%s: the file name gives the image its name, and '%s' is not one (letters, "
-					 "digits, '-', '_', '.')",
+		rc = vn_input_error(err,
+				    "%s: the file name gives the image its name, and '%s' is not one (letters, "
+				    "digits, '-', '_', '.')",
 				    path, r->name);
 		goto cleanup;
 	}
@@ -153,7 +152,8 @@ int vn_image_recipe_parse(const char *text, size_t len, const char *path, struct
 	r->kind = kind == 1 ? VN_IMAGE_DISK : VN_IMAGE_INITRAMFS;
 	if ((rc = get_packages(&c, root, "with", &r->with, &r->nwith)) < 0)
 		goto cleanup;
-	rc = r->kind == VN_IMAGE_INITRAMFS ? vn_json_check_keys(&c, root, "$", initramfs_keys) : parse_disk(&c, root, r);
+	rc = r->kind == VN_IMAGE_INITRAMFS ? vn_json_check_keys(&c, root, "$", initramfs_keys)
+					   : parse_disk(&c, root, r);
 	if (!r->packages)
 		r->packages = vn_xcalloc(1, sizeof(char *));
 cleanup:

@@ -33,14 +33,14 @@ struct vn_image_recipe {
 	char *name; /* the file name without .json: the name `up --image` takes */
 	char *description;
 	enum vn_image_kind kind;
-	enum vn_image_root root;    /* disk only */
-	uint64_t size;              /* disk only */
-	char **with;                /* host packages (NULL-terminated, never NULL) */
+	enum vn_image_root root; /* disk only */
+	uint64_t size;           /* disk only */
+	char **with;             /* host packages (NULL-terminated, never NULL) */
 	size_t nwith;
-	char *suite, *mirror;       /* debootstrap only */
-	char **packages;            /* debootstrap only: Debian packages from the archive (never NULL) */
+	char *suite, *mirror; /* debootstrap only */
+	char **packages;      /* debootstrap only: Debian packages from the archive (never NULL) */
 	size_t npackages;
-	char *sha256;               /* of the file's bytes: part of the cache key */
+	char *sha256; /* of the file's bytes: part of the cache key */
 };
 
 /* Parse text as a recipe; path names it in messages and gives the name. */

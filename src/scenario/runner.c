@@ -521,7 +521,8 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		if (held) {
 			_cleanup_free_ char *pm = vn_run_path(r->dir, "postmortem");
 			if (r->progress)
-				r->progress(r->progress_data, "collecting", "post-mortem: /var/log and /root from the disk");
+				r->progress(r->progress_data, "collecting",
+					    "post-mortem: /var/log and /root from the disk");
 			if (vn_testbed_postmortem(ctx, aside, pm, &ce) < 0 && !err->detail)
 				vn_error_set_detail(err, ce.msg);
 			vn_error_clear(&ce);

@@ -240,7 +240,7 @@ static int read_meta(const char *path, struct vn_image **out, struct vn_error *e
 		return vn_infra_error(err, -EINVAL, "%s: not an image record", path);
 	struct vn_image *im = vn_xcalloc(1, sizeof(*im));
 	struct json_object *v;
-#define STR(key, field)                                                                \
+#define STR(key, field)                                                                        \
 	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) \
 		im->field = vn_xstrdup(json_object_get_string(v));
 	STR("name", name)

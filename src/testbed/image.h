@@ -17,13 +17,13 @@
 
 struct vn_image {
 	char *name, *kind, *key;
-	char *path;      /* the image */
-	char *log;       /* its build log */
-	char *recipe;    /* the recipe file it was built from */
-	char *init;      /* disk: what the initramfs hands the root to (/init, /sbin/init) */
-	double build_s;  /* how long the build took */
-	long long size;  /* bytes the image takes on disk */
-	bool cached;     /* vn_image_build found it */
+	char *path;     /* the image */
+	char *log;      /* its build log */
+	char *recipe;   /* the recipe file it was built from */
+	char *init;     /* disk: what the initramfs hands the root to (/init, /sbin/init) */
+	double build_s; /* how long the build took */
+	long long size; /* bytes the image takes on disk */
+	bool cached;    /* vn_image_build found it */
 };
 void vn_image_free(struct vn_image *im);
 static inline void vn_image_freep(struct vn_image **im)

@@ -355,8 +355,8 @@ static int package_files(const char *pkg, char ***files, size_t *n, struct vn_er
 	return 0;
 }
 
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with,
-			   bool disk_root, char **initrd, struct vn_error *err)
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, bool disk_root,
+			   char **initrd, struct vn_error *err)
 {
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
 	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
@@ -376,7 +376,9 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 	struct vn_initramfs_spec spec = {
 		.kernel_release = k->modules_dir ? k->release : NULL,
 		.modules_dir = k->modules_dir,
-		.modules = !k->modules_dir ? NULL : disk_root ? disk_modules : modules,
+		.modules = !k->modules_dir ? NULL
+			   : disk_root     ? disk_modules
+					   : modules,
 		.extra_files = (const char *const *)files,
 	};
 	if ((rc = vn_initramfs_build(&spec, cache_dir, initrd, err)) < 0)

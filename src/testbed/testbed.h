@@ -100,8 +100,8 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
  * only checks the cache). A package that is not installed is an input error.
  * disk_root: the initramfs also loads ext4, to mount a disk image's root.
  */
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with,
-			   bool disk_root, char **initrd, struct vn_error *err);
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, bool disk_root,
+			   char **initrd, struct vn_error *err);
 /* At most this many files of one --with package go into the image. */
 #define VN_TESTBED_PACKAGE_FILES_MAX 4096
 

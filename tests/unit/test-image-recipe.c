@@ -48,9 +48,8 @@ static void test_disk(void **state)
 	const char *deb = "{\"kind\": \"disk\", \"root\": \"debootstrap\", \"suite\": \"bookworm\", \"size\": \"4G\","
 			  " \"packages\": [\"numactl\", \"linux-perf\"]}";
 
-	assert_int_equal(parse("{\"kind\": \"disk\", \"root\": \"busybox\", \"size\": \"128M\"}", "x/tiny.json", &r,
-			       &err),
-			 0);
+	assert_int_equal(
+		parse("{\"kind\": \"disk\", \"root\": \"busybox\", \"size\": \"128M\"}", "x/tiny.json", &r, &err), 0);
 	assert_int_equal(r->kind, VN_IMAGE_DISK);
 	assert_int_equal(r->root, VN_IMAGE_ROOT_BUSYBOX);
 	assert_int_equal(r->size, 128u << 20);
@@ -101,7 +100,8 @@ static void test_bad(void **state)
 		{"{\"kind\": \"rootfs\"}", "$.kind"},
 		{"{\"kind\": \"initramfs\", \"size\": \"1G\"}", "size"},
 		{"{\"kind\": \"initramfs\", \"with\": \"grep\"}", "$.with"},
-		{"{\"kind\": \"initramfs\", \"with\": [\"--force\"]}", "$.with[0]: \"--force\" is not a Debian package"},
+		{"{\"kind\": \"initramfs\", \"with\": [\"--force\"]}",
+		 "$.with[0]: \"--force\" is not a Debian package"},
 		{"{\"kind\": \"initramfs\", \"with\": [\"grep\", \"grep\"]}", "$.with[1]: \"grep\" is listed twice"},
 		{"{\"kind\": \"disk\", \"size\": \"1G\"}", "missing required key \"root\""},
 		{"{\"kind\": \"disk\", \"root\": \"busybox\"}", "missing required key \"size\""},
@@ -124,9 +124,10 @@ static void test_bad(void **state)
 		struct vn_image_recipe *r;
 		struct vn_error err;
 		int rc = parse(cases[i].text, "bad.json", &r, &err);
-		if (rc >= 0 || err.kind != VN_ERR_INPUT || !strstr(err.msg, cases[i].want) || !strstr(err.msg, "bad.json"))
-			fail_msg("case %zu (%s): rc %d, kind %d, message '%s' (want '%s')", i, cases[i].text, rc, err.kind,
-				 err.msg, cases[i].want);
+		if (rc >= 0 || err.kind != VN_ERR_INPUT || !strstr(err.msg, cases[i].want) ||
+		    !strstr(err.msg, "bad.json"))
+			fail_msg("case %zu (%s): rc %d, kind %d, message '%s' (want '%s')", i, cases[i].text, rc,
+				 err.kind, err.msg, cases[i].want);
 		assert_null(r);
 	}
 	/* The file name is the image's name, so it must be one. */
@@ -155,7 +156,7 @@ static void test_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_initramfs), cmocka_unit_test(test_disk), cmocka_unit_test(test_shipped),
+		cmocka_unit_test(test_initramfs), cmocka_unit_test(test_disk),   cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_bad),       cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
