@@ -26,6 +26,7 @@ struct disk {
 	guestfs_h *g;
 	const char *image;
 	FILE *log;
+	int event; /* the log's callback, -1: none */
 };
 
 static void disk_close(struct disk *d)
@@ -85,6 +86,7 @@ static int disk_handle(struct disk *d, const char *image, const char *format, bo
 {
 	memset(d, 0, sizeof(*d));
 	d->image = image;
+	d->event = -1;
 	d->g = guestfs_create();
 	if (!d->g)
 		return vn_infra_error(err, -EIO, "%s: cannot create a libguestfs handle", image);
@@ -104,9 +106,9 @@ static int disk_handle(struct disk *d, const char *image, const char *format, bo
 			return vn_infra_error(err, -errno, "log %s: %s", o->log, strerror(errno));
 		setvbuf(d->log, NULL, _IOLBF, 0);
 		guestfs_set_verbose(d->g, 1);
-		guestfs_set_event_callback(d->g, on_event,
-					   GUESTFS_EVENT_LIBRARY | GUESTFS_EVENT_WARNING | GUESTFS_EVENT_APPLIANCE, 0,
-					   d->log);
+		d->event = guestfs_set_event_callback(
+			d->g, on_event, GUESTFS_EVENT_LIBRARY | GUESTFS_EVENT_WARNING | GUESTFS_EVENT_APPLIANCE, 0,
+			d->log);
 	}
 	if (format && guestfs_add_drive_opts(d->g, image, GUESTFS_ADD_DRIVE_OPTS_FORMAT, format,
 					     GUESTFS_ADD_DRIVE_OPTS_READONLY, readonly ? 1 : 0, -1) < 0) {
@@ -127,6 +129,12 @@ static int disk_launch(struct disk *d, const struct vn_disk_opts *o, struct vn_e
 						     : "check with: LIBGUESTFS_BACKEND=direct "
 						       "LIBGUESTFS_BACKEND_SETTINGS=force_tcg libguestfs-test-tool");
 		return err->code;
+	}
+	/* Past the launch the daemon's verbose trace is a line per 8 KiB chunk: keep its messages, not that. */
+	if (d->event >= 0) {
+		guestfs_delete_event_callback(d->g, d->event);
+		d->event = guestfs_set_event_callback(d->g, on_event, GUESTFS_EVENT_LIBRARY | GUESTFS_EVENT_WARNING, 0,
+						      d->log);
 	}
 	return 0;
 }

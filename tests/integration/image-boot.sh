@@ -3,7 +3,8 @@
 # the cache on a second build, booted with `vnuma up --image tiny` on
 # 4node-amd under TCG: / is /dev/vda (ext4) over the guest's own qcow2
 # overlay, the fidelity check passes, the cached image is never written, and
-# down leaves no overlay, guest dir, domain or QEMU. About a minute.
+# down leaves no overlay, guest dir, domain or QEMU; a run on it whose QEMU
+# is killed keeps the disk's /var/log in RESULTS/postmortem. About two minutes.
 #   image-boot.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -50,6 +51,19 @@ check "...the guest boots its own overlay" test -f "$VNUMA_STATE_DIR/guests/$nam
 check "down" test $? = 0
 check "the cached image was never written" test "$(sha256sum <"$img")" = "$sum"
 check "no overlay or guest dir left" test ! -e "$VNUMA_STATE_DIR/guests/$name"
+
+# Post-mortem: a disk guest whose QEMU dies mid-run leaves its /var/log in the result.
+(cd "$src" && exec "$vnuma" run "$src/tests/integration/fixtures/image-postmortem.json" -o "$w/pm") >"$w/pm.log" 2>&1 &
+bg=$!
+for _ in $(seq 600); do grep -qs marked "$w/pm/steps/die.r0.p0.out" && break; sleep 0.2; done
+check "the step wrote its log line" grep -qs marked "$w/pm/steps/die.r0.p0.out"
+kill -9 $(qemu_pids) 2>/dev/null
+wait "$bg"
+rc=$?
+check "QEMU killed mid-run: run exits 3" test "$rc" = 3 || sed 's/^/#   /' "$w/pm.log"
+check "...its /var/log is kept in postmortem/" grep -q "written before the guest died" "$w/pm/postmortem/var/log/vnuma-marker"
+check "...and the overlay kept aside for it is gone" test ! -e "$w/pm/.root.qcow2"
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
+check "no guest dir left" test -z "$(ls -A "$VNUMA_STATE_DIR/guests" 2>/dev/null)"
 finish
