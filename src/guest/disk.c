@@ -210,7 +210,7 @@ int vn_disk_inject(const char *image, const char *const *files, const char *cons
 		struct stat st;
 		if (!colon || colon == *p)
 			return vn_input_error(err, "--file %s: expected SRC:DST", *p);
-		_cleanup_free_ char *src = strndup(*p, (size_t)(colon - *p));
+		_cleanup_free_ char *src = vn_xstrndup(*p, (size_t)(colon - *p));
 		if ((rc = check_guest_path(image, "--file destination", colon + 1, err)) < 0)
 			return rc;
 		if (stat(src, &st) < 0)
@@ -228,8 +228,8 @@ int vn_disk_inject(const char *image, const char *const *files, const char *cons
 			return op_failed(&d, "--mkdir", *p, err);
 	for (const char *const *p = files; p && *p; p++) {
 		const char *colon = strrchr(*p, ':');
-		_cleanup_free_ char *src = strndup(*p, (size_t)(colon - *p));
-		_cleanup_free_ char *parent = strndup(colon + 1, (size_t)(strrchr(colon + 1, '/') - (colon + 1)));
+		_cleanup_free_ char *src = vn_xstrndup(*p, (size_t)(colon - *p));
+		_cleanup_free_ char *parent = vn_xstrndup(colon + 1, (size_t)(strrchr(colon + 1, '/') - (colon + 1)));
 		const char *dst = colon + 1;
 		struct stat st;
 		if (*parent && guestfs_is_dir(d.g, parent) <= 0)
@@ -356,7 +356,7 @@ int vn_disk_extract(const char *image, const char *const *paths, const char *dir
 			return vn_input_error(err, "%s: %s: no such file or directory in the image", image, path);
 		}
 		_cleanup_free_ char *out = vn_xasprintf("%s%s", dir, path);
-		_cleanup_free_ char *parent = strndup(out, (size_t)(strrchr(out, '/') - out));
+		_cleanup_free_ char *parent = vn_xstrndup(out, (size_t)(strrchr(out, '/') - out));
 		if ((rc = vn_mkdir_p(parent, 0755, err)) < 0)
 			return rc;
 		if (guestfs_is_dir(d.g, path) > 0) {

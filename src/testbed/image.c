@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "guest/image-recipe.h"
+#include "kernel/kernel.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -98,13 +100,24 @@ static void stage(struct build *b, const char *name, const char *fmt, ...)
 		b->progress(b->progress_data, name, line);
 }
 
-/* The busybox root: the default guest image without kernel modules, as an initramfs in the cache. */
+/*
+ * The busybox root: the default guest image, as an initramfs in the cache.
+ * A disk's has no kernel modules (the boot initramfs of whichever kernel
+ * boots it brings them); an initramfs recipe's has the stock kernel's, so
+ * that it boots as it is.
+ */
 static int busybox_root(struct build *b, char **cpio, struct vn_error *err)
 {
 	_cleanup_free_ char *cache = vn_xasprintf("%s/cache", b->ctx->state_dir);
+	_cleanup_free_ char *kcache = vn_xasprintf("%s/cache/kernels", b->ctx->state_dir);
+	_cleanup_kernel_ struct vn_kernel *k = NULL;
 	struct vn_kernel none = {0};
+	struct vn_kernel_resolve_opts ko = {.cache_dir = kcache};
+	int rc;
 
-	return vn_testbed_guest_image(cache, &none, (const char *const *)b->r->with, false, cpio, err);
+	if (b->r->kind == VN_IMAGE_INITRAMFS && (rc = vn_kernel_resolve_with("stock", NULL, &ko, &k, err)) < 0)
+		return rc;
+	return vn_testbed_guest_image(cache, k ? k : &none, (const char *const *)b->r->with, false, cpio, err);
 }
 
 /* The key: the recipe's bytes and the digest of what goes in (the initramfs builder's own key). */
@@ -120,6 +133,29 @@ static void make_key(const struct vn_image_recipe *r, const char *root_id, char 
 		vn_sha256_update(&h, root_id, strlen(root_id) + 1);
 	vn_sha256_final(&h, d);
 	vn_sha256_hex(d, hex);
+}
+
+/* A Debian root's own inputs besides the recipe: the in-guest programs vnuma puts in it. */
+static int helpers_digest(char hex[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
+{
+	_cleanup_strv_ char **helpers = NULL;
+	struct vn_sha256 h;
+	uint8_t d[VN_SHA256_LEN];
+	int rc;
+
+	if ((rc = vn_testbed_helper_files(&helpers, err)) < 0)
+		return rc;
+	vn_sha256_init(&h);
+	for (char **p = helpers; *p; p++) {
+		_cleanup_free_ char *host = vn_xstrndup(*p, strcspn(*p, ":"));
+		if ((rc = vn_sha256_file(host, d, err)) < 0)
+			return rc;
+		vn_sha256_update(&h, *p, strlen(*p) + 1);
+		vn_sha256_update(&h, d, sizeof(d));
+	}
+	vn_sha256_final(&h, d);
+	vn_sha256_hex(d, hex);
+	return 0;
 }
 
 static void log_line(void *data, const char *line)
@@ -152,6 +188,31 @@ static const char agent_unit[] = "[Unit]\n"
 				 "ExecStart=/usr/bin/vnuma-agent\n"
 				 "Restart=always\nRestartSec=1\n"
 				 "\n[Install]\nWantedBy=multi-user.target\n";
+
+/*
+ * A chroot's mounts (debootstrap mounts /proc and /sys in it and may be
+ * stopped before it unmounts them) go before the tree does, deepest first;
+ * the tree is then removed without crossing into any file system left.
+ */
+static void remove_root(const char *dir)
+{
+	char line[PATH_MAX + 256];
+	size_t n = strlen(dir);
+
+	for (int pass = 0; pass < 8; pass++) {
+		char deepest[PATH_MAX] = "";
+		_cleanup_fclose_ FILE *f = fopen("/proc/self/mounts", "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			char mp[PATH_MAX];
+			if (sscanf(line, "%*s %4095s", mp) == 1 && strncmp(mp, dir, n) == 0 && mp[n] == '/' &&
+			    strlen(mp) > strlen(deepest))
+				snprintf(deepest, sizeof(deepest), "%s", mp);
+		}
+		if (!*deepest || umount2(deepest, MNT_DETACH) < 0)
+			break;
+	}
+	vn_rm_rf_onefs(dir);
+}
 
 /* A Debian root from the archive into dir, the helpers in, the agent enabled; then a tar of it. */
 static int debootstrap_root(struct build *b, const char *dir, const char *tar, struct vn_error *err)
@@ -288,7 +349,10 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kern
 		if ((rc = busybox_root(&b, &root, err)) < 0)
 			goto cleanup;
 	}
-	make_key(r, root ? strrchr(root, '/') + 1 : NULL, key);
+	char helpers[VN_SHA256_HEX_LEN + 1] = "";
+	if (r->kind == VN_IMAGE_DISK && r->root == VN_IMAGE_ROOT_DEBOOTSTRAP && (rc = helpers_digest(helpers, err)) < 0)
+		goto cleanup;
+	make_key(r, root ? strrchr(root, '/') + 1 : helpers, key);
 	b.base = vn_xasprintf("%s-%.16s", r->name, key);
 	meta = vn_xasprintf("%s/%s.json", b.dir, b.base);
 	image = vn_xasprintf("%s/%s.%s", b.dir, b.base, r->kind == VN_IMAGE_DISK ? "qcow2" : "cpio.gz");
@@ -325,9 +389,9 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kern
 			im.init = "/init";
 		} else {
 			rootdir = vn_xasprintf("%s/.%s.root", b.dir, b.base);
-			vn_rm_rf(rootdir);
+			remove_root(rootdir);
 			rc = debootstrap_root(&b, rootdir, tar, err);
-			vn_rm_rf(rootdir);
+			remove_root(rootdir);
 			im.init = "/sbin/init";
 		}
 		if (rc < 0)

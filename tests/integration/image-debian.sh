@@ -37,7 +37,7 @@ check "PID 1 is systemd" test "$(x cat /proc/1/comm)" = systemd
 check "the agent is a service" test "$(x systemctl is-active vnuma-agent)" = active
 check "perf --version" sh -c "'$vnuma' exec '$name' -- perf --version </dev/null | grep -q '^perf version'"
 check "numastat -m shows 4 nodes" sh -c "'$vnuma' exec '$name' -- numastat -m </dev/null 2>/dev/null | grep -q 'Node 3'"
-check "trace-cmd" x trace-cmd --version
+check "trace-cmd" sh -c "'$vnuma' exec '$name' -- trace-cmd --version </dev/null 2>&1 | grep -q 'trace-cmd version'"
 check "stress-ng" x stress-ng --version
 check "java" x java -version
 "$vnuma" down "$name" >/dev/null 2>&1
