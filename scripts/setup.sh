@@ -14,7 +14,7 @@ packages="
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	qemu-system-x86 qemu-utils
 	linux-image-amd64 busybox-static numactl libnuma-dev
-	libguestfs-tools supermin
+	libguestfs-tools supermin debootstrap e2fsprogs
 	xz-utils libxml2-utils procps bc groff-base clang-format python3
 	chromium
 	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1

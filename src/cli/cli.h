@@ -97,7 +97,7 @@ int vn_cli_dispatch_sub(const struct vn_cmd *group, int argc, char **argv, struc
 /* One record per command, each in its cmd-*.c beside its parser. */
 extern const struct vn_cmd vn_cmd_up, vn_cmd_list, vn_cmd_status, vn_cmd_down, vn_cmd_exec, vn_cmd_cp, vn_cmd_hotplug,
 	vn_cmd_shell, vn_cmd_collect, vn_cmd_run, vn_cmd_compare, vn_cmd_report, vn_cmd_scenario, vn_cmd_topo,
-	vn_cmd_kernel, vn_cmd_doctor, vn_cmd_help, vn_cmd_complete;
+	vn_cmd_kernel, vn_cmd_image, vn_cmd_doctor, vn_cmd_help, vn_cmd_complete;
 
 /* Ends every option table. */
 #define VN_CLI_OPT_END                                  \
@@ -112,6 +112,7 @@ struct vn_cli_progress {
 	char stage[32];
 	int width;
 	char prefix[160]; /* before each boot status line: the matrix's "run k/n ..." */
+	char what[16];    /* what vn_cli_progress's lines are about: "kernel" (default), "image" */
 };
 void vn_cli_progress_init(struct vn_cli_progress *p);
 void vn_cli_progress(void *data, const char *stage, const char *line);

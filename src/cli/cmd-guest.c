@@ -29,6 +29,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		case 'M': o.modules = optarg; break;
 		case 'a': o.append = optarg; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
+		case 'I': o.image = optarg; break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
 				return rc;
@@ -214,6 +215,9 @@ static const struct vn_cli_opt up_opts[] = {
 	{"with", 'W', false, "PKG,...", VN_VAL_NONE,
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image, programs and libraries (bash-static, grep, ...)"},
+	{"image", 'I', false, "NAME", VN_VAL_NONE,
+	 "a guest image recipe (guest-images/NAME.json, built on first\n"
+	 "use): a disk recipe boots its root from a qcow2 overlay on /dev/vda"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds (default 180)"},
 	VN_CLI_OPT_END,

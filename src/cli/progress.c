@@ -24,6 +24,7 @@ void vn_cli_progress_init(struct vn_cli_progress *p)
 	p->tty = isatty(STDERR_FILENO);
 	p->t0 = mono();
 	p->width = 100;
+	snprintf(p->what, sizeof(p->what), "kernel");
 	if (p->tty && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
 		p->width = ws.ws_col;
 }
@@ -42,7 +43,7 @@ void vn_cli_progress(void *data, const char *stage, const char *line)
 	p->used = true;
 	if (!p->tty) {
 		if (strcmp(p->stage, stage) != 0)
-			fprintf(stderr, "kernel: %s%s%s\n", stage, line ? ": " : "",
+			fprintf(stderr, "%s: %s%s%s\n", p->what, stage, line ? ": " : "",
 				line && strlen(line) < 120 ? line : "");
 		snprintf(p->stage, sizeof(p->stage), "%s", stage);
 		return;

@@ -21,6 +21,38 @@ mnt proc /proc
 mnt sysfs /sys
 # devtmpfs may already be there when the kernel has DEVTMPFS_MOUNT.
 grep -q ' /dev devtmpfs ' /proc/mounts || mnt devtmpfs /dev
+
+cmdline=" $(cat /proc/cmdline) "
+# The same script is the initramfs's /init and a busybox disk root's /init;
+# on the disk, the initramfs has loaded the modules already.
+if [ -z "$VNUMA_SWITCHED" ] && [ -f /etc/vnuma/modules ]; then
+	while read -r m; do
+		[ -n "$m" ] || continue
+		insmod "$m" || warn "insmod $m failed"
+	done </etc/vnuma/modules
+fi
+echo "vnuma-init: modules loaded"
+
+# vnuma up --image: root=/dev/vda is a disk image. Mount it and hand PID 1 to
+# its init (vnuma.init=), /dev moved along, everything else mounted afresh there.
+root=${cmdline##* root=}
+root=${root%% *}
+init=${cmdline##* vnuma.init=}
+init=${init%% *}
+case "$cmdline" in *" vnuma.init="*) ;; *) init=/sbin/init ;; esac
+if [ -z "$VNUMA_SWITCHED" ] && case "$cmdline" in *" root=/dev/"*) true ;; *) false ;; esac; then
+	i=0
+	while [ ! -b "$root" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	mkdir -p /newroot
+	if mount -t ext4 "$root" /newroot; then
+		echo "vnuma-init: root $root mounted, switching to $init"
+		mkdir -p /newroot/dev /newroot/proc /newroot/sys
+		mount --move /dev /newroot/dev
+		umount /sys /proc
+		VNUMA_SWITCHED=1 exec switch_root /newroot "$init"
+	fi
+	warn "cannot mount root $root; staying in the initramfs"
+fi
 mnt devpts /dev/pts
 mnt tmpfs /dev/shm mode=1777
 mnt tmpfs /tmp mode=1777
@@ -36,15 +68,6 @@ done
 hostname vnuma
 ip link set lo up 2>/dev/null
 
-if [ -f /etc/vnuma/modules ]; then
-	while read -r m; do
-		[ -n "$m" ] || continue
-		insmod "$m" || warn "insmod $m failed"
-	done </etc/vnuma/modules
-fi
-echo "vnuma-init: modules loaded"
-
-cmdline=" $(cat /proc/cmdline) "
 case "$cmdline" in
 *" vnuma.noagent "*)
 	echo "vnuma-init: agent disabled (vnuma.noagent)"

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "guest/image-recipe.h"
 #include "kernel/recipe.h"
 #include "scenario/runner.h"
 #include "util/cleanup.h"
@@ -94,6 +95,23 @@ static int check_kernel(const struct vn_scenario *s, struct vn_error *err)
 	return 0;
 }
 
+/* A guest image recipe that exists and parses; building it is up's job. */
+static int check_image(const struct vn_scenario *s, struct vn_error *err)
+{
+	_cleanup_free_ char *rpath = NULL;
+	_cleanup_image_recipe_ struct vn_image_recipe *r = NULL;
+	struct vn_error e = {0};
+
+	if (!s->image)
+		return 0;
+	if (vn_image_recipe_find(s->image, &rpath, &e) < 0 || vn_image_recipe_load(rpath, &r, &e) < 0) {
+		int rc = vn_input_error(err, "%s: $.image: %s", s->path, e.msg);
+		vn_error_clear(&e);
+		return rc;
+	}
+	return 0;
+}
+
 int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo, struct vn_error *err)
 {
 	_cleanup_free_ char *path = NULL;
@@ -152,7 +170,7 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 		    (rc = node_ok(s, t, path, p, s->asserts[i].node, false, err)) < 0)
 			return rc;
 	}
-	if ((rc = check_kernel(s, err)) < 0)
+	if ((rc = check_kernel(s, err)) < 0 || (rc = check_image(s, err)) < 0)
 		return rc;
 	if (topo_path)
 		*topo_path = steal_pointer(&path);

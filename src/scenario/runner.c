@@ -30,6 +30,7 @@
 #include "util/strbuf.h"
 
 #include "scenario/runner-priv.h"
+#include "testbed/image.h"
 #include "util/alloc.h"
 
 /* DIR/NAME, malloc'd: result paths are the user's -o plus our names, any length. */
@@ -510,6 +511,11 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		struct vn_error ce = {0};
 		copy_file(up->console_log, r->dir, "console.log", &ce);
 		vn_error_clear(&ce);
+		/* A disk guest that failed keeps its logs: its overlay outlives the guest just long enough. */
+		_cleanup_free_ char *aside = vn_run_path(r->dir, ".root.qcow2");
+		bool held = rc < 0 && !o->keep && !vn_was_interrupted() && up->guest_dir &&
+			    vn_testbed_postmortem_hold(up->guest_dir, aside, &ce) > 0;
+		vn_error_clear(&ce);
 		if (!o->keep) {
 			/* Ctrl-C ends waits, but not this one: the guest must go even when interrupted. */
 			sig_atomic_t sig = vn_interrupted;
@@ -517,6 +523,15 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 			vn_interrupted = 0;
 			vn_testbed_down(ctx, up->name, &n, &ce);
 			vn_interrupted = sig;
+			vn_error_clear(&ce);
+		}
+		if (held) {
+			_cleanup_free_ char *pm = vn_run_path(r->dir, "postmortem");
+			if (r->progress)
+				r->progress(r->progress_data, "collecting",
+					    "post-mortem: /var/log and /root from the disk");
+			if (vn_testbed_postmortem(ctx, aside, pm, &ce) < 0 && !err->detail)
+				vn_error_set_detail(err, ce.msg);
 			vn_error_clear(&ce);
 		}
 	}
@@ -587,6 +602,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.progress = o->boot_progress,
 		.progress_data = o->boot_progress_data,
 		.with = (const char *const *)with,
+		.image = s->image,
 	};
 
 	/* From here on every way out rewrites the result with the reason. */

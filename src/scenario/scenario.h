@@ -141,6 +141,7 @@ struct vn_scenario {
 	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */
 	char **with;              /* NULL-terminated host Debian packages added to the guest image */
 	char **tracepoints;       /* NULL-terminated "subsys:event" names captured during the steps */
+	char *image;              /* a guest image recipe name (guest-images/NAME.json), or NULL: the initramfs */
 	double sample_interval_s; /* default 1 */
 	double timeout_s;         /* whole run, default 900 */
 	unsigned repeats;         /* runs of each variant (default 1) */

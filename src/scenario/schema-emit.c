@@ -187,6 +187,8 @@ char *vn_scenario_to_json(const struct vn_scenario *s)
 		put(o, "with", strv_json(s->with));
 	if (s->tracepoints && s->tracepoints[0])
 		put(o, "tracepoints", strv_json(s->tracepoints));
+	if (s->image)
+		put_str(o, "image", s->image);
 	put(o, "sample_interval_s", num(s->sample_interval_s));
 	put(o, "timeout_s", num(s->timeout_s));
 	put(o, "repeats", json_object_new_int64(s->repeats));

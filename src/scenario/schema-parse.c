@@ -695,7 +695,7 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        "tracepoints", NULL};
+					   "variants",  "with",        "tracepoints", "image", NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -709,7 +709,8 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	    (r = vn_json_get_str(&c->r, root, "$", "topology", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &s->topology)) <
 		    0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "kernel", 0, &s->kernel)) < 0 ||
-	    (r = vn_json_get_str(&c->r, root, "$", "append", 0, &s->append)) < 0)
+	    (r = vn_json_get_str(&c->r, root, "$", "append", 0, &s->append)) < 0 ||
+	    (r = vn_json_get_str(&c->r, root, "$", "image", VN_JSON_NAME, &s->image)) < 0)
 		return r;
 	if ((v = vn_json_get(root, "sysctls")) && (r = parse_sysctls(c, v, "$.sysctls", &s->nsysctls, &s->sysctls)) < 0)
 		return r;

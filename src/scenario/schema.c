@@ -38,6 +38,7 @@ void vn_scenario_free(struct vn_scenario *s)
 	vn_strv_free(s->cgroups);
 	vn_strv_free(s->with);
 	vn_strv_free(s->tracepoints);
+	free(s->image);
 	for (unsigned i = 0; i < s->nsteps; i++) {
 		struct vn_scn_step *st = &s->steps[i];
 		free(st->name);

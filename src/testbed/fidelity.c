@@ -145,7 +145,11 @@ static void check_devices(struct vn_agent *a, const struct vn_topology *t, struc
 		char bdf[32];
 		unsigned vendor, class;
 		int node;
+		unsigned dom, bus;
 		if (sscanf(line, "%31s %x %x %d", bdf, &vendor, &class, &node) != 4 || vendor != VIRTIO_VENDOR)
+			continue;
+		/* The topology's devices sit behind the expanders; a root disk (vnuma up --image) on bus 0's ports does not count. */
+		if (sscanf(bdf, "%x:%x:", &dom, &bus) == 2 && bus < VN_DOMAIN_PXB_BUSNR)
 			continue;
 		unsigned base = class >> 8;
 		int kind = base == 0x0100 || base == 0x0180 ? VN_DEVICE_DISK : base == 0x0200 ? VN_DEVICE_NIC : -1;

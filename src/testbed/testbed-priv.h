@@ -11,3 +11,6 @@ int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, uns
 char *vn_testbed_hotplug_script(const struct vn_hotplug_req *q, const struct vn_hotplug_plan *p);
 int vn_testbed_hotplug_report(const char *out, const struct vn_hotplug_req *q, struct vn_hotplug_result *r,
 			      struct vn_error *err);
+
+/* The in-guest programs as "HOST:GUEST" pairs (agent, sampler, workloads), NULL-terminated. */
+int vn_testbed_helper_files(char ***out, struct vn_error *err);

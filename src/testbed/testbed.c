@@ -15,7 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest/disk.h"
+#include "guest/image-recipe.h"
 #include "guest/initramfs.h"
+#include "testbed/image.h"
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
@@ -150,7 +153,7 @@ int vn_topology_find(const char *arg, char **path, struct vn_error *err)
 }
 
 /* In-guest programs (agent, sampler, tracer, workloads) from vnuma's helper dirs (util/paths.h). */
-static int find_helpers(char ***out, struct vn_error *err)
+int vn_testbed_helper_files(char ***out, struct vn_error *err)
 {
 	struct vn_paths p;
 	char agent[PATH_MAX + 16] = "", sampler[PATH_MAX + 16] = "", tracer[PATH_MAX + 16] = "";
@@ -349,14 +352,17 @@ static int package_files(const char *pkg, char ***files, size_t *n, struct vn_er
 	return 0;
 }
 
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, char **initrd,
-			   struct vn_error *err)
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, bool disk_root,
+			   char **initrd, struct vn_error *err)
 {
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
+	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
+	 * crc32c it asks the crypto API for is one no modules.dep names). */
+	static const char *const disk_modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "ext4", "crc32c_generic", NULL};
 	_cleanup_strv_ char **files = NULL;
 	int rc;
 
-	if ((rc = find_helpers(&files, err)) < 0)
+	if ((rc = vn_testbed_helper_files(&files, err)) < 0)
 		return rc;
 	size_t n = 0;
 	while (files[n])
@@ -367,11 +373,37 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 	struct vn_initramfs_spec spec = {
 		.kernel_release = k->modules_dir ? k->release : NULL,
 		.modules_dir = k->modules_dir,
-		.modules = k->modules_dir ? modules : NULL,
+		.modules = !k->modules_dir ? NULL
+			   : disk_root     ? disk_modules
+					   : modules,
 		.extra_files = (const char *const *)files,
 	};
 	if ((rc = vn_initramfs_build(&spec, cache_dir, initrd, err)) < 0)
 		return vn_error_prefix(err, "building the guest initramfs");
+	return 0;
+}
+
+/* An initramfs recipe's packages, then up's own --with ones, NULL-terminated. */
+static int recipe_with(const char *path, const char *const *extra, char ***out, struct vn_error *err)
+{
+	_cleanup_image_recipe_ struct vn_image_recipe *r = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = vn_image_recipe_load(path, &r, err)) < 0)
+		return rc;
+	char **v = vn_xcalloc(1, sizeof(char *));
+	for (char **p = r->with; *p; p++) {
+		v = vn_xreallocarray(v, n + 2, sizeof(char *));
+		v[n++] = vn_xstrdup(*p);
+		v[n] = NULL;
+	}
+	for (const char *const *p = extra; p && *p; p++) {
+		v = vn_xreallocarray(v, n + 2, sizeof(char *));
+		v[n++] = vn_xstrdup(*p);
+		v[n] = NULL;
+	}
+	*out = v;
 	return 0;
 }
 
@@ -474,12 +506,13 @@ struct boot_attempt {
 	struct vn_virt *v;
 	const struct vn_topology *t;
 	const struct vn_up_opts *o;
-	const char *name, *initrd, *release;
+	const char *name, *initrd, *release, *cmdline;
+	const char *root_image;               /* a cached disk image for the root, or NULL: the initramfs is the root */
 	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
 	double until;                         /* give up waiting for the agent then */
 	/* out */
-	char *dir, *sock, *log;
+	char *dir, *sock, *log, *root_disk;
 	struct vn_virt_domain *d;
 	struct vn_agent *a;
 	double t0;
@@ -489,10 +522,10 @@ static void boot_attempt_clear(struct boot_attempt *at)
 {
 	vn_agent_close(at->a);
 	vn_virt_domain_free(at->d);
-	vn_free_all(at->dir, at->sock, at->log);
+	vn_free_all(at->dir, at->sock, at->log, at->root_disk);
 	at->a = NULL;
 	at->d = NULL;
-	at->dir = at->sock = at->log = NULL;
+	at->dir = at->sock = at->log = at->root_disk = NULL;
 }
 
 /* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
@@ -509,6 +542,14 @@ static int boot_attempt(struct boot_attempt *at, struct vn_error *err)
 		vn_rm_rf(at->dir);
 		return rc;
 	}
+	/* The cached image is only ever a backing file: the guest writes its own overlay, which goes with its dir. */
+	if (at->root_image) {
+		at->root_disk = vn_xasprintf("%s/root.qcow2", at->dir);
+		if ((rc = vn_disk_overlay(at->root_image, at->root_disk, err)) < 0) {
+			vn_rm_rf(at->dir);
+			return rc;
+		}
+	}
 	at->sock = vn_xasprintf("%s/agent.sock", at->dir);
 	at->log = vn_xasprintf("%s/console.log", at->dir);
 
@@ -518,7 +559,8 @@ static int boot_attempt(struct boot_attempt *at, struct vn_error *err)
 		.kernel = at->image,
 		.loader = at->loader,
 		.initrd = at->initrd,
-		.cmdline = o->append, /* the builder adds what the topology needs */
+		.cmdline = at->cmdline, /* the builder adds what the topology needs */
+		.root_disk = at->root_disk,
 		.console_log = at->log,
 		.agent_socket = at->sock,
 		.meta = {.topology_name = t->name,
@@ -612,8 +654,19 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	/* The boot deadline starts after a possible first-use kernel build. */
 	deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000);
 
+	/* A guest image recipe: built on first use (cached after), then either a disk root or --with packages. */
+	_cleanup_image_ struct vn_image *im = NULL;
+	_cleanup_strv_ char **with = NULL;
+	bool disk = false;
+	if (o->image) {
+		if ((rc = vn_image_build(ctx, o->image, o->progress, o->progress_data, &im, err)) < 0)
+			return rc;
+		disk = strcmp(im->kind, "disk") == 0;
+		if (!disk && (rc = recipe_with(im->recipe, o->with, &with, err)) < 0)
+			return rc;
+	}
 	cache = vn_xasprintf("%s/cache", ctx->state_dir);
-	if ((rc = vn_testbed_guest_image(cache, k, o->with, &initrd, err)) < 0)
+	if ((rc = vn_testbed_guest_image(cache, k, with ? (const char *const *)with : o->with, disk, &initrd, err)) < 0)
 		return rc;
 	struct boot_choice bc = {0};
 	if ((rc = boot_path(t, k->image, cache, &bc, err)) < 0)
@@ -640,6 +693,11 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		boot_choice_clear(&bc);
 		return rc;
 	}
+	/* A disk root: the initramfs mounts /dev/vda and switches to the image's init. */
+	_cleanup_free_ char *cmdline = NULL;
+	if (disk)
+		cmdline = vn_xasprintf("root=/dev/vda vnuma.init=%s%s%s", im->init ? im->init : "/init",
+				       o->append ? " " : "", o->append ? o->append : "");
 	kernel_id = vn_xasprintf("%s %s", k->recipe, k->version);
 
 	struct boot_attempt at = {
@@ -652,6 +710,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		.kernel_id = kernel_id,
 		.release = k->release,
 		.initrd = initrd,
+		.cmdline = cmdline ? cmdline : o->append,
+		.root_image = disk ? im->path : NULL,
 		.image = bc.pvh ? bc.pvh : k->image,
 		.loader = bc.loader,
 		.until = deadline,

@@ -64,6 +64,7 @@ struct vn_up_opts {
 	void *progress_data;
 	enum vn_fallback_model model;
 	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
+	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
 };
 
 struct vn_up_result {
@@ -97,9 +98,10 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
  * named in with (NULL-terminated, optional: "bash-static", "grep"), in an
  * initramfs cached in cache_dir under its contents' digest (so a second call
  * only checks the cache). A package that is not installed is an input error.
+ * disk_root: the initramfs also loads ext4, to mount a disk image's root.
  */
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, char **initrd,
-			   struct vn_error *err);
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, bool disk_root,
+			   char **initrd, struct vn_error *err);
 /* At most this many files of one --with package go into the image. */
 #define VN_TESTBED_PACKAGE_FILES_MAX 4096
 

@@ -20,6 +20,8 @@ int vn_mkdir_p(const char *path, mode_t mode, struct vn_error *err);
 
 /* rm -rf, without a shell or a child process; a missing path is fine. Symlinks are removed, never followed. */
 int vn_rm_rf(const char *path);
+/* The same, never crossing into another file system (a chroot's /proc, a bind-mounted /dev): it stops there. */
+int vn_rm_rf_onefs(const char *path);
 
 bool vn_is_dir(const char *path);
 bool vn_is_file(const char *path); /* a regular file (after symlinks) */

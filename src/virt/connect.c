@@ -351,6 +351,37 @@ int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason
 	return rc;
 }
 
+/*
+ * For work that opens no libvirt connection (libguestfs's appliance): the
+ * last verdict proven on this host kernel, whatever QEMU version proved it.
+ */
+int vn_virt_accel_cached_host(const char *state_dir, enum vn_accel *verdict, char *reason, size_t len)
+{
+	struct utsname u;
+	char path[4096], line[1024];
+	int rc = -ENOENT;
+
+	uname(&u);
+	snprintf(path, sizeof(path), "%s/accel.cache", state_dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	size_t klen = strlen(u.release);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, u.release, klen) != 0 || strncmp(line + klen, " qemu-", 6) != 0)
+			continue;
+		const char *p = strchr(line + klen + 1, ' ');
+		if (!p || (strncmp(p + 1, "kvm", 3) != 0 && strncmp(p + 1, "tcg", 3) != 0))
+			continue;
+		*verdict = strncmp(p + 1, "kvm", 3) == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
+		p += 4;
+		p += *p == ' ';
+		snprintf(reason, len, "%.*s", (int)strcspn(p, "\n"), p);
+		rc = 0;
+	}
+	return rc;
+}
+
 void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char *reason)
 {
 	char path[4096];

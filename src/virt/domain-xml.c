@@ -302,7 +302,8 @@ char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k)
 static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, const struct vn_domain_opts *o,
 			     struct vn_error *err)
 {
-	unsigned index = 1, pxb = 0, disk = 0;
+	/* A root disk is vda: it sits on bus 0's ports, which the guest probes before the expanders' buses. */
+	unsigned index = 1, pxb = 0, disk = o->root_disk ? 1 : 0;
 
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		const struct vn_node *nd = &t->nodes[i];
@@ -377,6 +378,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		{"agent socket path", o->agent_socket},
 		{"emulator path", o->emulator},
 		{"disk dir", o->disk_dir},
+		{"root disk path", o->root_disk},
 		{"topology name", o->meta.topology_name},
 		{"topology path", o->meta.topology_path},
 		{"kernel id", o->meta.kernel_id},
@@ -451,6 +453,13 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		attr(&b, "path", o->agent_socket);
 		vn_strbuf_printf(&b,
 				 "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
+	}
+	if (o->root_disk) {
+		/* libvirt gives it a port on pcie-root: no node's device, so the fidelity check leaves it out. */
+		vn_strbuf_printf(&b, "    <disk type='file' device='disk'>\n"
+				     "      <driver name='qemu' type='qcow2'/>\n      <source");
+		attr(&b, "file", o->root_disk);
+		vn_strbuf_printf(&b, "/>\n      <target dev='vda' bus='virtio'/>\n    </disk>\n");
 	}
 	if ((rc = emit_node_devices(&b, t, o, err)) < 0)
 		return rc;

@@ -43,6 +43,7 @@ struct vn_domain_opts {
 	const char *agent_socket;              /* optional: virtio-serial channel VN_AGENT_PORT_NAME */
 	const char *emulator;                  /* optional */
 	const char *disk_dir;                  /* where the topology's disk images are; needed when it has disks */
+	const char *root_disk;                 /* optional: a qcow2 root, the guest's vda, on pcie-root (no node) */
 	struct vn_domain_meta meta;            /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
 	void (*notify)(void *data, const char *line);

@@ -51,6 +51,8 @@ bool vn_console_log_shows_kernel(const char *path);
 
 /* STATE_DIR/accel.cache's verdict for this host, for `doctor`: 0, or -ENOENT when there is none. */
 int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason, size_t len);
+/* The same without a connection: the last verdict for this host kernel, any QEMU version; -ENOENT when none. */
+int vn_virt_accel_cached_host(const char *state_dir, enum vn_accel *verdict, char *reason, size_t len);
 /* Record a verdict the guest proved, with its reason, for this host kernel + QEMU version. */
 void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char *reason);
 /* Can this host offer KVM at all (local /dev/kvm usable, libvirt knows a kvm domain type)? why says not. */

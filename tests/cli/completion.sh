@@ -39,7 +39,7 @@ is() { # EXPECTED(newline-separated) COMPLETION-ARGS...
 	[ "$(comp "$@" | sort)" = "$(sort <<<"$want")" ]
 }
 
-check "commands" is "$(printf '%s\n' collect compare cp doctor down exec help hotplug kernel list report run scenario shell status topo up)" vnuma ''
+check "commands" is "$(printf '%s\n' collect compare cp doctor down exec help hotplug image kernel list report run scenario shell status topo up)" vnuma ''
 check "command prefix" is "$(printf '%s\n' status scenario shell)" vnuma s
 check "the hidden helper is not offered" not has complete vnuma c
 check "up options" is "$(printf '%s\n' --kernel --kernel-model)" vnuma up --ke
@@ -55,6 +55,7 @@ check "topo subcommands" is "$(printf '%s\n' fallback random show validate)" vnu
 check "topo fallback options" is "$(printf '%s\n' --cpus-visible)" vnuma topo fallback 4node-amd --c
 check "topo validate: topology names" has 4node-cxl vnuma topo validate 4node-amd 4
 check "kernel subcommands" is "$(printf '%s\n' build list)" vnuma kernel ''
+check "image subcommands" is "$(printf '%s\n' build extract inject list)" vnuma image ''
 check "kernel build: recipe names" has minimal-numa vnuma kernel build m
 check "help: command names" has collect vnuma help co
 

@@ -301,6 +301,23 @@ static void test_devices(void **state)
 	vn_topology_free(t);
 }
 
+/* A root disk (up --image) is vda on pcie-root; the topology's disks follow as vdb, vdc. */
+static void test_root_disk(void **state)
+{
+	struct vn_topology *t = mk_io();
+	struct vn_domain_opts o = base_opts("vnuma-root");
+
+	o.disk_dir = "/state/guests/g";
+	o.root_disk = "/state/guests/g/root.qcow2";
+	_cleanup_free_ char *xml = build_ok(t, &o);
+	golden("root-disk.xml", xml);
+	assert_non_null(strstr(xml, "<driver name='qemu' type='qcow2'/>\n      <source "
+				    "file='/state/guests/g/root.qcow2'/>\n      <target dev='vda' bus='virtio'/>"));
+	assert_non_null(strstr(xml, "disk-node2-0.img'/>\n      <target dev='vdb'"));
+	assert_non_null(strstr(xml, "disk-node3-1.img'/>\n      <target dev='vdc'"));
+	vn_topology_free(t);
+}
+
 static void silent(void *ud, virErrorPtr e)
 {
 }
@@ -485,7 +502,7 @@ int main(void)
 		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
 		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
-		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
+		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse), cmocka_unit_test(test_root_disk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
