@@ -695,7 +695,7 @@ static int parse_top(struct ctx *c, struct json_object *root)
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        "tracepoints", "image", NULL};
+					   "variants",  "with",        "tracepoints", "image",   NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
