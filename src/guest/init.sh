@@ -53,6 +53,15 @@ if [ -z "$VNUMA_SWITCHED" ] && case "$cmdline" in *" root=/dev/"*) true ;; *) fa
 	fi
 	warn "cannot mount root $root; staying in the initramfs"
 fi
+# A topology's NIC is QEMU's user-mode network (slirp), whose addresses are
+# fixed: configured statically, so routes resolve (numactl's ip:ADDR) without
+# a DHCP client waiting on boot.
+for nic in /sys/class/net/eth*; do
+	[ -e "$nic" ] || continue
+	ip addr add 10.0.2.15/24 dev "${nic##*/}" 2>/dev/null && ip link set "${nic##*/}" up &&
+		ip route add default via 10.0.2.2 2>/dev/null
+	break
+done
 mnt devpts /dev/pts
 mnt tmpfs /dev/shm mode=1777
 mnt tmpfs /tmp mode=1777

@@ -201,7 +201,7 @@ static int parse_disk_size(struct ctx *c, xmlNodePtr n, const struct vn_node *no
 static int parse_devices(struct ctx *c, xmlNodePtr n, struct vn_node *node)
 {
 	static const char *const none[] = {NULL};
-	static const char *const disk_attrs[] = {"size", NULL};
+	static const char *const disk_attrs[] = {"size", "root", NULL};
 	int rc;
 
 	if ((rc = check_attrs(c, n, none)) < 0 || (rc = check_no_text(c, n)) < 0)
@@ -221,6 +221,10 @@ static int parse_devices(struct ctx *c, xmlNodePtr n, struct vn_node *node)
 		*d = (struct vn_device){.kind = disk ? VN_DEVICE_DISK : VN_DEVICE_NIC, .line = line_of(k)};
 		if (disk && (rc = parse_disk_size(c, k, node, &d->size)) < 0)
 			return rc;
+		_cleanup_xmlfree_ xmlChar *root = disk ? xmlGetProp(k, (const xmlChar *)"root") : NULL;
+		if (root && strcmp((const char *)root, "yes") != 0 && strcmp((const char *)root, "no") != 0)
+			return fail(c, k, "node %u: root='%s': expected yes or no", node->id, (const char *)root);
+		d->root = root && strcmp((const char *)root, "yes") == 0;
 	}
 	return 0;
 }
@@ -452,7 +456,7 @@ static int parse_hmat(struct ctx *c, xmlNodePtr n)
 static int validate(struct ctx *c, xmlNodePtr root)
 {
 	struct vn_topology *t = c->t;
-	unsigned n = 0, with_cpus = 0, with_mem = 0;
+	unsigned n = 0, with_cpus = 0, with_mem = 0, disks_seen = 0;
 	struct vn_cpuset all = {0};
 
 	for (unsigned i = 0; i < VN_MAX_NODES; i++)
@@ -480,12 +484,24 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		t->ncpus_total += node->ncpus;
 		t->hotplug_memory_total += node->hotplug_memory;
 		t->nhotplug_cpus_total += node->nhotplug_cpus;
-		for (unsigned k = 0; k < node->ndevices; k++)
+		for (unsigned k = 0; k < node->ndevices; k++) {
+			const struct vn_device *d = &node->devices[k];
 			if (++t->ndevices_total > VN_TOPOLOGY_MAX_DEVICES)
-				return fail_at(c, node->devices[k].line,
+				return fail_at(c, d->line,
 					       "node %u: device %u of the topology: at most %d devices in all (each "
 					       "takes a PCI bus number and the nodes' expander buses share q35's)",
 					       i, t->ndevices_total, VN_TOPOLOGY_MAX_DEVICES);
+			/*
+			 * The image's init and fstab name the root /dev/vda: the guest probes the expanders'
+			 * buses in node order, so only the first disk of the topology is sure to be vda.
+			 */
+			if (d->kind == VN_DEVICE_DISK && d->root && disks_seen)
+				return fail_at(c, d->line,
+					       "node %u: root='yes' on a disk that is not the topology's first (the "
+					       "root disk must be vda, the first the guest finds)",
+					       i);
+			disks_seen += d->kind == VN_DEVICE_DISK;
+		}
 	}
 	if (!with_cpus)
 		return fail(c, root, "no node has CPUs");

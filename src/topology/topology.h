@@ -44,6 +44,7 @@ enum vn_device_kind {
 struct vn_device {
 	enum vn_device_kind kind;
 	uint64_t size; /* disk: bytes, a whole number of MiB */
+	bool root;     /* disk: where a guest booted with --image has its root disk (then the image, not size) */
 	int line;
 };
 

@@ -293,6 +293,15 @@ static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)
 	vn_strbuf_printf(b, "    </numa>\n");
 }
 
+bool vn_domain_root_on_node(const struct vn_topology *t)
+{
+	for (unsigned i = 0; i < t->nnodes; i++)
+		for (unsigned k = 0; k < t->nodes[i].ndevices; k++)
+			if (t->nodes[i].devices[k].kind == VN_DEVICE_DISK && t->nodes[i].devices[k].root)
+				return true;
+	return false;
+}
+
 char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k)
 {
 	return vn_xasprintf("%s/disk-node%u-%u.img", dir, node, k);
@@ -302,8 +311,13 @@ char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k)
 static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, const struct vn_domain_opts *o,
 			     struct vn_error *err)
 {
-	/* A root disk is vda: it sits on bus 0's ports, which the guest probes before the expanders' buses. */
-	unsigned index = 1, pxb = 0, disk = o->root_disk ? 1 : 0;
+	/*
+	 * A root disk is vda: on bus 0's ports, which the guest probes before the
+	 * expanders' buses, or as the topology's first disk when that is marked
+	 * root (the parser allows root='yes' there only).
+	 */
+	bool root_here = o->root_disk && vn_domain_root_on_node(t);
+	unsigned index = 1, pxb = 0, disk = o->root_disk && !root_here ? 1 : 0;
 
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		const struct vn_node *nd = &t->nodes[i];
@@ -332,12 +346,16 @@ static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, c
 							      "node %u has a disk but no directory for its image "
 							      "was given",
 							      i);
-				_cleanup_free_ char *img = vn_domain_disk_image(o->disk_dir, i, k);
+				bool root = root_here && d->root;
+				_cleanup_free_ char *img =
+					root ? strdup(o->root_disk) : vn_domain_disk_image(o->disk_dir, i, k);
 				int rc = check_text("disk image path", img, err);
 				if (rc < 0)
 					return rc;
-				vn_strbuf_printf(b, "    <disk type='file' device='disk'>\n"
-						    "      <driver name='qemu' type='raw'/>\n      <source");
+				vn_strbuf_printf(b,
+						 "    <disk type='file' device='disk'>\n"
+						 "      <driver name='qemu' type='%s'/>\n      <source",
+						 root ? "qcow2" : "raw");
 				attr(b, "file", img);
 				/* vda, vdb, ... in node order, which is also the guest's probe order (bus numbers). */
 				vn_strbuf_printf(b, "/>\n      <target dev='vd%c' bus='virtio'/>\n", 'a' + disk++);
@@ -454,7 +472,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		vn_strbuf_printf(&b,
 				 "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
 	}
-	if (o->root_disk) {
+	if (o->root_disk && !vn_domain_root_on_node(t)) {
 		/* libvirt gives it a port on pcie-root: no node's device, so the fidelity check leaves it out. */
 		vn_strbuf_printf(&b, "    <disk type='file' device='disk'>\n"
 				     "      <driver name='qemu' type='qcow2'/>\n      <source");

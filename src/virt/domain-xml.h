@@ -119,6 +119,8 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
  * creates it, and it goes with the guest dir.
  */
 char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k);
+/* Whether a disk of the topology is marked root='yes': a --image guest's root disk then sits on that node. */
+bool vn_domain_root_on_node(const struct vn_topology *t);
 
 /* Parse our <metadata> element (as virDomainGetMetadata returns it). */
 int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_error *err);

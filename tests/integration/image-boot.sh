@@ -3,7 +3,8 @@
 # the cache on a second build, booted with `vnuma up --image tiny` on
 # 4node-amd under TCG: / is /dev/vda (ext4) over the guest's own qcow2
 # overlay, the fidelity check passes, the cached image is never written, and
-# down leaves no overlay, guest dir, domain or QEMU; a run on it whose QEMU
+# down leaves no overlay, guest dir, domain or QEMU; on 4node-io the root
+# disk is node 2's and numactl's I/O placements find their nodes; a run on it whose QEMU
 # is killed keeps the disk's /var/log in RESULTS/postmortem. About two minutes.
 #   image-boot.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
@@ -51,6 +52,20 @@ check "...the guest boots its own overlay" test -f "$VNUMA_STATE_DIR/guests/$nam
 check "down" test $? = 0
 check "the cached image was never written" test "$(sha256sum <"$img")" = "$sum"
 check "no overlay or guest dir left" test ! -e "$VNUMA_STATE_DIR/guests/$name"
+
+# 4node-io marks its node-2 disk root="yes": booted with an image, the root
+# disk sits on node 2, and the NIC on node 3 is configured (slirp), so the
+# I/O placements of numactl's regress-io find a node: file:/, block:vda,
+# netdev:eth0 and ip:8.8.8.8 (a route through eth0).
+name=$("$vnuma" up "$src/topologies/4node-io.xml" --image tiny --timeout 180 2>"$w/io.err")
+rc=$?
+check "up 4node-io --image tiny: the root disk on node 2" test "$rc" = 0 || sed 's/^/#   /' "$w/io.err"
+check "...fidelity ok (the root disk is node 2's device)" grep -q "fidelity checked: ok" "$w/io.err"
+check ".../ is vda, on node 2" test "$("$vnuma" exec "$name" -- sh -c 'grep -q "^/dev/vda / ext4" /proc/mounts && cat /sys/block/vda/device/../numa_node' </dev/null)" = 2
+for spec in file:/ block:vda netdev:eth0 ip:8.8.8.8; do
+	check "...numactl --cpunodebind=$spec runs on the device's node" test "$("$vnuma" exec "$name" -- numactl --cpunodebind=$spec sh -c 'grep Cpus_allowed_list /proc/self/status' </dev/null | tr -d '\t')" = "$( [ $spec = file:/ ] || [ $spec = block:vda ] && echo Cpus_allowed_list:2 || echo Cpus_allowed_list:3)"
+done
+"$vnuma" down "$name" >/dev/null 2>&1
 
 # Post-mortem: a disk guest whose QEMU dies mid-run leaves its /var/log in the result.
 (cd "$src" && exec "$vnuma" run "$src/tests/integration/fixtures/image-postmortem.json" -o "$w/pm") >"$w/pm.log" 2>&1 &

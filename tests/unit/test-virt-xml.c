@@ -316,6 +316,18 @@ static void test_root_disk(void **state)
 	assert_non_null(strstr(xml, "disk-node2-0.img'/>\n      <target dev='vdb'"));
 	assert_non_null(strstr(xml, "disk-node3-1.img'/>\n      <target dev='vdc'"));
 	vn_topology_free(t);
+
+	/* root='yes' on the topology's first disk: the image's overlay is that disk, on node 2's expander. */
+	t = mk_io();
+	t->nodes[2].devices[0].root = true;
+	_cleanup_free_ char *on_node = build_ok(t, &o);
+	assert_null(strstr(on_node, "disk-node2-0.img"));
+	assert_non_null(strstr(on_node, "<driver name='qemu' type='qcow2'/>\n      <source "
+					"file='/state/guests/g/root.qcow2'/>\n      <target dev='vda' bus='virtio'/>\n"
+					"      <address type='pci' domain='0x0000' bus='0x02'"));
+	assert_non_null(strstr(on_node, "disk-node3-1.img'/>\n      <target dev='vdb'"));
+	assert_null(strstr(strstr(on_node, "root.qcow2") + 1, "root.qcow2")); /* not on pcie-root as well */
+	vn_topology_free(t);
 }
 
 static void silent(void *ud, virErrorPtr e)
