@@ -14,3 +14,39 @@ int vn_testbed_hotplug_report(const char *out, const struct vn_hotplug_req *q, s
 
 /* The in-guest programs as "HOST:GUEST" pairs (agent, sampler, workloads), NULL-terminated. */
 int vn_testbed_helper_files(char ***out, struct vn_error *err);
+
+/* boot.c: the boot path and one boot attempt (vn_testbed_up_here runs one, or two after a failed PVH boot). */
+void vn_testbed_progress(const struct vn_up_opts *o, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+struct vn_boot_choice {
+	char *pvh;          /* the vmlinux to boot, NULL for the bzImage */
+	const char *loader; /* NULL: SeaBIOS */
+	bool proven;        /* a PVH boot of this kernel answered here before */
+};
+
+/* One boot of a guest: its dir, its domain, the wait for its agent. */
+struct vn_boot_attempt {
+	struct vn_virt *v;
+	const struct vn_topology *t;
+	const struct vn_up_opts *o;
+	const char *name, *initrd, *release, *cmdline;
+	const char *root_image;               /* a cached disk image for the root, or NULL: the initramfs is the root */
+	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
+	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
+	double until;                         /* give up waiting for the agent then */
+	/* out */
+	char *dir, *sock, *log, *root_disk;
+	struct vn_virt_domain *d;
+	struct vn_agent *a;
+	double t0;
+};
+
+void vn_testbed_boot_choice_clear(struct vn_boot_choice *bc);
+int vn_testbed_boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, struct vn_boot_choice *bc,
+			 struct vn_error *err);
+/* The PVH verdict for this vmlinux, "proven" or "stalled" (with why), as a marker file beside it. */
+void vn_testbed_pvh_mark(const char *pvh, const char *what, const char *why);
+/* 0 with the agent answering; else the guest destroyed and its logs kept, -ETIMEDOUT at at->until. */
+int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err);
+void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at);

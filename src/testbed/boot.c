@@ -1,0 +1,274 @@
+/*
+ * boot.c: how a guest boots and how long vnuma waits for it: the PVH or
+ * bzImage path, proven per kernel (vn_testbed_boot_path), and one boot
+ * attempt of a guest (vn_testbed_boot_attempt) with its failure kept.
+ */
+#include "testbed/testbed.h"
+#include "testbed/testbed-priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guest/disk.h"
+#include "kernel/kernel.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/dir.h"
+#include "util/file.h"
+#include "util/interrupt.h"
+
+/* The "Kernel panic - not syncing: ..." line, if the console has one (malloc'd). */
+static char *console_panic_line(const char *log_path)
+{
+	_cleanup_free_ char *tail = NULL;
+	struct vn_error e = {0};
+
+	if (vn_console_log_tail(log_path, 200, &tail, &e) < 0)
+		return NULL;
+	char *p = strstr(tail, "Kernel panic");
+	if (!p)
+		return NULL;
+	return strndup(p, strcspn(p, "\r\n"));
+}
+
+/* Boot failure: guest destroyed, its logs kept, the console tail and where they are into detail. */
+__attribute__((format(printf, 5, 6))) static int boot_failed(struct vn_virt_domain *d, const char *log_path,
+							     struct vn_error *err, int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	_cleanup_free_ char *tail = NULL;
+	_cleanup_free_ char *kept = NULL;
+	struct vn_error e = {0};
+
+	vn_console_log_tail(log_path, VN_CONSOLE_TAIL_LINES, &tail, &e);
+	vn_error_clear(&e);
+	if (vn_virt_domain_destroy_keep(d, &kept, &e) < 0) {
+		vn_error_clear(&e);
+		vn_virt_domain_destroy(d, &e); /* keeping the logs failed; still leave nothing running */
+	}
+	vn_error_clear(&e);
+	vn_infra_error(err, code, "%s", msg);
+	vn_console_failure_detail(err, tail, kept);
+	return err->code;
+}
+
+void vn_testbed_progress(const struct vn_up_opts *o, const char *stage, const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+
+	if (!o->progress)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	o->progress(o->progress_data, stage, detail);
+}
+
+static void accel_notice(void *data, const char *line)
+{
+	const struct vn_up_opts *o = data;
+
+	if (o->progress)
+		o->progress(o->progress_data, "note", line);
+}
+
+/*
+ * How the kernel boots: its PVH vmlinux where it has one (seconds faster
+ * under TCG: no in-guest decompression of an XZ kernel), under qboot (no
+ * SeaBIOS handover) unless the topology has devices; else, or with
+ * VNUMA_BOOT=bzimage, the bzImage under SeaBIOS. A PVH path is proven per
+ * kernel and state dir like an accelerator. Until a PVH boot of a kernel has
+ * answered here (marked "proven" beside the cached vmlinux), a PVH boot gets
+ * half the deadline; if it fails (silent, panic, no agent) its logs go to
+ * STATE/failed and the bzImage boots instead, and when that answers the
+ * kernel's PVH path is marked "stalled" and not tried again. The fidelity check
+ * proves on every boot that the guest still sees the topology.
+ */
+
+void vn_testbed_boot_choice_clear(struct vn_boot_choice *bc)
+{
+	free(bc->pvh);
+	memset(bc, 0, sizeof(*bc));
+}
+
+static char *pvh_marker(const char *pvh, const char *what)
+{
+	return vn_xasprintf("%s.%s", pvh, what);
+}
+
+/* The PVH verdict for this vmlinux, as a marker file beside it (why, for a stall). */
+void vn_testbed_pvh_mark(const char *pvh, const char *what, const char *why)
+{
+	_cleanup_free_ char *path = pvh_marker(pvh, what);
+	struct vn_error e = {0};
+
+	vn_file_write_atomic(path, why ? why : "", why ? strlen(why) : 0, 0644, &e);
+	vn_error_clear(&e);
+}
+
+int vn_testbed_boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, struct vn_boot_choice *bc,
+			 struct vn_error *err)
+{
+	const char *want = getenv("VNUMA_BOOT");
+
+	if (want && *want && strcmp(want, "bzimage") != 0 && strcmp(want, "pvh") != 0)
+		return vn_input_error(err, "VNUMA_BOOT=%s: expected pvh or bzimage", want);
+	if (want && strcmp(want, "bzimage") == 0)
+		return 0;
+	char *pvh = NULL;
+	int rc = vn_kernel_pvh_image(bzimage, cache, &pvh, err);
+	if (rc < 0)
+		return vn_error_prefix(err, "extracting the PVH vmlinux of %s", bzimage);
+	if (rc == 0)
+		return 0;
+	_cleanup_free_ char *stalled = pvh_marker(pvh, "stalled"), *proven = pvh_marker(pvh, "proven");
+	/* A stall seen here is not tried again, unless VNUMA_BOOT=pvh asks for it. */
+	if (!want && access(stalled, F_OK) == 0) {
+		free(pvh);
+		return 0;
+	}
+	bc->pvh = pvh;
+	bc->proven = access(proven, F_OK) == 0;
+	/*
+	 * qboot numbers no buses behind a PCIe expander bus, so QEMU's ACPI then
+	 * gives each expander a one-bus range and Linux cannot reach the devices
+	 * behind its root ports; SeaBIOS does (fw_cfg etc/extra-pci-roots).
+	 */
+	if (!t->ndevices_total && access(VN_TESTBED_QBOOT, R_OK) == 0)
+		bc->loader = VN_TESTBED_QBOOT;
+	return 0;
+}
+
+/*
+ * The topology's disks, sparse raw images of the declared size in the guest
+ * dir (vn_domain_disk_image), so they cost nothing until the guest writes
+ * and go with the dir when the guest is destroyed. O_TRUNC: a stale dir's
+ * image must not hand the new guest old data.
+ */
+static int create_disk_images(const struct vn_topology *t, const char *dir, struct vn_error *err)
+{
+	for (unsigned i = 0; i < t->nnodes; i++)
+		for (unsigned k = 0; k < t->nodes[i].ndevices; k++) {
+			const struct vn_device *d = &t->nodes[i].devices[k];
+			if (d->kind != VN_DEVICE_DISK)
+				continue;
+			_cleanup_free_ char *img = vn_domain_disk_image(dir, i, k);
+			_cleanup_close_ int fd = open(img, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || ftruncate(fd, (off_t)d->size) < 0)
+				return vn_infra_error(err, -errno, "cannot create node %u's disk image %s: %s", i, img,
+						      strerror(errno));
+		}
+	return 0;
+}
+
+void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at)
+{
+	vn_agent_close(at->a);
+	vn_virt_domain_free(at->d);
+	vn_free_all(at->dir, at->sock, at->log, at->root_disk);
+	at->a = NULL;
+	at->d = NULL;
+	at->dir = at->sock = at->log = at->root_disk = NULL;
+}
+
+/* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
+int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
+{
+	const struct vn_up_opts *o = at->o;
+	const struct vn_topology *t = at->t;
+	int rc;
+
+	if ((rc = vn_virt_guest_dir(at->v, at->name, &at->dir, err)) < 0)
+		return rc;
+	/* Nothing of this guest exists yet but its dir: take it back whole. */
+	if ((rc = create_disk_images(t, at->dir, err)) < 0) {
+		vn_rm_rf(at->dir);
+		return rc;
+	}
+	/* The cached image is only ever a backing file: the guest writes its own overlay, which goes with its dir. */
+	if (at->root_image) {
+		at->root_disk = vn_xasprintf("%s/root.qcow2", at->dir);
+		if ((rc = vn_disk_overlay(at->root_image, at->root_disk, err)) < 0) {
+			vn_rm_rf(at->dir);
+			return rc;
+		}
+	}
+	at->sock = vn_xasprintf("%s/agent.sock", at->dir);
+	at->log = vn_xasprintf("%s/console.log", at->dir);
+
+	struct vn_domain_opts dopts = {
+		.name = at->name,
+		.accel = VN_ACCEL_AUTO,
+		.kernel = at->image,
+		.loader = at->loader,
+		.initrd = at->initrd,
+		.cmdline = at->cmdline, /* the builder adds what the topology needs */
+		.root_disk = at->root_disk,
+		.console_log = at->log,
+		.agent_socket = at->sock,
+		.meta = {.topology_name = t->name,
+			 .topology_path = at->topo_path,
+			 .kernel = at->kernel,
+			 .kernel_id = at->kernel_id,
+			 .guest_dir = at->dir},
+		.notify = accel_notice,
+		.notify_data = (void *)o,
+	};
+	vn_testbed_progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s%s", at->name, t->nnodes, t->ncpus_total,
+			    at->release, at->image == at->kernel ? "" : " (PVH)");
+	at->t0 = vn_now_s();
+	if ((rc = vn_virt_domain_create(at->v, t, &dopts, &at->d, err)) < 0)
+		return rc;
+	vn_testbed_progress(o, "booting", "%s (%s)", vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+			    vn_virt_domain_accel_reason(at->d));
+	bool kernel_seen = false;
+
+	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
+	rc = vn_agent_connect(at->sock, (int)((at->until - vn_now_s()) * 1000), &at->a, err);
+	if (rc < 0) {
+		char why[VN_ERROR_MSG_MAX];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		vn_error_clear(err);
+		return boot_failed(at->d, at->log, err, rc, "guest %s: %s", at->name, why);
+	}
+	for (;;) {
+		struct vn_error e = {0};
+		bool running = true;
+
+		if (vn_was_interrupted())
+			return boot_failed(at->d, at->log, err, -EINTR,
+					   "interrupted while waiting for guest %s; destroyed it", at->name);
+		if (vn_virt_domain_is_running(at->d, &running, &e) < 0 || !running) {
+			vn_error_clear(&e);
+			return boot_failed(at->d, at->log, err, -ECHILD,
+					   "guest %s stopped during boot (kernel panic or QEMU exit)", at->name);
+		}
+		_cleanup_free_ char *panic = console_panic_line(at->log);
+		if (panic)
+			return boot_failed(at->d, at->log, err, -EIO, "guest %s: %s", at->name, panic);
+		if (!kernel_seen && (kernel_seen = vn_console_log_shows_kernel(at->log)))
+			vn_testbed_progress(o, "kernel started", "%.1f s after start", vn_now_s() - at->t0);
+		if (vn_now_s() > at->until)
+			return boot_failed(at->d, at->log, err, -ETIMEDOUT,
+					   "guest %s: agent did not answer within %.0f s (%s%s%s)", at->name,
+					   at->until - at->t0,
+					   vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+					   at->image == at->kernel ? "" : ", PVH",
+					   kernel_seen ? ", the kernel started" : ", the kernel printed nothing");
+		if (vn_agent_hello(at->a, 1500, NULL, &e) == 0)
+			return 0;
+		vn_error_clear(&e);
+	}
+}
