@@ -211,7 +211,7 @@ static void remove_root(const char *dir)
 		if (!*deepest || umount2(deepest, MNT_DETACH) < 0)
 			break;
 	}
-	vn_rm_rf_onefs(dir);
+	vn_rm_rf(dir);
 }
 
 /* A Debian root from the archive into dir, the helpers in, the agent enabled; then a tar of it. */

@@ -63,18 +63,6 @@ int vn_rm_rf(const char *path)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
-	int rc = nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS);
-	return rc < 0 ? -errno : rc;
-}
-
-int vn_rm_rf_onefs(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 	int rc = nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	return rc < 0 ? -errno : rc;
 }

@@ -18,10 +18,13 @@
  */
 int vn_mkdir_p(const char *path, mode_t mode, struct vn_error *err);
 
-/* rm -rf, without a shell or a child process; a missing path is fine. Symlinks are removed, never followed. */
+/*
+ * rm -rf, without a shell or a child process; a missing path is fine.
+ * Symlinks are removed, never followed, and it never crosses into another
+ * file system (a chroot's /proc, a bind-mounted /dev): what is mounted
+ * below path stays, and so does the directory it is mounted on.
+ */
 int vn_rm_rf(const char *path);
-/* The same, never crossing into another file system (a chroot's /proc, a bind-mounted /dev): it stops there. */
-int vn_rm_rf_onefs(const char *path);
 
 bool vn_is_dir(const char *path);
 bool vn_is_file(const char *path); /* a regular file (after symlinks) */
