@@ -8,14 +8,8 @@
 set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-it.XXXXXX)
 . "$src/tests/integration/lib.sh"
-
-cleanup() {
-	"$vnuma" down --all >/dev/null 2>&1
-	rm -rf "$VNUMA_STATE_DIR"
-}
-trap cleanup EXIT
+it_state it
 
 timed_up() { # TOPOLOGY [ARGS...] -> sets NAME, UP_RC, UP_ERR, UP_S
 	local t0=$(date +%s.%N) out

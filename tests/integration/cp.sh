@@ -8,15 +8,8 @@ set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-cp.XXXXXX)
-w=$VNUMA_STATE_DIR/work
 . "$src/tests/integration/lib.sh"
-
-cleanup() {
-	"$vnuma" down --all >/dev/null 2>&1
-	rm -rf "$VNUMA_STATE_DIR"
-}
-trap cleanup EXIT
+it_state cp
 mkdir -p "$w/tree/sub/deeper" "$w/back"
 head -c 50000000 /dev/urandom >"$w/big"
 printf 'run me\n' >"$w/tree/tool" && chmod 0755 "$w/tree/tool"

@@ -11,15 +11,9 @@
 set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-it.XXXXXX)
 export VNUMA_ACCEL=tcg
 . "$src/tests/integration/lib.sh"
-
-cleanup() {
-	"$vnuma" down --all >/dev/null 2>&1
-	rm -rf "$VNUMA_STATE_DIR"
-}
-trap cleanup EXIT
+it_state hotplug
 g() { "$vnuma" exec hp -- sh -c "$1" </dev/null; }
 
 "$vnuma" up "$src/topologies/4node-amd-hotplug.xml" --name hp --timeout 180 >/dev/null 2>"$VNUMA_STATE_DIR/up.err"

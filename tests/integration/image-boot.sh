@@ -11,16 +11,8 @@ set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-image-boot.XXXXXX)
-w=$VNUMA_STATE_DIR/work
 . "$src/tests/integration/lib.sh"
-
-cleanup() {
-	"$vnuma" down --all >/dev/null 2>&1
-	rm -rf "$VNUMA_STATE_DIR"
-}
-trap cleanup EXIT
-mkdir -p "$w"
+it_state image-boot
 
 t0=$(date +%s.%N)
 "$vnuma" image build "$src/guest-images/tiny.json" >"$w/build.out" 2>"$w/build.err"

@@ -9,12 +9,8 @@ set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-image.XXXXXX)
-w=$VNUMA_STATE_DIR/work
 . "$src/tests/integration/lib.sh"
-
-cleanup() { rm -rf "$VNUMA_STATE_DIR"; }
-trap cleanup EXIT
+it_state image
 mkdir -p "$w/seed/etc" "$w/out"
 echo "seeded by mkfs.ext4 -d" >"$w/seed/etc/motd"
 head -c 3000000 /dev/urandom >"$w/blob"

@@ -8,3 +8,17 @@ qemu_pids() { pgrep -f "qemu-system.*$VNUMA_STATE_DIR"; }
 no_qemu_left() { ! qemu_pids >/dev/null; }
 vnuma_domains() { "$vnuma" list 2>/dev/null | tail -n +2 | wc -l; }
 no_domain_left() { [ "$(vnuma_domains)" = 0 ]; }
+
+# it_state NAME: a fresh state dir for this script ($VNUMA_STATE_DIR, with a
+# work dir $w in it), every guest in it taken down and the dir removed on exit.
+it_state() {
+	export VNUMA_STATE_DIR
+	VNUMA_STATE_DIR=$(mktemp -d "/tmp/vnuma-$1.XXXXXX")
+	w=$VNUMA_STATE_DIR/work
+	mkdir -p "$w"
+	trap it_state_cleanup EXIT
+}
+it_state_cleanup() {
+	"$vnuma" down --all >/dev/null 2>&1
+	rm -rf "$VNUMA_STATE_DIR"
+}

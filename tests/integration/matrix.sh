@@ -8,9 +8,8 @@ set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-matrix.XXXXXX)
 . "$src/tests/integration/lib.sh"
-trap '"$vnuma" down --all >/dev/null 2>&1; rm -rf "$VNUMA_STATE_DIR"' EXIT
+it_state matrix
 g=$VNUMA_STATE_DIR/group
 
 "$vnuma" run "$src/scenarios/memfollow-balancing-2node.json" --quick -o "$g" >"$VNUMA_STATE_DIR/out" 2>"$VNUMA_STATE_DIR/err"

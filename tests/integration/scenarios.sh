@@ -5,15 +5,9 @@
 set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-scn.XXXXXX)
-out=$VNUMA_STATE_DIR/results
 . "$src/tests/integration/lib.sh"
-
-cleanup() {
-	"$vnuma" down --all >/dev/null 2>&1
-	rm -rf "$VNUMA_STATE_DIR"
-}
-trap cleanup EXIT
+it_state scn
+out=$VNUMA_STATE_DIR/results
 run() { # NAME SCENARIO [ARGS...] -> RC, output in $out/NAME.log
 	local name=$1
 	shift

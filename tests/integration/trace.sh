@@ -11,16 +11,8 @@ set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
-export VNUMA_STATE_DIR=$(mktemp -d /tmp/vnuma-trace.XXXXXX)
-w=$VNUMA_STATE_DIR/work
 . "$src/tests/integration/lib.sh"
-
-cleanup() {
-	"$vnuma" down --all >/dev/null 2>&1
-	rm -rf "$VNUMA_STATE_DIR"
-}
-trap cleanup EXIT
-mkdir -p "$w"
+it_state trace
 
 # 1. memfollow with its migration events captured.
 "$vnuma" run "$src/scenarios/memfollow-trace-2node.json" --quick -o "$w/mf" >"$w/mf.log" 2>&1
