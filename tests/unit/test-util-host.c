@@ -14,6 +14,8 @@
 #include <string.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,6 +95,42 @@ static void test_rm_rf(void **state)
 	assert_int_equal(vn_rm_rf(top), 0);
 	assert_int_equal(vn_rm_rf(outside_file), 0);
 	assert_false(vn_is_file(outside_file));
+}
+
+/* What is mounted below the tree stays (the image builder's chroot with /proc and /dev in it). */
+static void test_rm_rf_one_fs(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *top = at("fs"), *mnt = at("fs/proc"), *inside = at("fs/proc/keep"), *f = at("fs/f");
+
+	if (geteuid() != 0) {
+		skip(); /* mounting needs root; CI runs as root */
+		return;
+	}
+	assert_int_equal(vn_mkdir_p(mnt, 0755, NULL), 0);
+	assert_int_equal(vn_file_write(f, "data"), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* A private mount namespace: the tmpfs is gone with this child whatever happens. */
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", mnt, "tmpfs", 0, "size=1m") < 0)
+			_exit(77);
+		if (vn_file_write(inside, "data") < 0)
+			_exit(3);
+		int rc = vn_rm_rf(top);
+		/* It failed (the mount point is not empty), removed the rest, and left the tmpfs alone. */
+		_exit(rc < 0 && access(f, F_OK) < 0 && access(inside, F_OK) == 0 ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		skip(); /* no mount namespaces here (a container without CAP_SYS_ADMIN) */
+		return;
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(vn_rm_rf(top), 0);
 }
 
 static void test_file_read_write_copy(void **state)
@@ -361,15 +399,11 @@ static void test_sha256_memo(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mkdir_p),
-		cmocka_unit_test(test_rm_rf),
-		cmocka_unit_test(test_file_read_write_copy),
-		cmocka_unit_test(test_clock),
-		cmocka_unit_test(test_strv),
-		cmocka_unit_test(test_alloc),
-		cmocka_unit_test(test_oom_aborts),
-		cmocka_unit_test(test_spawn),
-		cmocka_unit_test(test_isolate),
+		cmocka_unit_test(test_mkdir_p),      cmocka_unit_test(test_rm_rf),
+		cmocka_unit_test(test_rm_rf_one_fs), cmocka_unit_test(test_file_read_write_copy),
+		cmocka_unit_test(test_clock),        cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_alloc),        cmocka_unit_test(test_oom_aborts),
+		cmocka_unit_test(test_spawn),        cmocka_unit_test(test_isolate),
 		cmocka_unit_test(test_sha256_memo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
