@@ -490,7 +490,14 @@ int vn_testbed_postmortem(const struct vn_testbed_ctx *ctx, const char *aside, c
 	unsigned missing = 0;
 
 	vn_testbed_disk_opts(ctx, &o, why, sizeof(why));
-	int rc = vn_disk_extract(aside, paths, out_dir, true, &missing, &o, err);
+	/* Under a temporary name until whole: a crash leaves no post-mortem rather than half of one. */
+	_cleanup_free_ char *partial = vn_xasprintf("%s.partial", out_dir);
+	vn_rm_rf(partial);
+	int rc = vn_disk_extract(aside, paths, partial, true, &missing, &o, err);
 	unlink(aside);
+	if (rc == 0 && rename(partial, out_dir) < 0)
+		rc = vn_infra_error(err, -errno, "cannot rename %s to %s: %s", partial, out_dir, strerror(errno));
+	if (rc < 0)
+		vn_rm_rf(partial);
 	return rc;
 }

@@ -69,6 +69,7 @@ wait "$bg"
 rc=$?
 check "QEMU killed mid-run: run exits 3" test "$rc" = 3 || sed 's/^/#   /' "$w/pm.log"
 check "...its /var/log is kept in postmortem/" grep -q "written before the guest died" "$w/pm/postmortem/var/log/vnuma-marker"
+check "...under its own name only once whole (no postmortem.partial)" test ! -e "$w/pm/postmortem.partial"
 check "...and the overlay kept aside for it is gone" test ! -e "$w/pm/.root.qcow2"
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
