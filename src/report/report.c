@@ -65,6 +65,7 @@ void vn_report_clear(struct vn_report *r)
 		free(r->metrics[i].name);
 	free(r->metrics);
 	vn_strv_free(r->sysctls);
+	vn_strv_free(r->artifacts);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -145,6 +146,19 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 		json_object_object_add(sc, key, json_object_new_string(eq ? eq + 1 : ""));
 	}
 	json_object_object_add(o, "sysctls", sc);
+	if (r->artifacts) {
+		json_object *ar = json_object_new_array();
+		for (char **p = r->artifacts; *p; p++) {
+			const char *sp = strrchr(*p, ' ');
+			json_object *j = json_object_new_object();
+			_cleanup_free_ char *vol = sp ? vn_xstrndup(*p, (size_t)(sp - *p)) : vn_xstrdup(*p);
+			add_str(j, "volume", vol);
+			json_object_object_add(j, "uploaded",
+					       json_object_new_boolean(sp && strcmp(sp + 1, "uploaded") == 0));
+			json_object_array_add(ar, j);
+		}
+		json_object_object_add(o, "artifacts", ar);
+	}
 	/* Only a finished run has metrics: an incomplete one must not be compared as if it were whole. */
 	json_object *m = json_object_new_object();
 	for (unsigned i = 0; r->complete && i < r->nmetrics; i++)

@@ -27,6 +27,7 @@ struct vn_report {
 	char *variant;   /* "default" when the scenario has none */
 	unsigned repeat; /* from 1 */
 	char *host;      /* the libvirt URI the run used */
+	char **artifacts; /* on another host: "VOLUME uploaded|reused" per file that went there; NULL-terminated */
 	char **sysctls;  /* "key=value", NULL-terminated, or NULL */
 	unsigned nmetrics;
 	struct vn_metric *metrics;

@@ -236,7 +236,10 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 	bool kernel_seen = false;
 
 	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
-	rc = vn_agent_connect(at->sock, (int)((at->until - vn_now_s()) * 1000), &at->a, err);
+	if (vn_virt_is_remote(at->v))
+		rc = vn_testbed_remote_agent(at->d, at->name, &at->a, err);
+	else
+		rc = vn_agent_connect(at->sock, (int)((at->until - vn_now_s()) * 1000), &at->a, err);
 	if (rc < 0) {
 		char why[VN_ERROR_MSG_MAX];
 		snprintf(why, sizeof(why), "%s", err->msg);

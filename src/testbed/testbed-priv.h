@@ -50,3 +50,19 @@ void vn_testbed_pvh_mark(const char *pvh, const char *what, const char *why);
 /* 0 with the agent answering; else the guest destroyed and its logs kept, -ETIMEDOUT at at->until. */
 int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err);
 void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at);
+
+/*
+ * remote.c: guests on another host. Their connection is held by this
+ * process (hold) until they are taken down (release, destroying them or
+ * not); lookup finds a held one or opens a connection and holds it.
+ */
+void vn_testbed_remote_hold(const char *name, struct vn_virt *v, struct vn_virt_domain *d);
+struct vn_virt_domain *vn_testbed_remote_held(const char *name);
+int vn_testbed_remote_release(const char *name, bool destroy, struct vn_error *err);
+int vn_testbed_remote_lookup(const struct vn_testbed_ctx *ctx, const char *name, struct vn_virt_domain **out,
+			     struct vn_error *err);
+/* A local file onto v's host as a volume named by its content; "VOLUME uploaded|reused" appended to *log. */
+int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx, const char *local, char **remote,
+			    char ***log, struct vn_error *err);
+/* An agent connection over the guest's channel stream, its errors naming the guest. */
+int vn_testbed_remote_agent(struct vn_virt_domain *d, const char *name, struct vn_agent **out, struct vn_error *err);

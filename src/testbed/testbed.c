@@ -139,6 +139,7 @@ void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
 		    r->kernel_config_sha256, r->kernel_patches, r->topology_path, r->accel_reason, r->fidelity_report);
+	vn_strv_free(r->artifacts);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -208,9 +209,18 @@ static void guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char
 	*sock = vn_xasprintf("%s/guests/%s/agent.sock", ctx->state_dir, name);
 }
 
-/* "4node-amd", then "4node-amd-2", ... the first name no domain uses. */
-static int pick_name(struct vn_virt *v, const char *base, char **out, struct vn_error *err)
+/*
+ * "4node-amd", then "4node-amd-2", ... the first name no domain uses and no
+ * guest dir here has: the runs of a matrix spread over hosts boot at once,
+ * each host knowing only its own domains, and share this state dir, so a
+ * name is taken by creating its dir (the boot then uses it).
+ */
+static int pick_name(struct vn_virt *v, const char *state_dir, const char *base, char **out, struct vn_error *err)
 {
+	_cleanup_free_ char *guests = vn_xasprintf("%s/guests", state_dir);
+
+	if (mkdir(guests, 0700) < 0 && errno != EEXIST)
+		return vn_infra_error(err, -errno, "cannot create %s: %s", guests, strerror(errno));
 	for (int i = 1; i < 100; i++) {
 		_cleanup_free_ char *name = NULL;
 		_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
@@ -222,6 +232,12 @@ static int pick_name(struct vn_virt *v, const char *base, char **out, struct vn_
 			name = vn_xasprintf("%s-%d", base, i);
 		if (vn_virt_domain_lookup(v, name, &d, &e) < 0) {
 			vn_error_clear(&e);
+			_cleanup_free_ char *dir = vn_xasprintf("%s/%s", guests, name);
+			if (mkdir(dir, 0700) < 0) {
+				if (errno == EEXIST)
+					continue;
+				return vn_infra_error(err, -errno, "cannot create %s: %s", dir, strerror(errno));
+			}
 			*out = steal_pointer(&name);
 			return 0;
 		}
@@ -402,6 +418,25 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		vn_testbed_boot_choice_clear(&bc);
 		return rc;
 	}
+	/* Another host has none of our files: what boots goes there first, once per content. */
+	_cleanup_free_ char *r_image = NULL, *r_initrd = NULL, *r_loader = NULL;
+	bool remote = vn_virt_is_remote(v);
+	if (remote) {
+		if (t->ndevices_total || disk)
+			rc = vn_input_error(err,
+					    "%s: topology devices and disk images cannot boot on another host (%s) yet",
+					    topo_path, vn_virt_uri(v));
+		else if ((rc = vn_testbed_remote_stage(v, ctx, initrd, &r_initrd, &r->artifacts, err)) == 0 &&
+			 (rc = vn_testbed_remote_stage(v, ctx, bc.pvh ? bc.pvh : k->image, &r_image, &r->artifacts,
+						       err)) == 0 &&
+			 bc.loader)
+			rc = vn_testbed_remote_stage(v, ctx, bc.loader, &r_loader, &r->artifacts, err);
+		if (rc < 0) {
+			vn_virt_close(v);
+			vn_testbed_boot_choice_clear(&bc);
+			return rc;
+		}
+	}
 	if (o->name) {
 		struct vn_virt_domain *old = NULL;
 		struct vn_error e = {0};
@@ -414,7 +449,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		}
 		vn_error_clear(&e);
 		name = strdup(o->name);
-	} else if ((rc = pick_name(v, o->name_prefix ? o->name_prefix : t->name, &name, err)) < 0) {
+	} else if ((rc = pick_name(v, ctx->state_dir, o->name_prefix ? o->name_prefix : t->name, &name, err)) < 0) {
 		vn_virt_close(v);
 		vn_testbed_boot_choice_clear(&bc);
 		return rc;
@@ -435,11 +470,13 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		.kernel = k->image,
 		.kernel_id = kernel_id,
 		.release = k->release,
-		.initrd = initrd,
+		.initrd = remote ? r_initrd : initrd,
 		.cmdline = cmdline ? cmdline : o->append,
 		.root_image = disk ? im->path : NULL,
-		.image = bc.pvh ? bc.pvh : k->image,
-		.loader = bc.loader,
+		.image = remote   ? r_image
+			 : bc.pvh ? bc.pvh
+				  : k->image,
+		.loader = remote ? r_loader : bc.loader,
 		.until = deadline,
 	};
 	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
@@ -456,8 +493,13 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		at.image = k->image;
 		at.loader = NULL;
 		at.until = deadline;
+		free(r_image);
+		r_image = NULL;
+		rc = 0;
+		if (remote && (rc = vn_testbed_remote_stage(v, ctx, k->image, &r_image, &r->artifacts, err)) == 0)
+			at.image = r_image;
 		/* Only a kernel that boots the other way has a PVH problem, rather than a boot problem. */
-		if ((rc = vn_testbed_boot_attempt(&at, err)) == 0)
+		if (rc == 0 && (rc = vn_testbed_boot_attempt(&at, err)) == 0)
 			vn_testbed_pvh_mark(bc.pvh, "stalled", why);
 	} else if (rc == 0 && bc.pvh && !bc.proven) {
 		vn_testbed_pvh_mark(bc.pvh, "proven", NULL);
@@ -478,7 +520,11 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	r->accel = vn_virt_domain_accel(d);
 	r->accel_reason = strdup(vn_virt_domain_accel_reason(d));
 	vn_testbed_progress(o, "agent answered", "%.1f s after start", r->boot_s);
-	vn_virt_close(v);
+	/* A remote guest's streams need its connection: held until it is taken down. */
+	if (remote)
+		vn_testbed_remote_hold(name, v, steal_pointer(&d));
+	else
+		vn_virt_close(v);
 
 	r->name = strdup(name);
 	r->guest_dir = strdup(dir);
@@ -541,6 +587,11 @@ int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, uns
 	int rc;
 
 	*count = 0;
+	if (name && vn_testbed_remote_held(name)) {
+		rc = vn_testbed_remote_release(name, true, err);
+		*count = rc == 0;
+		return rc;
+	}
 	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
 		return rc;
 	if (name) {
@@ -577,11 +628,18 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 
 	if ((rc = vn_guest_name_check(name, err)) < 0)
 		return rc;
-	guest_paths(ctx, name, &dir, &sock);
-	if (stat(dir, &st) != 0)
-		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
-	if ((rc = vn_agent_connect(sock, timeout_ms, out, err)) < 0)
-		return rc;
+	if (vn_virt_uri_is_remote(ctx->uri)) {
+		struct vn_virt_domain *d = NULL;
+		if ((rc = vn_testbed_remote_lookup(ctx, name, &d, err)) < 0 ||
+		    (rc = vn_testbed_remote_agent(d, name, out, err)) < 0)
+			return rc;
+	} else {
+		guest_paths(ctx, name, &dir, &sock);
+		if (stat(dir, &st) != 0)
+			return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
+		if ((rc = vn_agent_connect(sock, timeout_ms, out, err)) < 0)
+			return rc;
+	}
 	rc = vn_agent_hello(*out, timeout_ms, NULL, err);
 	if (rc < 0) {
 		vn_agent_close(*out);

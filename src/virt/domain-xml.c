@@ -459,16 +459,17 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	elem(&b, 4, "emulator", o->emulator);
 	vn_strbuf_printf(&b, "    <controller type='usb' model='none'/>\n");
 	vn_strbuf_printf(&b, "    <serial type='pty'>\n");
-	if (o->console_log) {
+	if (o->console_log && !o->streams) {
 		vn_strbuf_printf(&b, "      <log");
 		attr(&b, "file", o->console_log);
 		vn_strbuf_printf(&b, " append='off'/>\n");
 	}
 	vn_strbuf_printf(&b, "      <target port='0'/>\n    </serial>\n");
 	vn_strbuf_printf(&b, "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
-	if (o->agent_socket) {
+	if (o->agent_socket || o->streams) {
 		vn_strbuf_printf(&b, "    <channel type='unix'>\n      <source mode='bind'");
-		attr(&b, "path", o->agent_socket);
+		if (!o->streams)
+			attr(&b, "path", o->agent_socket);
 		vn_strbuf_printf(&b,
 				 "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
 	}

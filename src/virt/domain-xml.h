@@ -44,6 +44,11 @@ struct vn_domain_opts {
 	const char *emulator;                  /* optional */
 	const char *disk_dir;                  /* where the topology's disk images are; needed when it has disks */
 	const char *root_disk;                 /* optional: a qcow2 root, the guest's vda, on pcie-root (no node) */
+	/*
+	 * The guest's host does not share our files: no console <log> (the console
+	 * is streamed to console_log), the agent channel's socket where libvirt puts it.
+	 */
+	bool streams;
 	struct vn_domain_meta meta;            /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
 	void (*notify)(void *data, const char *line);

@@ -117,8 +117,17 @@ static int define_and_start(struct vn_virt *v, const struct vn_topology *t, cons
 	virDomainPtr dom = virDomainDefineXMLFlags(v->conn, xml, VIR_DOMAIN_DEFINE_VALIDATE);
 	if (!dom)
 		return vn_virt_error(err, "cannot define domain '%s'", o->name);
-	if (virDomainCreate(dom) < 0) {
+	/* A streamed console is opened while the guest is paused, so its log misses not a byte of the boot. */
+	if (virDomainCreateWithFlags(dom, o->streams ? VIR_DOMAIN_START_PAUSED : 0) < 0) {
 		rc = vn_virt_error(err, "cannot start domain '%s' (%s)", o->name, vn_accel_name(o->accel));
+		virDomainUndefine(dom);
+		virDomainFree(dom);
+		return rc;
+	}
+	if (o->streams &&
+	    ((rc = vn_virt_console_log(dom, o->console_log, err)) < 0 ||
+	     (virDomainResume(dom) < 0 && (rc = vn_virt_error(err, "cannot resume '%s'", o->name)) < 0))) {
+		virDomainDestroy(dom);
 		virDomainUndefine(dom);
 		virDomainFree(dom);
 		return rc;
@@ -220,7 +229,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 				      o->name);
 	}
 	/* sockaddr_un.sun_path is 108 bytes; QEMU's own error for a longer path says nothing useful. */
-	size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	size_t sun_max = v->remote ? SIZE_MAX : sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
 	size_t sock_len = o->agent_socket ? strlen(o->agent_socket)
 					  : strlen(v->state_dir) + strlen("/guests/") + strlen(o->name ? o->name : "") +
 						    strlen("/agent.sock");
@@ -240,6 +249,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 		opts.agent_socket = sock;
 	}
 	opts.meta.guest_dir = dir;
+	opts.streams = v->remote;
 	if (!opts.disk_dir)
 		opts.disk_dir = dir;
 

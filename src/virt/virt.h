@@ -27,6 +27,8 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 void vn_virt_close(struct vn_virt *v);
 /* Whether vn_virt_open(uri, ...) would use the embedded driver (and so hold the state dir until exit). */
 bool vn_virt_uri_is_embedded(const char *uri);
+/* Whether uri (NULL: $VNUMA_URI) reaches another host: a host or a transport in it (qemu+ssh://, qemu+tcp://). */
+bool vn_virt_uri_is_remote(const char *uri);
 const char *vn_virt_uri(const struct vn_virt *v);
 
 /*
@@ -40,6 +42,10 @@ const char *vn_virt_uri(const struct vn_virt *v);
  * them; a cached KVM verdict is still watched and re-probed once if it fails.
  * $VNUMA_ACCEL=tcg|kvm forces a choice (a forced KVM still fails fast).
  */
+/* Keepalive on a connection to another host: a probe every 5 s, closed after 3 unanswered. */
+#define VN_VIRT_KEEPALIVE_S     5
+#define VN_VIRT_KEEPALIVE_COUNT 3
+
 #define VN_KVM_PROOF_MS     5000
 #define VN_TCG_PROOF_MS     60000
 #define VN_ACCEL_REASON_MAX 512
@@ -123,6 +129,25 @@ void vn_virt_domain_info_free(struct vn_virt_domain_info *list, size_t n);
  */
 #define VN_CONSOLE_ESCAPE 0x1d
 int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char escape, struct vn_error *err);
+
+/*
+ * The guest's virtio-serial channel NAME through libvirt (virDomainOpenChannel),
+ * as a local socket *fd: what is written to it goes to the guest, what the
+ * guest sends is read from it, EOF when the guest, its host or the stream
+ * goes away. Closing *fd ends the stream. This is how the agent of a guest on
+ * another host is reached; the protocol on top does not know the difference.
+ */
+int vn_virt_domain_open_channel(struct vn_virt_domain *d, const char *name, int *fd, struct vn_error *err);
+/*
+ * The guest's serial console through libvirt (virDomainOpenConsole), copied
+ * into the local file path (truncated first) until the console closes, at
+ * most VN_CONSOLE_LOG_MAX bytes. For a guest whose host cannot write our
+ * files: its <log file=> would be on that host.
+ */
+#define VN_CONSOLE_LOG_MAX (UINT64_C(64) << 20)
+int vn_virt_domain_log_console(struct vn_virt_domain *d, const char *path, struct vn_error *err);
+/* Whether the connection reaches another host (a URI with a host or a transport): files are not shared. */
+bool vn_virt_is_remote(const struct vn_virt *v);
 
 /* err->detail for a failed boot: the console tail (may be NULL) and where its logs were kept (may be NULL). */
 void vn_console_failure_detail(struct vn_error *err, const char *tail, const char *kept);
