@@ -1,0 +1,43 @@
+/*
+ * The hosts a matrix spreads over (`--hosts FILE`, `--connect URI`): one
+ * libvirt URI per line, optionally a capacity and where its storage pool
+ * lives. Parsing only; nothing here connects (virt.h and storage.h do).
+ *
+ *	# URI                                   [CAPACITY|auto] [pool=DIR]
+ *	qemu+ssh://vnuma@big1/system            8
+ *	qemu+tcp://127.0.0.1:16599/session      auto pool=/tmp/vnuma-pool
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+/* Guests per host a hosts line may ask for. */
+#define VN_HOST_CAPACITY_MAX 4096
+/* The hosts file is small text; anything bigger is a mistake. */
+#define VN_HOSTS_FILE_MAX (1u << 20)
+
+struct vn_host {
+	char *uri;
+	unsigned capacity; /* 0: auto (vn_virt_host_capacity) */
+	char *pool_dir;    /* NULL: default */
+	char *file;        /* where it was given; NULL for --connect */
+	unsigned line;
+};
+
+struct vn_hosts {
+	struct vn_host *v;
+	size_t n;
+};
+
+/*
+ * Appends every host of the file at path to out (which may already hold
+ * hosts: a duplicate URI is an error). Every bad line is an input error
+ * "FILE:LINE: ..." naming the value; a file with no host is one too. On
+ * an error out keeps the hosts of the lines before: vn_hosts_clear() it.
+ */
+int vn_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err);
+/* One host from `--connect URI`: capacity auto, default pool. */
+int vn_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err);
+void vn_hosts_clear(struct vn_hosts *h);
