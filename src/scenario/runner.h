@@ -51,7 +51,7 @@ struct vn_matrix_host {
 };
 
 struct vn_matrix_opts {
-	struct vn_run_opts run;     /* outdir: the group's directory; kernel, keep: not used */
+	struct vn_run_opts run;             /* outdir: the group's directory; kernel, keep: not used */
 	const struct vn_matrix_host *hosts; /* NULL: every run here, one after the other */
 	unsigned nhosts;
 	const char *const *kernels; /* --kernel A --kernel B: one variant per kernel, in place of the scenario's */

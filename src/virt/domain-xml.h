@@ -49,7 +49,7 @@ struct vn_domain_opts {
 	 * is streamed to console_log), the agent channel's socket where libvirt puts it.
 	 */
 	bool streams;
-	struct vn_domain_meta meta;            /* borrowed strings, all optional */
+	struct vn_domain_meta meta; /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
 	void (*notify)(void *data, const char *line);
 	void *notify_data;
