@@ -215,9 +215,10 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 			struct job *j = &jobs[njobs];
 			struct vn_error e = {0};
 			*j = (struct job){.cell = k, .host = h, .g = g};
+			/* A retry is counted as the run it repeats. */
 			if (o->run_start)
-				o->run_start(o->run_start_data, started, g->ncells, g->cells[k].variant,
-					     g->cells[k].repeat, vn_now_s() - g->t0);
+				o->run_start(o->run_start_data, started < g->ncells ? started : g->ncells - 1,
+					     g->ncells, g->cells[k].variant, g->cells[k].repeat, vn_now_s() - g->t0);
 			started++;
 			if (vn_isolate_start(cell_child, j, &j->iso, &e) < 0) {
 				struct vn_cell_end end = {.exit = 3, .error = vn_xstrdup(e.msg)};
@@ -232,6 +233,9 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 			njobs++;
 			free(g->cells[k].host);
 			g->cells[k].host = vn_xstrdup(h->h->uri);
+			/* group.json shows where each run is going on, not only where it ended. */
+			if ((rc = vn_matrix_group_write(g, err)) < 0)
+				break;
 		}
 		if (rc < 0 || !njobs)
 			break;
@@ -266,6 +270,12 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 				if (!c->attempts)
 					c->attempts = json_object_new_array();
 				json_object_array_add(c->attempts, a);
+				if (o->run_done) {
+					_cleanup_free_ char *why = vn_xasprintf(
+						"%s on %s, which no longer answers; it runs again on another host",
+						end.error ? end.error : "", j.host->h->uri);
+					o->run_done(o->run_start_data, j.cell, g->ncells, c->dir, 3, NULL, why);
+				}
 				queue[--head % g->ncells] = j.cell;
 				free(c->host);
 				c->host = NULL;
