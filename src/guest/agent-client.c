@@ -419,6 +419,9 @@ int vn_agent_next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_
 			return -EINTR;
 		if (vn_agent_expired(w->deadline))
 			return -ETIMEDOUT;
+		/* Checked like the deadline, every turn (it rate-limits itself): a flood cannot hide a death. */
+		if ((rc = watch(a, false, err)) < 0)
+			return rc;
 		rc = next_line(a, max, &line, &n, err);
 		if (rc < 0)
 			return rc;
@@ -428,9 +431,6 @@ int vn_agent_next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_
 				continue; /* not a message: console noise or a torn line */
 			return rc;
 		}
-		/* What was buffered is taken first; waiting for more needs a guest that is still there. */
-		if ((rc = watch(a, false, err)) < 0)
-			return rc;
 		rc = poll(p, w->extra_fd >= 0 ? 2 : 1, poll_timeout(w->deadline, SLICE_MS));
 		if (rc < 0 && errno != EINTR)
 			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
