@@ -75,7 +75,7 @@ const char *vn_console_death_name(enum vn_console_death d)
 	return "is alive";
 }
 
-/* Console bytes read per check at most: a flooding guest is caught up with over a few checks. */
+/* New console bytes read per check at most: a flooding guest is caught up with over a few checks. */
 #define SCAN_MAX (1u << 20)
 
 struct vn_virt_watch {
@@ -131,6 +131,14 @@ struct vn_virt_watch *vn_virt_watch_new(const char *state_dir, const char *name,
 	w->name = vn_xstrdup(name);
 	w->console_log = vn_xstrdup(console_log);
 	w->cmdline = vn_xasprintf("guest=%s,", name);
+	/*
+	 * A dead guest prints nothing more, so its last words are within the
+	 * log's last read's worth: a long-lived guest's megabytes of console
+	 * before that need no scan.
+	 */
+	struct stat sb;
+	if (stat(console_log, &sb) == 0 && sb.st_size > (off_t)SCAN_MAX)
+		w->off = sb.st_size - (off_t)SCAN_MAX;
 	if (state_dir)
 		read_pidfile(w, state_dir);
 	return w;
@@ -154,7 +162,9 @@ static enum vn_console_death scan_console(struct vn_virt_watch *w, char *line, s
 	if (sb.st_size < w->off)
 		w->off = 0; /* truncated: a new boot's log */
 	off_t from = w->off > MARKER_OVERLAP ? w->off - MARKER_OVERLAP : 0;
-	size_t want = (size_t)(sb.st_size - from) < SCAN_MAX ? (size_t)(sb.st_size - from) : SCAN_MAX;
+	size_t want = (size_t)(sb.st_size - from);
+	if (want > SCAN_MAX + MARKER_OVERLAP)
+		want = SCAN_MAX + MARKER_OVERLAP;
 	if (!want)
 		return VN_DEATH_NONE;
 	_cleanup_free_ char *buf = vn_xmalloc(want + 1);

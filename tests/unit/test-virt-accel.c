@@ -440,6 +440,17 @@ static void test_watch_console(void **s)
 	assert_non_null(strstr(err.msg, "guest g panicked (console: \"Kernel panic - not syncing: VFS\")"));
 	vn_error_clear(&err);
 	vn_virt_watch_free(w);
+
+	/* A long-lived guest's console: its last words are found by the first check, its megabytes unread. */
+	f = fopen(path, "w");
+	for (int i = 0; i < 3 * 16384; i++)
+		fputs("[ 1.0] a line of 64 bytes of console chatter .................\r\n", f);
+	fputs("[ 9.9] reboot: Power down\r\n", f);
+	fclose(f);
+	w = vn_virt_watch_new(NULL, "g", path);
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	vn_error_clear(&err);
+	vn_virt_watch_free(w);
 	unlink(path);
 	rmdir(dir);
 }
