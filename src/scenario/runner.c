@@ -509,6 +509,8 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		free(r->ex[i].error);
 	}
 	vn_run_trace_free(r);
+	/* A guest that died under the run failed like a boot does: its logs are kept under STATE/failed. */
+	bool died = r->a && vn_agent_watch_fired(r->a);
 	if (r->a)
 		vn_agent_close(r->a);
 	if (up->name) {
@@ -525,7 +527,10 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 			sig_atomic_t sig = vn_interrupted;
 			unsigned n;
 			vn_interrupted = 0;
-			vn_testbed_down(ctx, up->name, &n, &ce);
+			if (died)
+				vn_testbed_down_failed(ctx, up->name, err, &ce);
+			else
+				vn_testbed_down(ctx, up->name, &n, &ce);
 			vn_interrupted = sig;
 			vn_error_clear(&ce);
 		}

@@ -619,6 +619,46 @@ int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, uns
 	return rc;
 }
 
+int vn_testbed_down_keep_here(const struct vn_testbed_ctx *ctx, const char *name, char **kept, struct vn_error *err)
+{
+	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
+	struct vn_virt *v = NULL;
+	int rc;
+
+	*kept = NULL;
+	struct vn_virt_domain *held = vn_testbed_remote_held(name);
+	if (held) {
+		struct vn_error e = {0};
+		if ((rc = vn_virt_domain_destroy_keep(held, kept, err)) < 0)
+			vn_virt_domain_destroy(held, &e);
+		vn_error_clear(&e);
+		vn_testbed_remote_release(name, false, &e);
+		vn_error_clear(&e);
+		return rc;
+	}
+	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+		return rc;
+	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0 && (rc = vn_virt_domain_destroy_keep(d, kept, err)) < 0) {
+		/* Keeping the logs failed; still leave nothing running. */
+		struct vn_error e = {0};
+		vn_virt_domain_destroy(d, &e);
+		vn_error_clear(&e);
+	}
+	vn_virt_close(v);
+	return rc;
+}
+
+/* The watch of a connection to a guest (vn_agent_set_watch): virt/watch.c. */
+static int watch_check(void *data, struct vn_error *err)
+{
+	return vn_virt_watch_check(data, err);
+}
+
+static void watch_free(void *data)
+{
+	vn_virt_watch_free(data);
+}
+
 int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
 		     struct vn_error *err)
 {
@@ -628,18 +668,26 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 
 	if ((rc = vn_guest_name_check(name, err)) < 0)
 		return rc;
+	guest_paths(ctx, name, &dir, &sock);
 	if (vn_virt_uri_is_remote(ctx->uri)) {
 		struct vn_virt_domain *d = NULL;
 		if ((rc = vn_testbed_remote_lookup(ctx, name, &d, err)) < 0 ||
 		    (rc = vn_testbed_remote_agent(d, name, out, err)) < 0)
 			return rc;
 	} else {
-		guest_paths(ctx, name, &dir, &sock);
 		if (stat(dir, &st) != 0)
 			return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
 		if ((rc = vn_agent_connect(sock, timeout_ms, out, err)) < 0)
 			return rc;
 	}
+	/*
+	 * Before hello, so that a guest that is already dead is named so at
+	 * once. QEMU's pid file is the embedded driver's; a daemon's is not ours
+	 * (a remote guest's console is streamed into the same local log).
+	 */
+	_cleanup_free_ char *log = vn_xasprintf("%s/console.log", dir);
+	const char *pid_root = vn_virt_uri_is_embedded(ctx->uri) ? ctx->state_dir : NULL;
+	vn_agent_set_watch(*out, watch_check, vn_virt_watch_new(pid_root, name, log), watch_free);
 	rc = vn_agent_hello(*out, timeout_ms, NULL, err);
 	if (rc < 0) {
 		vn_agent_close(*out);

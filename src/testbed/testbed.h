@@ -127,9 +127,20 @@ int vn_testbed_host_probe(const struct vn_testbed_ctx *ctx, unsigned vcpus, uint
 			  struct vn_error *err);
 
 /*
+ * A guest that died under a command (vn_agent_watch_fired()): destroyed like
+ * a failed boot, its logs kept as STATE_DIR/failed/NAME-UTC, and that path
+ * added to the detail of why, the error that reported the death.
+ */
+int vn_testbed_down_failed(const struct vn_testbed_ctx *ctx, const char *name, struct vn_error *why,
+			   struct vn_error *err);
+
+/*
  * Agent connection to a running guest, by name. Local guests need no libvirt
  * connection (their channel's socket is in the guest dir); a guest on another
  * host is reached over its channel stream, the connection held by this process.
+ * Its waits end within about 2 s of the guest's death (powered off, reset,
+ * panicked: the console's last words; its QEMU gone) with an infrastructure
+ * error naming the cause, the console tail in its detail (virt/virt.h's watch).
  */
 int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
 		     struct vn_error *err);

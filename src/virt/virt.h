@@ -158,6 +158,29 @@ void vn_console_failure_detail(struct vn_error *err, const char *tail, const cha
 int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn_error *err);
 
 /*
+ * How a console says its guest died: the kernel's last line before the
+ * machine went (a panic, then its reset under panic=-1, is a panic).
+ */
+enum vn_console_death { VN_DEATH_NONE, VN_DEATH_REBOOT, VN_DEATH_HALT, VN_DEATH_POWEROFF, VN_DEATH_PANIC };
+/* The gravest death s[0..n) shows; *at (optional) gets where its marker starts. */
+enum vn_console_death vn_console_death_scan(const char *s, size_t n, size_t *at);
+/* "powered off", "panicked", ... */
+const char *vn_console_death_name(enum vn_console_death d);
+
+/*
+ * A running guest's death, noticed without a libvirt connection (watch.c
+ * says why): new console lines are scanned for the kernel's last words and,
+ * under the embedded driver (state_dir non-NULL), QEMU's pid from
+ * STATE_DIR/libvirt/run/qemu/NAME.pid is checked. Cheap enough to call
+ * every second.
+ */
+struct vn_virt_watch;
+struct vn_virt_watch *vn_virt_watch_new(const char *state_dir, const char *name, const char *console_log);
+/* 0 while nothing says the guest died; else -EHOSTDOWN (infra) naming it and the cause, the console tail in detail. */
+int vn_virt_watch_check(struct vn_virt_watch *w, struct vn_error *err);
+void vn_virt_watch_free(struct vn_virt_watch *w);
+
+/*
  * Run-time topology changes (`vnuma hotplug`), on the live domain only: the
  * persistent definition keeps the shape the guest booted with. A DIMM of
  * bytes goes to node (the guest sees an ACPI memory device whose _PXM is the
