@@ -9,12 +9,23 @@
 #include <string.h>
 
 const char *ig_prog = "vnuma-guest";
+const char *ig_workload = "";
 
 void ig_init(const char *prog)
 {
 	ig_prog = prog;
 	/* The result line must not be interleaved with a child's stdio buffer. */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+}
+
+void ig_workload_init(const char *name, struct ig_topo *t)
+{
+	static char prog[64];
+
+	snprintf(prog, sizeof(prog), "vnuma-wl-%s", name);
+	ig_workload = name;
+	ig_init(prog);
+	ig_topo_load(t);
 }
 
 void ig_die(int code, int errnum, const char *fmt, ...)

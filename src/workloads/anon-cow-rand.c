@@ -143,9 +143,8 @@ int main(int argc, char **argv)
 	double fill_s, t0, elapsed;
 	char thp[32] = "";
 
-	ig_init("vnuma-wl-anon-cow-rand");
+	ig_workload_init("anon-cow-rand", &topo);
 	parse(argc, argv, &o);
-	ig_topo_load(&topo);
 
 	if (o.backing == B_HUGETLB) {
 		long long hp = ig_meminfo_value("/proc/meminfo", "Hugepagesize");
@@ -193,11 +192,10 @@ int main(int argc, char **argv)
 	double ops_s = 0;
 	for (int i = 0; i < o.procs; i++) {
 		ops += res[i].ops;
-		if (res[i].elapsed > 0)
-			ops_s += (double)res[i].ops / res[i].elapsed;
+		ops_s += ig_rate((double)res[i].ops, res[i].elapsed);
 	}
 
-	ig_json_result_begin(&j, "anon-cow-rand", &topo);
+	ig_json_result_begin(&j, &topo);
 	ig_json_str(&j, "backing", backing_names[o.backing]);
 	if (o.backing != B_HUGETLB)
 		ig_json_str(&j, "thp_enabled", thp);
@@ -219,7 +217,7 @@ int main(int argc, char **argv)
 		ig_json_int(&j, "pid", r->pid);
 		ig_json_uint(&j, "ops", r->ops);
 		ig_json_double(&j, "elapsed_s", r->elapsed);
-		ig_json_double(&j, "ops_per_s", r->elapsed > 0 ? (double)r->ops / r->elapsed : 0);
+		ig_json_double(&j, "ops_per_s", ig_rate((double)r->ops, r->elapsed));
 		ig_json_int(&j, "minflt", r->minflt);
 		ig_json_int(&j, "majflt", r->majflt);
 		ig_json_int(&j, "start_node", r->start_node);

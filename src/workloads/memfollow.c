@@ -109,9 +109,7 @@ static void take_sample(struct sample *s, double t, char *mem, size_t len, const
 
 static double local_fraction(const struct sample *s)
 {
-	if (!s->pl.sampled || s->cpu_node < 0 || s->cpu_node >= VN_MAX_NODES)
-		return 0;
-	return (double)s->pl.per_node[s->cpu_node] / (double)s->pl.sampled;
+	return ig_placement_fraction(&s->pl, s->cpu_node);
 }
 
 int main(int argc, char **argv)
@@ -130,9 +128,8 @@ int main(int argc, char **argv)
 	int move_err = 0;
 	struct ig_json j;
 
-	ig_init("vnuma-wl-memfollow");
+	ig_workload_init("memfollow", &topo);
 	parse(argc, argv, &o);
-	ig_topo_load(&topo);
 
 	len = (o.size + PAGE - 1) & ~(PAGE - 1);
 	pages = len / PAGE;
@@ -239,7 +236,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	ig_json_result_begin(&j, "memfollow", &topo);
+	ig_json_result_begin(&j, &topo);
 	ig_json_uint(&j, "size_bytes", len);
 	ig_json_uint(&j, "page_size", PAGE);
 	ig_json_uint(&j, "pages", pages);
@@ -256,15 +253,12 @@ int main(int argc, char **argv)
 	ig_json_int(&j, "end_node", samples[nsamples - 1].cpu_node);
 	ig_json_uint(&j, "touches", touches);
 	ig_json_uint(&j, "passes", passes);
-	ig_json_double(&j, "touches_per_s", elapsed > 0 ? (double)touches / elapsed : 0);
+	ig_json_double(&j, "touches_per_s", ig_rate((double)touches, elapsed));
 	if (o.move_to_node >= 0) {
 		ig_json_obj_begin(&j, "move");
 		ig_json_int(&j, "to_node", o.move_to_node);
 		ig_json_double(&j, "at_s", o.move_at);
-		if (moved)
-			ig_json_double(&j, "done_at_s", moved_at);
-		else
-			ig_json_null(&j, "done_at_s");
+		ig_json_time(&j, "done_at_s", moved_at);
 		ig_json_bool(&j, "ok", moved && !move_err);
 		if (move_err)
 			ig_json_str(&j, "error", strerror(-move_err));
@@ -272,19 +266,10 @@ int main(int argc, char **argv)
 	} else {
 		ig_json_null(&j, "move");
 	}
-	if (change_t >= 0)
-		ig_json_double(&j, "node_change_s", change_t);
-	else
-		ig_json_null(&j, "node_change_s");
+	ig_json_time(&j, "node_change_s", change_t);
 	/* Seconds from the node change until >=50% / >=90% of the pages were local. */
-	if (follow50 >= 0)
-		ig_json_double(&j, "follow50_s", follow50);
-	else
-		ig_json_null(&j, "follow50_s");
-	if (follow90 >= 0)
-		ig_json_double(&j, "follow90_s", follow90);
-	else
-		ig_json_null(&j, "follow90_s");
+	ig_json_time(&j, "follow50_s", follow50);
+	ig_json_time(&j, "follow90_s", follow90);
 	ig_json_double(&j, "local_fraction_end", local_fraction(&samples[nsamples - 1]));
 	if (samples[nsamples - 1].pl.err)
 		ig_json_str(&j, "placement_error", strerror(-samples[nsamples - 1].pl.err));
