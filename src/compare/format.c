@@ -198,10 +198,7 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 /* 15 significant digits: every counter exactly, and none of binary floating point's noise. */
 static json_object *jnum(double v)
 {
-	char s[64];
-
-	snprintf(s, sizeof(s), "%.15g", v == 0 ? 0 : v);
-	return json_object_new_double_s(v, s);
+	return vn_json_new_double_sig(v == 0 ? 0 : v, 15);
 }
 
 static json_object *jstr(const char *s)
