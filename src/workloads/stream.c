@@ -34,7 +34,7 @@ struct proc_result {
 struct opts {
 	uint64_t size;
 	int procs, threads;
-	double duration;
+	double duration; /* -1: not given, --iterations counts instead */
 	uint64_t iterations;
 	uint64_t max_sample;
 	const char *pidfile;
@@ -237,7 +237,6 @@ static void parse(int argc, char **argv, struct opts *o)
 		 .help = "write the worker pids there once all have touched their memory"},
 		{0}};
 
-	/* duration -1: not given, --iterations counts instead. */
 	*o = (struct opts){.size = 64ULL << 20,
 			   .procs = 1,
 			   .threads = 1,
