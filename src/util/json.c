@@ -315,6 +315,11 @@ int vn_json_get_uint(const struct vn_json_reader *r, struct json_object *o, cons
 	return vn_json_uint(r, v, vn_json_path_key(p, path, key), min, max, what, out);
 }
 
+void vn_json_add_str(struct json_object *o, const char *key, const char *s)
+{
+	json_object_object_add(o, key, s ? json_object_new_string(s) : NULL);
+}
+
 struct json_object *vn_json_new_double_sig(double v, int digits)
 {
 	char text[64];
