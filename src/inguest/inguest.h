@@ -38,6 +38,15 @@
 /* Where the kernel describes the nodes. */
 #define IG_NODE_DIR "/sys/devices/system/node"
 
+/* The base page: what the workloads' mappings are rounded to and move_pages(2) is asked about. */
+#define IG_PAGE_SIZE 4096UL
+
+/* size rounded up to a whole number of pages of page bytes (a power of two). */
+static inline size_t ig_round_up(uint64_t size, size_t page)
+{
+	return (size_t)((size + page - 1) & ~(uint64_t)(page - 1));
+}
+
 /* Default cap on pages queried with move_pages(2) per placement sample. */
 #define IG_DEFAULT_MAX_SAMPLE 65536
 

@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 	struct ig_topo topo;
 	struct child_result *res;
 	struct ig_json j;
-	size_t len, page_size = 4096;
+	size_t len, page_size = IG_PAGE_SIZE;
 	uint64_t *area;
 	long long huge_kb = 0, huge_bytes = 0;
 	double fill_s, t0, elapsed;
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 			ig_die(IG_EXIT_ENV, 0,
 			       "hugetlb: the kernel has no huge page support (no Hugepagesize in /proc/meminfo)");
 		page_size = (size_t)hp * 1024;
-		len = (o.size + page_size - 1) / page_size * page_size;
+		len = ig_round_up(o.size, page_size); /* huge page sizes are powers of two */
 		need = len / page_size * (size_t)(o.procs + 1);
 		if (free_pages < 0 || (size_t)free_pages < need)
 			ig_die(IG_EXIT_ENV, 0,
@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 			ig_die(IG_EXIT_ENV, errno, "hugetlb: mmap of %zu bytes with MAP_HUGETLB failed", len);
 		huge_bytes = (long long)len;
 	} else {
-		len = (o.size + 4095) & ~(size_t)4095;
+		len = ig_round_up(o.size, page_size);
 		area = ig_map_anon(len, o.backing == B_THP);
 		if (!area)
 			ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes failed", len);

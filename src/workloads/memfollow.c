@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PAGE        4096UL
+#define PAGE        IG_PAGE_SIZE
 #define CHUNK_PAGES 256 /* pages touched between clock checks */
 
 struct sample {
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	ig_workload_init("memfollow", &topo);
 	parse(argc, argv, &o);
 
-	len = (o.size + PAGE - 1) & ~(PAGE - 1);
+	len = ig_round_up(o.size, PAGE);
 	pages = len / PAGE;
 	cap = (size_t)(o.duration / o.interval) + 4;
 	samples = calloc(cap, sizeof(*samples));

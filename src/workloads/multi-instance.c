@@ -101,7 +101,7 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 	int e;
 
 	r->pid = getpid();
-	in.len = (o->size + 4095) & ~(size_t)4095;
+	in.len = ig_round_up(o->size, IG_PAGE_SIZE);
 	in.heap = ig_map_anon(in.len, 0);
 	if (!in.heap || !ts) {
 		fprintf(stderr, "%s: instance %d: cannot map %zu bytes: %s\n", ig_prog, (int)getpid(), in.len,
@@ -130,7 +130,7 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 			r->node_samples[n] += ts[i].node_samples[n];
 	}
 	r->elapsed = ig_now() - in.t0;
-	ig_placement_query(in.heap, in.len, 4096, o->max_sample, &r->placement);
+	ig_placement_query(in.heap, in.len, IG_PAGE_SIZE, o->max_sample, &r->placement);
 	_exit(0);
 }
 
@@ -156,7 +156,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.instances = 1, .threads = 2, .txn_lines = 8, .size = 64ULL << 20, .duration = 10, .max_sample = 16384};
 	ig_opts_parse(argc, argv, opts, NULL);
-	ig_check_size("size", size_arg, o->size, 4096, (uint64_t)o->threads, "thread");
+	ig_check_size("size", size_arg, o->size, IG_PAGE_SIZE, (uint64_t)o->threads, "thread");
 }
 
 int main(int argc, char **argv)
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 	ig_json_result_begin(&j, &topo);
 	ig_json_int(&j, "instances", o.instances);
 	ig_json_int(&j, "threads", o.threads);
-	ig_json_uint(&j, "size_bytes", (o.size + 4095) & ~(uint64_t)4095);
+	ig_json_uint(&j, "size_bytes", ig_round_up(o.size, IG_PAGE_SIZE));
 	ig_json_int(&j, "txn_lines", o.txn_lines);
 	ig_json_double(&j, "duration_s", o.duration);
 	ig_json_double(&j, "elapsed_s", elapsed);

@@ -212,7 +212,7 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 	for (int i = 0; i < 3; i++) {
 		struct ig_placement p;
 
-		ig_placement_query(arrays[i], s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &p);
+		ig_placement_query(arrays[i], s.n * sizeof(double), IG_PAGE_SIZE, o->max_sample / 3 + 1, &p);
 		ig_placement_add(&r->placement, &p);
 	}
 	_exit(0);

@@ -476,7 +476,7 @@ static void test_node_64_counted(void **state)
 	ig_json_free(&j);
 }
 
-/* A worker's areas summed into one placement, the share on a node, and locality over workers. */
+/* A worker's areas summed into one placement, the share on a node, locality over workers; sizes, rates, times. */
 static void test_placement_sums(void **state)
 {
 	static struct ig_placement a, b;
@@ -506,6 +506,12 @@ static void test_placement_sums(void **state)
 	assert_int_equal(loc.local, 4);
 	assert_int_equal(loc.sampled, 24);
 	assert_true(ig_locality_fraction(&loc) == 4.0 / 24);
+
+	/* Sizes rounded up to whole pages, base or huge. */
+	assert_int_equal(ig_round_up(1, IG_PAGE_SIZE), 4096);
+	assert_int_equal(ig_round_up(8192, IG_PAGE_SIZE), 8192);
+	assert_int_equal(ig_round_up(0, IG_PAGE_SIZE), 0);
+	assert_int_equal(ig_round_up(3ULL << 20, 2UL << 20), 4UL << 20);
 
 	assert_true(ig_rate(10, 4) == 2.5);
 	assert_true(ig_rate(10, 0) == 0);
