@@ -12,7 +12,7 @@
  *     3 environment failure (hugetlb pages missing, cgroup not writable,
  *     out of memory...).
  *
- * One file per section: prog.c (name, errors), opt.c (option table and
+ * One file per section: prog.c (name, errors, the stop signals), opt.c (option table and
  * values), time.c (clocks, seeds), buf.c (growable buffers, whole files),
  * topo.c (cpulists, nodes), placement.c (move_pages), mem.c (mappings),
  * team.c (forked workers), json.c (the JSON writer), stats.c (statistics).
@@ -21,6 +21,7 @@
 #define VN_INGUEST_H
 
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,15 @@ void ig_init(const char *prog);
  * into t, read before the options so that their checks may use it.
  */
 void ig_workload_init(const char *name, struct ig_topo *t);
+
+/* The signal that asked the program to stop (SIGTERM or SIGINT), 0 until one came. */
+extern volatile sig_atomic_t ig_stop_requested;
+/*
+ * SIGTERM and SIGINT set ig_stop_requested, without SA_RESTART so that they
+ * cut a sleep or a read short: the program leaves its loop and still writes
+ * what it has.
+ */
+void ig_stop_on_signals(void);
 
 __attribute__((noreturn, format(printf, 3, 4))) void ig_die(int code, int errnum, const char *fmt, ...);
 /* Exit 3: "PROG: WHAT: Cannot allocate memory" */

@@ -41,13 +41,6 @@ struct opts {
 	const char *pidfile;
 };
 
-static volatile sig_atomic_t interrupted;
-
-static void on_term(int sig)
-{
-	interrupted = 1;
-}
-
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct ig_opt_choice patterns[] = {
@@ -157,9 +150,7 @@ int main(int argc, char **argv)
 		touch_t0);
 
 	/* SIGTERM/SIGINT end the run early; the result is still printed. */
-	struct sigaction sa = {.sa_handler = on_term};
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	ig_stop_on_signals();
 	seed = ig_seed(1);
 	t0 = ig_now();
 	take_sample(&samples[nsamples++], 0, mem, len, &o, 0);
@@ -195,7 +186,7 @@ int main(int argc, char **argv)
 					strerror(-r));
 			}
 		}
-		if (now >= next_sample || now >= o.duration || interrupted) {
+		if (now >= next_sample || now >= o.duration || ig_stop_requested) {
 			if (nsamples == cap) {
 				struct sample *ns = realloc(samples, 2 * cap * sizeof(*samples));
 				if (!ns)
@@ -209,7 +200,7 @@ int main(int argc, char **argv)
 				local_fraction(s));
 			while (next_sample <= now)
 				next_sample += o.interval;
-			if (now >= o.duration || interrupted)
+			if (now >= o.duration || ig_stop_requested)
 				break;
 		}
 	}
@@ -245,7 +236,7 @@ int main(int argc, char **argv)
 	ig_json_double(&j, "duration_s", o.duration);
 	ig_json_double(&j, "interval_s", o.interval);
 	ig_json_double(&j, "elapsed_s", elapsed);
-	ig_json_bool(&j, "interrupted", interrupted);
+	ig_json_bool(&j, "interrupted", ig_stop_requested);
 	ig_json_double(&j, "first_touch_s", touch_t0);
 	ig_json_int(&j, "start_cpu", start_cpu);
 	ig_json_int(&j, "start_node", start_node);
