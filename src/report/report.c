@@ -148,7 +148,7 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 			const char *sp = strrchr(*p, ' ');
 			json_object *j = json_object_new_object();
 			_cleanup_free_ char *vol = sp ? vn_xstrndup(*p, (size_t)(sp - *p)) : vn_xstrdup(*p);
-			add_str(j, "volume", vol);
+			vn_json_add_str(j, "volume", vol);
 			json_object_object_add(j, "uploaded",
 					       json_object_new_boolean(sp && strcmp(sp + 1, "uploaded") == 0));
 			json_object_array_add(ar, j);
