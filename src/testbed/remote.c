@@ -185,3 +185,46 @@ int vn_testbed_host_probe(const struct vn_testbed_ctx *ctx, unsigned vcpus, uint
 		*capacity = out ? (unsigned)strtoul(out, NULL, 10) : 1;
 	return rc;
 }
+
+int vn_testbed_qcow2_size(const char *path, uint64_t *size, struct vn_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char h[32];
+
+	/* QCOW2: magic "QFI\xfb", version, backing file offset and size, cluster bits, then the virtual size (BE). */
+	if (fd < 0 || pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h, "QFI\xfb", 4) != 0)
+		return vn_infra_error(err, -EINVAL, "%s is not a qcow2 image", path);
+	*size = 0;
+	for (int i = 24; i < 32; i++)
+		*size = *size << 8 | h[i];
+	return 0;
+}
+
+int vn_testbed_remote_disks(struct vn_boot_attempt *at, struct vn_error *err)
+{
+	const struct vn_topology *t = at->t;
+	int rc;
+
+	at->disk_prefix = vn_xasprintf("%s@", at->name);
+	for (unsigned i = 0; i < t->nnodes; i++)
+		for (unsigned k = 0; k < t->nodes[i].ndevices; k++) {
+			const struct vn_device *dev = &t->nodes[i].devices[k];
+			if (dev->kind != VN_DEVICE_DISK || (dev->root && at->root_image))
+				continue;
+			_cleanup_free_ char *name = vn_xasprintf("%sdisk-node%u-%u.img", at->disk_prefix, i, k);
+			_cleanup_free_ char *path = NULL;
+			if ((rc = vn_virt_volume_create(at->v, name, dev->size, "raw", NULL, &path, err)) < 0)
+				return rc;
+			if (!at->disk_dir) {
+				char *slash = strrchr(path, '/');
+				at->disk_dir = slash ? vn_xstrndup(path, (size_t)(slash - path)) : vn_xstrdup(".");
+			}
+		}
+	if (at->root_image) {
+		_cleanup_free_ char *name = vn_xasprintf("%sroot.qcow2", at->disk_prefix);
+		if ((rc = vn_virt_volume_create(at->v, name, at->root_image_size, "qcow2", at->root_image,
+						&at->root_disk, err)) < 0)
+			return rc;
+	}
+	return 0;
+}

@@ -36,8 +36,10 @@ struct vn_boot_attempt {
 	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
 	double until;                         /* give up waiting for the agent then */
+	uint64_t root_image_size;             /* another host's: the image's virtual size, for its overlay volume */
 	/* out */
 	char *dir, *sock, *log, *root_disk;
+	char *disk_dir, *disk_prefix; /* another host's: the pool dir and GUEST@ its disk volumes are named with */
 	struct vn_virt_domain *d;
 	struct vn_agent *a;
 	double t0;
@@ -67,3 +69,11 @@ int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx,
 			    char ***log, struct vn_error *err);
 /* An agent connection over the guest's channel stream, its errors naming the guest. */
 int vn_testbed_remote_agent(struct vn_virt_domain *d, const char *name, struct vn_agent **out, struct vn_error *err);
+/*
+ * A boot attempt's disks on another host, as volumes of its pool named
+ * GUEST@...: the topology's disks (raw, empty) and a disk image's overlay
+ * (qcow2 over the uploaded image). They go when the domain is destroyed.
+ */
+int vn_testbed_remote_disks(struct vn_boot_attempt *at, struct vn_error *err);
+/* The virtual size of a local qcow2 image, from its header. */
+int vn_testbed_qcow2_size(const char *path, uint64_t *size, struct vn_error *err);

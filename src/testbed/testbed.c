@@ -419,13 +419,14 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		return rc;
 	}
 	/* Another host has none of our files: what boots goes there first, once per content. */
-	_cleanup_free_ char *r_image = NULL, *r_initrd = NULL, *r_loader = NULL;
+	_cleanup_free_ char *r_image = NULL, *r_initrd = NULL, *r_loader = NULL, *r_root = NULL;
+	uint64_t root_size = 0;
 	bool remote = vn_virt_is_remote(v);
 	if (remote) {
-		if (t->ndevices_total || disk)
-			rc = vn_input_error(err,
-					    "%s: topology devices and disk images cannot boot on another host (%s) yet",
-					    topo_path, vn_virt_uri(v));
+		/* A disk image goes too; its overlay and the topology's disks are made there for each guest. */
+		if (disk && ((rc = vn_testbed_qcow2_size(im->path, &root_size, err)) < 0 ||
+			     (rc = vn_testbed_remote_stage(v, ctx, im->path, &r_root, &r->artifacts, err)) < 0))
+			;
 		else if ((rc = vn_testbed_remote_stage(v, ctx, initrd, &r_initrd, &r->artifacts, err)) == 0 &&
 			 (rc = vn_testbed_remote_stage(v, ctx, bc.pvh ? bc.pvh : k->image, &r_image, &r->artifacts,
 						       err)) == 0 &&
@@ -472,7 +473,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		.release = k->release,
 		.initrd = remote ? r_initrd : initrd,
 		.cmdline = cmdline ? cmdline : o->append,
-		.root_image = disk ? im->path : NULL,
+		.root_image = disk ? (remote ? r_root : im->path) : NULL,
+		.root_image_size = root_size,
 		.image = remote   ? r_image
 			 : bc.pvh ? bc.pvh
 				  : k->image,
@@ -484,7 +486,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		at.until = vn_now_s() + (deadline - vn_now_s()) / 2;
 	rc = vn_testbed_boot_attempt(&at, err);
 	/* Anything but Ctrl-C or bad input: the bzImage decides whether PVH or the kernel is at fault. */
-	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && bc.pvh && !bc.proven) {
+	/* ... and a host that went away took both with it. */
+	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && bc.pvh && !bc.proven && vn_virt_alive(v)) {
 		_cleanup_free_ char *why = strdup(err->msg);
 		vn_testbed_progress(o, "booting", "%s; its logs are in %s/failed; booting the bzImage instead", why,
 				    ctx->state_dir);

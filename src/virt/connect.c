@@ -309,6 +309,11 @@ void vn_virt_close(struct vn_virt *v)
 	free(v);
 }
 
+bool vn_virt_alive(struct vn_virt *v)
+{
+	return virConnectIsAlive(v->conn) == 1;
+}
+
 bool vn_virt_is_remote(const struct vn_virt *v)
 {
 	return v->remote;

@@ -489,6 +489,32 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 	return vn_infra_error(err, -EEXIST, "cannot keep %s: too many failures of '%s' this second", src, name);
 }
 
+/*
+ * On another host, a guest's disks are volumes named GUEST@... (testbed's
+ * remote.c): found from the domain's own XML, so a guest looked up by a
+ * later process loses them too, and only those of this guest's name.
+ */
+static void drop_guest_volumes(struct vn_virt_domain *d)
+{
+	_cleanup_free_ char *xml = virDomainGetXMLDesc(d->dom, VIR_DOMAIN_XML_INACTIVE);
+	_cleanup_free_ char *prefix = vn_xasprintf("%s@", d->name);
+	char *paths[VN_DOMAIN_DISKS_MAX];
+	struct vn_error e = {0};
+	int n = xml ? vn_domain_disk_files(xml, paths, VN_DOMAIN_DISKS_MAX, &e) : 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(paths[i], '/');
+		virStorageVolPtr vol = NULL;
+		if (base && strncmp(base + 1, prefix, strlen(prefix)) == 0 &&
+		    (vol = virStorageVolLookupByPath(d->v->conn, paths[i]))) {
+			virStorageVolDelete(vol, 0);
+			virStorageVolFree(vol);
+		}
+		free(paths[i]);
+	}
+	vn_error_clear(&e);
+}
+
 /* Stop and undefine; then keep the guest dir as a failure (kept non-NULL) or remove it. */
 static int destroy(struct vn_virt_domain *d, char **kept, struct vn_error *err)
 {
@@ -507,6 +533,8 @@ static int destroy(struct vn_virt_domain *d, char **kept, struct vn_error *err)
 	/* Copy libvirt's log before undefine, while the name still means this domain. */
 	if (kept && (rc = vn_virt_guest_dir_keep(d->v, d->name, kept, err)) < 0)
 		return rc;
+	if (d->v->remote)
+		drop_guest_volumes(d);
 	if (virDomainIsPersistent(d->dom) == 1 && virDomainUndefine(d->dom) < 0)
 		return vn_virt_error(err, "cannot undefine guest '%s'", d->name);
 	return kept ? 0 : vn_virt_guest_dir_remove(d->guest_dir, err);

@@ -146,6 +146,8 @@ int vn_virt_domain_open_channel(struct vn_virt_domain *d, const char *name, int 
  */
 #define VN_CONSOLE_LOG_MAX (UINT64_C(64) << 20)
 int vn_virt_domain_log_console(struct vn_virt_domain *d, const char *path, struct vn_error *err);
+/* Whether the connection still works (a remote host's daemon answers its keepalives; always for local ones). */
+bool vn_virt_alive(struct vn_virt *v);
 /* Whether the connection reaches another host (a URI with a host or a transport): files are not shared. */
 bool vn_virt_is_remote(const struct vn_virt *v);
 
