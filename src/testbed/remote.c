@@ -228,3 +228,45 @@ int vn_testbed_remote_disks(struct vn_boot_attempt *at, struct vn_error *err)
 	}
 	return 0;
 }
+
+/* The accelerator probe: one node, one vCPU, the stock kernel alone (it only has to print). */
+static const char accel_probe_topology[] = "<topology name='vnuma-accel-probe'>"
+					   "<cpu sockets='1' cores='1' threads='1'/>"
+					   "<node id='0' cpus='0' memory='128M'/>"
+					   "<distances><row node='0'>10</row></distances>"
+					   "</topology>";
+
+int vn_testbed_accel_probe(struct vn_virt *v, const struct vn_testbed_ctx *ctx, enum vn_accel *accel, char *reason,
+			   size_t len, struct vn_error *err)
+{
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_kernel_ struct vn_kernel *k = NULL;
+	_cleanup_free_ char *kcache = vn_xasprintf("%s/cache/kernels", ctx->state_dir), *image = NULL;
+	_cleanup_strv_ char **staged = NULL;
+	struct vn_kernel_resolve_opts ko = {.cache_dir = kcache};
+	struct vn_virt_domain *d = NULL;
+	char name[64];
+	int rc;
+
+	if ((rc = vn_topology_parse(accel_probe_topology, sizeof(accel_probe_topology) - 1, "accel probe", &t, err)) <
+		    0 ||
+	    (rc = vn_kernel_resolve_with("stock", NULL, &ko, &k, err)) < 0)
+		return rc;
+	if (vn_virt_is_remote(v) && (rc = vn_testbed_remote_stage(v, ctx, k->image, &image, &staged, err)) < 0)
+		return rc;
+	snprintf(name, sizeof(name), "vnuma-accel-probe-%d", (int)getpid());
+	/* AUTO: the same proof every boot gets (virt.h), its verdict cached for this host. */
+	struct vn_domain_opts o = {
+		.name = name,
+		.accel = VN_ACCEL_AUTO,
+		.kernel = image ? image : k->image,
+		.meta = {.topology_name = t->name, .kernel_id = "accelerator probe"},
+	};
+	if ((rc = vn_virt_domain_create(v, t, &o, &d, err)) < 0)
+		return rc;
+	*accel = vn_virt_domain_accel(d);
+	snprintf(reason, len, "%s", vn_virt_domain_accel_reason(d));
+	rc = vn_virt_domain_destroy(d, err);
+	vn_virt_domain_free(d);
+	return rc;
+}

@@ -127,6 +127,15 @@ int vn_testbed_host_probe(const struct vn_testbed_ctx *ctx, unsigned vcpus, uint
 			  struct vn_error *err);
 
 /*
+ * The accelerator v's host really gives guests, proven by a probe boot (one
+ * node, the stock kernel, uploaded there first when the host is another) as
+ * every boot proves it (virt.h: KVM only once the kernel printed within 5 s,
+ * else TCG), with why; the verdict is cached for that host.
+ */
+int vn_testbed_accel_probe(struct vn_virt *v, const struct vn_testbed_ctx *ctx, enum vn_accel *accel, char *reason,
+			   size_t len, struct vn_error *err);
+
+/*
  * A guest that died under a command (vn_agent_watch_fired()): destroyed like
  * a failed boot, its logs kept as STATE_DIR/failed/NAME-UTC, and that path
  * added to the detail of why, the error that reported the death.
