@@ -555,18 +555,41 @@ static bool elem_u64(xmlNode *n, uint64_t *out)
 	return ok;
 }
 
-int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err)
+/* A live domain's XML, parsed: NULL (and err filled) when it is not XML. */
+static xmlDoc *domain_doc(const char *xml, struct vn_error *err)
 {
 	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
 				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+
+	if (!doc)
+		vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
+	return doc;
+}
+
+/* The first <devices> child named name from c on (c NULL: none), for walking a domain's devices of one kind. */
+static xmlNode *next_device(xmlNode *c, const char *name)
+{
+	for (; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static xmlNode *first_device(xmlDoc *doc, const char *name)
+{
+	xmlNode *devices = child_elem(xmlDocGetRootElement(doc), "devices");
+
+	return next_device(devices ? devices->children : NULL, name);
+}
+
+int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err)
+{
+	xmlDoc *doc = domain_doc(xml, err);
 	size_t n = 0;
 
 	if (!doc)
-		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
-	xmlNode *devices = child_elem(xmlDocGetRootElement(doc), "devices");
-	for (xmlNode *c = devices ? devices->children : NULL; c && n < max; c = c->next) {
-		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "memory") != 0)
-			continue;
+		return -EINVAL;
+	for (xmlNode *c = first_device(doc, "memory"); c && n < max; c = next_device(c->next, "memory")) {
 		xmlChar *model = xmlGetProp(c, (const xmlChar *)"model");
 		bool dimm = model && strcmp((const char *)model, "dimm") == 0;
 		xmlFree(model);
@@ -603,13 +626,12 @@ int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t ma
 
 int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_error *err)
 {
-	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
-				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlDoc *doc = domain_doc(xml, err);
 	uint64_t n = 0;
 
 	memset(enabled, 0, sizeof(*enabled));
 	if (!doc)
-		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
+		return -EINVAL;
 	xmlNode *root = xmlDocGetRootElement(doc);
 	xmlNode *vcpus = child_elem(root, "vcpus");
 	if (!vcpus) {
@@ -636,16 +658,12 @@ int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_
 
 int vn_domain_disk_files(const char *xml, char **out, size_t max, struct vn_error *err)
 {
-	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
-				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlDoc *doc = domain_doc(xml, err);
 	size_t n = 0;
 
 	if (!doc)
-		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
-	xmlNode *devices = child_elem(xmlDocGetRootElement(doc), "devices");
-	for (xmlNode *c = devices ? devices->children : NULL; c && n < max; c = c->next) {
-		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "disk") != 0)
-			continue;
+		return -EINVAL;
+	for (xmlNode *c = first_device(doc, "disk"); c && n < max; c = next_device(c->next, "disk")) {
 		xmlNode *src = child_elem(c, "source");
 		xmlChar *file = src ? xmlGetProp(src, (const xmlChar *)"file") : NULL;
 		if (file)
