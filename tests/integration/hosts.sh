@@ -67,6 +67,15 @@ check "an unmarked volume is uploaded again" test "$(up "$w/initramfs-test.cpio.
 check "... and is whole now" cmp -s "$w/initramfs-test.cpio.gz" "$vol"
 check "... with its marker" test -e "$vol.done"
 
+# Two uploads of one file at once (two vnuma processes, one state dir) take turns: one sends, one reuses.
+head -c 4000000 /dev/urandom >"$w/pair.qcow2"
+pvol=$pool/$(sha256sum "$w/pair.qcow2" | cut -d' ' -f1).qcow2
+up "$w/pair.qcow2" >"$w/pair1" &
+up "$w/pair.qcow2" >"$w/pair2"
+wait $!
+check "two uploads at once: one uploaded, one reused" test "$(cat "$w/pair1" "$w/pair2" | cut -d' ' -f1 | sort | tr '\n' ' ')" = "reused uploaded "
+check "... and the volume is whole" cmp -s "$w/pair.qcow2" "$pvol"
+
 # Ctrl-C during an upload: the stream aborted, the volume deleted. The daemon is stopped while
 # the signal lands, so the uploader gets it before its stream, whatever the machine's speed.
 head -c 8000000 /dev/urandom >"$w/big.img"
