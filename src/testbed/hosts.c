@@ -67,13 +67,15 @@ json_object *vn_host_check_json(const struct vn_host_check *h)
 	json_object_object_add(o, "capacity", json_object_new_int64(h->capacity));
 	json_object_object_add(o, "capacity_auto", json_object_new_boolean(h->capacity_auto));
 	json_object_object_add(o, "kvm_offered", json_object_new_boolean(h->kvm_offered));
-	json_object_object_add(o, "accel", json_object_new_string(h->accel));
+	json_object_object_add(o, "accel", str_or_null(h->accel[0] ? h->accel : NULL));
 	json_object_object_add(p, "state", json_object_new_string(vn_host_pool_name(h->pool)));
 	json_object_object_add(p, "path", str_or_null(h->pool_path));
 	json_object_object_add(p, "capacity_bytes", json_object_new_int64((int64_t)h->pool_capacity));
 	json_object_object_add(p, "available_bytes", json_object_new_int64((int64_t)h->pool_available));
 	json_object_object_add(o, "pool", p);
-	json_object_object_add(o, "seconds", json_object_new_double(h->seconds));
+	char secs[32];
+	snprintf(secs, sizeof(secs), "%.3f", h->seconds);
+	json_object_object_add(o, "seconds", json_object_new_double_s(h->seconds, secs));
 	return o;
 }
 
