@@ -67,6 +67,17 @@ check "an unmarked volume is uploaded again" test "$(up "$w/initramfs-test.cpio.
 check "... and is whole now" cmp -s "$w/initramfs-test.cpio.gz" "$vol"
 check "... with its marker" test -e "$vol.done"
 
+# A remote guest's disk: a qcow2 overlay volume over an uploaded image, replaced when left over, deleted.
+qemu-img create -q -f qcow2 "$w/tiny.qcow2" 16M
+ivol=$pool/$(sha256sum "$w/tiny.qcow2" | cut -d' ' -f1).qcow2
+ov() { "$upload" "$uri" "$VNUMA_STATE_DIR" "$pool" "$w/tiny.qcow2" "$@" 2>&1 | tail -n 1; }
+check "an overlay volume over the uploaded image" test "$(ov g1-root.qcow2)" = "overlay $pool/g1-root.qcow2"
+check "... backed by it" sh -c "qemu-img info -U '$pool/g1-root.qcow2' | grep -qx 'backing file: $ivol'"
+check "... 64M as asked" sh -c "qemu-img info -U '$pool/g1-root.qcow2' | grep -q '^virtual size: 64 MiB'"
+check "a leftover of that name is replaced" test "$(ov g1-root.qcow2)" = "overlay $pool/g1-root.qcow2"
+check "deleting it (twice: gone is fine)" test "$(ov g1-root.qcow2 delete)" = "deleted"
+check "... leaves no file" test ! -e "$pool/g1-root.qcow2"
+
 # Two uploads of one file at once (two vnuma processes, one state dir) take turns: one sends, one reuses.
 head -c 4000000 /dev/urandom >"$w/pair.qcow2"
 pvol=$pool/$(sha256sum "$w/pair.qcow2" | cut -d' ' -f1).qcow2
