@@ -266,6 +266,14 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		return vn_virt_error(err, "cannot open %s", u);
 	}
 
+	/*
+	 * A remote host that dies or drops off the network would otherwise hang
+	 * every call (an upload's stream, a domain operation) until TCP gives up,
+	 * minutes later. Drivers without keepalive (embed, test) refuse this; fine.
+	 */
+	if (!root && virConnectSetKeepAlive(conn, VN_VIRT_KEEPALIVE_S, VN_VIRT_KEEPALIVE_COUNT) < 0)
+		virResetLastError();
+
 	struct vn_virt *v = vn_xcalloc(1, sizeof(*v));
 	v->conn = conn;
 	v->uri = steal_pointer(&u);

@@ -24,6 +24,9 @@ struct vn_virt_domain;
  * INFRA error naming the state dir.
  */
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err);
+/* A remote connection whose host has not answered keepalives for INTERVAL * (COUNT + 1) s is closed. */
+#define VN_VIRT_KEEPALIVE_S     5
+#define VN_VIRT_KEEPALIVE_COUNT 3
 void vn_virt_close(struct vn_virt *v);
 /* Whether vn_virt_open(uri, ...) would use the embedded driver (and so hold the state dir until exit). */
 bool vn_virt_uri_is_embedded(const char *uri);
