@@ -105,4 +105,6 @@ check "... and leaves no volume behind" sh -c "! ls '$pool' | grep -q '\.img'"
 pid=$IT_LIBVIRTD_PID
 it_libvirtd_stop
 check "the daemon is gone" sh -c "! kill -0 $pid 2>/dev/null"
+check "no QEMU of the embedded driver's capability probe is left" no_qemu_left
+check "no libvirtd dir is left" test ! -e "${IT_LIBVIRTD_POOL%/pool}"
 finish
