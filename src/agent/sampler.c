@@ -22,13 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-	stop_requested = sig;
-}
-
 /* ---- topology, read once ---- */
 
 static struct ig_topo topo;
@@ -471,10 +464,7 @@ int main(int argc, char **argv)
 		match_prefixes[nmatch++] = "vnuma-wl-";
 
 	/* No SA_RESTART: the signal must cut the sleep between samples short. */
-	struct sigaction sa = {.sa_handler = on_stop};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	ig_stop_on_signals();
 	signal(SIGPIPE, SIG_IGN);
 
 	struct ig_json out;
@@ -483,7 +473,7 @@ int main(int argc, char **argv)
 	topology_read();
 
 	double t0 = ig_now();
-	for (unsigned long seq = 0; !stop_requested; seq++) {
+	for (unsigned long seq = 0; !ig_stop_requested; seq++) {
 		emit_sample(&out, &scratch, seq, t0);
 		/* One write() per line, so a reader never sees half a sample unless we die mid-write. */
 		int r = ig_json_print(&out);
@@ -508,7 +498,7 @@ int main(int argc, char **argv)
 		struct timespec ts = {.tv_sec = (time_t)at, .tv_nsec = (long)((at - (double)(time_t)at) * 1e9)};
 		if (ts.tv_nsec >= 1000000000L)
 			ts.tv_nsec = 999999999L;
-		while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		while (!ig_stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 	}
 	ig_json_free(&out);

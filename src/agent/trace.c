@@ -33,13 +33,6 @@
 #define FORMAT_MAX     (64u << 10)
 #define EVENTS_MAX     32
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-	stop_requested = sig;
-}
-
 static const char *events[EVENTS_MAX];
 static size_t nevents;
 static const char *tracefs;
@@ -276,10 +269,7 @@ int main(int argc, char **argv)
 		"{\"missing\":...} and exit 2.\n");
 	if (!nevents)
 		ig_bad_option("event", "", "at least one event");
-	struct sigaction sa = {.sa_handler = on_stop};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	ig_stop_on_signals();
 	signal(SIGPIPE, SIG_IGN);
 	ig_json_init(&j);
 	if (dir)
@@ -345,7 +335,7 @@ int main(int argc, char **argv)
 	emit_json(&j);
 
 	/* Not poll(): trace_pipe's poll may wait for the buffer_percent watermark; a short sleep between drains does not. */
-	while (!stop_requested)
+	while (!ig_stop_requested)
 		if (!drain(fd, &pending, &out))
 			ig_sleep(0.2);
 

@@ -38,7 +38,14 @@ int vn_cli_next(struct vn_cli_args *a, struct vn_error *err)
 			return c;
 		case 'C':
 			if (a->cmd->common & VN_CLI_CONNECT) {
-				a->uri = optarg;
+				if (!a->uri)
+					a->uri = optarg;
+				if (a->nuris == VN_ARRAY_SIZE(a->uris)) {
+					a->exit = vn_cli_bad_arg(a, "connect",
+								 "is one too many (16 at most; use --hosts)", err);
+					return -1;
+				}
+				a->uris[a->nuris++] = optarg;
 				continue;
 			}
 			return c;

@@ -139,8 +139,10 @@ struct vn_cli_args {
 	int argc;
 	char **argv;
 	struct vn_cli_getopt g;
-	const char *state_dir, *uri; /* --state-dir, --connect; NULL when not given */
-	int exit;                    /* when parsing ends the command: its exit code, or a negative errno */
+	const char *state_dir, *uri; /* --state-dir, --connect (the first); NULL when not given */
+	const char *uris[16];        /* every --connect (a matrix spreads over them), in order */
+	unsigned nuris;
+	int exit; /* when parsing ends the command: its exit code, or a negative errno */
 };
 void vn_cli_args_init(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv);
 /*

@@ -130,6 +130,6 @@ const struct vn_cmd vn_cmd_cp = {
 		       "A missing source exits 2; a full guest file system exits 3 and says so.\n"
 		       "Progress on a terminal, then a summary line with the throughput.",
 	.opts = cp_opts,
-	.common = VN_CLI_STATE_DIR,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_FILE,
 };

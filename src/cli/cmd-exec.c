@@ -234,7 +234,7 @@ const struct vn_cmd vn_cmd_exec = {
 		       "input alone; -t gives it a terminal (and the keyboard, when stdin is one). A\n"
 		       "program the guest does not have is bad input (exit 2).",
 	.opts = exec_opts,
-	.common = VN_CLI_STATE_DIR,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_GUEST,
 	.stop_at_operand = true,
 };
@@ -264,7 +264,7 @@ const struct vn_cmd vn_cmd_collect = {
 		       "numactl -H, dmesg, the kernel command line and version, and snapshot.json\n"
 		       "holding all of it parsed.",
 	.opts = collect_opts,
-	.common = VN_CLI_STATE_DIR,
+	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_GUEST,
 	.stop_at_operand = true,
 };

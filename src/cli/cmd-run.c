@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "util/alloc.h"
+#include "virt/hosts.h"
 #include "compare/compare.h"
 #include "scenario/runner.h"
 #include "util/parse.h"
@@ -108,6 +110,9 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	const char *kernels[MAX_KERNELS];
 	unsigned nkernels = 0;
 	long repeats = 0;
+	const char *hosts_file = NULL;
+	_cleanup_(vn_hosts_clear) struct vn_hosts hosts = {0};
+	_cleanup_free_ struct vn_matrix_host *mhosts = NULL;
 	_cleanup_strv_ char **with = NULL;
 	size_t nwith = 0;
 	struct vn_cli_args a;
@@ -126,6 +131,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 			break;
 		case 'K': ro.keep = true; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
+		case 'H': hosts_file = optarg; break;
 		case 'r':
 			if (vn_int_parse(optarg, 1, 1000, &repeats, NULL) < 0)
 				return vn_cli_bad_arg(&a, "repeats", "is not a number from 1 to 1000", err);
@@ -151,7 +157,20 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	ro.boot_progress_data = &prog;
 	ro.with = (const char *const *)with;
 	struct vn_matrix_opts mo = {.run = ro, .kernels = kernels, .nkernels = nkernels, .repeats = (unsigned)repeats};
-	if (vn_scenario_is_matrix(s, &mo)) {
+	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
+	if (hosts_file && (rc = vn_hosts_load(hosts_file, &hosts, err)) < 0)
+		return rc;
+	for (unsigned i = 0; (hosts_file || a.nuris > 1) && i < a.nuris; i++)
+		if ((rc = vn_hosts_add(&hosts, a.uris[i], err)) < 0)
+			return vn_error_prefix(err, "--connect");
+	if (hosts.n) {
+		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));
+		for (size_t i = 0; i < hosts.n; i++)
+			mhosts[i] = (struct vn_matrix_host){hosts.v[i].uri, hosts.v[i].pool_dir, hosts.v[i].capacity};
+		mo.hosts = mhosts;
+		mo.nhosts = (unsigned)hosts.n;
+	}
+	if (vn_scenario_is_matrix(s, &mo) || mo.nhosts) {
 		if (ro.keep)
 			return vn_input_error(err, "--keep keeps one guest: not with variants, kernels or repeats");
 		rc = run_matrix(&ctx, s, &mo, &prog, err);
@@ -194,6 +213,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
+	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
+	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
+	 "a capacity and pool=DIR per line; docs/hosts.md), gathered into one\n"
+	 "result group; --connect URI more than once does the same"},
 	VN_CLI_OPT_END,
 };
 

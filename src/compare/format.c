@@ -198,27 +198,19 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 /* 15 significant digits: every counter exactly, and none of binary floating point's noise. */
 static json_object *jnum(double v)
 {
-	char s[64];
-
-	snprintf(s, sizeof(s), "%.15g", v == 0 ? 0 : v);
-	return json_object_new_double_s(v, s);
-}
-
-static json_object *jstr(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
+	return vn_json_new_double_sig(v == 0 ? 0 : v, 15);
 }
 
 static json_object *json_variant(const struct vn_compare_variant *v)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "name", jstr(v->name));
-	json_object_object_add(o, "source", jstr(v->source));
-	json_object_object_add(o, "kernel", jstr(v->kernel));
-	json_object_object_add(o, "release", jstr(v->release));
-	json_object_object_add(o, "cmdline", jstr(v->cmdline));
-	json_object_object_add(o, "sysctls", jstr(v->sysctls));
+	vn_json_add_str(o, "name", v->name);
+	vn_json_add_str(o, "source", v->source);
+	vn_json_add_str(o, "kernel", v->kernel);
+	vn_json_add_str(o, "release", v->release);
+	vn_json_add_str(o, "cmdline", v->cmdline);
+	vn_json_add_str(o, "sysctls", v->sysctls);
 	json_object_object_add(o, "runs", json_object_new_int64(v->runs));
 	json_object_object_add(o, "complete", json_object_new_int64(v->complete));
 	return o;
@@ -228,7 +220,7 @@ static json_object *json_cell(const char *name, const struct vn_compare_cell *ce
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "name", jstr(name));
+	vn_json_add_str(o, "name", name);
 	json_object_object_add(o, "n", json_object_new_int64(cell->n));
 	json_object_object_add(o, "mean", cell->n ? jnum(cell->mean) : NULL);
 	json_object_object_add(o, "stddev", cell->n >= 2 ? jnum(cell->stddev) : NULL);
@@ -243,20 +235,20 @@ char *vn_compare_format_json(const struct vn_compare *c)
 {
 	json_object *o = json_object_new_object(), *vars = json_object_new_array(), *rows = json_object_new_array();
 
-	json_object_object_add(o, "scenario", jstr(c->scenario));
-	json_object_object_add(o, "topology", jstr(c->topology));
-	json_object_object_add(o, "accelerator", jstr(c->accelerator));
+	vn_json_add_str(o, "scenario", c->scenario);
+	vn_json_add_str(o, "topology", c->topology);
+	vn_json_add_str(o, "accelerator", c->accelerator);
 	json_object_object_add(o, "repeats", json_object_new_int64(c->repeats));
 	json_object_object_add(o, "complete", json_object_new_boolean(!c->incomplete));
 	json_object_object_add(o, "alpha", jnum(VN_COMPARE_ALPHA));
-	json_object_object_add(o, "base", jstr(c->variants[0].name));
+	vn_json_add_str(o, "base", c->variants[0].name);
 	for (size_t v = 0; v < c->nvariants; v++)
 		json_object_array_add(vars, json_variant(&c->variants[v]));
 	json_object_object_add(o, "variants", vars);
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct vn_compare_row *row = &c->rows[i];
 		json_object *r = json_object_new_object(), *cells = json_object_new_array();
-		json_object_object_add(r, "metric", jstr(row->metric));
+		vn_json_add_str(r, "metric", row->metric);
 		json_object_object_add(r, "change", json_object_new_string(row->absolute ? "abs" : "pct"));
 		json_object_object_add(r, "significant", json_object_new_boolean(row->significant));
 		json_object_object_add(r, "changed", json_object_new_boolean(row->changed));

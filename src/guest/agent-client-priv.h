@@ -47,6 +47,12 @@ struct vn_agent {
 	int64_t probe_first, probe_last; /* ids of the unanswered probes; probe_first < 0: none */
 	int64_t probe_since, probe_next; /* first unanswered probe sent at; next one due at */
 	int probe_every_ms, probe_timeout_ms;
+	/* The caller's check of the other end (vn_agent_set_watch), due again at watch_next. */
+	vn_agent_watch_fn watch;
+	void *watch_data;
+	void (*watch_free)(void *);
+	int64_t watch_next;
+	bool watch_fired;
 };
 
 /* What one wait for input is bounded by. */

@@ -80,6 +80,35 @@ void vn_agent_set_liveness(struct vn_agent *a, int every_ms, int timeout_ms)
 	a->probe_timeout_ms = timeout_ms;
 }
 
+void vn_agent_set_watch(struct vn_agent *a, vn_agent_watch_fn fn, void *data, void (*free_fn)(void *))
+{
+	if (a->watch_free)
+		a->watch_free(a->watch_data);
+	a->watch = fn;
+	a->watch_data = data;
+	a->watch_free = free_fn;
+	a->watch_next = 0;
+}
+
+bool vn_agent_watch_fired(const struct vn_agent *a)
+{
+	return a->watch_fired;
+}
+
+/* The caller's watch when it is due (or now): its error ends the wait. */
+static int watch(struct vn_agent *a, bool now, struct vn_error *err)
+{
+	int64_t t = vn_now_ms();
+	int rc;
+
+	if (!a->watch || (!now && !a->watch_fired && t < a->watch_next))
+		return 0;
+	a->watch_next = t + VN_AGENT_WATCH_MS;
+	if ((rc = a->watch(a->watch_data, err)) < 0)
+		a->watch_fired = true;
+	return rc;
+}
+
 int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err)
 {
 	struct vn_agent *a;
@@ -164,6 +193,8 @@ void vn_agent_close(struct vn_agent *a)
 		return;
 	if (a->fd >= 0)
 		close(a->fd);
+	if (a->watch_free)
+		a->watch_free(a->watch_data);
 	vn_agent_msg_clear(&a->last);
 	vn_free_all(a->execs, a->buf, a->guest, a);
 }
@@ -242,6 +273,10 @@ static int send_bytes(struct vn_agent *a, const char *s, size_t len, int64_t dea
 			return vn_infra_error(err, -EINTR, "%s: interrupted while sending to the agent", a->guest);
 		if (vn_agent_expired(deadline))
 			return vn_infra_error(err, -ETIMEDOUT, "%s: timed out waiting to send to the agent", a->guest);
+		/* A guest that stopped reading because it is gone: say so rather than wait out the deadline. */
+		int wrc = watch(a, false, err);
+		if (wrc < 0)
+			return wrc;
 		if (poll(&p, 1, poll_timeout(deadline, SLICE_MS)) < 0 && errno != EINTR)
 			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
 	}
@@ -351,9 +386,14 @@ static int fill(struct vn_agent *a, size_t max, struct vn_error *err)
 		a->len += (size_t)n;
 		return 0;
 	}
-	if (n == 0)
-		return vn_infra_error(err, -ECONNRESET, "%s: the agent connection was closed (did the guest stop?)",
-				      a->guest);
+	if (n == 0) {
+		/* A QEMU that went away closes the channel: the watch may know why. */
+		int rc = watch(a, true, err);
+
+		return rc < 0 ? rc
+			      : vn_infra_error(err, -ECONNRESET,
+					       "%s: the agent connection was closed (did the guest stop?)", a->guest);
+	}
 	if (errno == EAGAIN)
 		return 0;
 	return vn_infra_error(err, -errno, "%s: reading from the agent: %s", a->guest, strerror(errno));
@@ -379,6 +419,9 @@ int vn_agent_next_msg(struct vn_agent *a, const struct wait *w, struct vn_agent_
 			return -EINTR;
 		if (vn_agent_expired(w->deadline))
 			return -ETIMEDOUT;
+		/* Checked like the deadline, every turn (it rate-limits itself): a flood cannot hide a death. */
+		if ((rc = watch(a, false, err)) < 0)
+			return rc;
 		rc = next_line(a, max, &line, &n, err);
 		if (rc < 0)
 			return rc;

@@ -56,6 +56,20 @@ void vn_agent_set_guest(struct vn_agent *a, const char *name);
  */
 void vn_agent_set_liveness(struct vn_agent *a, int every_ms, int timeout_ms);
 const char *vn_agent_guest(const struct vn_agent *a); /* "guest NAME" */
+
+/*
+ * What the connection cannot see by itself: whether the guest behind it
+ * still runs (a guest that powered off or panicked may leave its channel
+ * open and silent). fn is called at least every VN_AGENT_WATCH_MS during
+ * every wait on the connection, and at once when it closes; a negative
+ * return, with err filled, ends the wait with that error, and fn should keep
+ * saying so when called again. free_fn(data) runs at close (free_fn may be NULL).
+ */
+#define VN_AGENT_WATCH_MS 1000
+typedef int (*vn_agent_watch_fn)(void *data, struct vn_error *err);
+void vn_agent_set_watch(struct vn_agent *a, vn_agent_watch_fn fn, void *data, void (*free_fn)(void *));
+/* Whether the watch has ended a wait: the guest is gone. */
+bool vn_agent_watch_fired(const struct vn_agent *a);
 void vn_agent_close(struct vn_agent *a);
 static inline void vn_agent_closep(struct vn_agent **a)
 {

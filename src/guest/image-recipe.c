@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/cleanup.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/parse.h"
@@ -23,14 +24,9 @@ void vn_image_recipe_free(struct vn_image_recipe *r)
 {
 	if (!r)
 		return;
-	free(r->path);
-	free(r->name);
-	free(r->description);
+	vn_free_all(r->path, r->name, r->description, r->suite, r->mirror, r->sha256);
 	vn_strv_free(r->with);
-	free(r->suite);
-	free(r->mirror);
 	vn_strv_free(r->packages);
-	free(r->sha256);
 	free(r);
 }
 

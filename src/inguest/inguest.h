@@ -12,7 +12,7 @@
  *     3 environment failure (hugetlb pages missing, cgroup not writable,
  *     out of memory...).
  *
- * One file per section: prog.c (name, errors), opt.c (option table and
+ * One file per section: prog.c (name, errors, the stop signals), opt.c (option table and
  * values), time.c (clocks, seeds), buf.c (growable buffers, whole files),
  * topo.c (cpulists, nodes), placement.c (move_pages), mem.c (mappings),
  * team.c (forked workers), json.c (the JSON writer), stats.c (statistics).
@@ -21,6 +21,7 @@
 #define VN_INGUEST_H
 
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,15 @@
 /* Where the kernel describes the nodes. */
 #define IG_NODE_DIR "/sys/devices/system/node"
 
+/* The base page: what the workloads' mappings are rounded to and move_pages(2) is asked about. */
+#define IG_PAGE_SIZE 4096UL
+
+/* size rounded up to a whole number of pages of page bytes (a power of two). */
+static inline size_t ig_round_up(uint64_t size, size_t page)
+{
+	return (size_t)((size + page - 1) & ~(uint64_t)(page - 1));
+}
+
 /* Default cap on pages queried with move_pages(2) per placement sample. */
 #define IG_DEFAULT_MAX_SAMPLE 65536
 
@@ -46,10 +56,29 @@
 #define IG_STR(x)  IG_STR_(x)
 
 /* ---- the program (prog.c) ---- */
+struct ig_topo;
+
 /* The program name used in messages; set by ig_init(). */
 extern const char *ig_prog;
+/* A workload's NAME; set by ig_workload_init(). */
+extern const char *ig_workload;
 
 void ig_init(const char *prog);
+/*
+ * What every workload's main() starts with: ig_init("vnuma-wl-NAME"), NAME
+ * kept as the result's "workload" (ig_json_result_begin), and the topology
+ * into t, read before the options so that their checks may use it.
+ */
+void ig_workload_init(const char *name, struct ig_topo *t);
+
+/* The signal that asked the program to stop (SIGTERM or SIGINT), 0 until one came. */
+extern volatile sig_atomic_t ig_stop_requested;
+/*
+ * SIGTERM and SIGINT set ig_stop_requested, without SA_RESTART so that they
+ * cut a sleep or a read short: the program leaves its loop and still writes
+ * what it has.
+ */
+void ig_stop_on_signals(void);
 
 __attribute__((noreturn, format(printf, 3, 4))) void ig_die(int code, int errnum, const char *fmt, ...);
 /* Exit 3: "PROG: WHAT: Cannot allocate memory" */
@@ -125,6 +154,8 @@ static inline uint64_t ig_rand_next(uint64_t *s)
 	return x * 0x2545F4914F6CDD1DULL;
 }
 uint64_t ig_seed(uint64_t salt);
+/* count / seconds, or 0 when no time passed (a worker that never ran). */
+double ig_rate(double count, double seconds);
 
 /* ---- buffers and files (buf.c) ---- */
 /* A growable, always NUL-terminated byte buffer; {0} is an empty one. Out of memory exits 3. */
@@ -199,6 +230,20 @@ void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sam
 void ig_placement_count(struct ig_placement *p, const int *status, size_t n);
 /* The node holding the most sampled pages, or -1. */
 int ig_placement_main_node(const struct ig_placement *p);
+/* The share of the sampled pages on node; 0 when none was sampled or node is none (-1). */
+double ig_placement_fraction(const struct ig_placement *p, int node);
+/* Adds src's counts into dst (a worker's areas as one); dst keeps its own error, else takes src's. */
+void ig_placement_add(struct ig_placement *dst, const struct ig_placement *src);
+/*
+ * Locality over several workers: all their sampled pages, and those on the
+ * node each worker ran on (ig_locality_add with that node, or -1 for none).
+ */
+struct ig_locality {
+	uint64_t local, sampled;
+};
+void ig_locality_add(struct ig_locality *l, const struct ig_placement *p, int node);
+/* local / sampled, 0 when nothing was sampled. */
+double ig_locality_fraction(const struct ig_locality *l);
 struct ig_json;
 struct ig_topo;
 /* pages_sampled, pages_per_node, pages_not_present, pages_other and (on failure) placement_error. */
@@ -292,8 +337,13 @@ struct ig_json_mark ig_json_mark(const struct ig_json *j);
 void ig_json_rewind(struct ig_json *j, struct ig_json_mark m);
 /* {"0":n,"1":m,...} over online nodes (plus any node with a count); counts[VN_MAX_NODES]. */
 void ig_json_node_counts(struct ig_json *j, const char *key, const struct ig_topo *t, const uint64_t *counts);
-/* Starts a workload's result object with its header: "workload", "version", "pid", "nodes", "cpus", "numa". */
-void ig_json_result_begin(struct ig_json *j, const char *workload, const struct ig_topo *t);
+/* v, or null when v < 0: the seconds until something that may never have come. */
+void ig_json_time(struct ig_json *j, const char *key, double v);
+/*
+ * Starts a workload's result object with its header: "workload" (the name
+ * given to ig_workload_init), "version", "pid", "nodes", "cpus", "numa".
+ */
+void ig_json_result_begin(struct ig_json *j, const struct ig_topo *t);
 /* Writes the text plus '\n' on stdout in one write(2) (after flushing stdio); 0 or -errno. */
 int ig_json_print(struct ig_json *j);
 /*

@@ -237,7 +237,15 @@ void ig_json_node_counts(struct ig_json *j, const char *k, const struct ig_topo 
 	ig_json_obj_end(j);
 }
 
-void ig_json_result_begin(struct ig_json *j, const char *workload, const struct ig_topo *t)
+void ig_json_time(struct ig_json *j, const char *key, double v)
+{
+	if (v >= 0)
+		ig_json_double(j, key, v);
+	else
+		ig_json_null(j, key);
+}
+
+void ig_json_result_begin(struct ig_json *j, const struct ig_topo *t)
 {
 	int nodes = 0;
 
@@ -245,7 +253,7 @@ void ig_json_result_begin(struct ig_json *j, const char *workload, const struct 
 	ig_json_obj_begin(j, NULL);
 	for (int n = 0; n < t->nr_nodes; n++)
 		nodes += t->online[n];
-	ig_json_str(j, "workload", workload);
+	ig_json_str(j, "workload", ig_workload);
 	ig_json_int(j, "version", 1);
 	ig_json_int(j, "pid", getpid());
 	ig_json_int(j, "nodes", nodes);

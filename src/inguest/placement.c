@@ -69,6 +69,36 @@ int ig_placement_main_node(const struct ig_placement *p)
 	return best;
 }
 
+double ig_placement_fraction(const struct ig_placement *p, int node)
+{
+	if (!p->sampled || node < 0 || node >= VN_MAX_NODES)
+		return 0;
+	return (double)p->per_node[node] / (double)p->sampled;
+}
+
+void ig_placement_add(struct ig_placement *dst, const struct ig_placement *src)
+{
+	dst->sampled += src->sampled;
+	dst->not_present += src->not_present;
+	dst->other += src->other;
+	for (int n = 0; n < VN_MAX_NODES; n++)
+		dst->per_node[n] += src->per_node[n];
+	if (!dst->err)
+		dst->err = src->err;
+}
+
+void ig_locality_add(struct ig_locality *l, const struct ig_placement *p, int node)
+{
+	if (node >= 0 && node < VN_MAX_NODES)
+		l->local += p->per_node[node];
+	l->sampled += p->sampled;
+}
+
+double ig_locality_fraction(const struct ig_locality *l)
+{
+	return l->sampled ? (double)l->local / (double)l->sampled : 0;
+}
+
 void ig_json_placement(struct ig_json *j, const struct ig_topo *t, const struct ig_placement *p)
 {
 	ig_json_uint(j, "pages_sampled", p->sampled);

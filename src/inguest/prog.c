@@ -3,18 +3,46 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *ig_prog = "vnuma-guest";
+const char *ig_workload = "";
 
 void ig_init(const char *prog)
 {
 	ig_prog = prog;
 	/* The result line must not be interleaved with a child's stdio buffer. */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+}
+
+void ig_workload_init(const char *name, struct ig_topo *t)
+{
+	static char prog[64];
+
+	snprintf(prog, sizeof(prog), "vnuma-wl-%s", name);
+	ig_workload = name;
+	ig_init(prog);
+	ig_topo_load(t);
+}
+
+volatile sig_atomic_t ig_stop_requested;
+
+static void on_stop(int sig)
+{
+	ig_stop_requested = sig;
+}
+
+void ig_stop_on_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_stop};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 }
 
 void ig_die(int code, int errnum, const char *fmt, ...)

@@ -50,3 +50,8 @@ uint64_t ig_seed(uint64_t salt)
 	    (salt * 0x9E3779B97F4A7C15ULL);
 	return s ? s : 0x1234567;
 }
+
+double ig_rate(double count, double seconds)
+{
+	return seconds > 0 ? count / seconds : 0;
+}

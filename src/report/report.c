@@ -11,6 +11,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/json.h"
 
 static char *dup_or_null(const char *s)
 {
@@ -65,6 +66,7 @@ void vn_report_clear(struct vn_report *r)
 		free(r->metrics[i].name);
 	free(r->metrics);
 	vn_strv_free(r->sysctls);
+	vn_strv_free(r->artifacts);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -77,40 +79,35 @@ void vn_report_metric(struct vn_report *r, const char *name, double value)
 	r->metrics[r->nmetrics++] = (struct vn_metric){vn_xstrdup(name), value};
 }
 
-static void add_str(json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
-}
-
 static int write_json(const struct vn_report *r, const char *dir, struct vn_error *err)
 {
 	json_object *o = json_object_new_object(), *k = json_object_new_object(), *a = json_object_new_array();
 	char path[4096];
 	int rc = 0;
 
-	add_str(o, "scenario", r->scenario);
-	add_str(o, "description", r->description);
-	add_str(o, "variant", r->variant ? r->variant : "default");
+	vn_json_add_str(o, "scenario", r->scenario);
+	vn_json_add_str(o, "description", r->description);
+	vn_json_add_str(o, "variant", r->variant ? r->variant : "default");
 	json_object_object_add(o, "repeat", json_object_new_int64(r->repeat ? r->repeat : 1));
-	add_str(o, "host", r->host);
-	add_str(o, "started_utc", r->started_utc);
+	vn_json_add_str(o, "host", r->host);
+	vn_json_add_str(o, "started_utc", r->started_utc);
 	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
 	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
 	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
-	add_str(o, "error", r->error);
+	vn_json_add_str(o, "error", r->error);
 	/* What samples.jsonl held when this was written: an incomplete run keeps what it sampled. */
 	json_object_object_add(o, "samples", json_object_new_int64(r->samples));
 	json_object_object_add(o, "passed", json_object_new_boolean(r->complete && !vn_report_failures(r)));
-	add_str(o, "accelerator", r->accel);
-	add_str(o, "accelerator_reason", r->accel_reason);
-	add_str(o, "guest", r->guest);
+	vn_json_add_str(o, "accelerator", r->accel);
+	vn_json_add_str(o, "accelerator_reason", r->accel_reason);
+	vn_json_add_str(o, "guest", r->guest);
 	const char *const kernel[][2] = {{"release", r->kernel_release},
 					 {"version", r->kernel_version},
 					 {"cmdline", r->kernel_cmdline},
 					 {"recipe", r->kernel_recipe},
 					 {"config_sha256", r->kernel_config_sha256}};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(kernel); i++)
-		add_str(k, kernel[i][0], kernel[i][1]);
+		vn_json_add_str(k, kernel[i][0], kernel[i][1]);
 	json_object *patches = json_object_new_array();
 	if (r->kernel_patches) {
 		_cleanup_free_ char *copy = strdup(r->kernel_patches);
@@ -120,9 +117,9 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	}
 	json_object_object_add(k, "patches", patches);
 	json_object_object_add(o, "kernel", k);
-	add_str(o, "topology", r->topology);
-	add_str(o, "fidelity", r->fidelity);
-	add_str(o, "sampling_cost", r->sampling_cost);
+	vn_json_add_str(o, "topology", r->topology);
+	vn_json_add_str(o, "fidelity", r->fidelity);
+	vn_json_add_str(o, "sampling_cost", r->sampling_cost);
 	json_object_object_add(o, "note",
 			       json_object_new_string("Under TCG, throughput is not real-hardware performance: "
 						      "assertions judge the kernel's decisions (placement, migration, "
@@ -130,11 +127,11 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		const struct vn_verdict *v = &r->verdicts[i];
 		json_object *j = json_object_new_object();
-		add_str(j, "name", v->name);
+		vn_json_add_str(j, "name", v->name);
 		json_object_object_add(j, "verdict", json_object_new_string(v->pass ? "pass" : "fail"));
-		add_str(j, "observed", v->observed);
-		add_str(j, "expected", v->expected);
-		add_str(j, "detail", v->detail);
+		vn_json_add_str(j, "observed", v->observed);
+		vn_json_add_str(j, "expected", v->expected);
+		vn_json_add_str(j, "detail", v->detail);
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "assertions", a);
@@ -145,6 +142,19 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 		json_object_object_add(sc, key, json_object_new_string(eq ? eq + 1 : ""));
 	}
 	json_object_object_add(o, "sysctls", sc);
+	if (r->artifacts) {
+		json_object *ar = json_object_new_array();
+		for (char **p = r->artifacts; *p; p++) {
+			const char *sp = strrchr(*p, ' ');
+			json_object *j = json_object_new_object();
+			_cleanup_free_ char *vol = sp ? vn_xstrndup(*p, (size_t)(sp - *p)) : vn_xstrdup(*p);
+			vn_json_add_str(j, "volume", vol);
+			json_object_object_add(j, "uploaded",
+					       json_object_new_boolean(sp && strcmp(sp + 1, "uploaded") == 0));
+			json_object_array_add(ar, j);
+		}
+		json_object_object_add(o, "artifacts", ar);
+	}
 	/* Only a finished run has metrics: an incomplete one must not be compared as if it were whole. */
 	json_object *m = json_object_new_object();
 	for (unsigned i = 0; r->complete && i < r->nmetrics; i++)

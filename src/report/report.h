@@ -24,10 +24,11 @@ struct vn_metric {
 
 struct vn_report {
 	char *scenario, *description;
-	char *variant;   /* "default" when the scenario has none */
-	unsigned repeat; /* from 1 */
-	char *host;      /* the libvirt URI the run used */
-	char **sysctls;  /* "key=value", NULL-terminated, or NULL */
+	char *variant;    /* "default" when the scenario has none */
+	unsigned repeat;  /* from 1 */
+	char *host;       /* the libvirt URI the run used */
+	char **artifacts; /* on another host: "VOLUME uploaded|reused" per file that went there; NULL-terminated */
+	char **sysctls;   /* "key=value", NULL-terminated, or NULL */
 	unsigned nmetrics;
 	struct vn_metric *metrics;
 	char *started_utc;

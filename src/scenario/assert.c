@@ -44,8 +44,7 @@ static char *compact(const struct vn_fallback *f)
 		if (!f->present[n])
 			continue;
 		vn_strbuf_printf(&b, "%s%u:", b.len ? " | " : "", n);
-		for (unsigned i = 0; i < f->len[n]; i++)
-			vn_strbuf_printf(&b, " %u", f->order[n][i]);
+		vn_fallback_put_list(&b, f, n);
 	}
 	return vn_strbuf_steal(&b);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "scenario/matrix-priv.h"
 #include "report/html.h"
 #include "scenario/runner.h"
 #include "util/alloc.h"
@@ -20,24 +21,6 @@
 #include "util/interrupt.h"
 #include "util/name.h"
 
-struct cell {
-	char *variant;
-	unsigned repeat;
-	char *dir; /* relative to the group */
-	int exit;  /* -1: not ended yet */
-};
-
-struct group {
-	const char *dir;
-	struct vn_scenario *s; /* the scenario as loaded: its variants */
-	const struct vn_matrix_opts *o;
-	unsigned repeats, ncells;
-	struct cell *cells;
-	char *topology, *accel, *host, *started;
-	bool complete;
-	struct vn_report verdicts; /* the group's own assertions (change against the base) */
-};
-
 static const char *kernel_of(const struct group *g, const struct vn_scn_variant *v)
 {
 	if (v->kernel)
@@ -45,7 +28,7 @@ static const char *kernel_of(const struct group *g, const struct vn_scn_variant 
 	return g->s->kernel ? g->s->kernel : "stock";
 }
 
-static int group_write(const struct group *g, struct vn_error *err)
+int vn_matrix_group_write(const struct group *g, struct vn_error *err)
 {
 	json_object *o = json_object_new_object(), *vars = json_object_new_array(), *runs = json_object_new_array();
 
@@ -79,9 +62,15 @@ static int group_write(const struct group *g, struct vn_error *err)
 		json_object_object_add(j, "repeat", json_object_new_int64(c->repeat));
 		json_object_object_add(j, "dir", json_object_new_string(c->dir));
 		json_object_object_add(j, "exit", c->exit >= 0 ? json_object_new_int(c->exit) : NULL);
+		if (c->host)
+			json_object_object_add(j, "host", json_object_new_string(c->host));
+		if (c->attempts)
+			json_object_object_add(j, "failed_attempts", json_object_get(c->attempts));
 		json_object_array_add(runs, j);
 	}
 	json_object_object_add(o, "runs", runs);
+	if (g->hosts)
+		json_object_object_add(o, "hosts", json_object_get(g->hosts));
 	json_object_object_add(o, "complete", json_object_new_boolean(g->complete));
 	json_object *as = json_object_new_array();
 	for (unsigned i = 0; i < g->verdicts.nverdicts; i++) {
@@ -118,11 +107,77 @@ static int cell_scenario(const struct group *g, const struct vn_scn_variant *v, 
 static void cells_free(struct group *g)
 {
 	for (unsigned i = 0; i < g->ncells; i++) {
-		free(g->cells[i].variant);
-		free(g->cells[i].dir);
+		vn_free_all(g->cells[i].variant, g->cells[i].dir, g->cells[i].host);
+		json_object_put(g->cells[i].attempts);
 	}
+	json_object_put(g->hosts);
 	vn_free_all(g->cells, g->topology, g->accel, g->host, g->started);
 	vn_report_clear(&g->verdicts);
+}
+
+void vn_cell_end_clear(struct vn_cell_end *e)
+{
+	vn_free_all(e->error, e->topology, e->host, e->started, e->accel);
+	memset(e, 0, sizeof(*e));
+}
+
+void vn_matrix_cell_run(const struct group *g, unsigned k, const struct vn_testbed_ctx *ctx, struct vn_cell_end *end)
+{
+	const struct cell *c = &g->cells[k];
+	const struct vn_scn_variant *v = NULL;
+	for (unsigned i = 0; i < g->s->nvariants; i++)
+		if (strcmp(g->s->variants[i].name, c->variant) == 0)
+			v = &g->s->variants[i];
+	_cleanup_scenario_ struct vn_scenario *cs = NULL;
+	_cleanup_free_ char *rdir = vn_xasprintf("%s/%s", g->dir, c->dir), *out = NULL;
+	struct vn_run_opts ro = g->o->run;
+	struct vn_report rep = {0};
+	struct vn_error e = {0};
+	ro.outdir = rdir;
+	ro.variant = c->variant;
+	ro.repeat = c->repeat;
+	ro.keep = false;
+	int r = cell_scenario(g, v, &cs, &e);
+	if (r == 0 && (r = vn_mkdir_p(rdir, 0755, &e)) == 0)
+		r = vn_scenario_run(ctx, cs, &ro, &rep, &out, &e);
+	end->exit = r < 0 ? (e.kind == VN_ERR_INPUT ? 2 : 3) : vn_report_failures(&rep) ? 1 : 0;
+	end->error = r < 0 ? vn_xstrdup(e.msg) : NULL;
+	end->topology = vn_xstrdup_or_null(rep.topology);
+	end->host = vn_xstrdup_or_null(rep.host);
+	end->started = vn_xstrdup_or_null(rep.started_utc);
+	end->accel = vn_xstrdup_or_null(rep.accel);
+	vn_report_clear(&rep);
+	vn_error_clear(&e);
+}
+
+int vn_matrix_cell_ended(struct group *g, unsigned k, const struct vn_cell_end *end, struct vn_matrix_result *res,
+			 struct vn_error *err)
+{
+	struct cell *c = &g->cells[k];
+
+	c->exit = end->exit;
+	if (!g->topology && end->topology) {
+		g->topology = vn_xstrdup(end->topology);
+		g->host = vn_xstrdup_or_null(end->host);
+		g->started = vn_xstrdup_or_null(end->started);
+	}
+	/* Runs on other accelerators are not comparable: the group says so, and compare refuses them unless forced. */
+	if (end->accel && !g->accel)
+		g->accel = vn_xstrdup(end->accel);
+	else if (end->accel && strcmp(g->accel, end->accel) != 0 && strncmp(g->accel, "mixed", 5) != 0) {
+		char *m = vn_xasprintf("mixed: %s and %s", g->accel, end->accel);
+		free(g->accel);
+		g->accel = m;
+	}
+	res->runs++;
+	res->failed += c->exit == 1;
+	res->broken += c->exit > 1;
+	if (c->exit > 1 && !res->first_error[0])
+		snprintf(res->first_error, sizeof(res->first_error), "%s: %.3900s", c->dir,
+			 end->error ? end->error : "");
+	if (g->o->run_done)
+		g->o->run_done(g->o->run_start_data, k, g->ncells, c->dir, c->exit, NULL, end->error);
+	return vn_matrix_group_write(g, err);
 }
 
 /* One change assertion for one variant, from the comparison. */
@@ -229,56 +284,29 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	g.cells = vn_xcalloc(g.ncells, sizeof(*g.cells));
 	for (unsigned r = 0, k = 0; r < g.repeats; r++)
 		for (unsigned i = 0; i < s->nvariants; i++, k++)
-			g.cells[k] = (struct cell){vn_xstrdup(s->variants[i].name), r + 1,
-						   vn_xasprintf("%s/%u", s->variants[i].name, r + 1), -1};
-	if ((rc = group_write(&g, err)) < 0)
+			g.cells[k] = (struct cell){.variant = vn_xstrdup(s->variants[i].name),
+						   .repeat = r + 1,
+						   .dir = vn_xasprintf("%s/%u", s->variants[i].name, r + 1),
+						   .exit = -1};
+	if ((rc = vn_matrix_group_write(&g, err)) < 0)
 		goto out;
-
-	double t0 = vn_now_s();
-	for (unsigned k = 0; k < g.ncells && !vn_was_interrupted(); k++) {
-		struct cell *c = &g.cells[k];
-		const struct vn_scn_variant *v = NULL;
-		for (unsigned i = 0; i < s->nvariants; i++)
-			if (strcmp(s->variants[i].name, c->variant) == 0)
-				v = &s->variants[i];
-		if (o->run_start)
-			o->run_start(o->run_start_data, k, g.ncells, c->variant, c->repeat, vn_now_s() - t0);
-		_cleanup_scenario_ struct vn_scenario *cs = NULL;
-		_cleanup_free_ char *rdir = vn_xasprintf("%s/%s", dir, c->dir), *out = NULL;
-		struct vn_run_opts ro = o->run;
-		struct vn_report rep;
-		struct vn_error e = {0};
-		ro.outdir = rdir;
-		ro.variant = c->variant;
-		ro.repeat = c->repeat;
-		ro.keep = false;
-		int r = cell_scenario(&g, v, &cs, &e);
-		if (r == 0 && (r = vn_mkdir_p(rdir, 0755, &e)) == 0)
-			r = vn_scenario_run(ctx, cs, &ro, &rep, &out, &e);
-		else
-			memset(&rep, 0, sizeof(rep));
-		c->exit = r < 0 ? (e.kind == VN_ERR_INPUT ? 2 : 3) : vn_report_failures(&rep) ? 1 : 0;
-		if (!g.topology && rep.topology) {
-			g.topology = vn_xstrdup(rep.topology);
-			g.host = rep.host ? vn_xstrdup(rep.host) : NULL;
-			g.started = rep.started_utc ? vn_xstrdup(rep.started_utc) : NULL;
+	g.t0 = vn_now_s();
+	if (o->nhosts)
+		rc = vn_matrix_spread(&g, ctx, res, err);
+	else
+		for (unsigned k = 0; k < g.ncells && !vn_was_interrupted() && rc == 0; k++) {
+			struct vn_cell_end end = {0};
+			if (o->run_start)
+				o->run_start(o->run_start_data, k, g.ncells, g.cells[k].variant, g.cells[k].repeat,
+					     vn_now_s() - g.t0);
+			vn_matrix_cell_run(&g, k, ctx, &end);
+			rc = vn_matrix_cell_ended(&g, k, &end, res, err);
+			vn_cell_end_clear(&end);
 		}
-		if (!g.accel && rep.accel)
-			g.accel = vn_xstrdup(rep.accel);
-		res->runs++;
-		res->failed += c->exit == 1;
-		res->broken += c->exit > 1;
-		if (c->exit > 1 && !res->first_error[0])
-			snprintf(res->first_error, sizeof(res->first_error), "%s: %.3900s", c->dir, e.msg);
-		if (o->run_done)
-			o->run_done(o->run_start_data, k, g.ncells, c->dir, c->exit, &rep, r < 0 ? e.msg : NULL);
-		vn_report_clear(&rep);
-		vn_error_clear(&e);
-		if ((rc = group_write(&g, err)) < 0)
-			goto out;
-	}
+	if (rc < 0)
+		goto out;
 	g.complete = !vn_was_interrupted();
-	if ((rc = group_write(&g, err)) < 0)
+	if ((rc = vn_matrix_group_write(&g, err)) < 0)
 		goto out;
 	/* The comparison and the page are for people: a failure to make them is said, not fatal to the group. */
 	struct vn_error ce = {0};
@@ -289,7 +317,7 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	vn_error_clear(&ce);
 	if (cmp && g.complete) {
 		vn_scenario_judge_changes(s, cmp, &g.verdicts);
-		if ((rc = group_write(&g, err)) < 0)
+		if ((rc = vn_matrix_group_write(&g, err)) < 0)
 			goto out;
 		res->verdicts = g.verdicts;
 		memset(&g.verdicts, 0, sizeof(g.verdicts));

@@ -119,6 +119,10 @@ void vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_repo
 		if (!v->observed || end == v->observed || *end || strlen(v->name) > METRIC_NAME_MAX)
 			continue;
 		_cleanup_free_ char *name = vn_xasprintf("assert.%s", v->name);
+		/* An assertion's name is prose ("counter numa_pages_migrated > 0"); a metric's is one printable word. */
+		for (char *p = name; *p; p++)
+			if (*p <= ' ' || *p > '~')
+				*p = '_';
 		vn_report_metric(rep, name, x);
 	}
 }

@@ -19,6 +19,7 @@
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/interrupt.h"
+#include "util/json.h"
 
 /* One message of the guest's: a format file escaped as JSON is the longest. */
 #define TRACE_MSG_MAX (8 * VN_TRACE_FORMAT_MAX)
@@ -172,10 +173,7 @@ static void on_format(struct run *r, json_object *o)
 /* Microseconds, as the trace clock prints them, not a double's noise. */
 static json_object *seconds(double s)
 {
-	char text[40];
-
-	snprintf(text, sizeof(text), "%.6f", s);
-	return json_object_new_double_s(s, text);
+	return vn_json_new_double_fixed(s, 6);
 }
 
 static void write_header(struct run *r)

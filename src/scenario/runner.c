@@ -369,7 +369,9 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	rep->variant = vn_xstrdup(o->variant ? o->variant : "default");
 	rep->repeat = o->repeat ? o->repeat : 1;
 	const char *uri = ctx->uri ? ctx->uri : getenv("VNUMA_URI");
-	rep->host = uri && *uri ? vn_xstrdup(uri) : vn_xasprintf("qemu:///embed?root=%s/libvirt", ctx->state_dir);
+	rep->host = uri && *uri && strcmp(uri, "qemu:///embed") != 0
+			    ? vn_xstrdup(uri)
+			    : vn_xasprintf("qemu:///embed?root=%s/libvirt", ctx->state_dir);
 	rep->sysctls = vn_xcalloc(s->nsysctls + 1, sizeof(char *));
 	for (unsigned i = 0; i < s->nsysctls; i++)
 		rep->sysctls[i] = vn_xasprintf("%s=%s", s->sysctls[i].key, s->sysctls[i].value);
@@ -406,6 +408,8 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->kernel_patches = up->kernel_patches ? strdup(up->kernel_patches) : NULL;
 	rep->fidelity = strdup(up->fidelity_report);
 	rep->boot_s = up->boot_s;
+	if (up->artifacts)
+		rep->artifacts = vn_strv_copy(up->artifacts);
 }
 
 /* The sampler runs from before the first step until one sample after the last; then each step's data. */
@@ -505,6 +509,8 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		free(r->ex[i].error);
 	}
 	vn_run_trace_free(r);
+	/* A guest that died under the run failed like a boot does: its logs are kept under STATE/failed. */
+	bool died = r->a && vn_agent_watch_fired(r->a);
 	if (r->a)
 		vn_agent_close(r->a);
 	if (up->name) {
@@ -521,7 +527,10 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 			sig_atomic_t sig = vn_interrupted;
 			unsigned n;
 			vn_interrupted = 0;
-			vn_testbed_down(ctx, up->name, &n, &ce);
+			if (died)
+				vn_testbed_down_failed(ctx, up->name, err, &ce);
+			else
+				vn_testbed_down(ctx, up->name, &n, &ce);
 			vn_interrupted = sig;
 			vn_error_clear(&ce);
 		}

@@ -43,8 +43,17 @@ char *vn_run_default_dir(const char *scenario);
 struct vn_compare;
 
 /* A matrix run (matrix.c): every variant of the scenario, each repeated, into one result group. */
+/* A host a matrix spreads over: a libvirt URI, at most capacity runs at once (0: what fits). */
+struct vn_matrix_host {
+	const char *uri;
+	const char *pool_dir; /* its storage pool's dir when vnuma must create one (NULL: the default) */
+	unsigned capacity;
+};
+
 struct vn_matrix_opts {
-	struct vn_run_opts run;     /* outdir: the group's directory; kernel, keep: not used */
+	struct vn_run_opts run;             /* outdir: the group's directory; kernel, keep: not used */
+	const struct vn_matrix_host *hosts; /* NULL: every run here, one after the other */
+	unsigned nhosts;
 	const char *const *kernels; /* --kernel A --kernel B: one variant per kernel, in place of the scenario's */
 	unsigned nkernels;
 	unsigned repeats; /* 0: the scenario's */

@@ -16,9 +16,7 @@ static struct json_object *num(double d)
 	char buf[40];
 
 	snprintf(buf, sizeof(buf), "%.15g", d);
-	if (strtod(buf, NULL) != d)
-		snprintf(buf, sizeof(buf), "%.17g", d);
-	return json_object_new_double_s(d, buf);
+	return vn_json_new_double_sig(d, strtod(buf, NULL) == d ? 15 : 17);
 }
 
 static void put(struct json_object *o, const char *key, struct json_object *v)

@@ -33,19 +33,14 @@ void vn_scenario_free(struct vn_scenario *s)
 	}
 	free(s->sysctls);
 	vn_scenario_set_variants(s, NULL, 0);
-	free(s->thp);
-	free(s->hugetlb);
+	vn_free_all(s->thp, s->hugetlb, s->image);
 	vn_strv_free(s->cgroups);
 	vn_strv_free(s->with);
 	vn_strv_free(s->tracepoints);
-	free(s->image);
 	for (unsigned i = 0; i < s->nsteps; i++) {
 		struct vn_scn_step *st = &s->steps[i];
-		free(st->name);
-		free(st->workload);
+		vn_free_all(st->name, st->workload, st->cgroup, st->actions);
 		vn_strv_free(st->argv);
-		free(st->cgroup);
-		free(st->actions);
 	}
 	free(s->steps);
 	for (unsigned i = 0; i < s->nasserts; i++) {

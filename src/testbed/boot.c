@@ -177,10 +177,10 @@ void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at)
 {
 	vn_agent_close(at->a);
 	vn_virt_domain_free(at->d);
-	vn_free_all(at->dir, at->sock, at->log, at->root_disk);
+	vn_free_all(at->dir, at->sock, at->log, at->root_disk, at->disk_dir, at->disk_prefix);
 	at->a = NULL;
 	at->d = NULL;
-	at->dir = at->sock = at->log = at->root_disk = NULL;
+	at->dir = at->sock = at->log = at->root_disk = at->disk_dir = at->disk_prefix = NULL;
 }
 
 /* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
@@ -192,13 +192,18 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 
 	if ((rc = vn_virt_guest_dir(at->v, at->name, &at->dir, err)) < 0)
 		return rc;
+	/* Another host's disks are volumes there, which go with the domain. */
+	if (vn_virt_is_remote(at->v) && (rc = vn_testbed_remote_disks(at, err)) < 0) {
+		vn_rm_rf(at->dir);
+		return rc;
+	}
 	/* Nothing of this guest exists yet but its dir: take it back whole. */
-	if ((rc = create_disk_images(t, at->dir, err)) < 0) {
+	if (!vn_virt_is_remote(at->v) && (rc = create_disk_images(t, at->dir, err)) < 0) {
 		vn_rm_rf(at->dir);
 		return rc;
 	}
 	/* The cached image is only ever a backing file: the guest writes its own overlay, which goes with its dir. */
-	if (at->root_image) {
+	if (at->root_image && !vn_virt_is_remote(at->v)) {
 		at->root_disk = vn_xasprintf("%s/root.qcow2", at->dir);
 		if ((rc = vn_disk_overlay(at->root_image, at->root_disk, err)) < 0) {
 			vn_rm_rf(at->dir);
@@ -216,6 +221,8 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 		.initrd = at->initrd,
 		.cmdline = at->cmdline, /* the builder adds what the topology needs */
 		.root_disk = at->root_disk,
+		.disk_dir = at->disk_dir,
+		.disk_prefix = at->disk_prefix,
 		.console_log = at->log,
 		.agent_socket = at->sock,
 		.meta = {.topology_name = t->name,
@@ -236,7 +243,10 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 	bool kernel_seen = false;
 
 	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
-	rc = vn_agent_connect(at->sock, (int)((at->until - vn_now_s()) * 1000), &at->a, err);
+	if (vn_virt_is_remote(at->v))
+		rc = vn_testbed_remote_agent(at->d, at->name, &at->a, err);
+	else
+		rc = vn_agent_connect(at->sock, (int)((at->until - vn_now_s()) * 1000), &at->a, err);
 	if (rc < 0) {
 		char why[VN_ERROR_MSG_MAX];
 		snprintf(why, sizeof(why), "%s", err->msg);

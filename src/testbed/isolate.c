@@ -127,3 +127,28 @@ int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned
 	*count = text ? (unsigned)strtoul(text, NULL, 10) : 0;
 	return rc;
 }
+
+static int down_keep_child(void *arg, char **out, struct vn_error *err)
+{
+	struct down_call *c = arg;
+
+	return vn_testbed_down_keep_here(c->ctx, c->name, out, err);
+}
+
+int vn_testbed_down_failed(const struct vn_testbed_ctx *ctx, const char *name, struct vn_error *why,
+			   struct vn_error *err)
+{
+	struct down_call c = {ctx, name};
+	_cleanup_free_ char *kept = NULL;
+	int rc;
+
+	if (!vn_virt_uri_is_embedded(ctx->uri))
+		rc = vn_testbed_down_keep_here(ctx, name, &kept, err);
+	else
+		rc = vn_isolate(down_keep_child, &c, &kept, err);
+	if (kept && *kept) {
+		_cleanup_free_ char *detail = vn_xasprintf("%slogs kept in %s\n", why->detail ? why->detail : "", kept);
+		vn_error_set_detail(why, detail);
+	}
+	return rc;
+}

@@ -6,6 +6,7 @@
 int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
 		       struct vn_error *err);
 int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);
+int vn_testbed_down_keep_here(const struct vn_testbed_ctx *ctx, const char *name, char **kept, struct vn_error *err);
 
 /* hotplug.c's guest half, for its tests: the script for a plan, and what its output says. */
 char *vn_testbed_hotplug_script(const struct vn_hotplug_req *q, const struct vn_hotplug_plan *p);
@@ -35,8 +36,10 @@ struct vn_boot_attempt {
 	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
 	double until;                         /* give up waiting for the agent then */
+	uint64_t root_image_size;             /* another host's: the image's virtual size, for its overlay volume */
 	/* out */
 	char *dir, *sock, *log, *root_disk;
+	char *disk_dir, *disk_prefix; /* another host's: the pool dir and GUEST@ its disk volumes are named with */
 	struct vn_virt_domain *d;
 	struct vn_agent *a;
 	double t0;
@@ -50,3 +53,27 @@ void vn_testbed_pvh_mark(const char *pvh, const char *what, const char *why);
 /* 0 with the agent answering; else the guest destroyed and its logs kept, -ETIMEDOUT at at->until. */
 int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err);
 void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at);
+
+/*
+ * remote.c: guests on another host. Their connection is held by this
+ * process (hold) until they are taken down (release, destroying them or
+ * not); lookup finds a held one or opens a connection and holds it.
+ */
+void vn_testbed_remote_hold(const char *name, struct vn_virt *v, struct vn_virt_domain *d);
+struct vn_virt_domain *vn_testbed_remote_held(const char *name);
+int vn_testbed_remote_release(const char *name, bool destroy, struct vn_error *err);
+int vn_testbed_remote_lookup(const struct vn_testbed_ctx *ctx, const char *name, struct vn_virt_domain **out,
+			     struct vn_error *err);
+/* A local file onto v's host as a volume named by its content; "VOLUME uploaded|reused" appended to *log. */
+int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx, const char *local, char **remote,
+			    char ***log, struct vn_error *err);
+/* An agent connection over the guest's channel stream, its errors naming the guest. */
+int vn_testbed_remote_agent(struct vn_virt_domain *d, const char *name, struct vn_agent **out, struct vn_error *err);
+/*
+ * A boot attempt's disks on another host, as volumes of its pool named
+ * GUEST@...: the topology's disks (raw, empty) and a disk image's overlay
+ * (qcow2 over the uploaded image). They go when the domain is destroyed.
+ */
+int vn_testbed_remote_disks(struct vn_boot_attempt *at, struct vn_error *err);
+/* The virtual size of a local qcow2 image, from its header. */
+int vn_testbed_qcow2_size(const char *path, uint64_t *size, struct vn_error *err);

@@ -139,6 +139,7 @@ void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
 		    r->kernel_config_sha256, r->kernel_patches, r->topology_path, r->accel_reason, r->fidelity_report);
+	vn_strv_free(r->artifacts);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -208,9 +209,18 @@ static void guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char
 	*sock = vn_xasprintf("%s/guests/%s/agent.sock", ctx->state_dir, name);
 }
 
-/* "4node-amd", then "4node-amd-2", ... the first name no domain uses. */
-static int pick_name(struct vn_virt *v, const char *base, char **out, struct vn_error *err)
+/*
+ * "4node-amd", then "4node-amd-2", ... the first name no domain uses and no
+ * guest dir here has: the runs of a matrix spread over hosts boot at once,
+ * each host knowing only its own domains, and share this state dir, so a
+ * name is taken by creating its dir (the boot then uses it).
+ */
+static int pick_name(struct vn_virt *v, const char *state_dir, const char *base, char **out, struct vn_error *err)
 {
+	_cleanup_free_ char *guests = vn_xasprintf("%s/guests", state_dir);
+
+	if (mkdir(guests, 0700) < 0 && errno != EEXIST)
+		return vn_infra_error(err, -errno, "cannot create %s: %s", guests, strerror(errno));
 	for (int i = 1; i < 100; i++) {
 		_cleanup_free_ char *name = NULL;
 		_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
@@ -222,6 +232,12 @@ static int pick_name(struct vn_virt *v, const char *base, char **out, struct vn_
 			name = vn_xasprintf("%s-%d", base, i);
 		if (vn_virt_domain_lookup(v, name, &d, &e) < 0) {
 			vn_error_clear(&e);
+			_cleanup_free_ char *dir = vn_xasprintf("%s/%s", guests, name);
+			if (mkdir(dir, 0700) < 0) {
+				if (errno == EEXIST)
+					continue;
+				return vn_infra_error(err, -errno, "cannot create %s: %s", dir, strerror(errno));
+			}
 			*out = steal_pointer(&name);
 			return 0;
 		}
@@ -402,6 +418,26 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		vn_testbed_boot_choice_clear(&bc);
 		return rc;
 	}
+	/* Another host has none of our files: what boots goes there first, once per content. */
+	_cleanup_free_ char *r_image = NULL, *r_initrd = NULL, *r_loader = NULL, *r_root = NULL;
+	uint64_t root_size = 0;
+	bool remote = vn_virt_is_remote(v);
+	if (remote) {
+		/* A disk image goes too; its overlay and the topology's disks are made there for each guest. */
+		if (disk && ((rc = vn_testbed_qcow2_size(im->path, &root_size, err)) < 0 ||
+			     (rc = vn_testbed_remote_stage(v, ctx, im->path, &r_root, &r->artifacts, err)) < 0))
+			;
+		else if ((rc = vn_testbed_remote_stage(v, ctx, initrd, &r_initrd, &r->artifacts, err)) == 0 &&
+			 (rc = vn_testbed_remote_stage(v, ctx, bc.pvh ? bc.pvh : k->image, &r_image, &r->artifacts,
+						       err)) == 0 &&
+			 bc.loader)
+			rc = vn_testbed_remote_stage(v, ctx, bc.loader, &r_loader, &r->artifacts, err);
+		if (rc < 0) {
+			vn_virt_close(v);
+			vn_testbed_boot_choice_clear(&bc);
+			return rc;
+		}
+	}
 	if (o->name) {
 		struct vn_virt_domain *old = NULL;
 		struct vn_error e = {0};
@@ -414,7 +450,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		}
 		vn_error_clear(&e);
 		name = strdup(o->name);
-	} else if ((rc = pick_name(v, o->name_prefix ? o->name_prefix : t->name, &name, err)) < 0) {
+	} else if ((rc = pick_name(v, ctx->state_dir, o->name_prefix ? o->name_prefix : t->name, &name, err)) < 0) {
 		vn_virt_close(v);
 		vn_testbed_boot_choice_clear(&bc);
 		return rc;
@@ -435,11 +471,14 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		.kernel = k->image,
 		.kernel_id = kernel_id,
 		.release = k->release,
-		.initrd = initrd,
+		.initrd = remote ? r_initrd : initrd,
 		.cmdline = cmdline ? cmdline : o->append,
-		.root_image = disk ? im->path : NULL,
-		.image = bc.pvh ? bc.pvh : k->image,
-		.loader = bc.loader,
+		.root_image = disk ? (remote ? r_root : im->path) : NULL,
+		.root_image_size = root_size,
+		.image = remote   ? r_image
+			 : bc.pvh ? bc.pvh
+				  : k->image,
+		.loader = remote ? r_loader : bc.loader,
 		.until = deadline,
 	};
 	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
@@ -447,7 +486,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		at.until = vn_now_s() + (deadline - vn_now_s()) / 2;
 	rc = vn_testbed_boot_attempt(&at, err);
 	/* Anything but Ctrl-C or bad input: the bzImage decides whether PVH or the kernel is at fault. */
-	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && bc.pvh && !bc.proven) {
+	/* ... and a host that went away took both with it. */
+	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && bc.pvh && !bc.proven && vn_virt_alive(v)) {
 		_cleanup_free_ char *why = strdup(err->msg);
 		vn_testbed_progress(o, "booting", "%s; its logs are in %s/failed; booting the bzImage instead", why,
 				    ctx->state_dir);
@@ -456,8 +496,13 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		at.image = k->image;
 		at.loader = NULL;
 		at.until = deadline;
+		free(r_image);
+		r_image = NULL;
+		rc = 0;
+		if (remote && (rc = vn_testbed_remote_stage(v, ctx, k->image, &r_image, &r->artifacts, err)) == 0)
+			at.image = r_image;
 		/* Only a kernel that boots the other way has a PVH problem, rather than a boot problem. */
-		if ((rc = vn_testbed_boot_attempt(&at, err)) == 0)
+		if (rc == 0 && (rc = vn_testbed_boot_attempt(&at, err)) == 0)
 			vn_testbed_pvh_mark(bc.pvh, "stalled", why);
 	} else if (rc == 0 && bc.pvh && !bc.proven) {
 		vn_testbed_pvh_mark(bc.pvh, "proven", NULL);
@@ -478,7 +523,11 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	r->accel = vn_virt_domain_accel(d);
 	r->accel_reason = strdup(vn_virt_domain_accel_reason(d));
 	vn_testbed_progress(o, "agent answered", "%.1f s after start", r->boot_s);
-	vn_virt_close(v);
+	/* A remote guest's streams need its connection: held until it is taken down. */
+	if (remote)
+		vn_testbed_remote_hold(name, v, steal_pointer(&d));
+	else
+		vn_virt_close(v);
 
 	r->name = strdup(name);
 	r->guest_dir = strdup(dir);
@@ -541,6 +590,11 @@ int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, uns
 	int rc;
 
 	*count = 0;
+	if (name && vn_testbed_remote_held(name)) {
+		rc = vn_testbed_remote_release(name, true, err);
+		*count = rc == 0;
+		return rc;
+	}
 	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
 		return rc;
 	if (name) {
@@ -568,6 +622,46 @@ int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, uns
 	return rc;
 }
 
+int vn_testbed_down_keep_here(const struct vn_testbed_ctx *ctx, const char *name, char **kept, struct vn_error *err)
+{
+	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
+	struct vn_virt *v = NULL;
+	int rc;
+
+	*kept = NULL;
+	struct vn_virt_domain *held = vn_testbed_remote_held(name);
+	if (held) {
+		struct vn_error e = {0};
+		if ((rc = vn_virt_domain_destroy_keep(held, kept, err)) < 0)
+			vn_virt_domain_destroy(held, &e);
+		vn_error_clear(&e);
+		vn_testbed_remote_release(name, false, &e);
+		vn_error_clear(&e);
+		return rc;
+	}
+	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+		return rc;
+	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0 && (rc = vn_virt_domain_destroy_keep(d, kept, err)) < 0) {
+		/* Keeping the logs failed; still leave nothing running. */
+		struct vn_error e = {0};
+		vn_virt_domain_destroy(d, &e);
+		vn_error_clear(&e);
+	}
+	vn_virt_close(v);
+	return rc;
+}
+
+/* The watch of a connection to a guest (vn_agent_set_watch): virt/watch.c. */
+static int watch_check(void *data, struct vn_error *err)
+{
+	return vn_virt_watch_check(data, err);
+}
+
+static void watch_free(void *data)
+{
+	vn_virt_watch_free(data);
+}
+
 int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
 		     struct vn_error *err)
 {
@@ -578,10 +672,25 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 	if ((rc = vn_guest_name_check(name, err)) < 0)
 		return rc;
 	guest_paths(ctx, name, &dir, &sock);
-	if (stat(dir, &st) != 0)
-		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
-	if ((rc = vn_agent_connect(sock, timeout_ms, out, err)) < 0)
-		return rc;
+	if (vn_virt_uri_is_remote(ctx->uri)) {
+		struct vn_virt_domain *d = NULL;
+		if ((rc = vn_testbed_remote_lookup(ctx, name, &d, err)) < 0 ||
+		    (rc = vn_testbed_remote_agent(d, name, out, err)) < 0)
+			return rc;
+	} else {
+		if (stat(dir, &st) != 0)
+			return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
+		if ((rc = vn_agent_connect(sock, timeout_ms, out, err)) < 0)
+			return rc;
+	}
+	/*
+	 * Before hello, so that a guest that is already dead is named so at
+	 * once. QEMU's pid file is the embedded driver's; a daemon's is not ours
+	 * (a remote guest's console is streamed into the same local log).
+	 */
+	_cleanup_free_ char *log = vn_xasprintf("%s/console.log", dir);
+	const char *pid_root = vn_virt_uri_is_embedded(ctx->uri) ? ctx->state_dir : NULL;
+	vn_agent_set_watch(*out, watch_check, vn_virt_watch_new(pid_root, name, log), watch_free);
 	rc = vn_agent_hello(*out, timeout_ms, NULL, err);
 	if (rc < 0) {
 		vn_agent_close(*out);

@@ -29,6 +29,8 @@
 struct vn_testbed_ctx {
 	char *state_dir; /* --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma (root) */
 	const char *uri; /* NULL: $VNUMA_URI or the embedded driver */
+	/* Another host's storage pool dir, where vnuma's "vnuma" pool goes if it has none (NULL: the default). */
+	const char *pool_dir;
 	int lock_timeout_ms;
 };
 
@@ -80,6 +82,8 @@ struct vn_up_result {
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */
+	/* A guest on another host: what went there, "VOLUME uploaded|reused" each (NULL-terminated), else NULL. */
+	char **artifacts;
 };
 void vn_up_result_clear(struct vn_up_result *r);
 
@@ -114,7 +118,39 @@ int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain
 /* Destroy one guest (name, via vn_testbed_lookup) or every vnuma guest (name NULL); *count says how many. */
 int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);
 
-/* Agent connection to a running guest, by name; needs no libvirt connection. */
+/*
+ * Whether ctx's host answers, and how many guests of vcpus and memory bytes
+ * it takes at once (its CPUs and 3/4 of its memory); in a child process, so
+ * the caller never holds libvirt (or its threads) itself.
+ */
+int vn_testbed_host_probe(const struct vn_testbed_ctx *ctx, unsigned vcpus, uint64_t memory, unsigned *capacity,
+			  struct vn_error *err);
+
+/*
+ * The accelerator v's host really gives guests, proven by a probe boot (one
+ * node, the stock kernel, uploaded there first when the host is another) as
+ * every boot proves it (virt.h: KVM only once the kernel printed within 5 s,
+ * else TCG), with why; the verdict is cached for that host.
+ */
+int vn_testbed_accel_probe(struct vn_virt *v, const struct vn_testbed_ctx *ctx, enum vn_accel *accel, char *reason,
+			   size_t len, struct vn_error *err);
+
+/*
+ * A guest that died under a command (vn_agent_watch_fired()): destroyed like
+ * a failed boot, its logs kept as STATE_DIR/failed/NAME-UTC, and that path
+ * added to the detail of why, the error that reported the death.
+ */
+int vn_testbed_down_failed(const struct vn_testbed_ctx *ctx, const char *name, struct vn_error *why,
+			   struct vn_error *err);
+
+/*
+ * Agent connection to a running guest, by name. Local guests need no libvirt
+ * connection (their channel's socket is in the guest dir); a guest on another
+ * host is reached over its channel stream, the connection held by this process.
+ * Its waits end within about 2 s of the guest's death (powered off, reset,
+ * panicked: the console's last words; its QEMU gone) with an infrastructure
+ * error naming the cause, the console tail in its detail (virt/virt.h's watch).
+ */
 int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
 		     struct vn_error *err);
 

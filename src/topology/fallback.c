@@ -174,11 +174,18 @@ void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fall
 	}
 }
 
+void vn_fallback_put_list(struct vn_strbuf *b, const struct vn_fallback *f, unsigned n)
+{
+	for (unsigned i = 0; i < f->len[n]; i++)
+		vn_strbuf_printf(b, " %u", f->order[n][i]);
+}
+
+/* As the kernel prints it, trailing space included. */
 static void format_line(struct vn_strbuf *b, const struct vn_fallback *f, unsigned n)
 {
-	vn_strbuf_printf(b, "Fallback order for Node %u: ", n);
-	for (unsigned i = 0; i < f->len[n]; i++)
-		vn_strbuf_printf(b, "%u ", f->order[n][i]);
+	vn_strbuf_printf(b, "Fallback order for Node %u:", n);
+	vn_fallback_put_list(b, f, n);
+	vn_strbuf_printf(b, " ");
 }
 
 char *vn_fallback_format(const struct vn_fallback *f)
@@ -299,14 +306,12 @@ char *vn_fallback_diff(const struct vn_fallback *expected, const struct vn_fallb
 			continue;
 		vn_strbuf_printf(&b, "Node %u: expected", n);
 		if (e)
-			for (unsigned i = 0; i < expected->len[n]; i++)
-				vn_strbuf_printf(&b, " %u", expected->order[n][i]);
+			vn_fallback_put_list(&b, expected, n);
 		else
 			vn_strbuf_printf(&b, " (no line)");
 		vn_strbuf_printf(&b, ", kernel printed");
 		if (a)
-			for (unsigned i = 0; i < actual->len[n]; i++)
-				vn_strbuf_printf(&b, " %u", actual->order[n][i]);
+			vn_fallback_put_list(&b, actual, n);
 		else
 			vn_strbuf_printf(&b, " (no line)");
 		vn_strbuf_printf(&b, "\n");

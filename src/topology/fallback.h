@@ -91,6 +91,9 @@ char *vn_fallback_state_format(const struct vn_topology *t, const struct vn_fall
 
 /* "Fallback order for Node N: a b c \n" lines, byte for byte as the kernel prints. Malloc'd. */
 char *vn_fallback_format(const struct vn_fallback *f);
+struct vn_strbuf;
+/* Appends node n's list as " A B C" (nothing for an empty one), for messages. */
+void vn_fallback_put_list(struct vn_strbuf *b, const struct vn_fallback *f, unsigned n);
 
 /*
  * Collect "Fallback order for Node N:" lines from a kernel log (dmesg or a

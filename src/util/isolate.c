@@ -83,13 +83,12 @@ static void read_answer(int fd, pid_t pid, struct vn_strbuf *b)
 	}
 }
 
-int vn_isolate(vn_isolated_fn fn, void *arg, char **out, struct vn_error *err)
+int vn_isolate_start(vn_isolated_fn fn, void *arg, struct vn_isolate_job *job, struct vn_error *err)
 {
-	struct vn_strbuf b = VN_STRBUF_INIT;
-	int p[2], status = 0;
+	int p[2];
 
-	if (out)
-		*out = NULL;
+	job->pid = -1;
+	job->fd = -1;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return vn_infra_error(err, -errno, "cannot create a pipe: %s", strerror(errno));
 	fflush(stdout);
@@ -106,10 +105,25 @@ int vn_isolate(vn_isolated_fn fn, void *arg, char **out, struct vn_error *err)
 		child(p[1], fn, arg);
 	}
 	close(p[1]);
-	read_answer(p[0], pid, &b);
-	close(p[0]);
+	job->pid = pid;
+	job->fd = p[0];
+	return 0;
+}
+
+int vn_isolate_finish(struct vn_isolate_job *job, char **out, struct vn_error *err)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	pid_t pid = job->pid;
+	int status = 0;
+
+	if (out)
+		*out = NULL;
+	read_answer(job->fd, pid, &b);
+	close(job->fd);
+	job->fd = -1;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	job->pid = -1;
 
 	struct answer a;
 	if (b.len < sizeof(a)) {
@@ -138,4 +152,14 @@ int vn_isolate(vn_isolated_fn fn, void *arg, char **out, struct vn_error *err)
 		*out = vn_xstrndup(s + a.msg_len + a.detail_len, a.out_len);
 	vn_strbuf_free(&b);
 	return a.rc;
+}
+
+int vn_isolate(vn_isolated_fn fn, void *arg, char **out, struct vn_error *err)
+{
+	struct vn_isolate_job job;
+	int rc = vn_isolate_start(fn, arg, &job, err);
+
+	if (out)
+		*out = NULL;
+	return rc < 0 ? rc : vn_isolate_finish(&job, out, err);
 }

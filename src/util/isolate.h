@@ -23,3 +23,16 @@ typedef int (*vn_isolated_fn)(void *arg, char **out, struct vn_error *err);
  * to finish. A child that dies without answering is an infrastructure error.
  */
 int vn_isolate(vn_isolated_fn fn, void *arg, char **out, struct vn_error *err);
+
+/*
+ * The same in two halves, for several children at once (a matrix spread
+ * over hosts): start forks and returns at once; job->fd becomes readable
+ * when the child answers or dies, and finish then collects what vn_isolate
+ * returns. Every started job must be finished.
+ */
+struct vn_isolate_job {
+	int pid;
+	int fd;
+};
+int vn_isolate_start(vn_isolated_fn fn, void *arg, struct vn_isolate_job *job, struct vn_error *err);
+int vn_isolate_finish(struct vn_isolate_job *job, char **out, struct vn_error *err);

@@ -314,3 +314,26 @@ int vn_json_get_uint(const struct vn_json_reader *r, struct json_object *o, cons
 		return required ? vn_json_missing(r, path, key) : 0;
 	return vn_json_uint(r, v, vn_json_path_key(p, path, key), min, max, what, out);
 }
+
+void vn_json_add_str(struct json_object *o, const char *key, const char *s)
+{
+	json_object_object_add(o, key, s ? json_object_new_string(s) : NULL);
+}
+
+struct json_object *vn_json_new_double_sig(double v, int digits)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "%.*g", digits, v);
+	return json_object_new_double_s(v, text);
+}
+
+struct json_object *vn_json_new_double_fixed(double v, int decimals)
+{
+	char text[64];
+
+	/* Large values would not fit: json-c's own text then (it still reads back as v). */
+	if (snprintf(text, sizeof(text), "%.*f", decimals, v) >= (int)sizeof(text))
+		return json_object_new_double(v);
+	return json_object_new_double_s(v, text);
+}

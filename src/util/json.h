@@ -92,3 +92,13 @@ int vn_json_uint(const struct vn_json_reader *r, struct json_object *v, const ch
 		 const char *what, unsigned *out);
 int vn_json_get_uint(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
 		     bool required, int64_t min, int64_t max, const char *what, unsigned *out);
+
+/* Writing: o.key = s, or null for NULL. */
+void vn_json_add_str(struct json_object *o, const char *key, const char *s);
+/*
+ * A double with the text it is printed as, for json-c prints 17
+ * significant digits, binary noise and all. `digits` significant digits
+ * (%.*g), or `decimals` after the point (%.*f).
+ */
+struct json_object *vn_json_new_double_sig(double v, int digits);
+struct json_object *vn_json_new_double_fixed(double v, int decimals);

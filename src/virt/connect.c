@@ -181,6 +181,21 @@ static int wait_turn(const char *sd, long deadline, long delay_ms, struct vn_err
 	return 0;
 }
 
+bool vn_virt_uri_is_remote(const char *uri)
+{
+	if (!uri)
+		uri = getenv("VNUMA_URI");
+	const char *sep = uri ? strstr(uri, "://") : NULL;
+	if (!sep)
+		return false;
+	/* A host in the URI (qemu://big1/system), or a transport that goes to one (qemu+ssh://, not qemu+unix://). */
+	const char *auth = sep + 3;
+	if (*auth && *auth != '/' && *auth != '?')
+		return true;
+	const char *plus = memchr(uri, '+', (size_t)(sep - uri));
+	return plus && strncmp(plus + 1, "unix", 4) != 0;
+}
+
 bool vn_virt_uri_is_embedded(const char *uri)
 {
 	if (!uri)
@@ -212,7 +227,8 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		return vn_infra_error(err, event_loop_rc, "cannot start libvirt's event loop");
 	if (!uri)
 		uri = getenv("VNUMA_URI");
-	if (!uri || !*uri) {
+	/* A bare qemu:///embed (a hosts file's way to name this machine) is the state dir's own. */
+	if (!uri || !*uri || strcmp(uri, "qemu:///embed") == 0) {
 		root = vn_xasprintf("%s/libvirt", sd);
 		_cleanup_free_ char *eroot = uri_escape(root);
 		u = vn_xasprintf("qemu:///embed?root=%s", eroot);
@@ -266,16 +282,16 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		return vn_virt_error(err, "cannot open %s", u);
 	}
 
-	/*
-	 * A remote host that dies or drops off the network would otherwise hang
-	 * every call (an upload's stream, a domain operation) until TCP gives up,
-	 * minutes later. Drivers without keepalive (embed, test) refuse this; fine.
-	 */
-	if (!root && virConnectSetKeepAlive(conn, VN_VIRT_KEEPALIVE_S, VN_VIRT_KEEPALIVE_COUNT) < 0)
-		virResetLastError();
-
 	struct vn_virt *v = vn_xcalloc(1, sizeof(*v));
 	v->conn = conn;
+	v->remote = vn_virt_uri_is_remote(u);
+	/*
+	 * A host that dies or drops off the network must end our streams and
+	 * calls, not leave them waiting: libvirt closes a connection whose
+	 * keepalives go unanswered (every 5 s, 3 missed).
+	 */
+	if (v->remote)
+		virConnectSetKeepAlive(conn, VN_VIRT_KEEPALIVE_S, VN_VIRT_KEEPALIVE_COUNT);
 	v->uri = steal_pointer(&u);
 	v->state_dir = steal_pointer(&sd);
 	*out = v;
@@ -291,6 +307,16 @@ void vn_virt_close(struct vn_virt *v)
 	free(v->uri);
 	free(v->state_dir);
 	free(v);
+}
+
+bool vn_virt_alive(struct vn_virt *v)
+{
+	return virConnectIsAlive(v->conn) == 1;
+}
+
+bool vn_virt_is_remote(const struct vn_virt *v)
+{
+	return v->remote;
 }
 
 const char *vn_virt_uri(const struct vn_virt *v)
@@ -322,7 +348,8 @@ static char *accel_cache_key(struct vn_virt *v)
 	unsigned long ver = 0;
 	uname(&u);
 	virConnectGetVersion(v->conn, &ver);
-	return vn_xasprintf("%s qemu-%lu", u.release, ver);
+	/* Another host's verdict is its own: keyed by its URI (no spaces in a URI), not by our kernel. */
+	return vn_xasprintf("%s qemu-%lu", v->remote ? v->uri : u.release, ver);
 }
 
 /*
@@ -408,7 +435,7 @@ void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char
 bool vn_virt_kvm_offered(struct vn_virt *v, char *why, size_t len)
 {
 	/* A remote URI's /dev/kvm is not ours to look at; let its capabilities decide. */
-	bool local = strncmp(v->uri, "qemu:///", 8) == 0;
+	bool local = !v->remote;
 
 	if (local && access("/dev/kvm", F_OK) < 0) {
 		snprintf(why, len, "no /dev/kvm");

@@ -347,8 +347,11 @@ static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, c
 							      "was given",
 							      i);
 				bool root = root_here && d->root;
-				_cleanup_free_ char *img =
-					root ? strdup(o->root_disk) : vn_domain_disk_image(o->disk_dir, i, k);
+				_cleanup_free_ char *img = root ? strdup(o->root_disk)
+							   : o->disk_prefix
+								   ? vn_xasprintf("%s/%sdisk-node%u-%u.img",
+										  o->disk_dir, o->disk_prefix, i, k)
+								   : vn_domain_disk_image(o->disk_dir, i, k);
 				int rc = check_text("disk image path", img, err);
 				if (rc < 0)
 					return rc;
@@ -396,6 +399,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		{"agent socket path", o->agent_socket},
 		{"emulator path", o->emulator},
 		{"disk dir", o->disk_dir},
+		{"disk name prefix", o->disk_prefix},
 		{"root disk path", o->root_disk},
 		{"topology name", o->meta.topology_name},
 		{"topology path", o->meta.topology_path},
@@ -459,16 +463,17 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	elem(&b, 4, "emulator", o->emulator);
 	vn_strbuf_printf(&b, "    <controller type='usb' model='none'/>\n");
 	vn_strbuf_printf(&b, "    <serial type='pty'>\n");
-	if (o->console_log) {
+	if (o->console_log && !o->streams) {
 		vn_strbuf_printf(&b, "      <log");
 		attr(&b, "file", o->console_log);
 		vn_strbuf_printf(&b, " append='off'/>\n");
 	}
 	vn_strbuf_printf(&b, "      <target port='0'/>\n    </serial>\n");
 	vn_strbuf_printf(&b, "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
-	if (o->agent_socket) {
+	if (o->agent_socket || o->streams) {
 		vn_strbuf_printf(&b, "    <channel type='unix'>\n      <source mode='bind'");
-		attr(&b, "path", o->agent_socket);
+		if (!o->streams)
+			attr(&b, "path", o->agent_socket);
 		vn_strbuf_printf(&b,
 				 "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
 	}
@@ -627,4 +632,26 @@ int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_
 	}
 	xmlFreeDoc(doc);
 	return 0;
+}
+
+int vn_domain_disk_files(const char *xml, char **out, size_t max, struct vn_error *err)
+{
+	xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
+				    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	size_t n = 0;
+
+	if (!doc)
+		return vn_infra_error(err, -EINVAL, "cannot parse the domain's XML");
+	xmlNode *devices = child_elem(xmlDocGetRootElement(doc), "devices");
+	for (xmlNode *c = devices ? devices->children : NULL; c && n < max; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "disk") != 0)
+			continue;
+		xmlNode *src = child_elem(c, "source");
+		xmlChar *file = src ? xmlGetProp(src, (const xmlChar *)"file") : NULL;
+		if (file)
+			out[n++] = vn_xstrdup((const char *)file);
+		xmlFree(file);
+	}
+	xmlFreeDoc(doc);
+	return (int)n;
 }

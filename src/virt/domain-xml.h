@@ -43,8 +43,14 @@ struct vn_domain_opts {
 	const char *agent_socket;              /* optional: virtio-serial channel VN_AGENT_PORT_NAME */
 	const char *emulator;                  /* optional */
 	const char *disk_dir;                  /* where the topology's disk images are; needed when it has disks */
+	const char *disk_prefix;               /* optional: their names start so (volumes shared by guests) */
 	const char *root_disk;                 /* optional: a qcow2 root, the guest's vda, on pcie-root (no node) */
-	struct vn_domain_meta meta;            /* borrowed strings, all optional */
+	/*
+	 * The guest's host does not share our files: no console <log> (the console
+	 * is streamed to console_log), the agent channel's socket where libvirt puts it.
+	 */
+	bool streams;
+	struct vn_domain_meta meta; /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
 	void (*notify)(void *data, const char *line);
 	void *notify_data;
@@ -149,3 +155,7 @@ struct vn_domain_dimm {
 int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err);
 /* The vCPUs a domain's XML says are enabled (<vcpus><vcpu id= enabled='yes'>); all of them without <vcpus>. */
 int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_error *err);
+
+/* The files behind a domain XML's <disk>s (<source file=>), at most max, malloc'd: the count or a negative errno. */
+#define VN_DOMAIN_DISKS_MAX 64
+int vn_domain_disk_files(const char *xml, char **out, size_t max, struct vn_error *err);

@@ -117,8 +117,17 @@ static int define_and_start(struct vn_virt *v, const struct vn_topology *t, cons
 	virDomainPtr dom = virDomainDefineXMLFlags(v->conn, xml, VIR_DOMAIN_DEFINE_VALIDATE);
 	if (!dom)
 		return vn_virt_error(err, "cannot define domain '%s'", o->name);
-	if (virDomainCreate(dom) < 0) {
+	/* A streamed console is opened while the guest is paused, so its log misses not a byte of the boot. */
+	if (virDomainCreateWithFlags(dom, o->streams ? VIR_DOMAIN_START_PAUSED : 0) < 0) {
 		rc = vn_virt_error(err, "cannot start domain '%s' (%s)", o->name, vn_accel_name(o->accel));
+		virDomainUndefine(dom);
+		virDomainFree(dom);
+		return rc;
+	}
+	if (o->streams &&
+	    ((rc = vn_virt_console_log(dom, o->console_log, err)) < 0 ||
+	     (virDomainResume(dom) < 0 && (rc = vn_virt_error(err, "cannot resume '%s'", o->name)) < 0))) {
+		virDomainDestroy(dom);
 		virDomainUndefine(dom);
 		virDomainFree(dom);
 		return rc;
@@ -220,7 +229,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 				      o->name);
 	}
 	/* sockaddr_un.sun_path is 108 bytes; QEMU's own error for a longer path says nothing useful. */
-	size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	size_t sun_max = v->remote ? SIZE_MAX : sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
 	size_t sock_len = o->agent_socket ? strlen(o->agent_socket)
 					  : strlen(v->state_dir) + strlen("/guests/") + strlen(o->name ? o->name : "") +
 						    strlen("/agent.sock");
@@ -240,6 +249,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 		opts.agent_socket = sock;
 	}
 	opts.meta.guest_dir = dir;
+	opts.streams = v->remote;
 	if (!opts.disk_dir)
 		opts.disk_dir = dir;
 
@@ -479,6 +489,32 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 	return vn_infra_error(err, -EEXIST, "cannot keep %s: too many failures of '%s' this second", src, name);
 }
 
+/*
+ * On another host, a guest's disks are volumes named GUEST@... (testbed's
+ * remote.c): found from the domain's own XML, so a guest looked up by a
+ * later process loses them too, and only those of this guest's name.
+ */
+static void drop_guest_volumes(struct vn_virt_domain *d)
+{
+	_cleanup_free_ char *xml = virDomainGetXMLDesc(d->dom, VIR_DOMAIN_XML_INACTIVE);
+	_cleanup_free_ char *prefix = vn_xasprintf("%s@", d->name);
+	char *paths[VN_DOMAIN_DISKS_MAX];
+	struct vn_error e = {0};
+	int n = xml ? vn_domain_disk_files(xml, paths, VN_DOMAIN_DISKS_MAX, &e) : 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(paths[i], '/');
+		virStorageVolPtr vol = NULL;
+		if (base && strncmp(base + 1, prefix, strlen(prefix)) == 0 &&
+		    (vol = virStorageVolLookupByPath(d->v->conn, paths[i]))) {
+			virStorageVolDelete(vol, 0);
+			virStorageVolFree(vol);
+		}
+		free(paths[i]);
+	}
+	vn_error_clear(&e);
+}
+
 /* Stop and undefine; then keep the guest dir as a failure (kept non-NULL) or remove it. */
 static int destroy(struct vn_virt_domain *d, char **kept, struct vn_error *err)
 {
@@ -497,6 +533,8 @@ static int destroy(struct vn_virt_domain *d, char **kept, struct vn_error *err)
 	/* Copy libvirt's log before undefine, while the name still means this domain. */
 	if (kept && (rc = vn_virt_guest_dir_keep(d->v, d->name, kept, err)) < 0)
 		return rc;
+	if (d->v->remote)
+		drop_guest_volumes(d);
 	if (virDomainIsPersistent(d->dom) == 1 && virDomainUndefine(d->dom) < 0)
 		return vn_virt_error(err, "cannot undefine guest '%s'", d->name);
 	return kept ? 0 : vn_virt_guest_dir_remove(d->guest_dir, err);

@@ -97,15 +97,19 @@ static char *uri_path(const char *uri)
 	return vn_xstrndup(p, *p == '/' ? strcspn(p, "?") : 0);
 }
 
-/* Volume names are ours (a digest and a suffix, a guest's disk): one file name in the pool dir. */
+/*
+ * Volume names are ours (a digest and a suffix, a guest's disk): one file
+ * name in the pool dir. '@' parts a guest's name (which never has one) from
+ * its disk's, so one guest's volumes are never taken for another's.
+ */
 static int volume_name_check(const char *name, struct vn_error *err)
 {
 	size_t n = strlen(name);
 
 	if (n == 0 || n > 200 || name[0] == '.' ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789._-") != n)
-		return vn_input_error(err, "'%s' is not a volume name (1-200 of A-Z a-z 0-9 . _ -, no leading dot)",
+			 "0123456789._-@") != n)
+		return vn_input_error(err, "'%s' is not a volume name (1-200 of A-Z a-z 0-9 . _ - @, no leading dot)",
 				      name);
 	return 0;
 }

@@ -10,6 +10,7 @@ struct vn_virt {
 	virConnectPtr conn;
 	char *uri;
 	char *state_dir;
+	bool remote; /* another host: our files are not there (vn_virt_is_remote) */
 };
 
 struct vn_virt_domain {
@@ -24,6 +25,9 @@ struct vn_virt_domain {
 
 /* Fill err from libvirt's last error: "what: libvirt's message"; INFRA kind. */
 int vn_virt_error(struct vn_error *err, const char *what, ...) __attribute__((format(printf, 2, 3)));
+
+/* The console of dom into the local file path (stream.c): for a domain started paused, before it runs. */
+int vn_virt_console_log(virDomainPtr dom, const char *path, struct vn_error *err);
 
 /* Remove a guest dir and what is in it (no recursion beyond one level is ever needed). */
 int vn_virt_guest_dir_remove(const char *dir, struct vn_error *err);

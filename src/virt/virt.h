@@ -24,12 +24,11 @@ struct vn_virt_domain;
  * INFRA error naming the state dir.
  */
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err);
-/* A remote connection whose host has not answered keepalives for INTERVAL * (COUNT + 1) s is closed. */
-#define VN_VIRT_KEEPALIVE_S     5
-#define VN_VIRT_KEEPALIVE_COUNT 3
 void vn_virt_close(struct vn_virt *v);
 /* Whether vn_virt_open(uri, ...) would use the embedded driver (and so hold the state dir until exit). */
 bool vn_virt_uri_is_embedded(const char *uri);
+/* Whether uri (NULL: $VNUMA_URI) reaches another host: a host or a transport in it (qemu+ssh://, qemu+tcp://). */
+bool vn_virt_uri_is_remote(const char *uri);
 const char *vn_virt_uri(const struct vn_virt *v);
 
 /*
@@ -43,6 +42,10 @@ const char *vn_virt_uri(const struct vn_virt *v);
  * them; a cached KVM verdict is still watched and re-probed once if it fails.
  * $VNUMA_ACCEL=tcg|kvm forces a choice (a forced KVM still fails fast).
  */
+/* Keepalive on a connection to another host: a probe every 5 s, closed after 3 unanswered. */
+#define VN_VIRT_KEEPALIVE_S     5
+#define VN_VIRT_KEEPALIVE_COUNT 3
+
 #define VN_KVM_PROOF_MS     5000
 #define VN_TCG_PROOF_MS     60000
 #define VN_ACCEL_REASON_MAX 512
@@ -127,6 +130,27 @@ void vn_virt_domain_info_free(struct vn_virt_domain_info *list, size_t n);
 #define VN_CONSOLE_ESCAPE 0x1d
 int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char escape, struct vn_error *err);
 
+/*
+ * The guest's virtio-serial channel NAME through libvirt (virDomainOpenChannel),
+ * as a local socket *fd: what is written to it goes to the guest, what the
+ * guest sends is read from it, EOF when the guest, its host or the stream
+ * goes away. Closing *fd ends the stream. This is how the agent of a guest on
+ * another host is reached; the protocol on top does not know the difference.
+ */
+int vn_virt_domain_open_channel(struct vn_virt_domain *d, const char *name, int *fd, struct vn_error *err);
+/*
+ * The guest's serial console through libvirt (virDomainOpenConsole), copied
+ * into the local file path (truncated first) until the console closes, at
+ * most VN_CONSOLE_LOG_MAX bytes. For a guest whose host cannot write our
+ * files: its <log file=> would be on that host.
+ */
+#define VN_CONSOLE_LOG_MAX (UINT64_C(64) << 20)
+int vn_virt_domain_log_console(struct vn_virt_domain *d, const char *path, struct vn_error *err);
+/* Whether the connection still works (a remote host's daemon answers its keepalives; always for local ones). */
+bool vn_virt_alive(struct vn_virt *v);
+/* Whether the connection reaches another host (a URI with a host or a transport): files are not shared. */
+bool vn_virt_is_remote(const struct vn_virt *v);
+
 /* err->detail for a failed boot: the console tail (may be NULL) and where its logs were kept (may be NULL). */
 void vn_console_failure_detail(struct vn_error *err, const char *tail, const char *kept);
 
@@ -134,6 +158,29 @@ void vn_console_failure_detail(struct vn_error *err, const char *tail, const cha
 #define VN_CONSOLE_TAIL_LINES 20
 /* Last nlines lines of a console log (for error details); "" if it is missing. */
 int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn_error *err);
+
+/*
+ * How a console says its guest died: the kernel's last line before the
+ * machine went (a panic, then its reset under panic=-1, is a panic).
+ */
+enum vn_console_death { VN_DEATH_NONE, VN_DEATH_REBOOT, VN_DEATH_HALT, VN_DEATH_POWEROFF, VN_DEATH_PANIC };
+/* The gravest death s[0..n) shows; *at (optional) gets where its marker starts. */
+enum vn_console_death vn_console_death_scan(const char *s, size_t n, size_t *at);
+/* "powered off", "panicked", ... */
+const char *vn_console_death_name(enum vn_console_death d);
+
+/*
+ * A running guest's death, noticed without a libvirt connection (watch.c
+ * says why): new console lines are scanned for the kernel's last words and,
+ * under the embedded driver (state_dir non-NULL), QEMU's pid from
+ * STATE_DIR/libvirt/run/qemu/NAME.pid is checked. Cheap enough to call
+ * every second.
+ */
+struct vn_virt_watch;
+struct vn_virt_watch *vn_virt_watch_new(const char *state_dir, const char *name, const char *console_log);
+/* 0 while nothing says the guest died; else -EHOSTDOWN (infra) naming it and the cause, the console tail in detail. */
+int vn_virt_watch_check(struct vn_virt_watch *w, struct vn_error *err);
+void vn_virt_watch_free(struct vn_virt_watch *w);
 
 /*
  * Run-time topology changes (`vnuma hotplug`), on the live domain only: the

@@ -137,15 +137,14 @@ int main(int argc, char **argv)
 	struct ig_topo topo;
 	struct child_result *res;
 	struct ig_json j;
-	size_t len, page_size = 4096;
+	size_t len, page_size = IG_PAGE_SIZE;
 	uint64_t *area;
 	long long huge_kb = 0, huge_bytes = 0;
 	double fill_s, t0, elapsed;
 	char thp[32] = "";
 
-	ig_init("vnuma-wl-anon-cow-rand");
+	ig_workload_init("anon-cow-rand", &topo);
 	parse(argc, argv, &o);
-	ig_topo_load(&topo);
 
 	if (o.backing == B_HUGETLB) {
 		long long hp = ig_meminfo_value("/proc/meminfo", "Hugepagesize");
@@ -156,7 +155,7 @@ int main(int argc, char **argv)
 			ig_die(IG_EXIT_ENV, 0,
 			       "hugetlb: the kernel has no huge page support (no Hugepagesize in /proc/meminfo)");
 		page_size = (size_t)hp * 1024;
-		len = (o.size + page_size - 1) / page_size * page_size;
+		len = ig_round_up(o.size, page_size); /* huge page sizes are powers of two */
 		need = len / page_size * (size_t)(o.procs + 1);
 		if (free_pages < 0 || (size_t)free_pages < need)
 			ig_die(IG_EXIT_ENV, 0,
@@ -170,7 +169,7 @@ int main(int argc, char **argv)
 			ig_die(IG_EXIT_ENV, errno, "hugetlb: mmap of %zu bytes with MAP_HUGETLB failed", len);
 		huge_bytes = (long long)len;
 	} else {
-		len = (o.size + 4095) & ~(size_t)4095;
+		len = ig_round_up(o.size, page_size);
 		area = ig_map_anon(len, o.backing == B_THP);
 		if (!area)
 			ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes failed", len);
@@ -193,11 +192,10 @@ int main(int argc, char **argv)
 	double ops_s = 0;
 	for (int i = 0; i < o.procs; i++) {
 		ops += res[i].ops;
-		if (res[i].elapsed > 0)
-			ops_s += (double)res[i].ops / res[i].elapsed;
+		ops_s += ig_rate((double)res[i].ops, res[i].elapsed);
 	}
 
-	ig_json_result_begin(&j, "anon-cow-rand", &topo);
+	ig_json_result_begin(&j, &topo);
 	ig_json_str(&j, "backing", backing_names[o.backing]);
 	if (o.backing != B_HUGETLB)
 		ig_json_str(&j, "thp_enabled", thp);
@@ -219,7 +217,7 @@ int main(int argc, char **argv)
 		ig_json_int(&j, "pid", r->pid);
 		ig_json_uint(&j, "ops", r->ops);
 		ig_json_double(&j, "elapsed_s", r->elapsed);
-		ig_json_double(&j, "ops_per_s", r->elapsed > 0 ? (double)r->ops / r->elapsed : 0);
+		ig_json_double(&j, "ops_per_s", ig_rate((double)r->ops, r->elapsed));
 		ig_json_int(&j, "minflt", r->minflt);
 		ig_json_int(&j, "majflt", r->majflt);
 		ig_json_int(&j, "start_node", r->start_node);

@@ -269,9 +269,8 @@ int main(int argc, char **argv)
 	struct ig_json j;
 	int r;
 
-	ig_init("vnuma-wl-groupfair");
+	ig_workload_init("groupfair", &topo);
 	parse(argc, argv);
-	ig_topo_load(&topo);
 
 	if (o.bench_cgroup && (r = join_cgroup(o.bench_cgroup, getpid())) < 0)
 		ig_die(IG_EXIT_ENV, -r, "cannot move the benchmark into cgroup %s", o.bench_cgroup);
@@ -356,7 +355,7 @@ int main(int argc, char **argv)
 		cpu_s[i] = threads[i].cpu_s;
 	ig_stats_compute(cpu_s, (size_t)o.threads, &ts);
 
-	ig_json_result_begin(&j, "groupfair", &topo);
+	ig_json_result_begin(&j, &topo);
 	ig_json_str(&j, "mode", !o.burners ? "none" : o.burner_cgroup ? "GROUP" : "NORMAL");
 	ig_json_int(&j, "threads", o.threads);
 	ig_json_int(&j, "burners", o.burners);
@@ -365,7 +364,7 @@ int main(int argc, char **argv)
 	ig_json_uint(&j, "work", o.work);
 	ig_json_uint(&j, "rounds", nrounds);
 	ig_json_double(&j, "elapsed_s", elapsed);
-	ig_json_double(&j, "rounds_per_s", elapsed > 0 ? (double)nrounds / elapsed : 0);
+	ig_json_double(&j, "rounds_per_s", ig_rate((double)nrounds, elapsed));
 	ig_json_stats(&j, "round_s", &rs);
 	ig_json_stats(&j, "thread_cpu_s", &ts);
 	ig_json_uint(&j, "samples", nsamples);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PAGE        4096UL
+#define PAGE        IG_PAGE_SIZE
 #define CHUNK_PAGES 256 /* pages touched between clock checks */
 
 struct sample {
@@ -40,13 +40,6 @@ struct opts {
 	uint64_t max_sample;
 	const char *pidfile;
 };
-
-static volatile sig_atomic_t interrupted;
-
-static void on_term(int sig)
-{
-	interrupted = 1;
-}
 
 static void parse(int argc, char **argv, struct opts *o)
 {
@@ -109,9 +102,7 @@ static void take_sample(struct sample *s, double t, char *mem, size_t len, const
 
 static double local_fraction(const struct sample *s)
 {
-	if (!s->pl.sampled || s->cpu_node < 0 || s->cpu_node >= VN_MAX_NODES)
-		return 0;
-	return (double)s->pl.per_node[s->cpu_node] / (double)s->pl.sampled;
+	return ig_placement_fraction(&s->pl, s->cpu_node);
 }
 
 int main(int argc, char **argv)
@@ -130,11 +121,10 @@ int main(int argc, char **argv)
 	int move_err = 0;
 	struct ig_json j;
 
-	ig_init("vnuma-wl-memfollow");
+	ig_workload_init("memfollow", &topo);
 	parse(argc, argv, &o);
-	ig_topo_load(&topo);
 
-	len = (o.size + PAGE - 1) & ~(PAGE - 1);
+	len = ig_round_up(o.size, PAGE);
 	pages = len / PAGE;
 	cap = (size_t)(o.duration / o.interval) + 4;
 	samples = calloc(cap, sizeof(*samples));
@@ -160,9 +150,7 @@ int main(int argc, char **argv)
 		touch_t0);
 
 	/* SIGTERM/SIGINT end the run early; the result is still printed. */
-	struct sigaction sa = {.sa_handler = on_term};
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	ig_stop_on_signals();
 	seed = ig_seed(1);
 	t0 = ig_now();
 	take_sample(&samples[nsamples++], 0, mem, len, &o, 0);
@@ -198,7 +186,7 @@ int main(int argc, char **argv)
 					strerror(-r));
 			}
 		}
-		if (now >= next_sample || now >= o.duration || interrupted) {
+		if (now >= next_sample || now >= o.duration || ig_stop_requested) {
 			if (nsamples == cap) {
 				struct sample *ns = realloc(samples, 2 * cap * sizeof(*samples));
 				if (!ns)
@@ -212,7 +200,7 @@ int main(int argc, char **argv)
 				local_fraction(s));
 			while (next_sample <= now)
 				next_sample += o.interval;
-			if (now >= o.duration || interrupted)
+			if (now >= o.duration || ig_stop_requested)
 				break;
 		}
 	}
@@ -239,7 +227,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	ig_json_result_begin(&j, "memfollow", &topo);
+	ig_json_result_begin(&j, &topo);
 	ig_json_uint(&j, "size_bytes", len);
 	ig_json_uint(&j, "page_size", PAGE);
 	ig_json_uint(&j, "pages", pages);
@@ -248,7 +236,7 @@ int main(int argc, char **argv)
 	ig_json_double(&j, "duration_s", o.duration);
 	ig_json_double(&j, "interval_s", o.interval);
 	ig_json_double(&j, "elapsed_s", elapsed);
-	ig_json_bool(&j, "interrupted", interrupted);
+	ig_json_bool(&j, "interrupted", ig_stop_requested);
 	ig_json_double(&j, "first_touch_s", touch_t0);
 	ig_json_int(&j, "start_cpu", start_cpu);
 	ig_json_int(&j, "start_node", start_node);
@@ -256,15 +244,12 @@ int main(int argc, char **argv)
 	ig_json_int(&j, "end_node", samples[nsamples - 1].cpu_node);
 	ig_json_uint(&j, "touches", touches);
 	ig_json_uint(&j, "passes", passes);
-	ig_json_double(&j, "touches_per_s", elapsed > 0 ? (double)touches / elapsed : 0);
+	ig_json_double(&j, "touches_per_s", ig_rate((double)touches, elapsed));
 	if (o.move_to_node >= 0) {
 		ig_json_obj_begin(&j, "move");
 		ig_json_int(&j, "to_node", o.move_to_node);
 		ig_json_double(&j, "at_s", o.move_at);
-		if (moved)
-			ig_json_double(&j, "done_at_s", moved_at);
-		else
-			ig_json_null(&j, "done_at_s");
+		ig_json_time(&j, "done_at_s", moved_at);
 		ig_json_bool(&j, "ok", moved && !move_err);
 		if (move_err)
 			ig_json_str(&j, "error", strerror(-move_err));
@@ -272,19 +257,10 @@ int main(int argc, char **argv)
 	} else {
 		ig_json_null(&j, "move");
 	}
-	if (change_t >= 0)
-		ig_json_double(&j, "node_change_s", change_t);
-	else
-		ig_json_null(&j, "node_change_s");
+	ig_json_time(&j, "node_change_s", change_t);
 	/* Seconds from the node change until >=50% / >=90% of the pages were local. */
-	if (follow50 >= 0)
-		ig_json_double(&j, "follow50_s", follow50);
-	else
-		ig_json_null(&j, "follow50_s");
-	if (follow90 >= 0)
-		ig_json_double(&j, "follow90_s", follow90);
-	else
-		ig_json_null(&j, "follow90_s");
+	ig_json_time(&j, "follow50_s", follow50);
+	ig_json_time(&j, "follow90_s", follow90);
 	ig_json_double(&j, "local_fraction_end", local_fraction(&samples[nsamples - 1]));
 	if (samples[nsamples - 1].pl.err)
 		ig_json_str(&j, "placement_error", strerror(-samples[nsamples - 1].pl.err));

@@ -101,7 +101,7 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 	int e;
 
 	r->pid = getpid();
-	in.len = (o->size + 4095) & ~(size_t)4095;
+	in.len = ig_round_up(o->size, IG_PAGE_SIZE);
 	in.heap = ig_map_anon(in.len, 0);
 	if (!in.heap || !ts) {
 		fprintf(stderr, "%s: instance %d: cannot map %zu bytes: %s\n", ig_prog, (int)getpid(), in.len,
@@ -130,7 +130,7 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 			r->node_samples[n] += ts[i].node_samples[n];
 	}
 	r->elapsed = ig_now() - in.t0;
-	ig_placement_query(in.heap, in.len, 4096, o->max_sample, &r->placement);
+	ig_placement_query(in.heap, in.len, IG_PAGE_SIZE, o->max_sample, &r->placement);
 	_exit(0);
 }
 
@@ -156,7 +156,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.instances = 1, .threads = 2, .txn_lines = 8, .size = 64ULL << 20, .duration = 10, .max_sample = 16384};
 	ig_opts_parse(argc, argv, opts, NULL);
-	ig_check_size("size", size_arg, o->size, 4096, (uint64_t)o->threads, "thread");
+	ig_check_size("size", size_arg, o->size, IG_PAGE_SIZE, (uint64_t)o->threads, "thread");
 }
 
 int main(int argc, char **argv)
@@ -165,28 +165,26 @@ int main(int argc, char **argv)
 	struct ig_topo topo;
 	double elapsed;
 
-	ig_init("vnuma-wl-multi-instance");
+	ig_workload_init("multi-instance", &topo);
 	parse(argc, argv, &o);
-	ig_topo_load(&topo);
 	struct inst_result *res =
 		ig_team_run_all(o.instances, o.pidfile, instance, &o, sizeof(*res), "instances", NULL, &elapsed);
 
 	double total = 0;
 	for (int i = 0; i < o.instances; i++)
-		if (res[i].elapsed > 0)
-			total += (double)res[i].ops / res[i].elapsed;
+		total += ig_rate((double)res[i].ops, res[i].elapsed);
 
 	struct ig_json j;
-	ig_json_result_begin(&j, "multi-instance", &topo);
+	ig_json_result_begin(&j, &topo);
 	ig_json_int(&j, "instances", o.instances);
 	ig_json_int(&j, "threads", o.threads);
-	ig_json_uint(&j, "size_bytes", (o.size + 4095) & ~(uint64_t)4095);
+	ig_json_uint(&j, "size_bytes", ig_round_up(o.size, IG_PAGE_SIZE));
 	ig_json_int(&j, "txn_lines", o.txn_lines);
 	ig_json_double(&j, "duration_s", o.duration);
 	ig_json_double(&j, "elapsed_s", elapsed);
 	ig_json_double(&j, "ops_per_s_total", total);
 	ig_json_double(&j, "ops_per_s_per_instance", total / o.instances);
-	uint64_t local = 0, sampled = 0;
+	struct ig_locality loc = {0};
 	ig_json_arr_begin(&j, "instance_list");
 	for (int i = 0; i < o.instances; i++) {
 		struct inst_result *r = &res[i];
@@ -206,13 +204,10 @@ int main(int argc, char **argv)
 		ig_json_int(&j, "pid", r->pid);
 		ig_json_uint(&j, "ops", r->ops);
 		ig_json_double(&j, "elapsed_s", r->elapsed);
-		ig_json_double(&j, "ops_per_s", r->elapsed > 0 ? (double)r->ops / r->elapsed : 0);
+		ig_json_double(&j, "ops_per_s", ig_rate((double)r->ops, r->elapsed));
 		ig_json_placement(&j, &topo, &r->placement);
 		ig_json_int(&j, "mem_node", mem_node);
-		ig_json_double(&j, "mem_node_fraction",
-			       mem_node >= 0 && r->placement.sampled
-				       ? (double)r->placement.per_node[mem_node] / (double)r->placement.sampled
-				       : 0);
+		ig_json_double(&j, "mem_node_fraction", ig_placement_fraction(&r->placement, mem_node));
 		/* Fraction of the threads' getcpu samples per node. */
 		ig_json_obj_begin(&j, "thread_node_fraction");
 		for (int n = 0; n < VN_MAX_NODES; n++) {
@@ -233,14 +228,12 @@ int main(int argc, char **argv)
 			ig_json_uint(&j, NULL, r->thread_ops[t]);
 		ig_json_arr_end(&j);
 		ig_json_obj_end(&j);
-		if (thread_node >= 0) {
-			local += r->placement.per_node[thread_node];
-			sampled += r->placement.sampled;
-		}
+		if (thread_node >= 0)
+			ig_locality_add(&loc, &r->placement, thread_node);
 	}
 	ig_json_arr_end(&j);
 	/* Sampled heap pages on the node where their instance's threads mostly ran. */
-	ig_json_double(&j, "local_fraction", sampled ? (double)local / (double)sampled : 0);
+	ig_json_double(&j, "local_fraction", ig_locality_fraction(&loc));
 	ig_json_result_end(&j);
 	return 0;
 }

@@ -34,7 +34,7 @@ struct proc_result {
 struct opts {
 	uint64_t size;
 	int procs, threads;
-	double duration;
+	double duration; /* -1: not given, --iterations counts instead */
 	uint64_t iterations;
 	uint64_t max_sample;
 	const char *pidfile;
@@ -207,17 +207,14 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 	ig_team_ready(team);
 	run_threads(ws, o->threads, thread_main);
 	ig_getcpu(&r->cpu, &r->node);
-	ig_placement_query(s.a, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &r->placement);
-	struct ig_placement pb, pc;
-	ig_placement_query(s.b, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pb);
-	ig_placement_query(s.c, s.n * sizeof(double), 4096, o->max_sample / 3 + 1, &pc);
-	r->placement.sampled += pb.sampled + pc.sampled;
-	r->placement.not_present += pb.not_present + pc.not_present;
-	r->placement.other += pb.other + pc.other;
-	if (!r->placement.err)
-		r->placement.err = pb.err ? pb.err : pc.err;
-	for (int n = 0; n < VN_MAX_NODES; n++)
-		r->placement.per_node[n] += pb.per_node[n] + pc.per_node[n];
+	/* The three arrays' placement as one (r->placement starts zeroed: shared memory). */
+	double *arrays[] = {s.a, s.b, s.c};
+	for (int i = 0; i < 3; i++) {
+		struct ig_placement p;
+
+		ig_placement_query(arrays[i], s.n * sizeof(double), IG_PAGE_SIZE, o->max_sample / 3 + 1, &p);
+		ig_placement_add(&r->placement, &p);
+	}
 	_exit(0);
 }
 
@@ -240,8 +237,12 @@ static void parse(int argc, char **argv, struct opts *o)
 		 .help = "write the worker pids there once all have touched their memory"},
 		{0}};
 
-	*o = (struct opts){
-		.size = 64ULL << 20, .procs = 1, .threads = 1, .iterations = 10, .max_sample = IG_DEFAULT_MAX_SAMPLE};
+	*o = (struct opts){.size = 64ULL << 20,
+			   .procs = 1,
+			   .threads = 1,
+			   .duration = -1,
+			   .iterations = 10,
+			   .max_sample = IG_DEFAULT_MAX_SAMPLE};
 	ig_opts_parse(argc, argv, opts, NULL);
 	/* 16 elements of each of the 3 arrays per thread. */
 	ig_check_size("size", size_arg, o->size, 3 * sizeof(double) * 16, (uint64_t)o->threads, "thread");
@@ -253,23 +254,19 @@ int main(int argc, char **argv)
 	struct ig_topo topo;
 	double elapsed;
 
-	ig_init("vnuma-wl-stream");
+	ig_workload_init("stream", &topo);
 	parse(argc, argv, &o);
-	ig_topo_load(&topo);
 	struct proc_result *res =
 		ig_team_run_all(o.procs, o.pidfile, child, &o, sizeof(*res), "processes", NULL, &elapsed);
 
 	size_t n = o.size / (3 * sizeof(double));
 	struct ig_json j;
-	ig_json_result_begin(&j, "stream", &topo);
+	ig_json_result_begin(&j, &topo);
 	ig_json_int(&j, "procs", o.procs);
 	ig_json_int(&j, "threads", o.threads);
 	ig_json_uint(&j, "size_bytes", 3 * n * sizeof(double));
 	ig_json_uint(&j, "array_elements", n);
-	if (o.duration > 0)
-		ig_json_double(&j, "duration_s", o.duration);
-	else
-		ig_json_null(&j, "duration_s");
+	ig_json_time(&j, "duration_s", o.duration);
 	ig_json_double(&j, "elapsed_s", elapsed);
 
 	/* Per-kernel bandwidth summed over processes (as when N STREAM copies run at once). */
@@ -300,7 +297,7 @@ int main(int argc, char **argv)
 	ig_json_uint(&j, "iterations_total", total_iter);
 	ig_json_node_counts(&j, "procs_per_node_end", &topo, end_nodes);
 
-	uint64_t local = 0, sampled = 0;
+	struct ig_locality loc = {0};
 	ig_json_arr_begin(&j, "processes");
 	for (int p = 0; p < o.procs; p++) {
 		struct proc_result *r = &res[p];
@@ -326,14 +323,12 @@ int main(int argc, char **argv)
 			ig_json_obj_end(&j);
 		}
 		ig_json_placement(&j, &topo, &r->placement);
-		if (r->node >= 0 && r->node < VN_MAX_NODES)
-			local += r->placement.per_node[r->node];
-		sampled += r->placement.sampled;
+		ig_locality_add(&loc, &r->placement, r->node);
 		ig_json_obj_end(&j);
 	}
 	ig_json_arr_end(&j);
 	/* Fraction of all sampled pages that sit on the node their process ended on. */
-	ig_json_double(&j, "local_fraction_end", sampled ? (double)local / (double)sampled : 0.0);
+	ig_json_double(&j, "local_fraction_end", ig_locality_fraction(&loc));
 	ig_json_result_end(&j);
 	return 0;
 }

@@ -27,7 +27,8 @@ it_free_port() {
 it_libvirtd_start() {
 	local d port i
 	command -v libvirtd >/dev/null || { echo "it_libvirtd_start: no libvirtd (apt-get install libvirt-daemon)" >&2; return 1; }
-	d=$(mktemp -d /tmp/vnuma-libvirtd.XXXXXX) || return 1
+	# Short: libvirt puts the agent channel's socket under XDG_CONFIG_HOME, and a unix socket path has 107 bytes.
+	d=$(mktemp -d /tmp/vlvd.XXXXXX) || return 1
 	IT_LIBVIRTD_DIR=$d
 	if declare -F it_state_cleanup >/dev/null; then
 		trap 'it_libvirtd_stop; it_state_cleanup' EXIT
@@ -35,7 +36,7 @@ it_libvirtd_start() {
 		trap it_libvirtd_stop EXIT
 	fi
 	port=$(it_free_port) || { echo "it_libvirtd_start: no free port" >&2; return 1; }
-	mkdir -p "$d"/{config/libvirt,run,cache,data,sock,pool}
+	mkdir -p "$d"/{c/libvirt,run,cache,data,sock,pool}
 	cat >"$d/libvirtd.conf" <<-CONF
 		listen_tls = 0
 		listen_tcp = 1
@@ -46,10 +47,10 @@ it_libvirtd_start() {
 		log_outputs = "3:file:$d/libvirtd.log"
 	CONF
 	# No virtlogd runs for this daemon: QEMU's console goes to a file.
-	printf 'stdio_handler = "file"\n' >"$d/config/libvirt/qemu.conf"
+	printf 'stdio_handler = "file"\n' >"$d/c/libvirt/qemu.conf"
 	chown -R nobody:nogroup "$d"
 	chmod 0755 "$d"
-	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$d" XDG_CONFIG_HOME="$d/config" \
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$d" XDG_CONFIG_HOME="$d/c" \
 		XDG_RUNTIME_DIR="$d/run" XDG_CACHE_HOME="$d/cache" XDG_DATA_HOME="$d/data" \
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		libvirtd --listen --config "$d/libvirtd.conf" --pid-file "$d/run/libvirtd.pid" \

@@ -511,6 +511,92 @@ static void test_overlong_line_then_resync(void **state)
 	fake_stop(&f);
 }
 
+static struct json_object *poweroff_request(void)
+{
+	struct json_object *req = json_object_new_object();
+
+	json_object_object_add(req, "op", json_object_new_string("poweroff"));
+	return req;
+}
+
+/* A stand-in for the testbed's watch of the guest (console, QEMU): dead from fail_at on. */
+struct fake_watch {
+	double fail_at;
+	int calls, frees;
+};
+
+static int fake_watch_check(void *data, struct vn_error *err)
+{
+	struct fake_watch *fw = data;
+
+	fw->calls++;
+	if (now_s() < fw->fail_at)
+		return 0;
+	return vn_infra_error(err, -EHOSTDOWN, "guest fake powered off (console: \"reboot: Power down\")");
+}
+
+static void fake_watch_free(void *data)
+{
+	((struct fake_watch *)data)->frees++;
+}
+
+/* A guest that died while its channel stays open and busy: the watch ends the wait within about a second. */
+static void test_watch_ends_wait(void **state)
+{
+	struct fake_watch fw = {.fail_at = now_s() + 1.2};
+	struct vn_error err = {0};
+	struct fake f;
+
+	fake_start(&f, M_FOREIGN, NULL);
+	vn_agent_set_watch(f.a, fake_watch_check, &fw, fake_watch_free);
+	assert_false(vn_agent_watch_fired(f.a));
+	double t0 = now_s();
+	assert_int_equal(vn_agent_call(f.a, poweroff_request(), 20000, NULL, &err), -EHOSTDOWN);
+	assert_true(now_s() - t0 < 1.2 + 1.5);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "guest fake powered off"));
+	assert_true(vn_agent_watch_fired(f.a));
+	/* Checked about once a second, not on every message of the flood. */
+	assert_true(fw.calls <= 4);
+	vn_error_clear(&err);
+	/* From then on every wait says so at once. */
+	t0 = now_s();
+	assert_int_equal(vn_agent_call(f.a, poweroff_request(), 20000, NULL, &err), -EHOSTDOWN);
+	assert_true(now_s() - t0 < 0.5);
+	vn_error_clear(&err);
+	fake_stop(&f);
+	assert_int_equal(fw.frees, 1);
+}
+
+/* The channel closing (QEMU gone) asks the watch at once, whose cause beats "the connection was closed". */
+static void test_watch_on_eof(void **state)
+{
+	struct fake_watch fw = {.fail_at = now_s() + 1000};
+	struct vn_error err = {0};
+	struct json_object *msg = NULL;
+	struct fake f;
+
+	fake_start(&f, M_REPLY, "{\"id\":%lld,\"ok\":true}");
+	vn_agent_set_watch(f.a, fake_watch_check, &fw, fake_watch_free);
+	assert_int_equal(vn_agent_recv(f.a, 200, &msg, &err), -ETIMEDOUT);
+	vn_error_clear(&err);
+	assert_int_equal(fw.calls, 1);
+	fw.fail_at = 0;
+	kill(f.pid, SIGKILL);
+	waitpid(f.pid, NULL, 0);
+	double t0 = now_s();
+	assert_int_equal(vn_agent_recv(f.a, 5000, &msg, &err), -EHOSTDOWN);
+	assert_true(now_s() - t0 < 0.5); /* not rate-limited: the next scheduled check was a second away */
+	assert_non_null(strstr(err.msg, "powered off"));
+	vn_error_clear(&err);
+	/* Without a watch (or one that sees nothing) EOF is the connection's own error. */
+	vn_agent_set_watch(f.a, NULL, NULL, NULL);
+	assert_int_equal(fw.frees, 1);
+	assert_int_equal(vn_agent_recv(f.a, 5000, &msg, &err), -ECONNRESET);
+	vn_error_clear(&err);
+	vn_agent_close(f.a);
+}
+
 /* Ctrl-C ends a wait at once, whatever the guest does. */
 static void test_interrupt_ends_wait(void **state)
 {
@@ -662,6 +748,8 @@ int main(void)
 		cmocka_unit_test(test_exec_agent_restarted),
 		cmocka_unit_test(test_exec_agent_silent),
 		cmocka_unit_test(test_interrupt_ends_wait),
+		cmocka_unit_test(test_watch_ends_wait),
+		cmocka_unit_test(test_watch_on_eof),
 		cmocka_unit_test(test_overlong_line_then_resync),
 		/* Last: its memory peak is the highest. */
 		cmocka_unit_test(test_read_endless_bytes),

@@ -476,6 +476,57 @@ static void test_node_64_counted(void **state)
 	ig_json_free(&j);
 }
 
+/* A worker's areas summed into one placement, the share on a node, locality over workers; sizes, rates, times. */
+static void test_placement_sums(void **state)
+{
+	static struct ig_placement a, b;
+	struct ig_locality loc = {0};
+
+	a.sampled = 4, a.per_node[0] = 3, a.not_present = 1;
+	b.sampled = 4, b.per_node[1] = 2, b.other = 2, b.err = -EPERM;
+	ig_placement_add(&a, &b);
+	assert_int_equal(a.sampled, 8);
+	assert_int_equal(a.per_node[0], 3);
+	assert_int_equal(a.per_node[1], 2);
+	assert_int_equal(a.not_present, 1);
+	assert_int_equal(a.other, 2);
+	assert_int_equal(a.err, -EPERM);
+	b.err = -EFAULT;
+	ig_placement_add(&a, &b); /* the first error is kept */
+	assert_int_equal(a.err, -EPERM);
+	assert_true(ig_placement_fraction(&a, 0) == 3.0 / 12);
+	assert_true(ig_placement_fraction(&a, -1) == 0);
+	assert_true(ig_placement_fraction(&a, VN_MAX_NODES) == 0);
+	memset(&b, 0, sizeof(b));
+	assert_true(ig_placement_fraction(&b, 0) == 0); /* nothing sampled */
+
+	assert_true(ig_locality_fraction(&loc) == 0);
+	ig_locality_add(&loc, &a, 1);  /* 4 of 12 local */
+	ig_locality_add(&loc, &a, -1); /* a worker on no node: sampled, none local */
+	assert_int_equal(loc.local, 4);
+	assert_int_equal(loc.sampled, 24);
+	assert_true(ig_locality_fraction(&loc) == 4.0 / 24);
+
+	/* Sizes rounded up to whole pages, base or huge. */
+	assert_int_equal(ig_round_up(1, IG_PAGE_SIZE), 4096);
+	assert_int_equal(ig_round_up(8192, IG_PAGE_SIZE), 8192);
+	assert_int_equal(ig_round_up(0, IG_PAGE_SIZE), 0);
+	assert_int_equal(ig_round_up(3ULL << 20, 2UL << 20), 4UL << 20);
+
+	assert_true(ig_rate(10, 4) == 2.5);
+	assert_true(ig_rate(10, 0) == 0);
+
+	/* A time that never came is null. */
+	struct ig_json j;
+	ig_json_init(&j);
+	ig_json_obj_begin(&j, NULL);
+	ig_json_time(&j, "never", -1);
+	ig_json_time(&j, "at", 0);
+	ig_json_obj_end(&j);
+	assert_string_equal(j.b.s, "{\"never\":null,\"at\":0}");
+	ig_json_free(&j);
+}
+
 /* The model's last node (127) is read; a kernel listing more is cut at the model's limit. */
 static void test_node_limit_edge(void **state)
 {
@@ -600,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_node_64_counted),
 		cmocka_unit_test(test_node_limit_edge),
+		cmocka_unit_test(test_placement_sums),
 		cmocka_unit_test(test_topo_this_host),
 		cmocka_unit_test(test_team_run),
 		cmocka_unit_test(test_files),

@@ -1,4 +1,4 @@
-/* The JSON reader: strict parsing with FILE:LINE:COL, and JSON-path errors. */
+/* The JSON reader: strict parsing with FILE:LINE:COL, and JSON-path errors; the few writing helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,11 +185,28 @@ static void test_numbers(void **state)
 	assert_int_equal(u, 2);
 }
 
+/* Members as written: a string or null, doubles with their own text. */
+static void test_writing(void **state)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+
+	vn_json_add_str(o, "s", "x");
+	vn_json_add_str(o, "none", NULL);
+	json_object_object_add(o, "sig", vn_json_new_double_sig(0.1 + 0.2, 15));
+	json_object_object_add(o, "exact", vn_json_new_double_sig(0.1 + 0.2, 17));
+	json_object_object_add(o, "us", vn_json_new_double_fixed(1.5, 6));
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"s\":\"x\",\"none\":null,\"sig\":0.3,\"exact\":0.30000000000000004,\"us\":1.500000}");
+	/* Too long for its buffer in %f: json-c's own text, the value kept. */
+	_cleanup_json_ struct json_object *huge = vn_json_new_double_fixed(1e300, 6);
+	assert_true(json_object_get_double(huge) == 1e300);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),   cmocka_unit_test(test_paths),   cmocka_unit_test(test_checks),
-		cmocka_unit_test(test_strings), cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_strings), cmocka_unit_test(test_numbers), cmocka_unit_test(test_writing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

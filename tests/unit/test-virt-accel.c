@@ -12,6 +12,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <signal.h>
 
 #include "virt/virt-priv.h"
 
@@ -350,6 +354,162 @@ static void test_console_detector(void **s)
 #undef SHOWS
 }
 
+/* The kernel's last words, as the console log holds them (\r\n, timestamps, a panic's trace after it). */
+static void test_console_death(void **s)
+{
+#define SCAN(str, at) vn_console_death_scan(str, strlen(str), at)
+	size_t at = 99;
+
+	assert_int_equal(SCAN("", NULL), VN_DEATH_NONE);
+	assert_int_equal(SCAN("[    1.0] Run /init as init process\r\nvnuma-init: ready\r\n", NULL), VN_DEATH_NONE);
+	assert_int_equal(SCAN("[   12.41] ACPI: PM: Preparing to enter system sleep state S5\r\n"
+			      "[   12.42] reboot: Power down\r\n",
+			      &at),
+			 VN_DEATH_POWEROFF);
+	assert_int_equal(at, strlen("[   12.41] ACPI: PM: Preparing to enter system sleep state S5\r\n[   12.42] "));
+	assert_int_equal(SCAN("[ 5.75] sysrq: Resetting\r\n", NULL), VN_DEATH_REBOOT);
+	assert_int_equal(SCAN("[ 5.75] reboot: Restarting system\r\n", NULL), VN_DEATH_REBOOT);
+	assert_int_equal(SCAN("[ 5.75] reboot: System halted\r\n", NULL), VN_DEATH_HALT);
+	/* A panic resets the machine (panic=-1): the panic is the cause, whatever follows it. */
+	assert_int_equal(SCAN("[ 6.01] sysrq: Trigger a crash\r\n[ 6.01] Kernel panic - not syncing: sysrq triggered "
+			      "crash\r\n[ 6.01] Call Trace:\r\n[ 6.02] reboot: Restarting system\r\n",
+			      &at),
+			 VN_DEATH_PANIC);
+	assert_int_equal(at, strlen("[ 6.01] sysrq: Trigger a crash\r\n[ 6.01] "));
+	/* Bytes, not a string: a NUL before the marker does not hide it. */
+	const char nul[] = "x\0reboot: Power down";
+	assert_int_equal(vn_console_death_scan(nul, sizeof(nul) - 1, NULL), VN_DEATH_POWEROFF);
+	/* A marker cut short is not one. */
+	assert_int_equal(SCAN("reboot: Power dow", NULL), VN_DEATH_NONE);
+	assert_string_equal(vn_console_death_name(VN_DEATH_PANIC), "panicked");
+	assert_string_equal(vn_console_death_name(VN_DEATH_POWEROFF), "powered off");
+#undef SCAN
+}
+
+static void append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The watch reads only the console's new bytes, and a marker split between two reads is still seen. */
+static void test_watch_console(void **s)
+{
+	char dir[] = "/tmp/vn-watch.XXXXXX", path[64];
+	struct vn_error err = {0};
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/console.log", dir);
+	/* No console yet: nothing to say. */
+	struct vn_virt_watch *w = vn_virt_watch_new(NULL, "g", path);
+	assert_int_equal(vn_virt_watch_check(w, &err), 0);
+	append(path, "[    1.0] Run /init as init process\r\nvnuma-init: ready\r\n");
+	assert_int_equal(vn_virt_watch_check(w, &err), 0);
+	append(path, "[   12.4] reboot: Power");
+	assert_int_equal(vn_virt_watch_check(w, &err), 0);
+	append(path, " down\r\n");
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "guest g powered off (console: \"reboot: Power down\")"));
+	assert_non_null(err.detail);
+	assert_non_null(strstr(err.detail, "--- last lines of the console log ---\n"));
+	assert_non_null(strstr(err.detail, "vnuma-init: ready\n"));
+	vn_error_clear(&err);
+	/* Dead stays dead. */
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	vn_error_clear(&err);
+	vn_virt_watch_free(w);
+
+	/* A console truncated by a new boot is read again from its start. */
+	w = vn_virt_watch_new(NULL, "g", path);
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	vn_error_clear(&err);
+	vn_virt_watch_free(w);
+	FILE *f = fopen(path, "w");
+	fputs("booting again\r\n", f);
+	fclose(f);
+	w = vn_virt_watch_new(NULL, "g", path);
+	assert_int_equal(vn_virt_watch_check(w, &err), 0);
+	f = fopen(path, "w");
+	fputs("[ 1.0] Kernel panic - not syncing: VFS\r\n", f);
+	fclose(f);
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	assert_non_null(strstr(err.msg, "guest g panicked (console: \"Kernel panic - not syncing: VFS\")"));
+	vn_error_clear(&err);
+	vn_virt_watch_free(w);
+
+	/* A long-lived guest's console: its last words are found by the first check, its megabytes unread. */
+	f = fopen(path, "w");
+	for (int i = 0; i < 3 * 16384; i++)
+		fputs("[ 1.0] a line of 64 bytes of console chatter .................\r\n", f);
+	fputs("[ 9.9] reboot: Power down\r\n", f);
+	fclose(f);
+	w = vn_virt_watch_new(NULL, "g", path);
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	vn_error_clear(&err);
+	vn_virt_watch_free(w);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Under the embedded driver the watch also sees QEMU go, by the pid in libvirt's pid file. */
+static void test_watch_qemu_pid(void **s)
+{
+	char dir[] = "/tmp/vn-watch.XXXXXX", path[128], log[128];
+	struct vn_error err = {0};
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(log, sizeof(log), "%s/console.log", dir);
+	append(log, "vnuma-init: ready\r\n");
+	snprintf(path, sizeof(path), "%s/libvirt/run/qemu", dir);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s", path);
+	assert_int_equal(system(cmd), 0);
+	/* A stand-in QEMU: a process whose command line names the guest as libvirt's -name does. */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setpgid(0, 0); /* its sleep goes with it */
+		execl("/bin/sh", "sh", "-c", "sleep 30; :", "-name", "guest=g,debug-threads=on", (char *)NULL);
+		_exit(127);
+	}
+	usleep(100 * 1000);
+	snprintf(path, sizeof(path), "%s/libvirt/run/qemu/g.pid", dir);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "%d", (int)pid);
+	fclose(f);
+	struct vn_virt_watch *w = vn_virt_watch_new(dir, "g", log);
+	assert_int_equal(vn_virt_watch_check(w, &err), 0);
+	/* A pid that is not this guest's QEMU (another guest's, or any process's) is not watched. */
+	snprintf(path, sizeof(path), "%s/libvirt/run/qemu/h.pid", dir);
+	f = fopen(path, "w");
+	fprintf(f, "%d", (int)pid);
+	fclose(f);
+	struct vn_virt_watch *other = vn_virt_watch_new(dir, "h", log);
+	snprintf(path, sizeof(path), "%s/libvirt/run/qemu/g.pid", dir);
+	f = fopen(path, "w");
+	fprintf(f, "%d", (int)getpid());
+	fclose(f);
+	struct vn_virt_watch *self = vn_virt_watch_new(dir, "g", log);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	char want[96];
+	snprintf(want, sizeof(want), "guest g: its QEMU process (pid %d) ended", (int)pid);
+	assert_string_equal(err.msg, want);
+	vn_error_clear(&err);
+	assert_int_equal(vn_virt_watch_check(other, &err), 0);
+	assert_int_equal(vn_virt_watch_check(self, &err), 0);
+	vn_virt_watch_free(w);
+	vn_virt_watch_free(other);
+	vn_virt_watch_free(self);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +524,9 @@ int main(void)
 		cmocka_unit_test(test_tcg_silent_too_is_not_cached),
 		cmocka_unit_test(test_forced),
 		cmocka_unit_test(test_console_detector),
+		cmocka_unit_test(test_console_death),
+		cmocka_unit_test(test_watch_console),
+		cmocka_unit_test(test_watch_qemu_pid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,7 +83,7 @@ static void test_pool_and_volumes(void **s)
 	assert_int_equal(vn_virt_volume_delete(v, "g1-root.qcow2", &err), 0);
 
 	assert_int_equal(vn_virt_volume_create(v, "../etc", 1, "raw", NULL, &path, &err), -EINVAL);
-	assert_string_equal(err.msg, "'../etc' is not a volume name (1-200 of A-Z a-z 0-9 . _ -, no leading dot)");
+	assert_string_equal(err.msg, "'../etc' is not a volume name (1-200 of A-Z a-z 0-9 . _ - @, no leading dot)");
 	vn_error_clear(&err);
 	assert_int_equal(vn_virt_volume_create(v, "x.img", 1, "vmdk", NULL, &path, &err), -EINVAL);
 	assert_string_equal(err.msg, "volume x.img: format 'vmdk' is neither raw nor qcow2");

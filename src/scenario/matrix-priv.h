@@ -1,0 +1,50 @@
+/* The matrix runner's own (matrix.c), shared with its spreading over hosts (spread.c). */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "scenario/runner.h"
+
+struct cell {
+	char *variant;
+	unsigned repeat;
+	char *dir;             /* relative to the group */
+	int exit;              /* -1: not ended yet */
+	char *host;            /* where it ran (spread over hosts), or NULL */
+	json_object *attempts; /* spread: attempts on hosts that failed under it, moved aside; or NULL */
+};
+
+struct group {
+	const char *dir;
+	struct vn_scenario *s; /* the scenario as loaded: its variants */
+	const struct vn_matrix_opts *o;
+	unsigned repeats, ncells;
+	struct cell *cells;
+	char *topology, *accel, *host, *started;
+	bool complete;
+	double t0;
+	struct vn_report verdicts; /* the group's own assertions (change against the base) */
+	json_object *hosts;        /* spread: each host, its capacity and what became of it; or NULL */
+};
+
+/* How one run of a cell ended: its exit code (0-3), why when it could not run, what its result said. */
+struct vn_cell_end {
+	int exit;
+	char *error;
+	char *topology, *host, *started, *accel;
+};
+void vn_cell_end_clear(struct vn_cell_end *e);
+
+int vn_matrix_group_write(const struct group *g, struct vn_error *err);
+/* Runs cell k into its directory with ctx's host (a spread child does this in a process of its own). */
+void vn_matrix_cell_run(const struct group *g, unsigned k, const struct vn_testbed_ctx *ctx, struct vn_cell_end *end);
+/* Records how cell k ended (counts, the group's topology and accelerator, the callback) and rewrites group.json. */
+int vn_matrix_cell_ended(struct group *g, unsigned k, const struct vn_cell_end *end, struct vn_matrix_result *res,
+			 struct vn_error *err);
+/*
+ * The cells spread over o->hosts: at most a host's capacity at once, each
+ * run in a child process of its own; a run that could not run on a host
+ * found unreachable afterwards is moved aside and run again on another.
+ */
+int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
+		     struct vn_error *err);

@@ -1,0 +1,325 @@
+/*
+ * A matrix spread over hosts (`run --hosts FILE`): each run in a child
+ * process of its own, with the host's URI, at most a host's capacity of them
+ * at once. libvirt is the distributed engine: a child boots its guest
+ * through the host's libvirtd, puts what boots there as volumes and talks to
+ * the agent over a stream (testbed/remote.c), so nothing here knows where a
+ * run goes but the URI. The parent never opens libvirt: it forks, and a
+ * process with libvirt's threads must not.
+ *
+ * A run that could not run (exit 3) on a host that then does not answer is
+ * the host's failure, not the run's: its directory is moved aside under
+ * attempts/ (recorded in group.json, never compared) and the run starts
+ * again on another host. A host found dead takes no more runs. So every cell
+ * ends with exactly one run directory, and no run is counted twice.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "scenario/matrix-priv.h"
+#include "testbed/testbed.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/interrupt.h"
+#include "util/isolate.h"
+
+struct host {
+	const struct vn_matrix_host *h;
+	struct vn_testbed_ctx ctx;
+	unsigned capacity, running, runs;
+	char *dead; /* why it is no longer used, or NULL */
+};
+
+struct job {
+	struct vn_isolate_job iso;
+	unsigned cell;
+	struct host *host;
+	/* What the child needs, in its copy of our memory. */
+	struct group *g;
+};
+
+static int cell_child(void *arg, char **out, struct vn_error *err)
+{
+	struct job *j = arg;
+	struct vn_cell_end end = {0};
+
+	vn_matrix_cell_run(j->g, j->cell, &j->host->ctx, &end);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "exit", json_object_new_int(end.exit));
+	const char *keys[] = {"error", "topology", "host", "started", "accel"};
+	const char *vals[] = {end.error, end.topology, end.host, end.started, end.accel};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(keys); i++)
+		if (vals[i])
+			json_object_object_add(o, keys[i], json_object_new_string(vals[i]));
+	*out = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	vn_cell_end_clear(&end);
+	return 0;
+}
+
+static char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? vn_xstrdup(json_object_get_string(v))
+		       : NULL;
+}
+
+/* The child's answer (our own child: trusted, still type-checked); a child that died is a run that could not run. */
+static void job_end(struct job *j, struct vn_cell_end *end)
+{
+	_cleanup_free_ char *out = NULL;
+	struct vn_error e = {0};
+	int rc = vn_isolate_finish(&j->iso, &out, &e);
+	json_object *o = out ? json_tokener_parse(out) : NULL, *v;
+
+	memset(end, 0, sizeof(*end));
+	end->exit = 3;
+	if (rc < 0 || !o) {
+		end->error = vn_xstrdup(rc < 0 ? e.msg : "the run's process sent no answer");
+	} else {
+		if (json_object_object_get_ex(o, "exit", &v) && json_object_is_type(v, json_type_int))
+			end->exit = json_object_get_int(v) & 3;
+		end->error = jstr(o, "error");
+		end->topology = jstr(o, "topology");
+		end->host = jstr(o, "host");
+		end->started = jstr(o, "started");
+		end->accel = jstr(o, "accel");
+	}
+	json_object_put(o);
+	vn_error_clear(&e);
+}
+
+/* The free host with the most room, or NULL. */
+static struct host *pick(struct host *hosts, unsigned n)
+{
+	struct host *best = NULL;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct host *h = &hosts[i];
+		if (!h->dead && h->running < h->capacity &&
+		    (!best || h->capacity - h->running > best->capacity - best->running))
+			best = h;
+	}
+	return best;
+}
+
+/*
+ * The next run for host h: of the queued ones, the first of the variant
+ * that has run least on h. Strict queue order would pin variants to hosts
+ * (A B A B over two hosts puts every A on one and every B on the other),
+ * and the comparison would then measure the hosts. The chosen one moves to
+ * the queue's head, which the caller takes.
+ */
+static unsigned take(const struct group *g, unsigned *queue, unsigned head, unsigned tail, const struct host *h)
+{
+	unsigned best = head, best_n = UINT_MAX;
+
+	/* A cell's host is set while it runs there, so running ones count too. */
+	for (unsigned i = head; i < tail; i++) {
+		const struct cell *c = &g->cells[queue[i % g->ncells]];
+		unsigned n = 0;
+		for (unsigned k = 0; k < g->ncells; k++)
+			n += g->cells[k].host && strcmp(g->cells[k].host, h->h->uri) == 0 &&
+			     strcmp(g->cells[k].variant, c->variant) == 0;
+		if (n < best_n) {
+			best = i;
+			best_n = n;
+		}
+	}
+	unsigned k = queue[best % g->ncells];
+	for (unsigned i = best; i > head; i--)
+		queue[i % g->ncells] = queue[(i - 1) % g->ncells];
+	queue[head % g->ncells] = k;
+	return k;
+}
+
+static void host_json(struct group *g, struct host *hosts, unsigned n)
+{
+	json_object_put(g->hosts);
+	g->hosts = json_object_new_array();
+	for (unsigned i = 0; i < n; i++) {
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "uri", json_object_new_string(hosts[i].h->uri));
+		json_object_object_add(j, "capacity", json_object_new_int64(hosts[i].capacity));
+		json_object_object_add(j, "runs", json_object_new_int64(hosts[i].runs));
+		json_object_object_add(j, "state", json_object_new_string(hosts[i].dead ? hosts[i].dead : "ok"));
+		json_object_array_add(g->hosts, j);
+	}
+}
+
+/* The cell's directory as the failed host left it, to attempts/VARIANT-REPEAT-N; its new name, relative. */
+static char *move_aside(struct group *g, struct cell *c)
+{
+	_cleanup_free_ char *from = vn_xasprintf("%s/%s", g->dir, c->dir);
+	_cleanup_free_ char *att = vn_xasprintf("%s/attempts", g->dir);
+	size_t n = c->attempts ? json_object_array_length(c->attempts) : 0;
+	char *rel = vn_xasprintf("attempts/%s-%u-%zu", c->variant, c->repeat, n + 1);
+	_cleanup_free_ char *to = vn_xasprintf("%s/%s", g->dir, rel);
+
+	mkdir(att, 0755);
+	if (rename(from, to) < 0) {
+		free(rel);
+		return NULL;
+	}
+	return rel;
+}
+
+int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
+		     struct vn_error *err)
+{
+	const struct vn_matrix_opts *o = g->o;
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_free_ struct host *hosts = vn_xcalloc(o->nhosts, sizeof(*hosts));
+	_cleanup_free_ struct job *jobs = vn_xcalloc(g->ncells, sizeof(*jobs));
+	_cleanup_free_ unsigned *queue = vn_xcalloc(g->ncells, sizeof(*queue));
+	unsigned head = 0, tail = 0, njobs = 0, alive = 0, started = 0;
+	int rc = 0;
+
+	if ((rc = vn_scenario_check(g->s, NULL, &t, err)) < 0)
+		return rc;
+	for (unsigned i = 0; i < o->nhosts; i++) {
+		struct host *h = &hosts[i];
+		struct vn_error e = {0};
+		unsigned fits = 1;
+		h->h = &o->hosts[i];
+		h->ctx = *ctx;
+		h->ctx.uri = h->h->uri;
+		h->ctx.pool_dir = h->h->pool_dir;
+		if (vn_testbed_host_probe(&h->ctx, t->ncpus_total, vn_topology_total_memory(t), &fits, &e) < 0)
+			h->dead = vn_xasprintf("unreachable before the first run: %s", e.msg);
+		h->capacity = h->h->capacity ? h->h->capacity : fits;
+		alive += !h->dead;
+		vn_error_clear(&e);
+	}
+	host_json(g, hosts, o->nhosts);
+	if (!alive) {
+		vn_matrix_group_write(g, err);
+		return vn_infra_error(err, -EHOSTUNREACH, "none of the %u hosts answers: %s", o->nhosts, hosts[0].dead);
+	}
+	for (unsigned k = 0; k < g->ncells; k++)
+		queue[tail++] = k;
+
+	for (;;) {
+		/* Fill every free slot, the queue's order kept (retries go first) but for the host balance below. */
+		struct host *h;
+		while (!vn_was_interrupted() && head < tail && (h = pick(hosts, o->nhosts))) {
+			unsigned k = take(g, queue, head++, tail, h);
+			struct job *j = &jobs[njobs];
+			struct vn_error e = {0};
+			*j = (struct job){.cell = k, .host = h, .g = g};
+			/* A retry is counted as the run it repeats. */
+			if (o->run_start)
+				o->run_start(o->run_start_data, started < g->ncells ? started : g->ncells - 1,
+					     g->ncells, g->cells[k].variant, g->cells[k].repeat, vn_now_s() - g->t0);
+			started++;
+			if (vn_isolate_start(cell_child, j, &j->iso, &e) < 0) {
+				struct vn_cell_end end = {.exit = 3, .error = vn_xstrdup(e.msg)};
+				vn_error_clear(&e);
+				rc = vn_matrix_cell_ended(g, k, &end, res, err);
+				vn_cell_end_clear(&end);
+				if (rc < 0)
+					break;
+				continue;
+			}
+			h->running++;
+			njobs++;
+			free(g->cells[k].host);
+			g->cells[k].host = vn_xstrdup(h->h->uri);
+			/* group.json shows where each run is going on, not only where it ended. */
+			if ((rc = vn_matrix_group_write(g, err)) < 0)
+				break;
+		}
+		if (rc < 0 || !njobs)
+			break;
+
+		_cleanup_free_ struct pollfd *p = vn_xcalloc(njobs, sizeof(*p));
+		for (unsigned i = 0; i < njobs; i++)
+			p[i] = (struct pollfd){.fd = jobs[i].iso.fd, .events = POLLIN};
+		/* Ctrl-C reaches the children too; we only stop starting runs and wait for theirs to end. */
+		if (poll(p, njobs, -1) < 0 && errno != EINTR)
+			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
+		for (unsigned i = njobs; i-- > 0;) {
+			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			struct job j = jobs[i];
+			struct cell *c = &g->cells[j.cell];
+			struct vn_cell_end end;
+			jobs[i] = jobs[--njobs];
+			job_end(&j, &end);
+			j.host->running--;
+			struct vn_error e = {0};
+			unsigned fits;
+			/* Could not run: the run's fault, unless its host no longer answers. */
+			if (end.exit == 3 && !vn_was_interrupted() &&
+			    vn_testbed_host_probe(&j.host->ctx, 1, 1, &fits, &e) < 0) {
+				free(j.host->dead);
+				j.host->dead = vn_xasprintf("failed during the matrix: %s", e.msg);
+				_cleanup_free_ char *moved = move_aside(g, c);
+				json_object *a = json_object_new_object();
+				json_object_object_add(a, "host", json_object_new_string(j.host->h->uri));
+				json_object_object_add(a, "error", json_object_new_string(end.error ? end.error : ""));
+				json_object_object_add(a, "dir", moved ? json_object_new_string(moved) : NULL);
+				if (!c->attempts)
+					c->attempts = json_object_new_array();
+				json_object_array_add(c->attempts, a);
+				if (o->run_done) {
+					_cleanup_free_ char *why = vn_xasprintf(
+						"%s on %s, which no longer answers; it runs again on another host",
+						end.error ? end.error : "", j.host->h->uri);
+					o->run_done(o->run_start_data, j.cell, g->ncells, c->dir, 3, NULL, why);
+				}
+				queue[--head % g->ncells] = j.cell;
+				free(c->host);
+				c->host = NULL;
+				host_json(g, hosts, o->nhosts);
+				vn_error_clear(&e);
+				vn_cell_end_clear(&end);
+				if (!pick(hosts, o->nhosts) && !njobs) {
+					bool any = false;
+					for (unsigned x = 0; x < o->nhosts; x++)
+						any |= !hosts[x].dead;
+					if (!any)
+						break;
+				}
+				continue;
+			}
+			vn_error_clear(&e);
+			j.host->runs++;
+			host_json(g, hosts, o->nhosts);
+			rc = vn_matrix_cell_ended(g, j.cell, &end, res, err);
+			vn_cell_end_clear(&end);
+			if (rc < 0)
+				break;
+		}
+		if (rc < 0)
+			break;
+		bool any = false;
+		for (unsigned x = 0; x < o->nhosts; x++)
+			any |= !hosts[x].dead;
+		if (!any && !njobs)
+			break;
+	}
+	/* Every host died under the matrix: the runs left over could not run anywhere. */
+	for (; rc == 0 && head < tail && !vn_was_interrupted(); head++) {
+		struct vn_cell_end end = {.exit = 3, .error = vn_xstrdup("no host left to run it on")};
+		rc = vn_matrix_cell_ended(g, queue[head % g->ncells], &end, res, err);
+		vn_cell_end_clear(&end);
+	}
+	/* A bookkeeping failure above left children running: they end with us, but are waited for. */
+	for (unsigned i = 0; i < njobs; i++) {
+		struct vn_cell_end end;
+		job_end(&jobs[i], &end);
+		vn_cell_end_clear(&end);
+	}
+	for (unsigned i = 0; i < o->nhosts; i++)
+		free(hosts[i].dead);
+	return rc;
+}

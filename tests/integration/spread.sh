@@ -1,0 +1,101 @@
+#!/bin/bash
+# Integration: a matrix spread over two libvirt endpoints (issue 15): a
+# private libvirtd reached over TCP (the remote driver: artifacts as volumes,
+# agent and console over streams) and this machine's embedded driver. A
+# 2-variant x 2-repeat matrix comes back as one comparable group whose runs
+# name both hosts, each artifact uploaded once to the remote one; then a
+# matrix whose libvirtd is killed under its first run retries that run on the
+# other host. About 4 minutes on 2 cores.
+#   spread.sh VNUMA_BINARY [SOURCE_DIR]
+set -u
+vnuma=$1
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
+export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
+. "$src/tests/integration/lib.sh"
+. "$src/tests/integration/libvirtd.sh"
+it_state spread
+it_libvirtd_start || { echo "Bail out! no private libvirtd"; exit 1; }
+scn=$src/scenarios/memfollow-balancing-2node.json
+printf '# the private daemon, one guest at a time\n%s 1 pool=%s\nqemu:///embed 1  # this machine\n' \
+	"$IT_LIBVIRTD_URI" "$IT_LIBVIRTD_POOL" >"$w/hosts"
+
+# Field F of every run of group G, one "DIR HOST" (or value) per line.
+runs() { python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1] + "/group.json"))
+for r in g["runs"]:
+    res = json.load(open(sys.argv[1] + "/" + r["dir"] + "/result.json"))
+    print(r["variant"], r.get("host"), res["host"], r["exit"], len(r.get("failed_attempts", [])))' "$1"; }
+
+g=$w/group
+"$vnuma" run "$scn" --quick --repeats 2 --hosts "$w/hosts" -o "$g" >"$w/out" 2>"$w/err"
+rc=$?
+grep -v '^boot:\|^run:' "$w/err" | sed 's/^/#   /'
+check "the spread matrix exits 0" test "$rc" = 0
+check "group.json says complete" grep -Eq '"complete": *true' "$g/group.json"
+runs "$g" >"$w/runs"
+sed 's/^/#   run: /' "$w/runs"
+check "four runs, every one passed" test "$(awk '$4 == 0' "$w/runs" | wc -l)" = 4
+check "result.json names the remote host" grep -q "$IT_LIBVIRTD_URI" "$g"/*/*/result.json
+check "result.json names the embedded driver" grep -q '"host": *"qemu:///embed?root=' "$g"/*/*/result.json
+for v in balancing-on balancing-off; do
+	check "$v ran on both hosts (variants are not pinned to hosts)" \
+		test "$(awk -v v=$v '$1 == v {print $2}' "$w/runs" | sort -u | wc -l)" = 2
+done
+python3 - "$g" "$IT_LIBVIRTD_URI" >"$w/uploads" <<'EOF'
+import glob, json, sys
+ups = {}
+for p in glob.glob(sys.argv[1] + "/*/*/result.json"):
+    r = json.load(open(p))
+    if r["host"] != sys.argv[2]:
+        continue
+    for a in r.get("artifacts", []):
+        ups.setdefault(a["volume"], []).append(a["uploaded"])
+for v, u in sorted(ups.items()):
+    print(v, sum(u), len(u))
+EOF
+sed 's/^/#   volume uploaded, used: /' "$w/uploads"
+check "the initramfs, kernel and firmware went to the remote host as volumes" test "$(wc -l <"$w/uploads")" = 3
+check "...each uploaded once, reused by the next run there" sh -c "awk '\$2 != 1 || \$3 != 2 {bad=1} END {exit bad}' '$w/uploads'"
+check "...each volume is in the pool with its .done marker" sh -c \
+	"for v in \$(cut -d' ' -f1 '$w/uploads'); do test -s '$IT_LIBVIRTD_POOL'/\$v && test -e '$IT_LIBVIRTD_POOL'/\$v.done || exit 1; done"
+check "the group compares" sh -c "'$vnuma' compare '$g' >/dev/null"
+check "compare: both variants, 2 runs each" sh -c \
+	"'$vnuma' compare --json '$g' | tr -d ' \n' | grep -q '\"runs\":2.*\"runs\":2'"
+check "no guest left on the remote host" test -z "$(virsh -c "$IT_LIBVIRTD_URI" list --all --name | tr -d '\n')"
+
+# A host that dies under a run: its runs go to the other host, and the group says what happened.
+g2=$w/group2
+"$vnuma" run "$scn" --quick --repeats 1 --hosts "$w/hosts" -o "$g2" >"$w/out2" 2>"$w/err2" &
+pid=$!
+# Killed once the remote run's workload is sampled: in the middle of the run, not before it.
+remote_sampling() { python3 -c '
+import json, os, sys
+g = json.load(open(sys.argv[1] + "/group.json"))
+d = [r["dir"] for r in g["runs"] if r.get("host") == sys.argv[2]]
+sys.exit(0 if d and os.path.getsize(sys.argv[1] + "/" + d[0] + "/samples.jsonl") > 0 else 1)' "$g2" "$IT_LIBVIRTD_URI" 2>/dev/null; }
+for i in $(seq 1 900); do
+	remote_sampling && break
+	sleep 0.2
+done
+lvd=$IT_LIBVIRTD_PID
+it_libvirtd_kill
+check "the private libvirtd is gone" sh -c "! kill -0 $lvd 2>/dev/null && ! virsh -c '$IT_LIBVIRTD_URI' version >/dev/null 2>&1"
+echo "# killed the private libvirtd $((i / 5)) s into the matrix, as its run started sampling"
+wait $pid
+rc=$?
+grep -v '^boot:\|^run:' "$w/err2" | sed 's/^/#   /'
+check "the matrix still exits 0" test "$rc" = 0
+runs "$g2" >"$w/runs2"
+sed 's/^/#   run: /' "$w/runs2"
+check "both runs passed, on the embedded driver" test "$(awk '$4 == 0 && $2 == "qemu:///embed"' "$w/runs2" | wc -l)" = 2
+check "one run records its failed attempt on the killed host" test "$(awk '$5 == 1' "$w/runs2" | wc -l)" = 1
+check "group.json: the killed host failed during the matrix" sh -c \
+	"tr -d '\n' <'$g2/group.json' | grep -q 'failed during the matrix'"
+check "the attempt's directory was moved aside" sh -c "ls -d '$g2'/attempts/*-1-1"
+check "the group compares, no run counted twice" sh -c \
+	"'$vnuma' compare --json '$g2' | tr -d ' \n' | grep -q '\"runs\":1.*\"runs\":1' && ! '$vnuma' compare --json '$g2' | tr -d ' \n' | grep -q '\"runs\":2'"
+it_libvirtd_stop
+check "no QEMU left" no_qemu_left
+check "no domain left" no_domain_left
+finish
