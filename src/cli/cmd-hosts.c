@@ -88,7 +88,6 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 	while ((c = vn_cli_next(&a, err)) > 0) {
 		switch (c) {
 		case 'H': rc = vn_hosts_load(optarg, &hosts, err); break;
-		case 'C': rc = vn_hosts_add(&hosts, optarg, err); break;
 		case 'v':
 			rc = vn_int_parse(optarg, 1, 4096, &n, &e) < 0
 				     ? vn_cli_bad_arg(&a, "vcpus", "is not a number of vCPUs (1-4096)", err)
@@ -116,6 +115,12 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 		vn_hosts_clear(&hosts);
 		return a.exit;
 	}
+	/* --connect's hosts after the file's, as run takes them. */
+	for (unsigned i = 0; i < a.nuris; i++)
+		if ((rc = vn_hosts_add(&hosts, a.uris[i], err)) < 0) {
+			vn_hosts_clear(&hosts);
+			return rc;
+		}
 	if (!hosts.n)
 		return vn_input_error(err, "no hosts given (--hosts FILE or --connect URI)");
 	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0) {
@@ -147,7 +152,6 @@ static const struct vn_cli_opt hosts_check_opts[] = {
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "the hosts file: one libvirt URI per line, then optionally\n"
 	 "a capacity (guests at once, or auto) and pool=DIR (docs/hosts.md)"},
-	{"connect", 'C', false, "URI", VN_VAL_NONE, "one more host (repeatable; capacity auto, default pool)"},
 	{"vcpus", 'v', false, "N", VN_VAL_NONE, "size the auto capacity for guests of N vCPUs (default 1)"},
 	{"memory", 'm', false, "SIZE", VN_VAL_NONE, "... and of SIZE memory (default 512M)"},
 	{"json", 'j', false, NULL, VN_VAL_NONE,
@@ -171,7 +175,7 @@ static const struct vn_cmd hosts_check_cmd = {
 		       "embedded driver has none and uses local files). Exit 0 when every host is\n"
 		       "reachable with a usable pool, 3 otherwise.",
 	.opts = hosts_check_opts,
-	.common = VN_CLI_STATE_DIR,
+	.common = VN_CLI_GUEST, /* --connect: one more host each (capacity auto, default pool) */
 };
 
 static const struct vn_cmd *const hosts_subs[] = {&hosts_check_cmd, NULL};
