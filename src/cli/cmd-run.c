@@ -162,7 +162,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		return rc;
 	for (unsigned i = 0; (hosts_file || a.nuris > 1) && i < a.nuris; i++)
 		if ((rc = vn_hosts_add(&hosts, a.uris[i], err)) < 0)
-			return vn_error_prefix(err, "--connect");
+			return rc; /* its message starts with --connect */
 	if (hosts.n) {
 		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));
 		for (size_t i = 0; i < hosts.n; i++)

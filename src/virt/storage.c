@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
 #include "util/interrupt.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
@@ -136,7 +138,9 @@ int vn_virt_pool_ensure(struct vn_virt *v, const char *pool_dir, struct vn_error
 	p = virStoragePoolLookupByName(v->conn, VN_POOL_NAME);
 	if (p) {
 		int active = virStoragePoolIsActive(p);
-		if (active < 0 || (!active && virStoragePoolCreate(p, 0) < 0))
+		/* An inactive pool whose directory went away (a cleaned /tmp) is built again first. */
+		if (active < 0 || (!active && virStoragePoolCreate(p, 0) < 0 &&
+				   (virStoragePoolBuild(p, 0) < 0 || virStoragePoolCreate(p, 0) < 0)))
 			return vn_virt_error(err, "%s: cannot start storage pool '%s'", v->uri, VN_POOL_NAME);
 		/* Volumes another vnuma or a crash left are only seen after a refresh. */
 		if (virStoragePoolRefresh(p, 0) < 0)
@@ -294,6 +298,40 @@ static int vol_path(struct vn_virt *v, virStorageVolPtr vol, const char *name, c
 	return 0;
 }
 
+/*
+ * Uploads of one volume to one host from this machine take turns (a lock in
+ * STATE/cache/uploads named by host and volume), so that one vnuma process
+ * never deletes as half-done a volume another is still sending. Ctrl-C ends
+ * the wait. Returns the locked fd.
+ */
+static int upload_lock(struct vn_virt *v, const char *name, struct vn_error *err)
+{
+	uint8_t d[VN_SHA256_LEN];
+	char hex[VN_SHA256_HEX_LEN + 1];
+	struct vn_sha256 c;
+	int rc;
+
+	vn_sha256_init(&c);
+	vn_sha256_update(&c, v->uri, strlen(v->uri) + 1);
+	vn_sha256_update(&c, name, strlen(name));
+	vn_sha256_final(&c, d);
+	_cleanup_free_ char *dir = vn_xasprintf("%s/cache/uploads", v->state_dir);
+	if ((rc = vn_mkdir_p(dir, 0700, err)) < 0)
+		return rc;
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s.lock", dir, vn_sha256_hex(d, hex));
+	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return vn_infra_error(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR)
+			return vn_infra_error(err, -errno, "cannot lock %s: %s", path, strerror(errno));
+		if (vn_was_interrupted())
+			return vn_infra_error(err, -EINTR, "interrupted while waiting for another upload of %s to %s",
+					      name, v->uri);
+	}
+	return steal_fd(&fd);
+}
+
 /* A volume that is complete: its marker exists and its size is the file's. */
 static bool vol_complete(virStoragePoolPtr p, virStorageVolPtr vol, const char *marker, uint64_t size)
 {
@@ -330,6 +368,9 @@ int vn_virt_volume_upload(struct vn_virt *v, const char *local_path, char **remo
 	_cleanup_free_ char *marker = vn_xasprintf("%s%s", name, VN_VOLUME_DONE_SUFFIX);
 	if (!(p = pool_lookup(v, err)))
 		return -ENOENT;
+	_cleanup_close_ int lock = upload_lock(v, name, err);
+	if (lock < 0)
+		return lock;
 
 	vol = vol_lookup(p, name);
 	if (vol && vol_complete(p, vol, marker, (uint64_t)st.st_size))

@@ -41,8 +41,11 @@ int vn_virt_pool_ensure(struct vn_virt *v, const char *pool_dir, struct vn_error
  * *remote_path is the volume's path on that host (malloc'd); *uploaded says
  * whether it was sent now. Ctrl-C aborts the stream and deletes the volume.
  *
- * One uploader per host and content at a time: libvirt cannot tell a volume
- * being uploaded by another process from one a crash left behind.
+ * libvirt cannot tell a volume another process is still sending from one a
+ * crash left behind, so uploads of one volume to one host take turns on a
+ * lock in STATE/cache/uploads: vnuma processes sharing a state dir never
+ * undo each other's uploads. Two machines (or state dirs) uploading the
+ * same file to one host at the same moment are not guarded against.
  */
 int vn_virt_volume_upload(struct vn_virt *v, const char *local_path, char **remote_path, bool *uploaded,
 			  struct vn_error *err);

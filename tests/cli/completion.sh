@@ -39,7 +39,7 @@ is() { # EXPECTED(newline-separated) COMPLETION-ARGS...
 	[ "$(comp "$@" | sort)" = "$(sort <<<"$want")" ]
 }
 
-check "commands" is "$(printf '%s\n' collect compare cp doctor down exec help hotplug image kernel list report run scenario shell status topo up)" vnuma ''
+check "commands" is "$(printf '%s\n' collect compare cp doctor down exec help hosts hotplug image kernel list report run scenario shell status topo up)" vnuma ''
 check "command prefix" is "$(printf '%s\n' status scenario shell)" vnuma s
 check "the hidden helper is not offered" not has complete vnuma c
 check "up options" is "$(printf '%s\n' --kernel --kernel-model)" vnuma up --ke
@@ -58,6 +58,8 @@ check "kernel subcommands" is "$(printf '%s\n' build list)" vnuma kernel ''
 check "image subcommands" is "$(printf '%s\n' build extract inject list)" vnuma image ''
 check "kernel build: recipe names" has minimal-numa vnuma kernel build m
 check "help: command names" has collect vnuma help co
+check "hosts subcommands" is "check" vnuma hosts ''
+check "hosts check options" is "$(printf '%s\n' --hosts)" vnuma hosts check --hos
 
 # File names still complete where a file is allowed.
 cd "$src" || exit 1

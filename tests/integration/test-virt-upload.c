@@ -1,8 +1,12 @@
 /*
  * vn_virt_volume_upload against a real daemon, for tests/integration/hosts.sh:
- *	test-virt-upload URI STATE_DIR POOL_DIR FILE
+ *	test-virt-upload URI STATE_DIR POOL_DIR FILE [OVERLAY [delete]]
  * ensures the "vnuma" pool (at POOL_DIR when it has to be created), uploads
- * FILE and prints "created|reused POOL_PATH" then "uploaded|reused PATH".
+ * FILE and prints "pool created|reused POOL_PATH" then "uploaded|reused PATH".
+ * With OVERLAY (a volume name), FILE being a qcow2 image: a qcow2 volume of
+ * that name backed by the uploaded one is created ("overlay PATH"), as a
+ * remote guest's disk would be; with "delete" it is deleted instead, twice
+ * (the second time finds nothing, which is no error), "deleted".
  * Exit 0, or 3 with the error on stderr (2 for an input error). SIGINT aborts
  * an upload as Ctrl-C does in vnuma.
  */
@@ -22,8 +26,8 @@ int main(int argc, char **argv)
 	bool uploaded;
 	int rc;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: %s URI STATE_DIR POOL_DIR FILE\n", argv[0]);
+	if (argc < 5 || argc > 7) {
+		fprintf(stderr, "usage: %s URI STATE_DIR POOL_DIR FILE [OVERLAY [delete]]\n", argv[0]);
 		return 2;
 	}
 	vn_interrupt_install();
@@ -39,6 +43,18 @@ int main(int argc, char **argv)
 	if ((rc = vn_virt_volume_upload(v, argv[4], &path, &uploaded, &err)) < 0)
 		goto fail;
 	printf("%s %s\n", uploaded ? "uploaded" : "reused", path);
+	if (argc == 7) {
+		if ((rc = vn_virt_volume_delete(v, argv[5], &err)) < 0 ||
+		    (rc = vn_virt_volume_delete(v, argv[5], &err)) < 0)
+			goto fail;
+		printf("deleted\n");
+	} else if (argc == 6) {
+		char *overlay = NULL;
+		if ((rc = vn_virt_volume_create(v, argv[5], 64 << 20, "qcow2", path, &overlay, &err)) < 0)
+			goto fail;
+		printf("overlay %s\n", overlay);
+		free(overlay);
+	}
 	free(path);
 	vn_virt_close(v);
 	return 0;

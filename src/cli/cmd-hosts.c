@@ -1,0 +1,190 @@
+/* vnuma hosts check: the libvirt hosts a matrix can spread over, one row each. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli/cli.h"
+#include "testbed/hosts.h"
+#include "util/parse.h"
+#include "virt/hosts.h"
+
+static const struct vn_cmd hosts_check_cmd;
+
+static void print_json(const struct vn_hosts_check *c)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	for (size_t i = 0; i < c->n; i++)
+		json_object_array_add(a, vn_host_check_json(&c->v[i]));
+	json_object_object_add(o, "hosts", a);
+	json_object_object_add(o, "ok", json_object_new_boolean(vn_hosts_check_ok(c)));
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static const char *gib(uint64_t bytes, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.1fG", (double)bytes / (1024.0 * 1024 * 1024));
+	return buf;
+}
+
+static void print_table(const struct vn_hosts_check *c)
+{
+	int w = 4;
+	unsigned guests = 0, usable = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if ((int)strlen(c->v[i].uri) > w)
+			w = (int)strlen(c->v[i].uri);
+	printf("%-*s  %-4s  %-16s %-8s %-8s %4s %7s  %-8s %-11s %-11s %s\n", w, "HOST", "OK", "HOSTNAME", "LIBVIRT",
+	       "QEMU", "CPUS", "MEMORY", "GUESTS", "KVM", "ACCEL", "POOL");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct vn_host_check *h = &c->v[i];
+		char lv[32], qv[32], mem[32], cap[32], free_[32];
+		bool ok = h->reachable && !h->error;
+
+		if (!h->reachable) {
+			printf("%-*s  %-4s  %s\n", w, h->uri, "FAIL", "unreachable");
+		} else {
+			snprintf(cap, sizeof(cap), "%u%s", h->capacity, h->capacity_auto ? " auto" : "");
+			printf("%-*s  %-4s  %-16.16s %-8s %-8s %4u %7s  %-8s %-11s %-11s %s", w, h->uri,
+			       ok ? "ok" : "FAIL", h->hostname ? h->hostname : "?",
+			       vn_version_format(h->libvirt_version, lv, sizeof(lv)),
+			       vn_version_format(h->hypervisor_version, qv, sizeof(qv)), h->cpus,
+			       gib(h->memory, mem, sizeof(mem)), cap, h->kvm_offered ? "offered" : "no", h->accel,
+			       vn_host_pool_name(h->pool));
+			if (h->pool_path)
+				printf(" %s (%s free)", h->pool_path, gib(h->pool_available, free_, sizeof(free_)));
+			printf("\n");
+		}
+		if (h->error)
+			printf("%-*s  %s\n", w, "", h->error);
+		if (ok) {
+			usable++;
+			guests += h->capacity;
+		}
+	}
+	printf("%u of %zu hosts usable, %u guests at once\n", usable, c->n, guests);
+}
+
+static int hosts_check(int argc, char **argv, struct vn_error *err)
+{
+	struct vn_hosts hosts = {0};
+	struct vn_hosts_check res = {0};
+	struct vn_testbed_ctx ctx;
+	struct vn_cli_args a;
+	struct vn_error e = {0}; /* a value's own parse error: the option's message replaces it */
+	bool json = false;
+	unsigned vcpus = 0;
+	uint64_t memory = 0;
+	long n;
+	int c, rc;
+
+	vn_cli_args_init(&a, &hosts_check_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0) {
+		switch (c) {
+		case 'H': rc = vn_hosts_load(optarg, &hosts, err); break;
+		case 'v':
+			rc = vn_int_parse(optarg, 1, 4096, &n, &e) < 0
+				     ? vn_cli_bad_arg(&a, "vcpus", "is not a number of vCPUs (1-4096)", err)
+				     : 0;
+			vcpus = (unsigned)n;
+			break;
+		case 'm':
+			rc = vn_size_parse(optarg, &memory, &e) < 0 || memory == 0
+				     ? vn_cli_bad_arg(&a, "memory", "is not a size (e.g. 512M, 2G)", err)
+				     : 0;
+			break;
+		case 'j':
+			json = true;
+			rc = 0;
+			break;
+		default: rc = 0;
+		}
+		vn_error_clear(&e);
+		if (rc < 0) {
+			vn_hosts_clear(&hosts);
+			return rc;
+		}
+	}
+	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0) {
+		vn_hosts_clear(&hosts);
+		return a.exit;
+	}
+	/* --connect's hosts after the file's, as run takes them. */
+	for (unsigned i = 0; i < a.nuris; i++)
+		if ((rc = vn_hosts_add(&hosts, a.uris[i], err)) < 0) {
+			vn_hosts_clear(&hosts);
+			return rc;
+		}
+	if (!hosts.n)
+		return vn_input_error(err, "no hosts given (--hosts FILE or --connect URI)");
+	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0) {
+		vn_hosts_clear(&hosts);
+		return rc;
+	}
+	rc = vn_testbed_hosts_check(&ctx, &hosts, vcpus, memory, &res, err);
+	vn_testbed_ctx_clear(&ctx);
+	vn_hosts_clear(&hosts);
+	if (rc < 0) {
+		vn_hosts_check_clear(&res);
+		return rc;
+	}
+	if (json)
+		print_json(&res);
+	else
+		print_table(&res);
+	rc = vn_hosts_check_ok(&res) ? VN_EXIT_OK : VN_EXIT_INFRA;
+	vn_hosts_check_clear(&res);
+	return rc;
+}
+
+static int cmd_hosts(int argc, char **argv, struct vn_error *err)
+{
+	return vn_cli_dispatch_sub(&vn_cmd_hosts, argc, argv, err);
+}
+
+static const struct vn_cli_opt hosts_check_opts[] = {
+	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
+	 "the hosts file: one libvirt URI per line, then optionally\n"
+	 "a capacity (guests at once, or auto) and pool=DIR (docs/hosts.md)"},
+	{"vcpus", 'v', false, "N", VN_VAL_NONE, "size the auto capacity for guests of N vCPUs (default 1)"},
+	{"memory", 'm', false, "SIZE", VN_VAL_NONE, "... and of SIZE memory (default 512M)"},
+	{"json", 'j', false, NULL, VN_VAL_NONE,
+	 "one JSON object: {hosts: [{uri, where, reachable, error, hostname,\n"
+	 "libvirt, qemu, cpus, memory_bytes, capacity, capacity_auto,\n"
+	 "kvm_offered, accel, pool: {state, path, capacity_bytes,\n"
+	 "available_bytes}, seconds}], ok}"},
+	VN_CLI_OPT_END,
+};
+
+static const struct vn_cmd hosts_check_cmd = {
+	.name = "check",
+	.fn = hosts_check,
+	.summary = "reachability, versions, CPUs, memory, capacity, KVM and the storage pool of each host",
+	.synopsis = "--hosts FILE | --connect URI... [--vcpus N] [--memory SIZE] [--json]",
+	.description = "Connects to each host (an unreachable one is a row saying why, the others are\n"
+		       "still checked) and reports its libvirt and QEMU versions, CPUs and memory, how\n"
+		       "many guests it takes at once (its hosts line's capacity, or what fits: CPUs per\n"
+		       "vCPU and 3/4 of its memory), whether it offers KVM, and its storage pool\n"
+		       "'vnuma', which is created when missing (POOL says created or reused; the\n"
+		       "embedded driver has none and uses local files). Exit 0 when every host is\n"
+		       "reachable with a usable pool, 3 otherwise.",
+	.opts = hosts_check_opts,
+	.common = VN_CLI_GUEST, /* --connect: one more host each (capacity auto, default pool) */
+};
+
+static const struct vn_cmd *const hosts_subs[] = {&hosts_check_cmd, NULL};
+
+const struct vn_cmd vn_cmd_hosts = {
+	.name = "hosts",
+	.fn = cmd_hosts,
+	.summary = "check the libvirt hosts a matrix spreads over (scale-out)",
+	.description = "A hosts file names libvirt hosts, local or remote (qemu+ssh://user@host/system),\n"
+		       "for runs spread over them; see docs/hosts.md.",
+	.subs = hosts_subs,
+};

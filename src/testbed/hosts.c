@@ -1,0 +1,272 @@
+/* `vnuma hosts check`: each host of a hosts file, checked in a child process of its own. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testbed/hosts.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/interrupt.h"
+#include "util/isolate.h"
+#include "virt/storage.h"
+
+static const char *const pool_names[] = {
+	[VN_HOST_POOL_UNKNOWN] = "unknown",   [VN_HOST_POOL_REUSED] = "reused", [VN_HOST_POOL_CREATED] = "created",
+	[VN_HOST_POOL_LOCAL] = "local files", [VN_HOST_POOL_FAILED] = "failed",
+};
+
+const char *vn_host_pool_name(enum vn_host_pool p)
+{
+	return (unsigned)p < VN_ARRAY_SIZE(pool_names) ? pool_names[p] : "?";
+}
+
+const char *vn_version_format(unsigned long v, char *buf, size_t len)
+{
+	if (!v)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%lu.%lu.%lu", v / 1000000, v / 1000 % 1000, v % 1000);
+	return buf;
+}
+
+static unsigned long version_parse(const char *s)
+{
+	unsigned long a, b, c;
+
+	return s && sscanf(s, "%lu.%lu.%lu", &a, &b, &c) == 3 ? a * 1000000 + b * 1000 + c : 0;
+}
+
+static json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+json_object *vn_host_check_json(const struct vn_host_check *h)
+{
+	json_object *o = json_object_new_object(), *p = json_object_new_object();
+	char buf[32];
+
+	json_object_object_add(o, "uri", json_object_new_string(h->uri));
+	json_object_object_add(o, "where", str_or_null(h->where));
+	json_object_object_add(o, "reachable", json_object_new_boolean(h->reachable));
+	json_object_object_add(o, "error", str_or_null(h->error));
+	json_object_object_add(o, "hostname", str_or_null(h->hostname));
+	json_object_object_add(o, "libvirt",
+			       h->libvirt_version
+				       ? json_object_new_string(vn_version_format(h->libvirt_version, buf, sizeof(buf)))
+				       : NULL);
+	json_object_object_add(o, "qemu",
+			       h->hypervisor_version ? json_object_new_string(vn_version_format(h->hypervisor_version,
+												buf, sizeof(buf)))
+						     : NULL);
+	json_object_object_add(o, "cpus", json_object_new_int64(h->cpus));
+	json_object_object_add(o, "memory_bytes", json_object_new_int64((int64_t)h->memory));
+	json_object_object_add(o, "capacity", json_object_new_int64(h->capacity));
+	json_object_object_add(o, "capacity_auto", json_object_new_boolean(h->capacity_auto));
+	json_object_object_add(o, "kvm_offered", json_object_new_boolean(h->kvm_offered));
+	json_object_object_add(o, "accel", str_or_null(h->accel[0] ? h->accel : NULL));
+	json_object_object_add(p, "state", json_object_new_string(vn_host_pool_name(h->pool)));
+	json_object_object_add(p, "path", str_or_null(h->pool_path));
+	json_object_object_add(p, "capacity_bytes", json_object_new_int64((int64_t)h->pool_capacity));
+	json_object_object_add(p, "available_bytes", json_object_new_int64((int64_t)h->pool_available));
+	json_object_object_add(o, "pool", p);
+	char secs[32];
+	snprintf(secs, sizeof(secs), "%.3f", h->seconds);
+	json_object_object_add(o, "seconds", json_object_new_double_s(h->seconds, secs));
+	return o;
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
+
+static int64_t get_int(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
+											      : 0;
+}
+
+static bool get_bool(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean) &&
+	       json_object_get_boolean(v);
+}
+
+/* From our own child: trusted in content, still type-checked so a bug cannot crash the parent. */
+static void from_json(const char *text, struct vn_host_check *h)
+{
+	json_object *o = json_tokener_parse(text), *p, *v;
+
+	if (!o)
+		return;
+	h->reachable = get_bool(o, "reachable");
+	h->error = vn_xstrdup_or_null(get_str(o, "error"));
+	h->hostname = vn_xstrdup_or_null(get_str(o, "hostname"));
+	h->libvirt_version = version_parse(get_str(o, "libvirt"));
+	h->hypervisor_version = version_parse(get_str(o, "qemu"));
+	h->cpus = (unsigned)get_int(o, "cpus");
+	h->memory = (uint64_t)get_int(o, "memory_bytes");
+	h->capacity = (unsigned)get_int(o, "capacity");
+	h->capacity_auto = get_bool(o, "capacity_auto");
+	h->kvm_offered = get_bool(o, "kvm_offered");
+	snprintf(h->accel, sizeof(h->accel), "%s", get_str(o, "accel") ? get_str(o, "accel") : "");
+	if (json_object_object_get_ex(o, "pool", &p)) {
+		const char *state = get_str(p, "state");
+		for (size_t i = 0; state && i < VN_ARRAY_SIZE(pool_names); i++)
+			if (strcmp(state, pool_names[i]) == 0)
+				h->pool = (enum vn_host_pool)i;
+		h->pool_path = vn_xstrdup_or_null(get_str(p, "path"));
+		h->pool_capacity = (uint64_t)get_int(p, "capacity_bytes");
+		h->pool_available = (uint64_t)get_int(p, "available_bytes");
+	}
+	if (json_object_object_get_ex(o, "seconds", &v) && json_object_is_type(v, json_type_double))
+		h->seconds = json_object_get_double(v);
+	json_object_put(o);
+}
+
+struct check_job {
+	const struct vn_testbed_ctx *ctx;
+	const struct vn_host *host;
+	unsigned vcpus;
+	uint64_t memory;
+	struct vn_host_check *row;
+};
+
+/* The child: fills the row, whatever fails, and hands it back as JSON. */
+static void check_host(struct check_job *j, struct vn_virt *v)
+{
+	struct vn_host_check *h = j->row;
+	struct vn_virt_host_info info;
+	struct vn_error e = {0};
+	int rc;
+
+	if (vn_virt_host_info(v, &info, &e) < 0) {
+		h->error = vn_xstrdup(e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	h->hostname = steal_pointer(&info.hostname);
+	h->libvirt_version = info.libvirt_version;
+	h->hypervisor_version = info.hypervisor_version;
+	h->cpus = info.cpus;
+	h->memory = info.memory;
+	h->kvm_offered = info.kvm_offered;
+	snprintf(h->accel, sizeof(h->accel), "%s", info.kvm_offered ? "offered" : "not offered");
+	h->capacity_auto = j->host->capacity == 0;
+	h->capacity = h->capacity_auto ? vn_virt_host_capacity(&info, j->vcpus, j->memory) : j->host->capacity;
+	vn_virt_host_info_clear(&info);
+
+	rc = vn_virt_pool_ensure(v, j->host->pool_dir, &e);
+	if (rc == -EOPNOTSUPP && e.kind == VN_ERR_NONE) {
+		h->pool = VN_HOST_POOL_LOCAL;
+		return;
+	}
+	if (rc < 0) {
+		h->pool = VN_HOST_POOL_FAILED;
+		h->error = vn_xasprintf("%s: %s", h->where, e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	h->pool = rc == 1 ? VN_HOST_POOL_CREATED : VN_HOST_POOL_REUSED;
+	if (vn_virt_host_info(v, &info, &e) < 0) {
+		h->pool = VN_HOST_POOL_FAILED;
+		h->error = vn_xstrdup(e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	h->pool_path = steal_pointer(&info.pool.path);
+	h->pool_capacity = info.pool.capacity;
+	h->pool_available = info.pool.available;
+	vn_virt_host_info_clear(&info);
+}
+
+static int check_child(void *arg, char **out, struct vn_error *err)
+{
+	struct check_job *j = arg;
+	struct vn_host_check *h = j->row;
+	struct vn_virt *v = NULL;
+	struct vn_error e = {0};
+	int64_t t0 = vn_now_ms();
+
+	if (vn_virt_open(h->uri, j->ctx->state_dir, j->ctx->lock_timeout_ms, &v, &e) < 0) {
+		h->error = vn_xasprintf("unreachable: %s", e.msg);
+		vn_error_clear(&e);
+	} else {
+		h->reachable = true;
+		check_host(j, v);
+		vn_virt_close(v);
+	}
+	h->seconds = (double)(vn_now_ms() - t0) / 1000.0;
+	json_object *o = vn_host_check_json(h);
+	*out = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return 0;
+}
+
+int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hosts *hosts, unsigned guest_vcpus,
+			   uint64_t guest_memory, struct vn_hosts_check *out, struct vn_error *err)
+{
+	*out = (struct vn_hosts_check){.v = vn_xcalloc(hosts->n ? hosts->n : 1, sizeof(*out->v))};
+	for (size_t i = 0; i < hosts->n; i++) {
+		const struct vn_host *host = &hosts->v[i];
+		struct vn_host_check *h = &out->v[out->n++];
+		struct vn_error e = {0};
+		_cleanup_free_ char *text = NULL;
+
+		h->uri = vn_xstrdup(host->uri);
+		h->where = host->file ? vn_xasprintf("%s:%u", host->file, host->line) : vn_xstrdup("--connect");
+		struct check_job j = {
+			.ctx = ctx,
+			.host = host,
+			.vcpus = guest_vcpus ? guest_vcpus : VN_HOSTS_CHECK_VCPUS,
+			.memory = guest_memory ? guest_memory : VN_HOSTS_CHECK_MEMORY,
+			.row = h,
+		};
+		int rc = vn_isolate(check_child, &j, &text, &e);
+		if (vn_was_interrupted()) {
+			vn_error_clear(&e);
+			return vn_infra_error(err, -EINTR, "interrupted while checking %s", host->uri);
+		}
+		if (rc < 0 || !text) {
+			h->error = vn_xasprintf("the check of this host failed: %s", e.msg[0] ? e.msg : strerror(-rc));
+			vn_error_clear(&e);
+			continue;
+		}
+		from_json(text, h);
+	}
+	return 0;
+}
+
+bool vn_hosts_check_ok(const struct vn_hosts_check *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct vn_host_check *h = &c->v[i];
+		if (!h->reachable || h->error ||
+		    (h->pool != VN_HOST_POOL_REUSED && h->pool != VN_HOST_POOL_CREATED &&
+		     h->pool != VN_HOST_POOL_LOCAL))
+			return false;
+	}
+	return c->n > 0;
+}
+
+void vn_hosts_check_clear(struct vn_hosts_check *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct vn_host_check *h = &c->v[i];
+		vn_free_all(h->uri, h->where, h->error, h->hostname, h->pool_path);
+	}
+	free(c->v);
+	*c = (struct vn_hosts_check){0};
+}
