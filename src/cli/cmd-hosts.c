@@ -55,12 +55,15 @@ static void print_table(const struct vn_hosts_check *c)
 			       ok ? "ok" : "FAIL", h->hostname ? h->hostname : "?",
 			       vn_version_format(h->libvirt_version, lv, sizeof(lv)),
 			       vn_version_format(h->hypervisor_version, qv, sizeof(qv)), h->cpus,
-			       gib(h->memory, mem, sizeof(mem)), cap, h->kvm_offered ? "offered" : "no", h->accel,
+			       gib(h->memory, mem, sizeof(mem)), cap, h->kvm_offered ? "offered" : "no",
+			       h->accel[0] ? h->accel : "-",
 			       vn_host_pool_name(h->pool));
 			if (h->pool_path)
 				printf(" %s (%s free)", h->pool_path, gib(h->pool_available, free_, sizeof(free_)));
 			printf("\n");
 		}
+		if (h->accel_reason[0])
+			printf("%-*s  accelerator %s: %s\n", w, "", h->accel, h->accel_reason);
 		if (h->error)
 			printf("%-*s  %s\n", w, "", h->error);
 		if (ok) {
@@ -78,7 +81,7 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 	struct vn_testbed_ctx ctx;
 	struct vn_cli_args a;
 	struct vn_error e = {0}; /* a value's own parse error: the option's message replaces it */
-	bool json = false;
+	bool json = false, probe = true;
 	unsigned vcpus = 0;
 	uint64_t memory = 0;
 	long n;
@@ -101,6 +104,10 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 			break;
 		case 'j':
 			json = true;
+			rc = 0;
+			break;
+		case 'P':
+			probe = false;
 			rc = 0;
 			break;
 		default: rc = 0;
@@ -127,7 +134,7 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 		vn_hosts_clear(&hosts);
 		return rc;
 	}
-	rc = vn_testbed_hosts_check(&ctx, &hosts, vcpus, memory, &res, err);
+	rc = vn_testbed_hosts_check(&ctx, &hosts, vcpus, memory, probe, &res, err);
 	vn_testbed_ctx_clear(&ctx);
 	vn_hosts_clear(&hosts);
 	if (rc < 0) {
@@ -154,10 +161,13 @@ static const struct vn_cli_opt hosts_check_opts[] = {
 	 "a capacity (guests at once, or auto) and pool=DIR (docs/hosts.md)"},
 	{"vcpus", 'v', false, "N", VN_VAL_NONE, "size the auto capacity for guests of N vCPUs (default 1)"},
 	{"memory", 'm', false, "SIZE", VN_VAL_NONE, "... and of SIZE memory (default 512M)"},
+	{"no-probe", 'P', false, NULL, VN_VAL_NONE,
+	 "no probe boot: ACCEL stays unproven ('-'), and the check takes\n"
+	 "seconds instead of a TCG kernel start per host"},
 	{"json", 'j', false, NULL, VN_VAL_NONE,
 	 "one JSON object: {hosts: [{uri, where, reachable, error, hostname,\n"
 	 "libvirt, qemu, cpus, memory_bytes, capacity, capacity_auto,\n"
-	 "kvm_offered, accel, pool: {state, path, capacity_bytes,\n"
+	 "kvm_offered, accel, accel_reason, pool: {state, path, capacity_bytes,\n"
 	 "available_bytes}, seconds}], ok}"},
 	VN_CLI_OPT_END,
 };
@@ -166,14 +176,17 @@ static const struct vn_cmd hosts_check_cmd = {
 	.name = "check",
 	.fn = hosts_check,
 	.summary = "reachability, versions, CPUs, memory, capacity, KVM and the storage pool of each host",
-	.synopsis = "--hosts FILE | --connect URI... [--vcpus N] [--memory SIZE] [--json]",
+	.synopsis = "--hosts FILE | --connect URI... [--vcpus N] [--memory SIZE] [--no-probe] [--json]",
 	.description = "Connects to each host (an unreachable one is a row saying why, the others are\n"
 		       "still checked) and reports its libvirt and QEMU versions, CPUs and memory, how\n"
 		       "many guests it takes at once (its hosts line's capacity, or what fits: CPUs per\n"
 		       "vCPU and 3/4 of its memory), whether it offers KVM, and its storage pool\n"
 		       "'vnuma', which is created when missing (POOL says created or reused; the\n"
-		       "embedded driver has none and uses local files). Exit 0 when every host is\n"
-		       "reachable with a usable pool, 3 otherwise.",
+		       "embedded driver has none and uses local files). ACCEL is the accelerator a\n"
+		       "probe boot there proved (the stock kernel on one node: KVM only once it\n"
+		       "printed within 5 s, else TCG), as every vnuma boot proves it; the verdict is\n"
+		       "cached for that host. Exit 0 when every host is reachable with a usable pool\n"
+		       "and boots, 3 otherwise.",
 	.opts = hosts_check_opts,
 	.common = VN_CLI_GUEST, /* --connect: one more host each (capacity auto, default pool) */
 };

@@ -68,6 +68,7 @@ json_object *vn_host_check_json(const struct vn_host_check *h)
 	json_object_object_add(o, "capacity_auto", json_object_new_boolean(h->capacity_auto));
 	json_object_object_add(o, "kvm_offered", json_object_new_boolean(h->kvm_offered));
 	json_object_object_add(o, "accel", str_or_null(h->accel[0] ? h->accel : NULL));
+	json_object_object_add(o, "accel_reason", str_or_null(h->accel_reason[0] ? h->accel_reason : NULL));
 	json_object_object_add(p, "state", json_object_new_string(vn_host_pool_name(h->pool)));
 	json_object_object_add(p, "path", str_or_null(h->pool_path));
 	json_object_object_add(p, "capacity_bytes", json_object_new_int64((int64_t)h->pool_capacity));
@@ -122,6 +123,8 @@ static void from_json(const char *text, struct vn_host_check *h)
 	h->capacity_auto = get_bool(o, "capacity_auto");
 	h->kvm_offered = get_bool(o, "kvm_offered");
 	snprintf(h->accel, sizeof(h->accel), "%s", get_str(o, "accel") ? get_str(o, "accel") : "");
+	snprintf(h->accel_reason, sizeof(h->accel_reason), "%s",
+		 get_str(o, "accel_reason") ? get_str(o, "accel_reason") : "");
 	if (json_object_object_get_ex(o, "pool", &p)) {
 		const char *state = get_str(p, "state");
 		for (size_t i = 0; state && i < VN_ARRAY_SIZE(pool_names); i++)
@@ -141,8 +144,29 @@ struct check_job {
 	const struct vn_host *host;
 	unsigned vcpus;
 	uint64_t memory;
+	bool probe;
 	struct vn_host_check *row;
 };
+
+/* The accelerator, proven by booting there as every guest's is; a host where nothing boots is not usable. */
+static void probe(struct check_job *j, struct vn_virt *v)
+{
+	struct vn_host_check *h = j->row;
+	struct vn_testbed_ctx ctx = *j->ctx;
+	struct vn_error e = {0};
+	enum vn_accel accel;
+
+	if (!j->probe)
+		return;
+	ctx.uri = h->uri;
+	ctx.pool_dir = j->host->pool_dir;
+	if (vn_testbed_accel_probe(v, &ctx, &accel, h->accel_reason, sizeof(h->accel_reason), &e) < 0) {
+		h->error = vn_xasprintf("the probe boot failed: %s", e.msg);
+		vn_error_clear(&e);
+		return;
+	}
+	snprintf(h->accel, sizeof(h->accel), "%s", vn_accel_name(accel));
+}
 
 /* The child: fills the row, whatever fails, and hands it back as JSON. */
 static void check_host(struct check_job *j, struct vn_virt *v)
@@ -163,7 +187,6 @@ static void check_host(struct check_job *j, struct vn_virt *v)
 	h->cpus = info.cpus;
 	h->memory = info.memory;
 	h->kvm_offered = info.kvm_offered;
-	snprintf(h->accel, sizeof(h->accel), "%s", info.kvm_offered ? "offered" : "not offered");
 	h->capacity_auto = j->host->capacity == 0;
 	h->capacity = h->capacity_auto ? vn_virt_host_capacity(&info, j->vcpus, j->memory) : j->host->capacity;
 	vn_virt_host_info_clear(&info);
@@ -171,6 +194,7 @@ static void check_host(struct check_job *j, struct vn_virt *v)
 	rc = vn_virt_pool_ensure(v, j->host->pool_dir, &e);
 	if (rc == -EOPNOTSUPP && e.kind == VN_ERR_NONE) {
 		h->pool = VN_HOST_POOL_LOCAL;
+		probe(j, v);
 		return;
 	}
 	if (rc < 0) {
@@ -190,6 +214,7 @@ static void check_host(struct check_job *j, struct vn_virt *v)
 	h->pool_capacity = info.pool.capacity;
 	h->pool_available = info.pool.available;
 	vn_virt_host_info_clear(&info);
+	probe(j, v);
 }
 
 static int check_child(void *arg, char **out, struct vn_error *err)
@@ -216,7 +241,7 @@ static int check_child(void *arg, char **out, struct vn_error *err)
 }
 
 int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hosts *hosts, unsigned guest_vcpus,
-			   uint64_t guest_memory, struct vn_hosts_check *out, struct vn_error *err)
+			   uint64_t guest_memory, bool probe, struct vn_hosts_check *out, struct vn_error *err)
 {
 	*out = (struct vn_hosts_check){.v = vn_xcalloc(hosts->n ? hosts->n : 1, sizeof(*out->v))};
 	for (size_t i = 0; i < hosts->n; i++) {
@@ -232,6 +257,7 @@ int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hos
 			.host = host,
 			.vcpus = guest_vcpus ? guest_vcpus : VN_HOSTS_CHECK_VCPUS,
 			.memory = guest_memory ? guest_memory : VN_HOSTS_CHECK_MEMORY,
+			.probe = probe,
 			.row = h,
 		};
 		int rc = vn_isolate(check_child, &j, &text, &e);

@@ -38,11 +38,12 @@ struct vn_host_check {
 	bool capacity_auto;
 	bool kvm_offered;
 	/*
-	 * The accelerator guests will get there. For now only what the
-	 * capabilities offer ("offered" / "not offered"), which proves nothing;
-	 * a probe boot on the host is to replace it with the proven one.
+	 * The accelerator guests get there, "kvm" or "tcg", proven by a probe
+	 * boot (vn_testbed_accel_probe), and why; "" when not probed (unreachable,
+	 * no pool, or no probe asked for).
 	 */
-	char accel[128];
+	char accel[16];
+	char accel_reason[VN_ACCEL_REASON_MAX];
 	enum vn_host_pool pool;
 	char *pool_path;
 	uint64_t pool_capacity, pool_available; /* bytes */
@@ -58,11 +59,12 @@ struct vn_hosts_check {
  * Check every host, in order, each in a child process of its own (util/isolate.h:
  * an embedded driver's root is then held only during its check, and the
  * caller starts no libvirt threads). guest_vcpus / guest_memory size the auto
- * capacity (0: VN_HOSTS_CHECK_VCPUS / VN_HOSTS_CHECK_MEMORY). Problems are rows,
+ * capacity (0: VN_HOSTS_CHECK_VCPUS / VN_HOSTS_CHECK_MEMORY); probe: prove each
+ * usable host's accelerator by a boot there (vn_testbed_accel_probe). Problems are rows,
  * not errors: err is for the check itself failing (interrupted).
  */
 int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hosts *hosts, unsigned guest_vcpus,
-			   uint64_t guest_memory, struct vn_hosts_check *out, struct vn_error *err);
+			   uint64_t guest_memory, bool probe, struct vn_hosts_check *out, struct vn_error *err);
 /* Every host reachable and its pool usable (reused, created, or local files). */
 bool vn_hosts_check_ok(const struct vn_hosts_check *c);
 void vn_hosts_check_clear(struct vn_hosts_check *c);

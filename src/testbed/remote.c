@@ -87,15 +87,15 @@ int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx,
 	int rc;
 
 	/*
-	 * One uploader per host at a time (storage.h): the runs of a matrix that
-	 * share a host queue here, and the second finds the first's volume whole.
+	 * The runs of a matrix that share a new host would each define its pool:
+	 * they take turns here (uploads take turns in storage.c, per volume).
 	 */
 	struct vn_sha256 c;
 	vn_sha256_init(&c);
 	vn_sha256_update(&c, vn_virt_uri(v), strlen(vn_virt_uri(v)));
 	vn_sha256_final(&c, digest);
 	vn_sha256_hex(digest, hex);
-	_cleanup_free_ char *lock = vn_xasprintf("%s/upload-%.16s.lock", ctx->state_dir, hex);
+	_cleanup_free_ char *lock = vn_xasprintf("%s/pool-%.16s.lock", ctx->state_dir, hex);
 	_cleanup_close_ int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return vn_infra_error(err, -errno, "cannot open %s: %s", lock, strerror(errno));
@@ -103,6 +103,7 @@ int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx,
 		if (errno != EINTR || vn_was_interrupted())
 			return vn_infra_error(err, -errno, "cannot lock %s: %s", lock, strerror(errno));
 	rc = vn_virt_pool_ensure(v, ctx->pool_dir, err);
+	flock(fd, LOCK_UN);
 	if (rc >= 0)
 		rc = vn_virt_volume_upload(v, local, remote, &uploaded, err);
 	if (rc < 0)

@@ -31,7 +31,7 @@ check "... and no pool was defined" sh -c "! virsh -c '$uri' pool-info vnuma >/d
 
 printf '# the private daemon, the embedded driver, and nobody\n%s 2 pool=%s\n%s   # local\n%s\n' \
 	"$uri" "$pool" "$embed" "$dead" >"$w/hosts"
-"$vnuma" hosts check --hosts "$w/hosts" >"$w/check1" 2>&1
+"$vnuma" hosts check --hosts "$w/hosts" --no-probe >"$w/check1" 2>&1
 check "one host unreachable: exit 3" test "$?" = 3
 cat "$w/check1"
 check "the daemon's row is ok, capacity 2 as configured" sh -c "grep -F '$uri ' '$w/check1' | grep -Eq ' ok .* 2 +no '"
@@ -46,7 +46,9 @@ check "the pool dir is the one given" test -d "$pool"
 check "the daemon alone: exit 0" test "$?" = 0
 check "... the pool reused the second time" grep -q '"state":"reused"' "$w/check2.json"
 check "... auto capacity for 1 vCPU, 512M: the host's CPUs" grep -q "\"capacity\":$(nproc)," "$w/check2.json"
-check "... accel still only what is offered" grep -Eq '"accel":"(not )?offered"' "$w/check2.json"
+check "... its accelerator proven by a probe boot there" sh -c "tr -d ' \n' <'$w/check2.json' | grep -Eq '\"accel\":\"(tcg|kvm)\",\"accel_reason\":\"[^\"]+'"
+check "... and the probe left no guest there" test -z "$(virsh -c "$uri" list --all --name | tr -d '\n')"
+check "... nor its console stream's log" sh -c "! ls '$VNUMA_STATE_DIR'/guests/vnuma-accel-probe-* >/dev/null 2>&1"
 
 # Uploads: content-named, once, complete only with the .done marker.
 head -c 3000000 /dev/urandom >"$w/initramfs-test.cpio.gz"

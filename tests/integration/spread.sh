@@ -3,9 +3,10 @@
 # private libvirtd reached over TCP (the remote driver: artifacts as volumes,
 # agent and console over streams) and this machine's embedded driver. A
 # 2-variant x 2-repeat matrix comes back as one comparable group whose runs
-# name both hosts, each artifact uploaded once to the remote one; then a
-# matrix whose libvirtd is killed under its first run retries that run on the
-# other host. About 4 minutes on 2 cores.
+# name both hosts, each artifact uploaded once to the remote one; a disk
+# image guest with devices boots there; then a matrix whose libvirtd is
+# killed under its first run retries that run on the other host. About 5
+# minutes on 2 cores.
 #   spread.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -63,6 +64,17 @@ check "the group compares" sh -c "'$vnuma' compare '$g' >/dev/null"
 check "compare: both variants, 2 runs each" sh -c \
 	"'$vnuma' compare --json '$g' | tr -d ' \n' | grep -q '\"runs\":2.*\"runs\":2'"
 check "no guest left on the remote host" test -z "$(virsh -c "$IT_LIBVIRTD_URI" list --all --name | tr -d '\n')"
+
+# A disk image and a topology's devices on the other host: the image uploaded, the guest's overlay a volume there.
+"$vnuma" up --connect "$IT_LIBVIRTD_URI" "$src/topologies/4node-io.xml" --image tiny >"$w/up-io" 2>&1
+check "up 4node-io --image tiny on the remote host" test $? = 0
+grep -v '^boot:' "$w/up-io" | tail -n 3 | sed 's/^/#   /'
+check "...its overlay is a volume of the pool, named after the guest" test -e "$IT_LIBVIRTD_POOL/4node-io@root.qcow2"
+out=$("$vnuma" exec --connect "$IT_LIBVIRTD_URI" 4node-io -- sh -c \
+	'cat /sys/block/vda/device/numa_node; mount | grep -c "^/dev/vda on / "; ip -4 addr show eth0 | grep -c 10.0.2.15')
+check "...the root disk on node 2, mounted as /, the NIC up (exec over the channel stream)" test "$(echo $out)" = "2 1 1"
+check "vnuma down --connect takes it down" "$vnuma" down --connect "$IT_LIBVIRTD_URI" 4node-io
+check "...and its overlay volume with it" test ! -e "$IT_LIBVIRTD_POOL/4node-io@root.qcow2"
 
 # A host that dies under a run: its runs go to the other host, and the group says what happened.
 g2=$w/group2
