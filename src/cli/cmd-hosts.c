@@ -56,8 +56,7 @@ static void print_table(const struct vn_hosts_check *c)
 			       vn_version_format(h->libvirt_version, lv, sizeof(lv)),
 			       vn_version_format(h->hypervisor_version, qv, sizeof(qv)), h->cpus,
 			       gib(h->memory, mem, sizeof(mem)), cap, h->kvm_offered ? "offered" : "no",
-			       h->accel[0] ? h->accel : "-",
-			       vn_host_pool_name(h->pool));
+			       h->accel[0] ? h->accel : "-", vn_host_pool_name(h->pool));
 			if (h->pool_path)
 				printf(" %s (%s free)", h->pool_path, gib(h->pool_available, free_, sizeof(free_)));
 			printf("\n");
