@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,7 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 	_cleanup_free_ struct job *jobs = vn_xcalloc(g->ncells, sizeof(*jobs));
 	_cleanup_free_ unsigned *queue = vn_xcalloc(g->ncells, sizeof(*queue));
 	unsigned head = 0, tail = 0, njobs = 0, alive = 0, started = 0;
+	sig_atomic_t passed = 0;
 	int rc = 0;
 
 	if ((rc = vn_scenario_check(g->s, NULL, &t, err)) < 0)
@@ -243,9 +245,19 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 		_cleanup_free_ struct pollfd *p = vn_xcalloc(njobs, sizeof(*p));
 		for (unsigned i = 0; i < njobs; i++)
 			p[i] = (struct pollfd){.fd = jobs[i].iso.fd, .events = POLLIN};
-		/* Ctrl-C reaches the children too; we only stop starting runs and wait for theirs to end. */
+		/*
+		 * Interrupted, we start no more runs and wait for those going on to
+		 * end theirs cleanly (guest down, result marked incomplete). Ctrl-C
+		 * reaches them from the terminal; a signal sent to us alone (a CI
+		 * timeout's SIGTERM) is passed on, once.
+		 */
 		if (poll(p, njobs, -1) < 0 && errno != EINTR)
 			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
+		if (vn_interrupted && vn_interrupted != passed) {
+			passed = vn_interrupted;
+			for (unsigned i = 0; i < njobs; i++)
+				kill(jobs[i].iso.pid, (int)passed);
+		}
 		for (unsigned i = njobs; i-- > 0;) {
 			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
