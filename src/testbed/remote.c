@@ -61,6 +61,13 @@ struct vn_virt_domain *vn_testbed_remote_held(const char *name)
 	return h ? h->d : NULL;
 }
 
+struct vn_virt *vn_testbed_remote_conn(const char *name)
+{
+	struct held *h = *held_find(name);
+
+	return h ? h->v : NULL;
+}
+
 int vn_testbed_remote_release(const char *name, bool destroy, struct vn_error *err)
 {
 	struct held **p = held_find(name), *h = *p;

@@ -61,6 +61,7 @@ void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at);
  */
 void vn_testbed_remote_hold(const char *name, struct vn_virt *v, struct vn_virt_domain *d);
 struct vn_virt_domain *vn_testbed_remote_held(const char *name);
+struct vn_virt *vn_testbed_remote_conn(const char *name);
 int vn_testbed_remote_release(const char *name, bool destroy, struct vn_error *err);
 int vn_testbed_remote_lookup(const struct vn_testbed_ctx *ctx, const char *name, struct vn_virt_domain **out,
 			     struct vn_error *err);

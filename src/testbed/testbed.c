@@ -690,7 +690,11 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 	 */
 	_cleanup_free_ char *log = vn_xasprintf("%s/console.log", dir);
 	const char *pid_root = vn_virt_uri_is_embedded(ctx->uri) ? ctx->state_dir : NULL;
-	vn_agent_set_watch(*out, watch_check, vn_virt_watch_new(pid_root, name, log), watch_free);
+	struct vn_virt_watch *w = vn_virt_watch_new(pid_root, name, log);
+	struct vn_virt *held = vn_testbed_remote_conn(name);
+	if (held)
+		vn_virt_watch_connection(w, held);
+	vn_agent_set_watch(*out, watch_check, w, watch_free);
 	rc = vn_agent_hello(*out, timeout_ms, NULL, err);
 	if (rc < 0) {
 		vn_agent_close(*out);

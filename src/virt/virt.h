@@ -181,6 +181,8 @@ struct vn_virt_watch *vn_virt_watch_new(const char *state_dir, const char *name,
 /* 0 while nothing says the guest died; else -EHOSTDOWN (infra) naming it and the cause, the console tail in detail. */
 int vn_virt_watch_check(struct vn_virt_watch *w, struct vn_error *err);
 void vn_virt_watch_free(struct vn_virt_watch *w);
+/* A guest on another host: the loss of its connection v (borrowed, outliving w) counts as its death too. */
+void vn_virt_watch_connection(struct vn_virt_watch *w, struct vn_virt *v);
 
 /*
  * Run-time topology changes (`vnuma hotplug`), on the live domain only: the

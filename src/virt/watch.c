@@ -80,11 +80,12 @@ const char *vn_console_death_name(enum vn_console_death d)
 
 struct vn_virt_watch {
 	char *name, *console_log;
-	off_t off;      /* console bytes scanned so far */
-	pid_t qemu;     /* 0: not watched */
-	char *cmdline;  /* what QEMU's /proc/PID/cmdline holds: "guest=NAME," */
-	bool dead;      /* once dead, every check says so again */
-	char msg[1024]; /* why */
+	off_t off;            /* console bytes scanned so far */
+	pid_t qemu;           /* 0: not watched */
+	char *cmdline;        /* what QEMU's /proc/PID/cmdline holds: "guest=NAME," */
+	bool dead;            /* once dead, every check says so again */
+	struct vn_virt *conn; /* a remote guest's connection, borrowed: its loss is the host's death; or NULL */
+	char msg[1024];       /* why */
 	char *tail;
 };
 
@@ -182,6 +183,11 @@ static enum vn_console_death scan_console(struct vn_virt_watch *w, char *line, s
 	return d;
 }
 
+void vn_virt_watch_connection(struct vn_virt_watch *w, struct vn_virt *v)
+{
+	w->conn = v;
+}
+
 int vn_virt_watch_check(struct vn_virt_watch *w, struct vn_error *err)
 {
 	if (!w->dead) {
@@ -194,6 +200,10 @@ int vn_virt_watch_check(struct vn_virt_watch *w, struct vn_error *err)
 		} else if (w->qemu && !qemu_alive(w)) {
 			snprintf(w->msg, sizeof(w->msg), "guest %s: its QEMU process (pid %d) ended", w->name,
 				 (int)w->qemu);
+		} else if (w->conn && !vn_virt_alive(w->conn)) {
+			snprintf(w->msg, sizeof(w->msg),
+				 "guest %s: the connection to %s was lost (its host or its libvirtd went away)",
+				 w->name, vn_virt_uri(w->conn));
 		} else {
 			return 0;
 		}
