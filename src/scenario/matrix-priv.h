@@ -48,3 +48,9 @@ int vn_matrix_cell_ended(struct group *g, unsigned k, const struct vn_cell_end *
  */
 int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
 		     struct vn_error *err);
+/*
+ * The next run for the host uri from the queue's entries head..tail (indexes
+ * mod g->ncells into g->cells): the first of the variant with the fewest runs
+ * there (a cell's host is set while it runs). It moves to queue[head].
+ */
+unsigned vn_spread_take(const struct group *g, unsigned *queue, unsigned head, unsigned tail, const char *uri);

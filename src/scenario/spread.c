@@ -119,7 +119,7 @@ static struct host *pick(struct host *hosts, unsigned n)
  * and the comparison would then measure the hosts. The chosen one moves to
  * the queue's head, which the caller takes.
  */
-static unsigned take(const struct group *g, unsigned *queue, unsigned head, unsigned tail, const struct host *h)
+unsigned vn_spread_take(const struct group *g, unsigned *queue, unsigned head, unsigned tail, const char *uri)
 {
 	unsigned best = head, best_n = UINT_MAX;
 
@@ -128,7 +128,7 @@ static unsigned take(const struct group *g, unsigned *queue, unsigned head, unsi
 		const struct cell *c = &g->cells[queue[i % g->ncells]];
 		unsigned n = 0;
 		for (unsigned k = 0; k < g->ncells; k++)
-			n += g->cells[k].host && strcmp(g->cells[k].host, h->h->uri) == 0 &&
+			n += g->cells[k].host && strcmp(g->cells[k].host, uri) == 0 &&
 			     strcmp(g->cells[k].variant, c->variant) == 0;
 		if (n < best_n) {
 			best = i;
@@ -213,7 +213,7 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 		/* Fill every free slot, the queue's order kept (retries go first) but for the host balance below. */
 		struct host *h;
 		while (!vn_was_interrupted() && head < tail && (h = pick(hosts, o->nhosts))) {
-			unsigned k = take(g, queue, head++, tail, h);
+			unsigned k = vn_spread_take(g, queue, head++, tail, h->h->uri);
 			struct job *j = &jobs[njobs];
 			struct vn_error e = {0};
 			*j = (struct job){.cell = k, .host = h, .g = g};

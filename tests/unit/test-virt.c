@@ -199,12 +199,27 @@ static void test_log_tail(void **s)
 	free(tail);
 }
 
+/* Another host (streams, volumes) or this one (its files): by the URI's host part and transport. */
+static void test_uri_remote(void **unused)
+{
+	assert_true(vn_virt_uri_is_remote("qemu+ssh://vnuma@big1/system"));
+	assert_true(vn_virt_uri_is_remote("qemu+tcp://127.0.0.1:16599/session"));
+	assert_true(vn_virt_uri_is_remote("qemu://big1/system"));
+	assert_true(vn_virt_uri_is_remote("qemu+tls://big1/system?no_verify=1"));
+	assert_false(vn_virt_uri_is_remote("qemu:///system"));
+	assert_false(vn_virt_uri_is_remote("qemu:///embed?root=/var/lib/vnuma/libvirt"));
+	assert_false(vn_virt_uri_is_remote("qemu+unix:///system?socket=/run/x.sock"));
+	assert_false(vn_virt_uri_is_remote("test:///default"));
+	assert_false(vn_virt_uri_is_remote("not a uri"));
+	assert_false(vn_virt_uri_is_remote(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifecycle),   cmocka_unit_test(test_guest_dir_names),
 		cmocka_unit_test(test_failed_kept), cmocka_unit_test(test_open_failure),
-		cmocka_unit_test(test_log_tail),
+		cmocka_unit_test(test_log_tail),    cmocka_unit_test(test_uri_remote),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,93 @@
+/*
+ * The spread scheduler's choice of the next run for a host: variants are
+ * balanced over hosts (strict queue order would pin A to one host and B to
+ * the other), the queue's order is kept otherwise, and the chosen run moves
+ * to the head that the caller takes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/matrix-priv.h"
+
+#define H1 "qemu+ssh://a/system"
+#define H2 "qemu:///embed"
+
+/* A B A B ...: n cells, variants alternating, repeats counting up. */
+static void cells_make(struct group *g, struct cell *c, unsigned n)
+{
+	memset(g, 0, sizeof(*g));
+	memset(c, 0, n * sizeof(*c));
+	for (unsigned k = 0; k < n; k++)
+		c[k] = (struct cell){.variant = (char *)(k % 2 ? "B" : "A"), .repeat = k / 2 + 1, .exit = -1};
+	g->cells = c;
+	g->ncells = n;
+}
+
+static void test_balance(void **state)
+{
+	struct group g;
+	struct cell c[4];
+	unsigned q[4] = {0, 1, 2, 3};
+
+	cells_make(&g, c, 4);
+	/* Nothing ran yet: the queue's order. */
+	assert_int_equal(vn_spread_take(&g, q, 0, 4, H1), 0);
+	c[0].host = (char *)H1;
+	assert_int_equal(vn_spread_take(&g, q, 1, 4, H2), 1);
+	c[1].host = (char *)H2;
+	/* H1 ran an A: it takes the next B (cell 3) before A's second repeat. */
+	assert_int_equal(vn_spread_take(&g, q, 2, 4, H1), 3);
+	assert_int_equal(q[2], 3);
+	assert_int_equal(q[3], 2); /* the one passed over keeps its place behind */
+	c[3].host = (char *)H1;
+	/* H2 ran a B: the A left. */
+	assert_int_equal(vn_spread_take(&g, q, 3, 4, H2), 2);
+	c[2].host = (char *)H2;
+	/* Each variant on both hosts. */
+	assert_string_equal(c[0].host, H1);
+	assert_string_equal(c[2].host, H2);
+	assert_string_equal(c[1].host, H2);
+	assert_string_equal(c[3].host, H1);
+}
+
+static void test_retry_first(void **state)
+{
+	struct group g;
+	struct cell c[4];
+	/* A retry put back at the head (cell 0 after a dead host): ties keep it first. */
+	unsigned q[4] = {2, 3, 0, 1};
+
+	cells_make(&g, c, 4);
+	c[0].host = NULL; /* its failed host's claim was dropped */
+	c[1].host = (char *)H2;
+	assert_int_equal(vn_spread_take(&g, q, 2, 5, H2), 0);
+}
+
+static void test_one_variant(void **state)
+{
+	struct group g;
+	struct cell c[3];
+	unsigned q[3] = {0, 1, 2};
+
+	cells_make(&g, c, 3);
+	for (unsigned k = 0; k < 3; k++)
+		c[k].variant = (char *)"only";
+	c[0].host = (char *)H1;
+	/* One variant: order only. */
+	assert_int_equal(vn_spread_take(&g, q, 1, 3, H1), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_balance),
+		cmocka_unit_test(test_retry_first),
+		cmocka_unit_test(test_one_variant),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
