@@ -29,6 +29,7 @@
 #include "util/clock.h"
 #include "util/interrupt.h"
 #include "util/isolate.h"
+#include "util/json.h"
 
 struct host {
 	const struct vn_matrix_host *h;
@@ -53,24 +54,15 @@ static int cell_child(void *arg, char **out, struct vn_error *err)
 	vn_matrix_cell_run(j->g, j->cell, &j->host->ctx, &end);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "exit", json_object_new_int(end.exit));
-	const char *keys[] = {"error", "topology", "host", "started", "accel"};
-	const char *vals[] = {end.error, end.topology, end.host, end.started, end.accel};
-	for (size_t i = 0; i < VN_ARRAY_SIZE(keys); i++)
-		if (vals[i])
-			json_object_object_add(o, keys[i], json_object_new_string(vals[i]));
+	vn_json_add_str(o, "error", end.error);
+	vn_json_add_str(o, "topology", end.topology);
+	vn_json_add_str(o, "host", end.host);
+	vn_json_add_str(o, "started", end.started);
+	vn_json_add_str(o, "accel", end.accel);
 	*out = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	vn_cell_end_clear(&end);
 	return 0;
-}
-
-static char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-		       ? vn_xstrdup(json_object_get_string(v))
-		       : NULL;
 }
 
 /* The child's answer (our own child: trusted, still type-checked); a child that died is a run that could not run. */
@@ -88,14 +80,24 @@ static void job_end(struct job *j, struct vn_cell_end *end)
 	} else {
 		if (json_object_object_get_ex(o, "exit", &v) && json_object_is_type(v, json_type_int))
 			end->exit = json_object_get_int(v) & 3;
-		end->error = jstr(o, "error");
-		end->topology = jstr(o, "topology");
-		end->host = jstr(o, "host");
-		end->started = jstr(o, "started");
-		end->accel = jstr(o, "accel");
+		end->error = vn_xstrdup_or_null(vn_json_str(o, "error"));
+		end->topology = vn_xstrdup_or_null(vn_json_str(o, "topology"));
+		end->host = vn_xstrdup_or_null(vn_json_str(o, "host"));
+		end->started = vn_xstrdup_or_null(vn_json_str(o, "started"));
+		end->accel = vn_xstrdup_or_null(vn_json_str(o, "accel"));
 	}
 	json_object_put(o);
 	vn_error_clear(&e);
+}
+
+/* How many hosts still take runs. */
+static unsigned hosts_alive(const struct host *hosts, unsigned n)
+{
+	unsigned alive = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		alive += !hosts[i].dead;
+	return alive;
 }
 
 /* The free host with the most room, or NULL. */
@@ -181,7 +183,7 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 	_cleanup_free_ struct host *hosts = vn_xcalloc(o->nhosts, sizeof(*hosts));
 	_cleanup_free_ struct job *jobs = vn_xcalloc(g->ncells, sizeof(*jobs));
 	_cleanup_free_ unsigned *queue = vn_xcalloc(g->ncells, sizeof(*queue));
-	unsigned head = 0, tail = 0, njobs = 0, alive = 0, started = 0;
+	unsigned head = 0, tail = 0, njobs = 0, started = 0;
 	sig_atomic_t passed = 0;
 	int rc = 0;
 
@@ -198,11 +200,10 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 		if (vn_testbed_host_probe(&h->ctx, t->ncpus_total, vn_topology_total_memory(t), &fits, &e) < 0)
 			h->dead = vn_xasprintf("unreachable before the first run: %s", e.msg);
 		h->capacity = h->h->capacity ? h->h->capacity : fits;
-		alive += !h->dead;
 		vn_error_clear(&e);
 	}
 	host_json(g, hosts, o->nhosts);
-	if (!alive) {
+	if (!hosts_alive(hosts, o->nhosts)) {
 		vn_matrix_group_write(g, err);
 		return vn_infra_error(err, -EHOSTUNREACH, "none of the %u hosts answers: %s", o->nhosts, hosts[0].dead);
 	}
@@ -294,13 +295,6 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 				host_json(g, hosts, o->nhosts);
 				vn_error_clear(&e);
 				vn_cell_end_clear(&end);
-				if (!pick(hosts, o->nhosts) && !njobs) {
-					bool any = false;
-					for (unsigned x = 0; x < o->nhosts; x++)
-						any |= !hosts[x].dead;
-					if (!any)
-						break;
-				}
 				continue;
 			}
 			vn_error_clear(&e);
@@ -313,10 +307,7 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 		}
 		if (rc < 0)
 			break;
-		bool any = false;
-		for (unsigned x = 0; x < o->nhosts; x++)
-			any |= !hosts[x].dead;
-		if (!any && !njobs)
+		if (!hosts_alive(hosts, o->nhosts) && !njobs)
 			break;
 	}
 	/* Every host died under the matrix: the runs left over could not run anywhere. */

@@ -7,6 +7,7 @@
 
 #include "testbed/hosts.h"
 #include "util/alloc.h"
+#include "util/json.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/interrupt.h"
@@ -80,15 +81,6 @@ json_object *vn_host_check_json(const struct vn_host_check *h)
 	return o;
 }
 
-static const char *get_str(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : NULL;
-}
-
 static int64_t get_int(json_object *o, const char *key)
 {
 	json_object *v;
@@ -113,24 +105,24 @@ static void from_json(const char *text, struct vn_host_check *h)
 	if (!o)
 		return;
 	h->reachable = get_bool(o, "reachable");
-	h->error = vn_xstrdup_or_null(get_str(o, "error"));
-	h->hostname = vn_xstrdup_or_null(get_str(o, "hostname"));
-	h->libvirt_version = version_parse(get_str(o, "libvirt"));
-	h->hypervisor_version = version_parse(get_str(o, "qemu"));
+	h->error = vn_xstrdup_or_null(vn_json_str(o, "error"));
+	h->hostname = vn_xstrdup_or_null(vn_json_str(o, "hostname"));
+	h->libvirt_version = version_parse(vn_json_str(o, "libvirt"));
+	h->hypervisor_version = version_parse(vn_json_str(o, "qemu"));
 	h->cpus = (unsigned)get_int(o, "cpus");
 	h->memory = (uint64_t)get_int(o, "memory_bytes");
 	h->capacity = (unsigned)get_int(o, "capacity");
 	h->capacity_auto = get_bool(o, "capacity_auto");
 	h->kvm_offered = get_bool(o, "kvm_offered");
-	snprintf(h->accel, sizeof(h->accel), "%s", get_str(o, "accel") ? get_str(o, "accel") : "");
+	snprintf(h->accel, sizeof(h->accel), "%s", vn_json_str(o, "accel") ? vn_json_str(o, "accel") : "");
 	snprintf(h->accel_reason, sizeof(h->accel_reason), "%s",
-		 get_str(o, "accel_reason") ? get_str(o, "accel_reason") : "");
+		 vn_json_str(o, "accel_reason") ? vn_json_str(o, "accel_reason") : "");
 	if (json_object_object_get_ex(o, "pool", &p)) {
-		const char *state = get_str(p, "state");
+		const char *state = vn_json_str(p, "state");
 		for (size_t i = 0; state && i < VN_ARRAY_SIZE(pool_names); i++)
 			if (strcmp(state, pool_names[i]) == 0)
 				h->pool = (enum vn_host_pool)i;
-		h->pool_path = vn_xstrdup_or_null(get_str(p, "path"));
+		h->pool_path = vn_xstrdup_or_null(vn_json_str(p, "path"));
 		h->pool_capacity = (uint64_t)get_int(p, "capacity_bytes");
 		h->pool_available = (uint64_t)get_int(p, "available_bytes");
 	}

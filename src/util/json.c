@@ -337,3 +337,12 @@ struct json_object *vn_json_new_double_fixed(double v, int decimals)
 		return json_object_new_double(v);
 	return json_object_new_double_s(v, text);
 }
+
+const char *vn_json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
