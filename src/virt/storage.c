@@ -135,6 +135,12 @@ int vn_virt_pool_ensure(struct vn_virt *v, const char *pool_dir, struct vn_error
 
 	if (vn_virt_uri_is_embedded(v->uri))
 		return -EOPNOTSUPP;
+	/*
+	 * Once per connection: volumes made since, by any vnuma, went through
+	 * this daemon, which knows them without another refresh (a dir scan).
+	 */
+	if (v->pool_ready)
+		return 0;
 	p = virStoragePoolLookupByName(v->conn, VN_POOL_NAME);
 	if (p) {
 		int active = virStoragePoolIsActive(p);
@@ -145,6 +151,7 @@ int vn_virt_pool_ensure(struct vn_virt *v, const char *pool_dir, struct vn_error
 		/* Volumes another vnuma or a crash left are only seen after a refresh. */
 		if (virStoragePoolRefresh(p, 0) < 0)
 			return vn_virt_error(err, "%s: cannot refresh storage pool '%s'", v->uri, VN_POOL_NAME);
+		v->pool_ready = true;
 		return 0;
 	}
 	if (virGetLastErrorCode() != VIR_ERR_NO_STORAGE_POOL)
@@ -175,6 +182,7 @@ int vn_virt_pool_ensure(struct vn_virt *v, const char *pool_dir, struct vn_error
 		virStoragePoolUndefine(p);
 		return rc;
 	}
+	v->pool_ready = true;
 	return 1;
 }
 

@@ -10,7 +10,8 @@ struct vn_virt {
 	virConnectPtr conn;
 	char *uri;
 	char *state_dir;
-	bool remote; /* another host: our files are not there (vn_virt_is_remote) */
+	bool remote;     /* another host: our files are not there (vn_virt_is_remote) */
+	bool pool_ready; /* vn_virt_pool_ensure succeeded on this connection: its daemon knows every volume since */
 };
 
 struct vn_virt_domain {

@@ -109,6 +109,13 @@ check "group.json: the killed host failed during the matrix" sh -c \
 check "the attempt's directory was moved aside" sh -c "ls -d '$g2'/attempts/*-1-1"
 check "the group compares, no run counted twice" sh -c \
 	"'$vnuma' compare --json '$g2' | tr -d ' \n' | grep -q '\"runs\":1.*\"runs\":1' && ! '$vnuma' compare --json '$g2' | tr -d ' \n' | grep -q '\"runs\":2'"
+# Only a host that does not answer: no run starts, and the group says why.
+printf '%s 1 pool=%s\n' "$IT_LIBVIRTD_URI" "$IT_LIBVIRTD_POOL" >"$w/dead-hosts"
+"$vnuma" run "$scn" --quick --repeats 1 --hosts "$w/dead-hosts" -o "$w/group3" >/dev/null 2>"$w/err3"
+check "no host answering: exit 3" test $? = 3
+check "...saying none answers" grep -q 'none of the 1 hosts answers' "$w/err3"
+check "...group.json: unreachable before the first run, no run ended" sh -c \
+	"tr -d ' \n' <'$w/group3/group.json' | grep -q 'unreachablebeforethefirstrun' && ! grep -Eq '\"exit\": *[0-9]' '$w/group3/group.json'"
 it_libvirtd_stop
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
