@@ -120,6 +120,9 @@ void vn_cli_progress_done(struct vn_cli_progress *p);
 /* A vn_up_progress_fn: defining, booting, kernel started, agent answered, fidelity checked. */
 void vn_cli_boot_progress(void *data, const char *stage, const char *detail);
 double vn_cli_progress_elapsed(const struct vn_cli_progress *p);
+struct vn_up_progress;
+/* Both printers above, on p, for vnuma up and vnuma run. */
+struct vn_up_progress vn_cli_progress_up(struct vn_cli_progress *p);
 
 /*
  * A command's arguments, parsed the one way every command parses them:

@@ -52,10 +52,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		return rc;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
-	o.kernel_progress = vn_cli_progress;
-	o.kernel_progress_data = &prog;
-	o.progress = vn_cli_boot_progress;
-	o.progress_data = &prog;
+	o.progress = vn_cli_progress_up(&prog);
 	rc = vn_testbed_up(&ctx, &o, &r, err);
 	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);

@@ -151,10 +151,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		return rc;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
-	ro.kernel_progress = vn_cli_progress;
-	ro.kernel_progress_data = &prog;
-	ro.boot_progress = vn_cli_boot_progress;
-	ro.boot_progress_data = &prog;
+	ro.progress = vn_cli_progress_up(&prog);
 	ro.with = (const char *const *)with;
 	struct vn_matrix_opts mo = {.run = ro, .kernels = kernels, .nkernels = nkernels, .repeats = (unsigned)repeats};
 	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */

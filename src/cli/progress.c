@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "testbed/testbed.h"
 
 static double mono(void)
 {
@@ -94,4 +95,9 @@ void vn_cli_progress_done(struct vn_cli_progress *p)
 {
 	if (p->tty)
 		fprintf(stderr, "\r\033[K");
+}
+
+struct vn_up_progress vn_cli_progress_up(struct vn_cli_progress *p)
+{
+	return (struct vn_up_progress){.build = vn_cli_progress, .stage = vn_cli_boot_progress, .data = p};
 }

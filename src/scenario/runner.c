@@ -572,8 +572,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	_cleanup_strv_ char **with = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
-	struct run r = {
-		.ctx = ctx, .s = s, .d = &d, .progress = o->boot_progress, .progress_data = o->boot_progress_data};
+	struct run r = {.ctx = ctx, .s = s, .d = &d, .progress = o->progress.stage, .progress_data = o->progress.data};
 	unsigned nsteps = s->nsteps;
 	int rc;
 
@@ -606,10 +605,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.append = s->append,
 		.timeout_s = VN_SCN_BOOT_MS / 1000,
 		.model = VN_FALLBACK_DEFAULT,
-		.kernel_progress = o->kernel_progress,
-		.kernel_progress_data = o->kernel_progress_data,
-		.progress = o->boot_progress,
-		.progress_data = o->boot_progress_data,
+		.progress = o->progress,
 		.with = (const char *const *)with,
 		.image = s->image,
 	};

@@ -11,18 +11,15 @@
 #include "testbed/testbed.h"
 
 struct vn_run_opts {
-	const char *outdir;                    /* NULL: results/<scenario>-<UTC time> */
-	const char *kernel;                    /* overrides the scenario's kernel */
-	bool quick;                            /* scale durations and sizes for CI */
-	bool keep;                             /* leave the guest running afterwards */
-	bool force;                            /* use outdir even if it is not empty */
-	const char *const *with;               /* more host packages for the guest image (the scenario's come too) */
-	const char *variant;                   /* for the result: the variant's name (NULL: "default") */
-	unsigned repeat;                       /* and which repeat of it, from 1 (0: 1) */
-	vn_kernel_progress_fn kernel_progress; /* a recipe kernel built on first use */
-	void *kernel_progress_data;
-	vn_up_progress_fn boot_progress; /* boot stages; NULL: silent */
-	void *boot_progress_data;
+	const char *outdir;             /* NULL: results/<scenario>-<UTC time> */
+	const char *kernel;             /* overrides the scenario's kernel */
+	bool quick;                     /* scale durations and sizes for CI */
+	bool keep;                      /* leave the guest running afterwards */
+	bool force;                     /* use outdir even if it is not empty */
+	const char *const *with;        /* more host packages for the guest image (the scenario's come too) */
+	const char *variant;            /* for the result: the variant's name (NULL: "default") */
+	unsigned repeat;                /* and which repeat of it, from 1 (0: 1) */
+	struct vn_up_progress progress; /* the boot's, and the run's stages ("step", "collecting") */
 };
 
 /*

@@ -68,20 +68,20 @@ void vn_testbed_progress(const struct vn_up_opts *o, const char *stage, const ch
 	char detail[1024];
 	va_list ap;
 
-	if (!o->progress)
+	if (!o->progress.stage)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	o->progress(o->progress_data, stage, detail);
+	o->progress.stage(o->progress.data, stage, detail);
 }
 
 static void accel_notice(void *data, const char *line)
 {
 	const struct vn_up_opts *o = data;
 
-	if (o->progress)
-		o->progress(o->progress_data, "note", line);
+	if (o->progress.stage)
+		o->progress.stage(o->progress.data, "note", line);
 }
 
 /*

@@ -388,8 +388,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	kcache = vn_xasprintf("%s/cache/kernels", ctx->state_dir);
 	struct vn_kernel_resolve_opts ko = {
 		.cache_dir = kcache,
-		.progress = o->kernel_progress,
-		.progress_data = o->kernel_progress_data,
+		.progress = o->progress.build,
+		.progress_data = o->progress.data,
 	};
 	if ((rc = vn_kernel_resolve_with(o->kernel, o->modules, &ko, &k, err)) < 0)
 		return rc;
@@ -401,7 +401,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	_cleanup_strv_ char **with = NULL;
 	bool disk = false;
 	if (o->image) {
-		if ((rc = vn_image_build(ctx, o->image, o->progress, o->progress_data, &im, err)) < 0)
+		if ((rc = vn_image_build(ctx, o->image, o->progress.stage, o->progress.data, &im, err)) < 0)
 			return rc;
 		disk = strcmp(im->kind, "disk") == 0;
 		if (!disk && (rc = recipe_with(im->recipe, o->with, &with, err)) < 0)

@@ -51,6 +51,13 @@ int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error
  */
 typedef void (*vn_up_progress_fn)(void *data, const char *stage, const char *detail);
 
+/* Where a boot reports; NULL members are silent. Both are called with data. */
+struct vn_up_progress {
+	vn_kernel_progress_fn build; /* a recipe kernel built on first use */
+	vn_up_progress_fn stage;     /* the boot's stages, and a guest image built on first use */
+	void *data;
+};
+
 struct vn_up_opts {
 	const char *topology;    /* path, or a name (vn_topology_find) */
 	const char *name;        /* NULL: derived from the topology (or name_prefix) */
@@ -59,11 +66,7 @@ struct vn_up_opts {
 	const char *modules;     /* modules dir for --kernel */
 	const char *append;      /* extra kernel arguments */
 	int timeout_s;           /* boot + agent deadline (a first-use kernel build is not counted) */
-	/* Progress of a kernel built from a recipe on first use; NULL: silent. */
-	vn_kernel_progress_fn kernel_progress;
-	void *kernel_progress_data;
-	vn_up_progress_fn progress; /* NULL: silent */
-	void *progress_data;
+	struct vn_up_progress progress;
 	enum vn_fallback_model model;
 	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
