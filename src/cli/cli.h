@@ -60,7 +60,7 @@ enum {
 
 struct vn_cmd {
 	const char *name;
-	vn_cmd_fn fn;
+	vn_cmd_fn fn;                     /* NULL for a group: its subcommand runs */
 	const char *summary;              /* one line, in the command list */
 	const char *synopsis;             /* what follows "vnuma NAME", one form per line */
 	const char *description;          /* paragraphs separated by blank lines, wrapped at 80 columns */
@@ -91,8 +91,8 @@ void vn_cli_usage(FILE *out, const struct vn_cmd *cmd);
 void vn_cli_main_usage(FILE *out);
 /* vnuma(1) in man(7) format. */
 void vn_cli_man(FILE *out);
-/* Run the subcommand argv[1] of a command group (argv[0] is the group). */
-int vn_cli_dispatch_sub(const struct vn_cmd *group, int argc, char **argv, struct vn_error *err);
+/* Run a command (argv[0] is its name); a group runs its subcommand argv[1]. */
+int vn_cli_run(const struct vn_cmd *cmd, int argc, char **argv, struct vn_error *err);
 
 /* One record per command, each in its cmd-*.c beside its parser. */
 extern const struct vn_cmd vn_cmd_up, vn_cmd_list, vn_cmd_status, vn_cmd_down, vn_cmd_exec, vn_cmd_cp, vn_cmd_hotplug,

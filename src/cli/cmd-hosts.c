@@ -149,11 +149,6 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 	return rc;
 }
 
-static int cmd_hosts(int argc, char **argv, struct vn_error *err)
-{
-	return vn_cli_dispatch_sub(&vn_cmd_hosts, argc, argv, err);
-}
-
 static const struct vn_cli_opt hosts_check_opts[] = {
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "the hosts file: one libvirt URI per line, then optionally\n"
@@ -194,7 +189,6 @@ static const struct vn_cmd *const hosts_subs[] = {&hosts_check_cmd, NULL};
 
 const struct vn_cmd vn_cmd_hosts = {
 	.name = "hosts",
-	.fn = cmd_hosts,
 	.summary = "check the libvirt hosts a matrix spreads over (scale-out)",
 	.description = "A hosts file names libvirt hosts, local or remote (qemu+ssh://user@host/system),\n"
 		       "for runs spread over them; see docs/hosts.md.",

@@ -137,11 +137,6 @@ static int image_extract(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
-static int cmd_image(int argc, char **argv, struct vn_error *err)
-{
-	return vn_cli_dispatch_sub(&vn_cmd_image, argc, argv, err);
-}
-
 static const struct vn_cmd image_build_cmd = {
 	.name = "build",
 	.fn = image_build,
@@ -195,7 +190,6 @@ static const struct vn_cmd *const image_subs[] = {&image_build_cmd, &image_list_
 
 const struct vn_cmd vn_cmd_image = {
 	.name = "image",
-	.fn = cmd_image,
 	.summary = "guest images: build from recipes, list, inject files into and extract files from disks",
 	.description = "RECIPE is a file (guest-images/NAME.json) or the name of a shipped or local recipe.\n"
 		       "A build is cached in STATE/cache/images under a hash of its inputs (the recipe,\n"

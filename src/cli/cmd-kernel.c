@@ -113,11 +113,6 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
-static int cmd_kernel(int argc, char **argv, struct vn_error *err)
-{
-	return vn_cli_dispatch_sub(&vn_cmd_kernel, argc, argv, err);
-}
-
 static const struct vn_cli_opt kernel_build_opts[] = {
 	{"jobs", 'j', true, "N", VN_VAL_NONE, "make -j (default: all CPUs)"},
 	VN_CLI_OPT_END,
@@ -145,7 +140,6 @@ static const struct vn_cmd *const kernel_subs[] = {&kernel_build_cmd, &kernel_li
 
 const struct vn_cmd vn_cmd_kernel = {
 	.name = "kernel",
-	.fn = cmd_kernel,
 	.summary = "build a guest kernel from a recipe (source + patches + config), list the cache",
 	.description = "RECIPE is a file (kernels/NAME.json) or the name of a shipped or local recipe.\n"
 		       "A source recipe is built out of tree into STATE/cache/kernels, keyed by a hash\n"

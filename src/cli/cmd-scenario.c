@@ -34,11 +34,6 @@ static int scenario_validate(int argc, char **argv, struct vn_error *err)
 	return bad ? VN_EXIT_INPUT : VN_EXIT_OK;
 }
 
-static int cmd_scenario(int argc, char **argv, struct vn_error *err)
-{
-	return vn_cli_dispatch_sub(&vn_cmd_scenario, argc, argv, err);
-}
-
 static const struct vn_cmd scenario_validate_cmd = {
 	.name = "validate",
 	.fn = scenario_validate,
@@ -56,7 +51,6 @@ static const struct vn_cmd *const scenario_subs[] = {&scenario_validate_cmd, NUL
 
 const struct vn_cmd vn_cmd_scenario = {
 	.name = "scenario",
-	.fn = cmd_scenario,
 	.summary = "offline: validate scenarios exactly as run would, without booting",
 	.description = "FILE is a scenario file, or the name of a shipped one (scenarios/NAME.json).",
 	.subs = scenario_subs,

@@ -227,11 +227,6 @@ static int topo_random(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
-static int cmd_topo(int argc, char **argv, struct vn_error *err)
-{
-	return vn_cli_dispatch_sub(&vn_cmd_topo, argc, argv, err);
-}
-
 static const struct vn_cmd topo_validate_cmd = {
 	.name = "validate",
 	.fn = topo_validate,
@@ -295,7 +290,6 @@ static const struct vn_cmd *const topo_subs[] = {
 
 const struct vn_cmd vn_cmd_topo = {
 	.name = "topo",
-	.fn = cmd_topo,
 	.summary = "offline: validate, show a topology, print the model's fallback order",
 	.description = "Offline views of a topology: no guest is booted. TOPOLOGY is a file or the name\n"
 		       "of a shipped one (e.g. 4node-amd).",

@@ -170,21 +170,23 @@ void vn_cli_main_usage(FILE *out)
 	fprintf(out, ".\n");
 }
 
-int vn_cli_dispatch_sub(const struct vn_cmd *group, int argc, char **argv, struct vn_error *err)
+int vn_cli_run(const struct vn_cmd *cmd, int argc, char **argv, struct vn_error *err)
 {
 	char names[256] = "";
 
+	if (!cmd->subs)
+		return cmd->fn(argc, argv, err);
 	if (argc < 2 || vn_cli_wants_help(argc, argv)) {
-		vn_cli_usage(argc < 2 ? stderr : stdout, group);
+		vn_cli_usage(argc < 2 ? stderr : stdout, cmd);
 		return argc < 2 ? VN_EXIT_INPUT : VN_EXIT_OK;
 	}
-	for (const struct vn_cmd *const *s = group->subs; *s; s++) {
+	for (const struct vn_cmd *const *s = cmd->subs; *s; s++) {
 		if (strcmp(argv[1], (*s)->name) == 0)
-			return (*s)->fn(argc - 1, argv + 1, err);
-		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", s == group->subs ? "" : ", ",
+			return vn_cli_run(*s, argc - 1, argv + 1, err);
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", s == cmd->subs ? "" : ", ",
 			 (*s)->name);
 	}
-	return vn_input_error(err, "unknown %s subcommand '%s' (%s)", group->name, argv[1], names);
+	return vn_input_error(err, "unknown %s subcommand '%s' (%s)", cmd->name, argv[1], names);
 }
 
 /* man(7) text: escapes, and a '.' or '\'' starting a line made literal. */

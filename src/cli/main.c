@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	const struct vn_cmd *c = find_cmd(argv[1]);
 	if (c) {
 		vn_interrupt_install();
-		rc = c->fn(argc - 1, argv + 1, &err);
+		rc = vn_cli_run(c, argc - 1, argv + 1, &err);
 		if (rc >= 0)
 			return rc;
 		fprintf(stderr, "vnuma %s: %s\n", c->name, err.msg[0] ? err.msg : strerror(-rc));
