@@ -197,10 +197,8 @@ int vn_file_create_stream(const char *path, FILE **out, struct vn_error *err)
 	if (fd < 0)
 		return vn_infra_error(err, -errno, "cannot write %s: %s", path, strerror(errno));
 	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return vn_infra_error(err, -ENOMEM, "cannot write %s: out of memory", path);
-	}
+	if (!f)
+		vn_oom(); /* its buffer: fdopen fails on nothing else for a file we just opened */
 	*out = f;
 	return 0;
 }
