@@ -36,10 +36,8 @@ struct opts {
 };
 
 struct child_result {
-	pid_t pid;
+	struct ig_worker w; /* ops: random 8-byte writes */
 	int start_node, cpu, node;
-	uint64_t ops;
-	double elapsed;
 	long minflt, majflt;
 };
 
@@ -94,7 +92,6 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 	double t0, now;
 
 	signal(SIGBUS, on_sigbus);
-	r->pid = getpid();
 	ig_team_ready(team);
 	ig_getcpu(NULL, &r->start_node);
 	getrusage(RUSAGE_SELF, &ru0);
@@ -108,8 +105,8 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 		now = ig_now() - t0;
 	} while (now < o->duration);
 	getrusage(RUSAGE_SELF, &ru1);
-	r->ops = ops;
-	r->elapsed = now;
+	r->w.ops = ops;
+	r->w.elapsed = now;
 	r->minflt = ru1.ru_minflt - ru0.ru_minflt;
 	r->majflt = ru1.ru_majflt - ru0.ru_majflt;
 	ig_getcpu(&r->cpu, &r->node);
@@ -188,12 +185,7 @@ int main(int argc, char **argv)
 		o.procs, o.pidfile, child, &(struct area){&o, area, len}, sizeof(*res), "children",
 		o.backing == B_HUGETLB ? " (hugetlb: probably out of huge pages for copy-on-write)" : NULL, &elapsed);
 
-	uint64_t ops = 0;
-	double ops_s = 0;
-	for (int i = 0; i < o.procs; i++) {
-		ops += res[i].ops;
-		ops_s += ig_rate((double)res[i].ops, res[i].elapsed);
-	}
+	struct ig_team_totals tot = ig_team_totals(res, o.procs, sizeof(*res));
 
 	ig_json_result_begin(&j, &topo);
 	ig_json_str(&j, "backing", backing_names[o.backing]);
@@ -206,18 +198,15 @@ int main(int argc, char **argv)
 	ig_json_double(&j, "duration_s", o.duration);
 	ig_json_double(&j, "elapsed_s", elapsed);
 	ig_json_double(&j, "fill_s", fill_s);
-	ig_json_uint(&j, "ops_total", ops);
-	ig_json_double(&j, "ops_per_s", ops_s);
-	ig_json_double(&j, "bytes_per_s", ops_s * 8);
+	ig_json_uint(&j, "ops_total", tot.ops);
+	ig_json_double(&j, "ops_per_s", tot.ops_per_s);
+	ig_json_double(&j, "bytes_per_s", tot.ops_per_s * 8);
 	ig_json_arr_begin(&j, "children");
 	for (int i = 0; i < o.procs; i++) {
 		struct child_result *r = &res[i];
 
 		ig_json_obj_begin(&j, NULL);
-		ig_json_int(&j, "pid", r->pid);
-		ig_json_uint(&j, "ops", r->ops);
-		ig_json_double(&j, "elapsed_s", r->elapsed);
-		ig_json_double(&j, "ops_per_s", ig_rate((double)r->ops, r->elapsed));
+		ig_json_worker(&j, &r->w);
 		ig_json_int(&j, "minflt", r->minflt);
 		ig_json_int(&j, "majflt", r->majflt);
 		ig_json_int(&j, "start_node", r->start_node);
