@@ -205,6 +205,8 @@ void ig_topo_load(struct ig_topo *t);
 /* The same from another node directory (tests). */
 void ig_topo_load_at(struct ig_topo *t, const char *node_dir);
 int ig_topo_node_of_cpu(const struct ig_topo *t, int cpu);
+/* The node with the largest of counts[VN_MAX_NODES] (the lowest such), or -1 when all are 0. */
+int ig_node_busiest(const uint64_t *counts);
 
 /* Node N's CPUs from IG_NODE_DIR/nodeN/cpulist; 0 or -errno. */
 int ig_node_cpus(int node, cpu_set_t *set);
@@ -270,6 +272,17 @@ struct ig_team {
 	pid_t *pids;
 	int ready[2], go[2];
 };
+/*
+ * The head of every team worker's result, the first member of the
+ * workload's own result struct: the pid, filled in by the team; what the
+ * worker did, in the workload's unit (transactions, random writes, measured
+ * iterations), and the seconds it did it in, filled in by the worker.
+ */
+struct ig_worker {
+	pid_t pid;
+	uint64_t ops;
+	double elapsed;
+};
 void ig_team_init(struct ig_team *t, int n);
 /* Forks worker i; returns 0 in the child (which must end with _exit). */
 pid_t ig_team_fork(struct ig_team *t, int i);
@@ -283,7 +296,8 @@ int ig_team_wait(struct ig_team *t);
  * All of the above: forks n workers, worker i running
  * worker(team, i, ctx, results + i * result_size) (it calls ig_team_ready()
  * once prepared and ends with _exit; results is shared memory from
- * ig_map_shared()), starts them together, reaps them. Returns the seconds
+ * ig_map_shared(), each result beginning with its struct ig_worker, whose
+ * pid is set here), starts them together, reaps them. Returns the seconds
  * from the start until the last one was reaped; *failed is how many failed.
  */
 double ig_team_run(int n, const char *pidfile, void (*worker)(struct ig_team *t, int i, const void *ctx, void *result),
@@ -296,6 +310,15 @@ double ig_team_run(int n, const char *pidfile, void (*worker)(struct ig_team *t,
 void *ig_team_run_all(int n, const char *pidfile,
 		      void (*worker)(struct ig_team *t, int i, const void *ctx, void *result), const void *ctx,
 		      size_t result_size, const char *noun, const char *hint, double *elapsed);
+
+/* Over n results of result_size bytes, each beginning with its struct ig_worker. */
+struct ig_team_totals {
+	uint64_t ops;     /* summed */
+	double ops_per_s; /* each worker's own rate, summed: the team's throughput */
+};
+struct ig_team_totals ig_team_totals(const void *results, int n, size_t result_size);
+/* "pid", "ops", "elapsed_s", "ops_per_s": a worker's head as members of its object. */
+void ig_json_worker(struct ig_json *j, const struct ig_worker *w);
 
 /* ---- JSON writer (json.c) ---- */
 struct ig_json {
@@ -337,6 +360,8 @@ struct ig_json_mark ig_json_mark(const struct ig_json *j);
 void ig_json_rewind(struct ig_json *j, struct ig_json_mark m);
 /* {"0":n,"1":m,...} over online nodes (plus any node with a count); counts[VN_MAX_NODES]. */
 void ig_json_node_counts(struct ig_json *j, const char *key, const struct ig_topo *t, const uint64_t *counts);
+/* The same nodes with each count's share of all counts (0 when all are 0). */
+void ig_json_node_shares(struct ig_json *j, const char *key, const struct ig_topo *t, const uint64_t *counts);
 /* v, or null when v < 0: the seconds until something that may never have come. */
 void ig_json_time(struct ig_json *j, const char *key, double v);
 /*

@@ -223,18 +223,39 @@ void ig_json_rewind(struct ig_json *j, struct ig_json_mark m)
 	j->first[m.depth] = m.first;
 }
 
-void ig_json_node_counts(struct ig_json *j, const char *k, const struct ig_topo *t, const uint64_t *counts)
+/*
+ * {"N":value,...} over the online nodes and any other with a count: a node
+ * the topology missed still shows where its counts went. The value is the
+ * count, or with shares its part of all counts.
+ */
+static void node_members(struct ig_json *j, const char *k, const struct ig_topo *t, const uint64_t *counts, bool shares)
 {
+	uint64_t total = 0;
 	char name[16];
 
+	for (int n = 0; shares && n < VN_MAX_NODES; n++)
+		total += counts[n];
 	ig_json_obj_begin(j, k);
 	for (int n = 0; n < VN_MAX_NODES; n++) {
 		if (!(n < t->nr_nodes && t->online[n]) && !counts[n])
 			continue;
 		snprintf(name, sizeof(name), "%d", n);
-		ig_json_uint(j, name, counts[n]);
+		if (shares)
+			ig_json_double(j, name, total ? (double)counts[n] / (double)total : 0);
+		else
+			ig_json_uint(j, name, counts[n]);
 	}
 	ig_json_obj_end(j);
+}
+
+void ig_json_node_counts(struct ig_json *j, const char *k, const struct ig_topo *t, const uint64_t *counts)
+{
+	node_members(j, k, t, counts, false);
+}
+
+void ig_json_node_shares(struct ig_json *j, const char *k, const struct ig_topo *t, const uint64_t *counts)
+{
+	node_members(j, k, t, counts, true);
 }
 
 void ig_json_time(struct ig_json *j, const char *key, double v)

@@ -57,16 +57,7 @@ void ig_placement_query(void *addr, size_t len, size_t page_size, size_t max_sam
 
 int ig_placement_main_node(const struct ig_placement *p)
 {
-	int best = -1;
-	uint64_t most = 0;
-
-	for (int n = 0; n < VN_MAX_NODES; n++) {
-		if (p->per_node[n] > most) {
-			most = p->per_node[n];
-			best = n;
-		}
-	}
-	return best;
+	return ig_node_busiest(p->per_node);
 }
 
 double ig_placement_fraction(const struct ig_placement *p, int node)

@@ -142,10 +142,14 @@ double ig_team_run(int n, const char *pidfile, void (*worker)(struct ig_team *t,
 
 	ig_team_init(&t, n);
 	for (int i = 0; i < n; i++) {
-		if (ig_team_fork(&t, i) == 0) {
-			worker(&t, i, ctx, (char *)results + (size_t)i * result_size);
+		struct ig_worker *w = (struct ig_worker *)((char *)results + (size_t)i * result_size);
+		pid_t pid = ig_team_fork(&t, i);
+
+		if (pid == 0) {
+			worker(&t, i, ctx, w);
 			_exit(0);
 		}
+		w->pid = pid;
 	}
 	ig_team_go(&t, pidfile);
 	t0 = ig_now();
@@ -165,4 +169,25 @@ void *ig_team_run_all(int n, const char *pidfile,
 	if (failed)
 		ig_die(IG_EXIT_ENV, 0, "%d of %d %s failed%s", failed, n, noun, hint ? hint : "");
 	return res;
+}
+
+struct ig_team_totals ig_team_totals(const void *results, int n, size_t result_size)
+{
+	struct ig_team_totals tot = {0};
+
+	for (int i = 0; i < n; i++) {
+		const struct ig_worker *w = (const struct ig_worker *)((const char *)results + (size_t)i * result_size);
+
+		tot.ops += w->ops;
+		tot.ops_per_s += ig_rate((double)w->ops, w->elapsed);
+	}
+	return tot;
+}
+
+void ig_json_worker(struct ig_json *j, const struct ig_worker *w)
+{
+	ig_json_int(j, "pid", w->pid);
+	ig_json_uint(j, "ops", w->ops);
+	ig_json_double(j, "elapsed_s", w->elapsed);
+	ig_json_double(j, "ops_per_s", ig_rate((double)w->ops, w->elapsed));
 }

@@ -138,6 +138,20 @@ int ig_topo_node_of_cpu(const struct ig_topo *t, int cpu)
 	return t->cpu_node[cpu];
 }
 
+int ig_node_busiest(const uint64_t *counts)
+{
+	int best = -1;
+	uint64_t most = 0;
+
+	for (int n = 0; n < VN_MAX_NODES; n++) {
+		if (counts[n] > most) {
+			most = counts[n];
+			best = n;
+		}
+	}
+	return best;
+}
+
 int ig_move_to_node(pid_t pid, int node)
 {
 	cpu_set_t set;

@@ -36,10 +36,8 @@ struct opts {
 };
 
 struct child_result {
-	pid_t pid;
+	struct ig_worker w; /* ops: random 8-byte writes */
 	int start_node, cpu, node;
-	uint64_t ops;
-	double elapsed;
 	long minflt, majflt;
 };
 
@@ -74,11 +72,15 @@ static void on_sigbus(int sig)
 	_exit(IG_EXIT_ENV);
 }
 
-/* What every child writes into: the parent's filled area. */
+/* What every child writes into: the parent's filled area, and what the result says of it. */
 struct area {
 	const struct opts *o;
 	uint64_t *p;
 	size_t len;
+	size_t page_size;
+	long long huge_bytes; /* of the area, in huge pages (hugetlb, or THP as smaps_rollup counts it) */
+	double fill_s;
+	char thp[32]; /* THP's mode ("" for hugetlb) */
 };
 
 /* A child of the team: random copy-on-write writes into the parent's area. */
@@ -94,7 +96,6 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 	double t0, now;
 
 	signal(SIGBUS, on_sigbus);
-	r->pid = getpid();
 	ig_team_ready(team);
 	ig_getcpu(NULL, &r->start_node);
 	getrusage(RUSAGE_SELF, &ru0);
@@ -108,8 +109,8 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 		now = ig_now() - t0;
 	} while (now < o->duration);
 	getrusage(RUSAGE_SELF, &ru1);
-	r->ops = ops;
-	r->elapsed = now;
+	r->w.ops = ops;
+	r->w.elapsed = now;
 	r->minflt = ru1.ru_minflt - ru0.ru_minflt;
 	r->majflt = ru1.ru_majflt - ru0.ru_majflt;
 	ig_getcpu(&r->cpu, &r->node);
@@ -131,22 +132,13 @@ static void thp_mode(char *buf, size_t size)
 	fclose(f);
 }
 
-int main(int argc, char **argv)
+/* Maps the area with o's backing (hugetlb: only if there are free huge pages for it and every child's copy), fills it. */
+static void map_area(const struct opts *o, struct area *a)
 {
-	struct opts o;
-	struct ig_topo topo;
-	struct child_result *res;
-	struct ig_json j;
-	size_t len, page_size = IG_PAGE_SIZE;
-	uint64_t *area;
-	long long huge_kb = 0, huge_bytes = 0;
-	double fill_s, t0, elapsed;
-	char thp[32] = "";
+	double t0;
 
-	ig_workload_init("anon-cow-rand", &topo);
-	parse(argc, argv, &o);
-
-	if (o.backing == B_HUGETLB) {
+	*a = (struct area){.o = o, .page_size = IG_PAGE_SIZE};
+	if (o->backing == B_HUGETLB) {
 		long long hp = ig_meminfo_value("/proc/meminfo", "Hugepagesize");
 		long long free_pages = ig_meminfo_value("/proc/meminfo", "HugePages_Free");
 		size_t need;
@@ -154,70 +146,63 @@ int main(int argc, char **argv)
 		if (hp <= 0)
 			ig_die(IG_EXIT_ENV, 0,
 			       "hugetlb: the kernel has no huge page support (no Hugepagesize in /proc/meminfo)");
-		page_size = (size_t)hp * 1024;
-		len = ig_round_up(o.size, page_size); /* huge page sizes are powers of two */
-		need = len / page_size * (size_t)(o.procs + 1);
+		a->page_size = (size_t)hp * 1024;
+		a->len = ig_round_up(o->size, a->page_size); /* huge page sizes are powers of two */
+		need = a->len / a->page_size * (size_t)(o->procs + 1);
 		if (free_pages < 0 || (size_t)free_pages < need)
 			ig_die(IG_EXIT_ENV, 0,
 			       "hugetlb: need %zu free huge pages of %lld kB (%zu for the area + one copy per child x "
 			       "%d), "
 			       "HugePages_Free is %lld; reserve them with sysctl vm.nr_hugepages=N or "
 			       "/sys/devices/system/node/nodeN/hugepages/hugepages-%lldkB/nr_hugepages",
-			       need, hp, len / page_size, o.procs, free_pages, hp);
-		area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-		if (area == MAP_FAILED)
-			ig_die(IG_EXIT_ENV, errno, "hugetlb: mmap of %zu bytes with MAP_HUGETLB failed", len);
-		huge_bytes = (long long)len;
+			       need, hp, a->len / a->page_size, o->procs, free_pages, hp);
+		a->p = mmap(NULL, a->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		if (a->p == MAP_FAILED)
+			ig_die(IG_EXIT_ENV, errno, "hugetlb: mmap of %zu bytes with MAP_HUGETLB failed", a->len);
+		a->huge_bytes = (long long)a->len;
 	} else {
-		len = ig_round_up(o.size, page_size);
-		area = ig_map_anon(len, o.backing == B_THP);
-		if (!area)
-			ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes failed", len);
-		thp_mode(thp, sizeof(thp));
+		a->len = ig_round_up(o->size, a->page_size);
+		a->p = ig_map_anon(a->len, o->backing == B_THP);
+		if (!a->p)
+			ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes failed", a->len);
+		thp_mode(a->thp, sizeof(a->thp));
 	}
 
 	t0 = ig_now();
-	memset(area, 0x5a, len);
-	fill_s = ig_now() - t0;
-	if (o.backing != B_HUGETLB) {
-		huge_kb = ig_meminfo_value("/proc/self/smaps_rollup", "AnonHugePages");
-		huge_bytes = huge_kb > 0 ? huge_kb * 1024 : 0;
+	memset(a->p, 0x5a, a->len);
+	a->fill_s = ig_now() - t0;
+	if (o->backing != B_HUGETLB) {
+		long long huge_kb = ig_meminfo_value("/proc/self/smaps_rollup", "AnonHugePages");
+		a->huge_bytes = huge_kb > 0 ? huge_kb * 1024 : 0;
 	}
+}
 
-	res = ig_team_run_all(
-		o.procs, o.pidfile, child, &(struct area){&o, area, len}, sizeof(*res), "children",
-		o.backing == B_HUGETLB ? " (hugetlb: probably out of huge pages for copy-on-write)" : NULL, &elapsed);
+static void write_result(const struct opts *o, const struct ig_topo *topo, const struct area *a,
+			 const struct child_result *res, double elapsed)
+{
+	struct ig_team_totals tot = ig_team_totals(res, o->procs, sizeof(*res));
+	struct ig_json j;
 
-	uint64_t ops = 0;
-	double ops_s = 0;
-	for (int i = 0; i < o.procs; i++) {
-		ops += res[i].ops;
-		ops_s += ig_rate((double)res[i].ops, res[i].elapsed);
-	}
-
-	ig_json_result_begin(&j, &topo);
-	ig_json_str(&j, "backing", backing_names[o.backing]);
-	if (o.backing != B_HUGETLB)
-		ig_json_str(&j, "thp_enabled", thp);
-	ig_json_uint(&j, "size_bytes", len);
-	ig_json_uint(&j, "page_size", page_size);
-	ig_json_int(&j, "huge_bytes", huge_bytes);
-	ig_json_int(&j, "procs", o.procs);
-	ig_json_double(&j, "duration_s", o.duration);
+	ig_json_result_begin(&j, topo);
+	ig_json_str(&j, "backing", backing_names[o->backing]);
+	if (o->backing != B_HUGETLB)
+		ig_json_str(&j, "thp_enabled", a->thp);
+	ig_json_uint(&j, "size_bytes", a->len);
+	ig_json_uint(&j, "page_size", a->page_size);
+	ig_json_int(&j, "huge_bytes", a->huge_bytes);
+	ig_json_int(&j, "procs", o->procs);
+	ig_json_double(&j, "duration_s", o->duration);
 	ig_json_double(&j, "elapsed_s", elapsed);
-	ig_json_double(&j, "fill_s", fill_s);
-	ig_json_uint(&j, "ops_total", ops);
-	ig_json_double(&j, "ops_per_s", ops_s);
-	ig_json_double(&j, "bytes_per_s", ops_s * 8);
+	ig_json_double(&j, "fill_s", a->fill_s);
+	ig_json_uint(&j, "ops_total", tot.ops);
+	ig_json_double(&j, "ops_per_s", tot.ops_per_s);
+	ig_json_double(&j, "bytes_per_s", tot.ops_per_s * 8);
 	ig_json_arr_begin(&j, "children");
-	for (int i = 0; i < o.procs; i++) {
-		struct child_result *r = &res[i];
+	for (int i = 0; i < o->procs; i++) {
+		const struct child_result *r = &res[i];
 
 		ig_json_obj_begin(&j, NULL);
-		ig_json_int(&j, "pid", r->pid);
-		ig_json_uint(&j, "ops", r->ops);
-		ig_json_double(&j, "elapsed_s", r->elapsed);
-		ig_json_double(&j, "ops_per_s", ig_rate((double)r->ops, r->elapsed));
+		ig_json_worker(&j, &r->w);
 		ig_json_int(&j, "minflt", r->minflt);
 		ig_json_int(&j, "majflt", r->majflt);
 		ig_json_int(&j, "start_node", r->start_node);
@@ -227,5 +212,21 @@ int main(int argc, char **argv)
 	}
 	ig_json_arr_end(&j);
 	ig_json_result_end(&j);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct ig_topo topo;
+	struct area a;
+	double elapsed;
+
+	ig_workload_init("anon-cow-rand", &topo);
+	parse(argc, argv, &o);
+	map_area(&o, &a);
+	struct child_result *res = ig_team_run_all(
+		o.procs, o.pidfile, child, &a, sizeof(*res), "children",
+		o.backing == B_HUGETLB ? " (hugetlb: probably out of huge pages for copy-on-write)" : NULL, &elapsed);
+	write_result(&o, &topo, &a, res, elapsed);
 	return 0;
 }

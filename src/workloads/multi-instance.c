@@ -32,9 +32,7 @@ struct opts {
 #define MAX_THREADS 256
 
 struct inst_result {
-	pid_t pid;
-	uint64_t ops;
-	double elapsed;
+	struct ig_worker w; /* ops: transactions */
 	uint64_t thread_ops[MAX_THREADS];
 	int thread_last_node[MAX_THREADS];
 	uint64_t node_samples[VN_MAX_NODES]; /* getcpu samples of all threads, per node */
@@ -100,7 +98,6 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 	struct thr *ts = calloc((size_t)o->threads, sizeof(*ts));
 	int e;
 
-	r->pid = getpid();
 	in.len = ig_round_up(o->size, IG_PAGE_SIZE);
 	in.heap = ig_map_anon(in.len, 0);
 	if (!in.heap || !ts) {
@@ -125,11 +122,11 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 	in.stop = 1;
 	for (int i = 0; i < o->threads; i++) {
 		pthread_join(ts[i].th, NULL);
-		r->ops += r->thread_ops[i];
+		r->w.ops += r->thread_ops[i];
 		for (int n = 0; n < VN_MAX_NODES; n++)
 			r->node_samples[n] += ts[i].node_samples[n];
 	}
-	r->elapsed = ig_now() - in.t0;
+	r->w.elapsed = ig_now() - in.t0;
 	ig_placement_query(in.heap, in.len, IG_PAGE_SIZE, o->max_sample, &r->placement);
 	_exit(0);
 }
@@ -170,9 +167,7 @@ int main(int argc, char **argv)
 	struct inst_result *res =
 		ig_team_run_all(o.instances, o.pidfile, instance, &o, sizeof(*res), "instances", NULL, &elapsed);
 
-	double total = 0;
-	for (int i = 0; i < o.instances; i++)
-		total += ig_rate((double)res[i].ops, res[i].elapsed);
+	struct ig_team_totals tot = ig_team_totals(res, o.instances, sizeof(*res));
 
 	struct ig_json j;
 	ig_json_result_begin(&j, &topo);
@@ -182,42 +177,23 @@ int main(int argc, char **argv)
 	ig_json_int(&j, "txn_lines", o.txn_lines);
 	ig_json_double(&j, "duration_s", o.duration);
 	ig_json_double(&j, "elapsed_s", elapsed);
-	ig_json_double(&j, "ops_per_s_total", total);
-	ig_json_double(&j, "ops_per_s_per_instance", total / o.instances);
+	ig_json_double(&j, "ops_per_s_total", tot.ops_per_s);
+	ig_json_double(&j, "ops_per_s_per_instance", tot.ops_per_s / o.instances);
 	struct ig_locality loc = {0};
 	ig_json_arr_begin(&j, "instance_list");
 	for (int i = 0; i < o.instances; i++) {
 		struct inst_result *r = &res[i];
-		uint64_t ns = 0, best = 0;
-		int thread_node = -1;
-
-		for (int n = 0; n < VN_MAX_NODES; n++) {
-			ns += r->node_samples[n];
-			if (r->node_samples[n] > best) {
-				best = r->node_samples[n];
-				thread_node = n;
-			}
-		}
+		int thread_node = ig_node_busiest(r->node_samples);
 		int mem_node = ig_placement_main_node(&r->placement);
+
 		ig_json_obj_begin(&j, NULL);
 		ig_json_int(&j, "instance", i);
-		ig_json_int(&j, "pid", r->pid);
-		ig_json_uint(&j, "ops", r->ops);
-		ig_json_double(&j, "elapsed_s", r->elapsed);
-		ig_json_double(&j, "ops_per_s", ig_rate((double)r->ops, r->elapsed));
+		ig_json_worker(&j, &r->w);
 		ig_json_placement(&j, &topo, &r->placement);
 		ig_json_int(&j, "mem_node", mem_node);
 		ig_json_double(&j, "mem_node_fraction", ig_placement_fraction(&r->placement, mem_node));
 		/* Fraction of the threads' getcpu samples per node. */
-		ig_json_obj_begin(&j, "thread_node_fraction");
-		for (int n = 0; n < VN_MAX_NODES; n++) {
-			char k[16];
-			if (!(n < topo.nr_nodes && topo.online[n]) && !r->node_samples[n])
-				continue;
-			snprintf(k, sizeof(k), "%d", n);
-			ig_json_double(&j, k, ns ? (double)r->node_samples[n] / (double)ns : 0);
-		}
-		ig_json_obj_end(&j);
+		ig_json_node_shares(&j, "thread_node_fraction", &topo, r->node_samples);
 		ig_json_int(&j, "thread_node", thread_node);
 		ig_json_arr_begin(&j, "threads_last_node");
 		for (int t = 0; t < o.threads; t++)

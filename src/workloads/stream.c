@@ -21,11 +21,8 @@ static const char *const kernel_names[K_NR] = {"copy", "scale", "add", "triad"};
 static const int kernel_arrays[K_NR] = {2, 2, 3, 3}; /* arrays touched per element */
 
 struct proc_result {
-	pid_t pid;
+	struct ig_worker w; /* ops: measured iterations (after the warm-up) */
 	int start_cpu, start_node, cpu, node;
-	int error;
-	uint64_t iterations; /* measured iterations (after the warm-up) */
-	double elapsed;
 	double best_t[K_NR], sum_t[K_NR];
 	uint64_t iter_node[VN_MAX_NODES];
 	struct ig_placement placement;
@@ -133,8 +130,8 @@ static void *thread_main(void *arg)
 		}
 	}
 	if (w->idx == 0) {
-		r->iterations = iter > 0 ? iter - 1 : 0;
-		r->elapsed = ig_now() - start;
+		r->w.ops = iter > 0 ? iter - 1 : 0;
+		r->w.elapsed = ig_now() - start;
 	}
 	return NULL;
 }
@@ -176,7 +173,6 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 	struct worker *ws;
 	int e;
 
-	r->pid = getpid();
 	s.n = o->size / (3 * sizeof(double));
 	s.threads = o->threads;
 	s.a = ig_map_anon(s.n * sizeof(double), 0);
@@ -185,7 +181,6 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 	if (!s.a || !s.b || !s.c) {
 		fprintf(stderr, "%s: pid %d: cannot map %zu bytes: %s\n", ig_prog, (int)getpid(),
 			3 * s.n * sizeof(double), strerror(errno));
-		r->error = ENOMEM;
 		_exit(IG_EXIT_ENV);
 	}
 	ws = calloc((size_t)o->threads, sizeof(*ws));
@@ -248,6 +243,31 @@ static void parse(int argc, char **argv, struct opts *o)
 	ig_check_size("size", size_arg, o->size, 3 * sizeof(double) * 16, (uint64_t)o->threads, "thread");
 }
 
+/* The bytes kernel k moves in one pass over arrays of n elements. */
+static double kernel_bytes(int k, size_t n)
+{
+	return (double)kernel_arrays[k] * sizeof(double) * (double)n;
+}
+
+/* A process's bandwidth in kernel k's best and its average iteration, MB/s; 0 when it measured none. */
+static double best_mbps(const struct proc_result *r, int k, size_t n)
+{
+	return r->best_t[k] > 0 ? kernel_bytes(k, n) / r->best_t[k] / 1e6 : 0.0;
+}
+
+static double avg_mbps(const struct proc_result *r, int k, size_t n)
+{
+	return r->w.ops && r->sum_t[k] > 0 ? kernel_bytes(k, n) / (r->sum_t[k] / (double)r->w.ops) / 1e6 : 0.0;
+}
+
+static void json_kernel(struct ig_json *j, int k, double best, double avg)
+{
+	ig_json_obj_begin(j, kernel_names[k]);
+	ig_json_double(j, "best_mbps", best);
+	ig_json_double(j, "avg_mbps", avg);
+	ig_json_obj_end(j);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -272,56 +292,41 @@ int main(int argc, char **argv)
 	/* Per-kernel bandwidth summed over processes (as when N STREAM copies run at once). */
 	ig_json_obj_begin(&j, "kernels");
 	for (int k = 0; k < K_NR; k++) {
-		double bytes = (double)kernel_arrays[k] * sizeof(double) * (double)n;
 		double best = 0, avg = 0;
 
 		for (int p = 0; p < o.procs; p++) {
-			if (!res[p].iterations || res[p].best_t[k] <= 0)
+			if (!res[p].w.ops || res[p].best_t[k] <= 0)
 				continue;
-			best += bytes / res[p].best_t[k] / 1e6;
-			avg += bytes / (res[p].sum_t[k] / (double)res[p].iterations) / 1e6;
+			best += best_mbps(&res[p], k, n);
+			avg += avg_mbps(&res[p], k, n);
 		}
-		ig_json_obj_begin(&j, kernel_names[k]);
-		ig_json_double(&j, "best_mbps", best);
-		ig_json_double(&j, "avg_mbps", avg);
-		ig_json_obj_end(&j);
+		json_kernel(&j, k, best, avg);
 	}
 	ig_json_obj_end(&j);
 
-	uint64_t end_nodes[VN_MAX_NODES] = {0}, total_iter = 0;
-	for (int p = 0; p < o.procs; p++) {
+	uint64_t end_nodes[VN_MAX_NODES] = {0};
+	for (int p = 0; p < o.procs; p++)
 		if (res[p].node >= 0 && res[p].node < VN_MAX_NODES)
 			end_nodes[res[p].node]++;
-		total_iter += res[p].iterations;
-	}
-	ig_json_uint(&j, "iterations_total", total_iter);
+	ig_json_uint(&j, "iterations_total", ig_team_totals(res, o.procs, sizeof(*res)).ops);
 	ig_json_node_counts(&j, "procs_per_node_end", &topo, end_nodes);
 
 	struct ig_locality loc = {0};
 	ig_json_arr_begin(&j, "processes");
 	for (int p = 0; p < o.procs; p++) {
 		struct proc_result *r = &res[p];
-		double bytes;
 
 		ig_json_obj_begin(&j, NULL);
-		ig_json_int(&j, "pid", r->pid);
+		ig_json_int(&j, "pid", r->w.pid);
 		ig_json_int(&j, "start_cpu", r->start_cpu);
 		ig_json_int(&j, "start_node", r->start_node);
 		ig_json_int(&j, "cpu", r->cpu);
 		ig_json_int(&j, "node", r->node);
-		ig_json_uint(&j, "iterations", r->iterations);
-		ig_json_double(&j, "elapsed_s", r->elapsed);
+		ig_json_uint(&j, "iterations", r->w.ops);
+		ig_json_double(&j, "elapsed_s", r->w.elapsed);
 		ig_json_node_counts(&j, "iterations_per_node", &topo, r->iter_node);
-		for (int k = 0; k < K_NR; k++) {
-			bytes = (double)kernel_arrays[k] * sizeof(double) * (double)n;
-			ig_json_obj_begin(&j, kernel_names[k]);
-			ig_json_double(&j, "best_mbps", r->best_t[k] > 0 ? bytes / r->best_t[k] / 1e6 : 0.0);
-			ig_json_double(&j, "avg_mbps",
-				       r->iterations && r->sum_t[k] > 0
-					       ? bytes / (r->sum_t[k] / (double)r->iterations) / 1e6
-					       : 0.0);
-			ig_json_obj_end(&j);
-		}
+		for (int k = 0; k < K_NR; k++)
+			json_kernel(&j, k, best_mbps(r, k, n), avg_mbps(r, k, n));
 		ig_json_placement(&j, &topo, &r->placement);
 		ig_locality_add(&loc, &r->placement, r->node);
 		ig_json_obj_end(&j);

@@ -473,6 +473,24 @@ static void test_node_64_counted(void **state)
 	assert_int_equal(json_object_get_int64(get(o, "64")), 2);
 	assert_int_equal(json_object_get_int64(get(o, "127")), 1);
 	json_object_put(o);
+
+	/* The same nodes as shares of the 5 counted on nodes; all zero, zero shares, not a division by 0. */
+	ig_json_reset(&j);
+	ig_json_node_shares(&j, NULL, &t, p.per_node);
+	o = parse(&j);
+	assert_int_equal(json_object_object_length(o), 66);
+	assert_true(json_object_get_double(get(o, "64")) == 2.0 / 5);
+	assert_true(json_object_get_double(get(o, "127")) == 1.0 / 5);
+	assert_true(json_object_get_double(get(o, "1")) == 0);
+	json_object_put(o);
+	static const uint64_t none[VN_MAX_NODES];
+	assert_int_equal(ig_node_busiest(none), -1);
+	ig_json_reset(&j);
+	ig_json_node_shares(&j, NULL, &t, none);
+	o = parse(&j);
+	assert_int_equal(json_object_object_length(o), 65);
+	assert_true(json_object_get_double(get(o, "0")) == 0);
+	json_object_put(o);
 	ig_json_free(&j);
 }
 
@@ -561,19 +579,26 @@ static void test_topo_this_host(void **state)
 
 /* ---- forked workers ---- */
 
+struct team_slot {
+	struct ig_worker w;
+	int slot;
+};
+
 static void team_worker(struct ig_team *t, int i, const void *ctx, void *result)
 {
-	int *slot = result;
+	struct team_slot *r = result;
 
-	*slot = *(const int *)ctx + i; /* prepared */
+	r->slot = *(const int *)ctx + i; /* prepared */
 	ig_team_ready(t);
-	*slot += 1000; /* started */
+	r->slot += 1000; /* started */
+	r->w.ops = 10 * (uint64_t)(i + 1);
+	r->w.elapsed = 2;
 	_exit(i == 2 ? 1 : 0);
 }
 
 static void test_team_run(void **state)
 {
-	int *slots = ig_map_shared(4 * sizeof(int));
+	struct team_slot *slots = ig_map_shared(4 * sizeof(*slots));
 	char pidfile[] = "/tmp/vn-inguest-pids-XXXXXX";
 	struct ig_buf b = {0};
 	int failed = -1, fd = mkstemp(pidfile);
@@ -582,20 +607,38 @@ static void test_team_run(void **state)
 	close(fd);
 	ig_prog = "test";
 	const int base = 100;
-	double s = ig_team_run(4, pidfile, team_worker, &base, slots, sizeof(int), &failed);
+	double s = ig_team_run(4, pidfile, team_worker, &base, slots, sizeof(*slots), &failed);
 	assert_true(s >= 0 && s < 30);
 	assert_int_equal(failed, 1); /* worker 2 exited 1 */
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(slots[i], 1100 + i);
-	/* The pidfile names the four workers, one per line. */
+		assert_int_equal(slots[i].slot, 1100 + i);
+	/* The pidfile names the four workers, one per line, as their heads do. */
 	assert_int_equal(ig_read_file(pidfile, &b), 0);
-	int lines = 0;
-	for (char *p = b.s; *p; p++)
-		lines += *p == '\n';
-	assert_int_equal(lines, 4);
+	char *p = b.s;
+	for (int i = 0; i < 4; i++) {
+		char *end;
+		assert_int_equal(strtol(p, &end, 10), slots[i].w.pid);
+		assert_true(slots[i].w.pid > 0 && *end == '\n');
+		p = end + 1;
+	}
+	assert_string_equal(p, "");
+
+	/* Ops summed, and each worker's rate (10/2, 20/2, ...) summed. */
+	struct ig_team_totals tot = ig_team_totals(slots, 4, sizeof(*slots));
+	assert_int_equal(tot.ops, 100);
+	assert_true(tot.ops_per_s == 50);
+	struct ig_json j;
+	ig_json_init(&j);
+	ig_json_obj_begin(&j, NULL);
+	slots[0].w.pid = 42;
+	ig_json_worker(&j, &slots[0].w);
+	ig_json_obj_end(&j);
+	assert_string_equal(j.b.s, "{\"pid\":42,\"ops\":10,\"elapsed_s\":2,\"ops_per_s\":5}");
+	ig_json_free(&j);
+
 	unlink(pidfile);
 	ig_buf_free(&b);
-	ig_unmap_anon(slots, 4 * sizeof(int));
+	ig_unmap_anon(slots, 4 * sizeof(*slots));
 }
 
 /* ---- files ---- */
