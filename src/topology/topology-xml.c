@@ -27,24 +27,10 @@ struct ctx {
 	bool row_seen[VN_MAX_NODES];
 };
 
-static void xml_freep(xmlChar **p)
-{
-	if (*p)
-		xmlFree(*p);
-}
-#define _cleanup_xmlfree_ _cleanup_(xml_freep)
-
-static void xml_docp(xmlDocPtr *p)
-{
-	if (*p)
-		xmlFreeDoc(*p);
-}
-
-static void xml_ctxtp(xmlParserCtxtPtr *p)
-{
-	if (*p)
-		xmlFreeParserCtxt(*p);
-}
+VN_DEFINE_CLEANUP(xmlChar *, xmlFree);
+#define _cleanup_xmlfree_ _cleanup_(xmlFreep)
+VN_DEFINE_CLEANUP(xmlDocPtr, xmlFreeDoc);
+VN_DEFINE_CLEANUP(xmlParserCtxtPtr, xmlFreeParserCtxt);
 
 static int line_of(xmlNodePtr n)
 {
@@ -732,8 +718,8 @@ static int check_encoding(const char *buf, size_t len, const char *name, struct 
 
 int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out, struct vn_error *err)
 {
-	_cleanup_(xml_ctxtp) xmlParserCtxtPtr pctx = xmlNewParserCtxt();
-	_cleanup_(xml_docp) xmlDocPtr doc = NULL;
+	_cleanup_(xmlFreeParserCtxtp) xmlParserCtxtPtr pctx = xmlNewParserCtxt();
+	_cleanup_(xmlFreeDocp) xmlDocPtr doc = NULL;
 	_cleanup_topology_ struct vn_topology *t = calloc(1, sizeof(*t));
 	struct ctx c = {.file = name, .err = err};
 	int rc;

@@ -12,12 +12,6 @@
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 
-static void tokener_freep(struct json_tokener **t)
-{
-	if (*t)
-		json_tokener_free(*t);
-}
-
 static void line_col(const char *text, size_t off, unsigned *line, unsigned *col)
 {
 	*line = 1;
@@ -34,7 +28,7 @@ static void line_col(const char *text, size_t off, unsigned *line, unsigned *col
 
 int vn_json_parse(const char *text, const char *name, struct json_object **out, struct vn_error *err)
 {
-	__attribute__((cleanup(tokener_freep))) struct json_tokener *tok = json_tokener_new();
+	_cleanup_(json_tokener_freep) struct json_tokener *tok = json_tokener_new();
 	_cleanup_json_ struct json_object *root = NULL;
 	size_t len = strlen(text);
 	unsigned line, col;

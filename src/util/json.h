@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "util/cleanup.h"
 #include "util/error.h"
 
 /* A path longer than this is cut short with "..." (paths are for messages only). */
@@ -23,12 +24,9 @@ struct vn_json_reader {
 	struct vn_error *err;
 };
 
-static inline void vn_json_putp(struct json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
-}
-#define _cleanup_json_ __attribute__((cleanup(vn_json_putp)))
+VN_DEFINE_CLEANUP(struct json_object *, json_object_put);
+#define _cleanup_json_ _cleanup_(json_object_putp)
+VN_DEFINE_CLEANUP(struct json_tokener *, json_tokener_free);
 
 /*
  * Parse text with json-c's JSON_TOKENER_STRICT (no trailing commas, nothing after

@@ -28,24 +28,10 @@
 /* What one virStreamSend carries: libvirt's own messages hold 256 KiB of data. */
 #define UPLOAD_CHUNK (256u << 10)
 
-static void pool_freep(virStoragePoolPtr *p)
-{
-	if (*p)
-		virStoragePoolFree(*p);
-}
-static void vol_freep(virStorageVolPtr *p)
-{
-	if (*p)
-		virStorageVolFree(*p);
-}
-static void stream_freep(virStreamPtr *p)
-{
-	if (*p)
-		virStreamFree(*p);
-}
-#define _cleanup_pool_   _cleanup_(pool_freep)
-#define _cleanup_vol_    _cleanup_(vol_freep)
-#define _cleanup_stream_ _cleanup_(stream_freep)
+VN_DEFINE_CLEANUP(virStoragePoolPtr, virStoragePoolFree);
+VN_DEFINE_CLEANUP(virStorageVolPtr, virStorageVolFree);
+#define _cleanup_pool_ _cleanup_(virStoragePoolFreep)
+#define _cleanup_vol_  _cleanup_(virStorageVolFreep)
 
 static char *xml_escape(const char *s)
 {
