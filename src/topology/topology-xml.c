@@ -94,6 +94,19 @@ static int check_attrs(struct ctx *c, xmlNodePtr n, const char *const *allowed)
 	return 0;
 }
 
+/* A section that stands once at most in <topology> (<cpu>, <distances>, <hmat>): its attributes, and once. */
+static int check_once(struct ctx *c, xmlNodePtr n, const char *const *allowed, bool *given)
+{
+	int rc;
+
+	if ((rc = check_attrs(c, n, allowed)) < 0)
+		return rc;
+	if (*given)
+		return fail(c, n, "<%s> given twice", (const char *)n->name);
+	*given = true;
+	return 0;
+}
+
 /* Only whitespace and comments may sit between elements. */
 static int check_no_text(struct ctx *c, xmlNodePtr parent)
 {
@@ -129,11 +142,8 @@ static int parse_cpu(struct ctx *c, xmlNodePtr n)
 	long v;
 	int rc;
 
-	if ((rc = check_attrs(c, n, attrs)) < 0)
+	if ((rc = check_once(c, n, attrs, &t->cpu_topology_given)) < 0)
 		return rc;
-	if (t->cpu_topology_given)
-		return fail(c, n, "<cpu> given twice");
-	t->cpu_topology_given = true;
 	t->sockets = t->dies = t->cores = t->threads = 1;
 	if ((rc = get_uint_attr(c, n, "sockets", true, 1, VN_MAX_CPUS, &v)) < 0)
 		return rc;
@@ -376,11 +386,8 @@ static int parse_distances(struct ctx *c, xmlNodePtr n)
 	int rc;
 	static const char *const none[] = {NULL};
 
-	if ((rc = check_attrs(c, n, none)) < 0)
+	if ((rc = check_once(c, n, none, &c->t->distances_given)) < 0)
 		return rc;
-	if (c->t->distances_given)
-		return fail(c, n, "<distances> given twice");
-	c->t->distances_given = true;
 	c->t->distances_line = line_of(n);
 	if ((rc = check_no_text(c, n)) < 0)
 		return rc;
@@ -404,11 +411,8 @@ static int parse_hmat(struct ctx *c, xmlNodePtr n)
 	struct vn_topology *t = c->t;
 	int rc;
 
-	if ((rc = check_attrs(c, n, none)) < 0)
+	if ((rc = check_once(c, n, none, &t->hmat_given)) < 0)
 		return rc;
-	if (t->hmat_given)
-		return fail(c, n, "<hmat> given twice");
-	t->hmat_given = true;
 	if ((rc = check_no_text(c, n)) < 0)
 		return rc;
 	for (xmlNodePtr k = n->children; k; k = k->next) {
