@@ -332,11 +332,37 @@ struct json_object *vn_json_new_double_fixed(double v, int decimals)
 	return json_object_new_double_s(v, text);
 }
 
-const char *vn_json_str(struct json_object *o, const char *key)
+static struct json_object *member_of_type(struct json_object *o, const char *key, enum json_type t)
 {
 	struct json_object *v;
 
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : NULL;
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, t) ? v : NULL;
+}
+
+const char *vn_json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_string);
+
+	return v ? json_object_get_string(v) : NULL;
+}
+
+int64_t vn_json_int64(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_int);
+
+	return v ? json_object_get_int64(v) : 0;
+}
+
+double vn_json_double(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_double);
+
+	return v ? json_object_get_double(v) : 0;
+}
+
+bool vn_json_bool(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_boolean);
+
+	return v && json_object_get_boolean(v);
 }
