@@ -144,21 +144,23 @@ static int parse_cpu(struct ctx *c, xmlNodePtr n)
 
 	if ((rc = check_once(c, n, attrs, &t->cpu_topology_given)) < 0)
 		return rc;
+	const struct {
+		const char *name;
+		bool required;
+		unsigned *to;
+	} dims[] = {
+		{"sockets", true, &t->sockets},
+		{"dies", false, &t->dies},
+		{"cores", true, &t->cores},
+		{"threads", false, &t->threads},
+	};
 	t->sockets = t->dies = t->cores = t->threads = 1;
-	if ((rc = get_uint_attr(c, n, "sockets", true, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	t->sockets = (unsigned)v;
-	if ((rc = get_uint_attr(c, n, "dies", false, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	if (rc == 0)
-		t->dies = (unsigned)v;
-	if ((rc = get_uint_attr(c, n, "cores", true, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	t->cores = (unsigned)v;
-	if ((rc = get_uint_attr(c, n, "threads", false, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	if (rc == 0)
-		t->threads = (unsigned)v;
+	for (size_t i = 0; i < VN_ARRAY_SIZE(dims); i++) {
+		if ((rc = get_uint_attr(c, n, dims[i].name, dims[i].required, 1, VN_MAX_CPUS, &v)) < 0)
+			return rc;
+		if (rc == 0)
+			*dims[i].to = (unsigned)v;
+	}
 	t->cpu_line = line_of(n);
 	return 0;
 }
