@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/cleanup.h"
 #include "util/error.h"
 
 /* A change is significant when Welch's two-sided p-value is below this. */
@@ -75,11 +76,8 @@ int vn_compare_load(const char *const *dirs, size_t n, const struct vn_compare_o
 		    struct vn_error *err);
 void vn_compare_free(struct vn_compare *c);
 
-static inline void vn_compare_freep(struct vn_compare **c)
-{
-	vn_compare_free(*c);
-}
-#define _cleanup_compare_ __attribute__((cleanup(vn_compare_freep)))
+VN_DEFINE_CLEANUP(struct vn_compare *, vn_compare_free);
+#define _cleanup_compare_ _cleanup_(vn_compare_freep)
 
 enum {
 	VN_COMPARE_ALL = 1 << 0, /* also the rows where every variant's mean equals the base's */

@@ -216,17 +216,23 @@ static json_object *json_variant(const struct vn_compare_variant *v)
 	return o;
 }
 
+/* o.key = v, or null where the cell has no such figure (too few runs, no base to change from). */
+static void add_num(json_object *o, const char *key, bool present, double v)
+{
+	json_object_object_add(o, key, present ? jnum(v) : NULL);
+}
+
 static json_object *json_cell(const char *name, const struct vn_compare_cell *cell)
 {
 	json_object *o = json_object_new_object();
 
 	vn_json_add_str(o, "name", name);
 	json_object_object_add(o, "n", json_object_new_int64(cell->n));
-	json_object_object_add(o, "mean", cell->n ? jnum(cell->mean) : NULL);
-	json_object_object_add(o, "stddev", cell->n >= 2 ? jnum(cell->stddev) : NULL);
-	json_object_object_add(o, "change_pct", cell->has_pct ? jnum(cell->change_pct) : NULL);
-	json_object_object_add(o, "change_abs", cell->has_change ? jnum(cell->change_abs) : NULL);
-	json_object_object_add(o, "p_value", cell->has_p ? jnum(cell->p_value) : NULL);
+	add_num(o, "mean", cell->n > 0, cell->mean);
+	add_num(o, "stddev", cell->n >= 2, cell->stddev);
+	add_num(o, "change_pct", cell->has_pct, cell->change_pct);
+	add_num(o, "change_abs", cell->has_change, cell->change_abs);
+	add_num(o, "p_value", cell->has_p, cell->p_value);
 	json_object_object_add(o, "significant", json_object_new_boolean(cell->significant));
 	return o;
 }

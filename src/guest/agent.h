@@ -11,6 +11,7 @@
 #pragma once
 
 #include "agent/protocol.h"
+#include "util/cleanup.h"
 #include "util/error.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
@@ -71,12 +72,8 @@ void vn_agent_set_watch(struct vn_agent *a, vn_agent_watch_fn fn, void *data, vo
 /* Whether the watch has ended a wait: the guest is gone. */
 bool vn_agent_watch_fired(const struct vn_agent *a);
 void vn_agent_close(struct vn_agent *a);
-static inline void vn_agent_closep(struct vn_agent **a)
-{
-	if (*a)
-		vn_agent_close(*a);
-}
-#define _cleanup_agent_ __attribute__((cleanup(vn_agent_closep)))
+VN_DEFINE_CLEANUP(struct vn_agent *, vn_agent_close);
+#define _cleanup_agent_ _cleanup_(vn_agent_closep)
 
 /*
  * Waits until the guest agent answers. The socket is up as soon as QEMU

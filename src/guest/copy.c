@@ -126,11 +126,7 @@ static void guest_cleanup(struct copy *c, const char *path)
 
 /* ---- host to guest ---- */
 
-static void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
+VN_DEFINE_CLEANUP(DIR *, closedir);
 
 static int put_file(struct copy *c, const char *host, const char *guest, unsigned mode, bool top, struct vn_error *err)
 {

@@ -53,10 +53,7 @@ int vn_image_recipe_load(const char *path, struct vn_image_recipe **out, struct 
  */
 int vn_image_recipe_find(const char *arg, char **path, struct vn_error *err);
 void vn_image_recipe_free(struct vn_image_recipe *r);
-static inline void vn_image_recipe_freep(struct vn_image_recipe **r)
-{
-	vn_image_recipe_free(*r);
-}
+VN_DEFINE_CLEANUP(struct vn_image_recipe *, vn_image_recipe_free);
 #define _cleanup_image_recipe_ _cleanup_(vn_image_recipe_freep)
 
 const char *vn_image_kind_name(enum vn_image_kind k);

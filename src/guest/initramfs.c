@@ -410,17 +410,8 @@ static int plan_hash(const struct plan *p, const struct vn_initramfs_spec *spec,
 
 /* ---- writing ---- */
 
-static void archive_writep(struct archive **a)
-{
-	if (*a)
-		archive_write_free(*a);
-}
-
-static void archive_entryp(struct archive_entry **e)
-{
-	if (*e)
-		archive_entry_free(*e);
-}
+VN_DEFINE_CLEANUP(struct archive *, archive_write_free);
+VN_DEFINE_CLEANUP(struct archive_entry *, archive_entry_free);
 
 /* A temp file that is removed unless it was renamed into place. */
 static void unlink_tmpp(char **path)
@@ -501,8 +492,8 @@ static int write_entry(struct archive *a, struct archive_entry *ae, const struct
 
 static int plan_write(const struct plan *p, const char *tmp, int fd, struct vn_error *err)
 {
-	_cleanup_(archive_writep) struct archive *a = archive_write_new();
-	_cleanup_(archive_entryp) struct archive_entry *ae = archive_entry_new();
+	_cleanup_(archive_write_freep) struct archive *a = archive_write_new();
+	_cleanup_(archive_entry_freep) struct archive_entry *ae = archive_entry_new();
 	int r;
 
 	if (!a || !ae)

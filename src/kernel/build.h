@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "kernel/recipe.h"
+#include "util/cleanup.h"
 #include "util/error.h"
 #include "util/sha256.h"
 
@@ -60,9 +61,5 @@ int vn_kernel_cache_list(const char *cache_dir, struct vn_kernel_built ***out, s
 int vn_kernel_cache_dir_default(char **out, struct vn_error *err);
 
 void vn_kernel_built_free(struct vn_kernel_built *b);
-static inline void vn_kernel_built_freep(struct vn_kernel_built **b)
-{
-	if (*b)
-		vn_kernel_built_free(*b);
-}
-#define _cleanup_kernel_built_ __attribute__((cleanup(vn_kernel_built_freep)))
+VN_DEFINE_CLEANUP(struct vn_kernel_built *, vn_kernel_built_free);
+#define _cleanup_kernel_built_ _cleanup_(vn_kernel_built_freep)

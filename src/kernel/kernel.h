@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "kernel/build.h"
+#include "util/cleanup.h"
 #include "util/error.h"
 
 struct vn_kernel {
@@ -60,9 +61,5 @@ int vn_kernel_pvh_image(const char *bzimage, const char *cache_dir, char **out, 
 bool vn_kernel_elf_has_pvh(const char *elf, size_t len);
 
 void vn_kernel_free(struct vn_kernel *k);
-static inline void vn_kernel_freep(struct vn_kernel **k)
-{
-	if (*k)
-		vn_kernel_free(*k);
-}
-#define _cleanup_kernel_ __attribute__((cleanup(vn_kernel_freep)))
+VN_DEFINE_CLEANUP(struct vn_kernel *, vn_kernel_free);
+#define _cleanup_kernel_ _cleanup_(vn_kernel_freep)

@@ -49,44 +49,38 @@ static int payload(const unsigned char *img, size_t len, const unsigned char **p
 	return 0;
 }
 
+VN_DEFINE_CLEANUP(struct archive *, archive_read_free);
+
 /* libarchive's raw format with every filter: gzip, xz, lzma, bzip2, lz4 and zstd kernels alike. */
 static int decompress(const unsigned char *p, size_t n, char **out, size_t *outlen)
 {
-	struct archive *a = archive_read_new();
+	_cleanup_(archive_read_freep) struct archive *a = archive_read_new();
+	_cleanup_free_ char *buf = NULL;
 	struct archive_entry *e;
 	size_t cap = 64u << 20, len = 0;
-	char *buf = NULL;
-	int rc = -EBADMSG;
 
 	archive_read_support_filter_all(a);
 	archive_read_support_format_raw(a);
 	if (archive_read_open_memory(a, p, n) != ARCHIVE_OK || archive_read_next_header(a, &e) != ARCHIVE_OK)
-		goto cleanup;
+		return -EBADMSG;
 	buf = vn_xmalloc(cap);
 	for (;;) {
 		if (len == cap) {
-			if (cap >= VMLINUX_MAX) {
-				rc = -EFBIG;
-				goto cleanup;
-			}
+			if (cap >= VMLINUX_MAX)
+				return -EFBIG;
 			cap *= 2;
 			buf = vn_xreallocarray(buf, cap, 1);
 		}
 		la_ssize_t r = archive_read_data(a, buf + len, cap - len);
 		if (r < 0)
-			goto cleanup;
+			return -EBADMSG;
 		if (r == 0)
 			break;
 		len += (size_t)r;
 	}
-	rc = len > sizeof(Elf64_Ehdr) && memcmp(buf, ELFMAG, SELFMAG) == 0 ? 0 : -EBADMSG;
-cleanup:
-	archive_read_free(a);
-	if (rc < 0) {
-		free(buf);
-		return rc;
-	}
-	*out = buf;
+	if (len <= sizeof(Elf64_Ehdr) || memcmp(buf, ELFMAG, SELFMAG) != 0)
+		return -EBADMSG;
+	*out = steal_pointer(&buf);
 	*outlen = len;
 	return 0;
 }

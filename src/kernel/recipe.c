@@ -159,8 +159,8 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 	static const char *const stock_keys[] = {"type", "description", NULL};
 	const struct vn_json_reader c = {.file = path, .err = err};
 	_cleanup_free_ char *type = NULL;
-	struct json_object *root;
-	struct vn_recipe *r;
+	_cleanup_json_ struct json_object *root = NULL;
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
 	int rc;
 
 	/* A regular file only (util/file.h): a FIFO named as a recipe must not block. */
@@ -176,10 +176,8 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 	r->name = vn_xstrndup(base,
 			      strlen(base) - (strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".json") ? 5 : 0));
 	/* The file was just read, so realpath fails only on a race: report it as unreadable. */
-	if (!(r->path = realpath(path, NULL))) {
-		rc = vn_input_error(err, "%s: cannot read kernel recipe: %s", path, strerror(errno));
-		goto cleanup;
-	}
+	if (!(r->path = realpath(path, NULL)))
+		return vn_input_error(err, "%s: cannot read kernel recipe: %s", path, strerror(errno));
 	*strrchr(r->path, '/') = '\0';
 	r->dir = vn_xasprintf("%s/%s", r->path, r->name);
 	r->path[strlen(r->path)] = '/';
@@ -188,7 +186,7 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 	    (rc = vn_json_check_keys(&c, root, "$", keys)) < 0 ||
 	    (rc = vn_json_get_str(&c, root, "$", "type", STR_REQUIRED, &type)) < 0 ||
 	    (rc = vn_json_get_str(&c, root, "$", "description", VN_JSON_NONEMPTY, &r->description)) < 0)
-		goto cleanup;
+		return rc;
 	if (strcmp(type, "stock") == 0) {
 		r->type = VN_RECIPE_STOCK;
 		rc = vn_json_check_keys(&c, root, "$", stock_keys);
@@ -199,7 +197,7 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 		    (rc = vn_json_get_str(&c, root, "$", "image", STR_REQUIRED, &img)) < 0 ||
 		    (rc = vn_json_get_str(&c, root, "$", "modules", VN_JSON_NONEMPTY, &mods)) < 0 ||
 		    (rc = vn_json_get_str(&c, root, "$", "config", VN_JSON_NONEMPTY, &cfg)) < 0)
-			goto cleanup;
+			return rc;
 		r->image = near_recipe(r, img);
 		r->modules = mods ? near_recipe(r, mods) : NULL;
 		r->config = cfg ? near_recipe(r, cfg) : NULL;
@@ -216,13 +214,9 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 	} else {
 		rc = vn_json_bad(&c, "$.type", "\"%s\" is not one of stock, prebuilt, source", type);
 	}
-cleanup:
-	json_object_put(root);
-	if (rc < 0) {
-		vn_recipe_free(r);
+	if (rc < 0)
 		return rc;
-	}
-	*out = r;
+	*out = steal_pointer(&r);
 	return 0;
 }
 

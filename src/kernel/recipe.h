@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "util/cleanup.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
@@ -66,9 +67,5 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
 int vn_recipe_find(const char *spec, char **path, struct vn_strbuf *tried);
 
 void vn_recipe_free(struct vn_recipe *r);
-static inline void vn_recipe_freep(struct vn_recipe **r)
-{
-	if (*r)
-		vn_recipe_free(*r);
-}
-#define _cleanup_recipe_ __attribute__((cleanup(vn_recipe_freep)))
+VN_DEFINE_CLEANUP(struct vn_recipe *, vn_recipe_free);
+#define _cleanup_recipe_ _cleanup_(vn_recipe_freep)

@@ -7,6 +7,7 @@
 
 #include "util/cleanup.h"
 #include "util/alloc.h"
+#include "util/json.h"
 
 /* Where a line came from, so every complaint names it as FILE:LINE. */
 struct where {
@@ -210,15 +211,9 @@ static bool blank(const char *p, size_t n)
 	return true;
 }
 
-static void tokener_freep(struct json_tokener **t)
-{
-	if (*t)
-		json_tokener_free(*t);
-}
-
 int vn_samples_parse(const char *jsonl, const char *name, struct vn_samples *out, struct vn_error *err)
 {
-	_cleanup_(tokener_freep) struct json_tokener *tok = json_tokener_new();
+	_cleanup_(json_tokener_freep) struct json_tokener *tok = json_tokener_new();
 	struct vn_samples res = {0};
 	unsigned cap = 0;
 	struct where w = {.name = name ? name : "samples", .err = err};

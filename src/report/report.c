@@ -173,23 +173,14 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	return rc;
 }
 
-static void writer_freep(xmlTextWriterPtr *w)
-{
-	if (*w)
-		xmlFreeTextWriter(*w);
-}
-
-static void xmlbuf_freep(xmlBufferPtr *b)
-{
-	if (*b)
-		xmlBufferFree(*b);
-}
+VN_DEFINE_CLEANUP(xmlTextWriterPtr, xmlFreeTextWriter);
+VN_DEFINE_CLEANUP(xmlBufferPtr, xmlBufferFree);
 
 static int write_junit(const struct vn_report *r, const char *dir, struct vn_error *err)
 {
 	char path[4096], buf[64];
-	_cleanup_(xmlbuf_freep) xmlBufferPtr doc = xmlBufferCreate();
-	_cleanup_(writer_freep) xmlTextWriterPtr w = NULL;
+	_cleanup_(xmlBufferFreep) xmlBufferPtr doc = xmlBufferCreate();
+	_cleanup_(xmlFreeTextWriterp) xmlTextWriterPtr w = NULL;
 	unsigned failures = vn_report_failures(r);
 
 	snprintf(path, sizeof(path), "%s/junit.xml", dir);

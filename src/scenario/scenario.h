@@ -12,6 +12,7 @@
 
 #include "topology/fallback.h"
 #include "topology/limits.h"
+#include "util/cleanup.h"
 #include "util/error.h"
 
 enum vn_placement_policy {
@@ -168,12 +169,8 @@ int vn_scenario_load(const char *path, struct vn_scenario **out, struct vn_error
 int vn_scenario_find(const char *arg, char **path, struct vn_error *err);
 int vn_scenario_parse(const char *text, const char *name, struct vn_scenario **out, struct vn_error *err);
 void vn_scenario_free(struct vn_scenario *s);
-static inline void vn_scenario_freep(struct vn_scenario **s)
-{
-	if (*s)
-		vn_scenario_free(*s);
-}
-#define _cleanup_scenario_ __attribute__((cleanup(vn_scenario_freep)))
+VN_DEFINE_CLEANUP(struct vn_scenario *, vn_scenario_free);
+#define _cleanup_scenario_ _cleanup_(vn_scenario_freep)
 
 /* --quick: durations, sizes and action times times quick_scale (sizes kept >= 16 MiB, durations >= 2 s). */
 void vn_scenario_apply_quick(struct vn_scenario *s);

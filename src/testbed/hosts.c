@@ -81,39 +81,23 @@ json_object *vn_host_check_json(const struct vn_host_check *h)
 	return o;
 }
 
-static int64_t get_int(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
-											      : 0;
-}
-
-static bool get_bool(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean) &&
-	       json_object_get_boolean(v);
-}
-
 /* From our own child: trusted in content, still type-checked so a bug cannot crash the parent. */
 static void from_json(const char *text, struct vn_host_check *h)
 {
-	json_object *o = json_tokener_parse(text), *p, *v;
+	json_object *o = json_tokener_parse(text), *p;
 
 	if (!o)
 		return;
-	h->reachable = get_bool(o, "reachable");
+	h->reachable = vn_json_bool(o, "reachable");
 	h->error = vn_xstrdup_or_null(vn_json_str(o, "error"));
 	h->hostname = vn_xstrdup_or_null(vn_json_str(o, "hostname"));
 	h->libvirt_version = version_parse(vn_json_str(o, "libvirt"));
 	h->hypervisor_version = version_parse(vn_json_str(o, "qemu"));
-	h->cpus = (unsigned)get_int(o, "cpus");
-	h->memory = (uint64_t)get_int(o, "memory_bytes");
-	h->capacity = (unsigned)get_int(o, "capacity");
-	h->capacity_auto = get_bool(o, "capacity_auto");
-	h->kvm_offered = get_bool(o, "kvm_offered");
+	h->cpus = (unsigned)vn_json_int64(o, "cpus");
+	h->memory = (uint64_t)vn_json_int64(o, "memory_bytes");
+	h->capacity = (unsigned)vn_json_int64(o, "capacity");
+	h->capacity_auto = vn_json_bool(o, "capacity_auto");
+	h->kvm_offered = vn_json_bool(o, "kvm_offered");
 	snprintf(h->accel, sizeof(h->accel), "%s", vn_json_str(o, "accel") ? vn_json_str(o, "accel") : "");
 	snprintf(h->accel_reason, sizeof(h->accel_reason), "%s",
 		 vn_json_str(o, "accel_reason") ? vn_json_str(o, "accel_reason") : "");
@@ -123,11 +107,10 @@ static void from_json(const char *text, struct vn_host_check *h)
 			if (strcmp(state, pool_names[i]) == 0)
 				h->pool = (enum vn_host_pool)i;
 		h->pool_path = vn_xstrdup_or_null(vn_json_str(p, "path"));
-		h->pool_capacity = (uint64_t)get_int(p, "capacity_bytes");
-		h->pool_available = (uint64_t)get_int(p, "available_bytes");
+		h->pool_capacity = (uint64_t)vn_json_int64(p, "capacity_bytes");
+		h->pool_available = (uint64_t)vn_json_int64(p, "available_bytes");
 	}
-	if (json_object_object_get_ex(o, "seconds", &v) && json_object_is_type(v, json_type_double))
-		h->seconds = json_object_get_double(v);
+	h->seconds = vn_json_double(o, "seconds");
 	json_object_put(o);
 }
 

@@ -14,6 +14,7 @@
 #include "guest/disk.h"
 #include "kernel/build.h"
 #include "testbed/testbed.h"
+#include "util/cleanup.h"
 
 struct vn_image {
 	char *name, *kind, *key;
@@ -26,10 +27,7 @@ struct vn_image {
 	bool cached;    /* vn_image_build found it */
 };
 void vn_image_free(struct vn_image *im);
-static inline void vn_image_freep(struct vn_image **im)
-{
-	vn_image_free(*im);
-}
+VN_DEFINE_CLEANUP(struct vn_image *, vn_image_free);
 #define _cleanup_image_ _cleanup_(vn_image_freep)
 
 /*

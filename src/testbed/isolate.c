@@ -14,6 +14,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/isolate.h"
+#include "util/json.h"
 
 static const struct {
 	const char *key;
@@ -53,19 +54,15 @@ static char *up_to_json(struct vn_up_result *r)
 /* From our own child: trusted in content, still type-checked so a bug cannot crash the parent. */
 static void up_from_json(const char *text, struct vn_up_result *r)
 {
-	json_object *o = json_tokener_parse(text), *v;
+	json_object *o = json_tokener_parse(text);
 
 	if (!o)
 		return;
 	for (size_t i = 0; i < sizeof(up_strings) / sizeof(up_strings[0]); i++)
-		if (json_object_object_get_ex(o, up_strings[i].key, &v) && json_object_is_type(v, json_type_string))
-			*up_string(r, i) = vn_xstrdup(json_object_get_string(v));
-	if (json_object_object_get_ex(o, "accel", &v) && json_object_is_type(v, json_type_int))
-		r->accel = (enum vn_accel)json_object_get_int(v);
-	if (json_object_object_get_ex(o, "boot_s", &v) && json_object_is_type(v, json_type_double))
-		r->boot_s = json_object_get_double(v);
-	if (json_object_object_get_ex(o, "fidelity_ok", &v) && json_object_is_type(v, json_type_boolean))
-		r->fidelity_ok = json_object_get_boolean(v);
+		*up_string(r, i) = vn_xstrdup_or_null(vn_json_str(o, up_strings[i].key));
+	r->accel = (enum vn_accel)vn_json_int64(o, "accel");
+	r->boot_s = vn_json_double(o, "boot_s");
+	r->fidelity_ok = vn_json_bool(o, "fidelity_ok");
 	json_object_put(o);
 }
 

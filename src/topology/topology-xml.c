@@ -27,24 +27,10 @@ struct ctx {
 	bool row_seen[VN_MAX_NODES];
 };
 
-static void xml_freep(xmlChar **p)
-{
-	if (*p)
-		xmlFree(*p);
-}
-#define _cleanup_xmlfree_ _cleanup_(xml_freep)
-
-static void xml_docp(xmlDocPtr *p)
-{
-	if (*p)
-		xmlFreeDoc(*p);
-}
-
-static void xml_ctxtp(xmlParserCtxtPtr *p)
-{
-	if (*p)
-		xmlFreeParserCtxt(*p);
-}
+VN_DEFINE_CLEANUP(xmlChar *, xmlFree);
+#define _cleanup_xmlfree_ _cleanup_(xmlFreep)
+VN_DEFINE_CLEANUP(xmlDocPtr, xmlFreeDoc);
+VN_DEFINE_CLEANUP(xmlParserCtxtPtr, xmlFreeParserCtxt);
 
 static int line_of(xmlNodePtr n)
 {
@@ -108,6 +94,19 @@ static int check_attrs(struct ctx *c, xmlNodePtr n, const char *const *allowed)
 	return 0;
 }
 
+/* A section that stands once at most in <topology> (<cpu>, <distances>, <hmat>): its attributes, and once. */
+static int check_once(struct ctx *c, xmlNodePtr n, const char *const *allowed, bool *given)
+{
+	int rc;
+
+	if ((rc = check_attrs(c, n, allowed)) < 0)
+		return rc;
+	if (*given)
+		return fail(c, n, "<%s> given twice", (const char *)n->name);
+	*given = true;
+	return 0;
+}
+
 /* Only whitespace and comments may sit between elements. */
 static int check_no_text(struct ctx *c, xmlNodePtr parent)
 {
@@ -143,26 +142,25 @@ static int parse_cpu(struct ctx *c, xmlNodePtr n)
 	long v;
 	int rc;
 
-	if ((rc = check_attrs(c, n, attrs)) < 0)
+	if ((rc = check_once(c, n, attrs, &t->cpu_topology_given)) < 0)
 		return rc;
-	if (t->cpu_topology_given)
-		return fail(c, n, "<cpu> given twice");
-	t->cpu_topology_given = true;
+	const struct {
+		const char *name;
+		bool required;
+		unsigned *to;
+	} dims[] = {
+		{"sockets", true, &t->sockets},
+		{"dies", false, &t->dies},
+		{"cores", true, &t->cores},
+		{"threads", false, &t->threads},
+	};
 	t->sockets = t->dies = t->cores = t->threads = 1;
-	if ((rc = get_uint_attr(c, n, "sockets", true, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	t->sockets = (unsigned)v;
-	if ((rc = get_uint_attr(c, n, "dies", false, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	if (rc == 0)
-		t->dies = (unsigned)v;
-	if ((rc = get_uint_attr(c, n, "cores", true, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	t->cores = (unsigned)v;
-	if ((rc = get_uint_attr(c, n, "threads", false, 1, VN_MAX_CPUS, &v)) < 0)
-		return rc;
-	if (rc == 0)
-		t->threads = (unsigned)v;
+	for (size_t i = 0; i < VN_ARRAY_SIZE(dims); i++) {
+		if ((rc = get_uint_attr(c, n, dims[i].name, dims[i].required, 1, VN_MAX_CPUS, &v)) < 0)
+			return rc;
+		if (rc == 0)
+			*dims[i].to = (unsigned)v;
+	}
 	t->cpu_line = line_of(n);
 	return 0;
 }
@@ -390,11 +388,8 @@ static int parse_distances(struct ctx *c, xmlNodePtr n)
 	int rc;
 	static const char *const none[] = {NULL};
 
-	if ((rc = check_attrs(c, n, none)) < 0)
+	if ((rc = check_once(c, n, none, &c->t->distances_given)) < 0)
 		return rc;
-	if (c->t->distances_given)
-		return fail(c, n, "<distances> given twice");
-	c->t->distances_given = true;
 	c->t->distances_line = line_of(n);
 	if ((rc = check_no_text(c, n)) < 0)
 		return rc;
@@ -418,11 +413,8 @@ static int parse_hmat(struct ctx *c, xmlNodePtr n)
 	struct vn_topology *t = c->t;
 	int rc;
 
-	if ((rc = check_attrs(c, n, none)) < 0)
+	if ((rc = check_once(c, n, none, &t->hmat_given)) < 0)
 		return rc;
-	if (t->hmat_given)
-		return fail(c, n, "<hmat> given twice");
-	t->hmat_given = true;
 	if ((rc = check_no_text(c, n)) < 0)
 		return rc;
 	for (xmlNodePtr k = n->children; k; k = k->next) {
@@ -732,8 +724,8 @@ static int check_encoding(const char *buf, size_t len, const char *name, struct 
 
 int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out, struct vn_error *err)
 {
-	_cleanup_(xml_ctxtp) xmlParserCtxtPtr pctx = xmlNewParserCtxt();
-	_cleanup_(xml_docp) xmlDocPtr doc = NULL;
+	_cleanup_(xmlFreeParserCtxtp) xmlParserCtxtPtr pctx = xmlNewParserCtxt();
+	_cleanup_(xmlFreeDocp) xmlDocPtr doc = NULL;
 	_cleanup_topology_ struct vn_topology *t = calloc(1, sizeof(*t));
 	struct ctx c = {.file = name, .err = err};
 	int rc;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "topology/limits.h" /* VN_MAX_NODES */
+#include "util/cleanup.h"
 #include "util/error.h"
 #include "util/parse.h"
 
@@ -103,12 +104,8 @@ int vn_topology_load(const char *path, struct vn_topology **out, struct vn_error
 int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out, struct vn_error *err);
 
 void vn_topology_free(struct vn_topology *t);
-#define _cleanup_topology_ __attribute__((cleanup(vn_topology_freep)))
-static inline void vn_topology_freep(struct vn_topology **t)
-{
-	if (*t)
-		vn_topology_free(*t);
-}
+VN_DEFINE_CLEANUP(struct vn_topology *, vn_topology_free);
+#define _cleanup_topology_ _cleanup_(vn_topology_freep)
 
 /*
  * Warnings are not errors: e.g. an asymmetric SLIT, which ACPI allows. Returns

@@ -7,6 +7,19 @@
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
+/*
+ * FUNCp(TYPE *p): FUNC(*p) unless *p is NULL, for _cleanup_(FUNCp) (after
+ * systemd's DEFINE_TRIVIAL_CLEANUP_FUNC): one definition of the null check
+ * for every library's free function and our own.
+ */
+#define VN_DEFINE_CLEANUP(type, func)       \
+	static inline void func##p(type *p) \
+	{                                   \
+		if (*p)                     \
+			func(*p);           \
+	}                                   \
+	struct vn_cleanup_semicolon_##func
+
 static inline void vn_freep(void *p)
 {
 	free(*(void **)p);

@@ -12,12 +12,6 @@
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 
-static void tokener_freep(struct json_tokener **t)
-{
-	if (*t)
-		json_tokener_free(*t);
-}
-
 static void line_col(const char *text, size_t off, unsigned *line, unsigned *col)
 {
 	*line = 1;
@@ -34,7 +28,7 @@ static void line_col(const char *text, size_t off, unsigned *line, unsigned *col
 
 int vn_json_parse(const char *text, const char *name, struct json_object **out, struct vn_error *err)
 {
-	__attribute__((cleanup(tokener_freep))) struct json_tokener *tok = json_tokener_new();
+	_cleanup_(json_tokener_freep) struct json_tokener *tok = json_tokener_new();
 	_cleanup_json_ struct json_object *root = NULL;
 	size_t len = strlen(text);
 	unsigned line, col;
@@ -338,11 +332,37 @@ struct json_object *vn_json_new_double_fixed(double v, int decimals)
 	return json_object_new_double_s(v, text);
 }
 
-const char *vn_json_str(struct json_object *o, const char *key)
+static struct json_object *member_of_type(struct json_object *o, const char *key, enum json_type t)
 {
 	struct json_object *v;
 
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : NULL;
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, t) ? v : NULL;
+}
+
+const char *vn_json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_string);
+
+	return v ? json_object_get_string(v) : NULL;
+}
+
+int64_t vn_json_int64(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_int);
+
+	return v ? json_object_get_int64(v) : 0;
+}
+
+double vn_json_double(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_double);
+
+	return v ? json_object_get_double(v) : 0;
+}
+
+bool vn_json_bool(struct json_object *o, const char *key)
+{
+	struct json_object *v = member_of_type(o, key, json_type_boolean);
+
+	return v && json_object_get_boolean(v);
 }

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "util/cleanup.h"
 #include "util/error.h"
 
 /* A path longer than this is cut short with "..." (paths are for messages only). */
@@ -23,12 +24,9 @@ struct vn_json_reader {
 	struct vn_error *err;
 };
 
-static inline void vn_json_putp(struct json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
-}
-#define _cleanup_json_ __attribute__((cleanup(vn_json_putp)))
+VN_DEFINE_CLEANUP(struct json_object *, json_object_put);
+#define _cleanup_json_ _cleanup_(json_object_putp)
+VN_DEFINE_CLEANUP(struct json_tokener *, json_tokener_free);
 
 /*
  * Parse text with json-c's JSON_TOKENER_STRICT (no trailing commas, nothing after
@@ -95,8 +93,15 @@ int vn_json_get_uint(const struct vn_json_reader *r, struct json_object *o, cons
 
 /* Writing: o.key = s, or null for NULL. */
 void vn_json_add_str(struct json_object *o, const char *key, const char *s);
-/* o's member key when it is a string, else NULL (for JSON of our own, such as a child process's answer). */
+/*
+ * o's member key when it is of the type named, else NULL, 0 or false: for
+ * JSON of our own, such as a child process's answer, trusted in content but
+ * type-checked so that a bug cannot crash the reader.
+ */
 const char *vn_json_str(struct json_object *o, const char *key);
+int64_t vn_json_int64(struct json_object *o, const char *key);
+double vn_json_double(struct json_object *o, const char *key);
+bool vn_json_bool(struct json_object *o, const char *key);
 /*
  * A double with the text it is printed as, for json-c prints 17
  * significant digits, binary noise and all. `digits` significant digits

@@ -100,12 +100,6 @@ static void tty_restorep(struct tty_restore *r)
 		tcsetattr(r->fd, TCSAFLUSH, &r->old);
 }
 
-static void streamp(virStreamPtr *st)
-{
-	if (*st)
-		virStreamFree(*st);
-}
-
 static int stream_send_all(virStreamPtr st, const char *buf, size_t len)
 {
 	while (len > 0) {
@@ -125,7 +119,7 @@ static int stream_send_all(virStreamPtr st, const char *buf, size_t len)
 int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char escape, struct vn_error *err)
 {
 	_cleanup_(tty_restorep) struct tty_restore tty = {.fd = in_fd};
-	_cleanup_(streamp) virStreamPtr st = virStreamNew(d->v->conn, VIR_STREAM_NONBLOCK);
+	_cleanup_stream_ virStreamPtr st = virStreamNew(d->v->conn, VIR_STREAM_NONBLOCK);
 	struct console *c = calloc(1, sizeof(*c));
 	int rc = 0;
 

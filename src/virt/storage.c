@@ -28,24 +28,10 @@
 /* What one virStreamSend carries: libvirt's own messages hold 256 KiB of data. */
 #define UPLOAD_CHUNK (256u << 10)
 
-static void pool_freep(virStoragePoolPtr *p)
-{
-	if (*p)
-		virStoragePoolFree(*p);
-}
-static void vol_freep(virStorageVolPtr *p)
-{
-	if (*p)
-		virStorageVolFree(*p);
-}
-static void stream_freep(virStreamPtr *p)
-{
-	if (*p)
-		virStreamFree(*p);
-}
-#define _cleanup_pool_   _cleanup_(pool_freep)
-#define _cleanup_vol_    _cleanup_(vol_freep)
-#define _cleanup_stream_ _cleanup_(stream_freep)
+VN_DEFINE_CLEANUP(virStoragePoolPtr, virStoragePoolFree);
+VN_DEFINE_CLEANUP(virStorageVolPtr, virStorageVolFree);
+#define _cleanup_pool_ _cleanup_(virStoragePoolFreep)
+#define _cleanup_vol_  _cleanup_(virStorageVolFreep)
 
 static char *xml_escape(const char *s)
 {
@@ -402,6 +388,20 @@ int vn_virt_volume_upload(struct vn_virt *v, const char *local_path, char **remo
 	return vol_path(v, vol, name, remote_path, err);
 }
 
+/* The pool that holds our volume name: -EOPNOTSUPP where the embedded driver keeps no pools. */
+static int volume_pool(struct vn_virt *v, const char *name, virStoragePoolPtr *p, struct vn_error *err)
+{
+	int rc;
+
+	if (vn_virt_uri_is_embedded(v->uri))
+		return -EOPNOTSUPP;
+	if ((rc = volume_name_check(name, err)) < 0)
+		return rc;
+	if (!(*p = pool_lookup(v, err)))
+		return -ENOENT;
+	return 0;
+}
+
 int vn_virt_volume_create(struct vn_virt *v, const char *name, uint64_t capacity, const char *format,
 			  const char *backing_path, char **remote_path, struct vn_error *err)
 {
@@ -409,14 +409,10 @@ int vn_virt_volume_create(struct vn_virt *v, const char *name, uint64_t capacity
 	_cleanup_vol_ virStorageVolPtr vol = NULL;
 	int rc;
 
-	if (vn_virt_uri_is_embedded(v->uri))
-		return -EOPNOTSUPP;
-	if ((rc = volume_name_check(name, err)) < 0)
+	if ((rc = volume_pool(v, name, &p, err)) < 0)
 		return rc;
 	if (strcmp(format, "raw") != 0 && strcmp(format, "qcow2") != 0)
 		return vn_input_error(err, "volume %s: format '%s' is neither raw nor qcow2", name, format);
-	if (!(p = pool_lookup(v, err)))
-		return -ENOENT;
 	/* A guest's disk left by a run that died is stale, never reused. */
 	if ((rc = vol_delete(v, p, name, err)) < 0)
 		return rc;
@@ -430,12 +426,8 @@ int vn_virt_volume_delete(struct vn_virt *v, const char *name, struct vn_error *
 	_cleanup_pool_ virStoragePoolPtr p = NULL;
 	int rc;
 
-	if (vn_virt_uri_is_embedded(v->uri))
-		return -EOPNOTSUPP;
-	if ((rc = volume_name_check(name, err)) < 0)
+	if ((rc = volume_pool(v, name, &p, err)) < 0)
 		return rc;
-	if (!(p = pool_lookup(v, err)))
-		return -ENOENT;
 	return vol_delete(v, p, name, err);
 }
 

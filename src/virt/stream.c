@@ -81,6 +81,13 @@ static void bridge_update(struct bridge *b)
 						       (b->in_len ? VIR_EVENT_HANDLE_WRITABLE : 0));
 }
 
+/* The n bytes sent leave the front of buf, what is still to send moves up. */
+static void drop_sent(char *buf, size_t *len, size_t n)
+{
+	memmove(buf, buf + n, *len - n);
+	*len -= n;
+}
+
 /* What came from the guest, onward to the local end; 0, or -1 when that end is gone. */
 static int flush_in(struct bridge *b)
 {
@@ -103,8 +110,7 @@ static int flush_in(struct bridge *b)
 			return 0;
 		if (n <= 0)
 			return -1;
-		memmove(b->in, b->in + n, b->in_len - (size_t)n);
-		b->in_len -= (size_t)n;
+		drop_sent(b->in, &b->in_len, (size_t)n);
 	}
 	return 0;
 }
@@ -118,8 +124,7 @@ static int flush_out(struct bridge *b)
 			return 0;
 		if (n <= 0)
 			return -1;
-		memmove(b->out, b->out + n, b->out_len - (size_t)n);
-		b->out_len -= (size_t)n;
+		drop_sent(b->out, &b->out_len, (size_t)n);
 	}
 	return 0;
 }

@@ -1,9 +1,10 @@
-/* Internals shared by connect.c, domain.c and console.c (and their tests). */
+/* Internals shared by the files of virt (and their tests). */
 #pragma once
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "util/cleanup.h"
 #include "virt/virt.h"
 
 struct vn_virt {
@@ -23,6 +24,10 @@ struct vn_virt_domain {
 	enum vn_accel accel;
 	char accel_reason[VN_ACCEL_REASON_MAX];
 };
+
+/* The libvirt streams of storage.c's uploads and console.c's console. */
+VN_DEFINE_CLEANUP(virStreamPtr, virStreamFree);
+#define _cleanup_stream_ _cleanup_(virStreamFreep)
 
 /* Fill err from libvirt's last error: "what: libvirt's message"; INFRA kind. */
 int vn_virt_error(struct vn_error *err, const char *what, ...) __attribute__((format(printf, 2, 3)));

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "topology/topology.h"
+#include "util/cleanup.h"
 #include "util/error.h"
 #include "virt/domain-xml.h"
 
@@ -81,12 +82,8 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 			  struct vn_virt_domain **out, struct vn_error *err);
 int vn_virt_domain_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out, struct vn_error *err);
 void vn_virt_domain_free(struct vn_virt_domain *d);
-static inline void vn_virt_domain_freep(struct vn_virt_domain **d)
-{
-	if (*d)
-		vn_virt_domain_free(*d);
-}
-#define _cleanup_virt_domain_ __attribute__((cleanup(vn_virt_domain_freep)))
+VN_DEFINE_CLEANUP(struct vn_virt_domain *, vn_virt_domain_free);
+#define _cleanup_virt_domain_ _cleanup_(vn_virt_domain_freep)
 
 /* The accelerator the guest runs on (from create, or its metadata after lookup). */
 enum vn_accel vn_virt_domain_accel(const struct vn_virt_domain *d);

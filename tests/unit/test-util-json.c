@@ -202,11 +202,36 @@ static void test_writing(void **state)
 	assert_true(json_object_get_double(huge) == 1e300);
 }
 
+/* Our own JSON's members: the value where its type is right, else NULL, 0 or false. */
+static void test_own_members(void **state)
+{
+	_cleanup_json_ struct json_object *o = json_tokener_parse(
+		"{\"s\":\"x\",\"i\":-7,\"big\":8589934592,\"d\":1.5,\"b\":true,\"f\":false,\"n\":null}");
+
+	assert_non_null(o);
+	assert_string_equal(vn_json_str(o, "s"), "x");
+	assert_null(vn_json_str(o, "i"));
+	assert_null(vn_json_str(o, "absent"));
+	assert_int_equal(vn_json_int64(o, "i"), -7);
+	assert_int_equal(vn_json_int64(o, "big"), 8589934592LL);
+	assert_int_equal(vn_json_int64(o, "d"), 0);
+	assert_int_equal(vn_json_int64(o, "s"), 0);
+	assert_true(vn_json_double(o, "d") == 1.5);
+	/* An integer is not taken for a double: our writers print every double with a point. */
+	assert_true(vn_json_double(o, "i") == 0);
+	assert_true(vn_json_double(o, "n") == 0);
+	assert_true(vn_json_bool(o, "b"));
+	assert_false(vn_json_bool(o, "f"));
+	assert_false(vn_json_bool(o, "i"));
+	assert_false(vn_json_bool(o, "absent"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),   cmocka_unit_test(test_paths),   cmocka_unit_test(test_checks),
-		cmocka_unit_test(test_strings), cmocka_unit_test(test_numbers), cmocka_unit_test(test_writing),
+		cmocka_unit_test(test_parse),       cmocka_unit_test(test_paths),   cmocka_unit_test(test_checks),
+		cmocka_unit_test(test_strings),     cmocka_unit_test(test_numbers), cmocka_unit_test(test_writing),
+		cmocka_unit_test(test_own_members),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
