@@ -205,12 +205,10 @@ static json_object *json_variant(const struct vn_compare_variant *v)
 {
 	json_object *o = json_object_new_object();
 
-	vn_json_add_str(o, "name", v->name);
-	vn_json_add_str(o, "source", v->source);
-	vn_json_add_str(o, "kernel", v->kernel);
-	vn_json_add_str(o, "release", v->release);
-	vn_json_add_str(o, "cmdline", v->cmdline);
-	vn_json_add_str(o, "sysctls", v->sysctls);
+	const char *const members[][2] = {{"name", v->name},       {"source", v->source},   {"kernel", v->kernel},
+					  {"release", v->release}, {"cmdline", v->cmdline}, {"sysctls", v->sysctls}};
+
+	vn_json_add_strs(o, members, VN_ARRAY_SIZE(members));
 	json_object_object_add(o, "runs", json_object_new_int64(v->runs));
 	json_object_object_add(o, "complete", json_object_new_int64(v->complete));
 	return o;

@@ -139,9 +139,7 @@ static void guest_from_socket(struct vn_agent *a, const char *path)
 		while (dir > path && dir[-1] != '/')
 			dir--;
 		if (dir < base) {
-			_cleanup_free_ char *name = strndup(dir, (size_t)(base - dir));
-			if (!name)
-				vn_oom();
+			_cleanup_free_ char *name = vn_xstrndup(dir, (size_t)(base - dir));
 			vn_agent_set_guest(a, name);
 			return;
 		}
@@ -225,11 +223,7 @@ void vn_agent_track(struct vn_agent *a, int64_t id)
 {
 	if (a->nexecs == a->execs_cap) {
 		size_t cap = a->execs_cap ? a->execs_cap * 2 : 16;
-		int64_t *v = realloc(a->execs, cap * sizeof(*v));
-
-		if (!v)
-			vn_oom();
-		a->execs = v;
+		a->execs = vn_xreallocarray(a->execs, cap, sizeof(*a->execs));
 		a->execs_cap = cap;
 	}
 	a->execs[a->nexecs++] = id;
@@ -291,9 +285,7 @@ int vn_agent_send_msg(struct vn_agent *a, struct json_object *msg, int64_t deadl
 	int rc;
 
 	/* One write for the common small message, so the line is not split needlessly. */
-	_cleanup_free_ char *line = malloc(len + 1);
-	if (!line)
-		vn_oom();
+	_cleanup_free_ char *line = vn_xmalloc(len + 1);
 	memcpy(line, s, len);
 	line[len] = '\n';
 	rc = send_bytes(a, line, len + 1, deadline, err);
@@ -367,16 +359,12 @@ static int fill(struct vn_agent *a, size_t max, struct vn_error *err)
 	}
 	if (a->cap - a->len < READ_CHUNK) {
 		size_t cap = a->cap ? a->cap * 2 : 2 * READ_CHUNK;
-		char *b;
 
 		if (cap > max + 2 * READ_CHUNK)
 			cap = max + 2 * READ_CHUNK;
 		if (cap < a->len + READ_CHUNK)
 			cap = a->len + READ_CHUNK;
-		b = realloc(a->buf, cap);
-		if (!b)
-			vn_oom();
-		a->buf = b;
+		a->buf = vn_xreallocarray(a->buf, cap, 1);
 		a->cap = cap;
 	}
 	do
@@ -605,11 +593,9 @@ struct json_object *vn_agent_new_request(const char *op)
 
 struct json_object *vn_agent_b64_string(const void *data, size_t len)
 {
-	_cleanup_free_ char *b64 = malloc(vn_base64_encoded_len(len) + 1);
+	_cleanup_free_ char *b64 = vn_xmalloc(vn_base64_encoded_len(len) + 1);
 	size_t n;
 
-	if (!b64)
-		vn_oom();
 	n = vn_base64_encode(data, len, b64);
 	return json_object_new_string_len(b64, (int)n);
 }

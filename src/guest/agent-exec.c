@@ -103,10 +103,8 @@ int vn_agent_exec_start(struct vn_agent *a, const struct vn_agent_cmd *c, int ti
 
 		for (const char *const *p = c->env; *p; p++) {
 			const char *eq = strchr(*p, '=');
-			_cleanup_free_ char *key = strndup(*p, (size_t)(eq - *p));
+			_cleanup_free_ char *key = vn_xstrndup(*p, (size_t)(eq - *p));
 
-			if (!key)
-				vn_oom();
 			json_object_object_add(env, key, json_object_new_string(eq + 1));
 		}
 		json_object_object_add(req, "env", env);

@@ -80,9 +80,7 @@ static int decode_stream(struct vn_agent_msg *m, const char *guest, const char *
 	if (!json_object_object_get_ex(m->json, "data", &v) || !json_object_is_type(v, json_type_string))
 		return malformed(err, guest, line, len, "\"data\" is not a string");
 	slen = (size_t)json_object_get_string_len(v);
-	m->data = malloc(slen / 4 * 3 + 4);
-	if (!m->data)
-		vn_oom();
+	m->data = vn_xmalloc(slen / 4 * 3 + 4);
 	n = vn_base64_decode(json_object_get_string(v), slen, m->data);
 	if (n < 0)
 		return malformed(err, guest, line, len, "\"data\" is not base64");

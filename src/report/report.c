@@ -13,25 +13,16 @@
 #include "util/file.h"
 #include "util/json.h"
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail)
 {
-	struct vn_verdict *v = reallocarray(r->verdicts, r->nverdicts + 1, sizeof(*v));
-
-	if (!v)
-		vn_oom();
-	r->verdicts = v;
+	r->verdicts = vn_xreallocarray(r->verdicts, r->nverdicts + 1, sizeof(*r->verdicts));
 	r->verdicts[r->nverdicts++] = (struct vn_verdict){
-		.name = strdup(name),
+		.name = vn_xstrdup(name),
 		.pass = pass,
-		.observed = dup_or_null(observed),
-		.expected = dup_or_null(expected),
-		.detail = dup_or_null(detail),
+		.observed = vn_xstrdup_or_null(observed),
+		.expected = vn_xstrdup_or_null(expected),
+		.detail = vn_xstrdup_or_null(detail),
 	};
 }
 
@@ -106,11 +97,10 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 					 {"cmdline", r->kernel_cmdline},
 					 {"recipe", r->kernel_recipe},
 					 {"config_sha256", r->kernel_config_sha256}};
-	for (size_t i = 0; i < VN_ARRAY_SIZE(kernel); i++)
-		vn_json_add_str(k, kernel[i][0], kernel[i][1]);
+	vn_json_add_strs(k, kernel, VN_ARRAY_SIZE(kernel));
 	json_object *patches = json_object_new_array();
 	if (r->kernel_patches) {
-		_cleanup_free_ char *copy = strdup(r->kernel_patches);
+		_cleanup_free_ char *copy = vn_xstrdup(r->kernel_patches);
 		char *save = NULL;
 		for (char *p = strtok_r(copy, " ", &save); p; p = strtok_r(NULL, " ", &save))
 			json_object_array_add(patches, json_object_new_string(p));

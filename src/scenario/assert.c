@@ -7,6 +7,7 @@
 #include "metrics/kv.h"
 #include "scenario/run-priv.h"
 #include "topology/fallback.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 
@@ -260,7 +261,7 @@ static void check_running(const struct vn_run_data *d, const struct vn_scn_asser
 /* A dotted path ("kernels.triad.best_mbps") into a workload's result line. */
 static bool json_path_number(json_object *o, const char *path, double *out)
 {
-	_cleanup_free_ char *copy = strdup(path);
+	_cleanup_free_ char *copy = vn_xstrdup(path);
 	char *save = NULL;
 
 	for (char *k = strtok_r(copy, ".", &save); k; k = strtok_r(NULL, ".", &save)) {

@@ -29,7 +29,7 @@ static void nodelist(struct vn_strbuf *b, const unsigned *nodes, unsigned n)
 static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsigned idx)
 {
 	struct vn_strbuf script = VN_STRBUF_INIT;
-	char **v = calloc(64 + (st->argv ? 64 : 0), sizeof(char *));
+	char **v = vn_xcalloc(64 + (st->argv ? 64 : 0), sizeof(char *));
 	unsigned n = 0;
 	const struct vn_scn_placement *p = &st->placement;
 
@@ -37,13 +37,13 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 	if (st->cgroup)
 		vn_strbuf_printf(&script, "echo $$ > /sys/fs/cgroup/%s/cgroup.procs && ", st->cgroup);
 	vn_strbuf_printf(&script, "exec \"$@\"");
-	v[n++] = strdup("/bin/sh");
-	v[n++] = strdup("-c");
+	v[n++] = vn_xstrdup("/bin/sh");
+	v[n++] = vn_xstrdup("-c");
 	v[n++] = vn_strbuf_steal(&script);
-	v[n++] = strdup("vnuma-step");
+	v[n++] = vn_xstrdup("vnuma-step");
 	if (p->policy != VN_PLACE_NONE) {
 		struct vn_strbuf b = VN_STRBUF_INIT;
-		v[n++] = strdup("numactl");
+		v[n++] = vn_xstrdup("numactl");
 		if (p->policy == VN_PLACE_CPUNODEBIND || p->ncpu_nodes) {
 			const unsigned *cn = p->policy == VN_PLACE_CPUNODEBIND ? p->nodes : p->cpu_nodes;
 			unsigned ncn = p->policy == VN_PLACE_CPUNODEBIND ? p->nnodes : p->ncpu_nodes;
@@ -78,19 +78,19 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 			nodelist(&b, p->nodes, p->nnodes);
 			v[n++] = vn_strbuf_steal(&b);
 		}
-		v[n++] = strdup("--");
+		v[n++] = vn_xstrdup("--");
 	}
 	if (strcmp(st->workload, "cmd") != 0) {
 		v[n++] = vn_xasprintf("/usr/lib/vnuma/vnuma-wl-%s", st->workload);
-		if (st->size && asprintf(&v[n++], "--size=%lluM", (unsigned long long)(st->size >> 20)) < 0)
-			vn_oom();
-		if (st->duration_s > 0 && asprintf(&v[n++], "--duration=%g", st->duration_s) < 0)
-			vn_oom();
-		if (st->threads && asprintf(&v[n++], "--threads=%u", st->threads) < 0)
-			vn_oom();
+		if (st->size)
+			v[n++] = vn_xasprintf("--size=%lluM", (unsigned long long)(st->size >> 20));
+		if (st->duration_s > 0)
+			v[n++] = vn_xasprintf("--duration=%g", st->duration_s);
+		if (st->threads)
+			v[n++] = vn_xasprintf("--threads=%u", st->threads);
 	}
 	for (char **a = st->argv; a && *a && n < 126; a++)
-		v[n++] = strdup(*a);
+		v[n++] = vn_xstrdup(*a);
 	return v;
 }
 

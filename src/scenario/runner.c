@@ -98,8 +98,7 @@ static void sample_line(struct run *r, struct exec *e, const char *line, size_t 
 	/* A full or failing results disk ends the run as an infrastructure failure. */
 	if ((fflush(e->out) != 0 || ferror(e->out)) && !r->stop) {
 		r->stop = true;
-		if (asprintf(&r->stop_reason, "cannot write %s/samples.jsonl: %s", r->dir, strerror(errno)) < 0)
-			r->stop_reason = NULL;
+		r->stop_reason = vn_xasprintf("cannot write %s/samples.jsonl: %s", r->dir, strerror(errno));
 	}
 	vn_strbuf_append(&r->samples, head, hn);
 	vn_strbuf_append(&r->samples, line + 1, n - 1);
@@ -190,7 +189,7 @@ static void handle(struct run *r, const struct vn_agent_event *ev)
 		e->done = true;
 		e->status = ev->status;
 		if (ev->error && !e->error)
-			e->error = strdup(ev->error);
+			e->error = vn_xstrdup(ev->error);
 		return;
 	}
 	bool is_out = ev->kind == VN_AGENT_EV_STDOUT;
@@ -228,7 +227,7 @@ int vn_run_pump(struct run *r, int ms, struct vn_error *err)
 		vn_error_clear(&e);
 		if (!r->stop && (vn_was_interrupted() || vn_now_s() > r->deadline)) {
 			r->stop = true;
-			r->stop_reason = strdup(vn_was_interrupted() ? "interrupted" : "scenario timeout reached");
+			r->stop_reason = vn_xstrdup(vn_was_interrupted() ? "interrupted" : "scenario timeout reached");
 			for (unsigned i = 0; i < r->nex; i++)
 				if (!r->ex[i].done && r->ex[i].kind != EX_SAMPLER)
 					vn_run_signal(r, &r->ex[i], SIGKILL);
@@ -315,7 +314,7 @@ static char *utc_stamp(bool compact)
 
 	gmtime_r(&now, &tm);
 	strftime(buf, sizeof(buf), compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return strdup(buf);
+	return vn_xstrdup(buf);
 }
 
 static void free_data(struct vn_run_data *d, unsigned nsteps)
@@ -337,9 +336,9 @@ static void sampling_cost(struct vn_report *rep, const struct vn_samples *s)
 	double mean, max;
 
 	vn_samples_cost(s, &mean, &max);
-	if (s->n && asprintf(&rep->sampling_cost, "%.2f ms CPU per sample on average, %.2f ms at most (%u samples)",
-			     1000 * mean, 1000 * max, s->n) < 0)
-		rep->sampling_cost = NULL;
+	if (s->n)
+		rep->sampling_cost = vn_xasprintf("%.2f ms CPU per sample on average, %.2f ms at most (%u samples)",
+						  1000 * mean, 1000 * max, s->n);
 }
 
 /* The results directory: fresh (or --force), and a result saying "incomplete" in it before anything else. */
@@ -362,8 +361,8 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	_cleanup_free_ char *steps_dir = vn_run_path(dir, "steps");
 	if ((rc = vn_dir_create(steps_dir, err)) < 0)
 		return vn_error_prefix(err, "results directory");
-	rep->scenario = strdup(s->name);
-	rep->description = s->description ? strdup(s->description) : NULL;
+	rep->scenario = vn_xstrdup(s->name);
+	rep->description = vn_xstrdup_or_null(s->description);
 	rep->started_utc = utc_stamp(false);
 	rep->topology = vn_xstrdup(t->name);
 	rep->variant = vn_xstrdup(o->variant ? o->variant : "default");
@@ -380,7 +379,7 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	 * process from here on (SIGKILL, a crash, power) leaves that, never a
 	 * previous run's result, and never one that looks finished.
 	 */
-	rep->error = strdup("the run did not finish (vnuma was killed or crashed, or it is still running)");
+	rep->error = vn_xstrdup("the run did not finish (vnuma was killed or crashed, or it is still running)");
 	if ((rc = vn_report_write(rep, dir, err)) < 0)
 		return rc;
 	free(steal_pointer(&rep->error));
@@ -398,15 +397,15 @@ char *vn_run_default_dir(const char *scenario)
 /* What the booted guest is, for the result. */
 static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 {
-	rep->accel = strdup(vn_accel_name(up->accel));
-	rep->accel_reason = up->accel_reason ? strdup(up->accel_reason) : NULL;
-	rep->guest = strdup(up->name);
-	rep->kernel_release = strdup(up->kernel_release);
-	rep->kernel_version = up->kernel_version ? strdup(up->kernel_version) : NULL;
-	rep->kernel_recipe = up->kernel_recipe ? strdup(up->kernel_recipe) : NULL;
-	rep->kernel_config_sha256 = up->kernel_config_sha256 ? strdup(up->kernel_config_sha256) : NULL;
-	rep->kernel_patches = up->kernel_patches ? strdup(up->kernel_patches) : NULL;
-	rep->fidelity = strdup(up->fidelity_report);
+	rep->accel = vn_xstrdup(vn_accel_name(up->accel));
+	rep->accel_reason = vn_xstrdup_or_null(up->accel_reason);
+	rep->guest = vn_xstrdup(up->name);
+	rep->kernel_release = vn_xstrdup(up->kernel_release);
+	rep->kernel_version = vn_xstrdup_or_null(up->kernel_version);
+	rep->kernel_recipe = vn_xstrdup_or_null(up->kernel_recipe);
+	rep->kernel_config_sha256 = vn_xstrdup_or_null(up->kernel_config_sha256);
+	rep->kernel_patches = vn_xstrdup_or_null(up->kernel_patches);
+	rep->fidelity = vn_xstrdup(up->fidelity_report);
 	rep->boot_s = up->boot_s;
 	if (up->artifacts)
 		rep->artifacts = vn_strv_copy(up->artifacts);
@@ -584,7 +583,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		return rc;
 	d.t = r.t = t;
 	r.dir = dir;
-	*dirp = strdup(dir);
+	*dirp = vn_xstrdup(dir);
 	d.steps = vn_xcalloc(s->nsteps ? s->nsteps : 1, sizeof(*d.steps));
 	prefix = vn_xasprintf(VN_SCN_GUEST_PREFIX "%s", s->name);
 	double t_start = vn_now_s();
@@ -627,7 +626,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 finish:
 	if (rc < 0) {
 		rep->complete = false;
-		rep->error = strdup(err->msg);
+		rep->error = vn_xstrdup(err->msg);
 	}
 	rep->duration_s = vn_now_s() - t_start;
 	rc = finish_run(ctx, o, &r, &up, rep, rc, err);

@@ -34,7 +34,7 @@ static char *console_panic_line(const char *log_path)
 	char *p = strstr(tail, "Kernel panic");
 	if (!p)
 		return NULL;
-	return strndup(p, strcspn(p, "\r\n"));
+	return vn_xstrndup(p, strcspn(p, "\r\n"));
 }
 
 /* Boot failure: guest destroyed, its logs kept, the console tail and where they are into detail. */

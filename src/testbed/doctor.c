@@ -17,6 +17,7 @@
 
 #include "kernel/kernel.h"
 #include "testbed/testbed.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/clock.h"
@@ -74,8 +75,7 @@ static void check_state_dir(struct vn_doctor *d, const char *dir)
 		    strerror(errno));
 		return;
 	}
-	if (asprintf(&probe, "%s/.doctor-XXXXXX", dir) < 0)
-		return;
+	probe = vn_xasprintf("%s/.doctor-XXXXXX", dir);
 	int fd = mkstemp(probe);
 	if (fd < 0) {
 		add(d, "state-dir", VN_CHECK_FAIL, "make it writable, or point VNUMA_STATE_DIR elsewhere",

@@ -189,8 +189,8 @@ int vn_testbed_helper_files(char ***out, struct vn_error *err)
 	char **v = vn_xcalloc(g.gl_pathc + 4, sizeof(char *));
 	size_t k = 0;
 	v[k++] = vn_xasprintf("%s:%s", agent, VN_INITRAMFS_AGENT_PATH);
-	if (sampler[0] && asprintf(&v[k++], "%s:%s/vnuma-sample", sampler, VN_INITRAMFS_WORKLOAD_DIR) < 0)
-		vn_oom();
+	if (sampler[0])
+		v[k++] = vn_xasprintf("%s:%s/vnuma-sample", sampler, VN_INITRAMFS_WORKLOAD_DIR);
 	if (tracer[0])
 		v[k++] = vn_xasprintf("%s:%s/vnuma-trace", tracer, VN_INITRAMFS_WORKLOAD_DIR);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -227,7 +227,7 @@ static int pick_name(struct vn_virt *v, const char *state_dir, const char *base,
 		struct vn_error e = {0};
 
 		if (i == 1)
-			name = strdup(base);
+			name = vn_xstrdup(base);
 		else
 			name = vn_xasprintf("%s-%d", base, i);
 		if (vn_virt_domain_lookup(v, name, &d, &e) < 0) {
@@ -449,7 +449,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 					      o->name);
 		}
 		vn_error_clear(&e);
-		name = strdup(o->name);
+		name = vn_xstrdup(o->name);
 	} else if ((rc = pick_name(v, ctx->state_dir, o->name_prefix ? o->name_prefix : t->name, &name, err)) < 0) {
 		vn_virt_close(v);
 		vn_testbed_boot_choice_clear(&bc);
@@ -488,7 +488,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	/* Anything but Ctrl-C or bad input: the bzImage decides whether PVH or the kernel is at fault. */
 	/* ... and a host that went away took both with it. */
 	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && bc.pvh && !bc.proven && vn_virt_alive(v)) {
-		_cleanup_free_ char *why = strdup(err->msg);
+		_cleanup_free_ char *why = vn_xstrdup(err->msg);
 		vn_testbed_progress(o, "booting", "%s; its logs are in %s/failed; booting the bzImage instead", why,
 				    ctx->state_dir);
 		vn_error_clear(err);
@@ -521,7 +521,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	double t0 = at.t0;
 	r->boot_s = vn_now_s() - t0;
 	r->accel = vn_virt_domain_accel(d);
-	r->accel_reason = strdup(vn_virt_domain_accel_reason(d));
+	r->accel_reason = vn_xstrdup(vn_virt_domain_accel_reason(d));
 	vn_testbed_progress(o, "agent answered", "%.1f s after start", r->boot_s);
 	/* A remote guest's streams need its connection: held until it is taken down. */
 	if (remote)
@@ -529,13 +529,13 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	else
 		vn_virt_close(v);
 
-	r->name = strdup(name);
-	r->guest_dir = strdup(dir);
-	r->console_log = strdup(log);
-	r->kernel_release = strdup(k->release);
-	r->kernel_version = strdup(k->version);
-	r->kernel_recipe = strdup(k->recipe);
-	r->topology_path = strdup(topo_path);
+	r->name = vn_xstrdup(name);
+	r->guest_dir = vn_xstrdup(dir);
+	r->console_log = vn_xstrdup(log);
+	r->kernel_release = vn_xstrdup(k->release);
+	r->kernel_version = vn_xstrdup(k->version);
+	r->kernel_recipe = vn_xstrdup(k->recipe);
+	r->topology_path = vn_xstrdup(topo_path);
 	if (k->npatches) {
 		struct vn_strbuf pb = VN_STRBUF_INIT;
 		for (size_t i = 0; i < k->npatches; i++)
@@ -548,7 +548,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		struct vn_error e = {0};
 		if (vn_sha256_file(k->config, digest, &e) == 0) {
 			vn_sha256_hex(digest, hex);
-			r->kernel_config_sha256 = strdup(hex);
+			r->kernel_config_sha256 = vn_xstrdup(hex);
 		}
 		vn_error_clear(&e);
 	}

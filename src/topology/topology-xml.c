@@ -636,7 +636,7 @@ static int parse_root(struct ctx *c, xmlNodePtr root)
 		if (!(isalnum(*p) || *p == '-' || *p == '_' || *p == '.'))
 			return fail(c, root, "topology name '%s' may only hold letters, digits, '-', '_' and '.'",
 				    (const char *)name);
-	t->name = strdup((const char *)name);
+	t->name = vn_xstrdup((const char *)name);
 	if ((rc = check_no_text(c, root)) < 0)
 		return rc;
 
@@ -651,7 +651,7 @@ static int parse_root(struct ctx *c, xmlNodePtr root)
 			if (t->description)
 				return fail(c, k, "<description> given twice");
 			_cleanup_xmlfree_ xmlChar *d = xmlNodeGetContent(k);
-			t->description = strdup(d ? (const char *)d : "");
+			t->description = vn_xstrdup(d ? (const char *)d : "");
 		} else if (strcmp(en, "cpu") == 0) {
 			rc = parse_cpu(c, k);
 		} else if (strcmp(en, "node") == 0) {
@@ -726,11 +726,11 @@ int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_t
 {
 	_cleanup_(xmlFreeParserCtxtp) xmlParserCtxtPtr pctx = xmlNewParserCtxt();
 	_cleanup_(xmlFreeDocp) xmlDocPtr doc = NULL;
-	_cleanup_topology_ struct vn_topology *t = calloc(1, sizeof(*t));
+	_cleanup_topology_ struct vn_topology *t = vn_xcalloc(1, sizeof(*t));
 	struct ctx c = {.file = name, .err = err};
 	int rc;
 
-	if (!pctx || !t)
+	if (!pctx)
 		vn_oom();
 	if (len > INT32_MAX)
 		return vn_input_error(err, "%s: file too large", name);
@@ -765,7 +765,7 @@ int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_t
 	rc = parse_root(&c, xmlDocGetRootElement(doc));
 	if (rc < 0)
 		return rc;
-	t->path = strdup(name);
+	t->path = vn_xstrdup(name);
 	*out = steal_pointer(&t);
 	return 0;
 }

@@ -314,6 +314,12 @@ void vn_json_add_str(struct json_object *o, const char *key, const char *s)
 	json_object_object_add(o, key, s ? json_object_new_string(s) : NULL);
 }
 
+void vn_json_add_strs(struct json_object *o, const char *const members[][2], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		vn_json_add_str(o, members[i][0], members[i][1]);
+}
+
 struct json_object *vn_json_new_double_sig(double v, int digits)
 {
 	char text[64];

@@ -93,6 +93,8 @@ int vn_json_get_uint(const struct vn_json_reader *r, struct json_object *o, cons
 
 /* Writing: o.key = s, or null for NULL. */
 void vn_json_add_str(struct json_object *o, const char *key, const char *s);
+/* The same for each {key, s} of members[n]: a record's string members from a table. */
+void vn_json_add_strs(struct json_object *o, const char *const members[][2], size_t n);
 /*
  * o's member key when it is of the type named, else NULL, 0 or false: for
  * JSON of our own, such as a child process's answer, trusted in content but

@@ -121,10 +121,7 @@ static int embed_root_setup(const char *root, struct vn_error *err)
  */
 static bool embed_root_busy(const char *root)
 {
-	_cleanup_free_ char *pidfile = NULL;
-
-	if (asprintf(&pidfile, "%s/run/qemu/driver.pid", root) < 0)
-		return false;
+	_cleanup_free_ char *pidfile = vn_xasprintf("%s/run/qemu/driver.pid", root);
 	_cleanup_close_ int fd = open(pidfile, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -139,14 +136,13 @@ static bool embed_root_busy(const char *root)
  */
 static void libvirt_log_setup(const char *state_dir)
 {
-	_cleanup_free_ char *outputs = NULL;
-
 	if (getenv("LIBVIRT_LOG_OUTPUTS"))
 		return;
 	/* Outputs are whitespace-separated; an invalid one makes virInitialize() fail outright. */
 	bool plain = !strpbrk(state_dir, " \t\n");
-	if (asprintf(&outputs, "3:file:%s%s", plain ? state_dir : "/dev/null", plain ? "/libvirt.log" : "") >= 0)
-		setenv("LIBVIRT_LOG_OUTPUTS", outputs, 0);
+	_cleanup_free_ char *outputs =
+		vn_xasprintf("3:file:%s%s", plain ? state_dir : "/dev/null", plain ? "/libvirt.log" : "");
+	setenv("LIBVIRT_LOG_OUTPUTS", outputs, 0);
 }
 
 /* libvirt URI-unescapes query values and splits them at & and ;, so a state dir needs escaping. */
@@ -235,7 +231,7 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		if ((rc = embed_root_setup(root, err)) < 0)
 			return rc;
 	} else {
-		u = strdup(uri);
+		u = vn_xstrdup(uri);
 	}
 
 	long deadline = vn_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);

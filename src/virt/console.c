@@ -120,10 +120,10 @@ int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char
 {
 	_cleanup_(tty_restorep) struct tty_restore tty = {.fd = in_fd};
 	_cleanup_stream_ virStreamPtr st = virStreamNew(d->v->conn, VIR_STREAM_NONBLOCK);
-	struct console *c = calloc(1, sizeof(*c));
+	struct console *c = vn_xcalloc(1, sizeof(*c));
 	int rc = 0;
 
-	if (!st || !c) {
+	if (!st) {
 		free(c);
 		return vn_virt_error(err, "cannot create a console stream");
 	}
@@ -196,7 +196,7 @@ int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn
 	*out = NULL;
 	if (fd < 0) {
 		if (errno == ENOENT) {
-			*out = strdup("");
+			*out = vn_xstrdup("");
 			return 0;
 		}
 		return vn_infra_error(err, -errno, "cannot read %s: %s", path, strerror(errno));
@@ -246,11 +246,10 @@ bool vn_console_log_shows_kernel(const char *path)
 
 void vn_console_failure_detail(struct vn_error *err, const char *tail, const char *kept)
 {
-	_cleanup_free_ char *detail = NULL;
+	_cleanup_free_ char *detail = vn_xasprintf(
+		"%s%s%s%s%s%s", tail && *tail ? "--- last lines of the console log ---\n" : "", tail ? tail : "",
+		tail && *tail ? "\n" : "", kept ? "logs kept in " : "", kept ? kept : "", kept ? "\n" : "");
 
-	if (asprintf(&detail, "%s%s%s%s%s%s", tail && *tail ? "--- last lines of the console log ---\n" : "",
-		     tail ? tail : "", tail && *tail ? "\n" : "", kept ? "logs kept in " : "", kept ? kept : "",
-		     kept ? "\n" : "") >= 0 &&
-	    *detail)
+	if (*detail)
 		vn_error_set_detail(err, detail);
 }

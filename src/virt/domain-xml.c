@@ -347,7 +347,7 @@ static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, c
 							      "was given",
 							      i);
 				bool root = root_here && d->root;
-				_cleanup_free_ char *img = root ? strdup(o->root_disk)
+				_cleanup_free_ char *img = root ? vn_xstrdup(o->root_disk)
 							   : o->disk_prefix
 								   ? vn_xasprintf("%s/%sdisk-node%u-%u.img",
 										  o->disk_dir, o->disk_prefix, i, k)
@@ -498,7 +498,7 @@ static char *child_prop(xmlNode *root, const char *name, const char *prop)
 		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, name) != 0)
 			continue;
 		xmlChar *v = prop ? xmlGetProp(c, (const xmlChar *)prop) : xmlNodeGetContent(c);
-		char *s = v ? strdup((const char *)v) : NULL;
+		char *s = v ? vn_xstrdup((const char *)v) : NULL;
 		xmlFree(v);
 		return s;
 	}

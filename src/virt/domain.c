@@ -17,13 +17,11 @@
 
 static struct vn_virt_domain *domain_new(struct vn_virt *v, virDomainPtr dom, const char *name)
 {
-	struct vn_virt_domain *d = calloc(1, sizeof(*d));
+	struct vn_virt_domain *d = vn_xcalloc(1, sizeof(*d));
 
-	if (!d)
-		vn_oom();
 	d->v = v;
 	d->dom = dom;
-	d->name = strdup(name);
+	d->name = vn_xstrdup(name);
 	d->guest_dir = vn_xasprintf("%s/guests/%s", v->state_dir, name);
 	d->console_log = vn_xasprintf("%s/console.log", d->guest_dir);
 	return d;
@@ -288,7 +286,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	d->accel = verdict.accel;
 	snprintf(d->accel_reason, sizeof(d->accel_reason), "%s", verdict.reason);
 	free(d->console_log);
-	d->console_log = strdup(opts.console_log);
+	d->console_log = vn_xstrdup(opts.console_log);
 	*out = d;
 	return 0;
 }
@@ -386,14 +384,15 @@ static void failed_prune(const char *failed)
 		return;
 	for (struct dirent *e; (e = readdir(dir));) {
 		struct stat sb;
-		char *path = NULL;
-		if (e->d_name[0] == '.' || asprintf(&path, "%s/%s", failed, e->d_name) < 0)
+		if (e->d_name[0] == '.')
 			continue;
-		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) ||
-		    (n == cap && !(k = reallocarray(k, cap = cap * 2 + 16, sizeof(*k))))) {
+		char *path = vn_xasprintf("%s/%s", failed, e->d_name);
+		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
 			free(path);
 			continue;
 		}
+		if (n == cap)
+			k = vn_xreallocarray(k, cap = cap * 2 + 16, sizeof(*k));
 		k[n++] = (struct kept){path, sb.st_mtim};
 	}
 	closedir(dir);
@@ -423,8 +422,8 @@ static void copy_domain_log(struct vn_virt *v, const char *name, const char *dir
 	/* The log grows across boots of one name: the last 1 MiB holds the last start. */
 	off_t from = sb.st_size > (1 << 20) ? sb.st_size - (1 << 20) : 0;
 	size_t len = (size_t)(sb.st_size - from);
-	_cleanup_free_ char *buf = malloc(len + 1);
-	ssize_t got = buf ? pread(in, buf, len, from) : -1;
+	_cleanup_free_ char *buf = vn_xmalloc(len + 1);
+	ssize_t got = pread(in, buf, len, from);
 	if (got <= 0)
 		return;
 	buf[got] = '\0';
@@ -480,7 +479,7 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 		if (renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) == 0) {
 			utimensat(AT_FDCWD, dst, NULL, 0); /* prune by when it failed */
 			failed_prune(failed);
-			*kept = strdup(dst);
+			*kept = vn_xstrdup(dst);
 			return 0;
 		}
 		if (errno != EEXIST)
@@ -572,7 +571,7 @@ int vn_virt_domain_list(struct vn_virt *v, struct vn_virt_domain_info **list, si
 
 	if (count < 0)
 		return vn_virt_error(err, "cannot list domains");
-	struct vn_virt_domain_info *out = calloc((size_t)count + 1, sizeof(*out));
+	struct vn_virt_domain_info *out = vn_xcalloc((size_t)count + 1, sizeof(*out));
 	size_t k = 0;
 	for (int i = 0; i < count; i++) {
 		_cleanup_free_ char *xml = virDomainGetMetadata(doms[i], VIR_DOMAIN_METADATA_ELEMENT, VN_XMLNS, 0);
@@ -580,7 +579,7 @@ int vn_virt_domain_list(struct vn_virt *v, struct vn_virt_domain_info **list, si
 
 		/* Not ours (or not readable as ours): other tools' guests stay invisible. */
 		if (xml && vn_domain_meta_parse(xml, &out[k].meta, &ignored) == 0) {
-			out[k].name = strdup(virDomainGetName(doms[i]));
+			out[k].name = vn_xstrdup(virDomainGetName(doms[i]));
 			out[k].running = virDomainIsActive(doms[i]) == 1;
 			k++;
 		}
