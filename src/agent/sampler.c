@@ -208,6 +208,7 @@ struct task {
 struct proc {
 	int pid, ppid;
 	int fd;      /* /proc/PID/stat */
+	int comm_fd; /* /proc/PID/comm, for user processes: a sixth of the cost of stat */
 	int maps_fd; /* /proc/PID/numa_maps, opened when first read */
 	bool wl, kthread, seen;
 	char comm[64];
@@ -226,9 +227,13 @@ static size_t nwant;
 static struct proc *procs;
 static size_t nprocs, procs_cap;
 
-/* /proc/loadavg's last field: the last pid the kernel handed out, to a process or a thread. */
+/*
+ * /proc/loadavg's last two numbers: how many tasks exist (until reaped) and
+ * the last pid handed out, to a process or a thread. While both stay the
+ * same no task has appeared or been reaped.
+ */
 static int loadavg_fd = -1;
-static long last_pid_seen = -1;
+static long tasks_seen = -1, last_pid_seen = -1;
 
 /*
  * Split the fields after comm. comm is "(...)" and may itself hold spaces and
@@ -297,6 +302,7 @@ static void proc_forget_tasks(struct proc *p)
 static void proc_drop(struct proc *p)
 {
 	close_fd(&p->fd);
+	close_fd(&p->comm_fd);
 	close_fd(&p->maps_fd);
 	proc_forget_tasks(p);
 	free(p->tasks);
@@ -320,12 +326,28 @@ static bool proc_read(struct proc *p, struct ig_buf *b)
 	return true;
 }
 
+/* Reads p's comm alone; false if the process is gone. */
+static bool proc_read_comm(struct proc *p, struct ig_buf *b)
+{
+	/* The kernel's "%s\n" of the same name stat puts between the parentheses. */
+	if (pread_all(p->comm_fd, b) < 0 || !b->len || b->s[b->len - 1] != '\n')
+		return false;
+	size_t n = b->len - 1;
+	p->comm_len = n < sizeof(p->comm) ? n : sizeof(p->comm) - 1;
+	memcpy(p->comm, b->s, p->comm_len);
+	p->comm[p->comm_len] = '\0';
+	return true;
+}
+
 /* Opens /proc/PID/stat for a process first met (or a pid met again as a new process) and reads it. */
 static bool proc_open(struct proc *p, int pid, struct ig_buf *b)
 {
-	*p = (struct proc){.pid = pid, .fd = open_ro("/proc/%d/stat", pid), .maps_fd = -1};
-	if (p->fd >= 0 && proc_read(p, b))
+	*p = (struct proc){.pid = pid, .fd = open_ro("/proc/%d/stat", pid), .comm_fd = -1, .maps_fd = -1};
+	if (p->fd >= 0 && proc_read(p, b)) {
+		if (!p->kthread)
+			p->comm_fd = open_ro("/proc/%d/comm", pid);
 		return true;
+	}
 	close_fd(&p->fd);
 	return false;
 }
@@ -411,44 +433,54 @@ static void procs_sync(struct ig_buf *b)
 	procs_cap = n;
 }
 
-/* The last pid handed out, or -1 if /proc/loadavg does not say. */
-static long last_pid(struct ig_buf *b)
+/* "0.42 0.30 0.25 2/83 419": false if /proc/loadavg does not say. */
+static bool tasks_count(struct ig_buf *b, long *tasks, long *last)
 {
-	if (pread_all(loadavg_fd, b) < 0)
-		return -1;
-	const char *sp = strrchr(b->s, ' ');
-	char *end;
-	long pid = sp ? strtol(sp + 1, &end, 10) : -1;
-	return sp && end != sp + 1 && (*end == '\n' || !*end) && pid >= 0 ? pid : -1;
+	char *p, *end;
+
+	if (pread_all(loadavg_fd, b) < 0 || !(p = strchr(b->s, '/')))
+		return false;
+	*tasks = strtol(p + 1, &end, 10);
+	if (end == p + 1 || *end != ' ')
+		return false;
+	p = end + 1;
+	*last = strtol(p, &end, 10);
+	return end != p && (*end == '\n' || !*end) && *tasks >= 0 && *last >= 0;
 }
 
 /*
  * Which processes are workload processes now: comm prefixes and pids, then
- * descendants by ppid closure. Returns true if the kernel handed out a pid
- * since the last sample (the thread lists must be read again).
+ * descendants by ppid closure. Returns true if a task appeared or was reaped
+ * since the last sample (the table was synced; thread lists must be too).
  *
- * A sample reads again the stat of every user process (an exec changes its
- * comm, a reparenting its ppid, neither hands out a pid) and of every
- * workload process, but not of the kernel threads that are not workload
- * processes, which are most of /proc in a small guest: they run no program,
- * so only a rename can change what they would match, and they are read
- * again whenever the table is synced.
+ * Otherwise, which is most samples, only what can change without a task
+ * appearing or going is read again: the stat of every workload process
+ * (its ppid, its comm) and the comm of every other user process (an exec
+ * or a prctl renames it into a match). Not their ppid: a parent's exit
+ * moves its children to an ancestor, which is a workload process only if
+ * they already were ones by descent, and its reaping syncs the table. Not
+ * the kernel threads, most of /proc in a small guest: they run no
+ * program, so only a rename could change what they match, and the table
+ * reads them again whenever it is synced.
  */
 static bool procs_scan(struct ig_buf *b)
 {
-	long lp = last_pid(b);
-	bool spawned = lp < 0 || lp != last_pid_seen;
+	long tasks = -1, lp = -1;
+	bool known = tasks_count(b, &tasks, &lp);
+	bool spawned = !known || tasks != tasks_seen || lp != last_pid_seen;
 
 	for (size_t i = 0; i < nprocs; i++)
 		procs[i].seen = false;
 	if (spawned) {
 		procs_sync(b);
+		tasks_seen = tasks;
 		last_pid_seen = lp;
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < nprocs; i++) {
 		struct proc *p = &procs[i];
-		if (!p->seen && (!p->kthread || p->wl) && !proc_read(p, b)) {
+		bool alive = p->seen || (p->wl ? proc_read(p, b) : p->kthread || proc_read_comm(p, b));
+		if (!alive) {
 			proc_drop(p); /* exited: without a new pid, nothing took its place */
 			continue;
 		}
