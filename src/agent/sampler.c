@@ -54,6 +54,32 @@ static bool is_int(const char *s, size_t n)
 }
 
 /*
+ * "key":text, where key needs no escaping and text is a JSON number: the
+ * writer's own comma and key logic, without its printf.
+ */
+static void member_raw(struct ig_json *out, const char *key, size_t klen, bool kb, const char *val, size_t vlen)
+{
+	ig_buf_reserve(&out->b, klen + vlen + 8);
+	char *w = out->b.s + out->b.len;
+	if (!out->first[out->depth])
+		*w++ = ',';
+	out->first[out->depth] = false;
+	*w++ = '"';
+	memcpy(w, key, klen);
+	w += klen;
+	if (kb) {
+		memcpy(w, "_kB", 3);
+		w += 3;
+	}
+	*w++ = '"';
+	*w++ = ':';
+	memcpy(w, val, vlen);
+	w += vlen;
+	*w = '\0';
+	out->b.len = (size_t)(w - out->b.s);
+}
+
+/*
  * "key value" (vmstat, numastat) and "Node N key:   value kB" (node meminfo)
  * lines as JSON members; kB values get a _kB suffix, as vn_metrics_parse_kv()
  * names them, so host code reads samples and snapshots alike.
@@ -105,24 +131,7 @@ static void emit_kv(struct ig_json *out, const char *name, const char *text, siz
 		/* Canonical: no leading zero, no "-0", too few digits to overflow 64 bits. */
 		size_t sign = val[0] == '-';
 		if (plain && vlen - sign <= 18 && (val[sign] != '0' || vlen == 1)) {
-			ig_buf_reserve(&out->b, klen + vlen + 8);
-			char *w = out->b.s + out->b.len;
-			if (!out->first[out->depth])
-				*w++ = ',';
-			out->first[out->depth] = false;
-			*w++ = '"';
-			memcpy(w, key, klen);
-			w += klen;
-			if (kb) {
-				memcpy(w, "_kB", 3);
-				w += 3;
-			}
-			*w++ = '"';
-			*w++ = ':';
-			memcpy(w, val, vlen);
-			w += vlen;
-			*w = '\0';
-			out->b.len = (size_t)(w - out->b.s);
+			member_raw(out, key, klen, kb, val, vlen);
 			continue;
 		}
 		memcpy(k, key, klen);
@@ -686,21 +695,62 @@ static void files_open(void)
 	}
 }
 
-static void emit_sample(struct ig_json *out, struct ig_buf *b, unsigned long seq, double t0)
+static int64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * ns as seconds with six decimals, rounded, as "%.6f" of ns / 1e9 prints
+ * them: printf of a double takes some 10 us under TCG, and a sample has
+ * three of these.
+ */
+static void json_us(struct ig_json *out, const char *key, int64_t ns)
+{
+	char s[32], *p = s + sizeof(s);
+	bool neg = ns < 0;
+	uint64_t us = ((neg ? (uint64_t)-ns : (uint64_t)ns) + 500) / 1000;
+
+	*--p = '\0';
+	for (int i = 0; i < 6; i++, us /= 10)
+		*--p = (char)('0' + us % 10);
+	*--p = '.';
+	do
+		*--p = (char)('0' + us % 10);
+	while (us /= 10);
+	if (neg)
+		*--p = '-';
+	member_raw(out, key, strlen(key), false, p, strlen(p));
+}
+
+/* "12345.67": the kernel's two decimals, which "%.2f" of strtod() would print back unchanged. */
+static bool uptime_verbatim(const char *s, size_t n)
+{
+	size_t dot = strspn(s, "0123456789");
+	return dot && dot + 3 == n && s[dot] == '.' && s[dot + 1] >= '0' && s[dot + 1] <= '9' && s[dot + 2] >= '0' &&
+	       s[dot + 2] <= '9' && (s[0] != '0' || dot == 1);
+}
+
+static void emit_sample(struct ig_json *out, struct ig_buf *b, unsigned long seq, int64_t t0)
 {
 	char k[16];
-	double wall0 = ig_now();
-	double cpu0 = ig_process_cpu_time();
+	int64_t wall0 = clock_ns(CLOCK_MONOTONIC);
+	int64_t cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
 	ig_json_reset(out);
 	ig_json_obj_begin(out, NULL);
 	ig_json_uint(out, "seq", seq);
-	ig_json_fixed(out, "t", wall0 - t0, 6);
+	json_us(out, "t", wall0 - t0);
 
 	/* "12345.67 23456.78": seconds with two decimals, as the kernel prints them. */
 	if (pread_all(uptime_fd, b) == 0) {
 		size_t n = strcspn(b->s, " \n");
-		if (n && strspn(b->s, "0123456789.") == n)
+		if (uptime_verbatim(b->s, n))
+			member_raw(out, "uptime", 6, false, b->s, n);
+		else if (n && strspn(b->s, "0123456789.") == n)
 			ig_json_fixed(out, "uptime", strtod(b->s, NULL), 2);
 	}
 
@@ -732,11 +782,11 @@ static void emit_sample(struct ig_json *out, struct ig_buf *b, unsigned long seq
 	ig_json_obj_end(out);
 
 	/* Measured last so that it covers everything but formatting these two numbers and the write. */
-	double cpu = ig_process_cpu_time() - cpu0;
-	double wall = ig_now() - wall0;
+	int64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	int64_t wall = clock_ns(CLOCK_MONOTONIC) - wall0;
 	ig_json_obj_begin(out, "cost");
-	ig_json_fixed(out, "cpu_s", cpu, 6);
-	ig_json_fixed(out, "wall_s", wall, 6);
+	json_us(out, "cpu_s", cpu);
+	json_us(out, "wall_s", wall);
 	ig_json_obj_end(out);
 	ig_json_obj_end(out);
 }
@@ -790,9 +840,10 @@ int main(int argc, char **argv)
 	topology_read();
 	files_open();
 
-	double t0 = ig_now();
+	int64_t t0_ns = clock_ns(CLOCK_MONOTONIC);
+	double t0 = (double)t0_ns * 1e-9;
 	for (unsigned long seq = 0; !ig_stop_requested; seq++) {
-		emit_sample(&out, &scratch, seq, t0);
+		emit_sample(&out, &scratch, seq, t0_ns);
 		/* One write() per line, so a reader never sees half a sample unless we die mid-write. */
 		int r = ig_json_print(&out);
 		if (r == -EPIPE)
