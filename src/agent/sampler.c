@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -196,6 +197,47 @@ __attribute__((format(printf, 1, 2))) static int open_ro(const char *fmt, ...)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+/*
+ * A per-task file that is read by its path each time instead of through a
+ * kept descriptor: kernel threads (read only when the table is synced) and
+ * whatever did not get a descriptor because the sampler had too many open.
+ */
+#define NOT_KEPT (-2)
+
+/* Descriptors from here up are not kept: opendir and the reads by path need a few. */
+static long fd_ceiling = 1024 - 8;
+
+/* A descriptor to keep, NOT_KEPT if out of descriptors, or -1 if the file is not there (the task is gone). */
+__attribute__((format(printf, 1, 2))) static int open_kept(const char *fmt, ...)
+{
+	char path[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= fd_ceiling) {
+		close(fd);
+		return NOT_KEPT;
+	}
+	return fd < 0 && (errno == EMFILE || errno == ENFILE) ? NOT_KEPT : fd;
+}
+
+/* The file through fd, or by its path (fmt...) when it is NOT_KEPT; 0 or -errno. */
+__attribute__((format(printf, 3, 4))) static int read_kept(int fd, struct ig_buf *b, const char *fmt, ...)
+{
+	char path[96];
+	va_list ap;
+
+	if (fd != NOT_KEPT)
+		return pread_all(fd, b);
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	return ig_read_file(path, b);
+}
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -325,7 +367,7 @@ static bool proc_read(struct proc *p, struct ig_buf *b)
 	char *comm, *f[7];
 	size_t comm_len;
 
-	if (pread_all(p->fd, b) < 0 || stat_fields(b->s, &comm, &comm_len, f, 7) < 7)
+	if (read_kept(p->fd, b, "/proc/%d/stat", p->pid) < 0 || stat_fields(b->s, &comm, &comm_len, f, 7) < 7)
 		return false;
 	p->ppid = atoi(f[1]);
 	p->kthread = (strtoul(f[6], NULL, 10) & PF_KTHREAD) != 0;
@@ -339,7 +381,7 @@ static bool proc_read(struct proc *p, struct ig_buf *b)
 static bool proc_read_comm(struct proc *p, struct ig_buf *b)
 {
 	/* The kernel's "%s\n" of the same name stat puts between the parentheses. */
-	if (pread_all(p->comm_fd, b) < 0 || !b->len || b->s[b->len - 1] != '\n')
+	if (read_kept(p->comm_fd, b, "/proc/%d/comm", p->pid) < 0 || !b->len || b->s[b->len - 1] != '\n')
 		return false;
 	size_t n = b->len - 1;
 	p->comm_len = n < sizeof(p->comm) ? n : sizeof(p->comm) - 1;
@@ -348,13 +390,21 @@ static bool proc_read_comm(struct proc *p, struct ig_buf *b)
 	return true;
 }
 
-/* Opens /proc/PID/stat for a process first met (or a pid met again as a new process) and reads it. */
+/*
+ * Opens /proc/PID/stat for a process first met (or met again at a sync) and
+ * reads it. A kernel thread keeps no descriptor: it is read only at syncs,
+ * and then afresh, whatever its pid now holds.
+ */
 static bool proc_open(struct proc *p, int pid, struct ig_buf *b)
 {
-	*p = (struct proc){.pid = pid, .fd = open_ro("/proc/%d/stat", pid), .comm_fd = -1, .maps_fd = -1};
-	if (p->fd >= 0 && proc_read(p, b)) {
-		if (!p->kthread)
-			p->comm_fd = open_ro("/proc/%d/comm", pid);
+	*p = (struct proc){.pid = pid, .fd = open_kept("/proc/%d/stat", pid), .comm_fd = -1, .maps_fd = -1};
+	if (p->fd != -1 && proc_read(p, b)) {
+		if (p->kthread) {
+			close_fd(&p->fd);
+			p->fd = NOT_KEPT;
+		} else {
+			p->comm_fd = open_kept("/proc/%d/comm", pid);
+		}
 		return true;
 	}
 	close_fd(&p->fd);
@@ -422,7 +472,7 @@ static void procs_sync(struct ig_buf *b)
 		if (o < nprocs && procs[o].pid == pid) {
 			struct proc p = procs[o++];
 			/* Still the same process if its fd still reads; else the pid is a new one's. */
-			if (proc_read(&p, b)) {
+			if (p.fd >= 0 && proc_read(&p, b)) {
 				p.seen = true;
 				next[k++] = p;
 				continue;
@@ -534,8 +584,8 @@ static void tasks_sync(struct proc *p)
 			next[k++] = p->tasks[o++];
 			continue;
 		}
-		next[k] = (struct task){scan_ids[i], open_ro("/proc/%d/task/%d/stat", p->pid, scan_ids[i])};
-		if (next[k].fd >= 0)
+		next[k] = (struct task){scan_ids[i], open_kept("/proc/%d/task/%d/stat", p->pid, scan_ids[i])};
+		if (next[k].fd != -1)
 			k++;
 	}
 	while (o < p->ntasks)
@@ -558,9 +608,9 @@ static uint64_t line_pages[VN_MAX_NODES];
 static int read_numa_maps(struct proc *p, struct ig_buf *b)
 {
 	memset(mem_kb, 0, sizeof(mem_kb[0]) * (size_t)topo.nr_nodes);
-	if (p->maps_fd < 0)
-		p->maps_fd = open_ro("/proc/%d/numa_maps", p->pid);
-	int r = pread_all(p->maps_fd, b);
+	if (p->maps_fd == -1)
+		p->maps_fd = open_kept("/proc/%d/numa_maps", p->pid);
+	int r = read_kept(p->maps_fd, b, "/proc/%d/numa_maps", p->pid);
 	if (r < 0)
 		return r;
 	for (char *line = b->s; *line;) {
@@ -616,11 +666,13 @@ static int emit_threads(struct ig_json *out, struct proc *p, struct ig_buf *b, b
 		 * thread that cannot be read has exited; after a new pid its tid
 		 * may be a new thread's, so that one is opened by number.
 		 */
-		bool ok = pread_all(t->fd, b) == 0 && stat_fields(b->s, NULL, NULL, f, 37) >= 37;
+		bool ok = read_kept(t->fd, b, "/proc/%d/task/%d/stat", p->pid, t->tid) == 0 &&
+			  stat_fields(b->s, NULL, NULL, f, 37) >= 37;
 		if (!ok && spawned) {
 			close_fd(&t->fd);
-			t->fd = open_ro("/proc/%d/task/%d/stat", p->pid, t->tid);
-			ok = pread_all(t->fd, b) == 0 && stat_fields(b->s, NULL, NULL, f, 37) >= 37;
+			t->fd = open_kept("/proc/%d/task/%d/stat", p->pid, t->tid);
+			ok = read_kept(t->fd, b, "/proc/%d/task/%d/stat", p->pid, t->tid) == 0 &&
+			     stat_fields(b->s, NULL, NULL, f, 37) >= 37;
 		}
 		if (!ok) {
 			close_fd(&t->fd);
@@ -837,6 +889,17 @@ int main(int argc, char **argv)
 	struct ig_json out;
 	struct ig_buf scratch = {0};
 	ig_json_init(&out);
+	/* A descriptor kept per process and per workload thread: take all the kernel allows (the rest is read by path). */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		fd_ceiling =
+			rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT32_MAX ? INT32_MAX : (long)rl.rlim_cur - 8;
+	}
 	topology_read();
 	files_open();
 

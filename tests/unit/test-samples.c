@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,9 @@ static const char *sampler_path(void)
 	return p ? p : VN_SAMPLER_PATH;
 }
 
+/* If not 0, the sampler runs with this few descriptors (soft and hard limit). */
+static rlim_t sampler_nofile;
+
 /* Everything the sampler prints until it exits; its exit status in *rc. */
 static char *run_sampler(char *const argv[], int *rc)
 {
@@ -37,6 +41,10 @@ static char *run_sampler(char *const argv[], int *rc)
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
+		if (sampler_nofile) {
+			struct rlimit rl = {sampler_nofile, sampler_nofile};
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 		execv(sampler_path(), argv);
 		_exit(127);
 	}
@@ -407,6 +415,35 @@ static void test_procs_come_and_go(void **state)
 	free(text);
 }
 
+/*
+ * With too few descriptors to keep one per process, the sampler reads the
+ * rest by path: the same processes, threads and memory, no process lost.
+ */
+static void test_few_descriptors(void **state)
+{
+	pid_t child = start_toucher("vnuma-tst-fd");
+	sampler_nofile = 16;
+	char *text = sample_child(child, "--interval", "0.05", "--duration", "0.2", NULL);
+	sampler_nofile = 0;
+
+	struct vn_samples s;
+	struct vn_error err = {0};
+	if (vn_samples_parse(text, NULL, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(s.n >= 3);
+	for (unsigned i = 0; i < s.n; i++) {
+		const struct vn_sample_proc *p = vn_sample_proc_find(&s.v[i], child);
+		if (!p)
+			fail_msg("sample %u: child %d not among procs with 16 descriptors", i, (int)child);
+		assert_string_equal(p->comm, "vnuma-tst-fd");
+		assert_true(p->have_mem && p->mem_kb[0] >= 7000);
+		assert_int_equal(p->nthreads, 1);
+		assert_true(json_object_object_length(s.v[i].vmstat) > 10);
+	}
+	vn_samples_free(&s);
+	free(text);
+}
+
 static void test_sigterm_stops_cleanly(void **state)
 {
 	int out[2];
@@ -592,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options),           cmocka_unit_test(test_odd_comm),
 		cmocka_unit_test(test_sigterm_stops_cleanly), cmocka_unit_test(test_real_sampler),
 		cmocka_unit_test(test_counters_verbatim),     cmocka_unit_test(test_procs_come_and_go),
+		cmocka_unit_test(test_few_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
