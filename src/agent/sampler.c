@@ -4,9 +4,11 @@
  * complete JSON line written with a single write(); the host never has to
  * round-trip per sample. The line format is documented in docs/sampling.md.
  *
- * It runs every second in a 2-vCPU TCG guest beside the workloads it watches,
- * so it is libc only (static, like the agent), reads files with plain
- * open/read into reused buffers, and reports its own cost in every line.
+ * It runs beside the workloads it watches, up to 10 times a second in a TCG
+ * guest where every syscall and page walk is emulated, so it is libc only
+ * (static, like the agent), keeps its files open and reads each again only
+ * when it can have changed (docs/sampling.md, "What a sample reads"), and
+ * reports its own cost in every line.
  * Its buffers, JSON writer, options and node map are the in-guest support
  * library's (src/inguest), which the workloads use too.
  */
