@@ -159,10 +159,40 @@ static void emit_kv(struct ig_json *out, const char *name, const char *text, siz
  * The whole file at fd into b, read from offset 0 again: procfs and sysfs
  * regenerate the text on each read at 0, so a file opened once serves every
  * sample without the open and close (a third of a read's cost under TCG).
- * One pread into a buffer that held the whole text last time: /proc/vmstat
- * computes every counter again on each read call, even the one that would
- * only say EOF. Returns 0 or -errno, b->s "" on error.
+ * Returns 0 or -errno, b->s "" on error.
+ *
+ * A file of one record (a sysfs attribute, /proc/PID/stat and comm,
+ * loadavg, uptime: the kernel makes all of its text in one go) is one
+ * pread into a buffer that held it whole. A file of many records
+ * (/proc/vmstat, numa_maps) may come in pieces of a page, so it is read
+ * from 0 until EOF; pread at each offset would make the kernel regenerate
+ * everything before it.
  */
+static int read_records(int fd, struct ig_buf *b)
+{
+	ig_buf_clear(b);
+	if (fd < 0)
+		return -ENOENT;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	for (;;) {
+		ig_buf_reserve(b, 4096);
+		ssize_t r = read(fd, b->s + b->len, b->cap - b->len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			ig_buf_clear(b);
+			return e;
+		}
+		if (r == 0)
+			break;
+		b->len += (size_t)r;
+	}
+	b->s[b->len] = '\0';
+	return 0;
+}
+
 static int pread_all(int fd, struct ig_buf *b)
 {
 	ig_buf_clear(b);
@@ -612,7 +642,8 @@ static int read_numa_maps(struct proc *p, struct ig_buf *b)
 	memset(mem_kb, 0, sizeof(mem_kb[0]) * (size_t)topo.nr_nodes);
 	if (p->maps_fd == -1)
 		p->maps_fd = open_kept("/proc/%d/numa_maps", p->pid);
-	int r = read_kept(p->maps_fd, b, "/proc/%d/numa_maps", p->pid);
+	int r = p->maps_fd == NOT_KEPT ? read_kept(p->maps_fd, b, "/proc/%d/numa_maps", p->pid)
+				       : read_records(p->maps_fd, b);
 	if (r < 0)
 		return r;
 	for (char *line = b->s; *line;) {
@@ -808,7 +839,7 @@ static void emit_sample(struct ig_json *out, struct ig_buf *b, unsigned long seq
 			ig_json_fixed(out, "uptime", strtod(b->s, NULL), 2);
 	}
 
-	pread_all(vmstat_fd, b);
+	read_records(vmstat_fd, b);
 	emit_kv(out, "vmstat", b->s, b->len);
 
 	ig_json_arr_begin(out, "nodes");
