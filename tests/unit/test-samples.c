@@ -5,12 +5,14 @@
 #include <cmocka.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,9 @@ static const char *sampler_path(void)
 	return p ? p : VN_SAMPLER_PATH;
 }
 
+/* If not 0, the sampler runs with this few descriptors (soft and hard limit). */
+static rlim_t sampler_nofile;
+
 /* Everything the sampler prints until it exits; its exit status in *rc. */
 static char *run_sampler(char *const argv[], int *rc)
 {
@@ -36,6 +41,10 @@ static char *run_sampler(char *const argv[], int *rc)
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
+		if (sampler_nofile) {
+			struct rlimit rl = {sampler_nofile, sampler_nofile};
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 		execv(sampler_path(), argv);
 		_exit(127);
 	}
@@ -85,6 +94,12 @@ static pid_t start_toucher(const char *comm)
 			_exit(1);
 		for (size_t i = 0; i < n; i += 4096)
 			m[i] = 1;
+		/*
+		 * 64 mappings, not one: numa_maps then runs past a page, which the
+		 * kernel hands out a page at a time, and all of it must be summed.
+		 */
+		for (size_t i = 0; i < n; i += 2 << 17)
+			mprotect((char *)m + i, 1 << 17, PROT_READ);
 		if (write(ready[1], "x", 1) != 1)
 			_exit(1);
 		for (;;)
@@ -178,6 +193,258 @@ static void test_real_sampler(void **state)
 		assert_non_null(p);
 		assert_int_equal(p->have_mem, i % 2 == 0);
 		assert_int_equal(isnan(vn_samples_local_fraction(&s.v[i], NULL, 0)) != 0, i % 2 != 0);
+	}
+	vn_samples_free(&s);
+	free(text);
+}
+
+/* The whole of a /proc or /sys file, as the test reads it (NULL if it cannot). */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1 << 20);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* The value of KEY in "key value" or "Node N key:   value kB" text, as the kernel printed it; NULL if absent. */
+static const char *kv_find(const char *text, const char *key, char *out, size_t outsz)
+{
+	for (const char *line = text; *line;) {
+		const char *p = line, *eol = strchr(line, '\n');
+		line = eol ? eol + 1 : line + strlen(line);
+		if (strncmp(p, "Node ", 5) == 0)
+			p = strchr(p + 5, ' ') + 1;
+		while (*p == ' ')
+			p++;
+		size_t kl = strcspn(p, " :\t");
+		if (kl != strlen(key) || strncmp(p, key, kl) != 0)
+			continue;
+		p += kl + strspn(p + kl, " :\t");
+		size_t vl = strcspn(p, " \n");
+		snprintf(out, outsz, "%.*s", (int)vl, p);
+		return out;
+	}
+	return NULL;
+}
+
+/*
+ * The sampler copies the kernel's counters into its line without parsing
+ * them when that gives the same text: every key of the file is there, in
+ * its order, and the counters that read the same before and after it ran
+ * have the kernel's value. A few of those moved and came back while it ran
+ * (its own mappings count in nr_mapped): at most one in ten may differ.
+ */
+static void expect_counters(struct json_object *obj, const char *before, const char *after, const char *what)
+{
+	unsigned stable = 0, differ = 0, n = 0;
+	json_object_object_foreach(obj, key, val)
+	{
+		char k[128], b[64], a[64];
+		snprintf(k, sizeof(k), "%s", key);
+		size_t kl = strlen(k);
+		if (kl > 3 && strcmp(k + kl - 3, "_kB") == 0 && !kv_find(before, k, b, sizeof(b)))
+			k[kl - 3] = '\0';
+		if (!kv_find(before, k, b, sizeof(b)) || !kv_find(after, k, a, sizeof(a)))
+			fail_msg("%s: %s is not in the kernel's file", what, key);
+		n++;
+		if (strcmp(a, b) != 0)
+			continue;
+		stable++;
+		if (strcmp(json_object_to_json_string(val), b) != 0) {
+			print_message("%s: %s is %s, the kernel said %s before and after\n", what, key,
+				      json_object_to_json_string(val), b);
+			differ++;
+		}
+	}
+	/* Every line of the file is a member. */
+	unsigned lines = 0;
+	for (const char *p = before; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(n, lines);
+	assert_true(stable > 0);
+	if (differ * 10 > stable)
+		fail_msg("%s: %u of %u stable counters differ from the kernel's text", what, differ, stable);
+}
+
+static void test_counters_verbatim(void **state)
+{
+	char *argv[] = {"vnuma-sample", "--interval", "1", "--duration", "0.001", NULL};
+	const char *files[] = {"/proc/vmstat", "/sys/devices/system/node/node0/meminfo",
+			       "/sys/devices/system/node/node0/numastat"};
+	char *before[3], *after[3];
+	int rc;
+
+	for (int i = 0; i < 3; i++)
+		before[i] = slurp(files[i]);
+	char *text = run_sampler(argv, &rc);
+	for (int i = 0; i < 3; i++)
+		after[i] = slurp(files[i]);
+	assert_int_equal(rc, 0);
+	struct vn_samples s;
+	struct vn_error err = {0};
+	if (vn_samples_parse(text, NULL, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s.n, 1);
+	expect_counters(s.v[0].vmstat, before[0], after[0], files[0]);
+	if (before[1] && before[2]) {
+		expect_counters(s.v[0].meminfo[0], before[1], after[1], files[1]);
+		expect_counters(s.v[0].numastat[0], before[2], after[2], files[2]);
+	}
+	vn_samples_free(&s);
+	free(text);
+	for (int i = 0; i < 3; i++) {
+		free(before[i]);
+		free(after[i]);
+	}
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+static void *short_thread(void *arg)
+{
+	sleep_s(0.4);
+	return arg;
+}
+
+/* The sample's process with this comm, or NULL. */
+static const struct vn_sample_proc *proc_by_comm(const struct vn_sample *x, const char *comm)
+{
+	for (unsigned i = 0; i < x->nprocs; i++)
+		if (strcmp(x->procs[i].comm, comm) == 0)
+			return &x->procs[i];
+	return NULL;
+}
+
+/* True if the samples where f(x) holds form one unbroken run, and there is one. */
+static bool one_run(const struct vn_samples *s, const char *comm, unsigned *first, unsigned *last)
+{
+	bool seen = false, ended = false;
+	for (unsigned i = 0; i < s->n; i++) {
+		bool in = proc_by_comm(&s->v[i], comm) != NULL;
+		if (in && ended)
+			return false;
+		if (in && !seen)
+			*first = i;
+		if (in)
+			*last = i;
+		ended = ended || (seen && !in);
+		seen = seen || in;
+	}
+	return seen;
+}
+
+/*
+ * The sampler keeps its process and thread tables (open stat files) from
+ * one sample to the next, and reads kernel threads again only when the
+ * kernel hands out a pid: a process that appears, is renamed into the
+ * match without a new pid, gains and loses a thread, or exits, must still
+ * show in exactly the samples where it is there.
+ */
+static void test_procs_come_and_go(void **state)
+{
+	pid_t orch = fork();
+	assert_true(orch >= 0);
+	if (orch == 0) {
+		prctl(PR_SET_NAME, "tst-orch", 0, 0, 0);
+		pid_t b = fork();
+		if (b == 0) {
+			prctl(PR_SET_NAME, "tst-sleeper", 0, 0, 0);
+			sleep_s(0.6);
+			/* No new pid: only reading user processes again each sample finds it. */
+			prctl(PR_SET_NAME, "vnuma-tst-b", 0, 0, 0);
+			for (;;)
+				pause();
+		}
+		sleep_s(0.3);
+		pid_t a = fork();
+		if (a == 0) {
+			prctl(PR_SET_NAME, "vnuma-tst-a", 0, 0, 0);
+			sleep_s(0.3);
+			pthread_t t;
+			if (pthread_create(&t, NULL, short_thread, NULL) != 0)
+				_exit(1);
+			pthread_join(t, NULL);
+			sleep_s(0.4);
+			_exit(0);
+		}
+		waitpid(a, NULL, 0);
+		sleep_s(0.4);
+		kill(b, SIGKILL);
+		waitpid(b, NULL, 0);
+		_exit(0);
+	}
+	char *argv[] = {"vnuma-sample", "--interval", "0.05", "--duration", "2.4", "--match", "vnuma-tst-", NULL};
+	int rc;
+	char *text = run_sampler(argv, &rc);
+	int status;
+	assert_int_equal(waitpid(orch, &status, 0), orch);
+	assert_int_equal(rc, 0);
+
+	struct vn_samples s;
+	struct vn_error err = {0};
+	if (vn_samples_parse(text, NULL, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	unsigned a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+	if (!one_run(&s, "vnuma-tst-a", &a0, &a1))
+		fail_msg("vnuma-tst-a is not in one unbroken run of samples");
+	if (!one_run(&s, "vnuma-tst-b", &b0, &b1))
+		fail_msg("vnuma-tst-b (renamed, no new pid) is not in one unbroken run of samples");
+	/* Each is gone before the end, and neither was there from the start. */
+	assert_true(a0 > 0 && a1 + 1 < s.n);
+	assert_true(b0 > 0 && b1 + 1 < s.n);
+	/* a's threads: 1, then 2 while the thread lives, then 1 again. */
+	unsigned phase = 0;
+	for (unsigned i = a0; i <= a1; i++) {
+		unsigned n = proc_by_comm(&s.v[i], "vnuma-tst-a")->nthreads;
+		if (phase == 0 && n == 2)
+			phase = 1;
+		else if (phase == 1 && n == 1)
+			phase = 2;
+		else if (n != (phase == 1 ? 2u : 1u))
+			fail_msg("sample %u: vnuma-tst-a has %u threads in phase %u", i, n, phase);
+	}
+	assert_int_equal(phase, 2);
+	for (unsigned i = 0; i < s.n; i++)
+		assert_null(proc_by_comm(&s.v[i], "tst-orch"));
+	vn_samples_free(&s);
+	free(text);
+}
+
+/*
+ * With too few descriptors to keep one per process, the sampler reads the
+ * rest by path: the same processes, threads and memory, no process lost.
+ */
+static void test_few_descriptors(void **state)
+{
+	pid_t child = start_toucher("vnuma-tst-fd");
+	sampler_nofile = 16;
+	char *text = sample_child(child, "--interval", "0.05", "--duration", "0.2", NULL);
+	sampler_nofile = 0;
+
+	struct vn_samples s;
+	struct vn_error err = {0};
+	if (vn_samples_parse(text, NULL, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(s.n >= 3);
+	for (unsigned i = 0; i < s.n; i++) {
+		const struct vn_sample_proc *p = vn_sample_proc_find(&s.v[i], child);
+		if (!p)
+			fail_msg("sample %u: child %d not among procs with 16 descriptors", i, (int)child);
+		assert_string_equal(p->comm, "vnuma-tst-fd");
+		assert_true(p->have_mem && p->mem_kb[0] >= 7000);
+		assert_int_equal(p->nthreads, 1);
+		assert_true(json_object_object_length(s.v[i].vmstat) > 10);
 	}
 	vn_samples_free(&s);
 	free(text);
@@ -367,6 +634,8 @@ int main(void)
 		cmocka_unit_test(test_high_node_ids),         cmocka_unit_test(test_truncated_tail_and_empty),
 		cmocka_unit_test(test_bad_options),           cmocka_unit_test(test_odd_comm),
 		cmocka_unit_test(test_sigterm_stops_cleanly), cmocka_unit_test(test_real_sampler),
+		cmocka_unit_test(test_counters_verbatim),     cmocka_unit_test(test_procs_come_and_go),
+		cmocka_unit_test(test_few_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
