@@ -66,13 +66,9 @@ void ig_buf_free(struct ig_buf *b)
 	*b = (struct ig_buf){0};
 }
 
-int ig_read_file(const char *path, struct ig_buf *b)
+int ig_read_fd(int fd, struct ig_buf *b)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
 	ig_buf_clear(b);
-	if (fd < 0)
-		return -errno;
 	for (;;) {
 		ig_buf_reserve(b, 4096);
 		ssize_t r = read(fd, b->s + b->len, b->cap - b->len - 1);
@@ -80,7 +76,6 @@ int ig_read_file(const char *path, struct ig_buf *b)
 			if (errno == EINTR)
 				continue;
 			int e = -errno;
-			close(fd);
 			ig_buf_clear(b);
 			return e;
 		}
@@ -89,8 +84,20 @@ int ig_read_file(const char *path, struct ig_buf *b)
 		b->len += (size_t)r;
 	}
 	b->s[b->len] = '\0';
-	close(fd);
 	return 0;
+}
+
+int ig_read_file(const char *path, struct ig_buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		ig_buf_clear(b);
+		return -errno;
+	}
+	int r = ig_read_fd(fd, b);
+	close(fd);
+	return r;
 }
 
 int ig_write_all(int fd, const char *s, size_t n)

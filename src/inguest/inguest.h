@@ -173,6 +173,8 @@ void ig_buf_free(struct ig_buf *b);
 
 /* The whole file into b (emptied first; "" on error). Returns 0 or -errno. */
 int ig_read_file(const char *path, struct ig_buf *b);
+/* The same from fd's offset to EOF. */
+int ig_read_fd(int fd, struct ig_buf *b);
 /* write(2) until all of s is written; 0 or -errno. */
 int ig_write_all(int fd, const char *s, size_t n);
 /* Writes the whole string to path (e.g. cgroup.procs); 0 or -errno. */
