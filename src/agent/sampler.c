@@ -55,32 +55,6 @@ static bool is_int(const char *s, size_t n)
 }
 
 /*
- * "key":text, where key needs no escaping and text is a JSON number: the
- * writer's own comma and key logic, without its printf.
- */
-static void member_raw(struct ig_json *out, const char *key, size_t klen, bool kb, const char *val, size_t vlen)
-{
-	ig_buf_reserve(&out->b, klen + vlen + 8);
-	char *w = out->b.s + out->b.len;
-	if (!out->first[out->depth])
-		*w++ = ',';
-	out->first[out->depth] = false;
-	*w++ = '"';
-	memcpy(w, key, klen);
-	w += klen;
-	if (kb) {
-		memcpy(w, "_kB", 3);
-		w += 3;
-	}
-	*w++ = '"';
-	*w++ = ':';
-	memcpy(w, val, vlen);
-	w += vlen;
-	*w = '\0';
-	out->b.len = (size_t)(w - out->b.s);
-}
-
-/*
  * "key value" (vmstat, numastat) and "Node N key:   value kB" (node meminfo)
  * lines as JSON members; kB values get a _kB suffix, as vn_metrics_parse_kv()
  * names them, so host code reads samples and snapshots alike.
@@ -132,7 +106,7 @@ static void emit_kv(struct ig_json *out, const char *name, const char *text, siz
 		/* Canonical: no leading zero, no "-0", too few digits to overflow 64 bits. */
 		size_t sign = val[0] == '-';
 		if (plain && vlen - sign <= 18 && (val[sign] != '0' || vlen == 1)) {
-			member_raw(out, key, klen, kb, val, vlen);
+			ig_json_raw(out, key, klen, kb ? "_kB" : NULL, val, vlen);
 			continue;
 		}
 		memcpy(k, key, klen);
@@ -195,7 +169,7 @@ static void json_us(struct ig_json *out, const char *key, int64_t ns)
 	while (us /= 10);
 	if (neg)
 		*--p = '-';
-	member_raw(out, key, strlen(key), false, p, strlen(p));
+	ig_json_raw(out, key, strlen(key), NULL, p, strlen(p));
 }
 
 /* "12345.67": the kernel's two decimals, which "%.2f" of strtod() would print back unchanged. */
@@ -220,7 +194,7 @@ static void emit_sample(struct ig_json *out, struct ig_buf *b, unsigned long seq
 	if (pread_all(uptime_fd, b) == 0) {
 		size_t n = strcspn(b->s, " \n");
 		if (uptime_verbatim(b->s, n))
-			member_raw(out, "uptime", 6, false, b->s, n);
+			ig_json_raw(out, "uptime", 6, NULL, b->s, n);
 		else if (n && strspn(b->s, "0123456789.") == n)
 			ig_json_fixed(out, "uptime", strtod(b->s, NULL), 2);
 	}

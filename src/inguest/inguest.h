@@ -340,6 +340,12 @@ void ig_json_arr_end(struct ig_json *j);
 void ig_json_str(struct ig_json *j, const char *key, const char *v); /* NULL -> null */
 /* n bytes at v, which may hold anything (a task's comm). */
 void ig_json_str_n(struct ig_json *j, const char *key, const char *v, size_t n);
+/*
+ * "key suffix":text as given: key[0..klen) and suffix (or NULL) need no
+ * escaping and text[0..n) is a JSON value already, such as a number as the
+ * kernel printed it. For the sampler's hot path: no escaping, no printf.
+ */
+void ig_json_raw(struct ig_json *j, const char *key, size_t klen, const char *suffix, const char *text, size_t n);
 void ig_json_int(struct ig_json *j, const char *key, long long v);
 void ig_json_uint(struct ig_json *j, const char *key, unsigned long long v);
 void ig_json_double(struct ig_json *j, const char *key, double v); /* %.10g; NaN/inf -> null */

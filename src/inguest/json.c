@@ -117,6 +117,22 @@ static void key(struct ig_json *j, const char *k)
 	}
 }
 
+void ig_json_raw(struct ig_json *j, const char *k, size_t klen, const char *suffix, const char *text, size_t n)
+{
+	size_t slen = suffix ? strlen(suffix) : 0;
+
+	if (!j->first[j->depth])
+		ig_buf_add(&j->b, ",", 1);
+	j->first[j->depth] = false;
+	ig_buf_reserve(&j->b, klen + slen + n + 3);
+	ig_buf_add(&j->b, "\"", 1);
+	ig_buf_add(&j->b, k, klen);
+	if (suffix)
+		ig_buf_add(&j->b, suffix, slen);
+	ig_buf_add(&j->b, "\":", 2);
+	ig_buf_add(&j->b, text, n);
+}
+
 static void open_(struct ig_json *j, const char *k, const char *bracket)
 {
 	key(j, k);
