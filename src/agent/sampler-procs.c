@@ -33,7 +33,7 @@ struct proc {
 	char comm[64];
 	size_t comm_len;
 	struct task *tasks; /* ascending tid, as /proc/PID/task lists them */
-	size_t ntasks, tasks_cap;
+	size_t ntasks;
 	bool tasks_listed;
 };
 
@@ -44,7 +44,7 @@ static size_t nwant;
 
 /* Ascending pid. */
 static struct proc *procs;
-static size_t nprocs, procs_cap;
+static size_t nprocs;
 
 /*
  * /proc/loadavg's last two numbers: how many tasks exist (until reaped) and
@@ -257,7 +257,6 @@ static void procs_sync(struct ig_buf *b)
 	free(procs);
 	procs = next;
 	nprocs = k;
-	procs_cap = n;
 }
 
 /* "0.42 0.30 0.25 2/83 419": false if /proc/loadavg does not say. */
@@ -361,7 +360,6 @@ static void tasks_sync(struct proc *p)
 	free(p->tasks);
 	p->tasks = next;
 	p->ntasks = k;
-	p->tasks_cap = n;
 	p->tasks_listed = true;
 }
 
@@ -420,6 +418,13 @@ static int read_numa_maps(struct proc *p, struct ig_buf *b)
 
 static unsigned running[VN_MAX_NODES];
 
+/* t's stat split into f[0..37) (f[0] is field 3, state); false if it cannot be read: the thread has exited. */
+static bool task_read(const struct proc *p, const struct task *t, struct ig_buf *b, char **f)
+{
+	return read_kept(t->fd, b, "/proc/%d/task/%d/stat", p->pid, t->tid) == 0 &&
+	       stat_fields(b->s, NULL, NULL, f, 37) >= 37;
+}
+
 /* Adds "threads":[...]; returns how many threads it found. */
 static int emit_threads(struct ig_json *out, struct proc *p, struct ig_buf *b, bool spawned)
 {
@@ -430,18 +435,12 @@ static int emit_threads(struct ig_json *out, struct proc *p, struct ig_buf *b, b
 	for (size_t i = 0; i < p->ntasks; i++) {
 		struct task *t = &p->tasks[i];
 		char *f[37];
-		/*
-		 * f[0] is field 3 (state), so field 39 (processor) is f[36]. A
-		 * thread that cannot be read has exited; after a new pid its tid
-		 * may be a new thread's, so that one is opened by number.
-		 */
-		bool ok = read_kept(t->fd, b, "/proc/%d/task/%d/stat", p->pid, t->tid) == 0 &&
-			  stat_fields(b->s, NULL, NULL, f, 37) >= 37;
+		/* Field 39 (processor) is f[36]. After a new pid a gone tid may be a new thread's: opened by number. */
+		bool ok = task_read(p, t, b, f);
 		if (!ok && spawned) {
 			close_fd(&t->fd);
 			t->fd = open_kept("/proc/%d/task/%d/stat", p->pid, t->tid);
-			ok = read_kept(t->fd, b, "/proc/%d/task/%d/stat", p->pid, t->tid) == 0 &&
-			     stat_fields(b->s, NULL, NULL, f, 37) >= 37;
+			ok = task_read(p, t, b, f);
 		}
 		if (!ok) {
 			close_fd(&t->fd);
