@@ -54,11 +54,12 @@ static int cell_child(void *arg, char **out, struct vn_error *err)
 	vn_matrix_cell_run(j->g, j->cell, &j->host->ctx, &end);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "exit", json_object_new_int(end.exit));
-	vn_json_add_str(o, "error", end.error);
-	vn_json_add_str(o, "topology", end.topology);
-	vn_json_add_str(o, "host", end.host);
-	vn_json_add_str(o, "started", end.started);
-	vn_json_add_str(o, "accel", end.accel);
+	const char *const members[][2] = {{"error", end.error},
+					  {"topology", end.topology},
+					  {"host", end.host},
+					  {"started", end.started},
+					  {"accel", end.accel}};
+	vn_json_add_strs(o, members, VN_ARRAY_SIZE(members));
 	*out = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	vn_cell_end_clear(&end);
