@@ -98,9 +98,9 @@ static void from_json(const char *text, struct vn_host_check *h)
 	h->capacity = (unsigned)vn_json_int64(o, "capacity");
 	h->capacity_auto = vn_json_bool(o, "capacity_auto");
 	h->kvm_offered = vn_json_bool(o, "kvm_offered");
-	snprintf(h->accel, sizeof(h->accel), "%s", vn_json_str(o, "accel") ? vn_json_str(o, "accel") : "");
-	snprintf(h->accel_reason, sizeof(h->accel_reason), "%s",
-		 vn_json_str(o, "accel_reason") ? vn_json_str(o, "accel_reason") : "");
+	const char *accel = vn_json_str(o, "accel"), *reason = vn_json_str(o, "accel_reason");
+	snprintf(h->accel, sizeof(h->accel), "%s", accel ? accel : "");
+	snprintf(h->accel_reason, sizeof(h->accel_reason), "%s", reason ? reason : "");
 	if (json_object_object_get_ex(o, "pool", &p)) {
 		const char *state = vn_json_str(p, "state");
 		for (size_t i = 0; state && i < VN_ARRAY_SIZE(pool_names); i++)
