@@ -13,6 +13,12 @@ check "no command exits 2" test "$(rc "$vnuma")" = 2
 for c in up down list status exec shell collect run compare report scenario topo kernel doctor; do
 	check "$c --help exits 0" test "$(rc "$vnuma" $c --help)" = 0
 done
+# A command group runs its subcommand; anything else is bad input that says what there is.
+check "group without a subcommand exits 2" test "$(rc "$vnuma" topo)" = 2
+check "group without a subcommand prints its usage" sh -c "'$vnuma' topo 2>&1 >/dev/null | grep -q '^usage: vnuma topo validate'"
+check "unknown subcommand exits 2" test "$(rc "$vnuma" kernel frobnicate)" = 2
+check "unknown subcommand names the subcommands" sh -c "'$vnuma' kernel frobnicate 2>&1 | grep -qx \"vnuma kernel: unknown kernel subcommand 'frobnicate' (build, list)\""
+check "subcommand --help exits 0" test "$(rc "$vnuma" image inject --help)" = 0
 
 # topo show: numactl -H shape.
 out=$("$vnuma" topo show "$src/topologies/4node-cxl.xml" 2>/dev/null)
