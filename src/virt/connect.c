@@ -19,6 +19,7 @@
 #include "util/strbuf.h"
 #include "virt/virt-priv.h"
 #include "util/clock.h"
+#include "util/file.h"
 #include "util/alloc.h"
 
 static void silent_error(void *opaque, virErrorPtr e)
@@ -75,19 +76,8 @@ static int mkdir_private(const char *path, struct vn_error *err)
 	return 0;
 }
 
-static int write_file(const char *path, const char *text, struct vn_error *err)
-{
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
-	size_t len = strlen(text);
-	if (write(fd, text, len) != (ssize_t)len)
-		return vn_infra_error(err, -EIO, "cannot write %s", path);
-	return 0;
-}
-
 /*
- * The embedded driver reads ROOT/etc/qemu.conf (ours alone, rewritten on each
+ * The embedded driver reads ROOT/etc/qemu.conf (ours alone, checked on each
  * open). Defaults that break here: console logs go through virtlogd (no daemon
  * runs); as root, QEMU would run as libvirt-qemu, and libvirt would chown the
  * kernel, initrd and our 0700 state dir to it and tag them with xattrs
@@ -110,7 +100,17 @@ static int embed_root_setup(const char *root, struct vn_error *err)
 		 "%s",
 		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\ndynamic_ownership = 0\nremember_owner = 0\n"
 				: "");
-	return write_file(conf, text, err);
+	/*
+	 * Rewritten only when it differs, and then atomically: another vnuma's
+	 * libvirt may be reading it right now, and an empty qemu.conf means
+	 * virtlogd, which does not run.
+	 */
+	_cleanup_free_ char *old = NULL;
+	size_t len = strlen(text), old_len;
+	if (vn_file_read(conf, sizeof(text), &old, &old_len, NULL) == 0 && old_len == len &&
+	    memcmp(old, text, len) == 0)
+		return 0;
+	return vn_file_write_atomic(conf, text, len, 0600, err);
 }
 
 /*
