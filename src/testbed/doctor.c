@@ -149,7 +149,10 @@ static int probe_boot(struct vn_virt *v, const struct vn_topology *t, const char
 	};
 	double t0 = vn_now_s();
 	if (vn_virt_domain_create(v, t, &o, &dom, &err) < 0) {
-		snprintf(why, len, "QEMU did not start: %.400s", err.msg);
+		/* All of QEMU's lines, joined: the cause comes after its warnings. */
+		char flat[VN_ACCEL_DETAIL_MAX - 64];
+		vn_accel_oneline(err.msg, flat, sizeof(flat));
+		snprintf(why, len, "QEMU did not start under %s: %s", accel == VN_ACCEL_KVM ? "KVM" : "TCG", flat);
 		vn_error_clear(&err);
 		return -1;
 	}
@@ -186,9 +189,10 @@ static void check_accelerators(struct vn_doctor *d, struct vn_virt *v, const cha
 {
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	struct vn_error err = {0};
-	char why[VN_ACCEL_REASON_MAX], reason[VN_ACCEL_REASON_MAX + 64];
+	char why[VN_ACCEL_DETAIL_MAX], kvm_why[VN_ACCEL_DETAIL_MAX] = "", reason[VN_ACCEL_REASON_MAX + 64];
 	double secs = 0;
 	bool kvm_ok = false, tcg_ok = false;
+	const char *kvm_fix = "guests will use TCG; for KVM enable nested virtualization (or use bare metal)";
 
 	if (vn_topology_parse(probe_topology, sizeof(probe_topology) - 1, "probe", &t, &err) < 0) {
 		add(d, "tcg-probe", VN_CHECK_FAIL, NULL, "internal: %s", err.msg);
@@ -212,20 +216,26 @@ static void check_accelerators(struct vn_doctor *d, struct vn_virt *v, const cha
 			snprintf(reason, sizeof(reason), "proven by vnuma doctor: kernel printed %.2f s after start",
 				 secs);
 			vn_virt_accel_remember(v, VN_ACCEL_KVM, reason);
-		} else {
-			add(d, "kvm-probe", VN_CHECK_WARN,
-			    "guests will use TCG; for KVM enable nested virtualization (or use bare metal)",
-			    "/dev/kvm is present but %s (nested virtualization?)", why)
+		} else if (strncmp(why, "QEMU did not start", 18) == 0) {
+			/* The short cause first: a long QEMU text is cut at the row's end, not before its cause. */
+			char brief[VN_ACCEL_REASON_MAX];
+			snprintf(kvm_why, sizeof(kvm_why), "%s", why);
+			vn_accel_summarize(kvm_why, brief, sizeof(brief));
+			add(d, "kvm-probe", VN_CHECK_WARN, kvm_fix, "/dev/kvm is present but %s; QEMU said: %s", brief,
+			    why)
 				->seconds = secs;
+		} else {
+			snprintf(kvm_why, sizeof(kvm_why), "/dev/kvm is present but %.*s (nested virtualization?)",
+				 (int)sizeof(kvm_why) - 64, why);
+			add(d, "kvm-probe", VN_CHECK_WARN, kvm_fix, "%s", kvm_why)->seconds = secs;
 		}
 	}
 
 	if (probe_boot(v, t, kernel, VN_ACCEL_TCG, VN_TCG_PROOF_MS, &secs, why, sizeof(why)) == 0) {
 		tcg_ok = true;
 		add(d, "tcg-probe", VN_CHECK_OK, NULL, "kernel printed %.2f s after start", secs)->seconds = secs;
-		if (!kvm_ok && d->n >= 2 && d->checks[d->n - 2].verdict == VN_CHECK_WARN &&
-		    strcmp(d->checks[d->n - 2].name, "kvm-probe") == 0)
-			vn_virt_accel_remember(v, VN_ACCEL_TCG, d->checks[d->n - 2].detail);
+		if (!kvm_ok && *kvm_why)
+			vn_virt_accel_remember(v, VN_ACCEL_TCG, kvm_why);
 	} else {
 		add(d, "tcg-probe", VN_CHECK_FAIL,
 		    "see STATE_DIR/libvirt.log and the QEMU packages (apt-get install qemu-system-x86)", "%s", why)

@@ -53,7 +53,7 @@ void vn_image_free(struct vn_image *im)
 void vn_testbed_disk_opts(const struct vn_testbed_ctx *ctx, struct vn_disk_opts *o, char *why, size_t len)
 {
 	const char *force = getenv("VNUMA_ACCEL");
-	char reason[VN_ACCEL_REASON_MAX] = "";
+	char reason[VN_ACCEL_DETAIL_MAX] = "", brief[VN_ACCEL_REASON_MAX];
 	enum vn_accel verdict;
 
 	memset(o, 0, sizeof(*o));
@@ -64,7 +64,8 @@ void vn_testbed_disk_opts(const struct vn_testbed_ctx *ctx, struct vn_disk_opts 
 		snprintf(why, len, "TCG (VNUMA_ACCEL=tcg)");
 	} else if (vn_virt_accel_cached_host(ctx->state_dir, &verdict, reason, sizeof(reason)) == 0) {
 		o->force_tcg = verdict != VN_ACCEL_KVM;
-		snprintf(why, len, "%s (cached verdict: %.400s)", o->force_tcg ? "TCG" : "KVM", reason);
+		vn_accel_summarize(reason, brief, sizeof(brief));
+		snprintf(why, len, "%s (cached verdict: %s)", o->force_tcg ? "TCG" : "KVM", brief);
 	} else {
 		/* Unproven: a /dev/kvm that exists may still make the appliance's QEMU abort. */
 		o->force_tcg = true;

@@ -353,10 +353,33 @@ static char *accel_cache_key(struct vn_virt *v)
  * last matching line wins. Lines from other host kernels / QEMUs are kept so
  * that a dual-boot or a downgrade finds its verdict again.
  */
+/* The reason of a cache line after "KEY ", when its verdict is ours to trust. */
+static int cache_line(const char *p, enum vn_accel *verdict, char *reason, size_t len)
+{
+	if (strncmp(p, "kvm", 3) == 0)
+		*verdict = VN_ACCEL_KVM;
+	else if (strncmp(p, "tcg", 3) == 0)
+		*verdict = VN_ACCEL_TCG;
+	else
+		return -1;
+	p += 3;
+	p += *p == ' ';
+	snprintf(reason, len, "%.*s", (int)strcspn(p, "\n"), p);
+	return 0;
+}
+
+/*
+ * Cache format: one line "KERNEL-RELEASE qemu-VERSION kvm|tcg REASON"; the
+ * last matching line wins. Lines from other host kernels / QEMUs are kept so
+ * that a dual-boot or a downgrade finds its verdict again. REASON is QEMU's
+ * whole text, its lines joined by " | " (vn_accel_oneline).
+ */
 int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason, size_t len)
 {
 	_cleanup_free_ char *key = accel_cache_key(v);
-	char path[4096], line[1024];
+	_cleanup_free_ char *line = NULL;
+	char path[4096];
+	size_t cap = 0;
 	int rc = -ENOENT;
 
 	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
@@ -364,20 +387,11 @@ int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason
 	if (!f)
 		return -ENOENT;
 	size_t klen = strlen(key);
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &cap, f) > 0) {
 		if (strncmp(line, key, klen) != 0 || line[klen] != ' ')
 			continue;
-		const char *p = line + klen + 1;
-		if (strncmp(p, "kvm", 3) == 0)
-			*verdict = VN_ACCEL_KVM;
-		else if (strncmp(p, "tcg", 3) == 0)
-			*verdict = VN_ACCEL_TCG;
-		else
-			continue; /* not ours to trust */
-		p += 3;
-		p += *p == ' ';
-		snprintf(reason, len, "%.*s", (int)strcspn(p, "\n"), p);
-		rc = 0;
+		if (cache_line(line + klen + 1, verdict, reason, len) == 0)
+			rc = 0;
 	}
 	return rc;
 }
@@ -388,8 +402,10 @@ int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason
  */
 int vn_virt_accel_cached_host(const char *state_dir, enum vn_accel *verdict, char *reason, size_t len)
 {
+	_cleanup_free_ char *line = NULL;
 	struct utsname u;
-	char path[4096], line[1024];
+	char path[4096];
+	size_t cap = 0;
 	int rc = -ENOENT;
 
 	uname(&u);
@@ -398,17 +414,12 @@ int vn_virt_accel_cached_host(const char *state_dir, enum vn_accel *verdict, cha
 	if (!f)
 		return -ENOENT;
 	size_t klen = strlen(u.release);
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &cap, f) > 0) {
 		if (strncmp(line, u.release, klen) != 0 || strncmp(line + klen, " qemu-", 6) != 0)
 			continue;
 		const char *p = strchr(line + klen + 1, ' ');
-		if (!p || (strncmp(p + 1, "kvm", 3) != 0 && strncmp(p + 1, "tcg", 3) != 0))
-			continue;
-		*verdict = strncmp(p + 1, "kvm", 3) == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
-		p += 4;
-		p += *p == ' ';
-		snprintf(reason, len, "%.*s", (int)strcspn(p, "\n"), p);
-		rc = 0;
+		if (p && cache_line(p + 1, verdict, reason, len) == 0)
+			rc = 0;
 	}
 	return rc;
 }
@@ -422,10 +433,9 @@ void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char
 	_cleanup_fclose_ FILE *f = fopen(path, "ae");
 	if (!f)
 		return;
-	fprintf(f, "%s %s ", key, vn_accel_name(verdict));
-	for (const char *p = reason ? reason : ""; *p; p++)
-		fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
-	fputc('\n', f);
+	char flat[VN_ACCEL_DETAIL_MAX];
+	vn_accel_oneline(reason ? reason : "", flat, sizeof(flat));
+	fprintf(f, "%s %s %s\n", key, vn_accel_name(verdict), flat);
 }
 
 bool vn_virt_kvm_offered(struct vn_virt *v, char *why, size_t len)

@@ -57,7 +57,8 @@ struct vn_accel_limits {
 };
 struct vn_accel_verdict {
 	enum vn_accel accel;
-	char reason[VN_ACCEL_REASON_MAX];
+	char reason[VN_ACCEL_REASON_MAX]; /* one short line, for the terminal and result.json */
+	char detail[VN_ACCEL_DETAIL_MAX]; /* all of it, on one line, as cached */
 };
 /*
  * Start the guest on the accelerator it can really use; on success it runs

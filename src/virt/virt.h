@@ -50,6 +50,19 @@ const char *vn_virt_uri(const struct vn_virt *v);
 #define VN_KVM_PROOF_MS     5000
 #define VN_TCG_PROOF_MS     60000
 #define VN_ACCEL_REASON_MAX 512
+#define VN_ACCEL_DETAIL_MAX 4096
+
+/*
+ * Several lines of QEMU's (warnings, the error, an assertion) as one: the
+ * lines joined with " | ", for a cache line or one of doctor's rows.
+ */
+void vn_accel_oneline(const char *s, char *out, size_t len);
+/*
+ * The short reason of an accelerator detail (QEMU's error, whole, or a cached
+ * verdict): its cause in at most ~100 printable characters, e.g. "QEMU failed
+ * to start under KVM (failed to set MSR 0x10a; nested virtualization?)".
+ */
+void vn_accel_summarize(const char *detail, char *out, size_t len);
 
 /* True once a console log shows a running kernel (its banner, a timestamped line, or our init's markers). */
 bool vn_console_shows_kernel(const char *s, size_t n);

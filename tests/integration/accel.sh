@@ -39,6 +39,8 @@ if [ $has_kvm = 0 ]; then
 	check "no /dev/kvm: TCG, said so, nothing cached" sh -c "echo \"\$0\" | grep -q 'TCG (no usable KVM: no /dev/kvm)' && [ ! -s '$VNUMA_STATE_DIR/accel.cache' ]" "$UP_ERR"
 elif echo "$UP_ERR" | grep -q 'is up: .*TCG'; then
 	check "a /dev/kvm that does not work: told before the TCG boot" sh -c "echo \"\$0\" | grep -q '^KVM: .*; using TCG'" "$UP_ERR"
+	check "...in one short line, not QEMU's whole text" sh -c "echo \"\$0\" | grep '^KVM: ' | awk 'length > 200 { exit 1 }'" "$UP_ERR"
+	check "...and the up summary says it short too" sh -c "echo \"\$0\" | grep 'is up: ' | awk 'length > 300 { exit 1 }'" "$UP_ERR"
 	check "...and the TCG verdict is cached with its reason" grep -Eq ' tcg .{10,}' "$VNUMA_STATE_DIR/accel.cache"
 else
 	check "a working KVM is cached as proven" grep -q ' kvm proven' "$VNUMA_STATE_DIR/accel.cache"

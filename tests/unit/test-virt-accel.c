@@ -34,7 +34,7 @@ struct fake {
 	/* observed */
 	int starts[2], abandons, puts;
 	enum vn_accel put_verdict;
-	char put_reason[VN_ACCEL_REASON_MAX];
+	char put_reason[VN_ACCEL_DETAIL_MAX];
 	char notes[2048];
 	/* the running attempt */
 	bool up;
@@ -196,6 +196,81 @@ static void test_kvm_fails_to_start(void **s)
 	assert_int_equal(f.puts, 1);
 	assert_int_equal(f.put_verdict, VN_ACCEL_TCG);
 	assert_non_null(strstr(f.put_reason, "failed to set MSR"));
+}
+
+/* What libvirt 9.0 hands over on a host whose KVM fails with `failed to set MSR`: warnings first, the cause, an assertion. */
+static const char msr_multiline[] =
+	"internal error: qemu unexpectedly closed the monitor: 2026-12-02T04:29:57.950723Z qemu-system-x86_64: "
+	"-accel kvm: warning: Number of SMP cpus requested (4) exceeds the recommended cpus supported by KVM (2)\n"
+	"2026-12-02T04:29:57.950770Z qemu-system-x86_64: -accel kvm: warning: Number of hotpluggable cpus requested "
+	"(4) exceeds the recommended cpus supported by KVM (2)\n"
+	"2026-12-02T04:29:58.010000Z qemu-system-x86_64: warning: host doesn't support requested feature: "
+	"CPUID.01H:ECX.pni [bit 0]\n"
+	"2026-12-02T04:29:58.020000Z qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69\n"
+	"qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion `ret == "
+	"cpu->kvm_msr_buf->nmsrs' failed.";
+
+static void test_kvm_fails_multiline(void **s)
+{
+	struct fake f = world(true, (struct behaviour){msr_multiline, -1, -1});
+	struct vn_accel_verdict v;
+	struct vn_error err = {0};
+
+	assert_int_equal(decide(&f, NULL, &v, &err), 0);
+	assert_int_equal(v.accel, VN_ACCEL_TCG);
+	/* One short line on the terminal, said once, with the cause and not the warnings before it. */
+	assert_string_equal(f.notes, "KVM: QEMU failed to start under KVM (failed to set MSR 0x10a; nested "
+				     "virtualization?); using TCG\n");
+	assert_string_equal(
+		v.reason,
+		"no usable KVM: QEMU failed to start under KVM (failed to set MSR 0x10a; nested virtualization?)");
+	/* All of it, as one line, in the detail and the cache: doctor and the next up read it there. */
+	assert_null(strchr(v.detail, '\n'));
+	assert_non_null(strstr(v.detail, "exceeds the recommended cpus"));
+	assert_non_null(strstr(v.detail, "Assertion `ret == cpu->kvm_msr_buf->nmsrs' failed."));
+	assert_non_null(strstr(f.put_reason, "kvm_buf_set_msrs: Assertion"));
+
+	/* The next up reads that detail back from the cache and says the same short thing. */
+	struct fake g = world(true, works);
+	g.cached = VN_ACCEL_TCG;
+	g.cached_reason = f.put_reason;
+	assert_int_equal(decide(&g, NULL, &v, &err), 0);
+	assert_string_equal(v.reason, "cached verdict: QEMU failed to start under KVM (failed to set MSR 0x10a; "
+				      "nested virtualization?)");
+	assert_string_equal(v.detail, f.put_reason);
+}
+
+static void test_summarize(void **s)
+{
+	char out[VN_ACCEL_REASON_MAX], flat[256];
+
+	/* Another cause than the MSR: the error line, past libvirt's wrapper, the timestamp and the program. */
+	vn_accel_summarize("QEMU did not start under KVM: cannot start domain 'g' (kvm): internal error: qemu "
+			   "unexpectedly closed the monitor: 2026-12-02T04:29:57.950723Z qemu-system-x86_64: -accel "
+			   "kvm: warning: slow | 2026-12-02T04:29:57.950770Z qemu-system-x86_64: error: failed to "
+			   "initialize kvm: Permission denied",
+			   out, sizeof(out));
+	assert_string_equal(out, "QEMU failed to start under KVM (failed to initialize kvm: Permission denied)");
+	/* Only warnings: the first one, rather than nothing. */
+	vn_accel_summarize("qemu-system-x86_64: warning: a\nqemu-system-x86_64: warning: b", out, sizeof(out));
+	assert_string_equal(out, "warning: a");
+	/* A reason of our own stays as it is. */
+	vn_accel_summarize("no /dev/kvm", out, sizeof(out));
+	assert_string_equal(out, "no /dev/kvm");
+	/* Long text is cut, and nothing unprintable reaches a terminal. */
+	char lng[400];
+	memset(lng, 'x', sizeof(lng) - 1);
+	lng[0] = '\033';
+	lng[sizeof(lng) - 1] = '\0';
+	vn_accel_summarize(lng, out, sizeof(out));
+	assert_true(strlen(out) <= 103);
+	assert_int_equal(out[0], '?');
+	assert_non_null(strstr(out, "..."));
+	/* Lines joined for a cache line; blank lines and the trailing newline dropped. */
+	vn_accel_oneline("a\n\nb\r\nc\n", flat, sizeof(flat));
+	assert_string_equal(flat, "a | b | c");
+	vn_accel_oneline("abcdef", flat, 4);
+	assert_string_equal(flat, "abc");
 }
 
 static void test_kvm_silent(void **s)
@@ -515,6 +590,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_dev_kvm),
 		cmocka_unit_test(test_kvm_fails_to_start),
+		cmocka_unit_test(test_kvm_fails_multiline),
+		cmocka_unit_test(test_summarize),
 		cmocka_unit_test(test_kvm_silent),
 		cmocka_unit_test(test_kvm_dies),
 		cmocka_unit_test(test_kvm_proven),
