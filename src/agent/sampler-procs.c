@@ -201,9 +201,7 @@ static size_t list_ids(const char *dir, int **ids, size_t *cap)
 			continue;
 		if (n == *cap) {
 			*cap = *cap ? 2 * *cap : 256;
-			*ids = realloc(*ids, *cap * sizeof(**ids));
-			if (!*ids)
-				ig_oom("pid list");
+			*ids = ig_xrealloc(*ids, *cap, sizeof(**ids), "pid list");
 		}
 		(*ids)[n++] = (int)id;
 	}
@@ -225,12 +223,10 @@ static size_t scan_cap;
 static void procs_sync(struct ig_buf *b)
 {
 	size_t n = list_ids("/proc", &scan_ids, &scan_cap);
-	struct proc *next = malloc((n ? n : 1) * sizeof(*next));
+	struct proc *next = ig_xrealloc(NULL, n, sizeof(*next), "process table");
 	size_t k = 0, o = 0;
 	int self = getpid();
 
-	if (!next)
-		ig_oom("process table");
 	for (size_t i = 0; i < n; i++) {
 		int pid = scan_ids[i];
 		while (o < nprocs && procs[o].pid < pid)
@@ -338,11 +334,9 @@ static void tasks_sync(struct proc *p)
 
 	snprintf(dir, sizeof(dir), "/proc/%d/task", p->pid);
 	size_t n = list_ids(dir, &scan_ids, &scan_cap);
-	struct task *next = malloc((n ? n : 1) * sizeof(*next));
+	struct task *next = ig_xrealloc(NULL, n, sizeof(*next), "thread table");
 	size_t k = 0, o = 0;
 
-	if (!next)
-		ig_oom("thread table");
 	for (size_t i = 0; i < n; i++) {
 		while (o < p->ntasks && p->tasks[o].tid < scan_ids[i])
 			close_fd(&p->tasks[o++].fd);
@@ -501,10 +495,8 @@ static void emit_procs(struct ig_json *out, struct ig_buf *b, bool with_mem, boo
 void procs_init(int argc)
 {
 	/* Each repeatable option takes at least one argument: argc bounds them. */
-	match_prefixes = calloc((size_t)argc + 1, sizeof(*match_prefixes));
-	want_pids = calloc((size_t)argc + 1, sizeof(*want_pids));
-	if (!match_prefixes || !want_pids)
-		ig_oom("option lists");
+	match_prefixes = ig_xcalloc((size_t)argc + 1, sizeof(*match_prefixes), "option lists");
+	want_pids = ig_xcalloc((size_t)argc + 1, sizeof(*want_pids), "option lists");
 }
 
 void procs_add_match(const struct ig_opt *opt, const char *val)

@@ -16,10 +16,7 @@ void ig_buf_reserve(struct ig_buf *b, size_t n)
 	size_t cap = b->cap ? b->cap : 1024;
 	while (cap < b->len + n + 1)
 		cap *= 2;
-	char *s = realloc(b->s, cap);
-	if (!s)
-		ig_oom("buffer");
-	b->s = s;
+	b->s = ig_xrealloc(b->s, cap, 1, "buffer");
 	b->cap = cap;
 }
 

@@ -60,6 +60,8 @@ struct ig_topo;
 
 /* The program name used in messages; set by ig_init(). */
 extern const char *ig_prog;
+/* Set by ig_child_setup: this process is a forked worker, which leaves with _exit. */
+extern bool ig_in_child;
 /* A workload's NAME; set by ig_workload_init(). */
 extern const char *ig_workload;
 
@@ -81,8 +83,15 @@ extern volatile sig_atomic_t ig_stop_requested;
 void ig_stop_on_signals(void);
 
 __attribute__((noreturn, format(printf, 3, 4))) void ig_die(int code, int errnum, const char *fmt, ...);
-/* Exit 3: "PROG: WHAT: Cannot allocate memory" */
+/*
+ * The in-guest programs' one out-of-memory policy: exit 3 with
+ * "PROG: WHAT: Cannot allocate memory". ig_die leaves a forked worker with
+ * _exit, so no stdio buffer it inherited is flushed twice.
+ */
 __attribute__((noreturn)) void ig_oom(const char *what);
+/* calloc and reallocarray (n * size checked for overflow) that never return NULL: ig_oom(what). */
+void *ig_xcalloc(size_t n, size_t size, const char *what);
+void *ig_xrealloc(void *p, size_t n, size_t size, const char *what);
 /* Exit 2: "PROG: invalid value 'VAL' for --OPT: WHY" */
 __attribute__((noreturn)) void ig_bad_option(const char *opt, const char *val, const char *why);
 __attribute__((noreturn)) void ig_unknown_option(const char *arg);

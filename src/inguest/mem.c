@@ -47,6 +47,7 @@ void *ig_map_shared(size_t len)
 
 void ig_child_setup(void)
 {
+	ig_in_child = true;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
 		_exit(1);

@@ -161,10 +161,8 @@ void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, const char 
 
 	while (opts[n].name)
 		n++;
-	struct option *lo = calloc(n + 2, sizeof(*lo));
-	char *shorts = calloc(2 * n + 2, 1), *sp = shorts;
-	if (!lo || !shorts)
-		ig_oom("option table");
+	struct option *lo = ig_xcalloc(n + 2, sizeof(*lo), "option table");
+	char *shorts = ig_xcalloc(2 * n + 2, 1, "option table"), *sp = shorts;
 	/* ':' first: a missing value is reported like an unknown option, not by getopt. */
 	*sp++ = ':';
 	for (size_t i = 0; i < n; i++) {

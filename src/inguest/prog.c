@@ -10,6 +10,7 @@
 #include <string.h>
 
 const char *ig_prog = "vnuma-guest";
+bool ig_in_child;
 const char *ig_workload = "";
 
 void ig_init(const char *prog)
@@ -49,7 +50,9 @@ void ig_die(int code, int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
+	/* A worker's stdout buffer is a copy of its parent's: the parent writes it, once. */
+	if (!ig_in_child)
+		fflush(stdout);
 	fprintf(stderr, "%s: ", ig_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -57,12 +60,34 @@ void ig_die(int code, int errnum, const char *fmt, ...)
 	if (errnum)
 		fprintf(stderr, ": %s", strerror(errnum));
 	fputc('\n', stderr);
+	if (ig_in_child)
+		_exit(code);
 	exit(code);
 }
 
 void ig_oom(const char *what)
 {
 	ig_die(IG_EXIT_ENV, ENOMEM, "%s", what);
+}
+
+void *ig_xcalloc(size_t n, size_t size, const char *what)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		ig_oom(what);
+	return p;
+}
+
+void *ig_xrealloc(void *p, size_t n, size_t size, const char *what)
+{
+	if (size && n > SIZE_MAX / size)
+		ig_oom(what);
+	size_t len = n * size;
+	void *q = realloc(p, len ? len : 1);
+	if (!q)
+		ig_oom(what);
+	return q;
 }
 
 void ig_bad_option(const char *opt, const char *val, const char *why)

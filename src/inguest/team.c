@@ -15,9 +15,7 @@ void ig_team_init(struct ig_team *t, int n)
 {
 	memset(t, 0, sizeof(*t));
 	t->n = n;
-	t->pids = calloc((size_t)n, sizeof(pid_t));
-	if (!t->pids)
-		ig_die(IG_EXIT_ENV, ENOMEM, "worker table");
+	t->pids = ig_xcalloc((size_t)n, sizeof(pid_t), "worker table");
 	if (pipe2(t->ready, O_CLOEXEC) < 0 || pipe2(t->go, O_CLOEXEC) < 0)
 		ig_die(IG_EXIT_ENV, errno, "pipe");
 }

@@ -103,15 +103,10 @@ static void *bench_thread(void *arg)
 		if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
 			double now = ig_now();
 			if (nrounds == round_cap) {
-				size_t cap = round_cap ? 2 * round_cap : 1024;
-				double *n = realloc(round_times, cap * sizeof(*n));
-				if (n) {
-					round_times = n;
-					round_cap = cap;
-				}
+				round_cap = round_cap ? 2 * round_cap : 1024;
+				round_times = ig_xrealloc(round_times, round_cap, sizeof(*round_times), "round times");
 			}
-			if (nrounds < round_cap)
-				round_times[nrounds] = now - round_t0;
+			round_times[nrounds] = now - round_t0;
 			nrounds++;
 			round_t0 = now;
 			if ((o.rounds && nrounds >= o.rounds) || (o.duration > 0 && now - bench_t0 >= o.duration))
@@ -160,7 +155,7 @@ static int read_task(pid_t tid, char *state, int *cpu)
 
 static void *sampler(void *arg)
 {
-	uint16_t *per_cpu = calloc(IG_MAX_CPUS, sizeof(*per_cpu));
+	uint16_t *per_cpu = ig_xcalloc(IG_MAX_CPUS, sizeof(*per_cpu), "per-CPU counts");
 
 	while (!started && !sampler_stop)
 		ig_sleep(0.001);
@@ -275,9 +270,7 @@ int main(int argc, char **argv)
 	if (o.bench_cgroup && (r = join_cgroup(o.bench_cgroup, getpid())) < 0)
 		ig_die(IG_EXIT_ENV, -r, "cannot move the benchmark into cgroup %s", o.bench_cgroup);
 
-	burners = calloc((size_t)o.burners + 1, sizeof(*burners));
-	if (!burners)
-		ig_die(IG_EXIT_ENV, ENOMEM, "burner table");
+	burners = ig_xcalloc((size_t)o.burners + 1, sizeof(*burners), "burner table");
 	burners[0] = getpid();
 	for (int i = 0; i < o.burners; i++) {
 		int pfd[2];
@@ -314,9 +307,7 @@ int main(int argc, char **argv)
 	if (!o.work)
 		o.work = calibrate(o.work_ms);
 
-	threads = calloc((size_t)o.threads, sizeof(*threads));
-	if (!threads)
-		ig_die(IG_EXIT_ENV, ENOMEM, "thread table");
+	threads = ig_xcalloc((size_t)o.threads, sizeof(*threads), "thread table");
 	pthread_barrier_init(&barrier, NULL, (unsigned)o.threads);
 	if ((r = pthread_create(&sth, NULL, sampler, NULL)) != 0)
 		ig_die(IG_EXIT_ENV, r, "pthread_create (sampler)");
@@ -349,7 +340,7 @@ int main(int argc, char **argv)
 	struct ig_stats rs;
 	ig_stats_compute(nr > 1 ? round_times + 1 : round_times, nr > 1 ? nr - 1 : nr, &rs);
 
-	double *cpu_s = calloc((size_t)o.threads, sizeof(double));
+	double *cpu_s = ig_xcalloc((size_t)o.threads, sizeof(double), "CPU times");
 	struct ig_stats ts;
 	for (int i = 0; i < o.threads; i++)
 		cpu_s[i] = threads[i].cpu_s;

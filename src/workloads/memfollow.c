@@ -127,9 +127,7 @@ int main(int argc, char **argv)
 	len = ig_round_up(o.size, PAGE);
 	pages = len / PAGE;
 	cap = (size_t)(o.duration / o.interval) + 4;
-	samples = calloc(cap, sizeof(*samples));
-	if (!samples)
-		ig_die(IG_EXIT_ENV, ENOMEM, "sample table");
+	samples = ig_xcalloc(cap, sizeof(*samples), "sample table");
 	mem = ig_map_anon(len, 0);
 	if (!mem)
 		ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes", len);
@@ -188,11 +186,8 @@ int main(int argc, char **argv)
 		}
 		if (now >= next_sample || now >= o.duration || ig_stop_requested) {
 			if (nsamples == cap) {
-				struct sample *ns = realloc(samples, 2 * cap * sizeof(*samples));
-				if (!ns)
-					ig_die(IG_EXIT_ENV, ENOMEM, "sample table");
-				samples = ns;
 				cap *= 2;
+				samples = ig_xrealloc(samples, cap, sizeof(*samples), "sample table");
 			}
 			take_sample(&samples[nsamples++], now, mem, len, &o, passes);
 			struct sample *s = &samples[nsamples - 1];

@@ -95,12 +95,12 @@ static void instance(struct ig_team *team, int idx, const void *ctx, void *resul
 	const struct opts *o = ctx;
 	struct inst_result *r = result;
 	struct inst in = {.o = o, .r = r};
-	struct thr *ts = calloc((size_t)o->threads, sizeof(*ts));
+	struct thr *ts = ig_xcalloc((size_t)o->threads, sizeof(*ts), "thread table");
 	int e;
 
 	in.len = ig_round_up(o->size, IG_PAGE_SIZE);
 	in.heap = ig_map_anon(in.len, 0);
-	if (!in.heap || !ts) {
+	if (!in.heap) {
 		fprintf(stderr, "%s: instance %d: cannot map %zu bytes: %s\n", ig_prog, (int)getpid(), in.len,
 			strerror(errno));
 		_exit(IG_EXIT_ENV);

@@ -183,9 +183,7 @@ static void child(struct ig_team *team, int idx, const void *ctx, void *result)
 			3 * s.n * sizeof(double), strerror(errno));
 		_exit(IG_EXIT_ENV);
 	}
-	ws = calloc((size_t)o->threads, sizeof(*ws));
-	if (!ws)
-		_exit(IG_EXIT_ENV);
+	ws = ig_xcalloc((size_t)o->threads, sizeof(*ws), "thread table");
 	for (int i = 0; i < o->threads; i++) {
 		ws[i].s = &s;
 		ws[i].idx = i;

@@ -577,6 +577,82 @@ static void test_topo_this_host(void **state)
 	assert_int_equal(ig_topo_node_of_cpu(&t, cpu), node);
 }
 
+/* ---- the out-of-memory policy ---- */
+
+/* In a child: stdout holds unflushed text, then fn runs; returns the exit status, all output in out. */
+static int oom_child(void (*fn)(void), bool worker, char *out, size_t outsz)
+{
+	int pe[2], st;
+
+	assert_int_equal(pipe(pe), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pe[1], 2);
+		dup2(pe[1], 1);
+		ig_prog = "test";
+		setvbuf(stdout, NULL, _IOFBF, 4096);
+		printf("parent's-buffer\n"); /* unflushed, as a parent's output is when it forks without a flush */
+		if (worker) {
+			/* What a forked worker has: the buffer copied, ig_child_setup run. */
+			ig_in_child = true;
+			if (fork() == 0) {
+				fn();
+				_exit(0);
+			}
+			int wst;
+			wait(&wst);
+			fflush(stdout);
+			_exit(WIFEXITED(wst) ? WEXITSTATUS(wst) : 99);
+		}
+		fn();
+		_exit(0);
+	}
+	close(pe[1]);
+	size_t n = 0;
+	ssize_t r;
+	while (n < outsz - 1 && (r = read(pe[0], out + n, outsz - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = '\0';
+	close(pe[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void overflowing_realloc(void)
+{
+	ig_xrealloc(NULL, SIZE_MAX / 2, 4, "sample table");
+}
+
+static void huge_calloc(void)
+{
+	ig_xcalloc(SIZE_MAX / 8, 4, "thread table");
+}
+
+static void test_oom_policy(void **state)
+{
+	char out[512];
+
+	/* One policy everywhere: exit 3 (IG_EXIT_ENV), one line naming what could not be had. */
+	assert_int_equal(oom_child(overflowing_realloc, false, out, sizeof(out)), IG_EXIT_ENV);
+	assert_non_null(strstr(out, "test: sample table: Cannot allocate memory\n"));
+	assert_int_equal(oom_child(huge_calloc, false, out, sizeof(out)), IG_EXIT_ENV);
+	assert_non_null(strstr(out, "test: thread table: Cannot allocate memory\n"));
+	/* A worker leaves with _exit: the buffer it inherited is written once, by its parent, not twice. */
+	assert_int_equal(oom_child(huge_calloc, true, out, sizeof(out)), IG_EXIT_ENV);
+	char *first = strstr(out, "parent's-buffer");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "parent's-buffer"));
+	/* Sizes that fit are allocated, zeroed, and grown. */
+	int *p = ig_xcalloc(4, sizeof(int), "x");
+	assert_int_equal(p[3], 0);
+	p = ig_xrealloc(p, 1024, sizeof(int), "x");
+	p[1023] = 1;
+	free(p);
+	ig_in_child = false;
+}
+
 /* ---- forked workers ---- */
 
 struct team_slot {
@@ -684,19 +760,13 @@ static void test_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_json_escape),
-		cmocka_unit_test(test_json_str_n),
-		cmocka_unit_test(test_json_fixed_mark_reset),
-		cmocka_unit_test(test_json_print),
-		cmocka_unit_test(test_stats),
-		cmocka_unit_test(test_opt_values),
-		cmocka_unit_test(test_opts_parse),
-		cmocka_unit_test(test_cpulist),
-		cmocka_unit_test(test_node_64_counted),
-		cmocka_unit_test(test_node_limit_edge),
-		cmocka_unit_test(test_placement_sums),
-		cmocka_unit_test(test_topo_this_host),
-		cmocka_unit_test(test_team_run),
+		cmocka_unit_test(test_json_escape),     cmocka_unit_test(test_oom_policy),
+		cmocka_unit_test(test_json_str_n),      cmocka_unit_test(test_json_fixed_mark_reset),
+		cmocka_unit_test(test_json_print),      cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_opt_values),      cmocka_unit_test(test_opts_parse),
+		cmocka_unit_test(test_cpulist),         cmocka_unit_test(test_node_64_counted),
+		cmocka_unit_test(test_node_limit_edge), cmocka_unit_test(test_placement_sums),
+		cmocka_unit_test(test_topo_this_host),  cmocka_unit_test(test_team_run),
 		cmocka_unit_test(test_files),
 	};
 
