@@ -177,6 +177,16 @@ int vn_dir_beneath(int dirfd, const char *dir, const char *rel, bool create, mod
 	return fd;
 }
 
+bool vn_path_has_symlink(const char *dir, const char *rel)
+{
+	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = dfd < 0 ? -errno : vn_dir_beneath(dfd, dir, rel, false, 0, NULL);
+
+	if (fd >= 0)
+		close(fd);
+	return fd == -ELOOP;
+}
+
 bool vn_is_dir(const char *path)
 {
 	struct stat st;

@@ -40,5 +40,12 @@ int vn_rm_rf(const char *path);
  */
 int vn_dir_beneath(int dirfd, const char *dir, const char *rel, bool create, mode_t mode, struct vn_error *err);
 
+/*
+ * Whether rel beneath dir is a symlink or passes through one (a missing
+ * component, or a file that is not one, is not): a run directory planted in
+ * a shared results tree as a symlink to someone else's.
+ */
+bool vn_path_has_symlink(const char *dir, const char *rel);
+
 bool vn_is_dir(const char *path);
 bool vn_is_file(const char *path); /* a regular file (after symlinks) */

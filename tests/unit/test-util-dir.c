@@ -172,6 +172,15 @@ static void test_dir_beneath(void **state)
 	assert_int_equal(vn_dir_beneath(dfd, "out", "file/x", true, 0755, &err), -ENOTDIR);
 	assert_non_null(strstr(err.msg, "out/file: not a directory"));
 	vn_error_clear(&err);
+
+	/* The yes-or-no form, for readers of a shared tree: a symlink anywhere, a file that is one included. */
+	assert_true(vn_path_has_symlink(out, "var/log/d/cron.d"));
+	assert_true(vn_path_has_symlink(out, "up"));
+	assert_false(vn_path_has_symlink(out, "a/b/c"));
+	assert_false(vn_path_has_symlink(out, "file"));
+	assert_false(vn_path_has_symlink(out, "a/missing/x"));
+	assert_int_equal(symlinkat("file", dfd, "a/b/c/result.json"), 0);
+	assert_true(vn_path_has_symlink(out, "a/b/c/result.json"));
 }
 
 int main(void)
