@@ -237,12 +237,12 @@ static int in_one(struct copy *c, const char *src, const char *dst, bool dst_is_
 
 /* ---- guest to host ---- */
 
-mode_t vn_copy_host_mode(unsigned mode, bool dir, bool preserve, mode_t umask)
+mode_t vn_copy_host_mode(unsigned mode, bool dir, bool preserve, mode_t mask)
 {
 	/* The sticky bit only restricts, and 01777 without it is worse than with it; it means nothing on a file. */
 	mode_t m = (mode_t)(mode & (dir ? 01777 : 0777));
 
-	return preserve ? m : m & ~(umask & 0777);
+	return preserve ? m : m & ~(mask & 0777);
 }
 
 /* Counts one more file or directory against max_files. */
