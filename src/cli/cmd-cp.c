@@ -9,6 +9,7 @@
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/name.h"
+#include "util/parse.h"
 
 struct cp_progress {
 	bool tty;
@@ -66,9 +67,24 @@ static int cmd_cp(int argc, char **argv, struct vn_error *err)
 	int c, rc;
 
 	vn_cli_args_init(&args, &vn_cmd_cp, argc, argv);
-	while ((c = vn_cli_next(&args, err)) > 0)
-		if (c == 'r')
-			o.recursive = true;
+	while ((c = vn_cli_next(&args, err)) > 0) {
+		long files;
+
+		switch (c) {
+		case 'r': o.recursive = true; break;
+		case 'p': o.preserve_mode = true; break;
+		case 'B':
+			if (vn_size_parse(optarg, &o.max_bytes, NULL) < 0 || !o.max_bytes)
+				return vn_input_error(err, "--max-bytes %s: expected a size above 0 (1G, 20G)", optarg);
+			break;
+		case 'F':
+			if (vn_int_parse(optarg, 1, UINT32_MAX, &files, NULL) < 0)
+				return vn_input_error(err, "--max-files %s: expected a count from 1 to %u", optarg,
+						      UINT32_MAX);
+			o.max_files = (unsigned)files;
+			break;
+		}
+	}
 	if (c < 0 || vn_cli_operands(&args, 2, -1, err) < 0)
 		return args.exit;
 	dst = guest_part(argv[argc - 1], name, sizeof(name));
@@ -111,6 +127,10 @@ static int cmd_cp(int argc, char **argv, struct vn_error *err)
 
 static const struct vn_cli_opt cp_opts[] = {
 	{"recursive", 'r', true, NULL, VN_VAL_NONE, "copy directories, their modes kept"},
+	{"preserve-mode", 'p', false, NULL, VN_VAL_NONE,
+	 "out of a guest: the guest's permission bits as they\nare, not through the umask"},
+	{"max-bytes", 'B', false, "SIZE", VN_VAL_NONE, "out of a guest: at most SIZE bytes of files (4G)"},
+	{"max-files", 'F', false, "N", VN_VAL_NONE, "out of a guest: at most N files and directories\n(100000)"},
 	VN_CLI_OPT_END,
 };
 
@@ -118,14 +138,22 @@ const struct vn_cmd vn_cmd_cp = {
 	.name = "cp",
 	.fn = cmd_cp,
 	.summary = "copy files and directories into a guest or out of it, checksummed",
-	.synopsis = "[-r] SRC... NAME:DST\n[-r] NAME:SRC... DST",
+	.synopsis = "[-r] SRC... NAME:DST\n[-r] [--preserve-mode] [--max-bytes SIZE] [--max-files N] NAME:SRC... DST",
 	.description = "Copies like docker cp: when DST is a directory each SRC goes inside it under its\n"
 		       "own name, else the one SRC becomes DST. Guest paths are absolute. Files stream\n"
 		       "through the agent in 1 MiB chunks, modes kept; each lands at a temporary name,\n"
 		       "and is renamed into place once the guest's sha256sum of it equals the host's\n"
 		       "digest of the bytes sent. A failed copy leaves nothing. An existing directory\n"
-		       "is not merged into. Symlinks inside a tree are skipped; from a guest, modes\n"
-		       "lose setuid, setgid and sticky bits.\n"
+		       "is not merged into. Symlinks inside a tree are skipped.\n"
+		       "\n"
+		       "Out of a guest nothing it says is believed. Modes lose setuid and setgid bits\n"
+		       "and go through the umask, as cp and tar do for a non-owner: a guest's 0777\n"
+		       "lands as 0755 and its 01777 as 01755 under umask 022 (a directory keeps its\n"
+		       "sticky bit); --preserve-mode keeps the permission bits as they are. Each file's\n"
+		       "claimed size is checked against the host's free space and the --max-bytes\n"
+		       "budget before it is read, and files and directories count against --max-files;\n"
+		       "over either the copy stops, exits 3 and leaves nothing. A tree\n"
+		       "stays 0700 at its temporary name until verified and renamed.\n"
 		       "\n"
 		       "A missing source exits 2; a full guest file system exits 3 and says so.\n"
 		       "Progress on a terminal, then a summary line with the throughput.",

@@ -16,6 +16,7 @@
 #include "compare/compare-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/dir.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -360,6 +361,11 @@ static int load_group_run(struct loader *ld, const struct vn_json_reader *r, str
 		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
 				   "\"%s\" is not a directory inside the group (names joined by '/', no '..')", rdir);
 
+	_cleanup_free_ char *rel = vn_xasprintf("%s/result.json", rdir);
+	/* A symlink planted in a reused group would pass another run's results off as this one's. */
+	if (vn_path_has_symlink(dir, rel))
+		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
+				   "\"%s\" is or passes through a symlink, not a directory inside the group", rdir);
 	_cleanup_free_ char *rpath = vn_xasprintf("%s/%s/result.json", dir, rdir);
 	_cleanup_json_ struct json_object *root = NULL;
 	const struct vn_json_reader rr = {.file = rpath, .err = ld->err};

@@ -1,5 +1,5 @@
 /* vnuma cp (copy.h): resolving targets, walking trees, temporary names, verification. */
-#include "guest/copy.h"
+#include "guest/copy-priv.h"
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* Deeper guest trees than this are refused: a hostile guest could nest forever. */
@@ -24,7 +25,11 @@ struct copy {
 	struct vn_agent *a;
 	const struct vn_copy_opts *o;
 	struct vn_copy_stats *st;
-	uint64_t done; /* bytes of the files finished before the current one */
+	uint64_t done;    /* bytes of the files finished before the current one */
+	unsigned entries; /* out: files and directories met so far, against max_files */
+	uint64_t max_bytes;
+	unsigned max_files;
+	mode_t umask; /* out: the process's, applied unless preserve_mode */
 	/* Files awaiting the guest's checksum: their guest paths and the digests of the bytes copied. */
 	char **paths;
 	uint8_t (*digests)[VN_SHA256_LEN];
@@ -232,21 +237,57 @@ static int in_one(struct copy *c, const char *src, const char *dst, bool dst_is_
 
 /* ---- guest to host ---- */
 
-/* What the host keeps of a guest mode: no setuid, setgid or sticky bit from a hostile guest. */
-static mode_t host_mode(unsigned mode)
+mode_t vn_copy_host_mode(unsigned mode, bool dir, bool preserve, mode_t mask)
 {
-	return (mode_t)(mode & 0777);
+	/* The sticky bit only restricts, and 01777 without it is worse than with it; it means nothing on a file. */
+	mode_t m = (mode_t)(mode & (dir ? 01777 : 0777));
+
+	return preserve ? m : m & ~(mask & 0777);
+}
+
+/* Counts one more file or directory against max_files. */
+static int count_entry(struct copy *c, const char *guest, struct vn_error *err)
+{
+	if (++c->entries <= c->max_files)
+		return 0;
+	return vn_infra_error(err, -EFBIG,
+			      "%s: %s: more than %u files and directories (raise --max-files to copy more)",
+			      vn_agent_guest(c->a), guest, c->max_files);
+}
+
+/* Before a byte is asked for: the size the guest claims must fit the budget and the host's free space. */
+static int size_check(struct copy *c, const char *guest, uint64_t size, int fd, struct vn_error *err)
+{
+	struct statvfs vfs;
+
+	if (size > c->max_bytes || c->done > c->max_bytes - size)
+		return vn_infra_error(
+			err, -EFBIG,
+			"%s: %s: the guest says it is %llu bytes, which with the %llu bytes copied before "
+			"it is over %llu (raise --max-bytes to copy more)",
+			vn_agent_guest(c->a), guest, (unsigned long long)size, (unsigned long long)c->done,
+			(unsigned long long)c->max_bytes);
+	if (fstatvfs(fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < size)
+		return vn_infra_error(
+			err, -ENOSPC,
+			"%s: %s: the guest says it is %llu bytes, and the host's file system has %llu free",
+			vn_agent_guest(c->a), guest, (unsigned long long)size,
+			(unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize));
+	return 0;
 }
 
 /* Streams the guest file into fd (a fresh host file) and sets its mode. */
 static int get_file(struct copy *c, const char *guest, const struct vn_agent_stat *gs, int fd, struct vn_error *err)
 {
 	uint8_t digest[VN_SHA256_LEN];
-	int rc = vn_agent_get(c->a, guest, gs->size, fd, progress, c, digest, err);
+	int rc;
 
-	if (rc < 0)
+	if ((rc = count_entry(c, guest, err)) < 0 || (rc = size_check(c, guest, gs->size, fd, err)) < 0)
 		return rc;
-	if (fchmod(fd, host_mode(gs->mode)) < 0)
+	/* vn_agent_get asks for exactly gs->size bytes and refuses a chunk longer than it asked for. */
+	if ((rc = vn_agent_get(c->a, guest, gs->size, fd, progress, c, digest, err)) < 0)
+		return rc;
+	if (fchmod(fd, vn_copy_host_mode(gs->mode, false, c->o->preserve_mode, c->umask)) < 0)
 		return vn_infra_error(err, -errno, "chmod of the copy of %s: %s", guest, strerror(errno));
 	file_done(c, guest, digest, gs->size);
 	return 0;
@@ -261,6 +302,8 @@ static int get_tree(struct copy *c, const char *guest, const char *host, unsigne
 	if (depth > MAX_DEPTH)
 		return vn_infra_error(err, -ELOOP, "%s: %s: deeper than %d directories", vn_agent_guest(c->a), guest,
 				      MAX_DEPTH);
+	if ((rc = count_entry(c, guest, err)) < 0)
+		return rc;
 	if (mkdir(host, 0700) < 0)
 		return vn_infra_error(err, -errno, "mkdir %s: %s", host, strerror(errno));
 	if ((rc = vn_agent_readdir(c->a, guest, &ents, &n, err)) < 0)
@@ -288,7 +331,8 @@ static int get_tree(struct copy *c, const char *guest, const char *host, unsigne
 	if (rc < 0)
 		return rc;
 	c->st->dirs++;
-	if (chmod(host, host_mode(mode)) < 0)
+	/* The top stays 0700 until verified and renamed (out_tree): nobody else can reach inside meanwhile. */
+	if (depth && chmod(host, vn_copy_host_mode(mode, true, c->o->preserve_mode, c->umask)) < 0)
 		return vn_infra_error(err, -errno, "chmod %s: %s", host, strerror(errno));
 	return 0;
 }
@@ -324,11 +368,18 @@ static int out_tree(struct copy *c, const char *src, const struct vn_agent_stat 
 	rc = get_tree(c, src, tmp, gs->mode, 0, err);
 	if (rc == 0)
 		rc = verify(c, err);
+	_cleanup_close_ int fd = rc < 0 ? -1 : open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rc == 0 && fd < 0)
+		rc = vn_infra_error(err, -errno, "%s: %s", tmp, strerror(errno));
 	if (rc == 0 && rename(tmp, target) < 0)
 		rc = vn_infra_error(err, -errno, "cannot rename %s to %s: %s", tmp, target, strerror(errno));
-	if (rc < 0)
+	if (rc < 0) {
 		vn_rm_rf(tmp);
-	return rc;
+		return rc;
+	}
+	if (fchmod(fd, vn_copy_host_mode(gs->mode, true, c->o->preserve_mode, c->umask)) < 0)
+		return vn_infra_error(err, -errno, "chmod %s: %s", target, strerror(errno));
+	return 0;
 }
 
 static int out_one(struct copy *c, const char *src, const char *dst, bool dst_is_dir, struct vn_error *err)
@@ -398,8 +449,14 @@ int vn_copy_in(struct vn_agent *a, const char *const *srcs, size_t n, const char
 int vn_copy_out(struct vn_agent *a, const char *const *srcs, size_t n, const char *dst, const struct vn_copy_opts *o,
 		struct vn_copy_stats *st, struct vn_error *err)
 {
-	struct copy c = {.a = a, .o = o, .st = st};
+	struct copy c = {.a = a,
+			 .o = o,
+			 .st = st,
+			 .max_bytes = o->max_bytes ? o->max_bytes : VN_COPY_MAX_BYTES,
+			 .max_files = o->max_files ? o->max_files : VN_COPY_MAX_FILES,
+			 .umask = umask(0)};
 
+	umask(c.umask);
 	*st = (struct vn_copy_stats){0};
 	return copy_all(&c, srcs, n, dst, vn_is_dir(dst), false, err);
 }

@@ -258,13 +258,23 @@ static bool name_ok(const char *n)
 	return true;
 }
 
-/* A tree out of the image, unpacked on the host as if the archive were hostile. */
-static int unpack_tree(const char *tar, const char *dir, struct vn_error *err)
+/*
+ * A tree out of the image, unpacked on the host as if the archive were
+ * hostile, into the directory open at dirfd (dir: its name, for messages).
+ */
+static int unpack_tree(const char *tar, int dirfd, const char *dir, struct vn_error *err)
 {
-	/* Names are made absolute under dir (resolved, so the symlink check sees no link of the user's). */
-	_cleanup_free_ char *real = realpath(dir, NULL);
-	if (!real)
+	/*
+	 * Names are made absolute under the directory's path as the kernel has
+	 * it for the descriptor: no symlink in it (the user's own or an earlier
+	 * extract's), so libarchive's symlink check can refuse every one below.
+	 */
+	char fdpath[64], real[PATH_MAX];
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", dirfd);
+	ssize_t n = readlink(fdpath, real, sizeof(real) - 1);
+	if (n < 0)
 		return vn_infra_error(err, -errno, "%s: %s", dir, strerror(errno));
+	real[n] = '\0';
 	struct archive *a = archive_read_new(), *w = archive_write_disk_new();
 	struct archive_entry *e;
 	int rc = 0, r;
@@ -343,6 +353,15 @@ int vn_disk_extract(const char *image, const char *const *paths, const char *dir
 			return vn_input_error(err, "%s: %s: no such file or directory in the image", image, *p);
 	if ((rc = vn_mkdir_p(dir, 0755, err)) < 0)
 		return rc;
+	/*
+	 * DIR is the user's; everything beneath it is reached from its descriptor
+	 * one component at a time, never through a symlink: the trees unpacked
+	 * here keep the image's symlinks (/var/log/d -> /etc), and a later PATH,
+	 * or a later extract into DIR, must not write through them.
+	 */
+	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return vn_infra_error(err, -errno, "%s: %s", dir, strerror(errno));
 	for (const char *const *p = paths; p && *p; p++) {
 		/* "/var/log/" and "/var/log" land in the same place. */
 		_cleanup_free_ char *path = vn_xstrdup(*p);
@@ -356,25 +375,37 @@ int vn_disk_extract(const char *image, const char *const *paths, const char *dir
 			return vn_input_error(err, "%s: %s: no such file or directory in the image", image, path);
 		}
 		_cleanup_free_ char *out = vn_xasprintf("%s%s", dir, path);
-		_cleanup_free_ char *parent = vn_xstrndup(out, (size_t)(strrchr(out, '/') - out));
-		if ((rc = vn_mkdir_p(parent, 0755, err)) < 0)
-			return rc;
+		const char *slash = strrchr(path, '/'), *base = slash + 1;
+		_cleanup_free_ char *parent = vn_xstrndup(path, (size_t)(slash - path));
 		if (guestfs_is_dir(d.g, path) > 0) {
+			_cleanup_close_ int ofd = vn_dir_beneath(dfd, dir, path, true, 0755, err);
+			if (ofd < 0)
+				return vn_error_prefix(err, "%s: extracting %s", image, path);
 			char tmp[] = "/tmp/vnuma-extract-XXXXXX";
 			_cleanup_close_ int fd = mkstemp(tmp);
 			if (fd < 0)
 				return vn_infra_error(err, -errno, "temporary file: %s", strerror(errno));
 			rc = guestfs_tar_out(d.g, path, tmp) < 0 ? op_failed(&d, "reading", path, err) : 0;
-			if (rc == 0 && (rc = vn_mkdir_p(out, 0755, err)) == 0)
-				rc = unpack_tree(tmp, out, err);
+			if (rc == 0)
+				rc = unpack_tree(tmp, ofd, out, err);
 			unlink(tmp);
 			if (rc < 0)
 				return rc;
 		} else if (guestfs_is_file(d.g, path) > 0) {
-			if (access(out, F_OK) == 0)
+			_cleanup_close_ int pfd = vn_dir_beneath(dfd, dir, parent, true, 0755, err);
+			if (pfd < 0)
+				return vn_error_prefix(err, "%s: extracting %s", image, path);
+			/* Our own fresh file, written through its descriptor: libguestfs opens /dev/fd/N, not a name. */
+			_cleanup_close_ int fd = openat(
+				pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+			if (fd < 0 && errno == EEXIST)
 				return vn_input_error(err, "%s exists already; extract into an empty directory", out);
-			if (guestfs_download(d.g, path, out) < 0) {
-				unlink(out);
+			if (fd < 0)
+				return vn_infra_error(err, -errno, "%s: %s", out, strerror(errno));
+			char fdpath[64];
+			snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
+			if (guestfs_download(d.g, path, fdpath) < 0) {
+				unlinkat(pfd, base, 0);
 				return op_failed(&d, "reading", path, err);
 			}
 		} else {

@@ -39,7 +39,12 @@ int vn_disk_inject(const char *image, const char *const *files, const char *cons
  * Out of image into dir: every absolute PATH (a file or a directory tree) to
  * DIR/PATH, so that several paths cannot collide. The image is opened read
  * only; a tree is unpacked refusing absolute names, '..' and writes through
- * symlinks (the image may come from a guest that misbehaved). missing_ok:
+ * symlinks (the image may come from a guest that misbehaved). Symlinks are
+ * kept as symlinks, absolute ones too, but never followed: every output
+ * path is reached from DIR's descriptor one component at a time
+ * (vn_dir_beneath), so a later PATH, or a later extract into DIR, that meets
+ * one is VN_ERR_INPUT naming it, and files are downloaded into a descriptor
+ * of our own fresh file. DIR itself, the caller's, may be a symlink. missing_ok:
  * a missing PATH is skipped and counted in *missing instead of being an error.
  */
 int vn_disk_extract(const char *image, const char *const *paths, const char *dir, bool missing_ok, unsigned *missing,

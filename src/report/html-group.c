@@ -85,6 +85,10 @@ static void load_runs(struct group *g, const char *dir)
 		/* Only inside the group: group.json may sit in a reused directory someone else wrote. */
 		if (!vn_html_path_ok(run->dir))
 			continue;
+		_cleanup_free_ char *rel = vn_xasprintf("%s/result.json", run->dir);
+		/* Nor through a symlink planted there, to someone else's run. */
+		if (vn_path_has_symlink(dir, rel))
+			continue;
 		_cleanup_free_ char *rdir = vn_xasprintf("%s/%s", dir, run->dir);
 		struct vn_error e = {0};
 		if (vn_html_read_json(rdir, "result.json", GROUP_MAX, &run->res, &e) < 0)

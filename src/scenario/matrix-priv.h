@@ -54,3 +54,10 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
  * there (a cell's host is set while it runs). It moves to queue[head].
  */
 unsigned vn_spread_take(const struct group *g, unsigned *queue, unsigned head, unsigned tail, const char *uri);
+/*
+ * Cell c's directory as a failed host left it, renamed to
+ * attempts/VARIANT-REPEAT-N in the group; its new name, relative (caller
+ * frees), or NULL when it could not be moved. Never through an attempts
+ * that is not a directory of its own (a symlink planted in a reused group).
+ */
+char *vn_spread_move_aside(const struct group *g, const struct cell *c);

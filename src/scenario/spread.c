@@ -14,6 +14,7 @@
  * ends with exactly one run directory, and no run is counted twice.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -160,20 +161,20 @@ static void host_json(struct group *g, struct host *hosts, unsigned n)
 }
 
 /* The cell's directory as the failed host left it, to attempts/VARIANT-REPEAT-N; its new name, relative. */
-static char *move_aside(struct group *g, struct cell *c)
+char *vn_spread_move_aside(const struct group *g, const struct cell *c)
 {
 	_cleanup_free_ char *from = vn_xasprintf("%s/%s", g->dir, c->dir);
 	_cleanup_free_ char *att = vn_xasprintf("%s/attempts", g->dir);
 	size_t n = c->attempts ? json_object_array_length(c->attempts) : 0;
-	char *rel = vn_xasprintf("attempts/%s-%u-%zu", c->variant, c->repeat, n + 1);
-	_cleanup_free_ char *to = vn_xasprintf("%s/%s", g->dir, rel);
+	_cleanup_free_ char *name = vn_xasprintf("%s-%u-%zu", c->variant, c->repeat, n + 1);
 
-	mkdir(att, 0755);
-	if (rename(from, to) < 0) {
-		free(rel);
+	if (mkdir(att, 0755) < 0 && errno != EEXIST)
 		return NULL;
-	}
-	return rel;
+	/* Into attempts itself, never through a symlink planted in its place. */
+	_cleanup_close_ int afd = open(att, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (afd < 0 || renameat(AT_FDCWD, from, afd, name) < 0)
+		return NULL;
+	return vn_xasprintf("attempts/%s", name);
 }
 
 int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
@@ -276,7 +277,7 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 			    vn_testbed_host_probe(&j.host->ctx, 1, 1, &fits, &e) < 0) {
 				free(j.host->dead);
 				j.host->dead = vn_xasprintf("failed during the matrix: %s", e.msg);
-				_cleanup_free_ char *moved = move_aside(g, c);
+				_cleanup_free_ char *moved = vn_spread_move_aside(g, c);
 				json_object *a = json_object_new_object();
 				json_object_object_add(a, "host", json_object_new_string(j.host->h->uri));
 				json_object_object_add(a, "error", json_object_new_string(end.error ? end.error : ""));

@@ -59,6 +59,8 @@ check "image subcommands" is "$(printf '%s\n' build extract inject list)" vnuma 
 check "kernel build: recipe names" has minimal-numa vnuma kernel build m
 check "help: command names" has collect vnuma help co
 check "hosts subcommands" is "check" vnuma hosts ''
+check "cp options: the copy-out policy's and limits" is "$(printf '%s\n' --max-bytes --max-files)" vnuma cp --max
+check "cp --preserve-mode" has --preserve-mode vnuma cp --pre
 check "hosts check options" is "$(printf '%s\n' --hosts)" vnuma hosts check --hos
 
 # File names still complete where a file is allowed.

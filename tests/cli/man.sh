@@ -22,6 +22,13 @@ for c in $cmds; do
 		check "man: $c $o" grep -qF -- "$(sed 's/-/\\-/g' <<<"$o")" <<<"$sect"
 	done
 done
+# cp's copy-out policy: the option records say the same in --help and the page.
+cpsect=$(awk '$0 == ".SS cp" { on = 1; next } /^\.S[SH] / { on = 0 } on' "$page")
+for o in --preserve-mode --max-bytes --max-files; do
+	check "cp --help has $o" sh -c "'$vnuma' cp --help | grep -q -- '$o'"
+	check "man: cp $o" grep -qF -- "$(sed 's/-/\\-/g' <<<"$o")" <<<"$cpsect"
+done
+check "cp --help says the umask applies" sh -c "'$vnuma' cp --help | grep -q umask"
 check "subcommands get their own entry" sh -c "grep -qx '.B topo fallback' '$page' && grep -qx '.B kernel build' '$page'"
 check "the hidden completion helper is not documented" sh -c "! grep -q '^\.SS complete' '$page'"
 check "help CMD is CMD --help" cmp -s <("$vnuma" help run) <("$vnuma" run --help)

@@ -2,7 +2,10 @@
 # Integration: vnuma cp in and out of one booted 2node guest under TCG (issue 16).
 # A 50 MB file and a tree with modes go in and come back with the same
 # sha256sum; a missing source exits 2; a full guest file system exits 3,
-# says so and leaves nothing; no guest or QEMU is left. About a minute.
+# says so and leaves nothing; world-writable guest modes come out through
+# the umask unless --preserve-mode, and a copy over --max-bytes exits 3 and
+# leaves nothing; no guest or QEMU is left. About a minute. (A guest that
+# lies about its sizes is test-copy's fake agent: no guest needed.)
 #   cp.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -10,6 +13,7 @@ src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_ACCEL=${VNUMA_ACCEL:-tcg}
 . "$src/tests/integration/lib.sh"
 it_state cp
+umask 022
 mkdir -p "$w/tree/sub/deeper" "$w/back"
 head -c 50000000 /dev/urandom >"$w/big"
 printf 'run me\n' >"$w/tree/tool" && chmod 0755 "$w/tree/tool"
@@ -42,6 +46,26 @@ check "cp -r a tree in" test $? = 0
 check "cp -r it back out" test $? = 0
 check "...modes and sizes kept both ways" test "$(modes "$w/tree")" = "$(modes "$w/back/tree")"
 check "...checksums equal" test "$(sums "$w/tree")" = "$(sums "$w/back/tree")"
+
+# World-writable modes in the guest: through the umask on the host unless --preserve-mode.
+mkdir -p "$w/ww/spool" && printf 'x\n' >"$w/ww/tool" && printf 'y\n' >"$w/ww/shared"
+chmod 0777 "$w/ww" "$w/ww/tool" && chmod 0666 "$w/ww/shared" && chmod 01777 "$w/ww/spool"
+"$vnuma" cp -r "$w/ww" "$name:/root" 2>/dev/null
+check "cp -r a world-writable tree in" test $? = 0
+mkdir -p "$w/dflt" "$w/kept"
+"$vnuma" cp -r "$name:/root/ww" "$w/dflt" 2>"$w/ww.err"
+check "cp -r it out" test $? = 0
+check "...through the umask: 0755, 0644, 01755, 0755" test \
+	"$(modes "$w/dflt/ww" | cut -d' ' -f1,2 | tr '\n' ' ')" = " 755 shared 644 spool 1755 tool 755 "
+"$vnuma" cp -r --preserve-mode "$name:/root/ww" "$w/kept" 2>/dev/null
+check "cp -r --preserve-mode keeps them, the sticky bit too" test \
+	"$(modes "$w/kept/ww" | cut -d' ' -f1,2 | tr '\n' ' ')" = " 777 shared 666 spool 1777 tool 777 "
+"$vnuma" cp --max-bytes 10M "$name:/tmp/big" "$w/back/capped" 2>"$w/cap.err"
+rc=$?
+echo "# capped: $(cat "$w/cap.err")"
+check "a copy over --max-bytes exits 3" test "$rc" = 3
+check "...says so" grep -q -- "--max-bytes" "$w/cap.err"
+check "...and leaves nothing" test -z "$(ls -A "$w/back" | grep -v '^big$\|^tree$')"
 
 "$vnuma" cp "$w/nosuch" "$name:/tmp/" 2>"$w/miss.err"
 rc=$?

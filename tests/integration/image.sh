@@ -3,7 +3,8 @@
 # built (mkfs.ext4 -d here), raw and then qcow2: checksums and modes survive
 # the round trip; a path missing in the image exits 2 naming it; host-side
 # mistakes exit 2 before any appliance starts; nothing is left behind.
-# Three libguestfs appliance launches, about 75 s under TCG.
+# An image with an absolute symlink is extracted without writing through it.
+# Five libguestfs appliance launches, about 2 min under TCG.
 #   image.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -41,6 +42,30 @@ echo "# missing: $(cat "$w/miss.err")"
 check "a path missing in the image exits 2" test "$rc" = 2
 check "...naming it" grep -q /no/such/file "$w/miss.err"
 check "...and writes nothing on the host" test ! -e "$w/out2"
+
+# An image holding an absolute symlink, /var/log/d -> a host directory (as a
+# guest's /var/log/d -> /etc would): the tree keeps the symlink as a symlink,
+# and neither a second PATH of the same extract nor a later extract into the
+# same DIR writes through it on the host. Two appliance launches.
+victim=$w/victim
+mkdir -p "$w/seed2/var/log" "$w/seed2$victim/cron.d" "$victim" "$w/out4"
+echo "from the image" >"$w/seed2$victim/cron.d/x"
+echo "the image's log" >"$w/seed2/var/log/messages"
+ln -s "$victim" "$w/seed2/var/log/d"
+truncate -s 64M "$w/links.img"
+check "mkfs.ext4 -d makes an image with an absolute symlink" mkfs.ext4 -q -d "$w/seed2" "$w/links.img"
+"$vnuma" image extract "$w/links.img" /var/log /var/log/d/cron.d/x -o "$w/out4" 2>"$w/links.err"
+rc=$?
+echo "# through a symlink of the image: $(cat "$w/links.err")"
+check "a PATH through the image's symlink, after the tree that holds it, exits 2" test "$rc" = 2
+check "...naming the symlink" grep -q "var/log/d is a symlink, not followed" "$w/links.err"
+check "...the tree kept the symlink as a symlink" test "$(readlink "$w/out4/var/log/d")" = "$victim"
+check "...and its file" grep -q "the image's log" "$w/out4/var/log/messages"
+check "...nothing was written where the symlink points" test -z "$(ls -A "$victim")"
+"$vnuma" image extract "$w/links.img" /var/log/d/cron.d -o "$w/out4" 2>"$w/links2.err"
+rc=$?
+check "a later extract of a tree into the same DIR through it exits 2" test "$rc" = 2
+check "...and writes nothing where it points" test -z "$(ls -A "$victim")"
 
 "$vnuma" image inject "$w/disk.img" --file "$w/nosuch:/opt/x" 2>"$w/nosrc.err"
 check "a missing host file exits 2 (no appliance)" test $? = 2

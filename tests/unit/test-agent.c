@@ -545,6 +545,70 @@ static void test_copy_roundtrip(void **state)
 	vn_rm_rf(root);
 }
 
+static unsigned mode_of(const char *root, const char *rel)
+{
+	char p[4200];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	assert_int_equal(lstat(p, &st), 0);
+	return st.st_mode & 07777;
+}
+
+/*
+ * A guest tree of world-writable modes lands through the umask, as cp and
+ * tar do for a non-owner; --preserve-mode keeps them, the sticky bit too.
+ */
+static void test_copy_out_modes(void **state)
+{
+	struct fixture *f = *state;
+	struct vn_error err = {0};
+	struct vn_copy_opts o = {.recursive = true};
+	struct vn_copy_stats st;
+	char root[] = "/tmp/vnuma-test-cp-modes.XXXXXX", p[4096], q[4096];
+	mode_t old = umask(022);
+
+	assert_non_null(mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/g", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/g/shared", root);
+	write_bytes(p, 10, 4, 0666);
+	assert_int_equal(chmod(p, 0666), 0);
+	snprintf(p, sizeof(p), "%s/g/tool", root);
+	write_bytes(p, 10, 5, 0777);
+	assert_int_equal(chmod(p, 0777), 0);
+	snprintf(p, sizeof(p), "%s/g/spool", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(chmod(p, 01777), 0);
+	snprintf(p, sizeof(p), "%s/g", root);
+	assert_int_equal(chmod(p, 0777), 0);
+
+	const char *in[] = {p};
+	snprintf(q, sizeof(q), "%s/default", root);
+	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_int_equal(mode_of(root, "default"), 0755);
+	assert_int_equal(mode_of(root, "default/shared"), 0644);
+	assert_int_equal(mode_of(root, "default/tool"), 0755);
+	assert_int_equal(mode_of(root, "default/spool"), 01755);
+
+	o.preserve_mode = true;
+	snprintf(q, sizeof(q), "%s/kept", root);
+	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_int_equal(mode_of(root, "kept"), 0777);
+	assert_int_equal(mode_of(root, "kept/shared"), 0666);
+	assert_int_equal(mode_of(root, "kept/tool"), 0777);
+	assert_int_equal(mode_of(root, "kept/spool"), 01777);
+
+	/* One file, not a tree: the same policy. */
+	o.preserve_mode = false;
+	snprintf(p, sizeof(p), "%s/g/tool", root);
+	snprintf(q, sizeof(q), "%s/one", root);
+	assert_int_equal(vn_copy_out(f->a, in, 1, q, &o, &st, &err), 0);
+	assert_int_equal(mode_of(root, "one"), 0755);
+	umask(old);
+	vn_rm_rf(root);
+}
+
 static void test_malformed_and_unknown(void **state)
 {
 	struct fixture *f = *state;
@@ -750,6 +814,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_read_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copy_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_out_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_and_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_ignores_stale, setup, teardown),

@@ -313,14 +313,58 @@ static void test_write_group(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A run directory in a group that is, or passes through, a symlink (planted
+ * in a reused group, to another run elsewhere) is refused, not read as this
+ * group's run; so is a result.json that is one.
+ */
+static void test_symlinked_run_dir(void **state)
+{
+	const char *setups[] = {
+		"rm -r $D/balancing-off/2 && ln -s $S/numa-ab/balancing-off/1 $D/balancing-off/2",
+		"mv $D/balancing-off $D/real && ln -s real $D/balancing-off",
+		"rm $D/balancing-off/2/result.json && ln -s $S/numa-ab/balancing-off/1/result.json "
+		"$D/balancing-off/2/result.json",
+	};
+	char cwd[2048];
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	for (size_t i = 0; i < sizeof(setups) / sizeof(setups[0]); i++) {
+		char dir[] = "/tmp/vn-compare-XXXXXX", cmd[8192];
+		struct vn_compare_opts o = {0};
+		struct vn_error err = {0};
+		struct vn_compare *c = NULL;
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(cmd, sizeof(cmd), "cp -r numa-ab/. %s/", dir);
+		assert_int_equal(system(cmd), 0);
+		snprintf(cmd, sizeof(cmd), "D=%s S=%s; %s", dir, cwd, setups[i]);
+		assert_int_equal(system(cmd), 0);
+		const char *dirs[] = {dir};
+		assert_true(vn_compare_load(dirs, 1, &o, &c, &err) < 0);
+		assert_null(c);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		if (!strstr(err.msg, "is or passes through a symlink"))
+			fail_msg("setup %zu: %s", i, err.msg);
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_summarize),    cmocka_unit_test(test_betainc),
-		cmocka_unit_test(test_t_pvalue),     cmocka_unit_test(test_welch),
-		cmocka_unit_test(test_two_variants), cmocka_unit_test(test_three_variants),
-		cmocka_unit_test(test_single_runs),  cmocka_unit_test(test_force),
-		cmocka_unit_test(test_errors),       cmocka_unit_test(test_write_group),
+		cmocka_unit_test(test_summarize),
+		cmocka_unit_test(test_betainc),
+		cmocka_unit_test(test_t_pvalue),
+		cmocka_unit_test(test_welch),
+		cmocka_unit_test(test_two_variants),
+		cmocka_unit_test(test_three_variants),
+		cmocka_unit_test(test_single_runs),
+		cmocka_unit_test(test_force),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_write_group),
+		cmocka_unit_test(test_symlinked_run_dir),
 	};
 	return cmocka_run_group_tests(tests, setup_fixtures, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report/html.h"
@@ -378,6 +379,29 @@ static void test_group_no_compare(void **state)
 	vn_rm_rf(dir);
 }
 
+/* A run directory planted in a group as a symlink to a run elsewhere is not read into the report. */
+static void test_group_symlinked_run(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir(), *elsewhere = tmpdir();
+	(void)state;
+
+	put(dir, "group.json",
+	    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"runs\":["
+	    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
+	    "{\"variant\":\"b\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0}],\"complete\":true}");
+	put(dir, "a/1/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5}}");
+	put(elsewhere, "run/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"planted\":1}}");
+	_cleanup_free_ char *b = vn_xasprintf("%s/b", dir), *link = vn_xasprintf("%s/b/1", dir);
+	_cleanup_free_ char *target = vn_xasprintf("%s/run", elsewhere);
+	assert_int_equal(mkdir(b, 0755), 0);
+	assert_int_equal(symlink(target, link), 0);
+	_cleanup_free_ char *html = report(dir);
+	assert_non_null(strstr(html, ">flat</text>"));
+	assert_null(strstr(html, "planted"));
+	vn_rm_rf(dir);
+	vn_rm_rf(elsewhere);
+}
+
 static void test_neither(void **state)
 {
 	_cleanup_free_ char *dir = tmpdir();
@@ -409,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_group_fixture),
 		cmocka_unit_test(test_group_no_compare),
+		cmocka_unit_test(test_group_symlinked_run),
 		cmocka_unit_test(test_neither),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,10 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "scenario/matrix-priv.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/file.h"
 
 #define H1 "qemu+ssh://a/system"
 #define H2 "qemu:///embed"
@@ -82,12 +89,52 @@ static void test_one_variant(void **state)
 	assert_int_equal(vn_spread_take(&g, q, 1, 3, H1), 1);
 }
 
+/*
+ * A failed host's run goes to attempts/ in the group, and never through an
+ * attempts that someone planted in a reused group as a symlink elsewhere.
+ */
+static void test_move_aside(void **state)
+{
+	(void)state;
+	char top[] = "/tmp/vn-test-spread-XXXXXX";
+	struct group g;
+	struct cell c[1];
+
+	assert_non_null(mkdtemp(top));
+	_cleanup_free_ char *gdir = vn_xasprintf("%s/group", top), *elsewhere = vn_xasprintf("%s/elsewhere", top);
+	_cleanup_free_ char *run = vn_xasprintf("%s/group/A-1", top),
+			    *f = vn_xasprintf("%s/group/A-1/result.json", top);
+	_cleanup_free_ char *att = vn_xasprintf("%s/group/attempts", top);
+	cells_make(&g, c, 1);
+	g.dir = gdir;
+	c[0].dir = (char *)"A-1";
+	assert_int_equal(vn_mkdir_p(run, 0755, NULL), 0);
+	assert_int_equal(vn_mkdir_p(elsewhere, 0755, NULL), 0);
+	assert_int_equal(vn_file_write(f, "{}"), 0);
+
+	assert_int_equal(symlink(elsewhere, att), 0);
+	assert_null(vn_spread_move_aside(&g, &c[0]));
+	assert_true(vn_is_file(f));
+	_cleanup_free_ char *planted = vn_xasprintf("%s/A-1-1", elsewhere);
+	assert_int_equal(access(planted, F_OK), -1);
+
+	assert_int_equal(unlink(att), 0);
+	_cleanup_free_ char *moved = vn_spread_move_aside(&g, &c[0]);
+	assert_non_null(moved);
+	assert_string_equal(moved, "attempts/A-1-1");
+	_cleanup_free_ char *now = vn_xasprintf("%s/group/attempts/A-1-1/result.json", top);
+	assert_true(vn_is_file(now));
+	assert_false(vn_is_file(f));
+	assert_int_equal(vn_rm_rf(top), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_balance),
 		cmocka_unit_test(test_retry_first),
 		cmocka_unit_test(test_one_variant),
+		cmocka_unit_test(test_move_aside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
