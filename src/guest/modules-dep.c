@@ -94,7 +94,7 @@ static int resolve(struct kmod_ctx *ctx, struct walk *w, const char *name, const
 		return vn_input_error(err, "kernel module %s: %s", name, w->logged[0] ? w->logged : strerror(-r));
 	if (!found)
 		return vn_input_error(err,
-				      "kernel module %s is not in %s (modules.dep, modules.builtin, modules.alias)",
+				      "kernel module %s is not in %s/modules.dep, modules.builtin or modules.alias",
 				      name, moddir);
 	kmod_list_foreach(l, found)
 	{
