@@ -99,8 +99,11 @@ static int resolve(struct kmod_ctx *ctx, struct walk *w, const char *name, const
 	kmod_list_foreach(l, found)
 	{
 		_cleanup_(kmod_module_unrefp) struct kmod_module *m = kmod_module_get_module(l);
-		/* Built into the kernel, nothing to load: libkmod knows it from modules.builtin, not from /sys. */
-		if (kmod_module_get_initstate(m) == KMOD_MODULE_BUILTIN)
+		/*
+		 * Built into the kernel, nothing to load. Only a module without a file is asked: libkmod answers
+		 * that from modules.builtin, but for any other module it would look at the host's /sys/module.
+		 */
+		if (!kmod_module_get_path(m) && kmod_module_get_initstate(m) == KMOD_MODULE_BUILTIN)
 			continue;
 		if ((r = visit(w, m, name, err)) < 0)
 			return r;
