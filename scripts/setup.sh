@@ -11,6 +11,7 @@ build=${VN_BUILD_DIR:-$top/build}
 packages="
 	build-essential cmake pkg-config
 	libxml2-dev libjson-c-dev libvirt-dev libguestfs-dev libarchive-dev libcmocka-dev
+	nettle-dev libelf-dev libkmod-dev libgsl-dev kmod
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	qemu-system-x86 qemu-utils
 	linux-image-amd64 busybox-static numactl libnuma-dev

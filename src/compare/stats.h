@@ -1,7 +1,8 @@
 /*
  * The statistics behind vnuma compare: mean, sample standard deviation and
  * Welch's unequal-variances t-test, two-sided. Pure functions of their
- * arguments; nothing here returns NaN or an infinity.
+ * arguments; nothing here returns NaN or an infinity. The distributions are
+ * GSL's (gsl_cdf_beta_P, gsl_cdf_tdist_Q); the rest is arithmetic.
  */
 #pragma once
 
@@ -34,5 +35,5 @@ void vn_stats_welch(const struct vn_stats *a, const struct vn_stats *b, struct v
 /* The regularized incomplete beta function I_x(a, b), a, b > 0, x clamped to [0, 1]. */
 double vn_stats_betainc(double a, double b, double x);
 
-/* P(|T| >= |t|) for Student's t with df > 0 degrees of freedom. */
+/* P(|T| >= |t|) for Student's t with df > 0 degrees of freedom (1 when df is not > 0). */
 double vn_stats_t_pvalue(double t, double df);

@@ -186,7 +186,7 @@ static int plan_add_program(struct plan *p, const char *host, const char *guest,
 	if (slash)
 		*slash = '\0';
 	for (size_t i = 0; i < d.n_needed; i++) {
-		_cleanup_free_ char *lib = vn_elf_find_lib(d.needed[i], d.runpath, origin);
+		_cleanup_free_ char *lib = vn_elf_find_lib(d.needed[i], &d, origin);
 		if (!lib)
 			return vn_infra_error(err, -ENOENT,
 					      "%s needs %s, which is not in %s or the other library directories", host,

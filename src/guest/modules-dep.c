@@ -1,139 +1,150 @@
 #include "guest/modules-dep.h"
 
 #include <errno.h>
+#include <libkmod.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
-#include "util/dir.h"
-#include "util/strbuf.h"
-#include "util/file.h"
 
-struct moddep {
-	char *rel;  /* path relative to the modules dir, points into the file buffer */
-	char *deps; /* space-separated relative paths, ditto */
-	int state;  /* 0 unvisited, 1 in progress, 2 ordered */
+VN_DEFINE_CLEANUP(struct kmod_ctx *, kmod_unref);
+VN_DEFINE_CLEANUP(struct kmod_list *, kmod_module_unref_list);
+VN_DEFINE_CLEANUP(struct kmod_module *, kmod_module_unref);
+
+struct walk {
+	const char *dir; /* libkmod's modules dir, with which every module's path starts */
+	char **seen;     /* the names of the modules visited */
+	size_t n_seen;
+	char **order;
+	size_t n;
+	char logged[256]; /* libkmod's first error, which it reports only to its log */
 };
 
-/* Module names treat '-' and '_' alike, as modprobe does. */
-static bool modname_eq(const char *rel, const char *name)
+/* A dependency whose file is missing is logged, and libkmod carries on without it. */
+static void kmod_log(void *data, int priority, const char *file, int line, const char *fn, const char *format,
+		     va_list args)
 {
-	const char *base = strrchr(rel, '/');
-	base = base ? base + 1 : rel;
-	size_t n = strcspn(base, ".");
-	if (strlen(name) != n || strncmp(base + n, ".ko", 3) != 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char a = base[i] == '-' ? '_' : base[i];
-		char b = name[i] == '-' ? '_' : name[i];
-		if (a != b)
-			return false;
-	}
-	return true;
+	struct walk *w = data;
+
+	if (priority > LOG_ERR || w->logged[0])
+		return;
+	vsnprintf(w->logged, sizeof(w->logged), format, args);
+	w->logged[strcspn(w->logged, "\n")] = '\0';
 }
 
-static bool is_builtin(const char *moddir, const char *name)
+static bool seen(const struct walk *w, const char *name)
 {
-	_cleanup_free_ char *path = vn_xasprintf("%s/modules.builtin", moddir), *text = NULL;
-
-	if (vn_file_read(path, VN_FILE_STATE_MAX, &text, &(size_t){0}, NULL) < 0)
-		return false;
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (modname_eq(line, name))
+	for (size_t i = 0; i < w->n_seen; i++)
+		if (strcmp(w->seen[i], name) == 0)
 			return true;
 	return false;
 }
 
-static struct moddep *moddep_find(struct moddep *v, size_t n, const char *rel)
+/*
+ * Depth first: a module after everything it depends on, each once, its
+ * dependencies taken in modules.dep's order (libkmod hands them last first,
+ * so the list is walked backwards). modprobe walks them the other way;
+ * depmod closes each line over, so both orders load every dependency first.
+ * This one is the order vnuma always had, and /etc/vnuma/modules is part of
+ * the initramfs that its cache key names. depmod refuses to index a cycle,
+ * and a module seen once is not visited again, so a corrupt index cannot
+ * loop.
+ */
+static int visit(struct walk *w, struct kmod_module *m, const char *name, struct vn_error *err)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i].rel, rel) == 0)
-			return &v[i];
-	return NULL;
-}
+	_cleanup_(kmod_module_unref_listp) struct kmod_list *deps = NULL;
+	const struct kmod_list *l;
 
-/* Depth-first: a module is appended only after everything it depends on. */
-static int moddep_visit(struct moddep *v, size_t n, struct moddep *m, struct vn_strbuf *order, const char *dep_path,
-			struct vn_error *err)
-{
-	if (m->state == 2)
+	if (seen(w, kmod_module_get_name(m)))
 		return 0;
-	if (m->state == 1)
-		return vn_input_error(err, "%s: dependency cycle through %s", dep_path, m->rel);
-	m->state = 1;
-	_cleanup_free_ char *deps = vn_xstrdup(m->deps);
-	char *save = NULL;
-	for (char *d = strtok_r(deps, " \t", &save); d; d = strtok_r(NULL, " \t", &save)) {
-		struct moddep *dm = moddep_find(v, n, d);
-		if (!dm)
-			return vn_input_error(err, "%s: %s depends on %s, which has no entry", dep_path, m->rel, d);
-		int r = moddep_visit(v, n, dm, order, dep_path, err);
+	vn_strv_push(&w->seen, &w->n_seen, kmod_module_get_name(m));
+	const char *path = kmod_module_get_path(m);
+	size_t n = strlen(w->dir);
+	if (!path || strncmp(path, w->dir, n) != 0 || path[n] != '/')
+		return vn_input_error(err, "kernel module %s (for %s) has no file under %s", kmod_module_get_name(m),
+				      name, w->dir);
+	deps = kmod_module_get_dependencies(m);
+	if (w->logged[0])
+		return vn_input_error(err, "%s/modules.dep: dependencies of %s: %s", w->dir, kmod_module_get_name(m),
+				      w->logged);
+	kmod_list_foreach_reverse(l, deps)
+	{
+		_cleanup_(kmod_module_unrefp) struct kmod_module *d = kmod_module_get_module(l);
+		int r = visit(w, d, name, err);
 		if (r < 0)
 			return r;
 	}
-	m->state = 2;
-	vn_strbuf_printf(order, "%s\n", m->rel);
+	vn_strv_push(&w->order, &w->n, path + n + 1);
+	return 0;
+}
+
+/* One name, or an alias standing for several modules, as modprobe looks them up. */
+static int resolve(struct kmod_ctx *ctx, struct walk *w, const char *name, const char *moddir, struct vn_error *err)
+{
+	_cleanup_(kmod_module_unref_listp) struct kmod_list *found = NULL;
+	const struct kmod_list *l;
+	int r = kmod_module_new_from_lookup(ctx, name, &found);
+
+	if (r < 0)
+		return vn_input_error(err, "kernel module %s: %s", name, w->logged[0] ? w->logged : strerror(-r));
+	if (!found)
+		return vn_input_error(err,
+				      "kernel module %s is not in %s/modules.dep, modules.builtin or modules.alias",
+				      name, moddir);
+	kmod_list_foreach(l, found)
+	{
+		_cleanup_(kmod_module_unrefp) struct kmod_module *m = kmod_module_get_module(l);
+		/*
+		 * Built into the kernel, nothing to load. Only a module without a file is asked: libkmod answers
+		 * that from modules.builtin, but for any other module it would look at the host's /sys/module.
+		 */
+		if (!kmod_module_get_path(m) && kmod_module_get_initstate(m) == KMOD_MODULE_BUILTIN)
+			continue;
+		if ((r = visit(w, m, name, err)) < 0)
+			return r;
+	}
 	return 0;
 }
 
 int vn_modules_dep_order(const char *moddir, const char *const *names, const char *pkg, char ***order,
 			 struct vn_error *err)
 {
-	_cleanup_free_ char *dep_path = vn_xasprintf("%s/modules.dep", moddir), *text = NULL, *ordered = NULL;
-	_cleanup_free_ struct moddep *v = NULL;
-	_cleanup_strbuf_ struct vn_strbuf ob = VN_STRBUF_INIT;
-	size_t n = 0, cap = 0, count = 0;
-	int r;
+	/* No configuration files: the host's /etc/modprobe.d has no say in what the guest's kernel loads. */
+	static const char *const no_config[] = {NULL};
+	_cleanup_free_ char *index = vn_xasprintf("%s/modules.dep.bin", moddir);
+	_cleanup_free_ char *text = vn_xasprintf("%s/modules.dep", moddir);
+	_cleanup_(kmod_unrefp) struct kmod_ctx *ctx = NULL;
+	int r = 0;
 
-	struct vn_error rerr = {0};
-	if ((r = vn_file_read(dep_path, VN_FILE_STATE_MAX, &text, &(size_t){0}, &rerr)) < 0) {
-		char hint[128] = "";
-		if (pkg)
+	/* libkmod reads depmod's binary indexes only, never modules.dep's text. */
+	if (access(index, R_OK) != 0) {
+		int e = errno;
+		char hint[160] = "";
+		if (access(text, R_OK) == 0)
+			snprintf(hint, sizeof(hint), " (only its text form is there: run depmod)");
+		else if (pkg)
 			snprintf(hint, sizeof(hint), " (install the Debian package %s)", pkg);
-		r = vn_infra_error(err, r, "cannot read %s%s", rerr.msg, hint);
-		vn_error_clear(&rerr);
+		return vn_infra_error(err, -e, "cannot read %s: %s%s", index, strerror(e), hint);
+	}
+	ctx = kmod_new(moddir, no_config);
+	if (!ctx)
+		return vn_infra_error(err, -EINVAL, "libkmod cannot open the modules directory %s", moddir);
+	struct walk w = {.dir = kmod_get_dirname(ctx)};
+	kmod_set_log_priority(ctx, LOG_ERR);
+	kmod_set_log_fn(ctx, kmod_log, &w);
+
+	for (const char *const *name = names; *name && r == 0; name++)
+		r = resolve(ctx, &w, *name, moddir, err);
+	vn_strvfreep(&w.seen);
+	if (r < 0) {
+		vn_strvfreep(&w.order);
 		return r;
 	}
-	/* "kernel/a/b.ko: kernel/c.ko kernel/d.ko" per line; parsed in place. */
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		*colon = '\0';
-		if (n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			v = vn_xreallocarray(v, cap, sizeof(*v));
-		}
-		v[n++] = (struct moddep){.rel = line, .deps = colon + 1};
-	}
-
-	for (const char *const *name = names; *name; name++) {
-		struct moddep *m = NULL;
-		for (size_t i = 0; i < n && !m; i++)
-			if (modname_eq(v[i].rel, *name))
-				m = &v[i];
-		if (!m) {
-			if (is_builtin(moddir, *name))
-				continue;
-			return vn_input_error(err, "kernel module %s is not in %s", *name, dep_path);
-		}
-		if ((r = moddep_visit(v, n, m, &ob, dep_path, err)) < 0)
-			return r;
-	}
-
-	ordered = vn_strbuf_steal(&ob);
-	for (const char *c = ordered; *c; c++)
-		count += *c == '\n';
-	char **out = vn_xcalloc(count + 1, sizeof(char *));
-	size_t k = 0;
-	save = NULL;
-	for (char *rel = strtok_r(ordered, "\n", &save); rel; rel = strtok_r(NULL, "\n", &save))
-		out[k++] = vn_xstrdup(rel);
-	*order = out;
+	*order = w.order ? w.order : vn_xcalloc(1, sizeof(char *));
 	return 0;
 }

@@ -37,6 +37,10 @@ for lib in $(objdump -p "$build/vnuma" | awk '/NEEDED/ {print $2}'); do
 	pkg=$( (dpkg-query -S "$path" || dpkg-query -S "$(readlink -f "$path")") 2>/dev/null | head -1 | cut -d: -f1)
 	check "NEEDED $lib ($pkg) is in Depends" grep -qxF "$pkg" <<<"$depends"
 done
+# The field's libraries in place of our own code (SHA-256, ELF, kernel modules, Student's t): linked, so depended on.
+for p in libnettle8 libelf1 libkmod2 libgsl27; do
+	check "Depends: $p" grep -qxF "$p" <<<"$depends"
+done
 # What vnuma runs or packs into every guest.
 for p in libvirt-daemon-driver-qemu qemu-system-x86 linux-image-amd64 busybox-static numactl; do
 	check "Depends: $p" grep -qxF "$p" <<<"$depends"
