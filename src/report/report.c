@@ -19,12 +19,13 @@ void vn_report_add(struct vn_report *r, const char *name, bool pass, const char 
 		   const char *detail)
 {
 	r->verdicts = vn_xreallocarray(r->verdicts, r->nverdicts + 1, sizeof(*r->verdicts));
+	/* What the kernel did is the guest's text, and `vnuma run` prints it as well as writing it. */
 	r->verdicts[r->nverdicts++] = (struct vn_verdict){
-		.name = vn_xstrdup(name),
+		.name = vn_text_dup(name, SIZE_MAX, VN_TEXT_LINES),
 		.pass = pass,
-		.observed = vn_xstrdup_or_null(observed),
-		.expected = vn_xstrdup_or_null(expected),
-		.detail = vn_xstrdup_or_null(detail),
+		.observed = observed ? vn_text_dup(observed, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.expected = expected ? vn_text_dup(expected, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.detail = detail ? vn_text_dup(detail, SIZE_MAX, VN_TEXT_LINES) : NULL,
 	};
 }
 

@@ -122,6 +122,15 @@ static void test_hostile_text(void **state)
 	vn_report_add(&r, "fallback " HOSTILE, false, "Node 3: 3 2 0 1" HOSTILE, "Node 3: " HOSTILE "\x02",
 		      "--- last lines of the console log ---\nKernel panic - not syncing: " HOSTILE "\r\n");
 	vn_report_add(&r, "distances", true, HOSTILE, "equal", NULL);
+	/* Kept clean too: `vnuma run` prints the verdicts to the terminal. */
+	for (unsigned i = 0; i < r.nverdicts; i++) {
+		const char *strs[] = {r.verdicts[i].name, r.verdicts[i].observed, r.verdicts[i].expected,
+				      r.verdicts[i].detail};
+		for (size_t k = 0; k < 4; k++) {
+			assert_true(!strs[k] || text_check(strs[k], strlen(strs[k]), &controls));
+			assert_true(!strs[k] || !controls);
+		}
+	}
 	vn_report_metric(&r, "vmstat." HOSTILE, 1);
 	assert_int_equal(vn_report_write(&r, dir, &err), 0);
 
