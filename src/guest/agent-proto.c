@@ -19,6 +19,8 @@
 
 /* How much of an offending line an error message quotes. */
 #define EXCERPT 80
+/* How much of a failed reply's "error" is kept (the agent's own are one strerror line). */
+#define ERROR_MAX 1024
 
 __attribute__((format(printf, 5, 6))) static int malformed(struct vn_error *err, const char *guest, const char *line,
 							   size_t len, const char *fmt, ...)
@@ -100,6 +102,10 @@ static int decode_final(struct vn_agent_msg *m, const char *guest, const char *l
 	if (json_object_object_get_ex(m->json, "error", &v)) {
 		if (!json_object_is_type(v, json_type_string))
 			return malformed(err, guest, line, len, "\"error\" is not a string");
+		/* Bound for messages and reports: quoted once here, bounded, with no escape sequence of the guest's. */
+		char error[ERROR_MAX + 4];
+		vn_excerpt(json_object_get_string(v), (size_t)json_object_get_string_len(v), ERROR_MAX, error);
+		json_object_set_string(v, error);
 		m->error = json_object_get_string(v);
 	} else if (!m->ok) {
 		return malformed(err, guest, line, len, "a failed reply without \"error\"");

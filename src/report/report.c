@@ -6,23 +6,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/strbuf.h"
 
 void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail)
 {
 	r->verdicts = vn_xreallocarray(r->verdicts, r->nverdicts + 1, sizeof(*r->verdicts));
+	/* What the kernel did is the guest's text, and `vnuma run` prints it as well as writing it. */
 	r->verdicts[r->nverdicts++] = (struct vn_verdict){
-		.name = vn_xstrdup(name),
+		.name = vn_text_dup(name, SIZE_MAX, VN_TEXT_LINES),
 		.pass = pass,
-		.observed = vn_xstrdup_or_null(observed),
-		.expected = vn_xstrdup_or_null(expected),
-		.detail = vn_xstrdup_or_null(detail),
+		.observed = observed ? vn_text_dup(observed, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.expected = expected ? vn_text_dup(expected, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.detail = detail ? vn_text_dup(detail, SIZE_MAX, VN_TEXT_LINES) : NULL,
 	};
 }
 
@@ -68,6 +71,40 @@ void vn_report_metric(struct vn_report *r, const char *name, double value)
 		return;
 	r->metrics = vn_xreallocarray(r->metrics, r->nmetrics + 1, sizeof(*r->metrics));
 	r->metrics[r->nmetrics++] = (struct vn_metric){vn_xstrdup(name), value};
+}
+
+/*
+ * A copy of o whose every string, key or value, went through the one
+ * sanitizer: much of a report is the guest's text (observations, console
+ * lines, vmstat keys, its cmdline), and json-c writes bytes as it got them,
+ * so invalid UTF-8 would leave a file no JSON reader takes.
+ */
+static json_object *clean_tree(json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_string: {
+		_cleanup_free_ char *s = vn_xmalloc((size_t)json_object_get_string_len(o) + 4);
+		vn_text_clean(json_object_get_string(o), (size_t)json_object_get_string_len(o),
+			      (size_t)json_object_get_string_len(o), VN_TEXT_LINES, s);
+		return json_object_new_string(s);
+	}
+	case json_type_array: {
+		json_object *a = json_object_new_array();
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			json_object_array_add(a, clean_tree(json_object_array_get_idx(o, i)));
+		return a;
+	}
+	case json_type_object: {
+		json_object *c = json_object_new_object();
+		json_object_object_foreach(o, key, val)
+		{
+			_cleanup_free_ char *k = vn_text_dup(key, SIZE_MAX, 0);
+			json_object_object_add(c, k, clean_tree(val));
+		}
+		return c;
+	}
+	default: return json_object_get(o);
+	}
 }
 
 static int write_json(const struct vn_report *r, const char *dir, struct vn_error *err)
@@ -156,11 +193,29 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 	json_object_object_add(o, "metrics", m);
 	snprintf(path, sizeof(path), "%s/result.json", dir);
 	/* Atomic: a reader (or a crash) sees the previous complete file or this one, never half of either. */
-	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	json_object *clean = clean_tree(o);
+	json_object_put(o);
+	const char *text =
+		json_object_to_json_string_ext(clean, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	_cleanup_free_ char *line = vn_xasprintf("%s\n", text);
 	rc = vn_file_write_text(path, line, err);
-	json_object_put(o);
+	json_object_put(clean);
 	return rc;
+}
+
+/* junit.xml holds only XML 1.0 characters: every string we did not write ourselves goes through the sanitizer. */
+static void put_attr(xmlTextWriterPtr w, const char *name, const char *value)
+{
+	_cleanup_free_ char *v = vn_text_dup(value, SIZE_MAX, VN_TEXT_LINES);
+
+	xmlTextWriterWriteAttribute(w, BAD_CAST name, BAD_CAST v);
+}
+
+static void put_text(xmlTextWriterPtr w, const char *text)
+{
+	_cleanup_free_ char *t = vn_text_dup(text, SIZE_MAX, VN_TEXT_LINES);
+
+	xmlTextWriterWriteString(w, BAD_CAST t);
 }
 
 VN_DEFINE_CLEANUP(xmlTextWriterPtr, xmlFreeTextWriter);
@@ -181,7 +236,7 @@ static int write_junit(const struct vn_report *r, const char *dir, struct vn_err
 	xmlTextWriterSetIndent(w, 1);
 	xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL);
 	xmlTextWriterStartElement(w, BAD_CAST "testsuite");
-	xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST(r->scenario ? r->scenario : "vnuma"));
+	put_attr(w, "name", r->scenario ? r->scenario : "vnuma");
 	snprintf(buf, sizeof(buf), "%u", r->nverdicts + (r->complete ? 0 : 1));
 	xmlTextWriterWriteAttribute(w, BAD_CAST "tests", BAD_CAST buf);
 	snprintf(buf, sizeof(buf), "%u", failures);
@@ -190,37 +245,37 @@ static int write_junit(const struct vn_report *r, const char *dir, struct vn_err
 	snprintf(buf, sizeof(buf), "%.3f", r->duration_s);
 	xmlTextWriterWriteAttribute(w, BAD_CAST "time", BAD_CAST buf);
 	if (r->started_utc)
-		xmlTextWriterWriteAttribute(w, BAD_CAST "timestamp", BAD_CAST r->started_utc);
+		put_attr(w, "timestamp", r->started_utc);
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		const struct vn_verdict *v = &r->verdicts[i];
 		xmlTextWriterStartElement(w, BAD_CAST "testcase");
-		xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST(r->scenario ? r->scenario : "vnuma"));
-		xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST v->name);
+		put_attr(w, "classname", r->scenario ? r->scenario : "vnuma");
+		put_attr(w, "name", v->name);
 		if (!v->pass) {
 			xmlTextWriterStartElement(w, BAD_CAST "failure");
 			char msg[1024];
 			snprintf(msg, sizeof(msg), "expected %s, observed %s", v->expected ? v->expected : "?",
 				 v->observed ? v->observed : "?");
-			xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST msg);
+			put_attr(w, "message", msg);
 			if (v->detail)
-				xmlTextWriterWriteString(w, BAD_CAST v->detail);
+				put_text(w, v->detail);
 			xmlTextWriterEndElement(w);
 		}
 		xmlTextWriterStartElement(w, BAD_CAST "system-out");
 		char out[2048];
 		snprintf(out, sizeof(out), "observed: %s\nexpected: %s\n", v->observed ? v->observed : "",
 			 v->expected ? v->expected : "");
-		xmlTextWriterWriteString(w, BAD_CAST out);
+		put_text(w, out);
 		xmlTextWriterEndElement(w);
 		xmlTextWriterEndElement(w);
 	}
 	if (!r->complete) {
 		/* An incomplete run is an error in CI, not a pass by omission. */
 		xmlTextWriterStartElement(w, BAD_CAST "testcase");
-		xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST(r->scenario ? r->scenario : "vnuma"));
+		put_attr(w, "classname", r->scenario ? r->scenario : "vnuma");
 		xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST "run completed");
 		xmlTextWriterStartElement(w, BAD_CAST "error");
-		xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST(r->error ? r->error : "incomplete"));
+		put_attr(w, "message", r->error ? r->error : "incomplete");
 		xmlTextWriterEndElement(w);
 		xmlTextWriterEndElement(w);
 	}

@@ -1,11 +1,26 @@
 #include "util/error.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/strbuf.h"
+
+/*
+ * Guest text reaches messages in many ways (a console line, an agent's error,
+ * a command's stderr); whatever a caller quoted, the message that leaves
+ * here is valid UTF-8 with no escape sequence (util/strbuf.h).
+ */
+static void clean_msg(struct vn_error *err)
+{
+	char clean[VN_ERROR_MSG_MAX + 4];
+
+	vn_text_clean(err->msg, strlen(err->msg), sizeof(err->msg) - 1, VN_TEXT_LINES, clean);
+	memcpy(err->msg, clean, strlen(clean) + 1);
+}
 
 int vn_error_set(struct vn_error *err, enum vn_error_kind kind, int code, const char *fmt, ...)
 {
@@ -20,6 +35,7 @@ int vn_error_set(struct vn_error *err, enum vn_error_kind kind, int code, const 
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	clean_msg(err);
 	err->kind = kind;
 	err->code = rc;
 	return rc;
@@ -47,6 +63,7 @@ int vn_error_prefix(struct vn_error *err, const char *fmt, ...)
 	size_t ol = strnlen(old, room);
 	memcpy(err->msg + n + 2, old, ol);
 	err->msg[n + 2 + ol] = '\0';
+	clean_msg(err);
 	return err->code ? err->code : -EIO;
 }
 
@@ -55,7 +72,7 @@ void vn_error_set_detail(struct vn_error *err, const char *detail)
 	if (!err || !detail)
 		return;
 	free(err->detail);
-	err->detail = vn_xstrdup(detail);
+	err->detail = vn_text_dup(detail, SIZE_MAX, VN_TEXT_LINES);
 }
 
 void vn_error_clear(struct vn_error *err)

@@ -1,6 +1,8 @@
 #include "util/strbuf.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +61,79 @@ void vn_strbuf_free(struct vn_strbuf *b)
 	b->len = b->cap = 0;
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence at p (RFC 3629's table: no
+ * overlong form, no surrogate, nothing past U+10FFFF), with its code point;
+ * 0 when the bytes there are not one.
+ */
+static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	unsigned char b = p[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+
+	if (b < 0x80) {
+		*cp = b;
+		return 1;
+	}
+	if (b >= 0xc2 && b <= 0xdf)
+		len = 2, *cp = b & 0x1f;
+	else if (b >= 0xe0 && b <= 0xef)
+		len = 3, *cp = b & 0x0f, lo = b == 0xe0 ? 0xa0 : 0x80, hi = b == 0xed ? 0x9f : 0xbf;
+	else if (b >= 0xf0 && b <= 0xf4)
+		len = 4, *cp = b & 0x07, lo = b == 0xf0 ? 0x90 : 0x80, hi = b == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (p[i] & 0x3f);
+	}
+	return len;
+}
+
+static bool text_char_ok(uint32_t cp, unsigned flags)
+{
+	if (cp == '\n' || cp == '\t')
+		return flags & VN_TEXT_LINES;
+	/* C0, DEL and C1 (a terminal takes U+009B as CSI); FFFE/FFFF are not XML; bidi overrides reorder the line. */
+	return cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f) && cp != 0xfffe && cp != 0xffff &&
+	       !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+}
+
+char *vn_text_clean(const char *s, size_t len, size_t max, unsigned flags, char *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		uint32_t cp;
+		size_t n = utf8_seq(p + i, len - i, &cp);
+		if (i + (n ? n : 1) > max)
+			break;
+		if (n && text_char_ok(cp, flags)) {
+			memcpy(out + o, p + i, n);
+			o += n;
+		} else {
+			out[o++] = '?';
+		}
+		i += n ? n : 1;
+	}
+	strcpy(out + o, i < len ? "..." : "");
+	return out;
+}
+
+char *vn_text_dup(const char *s, size_t max, unsigned flags)
+{
+	size_t len = strlen(s);
+	char *out = vn_xmalloc((len < max ? len : max) + 4);
+
+	return vn_text_clean(s, len, max, flags, out);
+}
+
 char *vn_excerpt(const char *s, size_t len, size_t max, char *out)
 {
-	size_t n = len < max ? len : max;
-
-	/* No escape sequence, newline or invalid UTF-8 of the guest's reaches a terminal or a log line. */
-	for (size_t i = 0; i < n; i++)
-		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	strcpy(out + n, len > n ? "..." : "");
-	return out;
+	return vn_text_clean(s, len, max, 0, out);
 }

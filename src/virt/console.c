@@ -224,11 +224,13 @@ int vn_console_log_tail(const char *path, unsigned nlines, char **out, struct vn
 		}
 	}
 	/* Serial consoles end lines with \r\n; keep only \n. */
-	struct vn_strbuf b = VN_STRBUF_INIT;
+	size_t kept = 0;
 	for (size_t i = pos; i < len; i++)
 		if (buf[i] != '\r')
-			vn_strbuf_append(&b, &buf[i], 1);
-	*out = vn_strbuf_steal(&b);
+			buf[kept++] = buf[i];
+	/* The guest's words, bound for a terminal and for reports: no escape sequence, valid UTF-8. */
+	*out = vn_xmalloc(kept + 4);
+	vn_text_clean(buf, kept, kept, VN_TEXT_LINES, *out);
 	return 0;
 }
 

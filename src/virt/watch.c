@@ -25,6 +25,7 @@
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/strbuf.h"
 #include "virt/virt.h"
 
 /*
@@ -178,7 +179,7 @@ static enum vn_console_death scan_console(struct vn_virt_watch *w, char *line, s
 	enum vn_console_death d = vn_console_death_scan(buf, (size_t)n, &at);
 	if (d != VN_DEATH_NONE) {
 		size_t len = strcspn(buf + at, "\r\n");
-		snprintf(line, size, "%.*s", (int)len, buf + at);
+		vn_excerpt(buf + at, len, size - 4, line);
 	}
 	return d;
 }

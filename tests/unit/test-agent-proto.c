@@ -641,6 +641,19 @@ static void test_decode(void **state)
 	assert_string_equal(m.error, "malformed JSON: x");
 	vn_agent_msg_clear(&m);
 
+	/* A failed reply's error is the guest's text: no escape sequence, valid UTF-8, bounded. */
+	s = "{\"id\":3,\"ok\":false,\"error\":\"exec: \\u001b]0;PWNED\\u0007\\u001b[2J\xff\xc0\xaf \\u00e9\"}";
+	assert_int_equal(vn_agent_msg_decode(s, strlen(s), "guest g", &m, &err), 0);
+	assert_string_equal(m.error, "exec: ?]0;PWNED??[2J??? \xc3\xa9");
+	vn_agent_msg_clear(&m);
+	char long_error[4096];
+	int n = snprintf(long_error, sizeof(long_error), "{\"id\":3,\"ok\":false,\"error\":\"");
+	memset(long_error + n, 'e', 3000);
+	strcpy(long_error + n + 3000, "\"}");
+	assert_int_equal(vn_agent_msg_decode(long_error, strlen(long_error), "guest g", &m, &err), 0);
+	assert_int_equal(strlen(m.error), 1024 + 3);
+	vn_agent_msg_clear(&m);
+
 	/* Not JSON objects: noise, skipped. */
 	static const char *const noise[] = {"", "hello", "[1,2]", "42", "{\"id\":", "\"str\""};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(noise); i++)

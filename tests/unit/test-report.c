@@ -4,12 +4,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <json-c/json.h>
+#include <libxml/parser.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "report/report.h"
+#include "text-check.h"
 
 static char *slurp(const char *path)
 {
@@ -76,6 +78,105 @@ static void test_junit_and_json(void **state)
 	vn_report_clear(&r);
 }
 
+/* What a patched kernel may print: escape sequences, C1, NUL-free invalid UTF-8, overlongs, surrogates. */
+#define HOSTILE "\x1b]0;PWNED\x07\x1b[2J\xc2\x9b\x01\x7f\xff\xc0\xaf\xed\xa0\x80\xef\xbf\xbe\xe2\x82"
+
+static char *file_bytes(const char *dir, const char *name, size_t *len)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char *buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * junit.xml parses as XML (libxml2, no recovery) and result.json as UTF-8
+ * JSON, whatever the guest put in the observations, the console tail that is
+ * the run's error, the kernel's strings and the accelerator's reason; none
+ * keeps a control character.
+ */
+static void test_hostile_text(void **state)
+{
+	char dir[] = "/tmp/vn-report-XXXXXX", path[128];
+	struct vn_report r = {
+		.scenario = strdup("hostile"),
+		.complete = true,
+		.accel = strdup("tcg" HOSTILE),
+		.accel_reason = strdup("no usable KVM: " HOSTILE),
+		.kernel_release = strdup("6.1" HOSTILE),
+		.kernel_version = strdup("Linux version 6.1" HOSTILE),
+		.kernel_cmdline = strdup("console=ttyS0 " HOSTILE),
+		.fidelity = strdup("Node 0" HOSTILE "\nNode 1"),
+	};
+	struct vn_error err = {0};
+	unsigned controls;
+
+	/* The raw strings themselves are what the checks below refuse. */
+	assert_false(text_check(HOSTILE, sizeof(HOSTILE) - 1, &controls));
+	assert_non_null(mkdtemp(dir));
+	vn_report_add(&r, "fallback " HOSTILE, false, "Node 3: 3 2 0 1" HOSTILE, "Node 3: " HOSTILE "\x02",
+		      "--- last lines of the console log ---\nKernel panic - not syncing: " HOSTILE "\r\n");
+	vn_report_add(&r, "distances", true, HOSTILE, "equal", NULL);
+	/* Kept clean too: `vnuma run` prints the verdicts to the terminal. */
+	for (unsigned i = 0; i < r.nverdicts; i++) {
+		const char *strs[] = {r.verdicts[i].name, r.verdicts[i].observed, r.verdicts[i].expected,
+				      r.verdicts[i].detail};
+		for (size_t k = 0; k < 4; k++) {
+			assert_true(!strs[k] || text_check(strs[k], strlen(strs[k]), &controls));
+			assert_true(!strs[k] || !controls);
+		}
+	}
+	vn_report_metric(&r, "vmstat." HOSTILE, 1);
+	assert_int_equal(vn_report_write(&r, dir, &err), 0);
+
+	/* Once complete, once cut short by the guest's death (its console line is the error). */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t len;
+		char *x = file_bytes(dir, "junit.xml", &len);
+		assert_true(text_check(x, len, &controls));
+		assert_int_equal(controls, 0);
+		xmlDocPtr doc = xmlReadMemory(x, (int)len, "junit.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR);
+		assert_non_null(doc); /* well-formed */
+		xmlFreeDoc(doc);
+		assert_non_null(strstr(x, "PWNED"));
+		free(x);
+
+		char *j = file_bytes(dir, "result.json", &len);
+		assert_true(text_check(j, len, &controls));
+		assert_int_equal(controls, 0);
+		struct json_tokener *tok = json_tokener_new();
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+		json_object *o = json_tokener_parse_ex(tok, j, (int)len);
+		assert_non_null(o);
+		assert_int_equal(json_tokener_get_error(tok), json_tokener_success);
+		json_tokener_free(tok);
+		/* Decoded, no string holds a control character either (json-c wrote \u001b for ESC before). */
+		const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+		assert_null(strstr(s, "\\u00"));
+		json_object *v;
+		assert_true(json_object_object_get_ex(o, "accelerator_reason", &v));
+		assert_non_null(strstr(json_object_get_string(v), "PWNED"));
+		json_object_put(o);
+		free(j);
+
+		r.complete = false;
+		free(r.error);
+		r.error = strdup("guest hostile panicked (console: \"Kernel panic - not syncing: " HOSTILE "\")");
+		assert_int_equal(vn_report_write(&r, dir, &err), 0);
+	}
+	snprintf(path, sizeof(path), "%s/junit.xml", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	unlink(path);
+	rmdir(dir);
+	vn_report_clear(&r);
+}
+
 /* Metrics named by the guest are bounded in number; a value that is not a number is not recorded. */
 static void test_metrics_bounded(void **state)
 {
@@ -99,6 +200,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_junit_and_json),
 		cmocka_unit_test(test_metrics_bounded),
+		cmocka_unit_test(test_hostile_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

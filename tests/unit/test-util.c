@@ -13,6 +13,7 @@
 #include "util/parse.h"
 #include "util/strbuf.h"
 #include "util/paths.h"
+#include "text-check.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -363,11 +364,112 @@ static void test_excerpt(void **state)
 	assert_string_equal(vn_excerpt("", 0, 16, out), "");
 }
 
+#define CLEAN(in, max, flags) vn_text_clean((in), sizeof(in) - 1, (max), (flags), out)
+
+/* The one sanitizer of guest text: what a patched kernel may print, and what comes out. */
+static void test_text_clean(void **state)
+{
+	char out[64 + 4];
+
+	/* Escape sequences: OSC (a window title) ended by BEL, CSI (clear screen). */
+	assert_string_equal(CLEAN("panic: \x1b]0;PWNED\x07\x1b[2J", 64, 0), "panic: ?]0;PWNED??[2J");
+	assert_string_equal(CLEAN("\a\b\x7f\r", 64, 0), "????");
+	/* C1 controls, as UTF-8 (U+009B is CSI to a terminal, U+0085 NEL) and as raw bytes (invalid UTF-8). */
+	assert_string_equal(CLEAN("a\xc2\x9b"
+				  "2Jb\xc2\x85"
+				  "c",
+				  64, 0),
+			    "a?2Jb?c");
+	assert_string_equal(CLEAN("\x9b"
+				  "2J\x90",
+				  64, 0),
+			    "?2J?");
+	/* Valid UTF-8 stays as it is, up to four bytes a character. */
+	assert_string_equal(CLEAN("Gr\xc3\xbc\xc3\x9f"
+				  "e \xe2\x82\xac \xf0\x9d\x84\x9e",
+				  64, 0),
+			    "Gr\xc3\xbc\xc3\x9f"
+			    "e \xe2\x82\xac \xf0\x9d\x84\x9e");
+	/* Invalid UTF-8: stray continuation bytes, bytes no UTF-8 has, a lead byte without its tail. */
+	assert_string_equal(CLEAN("\x80\xbf\xff\xfe\xc3x", 64, 0), "?????x");
+	/* Overlong forms of '/' and of NUL. */
+	assert_string_equal(CLEAN("\xc0\xaf|\xe0\x80\xaf|\xf0\x80\x80\xaf|\xc0\x80|\xc1\xbf", 64, 0),
+			    "??|???|????|??|??");
+	/* Surrogates (U+D800, U+DFFF) and past U+10FFFF. */
+	assert_string_equal(CLEAN("\xed\xa0\x80|\xed\xbf\xbf|\xf4\x90\x80\x80|\xf5\x80\x80\x80", 64, 0),
+			    "???|???|????|????");
+	/* Not XML characters (U+FFFE, U+FFFF) and the bidirectional overrides (U+202E, U+2066). */
+	assert_string_equal(CLEAN("\xef\xbf\xbe\xef\xbf\xbf|\xe2\x80\xae|\xe2\x81\xa6", 64, 0), "??|?|?");
+	/* NUL inside the text. */
+	assert_string_equal(CLEAN("a\0b", 64, 0), "a?b");
+	/* Cut inside a character: the whole character goes, never half of it. */
+	assert_string_equal(CLEAN("ab\xe2\x82\xac", 4, 0), "ab...");
+	assert_string_equal(CLEAN("ab\xe2\x82\xac", 3, 0), "ab...");
+	assert_string_equal(CLEAN("ab\xe2\x82\xac", 5, 0), "ab\xe2\x82\xac");
+	assert_string_equal(CLEAN("ab\xf0\x9d\x84\x9e"
+				  "c",
+				  5, 0),
+			    "ab...");
+	/* Text that ends inside a character (cut before it got here). */
+	assert_string_equal(CLEAN("ab\xe2\x82", 64, 0), "ab??");
+	/* Lines: \n and \t kept for a console tail, \r and the rest not. */
+	assert_string_equal(CLEAN("a\nb\tc\rd\x1b", 64, VN_TEXT_LINES), "a\nb\tc?d?");
+	assert_string_equal(CLEAN("a\nb\tc", 64, 0), "a?b?c");
+
+	char *d = vn_text_dup("\x1b[31mred\xff", 6, 0);
+	assert_string_equal(d, "?[31mr...");
+	free(d);
+
+	/* Whatever comes in: valid UTF-8 out, no control character, within max + 3 bytes. */
+	srand(7);
+	for (int round = 0; round < 20000; round++) {
+		char in[64];
+		size_t len = (size_t)(rand() % 64), max = (size_t)(rand() % 65);
+		for (size_t i = 0; i < len; i++)
+			in[i] = (char)(round % 3 ? rand() : 0x80 | rand() % 0x50); /* a third: lead and tail bytes */
+		vn_text_clean(in, len, max, round & 1 ? VN_TEXT_LINES : 0, out);
+		unsigned controls;
+		assert_true(strlen(out) <= max + 3);
+		assert_true(text_check(out, strlen(out), &controls));
+		assert_int_equal(controls, 0);
+		if (!(round & 1))
+			assert_null(strpbrk(out, "\n\t"));
+	}
+}
+
+/* Every message that leaves util/error.c went through the sanitizer, whatever a caller quoted. */
+static void test_error_clean(void **state)
+{
+	struct vn_error err = {0};
+
+	vn_infra_error(&err, -EIO, "guest g: agent exec: %s", "\x1b]0;PWNED\x07\xff\xc0\xaf");
+	assert_string_equal(err.msg, "guest g: agent exec: ?]0;PWNED????");
+	vn_error_prefix(&err, "run %s", "\x1b[2J");
+	assert_string_equal(err.msg, "run ?[2J: guest g: agent exec: ?]0;PWNED????");
+	vn_error_set_detail(&err, "--- last lines ---\nKernel panic\x1b[2J\r\n\xed\xa0\x80\n");
+	assert_string_equal(err.detail, "--- last lines ---\nKernel panic?[2J?\n???\n");
+	vn_error_clear(&err);
+
+	/* A message cut by its size mid-character ends in '?', not in half a character. */
+	char big[VN_ERROR_MSG_MAX + 8];
+	memset(big, 'x', sizeof(big));
+	memcpy(big + VN_ERROR_MSG_MAX - 2, "\xe2\x82\xac", 3);
+	big[sizeof(big) - 1] = '\0';
+	vn_infra_error(&err, -EIO, "%s", big);
+	unsigned controls;
+	assert_true(text_check(err.msg, strlen(err.msg), &controls));
+	assert_int_equal(strlen(err.msg), VN_ERROR_MSG_MAX - 1);
+	assert_int_equal(err.msg[VN_ERROR_MSG_MAX - 2], '?');
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpulist_ok),
 		cmocka_unit_test(test_excerpt),
+		cmocka_unit_test(test_text_clean),
+		cmocka_unit_test(test_error_clean),
 		cmocka_unit_test(test_cpulist_bad),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_error_first_wins),

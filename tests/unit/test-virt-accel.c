@@ -516,6 +516,18 @@ static void test_watch_console(void **s)
 	vn_error_clear(&err);
 	vn_virt_watch_free(w);
 
+	/* The guest's words reach the message and its console tail with no escape sequence and as UTF-8. */
+	w = vn_virt_watch_new(NULL, "g", path);
+	f = fopen(path, "w");
+	fputs("[ 1.0] Kernel panic - not syncing: \x1b]0;PWNED\x07\x1b[2J\xff\xc2\x85x\r\n", f);
+	fclose(f);
+	assert_int_equal(vn_virt_watch_check(w, &err), -EHOSTDOWN);
+	assert_non_null(strstr(err.msg, "(console: \"Kernel panic - not syncing: ?]0;PWNED??[2J??x\")"));
+	assert_non_null(err.detail);
+	assert_non_null(strstr(err.detail, "not syncing: ?]0;PWNED??[2J??x\n"));
+	vn_error_clear(&err);
+	vn_virt_watch_free(w);
+
 	/* A long-lived guest's console: its last words are found by the first check, its megabytes unread. */
 	f = fopen(path, "w");
 	for (int i = 0; i < 3 * 16384; i++)

@@ -193,6 +193,15 @@ static void test_log_tail(void **s)
 	assert_int_equal(vn_console_log_tail(path, 10, &tail, &err), 0);
 	assert_string_equal(tail, "one\ntwo\nthree\nfour");
 	free(tail);
+	/* A patched kernel's last words: the tail is bound for a terminal and for reports, so nothing raw. */
+	f = fopen(path, "w");
+	fputs("ok \xe2\x82\xac\r\nKernel panic - not syncing: "
+	      "\x1b]0;PWNED\x07\x1b[2J\xc2\x9b\xff\xc0\xaf\xed\xa0\x80\r\n",
+	      f);
+	fclose(f);
+	assert_int_equal(vn_console_log_tail(path, 2, &tail, &err), 0);
+	assert_string_equal(tail, "ok \xe2\x82\xac\nKernel panic - not syncing: ?]0;PWNED??[2J???????");
+	free(tail);
 	snprintf(path, sizeof(path), "%s/missing.log", state);
 	assert_int_equal(vn_console_log_tail(path, 3, &tail, &err), 0);
 	assert_string_equal(tail, "");
