@@ -75,6 +75,17 @@ int vn_agent_decode_dirents(struct json_object *o, const char *guest, struct vn_
 int vn_agent_decode_chunk(struct json_object *o, const char *guest, size_t max, char *buf, size_t *len,
 			  struct vn_error *err);
 
+/*
+ * Tests: the wire below vn_agent_call. Sends one message as is (consumed),
+ * waiting at most timeout_ms for the socket; receives the next message,
+ * whatever its id, type-checked like every other (a malformed one is
+ * -EBADMSG; lines that are not JSON objects are skipped).
+ */
+int vn_agent_send(struct vn_agent *a, struct json_object *msg, int timeout_ms, struct vn_error *err);
+int vn_agent_recv(struct vn_agent *a, int timeout_ms, struct json_object **msg, struct vn_error *err);
+/* Tests: the agent's poweroff op (vnuma destroys its guests rather than asking them), acknowledged. */
+int vn_agent_poweroff(struct vn_agent *a, int timeout_ms, struct vn_error *err);
+
 /* Tests and the fuzz harness: make the next request ids predictable. */
 void vn_agent_set_next_id(struct vn_agent *a, int64_t id);
 /* Tests: how much memory the input buffer holds now (its capacity). */

@@ -257,9 +257,6 @@ int vn_agent_get(struct vn_agent *a, const char *path, uint64_t size, int fd, vn
 int vn_agent_sha256(struct vn_agent *a, const char *const *paths, size_t n, uint8_t (*digests)[VN_SHA256_LEN],
 		    struct vn_error *err);
 
-/* Asks the guest to sync and power off; returns once the agent acknowledged. */
-int vn_agent_poweroff(struct vn_agent *a, int timeout_ms, struct vn_error *err);
-
 /*
  * Low level, for ops without a wrapper. vn_agent_call() assigns req's "id",
  * sends it, and returns the final reply (a message without "stream") with
@@ -271,10 +268,3 @@ int vn_agent_call(struct vn_agent *a, struct json_object *req, int timeout_ms, s
 		  struct vn_error *err);
 /* Allocates a fresh request id. */
 int64_t vn_agent_next_id(struct vn_agent *a);
-/* Sends one message as is (consumed), waiting at most timeout_ms for the socket. */
-int vn_agent_send(struct vn_agent *a, struct json_object *msg, int timeout_ms, struct vn_error *err);
-/*
- * Receives the next message, whatever its id, type-checked like every other
- * (a malformed one is -EBADMSG). Lines that are not JSON objects are skipped.
- */
-int vn_agent_recv(struct vn_agent *a, int timeout_ms, struct json_object **msg, struct vn_error *err);

@@ -147,9 +147,8 @@ struct ig_opt {
 void ig_opts_parse(int argc, char **argv, const struct ig_opt *opts, const char *notes);
 
 /* ---- time and seeds (time.c) ---- */
-double ig_now(void);              /* CLOCK_MONOTONIC seconds */
-double ig_thread_cpu_time(void);  /* CLOCK_THREAD_CPUTIME_ID seconds */
-double ig_process_cpu_time(void); /* CLOCK_PROCESS_CPUTIME_ID seconds */
+double ig_now(void);             /* CLOCK_MONOTONIC seconds */
+double ig_thread_cpu_time(void); /* CLOCK_THREAD_CPUTIME_ID seconds */
 void ig_sleep(double seconds);
 
 static inline uint64_t ig_rand_next(uint64_t *s)

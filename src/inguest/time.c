@@ -23,11 +23,6 @@ double ig_thread_cpu_time(void)
 	return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
-double ig_process_cpu_time(void)
-{
-	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
-}
-
 void ig_sleep(double seconds)
 {
 	struct timespec ts;

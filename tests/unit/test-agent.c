@@ -2,6 +2,7 @@
  * Drives the real static vnuma-agent over a socketpair (--fd) with the host
  * client: the same code paths as in a guest, minus virtio-serial.
  */
+#include "guest/agent-priv.h"
 #include "guest/agent.h"
 #include "guest/copy.h"
 
