@@ -2,9 +2,11 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "testbed/testbed.h"
+#include "virt/virt.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 
@@ -74,9 +76,24 @@ int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, s
 	return a->exit = vn_input_error(err, "--%s: '%s' %s", option, optarg ? optarg : "", why);
 }
 
+char **vn_cli_argv;
+
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err)
 {
-	return vn_testbed_ctx_init(ctx, a->state_dir, a->uri, err);
+	int rc = vn_testbed_ctx_init(ctx, a->state_dir, a->uri, err);
+
+	/*
+	 * libvirt's log settings reach it only in a process started with them
+	 * (virt.h), so vnuma starts again, once, before it has done anything:
+	 * else libvirt writes its info and warning lines to the terminal. If
+	 * that fails, they do, and the command goes on.
+	 */
+	if (rc == 0 && vn_virt_log_setup(ctx->state_dir) && vn_cli_argv) {
+		fflush(stdout);
+		fflush(stderr);
+		execv("/proc/self/exe", vn_cli_argv);
+	}
+	return rc;
 }
 
 void vn_cli_with(const char *arg, char ***with, size_t *n)

@@ -164,7 +164,14 @@ int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, s
 void vn_cli_with(const char *arg, char ***with, size_t *n);
 
 struct vn_testbed_ctx;
-/* The testbed context of --state-dir and --connect. */
+/* main's argv as it was given (getopt reorders argv), for vn_cli_ctx to start vnuma again with. */
+extern char **vn_cli_argv;
+/*
+ * The testbed context of --state-dir and --connect. Where the environment
+ * does not say where libvirt logs, it is set to the state dir's libvirt.log
+ * and vnuma starts again with the same arguments (exec: it does not return),
+ * so call it before anything the command does.
+ */
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err);
 
 struct vn_agent;

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
+#include "util/alloc.h"
 #include "util/interrupt.h"
 
 const struct vn_cmd *const vn_cli_commands[] = {
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
 	}
 	const struct vn_cmd *c = find_cmd(argv[1]);
 	if (c) {
+		vn_cli_argv = vn_xcalloc((size_t)argc + 1, sizeof(*vn_cli_argv));
+		memcpy(vn_cli_argv, argv, (size_t)argc * sizeof(*argv));
 		vn_interrupt_install();
 		rc = vn_cli_run(c, argc - 1, argv + 1, &err);
 		if (rc >= 0)

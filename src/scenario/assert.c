@@ -1,5 +1,11 @@
-/* Judging a finished run: every assertion becomes a verdict with what was seen and what was asked. */
+/*
+ * Judging a finished run: every assertion becomes a verdict with what was
+ * seen and what was asked, or, where what it asks about could not be seen,
+ * an infrastructure error saying why (run-priv.h).
+ */
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +23,19 @@ static void verdict(struct vn_report *rep, const struct vn_scn_assert *a, const 
 	vn_report_add(rep, a->name ? a->name : fallback_name, pass, observed, expected, detail);
 }
 
+/* What the assertion asks about was not observed: exit 3 with the reason, not a failed verdict. */
+static int __attribute__((format(printf, 3, 4)))
+unobserved(struct vn_error *err, const struct vn_scn_assert *a, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return vn_infra_error(err, -ENODATA, "assertion \"%s\" could not be judged: %s", a->name ? a->name : "?", why);
+}
+
 static int step_index(const struct vn_run_data *d, const char *name)
 {
 	for (unsigned i = 0; i < d->s->nsteps; i++)
@@ -25,15 +44,27 @@ static int step_index(const struct vn_run_data *d, const char *name)
 	return -1;
 }
 
-static bool counter_delta(const struct vn_run_data *d, const char *key, double *out)
+/*
+ * 0 and the delta; 1 when neither snapshot has the counter: a kernel fact
+ * (built without it, or it was renamed), judged. A counter in one snapshot
+ * only is no kernel's doing: the set of counters is fixed at build time.
+ */
+static int counter_delta(const struct vn_run_data *d, const struct vn_scn_assert *as, const char *key, double *out,
+			 struct vn_error *err)
 {
-	json_object *b, *a;
+	json_object *b = NULL, *a = NULL;
 
-	if (!d->vmstat_before || !d->vmstat_after || !json_object_object_get_ex(d->vmstat_before, key, &b) ||
-	    !json_object_object_get_ex(d->vmstat_after, key, &a))
-		return false;
+	if (!d->vmstat_before || !d->vmstat_after)
+		return unobserved(err, as, "no %s snapshot of /proc/vmstat", !d->vmstat_before ? "before" : "after");
+	bool hb = json_object_object_get_ex(d->vmstat_before, key, &b);
+	bool ha = json_object_object_get_ex(d->vmstat_after, key, &a);
+	if (!hb && !ha)
+		return 1;
+	if (!hb || !ha)
+		return unobserved(err, as, "counter %s is in the %s snapshot of /proc/vmstat only", key,
+				  hb ? "before" : "after");
 	*out = (double)(json_object_get_int64(a) - json_object_get_int64(b));
-	return true;
+	return 0;
 }
 
 /* "0: 0 1 2 3 | 1: 1 0 3 2 | ..." — one line, for tables and JUnit messages. */
@@ -89,12 +120,13 @@ static unsigned expected_builds(const struct vn_run_data *d, const struct vn_fal
  * dmesg is split into builds; each is compared with the one expected in its
  * place, and a difference names the build.
  */
-static void check_fallback(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+static int check_fallback(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			  struct vn_error *err)
 {
 	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_fallback got[VN_FALLBACK_BUILDS_MAX];
 	struct expected_build want[VN_FALLBACK_BUILDS_MAX];
-	struct vn_error err = {0};
+	struct vn_error perr = {0};
 	struct vn_strbuf diff = VN_STRBUF_INIT, expected = VN_STRBUF_INIT, observed = VN_STRBUF_INIT;
 	unsigned ngot = 0;
 	char name[128];
@@ -102,12 +134,18 @@ static void check_fallback(const struct vn_run_data *d, const struct vn_scn_asse
 	snprintf(name, sizeof(name), "fallback order equals model %s", vn_fallback_model_name(a->model));
 	o.model = a->model;
 	unsigned nwant = expected_builds(d, &o, want, VN_FALLBACK_BUILDS_MAX);
-	if (!d->dmesg || vn_fallback_parse_builds(d->dmesg, got, VN_FALLBACK_BUILDS_MAX, &ngot, &err) < 0 ||
-	    ngot == 0) {
+	if (!d->dmesg)
+		return unobserved(err, a, "the guest's dmesg was not collected");
+	if (vn_fallback_parse_builds(d->dmesg, got, VN_FALLBACK_BUILDS_MAX, &ngot, &perr) < 0) {
+		int rc = unobserved(err, a, "the guest's dmesg: %s", perr.msg);
+		vn_error_clear(&perr);
+		return rc;
+	}
+	/* A dmesg read whole without the lines: the kernel did not print them. */
+	if (ngot == 0) {
 		verdict(rep, a, name, false, "no 'Fallback order' lines in the guest's dmesg", "one line per node",
 			NULL);
-		vn_error_clear(&err);
-		return;
+		return 0;
 	}
 	if (ngot != nwant)
 		vn_strbuf_printf(&diff,
@@ -132,17 +170,22 @@ static void check_fallback(const struct vn_run_data *d, const struct vn_scn_asse
 	vn_strbuf_free(&diff);
 	vn_strbuf_free(&expected);
 	vn_strbuf_free(&observed);
+	return 0;
 }
 
-static void check_distances(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+static int check_distances(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			   struct vn_error *err)
 {
 	struct vn_strbuf diff = VN_STRBUF_INIT;
 
+	for (unsigned i = 0; i < d->t->nnodes; i++)
+		if (!d->distances[i])
+			return unobserved(err, a, "node %u's distances were not collected", i);
 	for (unsigned i = 0; i < d->t->nnodes; i++) {
 		struct vn_strbuf want = VN_STRBUF_INIT;
 		for (unsigned j = 0; j < d->t->nnodes; j++)
 			vn_strbuf_printf(&want, "%s%u", j ? " " : "", d->t->distance[i][j]);
-		const char *g = d->distances[i] ? d->distances[i] : "(missing)";
+		const char *g = d->distances[i];
 		if (strncmp(g, want.s, want.len) != 0 || (g[want.len] != '\n' && g[want.len] != '\0'))
 			vn_strbuf_printf(&diff, "node %u: expected %s, guest %.*s\n", i, want.s, (int)strcspn(g, "\n"),
 					 g);
@@ -151,14 +194,20 @@ static void check_distances(const struct vn_run_data *d, const struct vn_scn_ass
 	verdict(rep, a, "guest distances equal the topology", !diff.len, diff.len ? "differ" : "equal", "equal",
 		diff.s);
 	vn_strbuf_free(&diff);
+	return 0;
 }
 
-static void check_counter(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+static int check_counter(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			 struct vn_error *err)
 {
 	char name[256], obs[128], exp[128];
-	double num, den = 1;
-	bool ok_num = counter_delta(d, a->counter, &num);
-	bool ok_den = a->type != VN_ASSERT_RATIO || counter_delta(d, a->denominator, &den);
+	double num = 0, den = 1;
+	int rn = counter_delta(d, a, a->counter, &num, err);
+	if (rn < 0)
+		return rn;
+	int rd = a->type == VN_ASSERT_RATIO ? counter_delta(d, a, a->denominator, &den, err) : 0;
+	if (rd < 0)
+		return rd;
 
 	if (a->type == VN_ASSERT_RATIO)
 		snprintf(name, sizeof(name), "delta %s / delta %s %s %g", a->counter, a->denominator,
@@ -166,16 +215,16 @@ static void check_counter(const struct vn_run_data *d, const struct vn_scn_asser
 	else
 		snprintf(name, sizeof(name), "delta %s %s %g", a->counter, vn_scn_op_name(a->op), a->value);
 	snprintf(exp, sizeof(exp), "%s %g", vn_scn_op_name(a->op), a->value);
-	if (!ok_num || !ok_den) {
-		snprintf(obs, sizeof(obs), "counter %s not in /proc/vmstat", !ok_num ? a->counter : a->denominator);
+	if (rn || rd) {
+		snprintf(obs, sizeof(obs), "counter %s not in /proc/vmstat", rn ? a->counter : a->denominator);
 		verdict(rep, a, name, false, obs, exp, NULL);
-		return;
+		return 0;
 	}
 	if (a->type == VN_ASSERT_RATIO && den == 0) {
 		snprintf(obs, sizeof(obs), "%s did not change (ratio undefined); %s changed by %.0f", a->denominator,
 			 a->counter, num);
 		verdict(rep, a, name, false, obs, exp, NULL);
-		return;
+		return 0;
 	}
 	double v = num / den;
 	if (a->type == VN_ASSERT_RATIO)
@@ -183,10 +232,12 @@ static void check_counter(const struct vn_run_data *d, const struct vn_scn_asser
 	else
 		snprintf(obs, sizeof(obs), "%.0f", v);
 	verdict(rep, a, name, vn_scn_op_eval(a->op, v, a->value), obs, exp, NULL);
+	return 0;
 }
 
 /* Moved processes' memory on the node they were moved to, within the window after the move. */
-static void check_follows(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			 struct vn_error *err)
 {
 	char name[256], obs[256], exp[128];
 	int si = step_index(d, a->step);
@@ -198,10 +249,12 @@ static void check_follows(const struct vn_run_data *d, const struct vn_scn_asser
 	for (unsigned i = 0; i < d->nmoves; i++)
 		if ((int)d->moves[i].step == si)
 			mv = &d->moves[i];
-	if (!mv || !mv->npids) {
-		verdict(rep, a, name, false, "no processes of this step were moved", exp, NULL);
-		return;
-	}
+	if (!mv)
+		return unobserved(err, a, "step %s has no move", a->step);
+	if (!mv->npids)
+		return unobserved(err, a, "the move of step %s moved none of its processes", a->step);
+	if (!d->samples.n)
+		return unobserved(err, a, "samples.jsonl holds no sample");
 	struct vn_strbuf series = VN_STRBUF_INIT;
 	double best = NAN, reached = NAN;
 	for (unsigned i = 0; i < d->samples.n; i++) {
@@ -220,18 +273,23 @@ static void check_follows(const struct vn_run_data *d, const struct vn_scn_asser
 		if (isnan(reached) && f >= a->fraction)
 			reached = dt;
 	}
-	if (isnan(best))
-		snprintf(obs, sizeof(obs), "no samples of the moved processes after the move");
-	else if (!isnan(reached))
+	if (isnan(best)) {
+		vn_strbuf_free(&series);
+		return unobserved(err, a, "no sample within %g s of the move saw the moved processes' memory",
+				  a->within_s);
+	}
+	if (!isnan(reached))
 		snprintf(obs, sizeof(obs), "%.3f on node %u after %.1f s (best %.3f)", a->fraction, mv->to_node,
 			 reached, best);
 	else
 		snprintf(obs, sizeof(obs), "at most %.3f on node %u within %g s", best, mv->to_node, a->within_s);
 	verdict(rep, a, name, !isnan(reached), obs, exp, series.s);
 	vn_strbuf_free(&series);
+	return 0;
 }
 
-static void check_running(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+static int check_running(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			 struct vn_error *err)
 {
 	double avg[VN_MAX_NODES] = {0};
 	char name[256], obs[512] = "", exp[128];
@@ -240,10 +298,8 @@ static void check_running(const struct vn_run_data *d, const struct vn_scn_asser
 
 	snprintf(name, sizeof(name), "running threads of %s per node <= node CPUs + %g", a->step, a->tolerance);
 	snprintf(exp, sizeof(exp), "<= CPUs + %g on every node", a->tolerance);
-	if (!d->samples.n) {
-		verdict(rep, a, name, false, "no samples", exp, NULL);
-		return;
-	}
+	if (!d->samples.n)
+		return unobserved(err, a, "samples.jsonl holds no sample");
 	vn_samples_avg_running(&d->samples, avg, n);
 	size_t used = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -256,6 +312,7 @@ static void check_running(const struct vn_run_data *d, const struct vn_scn_asser
 			break;
 	}
 	verdict(rep, a, name, pass, obs, exp, NULL);
+	return 0;
 }
 
 /* A dotted path ("kernels.triad.best_mbps") into a workload's result line. */
@@ -284,34 +341,41 @@ static bool json_path_number(json_object *o, const char *path, double *out)
 	return true;
 }
 
-static void check_metric(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+/* A workload's result line is our program's output: one that is missing, or lacks the number, is not the kernel's. */
+static int check_metric(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			struct vn_error *err)
 {
 	char name[256], exp[128];
 	struct vn_strbuf obs = VN_STRBUF_INIT;
 	int si = step_index(d, a->step);
 	const struct vn_run_step_data *sd = si >= 0 ? &d->steps[si] : NULL;
-	bool pass = sd && sd->nresults > 0;
+	bool pass = true;
 
+	if (!sd || (!sd->nresults && !sd->nmissing))
+		return unobserved(err, a, "no result line from step %s", a->step);
+	if (sd->nmissing)
+		return unobserved(err, a, "step %s process %u ended without a JSON result line", a->step,
+				  sd->missing_first);
 	snprintf(name, sizeof(name), "%s %s %s %g", a->step, a->path, vn_scn_op_name(a->op), a->value);
 	snprintf(exp, sizeof(exp), "%s %g in every process's result", vn_scn_op_name(a->op), a->value);
-	for (unsigned i = 0; sd && i < sd->nresults; i++) {
+	for (unsigned i = 0; i < sd->nresults; i++) {
 		double v;
 		if (!json_path_number(sd->results[i], a->path, &v)) {
-			vn_strbuf_printf(&obs, "%sprocess %u: no number at %s", i ? "; " : "", i, a->path);
-			pass = false;
-			continue;
+			vn_strbuf_free(&obs);
+			return unobserved(err, a, "step %s process %u's result has no number at %s", a->step, i,
+					  a->path);
 		}
 		pass &= vn_scn_op_eval(a->op, v, a->value);
 		vn_strbuf_printf(&obs, "%s%g", i ? ", " : "", v);
 	}
-	if (!sd || !sd->nresults)
-		vn_strbuf_printf(&obs, "no result line from step %s", a->step);
 	verdict(rep, a, name, pass, obs.s, exp, NULL);
 	vn_strbuf_free(&obs);
+	return 0;
 }
 
 /* Where the step's memory was at the last sample that still saw its processes. */
-static void check_on_node(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep)
+static int check_on_node(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			 struct vn_error *err)
 {
 	char name[256], obs[256], exp[128];
 	int si = step_index(d, a->step);
@@ -321,7 +385,11 @@ static void check_on_node(const struct vn_run_data *d, const struct vn_scn_asser
 
 	snprintf(name, sizeof(name), ">= %.0f%% of %s's memory on node %u", 100 * a->fraction, a->step, a->node);
 	snprintf(exp, sizeof(exp), ">= %.2f on node %u", a->fraction, a->node);
-	for (unsigned i = d->samples.n; sd && sd->npids && i-- > 0;) {
+	if (!sd || !sd->npids)
+		return unobserved(err, a, "the processes of step %s were not found", a->step);
+	if (!d->samples.n)
+		return unobserved(err, a, "samples.jsonl holds no sample");
+	for (unsigned i = d->samples.n; i-- > 0;) {
 		f = vn_samples_fraction_on_node(&d->samples.v[i], sd->pids, sd->npids, a->node);
 		if (isnan(f))
 			continue;
@@ -338,28 +406,33 @@ static void check_on_node(const struct vn_run_data *d, const struct vn_scn_asser
 		}
 		break;
 	}
-	if (isnan(f))
-		snprintf(obs, sizeof(obs), "no sample saw the memory of step %s", a->step);
-	else
-		snprintf(obs, sizeof(obs), "%.3f on node %u", f, a->node);
-	verdict(rep, a, name, !isnan(f) && f >= a->fraction, obs, exp, detail.s);
+	if (isnan(f)) {
+		vn_strbuf_free(&detail);
+		return unobserved(err, a, "no sample saw the memory of step %s", a->step);
+	}
+	snprintf(obs, sizeof(obs), "%.3f on node %u", f, a->node);
+	verdict(rep, a, name, f >= a->fraction, obs, exp, detail.s);
 	vn_strbuf_free(&detail);
+	return 0;
 }
 
-void vn_scenario_assert(const struct vn_run_data *d, struct vn_report *rep)
+int vn_scenario_assert(const struct vn_run_data *d, struct vn_report *rep, struct vn_error *err)
 {
-	for (unsigned i = 0; i < d->s->nasserts; i++) {
+	int rc = 0;
+
+	for (unsigned i = 0; i < d->s->nasserts && rc == 0; i++) {
 		const struct vn_scn_assert *a = &d->s->asserts[i];
 		switch (a->type) {
-		case VN_ASSERT_FALLBACK: check_fallback(d, a, rep); break;
-		case VN_ASSERT_DISTANCES: check_distances(d, a, rep); break;
+		case VN_ASSERT_FALLBACK: rc = check_fallback(d, a, rep, err); break;
+		case VN_ASSERT_DISTANCES: rc = check_distances(d, a, rep, err); break;
 		case VN_ASSERT_COUNTER:
-		case VN_ASSERT_RATIO: check_counter(d, a, rep); break;
-		case VN_ASSERT_MEMORY_FOLLOWS: check_follows(d, a, rep); break;
-		case VN_ASSERT_RUNNING_PER_NODE: check_running(d, a, rep); break;
-		case VN_ASSERT_METRIC: check_metric(d, a, rep); break;
-		case VN_ASSERT_MEMORY_ON_NODE: check_on_node(d, a, rep); break;
+		case VN_ASSERT_RATIO: rc = check_counter(d, a, rep, err); break;
+		case VN_ASSERT_MEMORY_FOLLOWS: rc = check_follows(d, a, rep, err); break;
+		case VN_ASSERT_RUNNING_PER_NODE: rc = check_running(d, a, rep, err); break;
+		case VN_ASSERT_METRIC: rc = check_metric(d, a, rep, err); break;
+		case VN_ASSERT_MEMORY_ON_NODE: rc = check_on_node(d, a, rep, err); break;
 		case VN_ASSERT_CHANGE: break; /* a group's, judged by the matrix against its base (matrix.c) */
 		}
 	}
+	return rc;
 }

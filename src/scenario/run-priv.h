@@ -31,6 +31,8 @@ struct vn_run_step_data {
 	int pids[256];
 	unsigned nresults;
 	json_object *results[256]; /* each process's JSON result line, or NULL */
+	unsigned nmissing;         /* processes that ended without a line that parses as JSON */
+	unsigned missing_first;    /* the first of them, by index */
 };
 
 struct vn_run_data {
@@ -47,8 +49,28 @@ struct vn_run_data {
 	struct vn_run_hotplug hotplugs[32];
 };
 
-/* What a finished run records for compare (metrics.c); dir is the run's, with before/ and after/. */
-void vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_report *report);
+/*
+ * Where each assertion's data comes from, and what is the kernel's doing:
+ * a failure to observe (a snapshot file unread or not a counter file, a
+ * sample or a result line missing, nothing moved) is an infrastructure error
+ * with its reason, never a verdict; a fact about the kernel read from good
+ * data (a counter its /proc/vmstat does not have, lists it did not print)
+ * is judged. docs/scenarios.md, "What a verdict is", has the table.
+ */
 
-/* Judge every assertion of the scenario into report verdicts. */
-void vn_scenario_assert(const struct vn_run_data *d, struct vn_report *report);
+/*
+ * Judges a finished run from its results directory (before/, after/) and the
+ * sampler's lines (runner.c): verdicts and metrics into report, or, when
+ * anything could not be observed, an infrastructure error and neither.
+ */
+int vn_run_judge(struct vn_run_data *d, const char *dir, const char *samples, struct vn_report *report,
+		 struct vn_error *err);
+
+/* DIR/SUB/FILE, a counter file a snapshot holds (vmstat, nodeN-numastat), every line "name value". */
+int vn_run_read_counters(const char *dir, const char *sub, const char *file, json_object **out, struct vn_error *err);
+
+/* What a finished run records for compare (metrics.c); dir is the run's, with before/ and after/. */
+int vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_report *report, struct vn_error *err);
+
+/* Judge every assertion of the scenario into report verdicts; stops at the first that could not be observed. */
+int vn_scenario_assert(const struct vn_run_data *d, struct vn_report *report, struct vn_error *err);

@@ -96,5 +96,5 @@ void vn_run_trace_free(struct run *r);
 int vn_run_prepare(struct run *r, struct vn_error *err);
 /* Every step and timed move of the scenario, each when it is due, until all ended. */
 int vn_run_steps(struct run *r, struct vn_error *err);
-/* Each step's pids and result lines, into r->d. */
-void vn_run_gather(struct run *r);
+/* Each step's pids and result lines, into r->d (a process without one counted, for the assertions). */
+int vn_run_gather(struct run *r, struct vn_error *err);

@@ -353,45 +353,50 @@ int vn_run_prepare(struct run *r, struct vn_error *err)
 }
 
 /* pids per step (from the wrappers' pidfiles) and each process's result line. */
-void vn_run_gather(struct run *r)
+int vn_run_gather(struct run *r, struct vn_error *err)
 {
 	_cleanup_free_ char *pids = NULL;
-	struct vn_error e = {0};
+	int rc;
 
-	if (vn_run_guest_sh(r,
-			    "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true",
-			    &pids, &e) == 0) {
-		for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
-			char name[256];
-			unsigned idx;
-			int pid;
-			char *dot = strrchr(line, ' ');
-			if (!dot || sscanf(dot + 1, "%d", &pid) != 1)
-				continue;
-			*dot = '\0';
-			/* "STEP.I.pid" */
-			char *p = strrchr(line, '.');
-			if (!p)
-				continue;
-			*p = '\0';
-			p = strrchr(line, '.');
-			if (!p || sscanf(p + 1, "%u", &idx) != 1)
-				continue;
-			*p = '\0';
-			snprintf(name, sizeof(name), "%s", line);
-			for (unsigned si = 0; si < r->s->nsteps; si++) {
-				struct vn_run_step_data *sd = &r->d->steps[si];
-				if (strcmp(r->s->steps[si].name, name) == 0 && sd->npids < VN_ARRAY_SIZE(sd->pids))
-					sd->pids[sd->npids++] = pid;
-			}
+	/* Without the pids no sample can be told to be the steps': that is a run we cannot judge. */
+	if ((rc = vn_run_guest_sh(
+		     r, "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true",
+		     &pids, err)) < 0)
+		return vn_error_prefix(err, "the steps' pids");
+	for (char *line = pids ? strtok(pids, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+		char name[256];
+		unsigned idx;
+		int pid;
+		char *dot = strrchr(line, ' ');
+		if (!dot || sscanf(dot + 1, "%d", &pid) != 1)
+			continue;
+		*dot = '\0';
+		/* "STEP.I.pid" */
+		char *p = strrchr(line, '.');
+		if (!p)
+			continue;
+		*p = '\0';
+		p = strrchr(line, '.');
+		if (!p || sscanf(p + 1, "%u", &idx) != 1)
+			continue;
+		*p = '\0';
+		snprintf(name, sizeof(name), "%s", line);
+		for (unsigned si = 0; si < r->s->nsteps; si++) {
+			struct vn_run_step_data *sd = &r->d->steps[si];
+			if (strcmp(r->s->steps[si].name, name) == 0 && sd->npids < VN_ARRAY_SIZE(sd->pids))
+				sd->pids[sd->npids++] = pid;
 		}
 	}
-	vn_error_clear(&e);
 	for (unsigned i = 0; i < r->nex; i++) {
 		struct exec *x = &r->ex[i];
-		if (x->kind != EX_WORKLOAD || !x->buf.s)
+		if (x->kind != EX_WORKLOAD)
 			continue;
 		struct vn_run_step_data *sd = &r->d->steps[x->step];
+		if (!x->buf.s) {
+			if (!sd->nmissing++)
+				sd->missing_first = x->index;
+			continue;
+		}
 		/* The last line that parses is the result: workloads print exactly one. */
 		json_object *res = NULL;
 		for (char *line = strtok(x->buf.s, "\n"); line; line = strtok(NULL, "\n")) {
@@ -403,7 +408,10 @@ void vn_run_gather(struct run *r)
 		}
 		if (res && sd->nresults < VN_ARRAY_SIZE(sd->results))
 			sd->results[sd->nresults++] = res;
+		else if (!res && !sd->nmissing++)
+			sd->missing_first = x->index;
 		else
 			json_object_put(res);
 	}
+	return 0;
 }

@@ -273,30 +273,23 @@ int vn_run_guest_sh(struct run *r, const char *script, char **out, struct vn_err
 	return 0;
 }
 
-static char *read_text(const char *dir, const char *name)
+/* A file a snapshot holds: collect wrote every one, so one that cannot be read is a run we cannot judge. */
+static int read_text(const char *dir, const char *name, char **out, struct vn_error *err)
 {
 	_cleanup_free_ char *path = vn_run_path(dir, name);
 	struct vn_error e = {0};
-	char *text = NULL;
 	size_t len;
 
-	if (vn_file_read(path, 64u << 20, &text, &len, &e) < 0)
-		text = NULL;
-	vn_error_clear(&e);
-	return text;
-}
-
-static int read_vmstat(const char *dir, const char *sub, json_object **out)
-{
-	_cleanup_free_ char *subdir = vn_run_path(dir, sub);
-	_cleanup_free_ char *text = read_text(subdir, "vmstat");
-	struct vn_error e = {0};
-
-	if (!text)
-		return -EIO;
-	int rc = vn_metrics_parse_kv(text, out, &e);
-	vn_error_clear(&e);
-	return rc;
+	if (vn_file_read(path, 64u << 20, out, &len, &e) < 0) {
+		int rc = vn_infra_error(err, e.code, "cannot read a snapshot the run took: %s", e.msg);
+		vn_error_clear(&e);
+		return rc;
+	}
+	if (strlen(*out) != len) {
+		free(steal_pointer(out));
+		return vn_infra_error(err, -EBADMSG, "%s: not text: it holds a NUL byte", path);
+	}
+	return 0;
 }
 
 static int copy_file(const char *from, const char *dir, const char *name, struct vn_error *err)
@@ -426,10 +419,18 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	    (rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 || (rc = vn_run_steps(r, err)) < 0)
 		return rc;
 	vn_run_pump(r, (int)(s->sample_interval_s * 1000), err);
+	/* A sampler that ended before it was told to sampled only part of the run. */
+	bool died = sampler->done;
 	vn_run_signal(r, sampler, SIGTERM);
 	for (double until = vn_now_s() + 5; !sampler->done && vn_now_s() < until;)
 		if ((rc = vn_run_pump(r, 100, err)) < 0)
 			return rc;
+	if (died || (sampler->done && sampler->status != 0))
+		return vn_infra_error(err, -EIO, "%s: the sampler %s (exit %d)%s%.*s", vn_agent_guest(r->a),
+				      died ? "ended before the run did" : "failed", sampler->status,
+				      sampler->ebuf.len ? ": " : "",
+				      (int)strcspn(sampler->ebuf.s ? sampler->ebuf.s : "", "\n"),
+				      sampler->ebuf.s ? sampler->ebuf.s : "");
 	if ((rc = vn_run_trace_stop(r, err)) < 0)
 		return rc;
 	if (r->samples_cut)
@@ -437,8 +438,7 @@ static int sample_steps(struct run *r, struct vn_error *err)
 			err, -EMSGSIZE,
 			"%s: samples.jsonl truncated: the sampler sent more than %u MiB, or a line over %u MiB",
 			vn_agent_guest(r->a), SAMPLES_MAX >> 20, SAMPLE_LINE_MAX >> 20);
-	vn_run_gather(r);
-	return 0;
+	return vn_run_gather(r, err);
 }
 
 static int collect_after(struct run *r, const char *after, struct vn_error *err)
@@ -464,31 +464,52 @@ static int check_workloads(const struct run *r, struct vn_error *err)
 	return 0;
 }
 
-/* The snapshots and the samples, read back and judged by every assertion. */
-static int judge(struct run *r, const char *after, struct vn_report *rep, struct vn_error *err)
+int vn_run_judge(struct vn_run_data *d, const char *dir, const char *samples, struct vn_report *rep,
+		 struct vn_error *err)
 {
-	struct vn_run_data *d = r->d;
+	_cleanup_free_ char *after = vn_run_path(dir, "after");
 	struct vn_error pe = {0};
+	int rc;
 
-	read_vmstat(r->dir, "before", &d->vmstat_before);
-	read_vmstat(r->dir, "after", &d->vmstat_after);
-	d->dmesg = read_text(after, "dmesg");
-	rep->kernel_cmdline = read_text(after, "cmdline");
-	if (rep->kernel_cmdline)
-		rep->kernel_cmdline[strcspn(rep->kernel_cmdline, "\n")] = '\0';
-	for (unsigned i = 0; i < r->t->nnodes; i++) {
+	if ((rc = vn_run_read_counters(dir, "before", "vmstat", &d->vmstat_before, err)) < 0 ||
+	    (rc = vn_run_read_counters(dir, "after", "vmstat", &d->vmstat_after, err)) < 0 ||
+	    (rc = read_text(after, "dmesg", &d->dmesg, err)) < 0 ||
+	    (rc = read_text(after, "cmdline", &rep->kernel_cmdline, err)) < 0)
+		return rc;
+	rep->kernel_cmdline[strcspn(rep->kernel_cmdline, "\n")] = '\0';
+	for (unsigned i = 0; i < d->t->nnodes; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "node%u-distance", i);
-		d->distances[i] = read_text(after, name);
+		if ((rc = read_text(after, name, &d->distances[i], err)) < 0)
+			return rc;
 	}
-	if (vn_samples_parse(r->samples.s ? r->samples.s : "", "samples.jsonl", &d->samples, &pe) < 0) {
-		int rc = vn_infra_error(err, -EBADMSG, "samples.jsonl: %s", pe.msg);
+	if (vn_samples_parse(samples ? samples : "", "samples.jsonl", &d->samples, &pe) < 0) {
+		rc = vn_infra_error(err, -EBADMSG, "samples.jsonl: %s", pe.msg);
 		vn_error_clear(&pe);
 		return rc;
 	}
 	sampling_cost(rep, &d->samples);
-	vn_scenario_assert(d, rep);
-	vn_run_metrics(d, r->dir, rep);
+	/* Judged aside: a run one assertion or metric could not observe is incomplete, not judged in part. */
+	struct vn_report judged = {0};
+	if ((rc = vn_scenario_assert(d, &judged, err)) == 0 && (rc = vn_run_metrics(d, dir, &judged, err)) == 0) {
+		for (unsigned i = 0; i < judged.nverdicts; i++) {
+			const struct vn_verdict *v = &judged.verdicts[i];
+			vn_report_add(rep, v->name, v->pass, v->observed, v->expected, v->detail);
+		}
+		for (unsigned i = 0; i < judged.nmetrics; i++)
+			vn_report_metric(rep, judged.metrics[i].name, judged.metrics[i].value);
+	}
+	vn_report_clear(&judged);
+	return rc;
+}
+
+/* The snapshots and the samples, read back and judged by every assertion. */
+static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
+{
+	int rc = vn_run_judge(r->d, r->dir, r->samples.s, rep, err);
+
+	if (rc < 0)
+		return rc;
 	vn_run_trace_metrics(r, rep);
 	rep->complete = true;
 	return 0;
@@ -621,7 +642,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	r.deadline = t_start + s->timeout_s;
 	if ((rc = vn_run_prepare(&r, err)) < 0 || (rc = vn_testbed_collect(r.a, before, err)) < 0 ||
 	    (rc = sample_steps(&r, err)) < 0 || (rc = collect_after(&r, after, err)) < 0 ||
-	    (rc = check_workloads(&r, err)) < 0 || (rc = judge(&r, after, rep, err)) < 0)
+	    (rc = check_workloads(&r, err)) < 0 || (rc = judge(&r, rep, err)) < 0)
 		goto finish;
 finish:
 	if (rc < 0) {

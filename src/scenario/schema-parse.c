@@ -501,7 +501,7 @@ static int parse_op(struct ctx *c, struct json_object *o, const char *path, enum
 	return r;
 }
 
-static char *default_name(const struct vn_scn_assert *a)
+char *vn_scn_assert_default_name(const struct vn_scn_assert *a)
 {
 	char *n = NULL;
 
@@ -649,7 +649,7 @@ static int parse_assert(struct ctx *c, struct json_object *v, const char *p, str
 		break;
 	}
 	if (!a->name)
-		a->name = default_name(a);
+		a->name = vn_scn_assert_default_name(a);
 	return 0;
 }
 

@@ -75,9 +75,18 @@ void vn_scenario_apply_quick(struct vn_scenario *s)
 			st->size = sz < lo ? lo : sz;
 		}
 	}
-	for (unsigned i = 0; i < s->nasserts; i++)
-		if (s->asserts[i].type == VN_ASSERT_MEMORY_FOLLOWS)
-			s->asserts[i].within_s = quick_seconds(s->asserts[i].within_s, q);
+	for (unsigned i = 0; i < s->nasserts; i++) {
+		struct vn_scn_assert *a = &s->asserts[i];
+		if (a->type != VN_ASSERT_MEMORY_FOLLOWS)
+			continue;
+		/* A name of our making states the window, so it must state the one judged; the user's is theirs. */
+		_cleanup_free_ char *unscaled = vn_scn_assert_default_name(a);
+		a->within_s = quick_seconds(a->within_s, q);
+		if (a->name && strcmp(a->name, unscaled) == 0) {
+			free(a->name);
+			a->name = vn_scn_assert_default_name(a);
+		}
+	}
 }
 
 const char *vn_scn_op_name(enum vn_scn_op op)

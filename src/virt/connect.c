@@ -132,17 +132,18 @@ static bool embed_root_busy(const char *root)
 /*
  * libvirt logs errors to stderr on its own, besides reporting them to us;
  * library code must not print, so its log goes to the state dir unless the
- * user chose otherwise. Read once, by virInitialize().
+ * user chose otherwise. Read once, when libvirt initializes (virt.h says when).
  */
-static void libvirt_log_setup(const char *state_dir)
+bool vn_virt_log_setup(const char *state_dir)
 {
 	if (getenv("LIBVIRT_LOG_OUTPUTS"))
-		return;
+		return false;
 	/* Outputs are whitespace-separated; an invalid one makes virInitialize() fail outright. */
 	bool plain = !strpbrk(state_dir, " \t\n");
 	_cleanup_free_ char *outputs =
 		vn_xasprintf("3:file:%s%s", plain ? state_dir : "/dev/null", plain ? "/libvirt.log" : "");
 	setenv("LIBVIRT_LOG_OUTPUTS", outputs, 0);
+	return true;
 }
 
 /* libvirt URI-unescapes query values and splits them at & and ;, so a state dir needs escaping. */
@@ -217,7 +218,7 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		if (!sd)
 			return vn_infra_error(err, -errno, "cannot resolve %s: %s", state_dir, strerror(errno));
 	}
-	libvirt_log_setup(sd);
+	vn_virt_log_setup(sd);
 	pthread_once(&once, event_loop_start);
 	if (event_loop_rc < 0)
 		return vn_infra_error(err, event_loop_rc, "cannot start libvirt's event loop");

@@ -26,6 +26,15 @@ struct vn_virt_domain;
  */
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err);
 void vn_virt_close(struct vn_virt *v);
+/*
+ * Points libvirt's log (LIBVIRT_LOG_OUTPUTS) at STATE_DIR/libvirt.log unless
+ * the environment already names one. libvirt reads the variable once, when
+ * it initializes, and in vnuma that is as the program is loaded
+ * (libguestfs's constructor calls virInitialize), before main: true when
+ * this call set it, so that only a process started from here on (execv)
+ * logs there. vn_virt_open calls it too, for processes that load libvirt later.
+ */
+bool vn_virt_log_setup(const char *state_dir);
 /* Whether vn_virt_open(uri, ...) would use the embedded driver (and so hold the state dir until exit). */
 bool vn_virt_uri_is_embedded(const char *uri);
 /* Whether uri (NULL: $VNUMA_URI) reaches another host: a host or a transport in it (qemu+ssh://, qemu+tcp://). */

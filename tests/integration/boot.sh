@@ -26,6 +26,9 @@ timed_up() { # TOPOLOGY [ARGS...] -> sets NAME, UP_RC, UP_ERR, UP_S
 # 1. 2node: up, exec (streams and exit codes), collect, status, down.
 timed_up "$src/topologies/2node.xml"
 check "2node boots and matches its topology" test "$UP_RC" = 0
+check "up's stderr has none of libvirt's own log lines" sh -c "! echo \"\$0\" | grep -Eq ': (info|warning|error) : '" "$UP_ERR"
+# As root libvirt always warns (the domain is tainted: high-privileges), and that goes to the state dir.
+check "...they are in STATE/libvirt.log" sh -c "[ \$(id -u) != 0 ] || grep -q 'info : libvirt version' '$VNUMA_STATE_DIR/libvirt.log'"
 check "exec numactl -H shows 2 nodes" sh -c "'$vnuma' exec '$NAME' -- numactl -H | grep -q 'available: 2 nodes (0-1)'"
 "$vnuma" exec "$NAME" -- sh -c 'echo out; echo err >&2; exit 7' >"$VNUMA_STATE_DIR/o" 2>"$VNUMA_STATE_DIR/e"
 check "exec mirrors the exit code" test $? = 7

@@ -58,4 +58,20 @@ check "an interrupted run exits 3" test $? = 3
 check "...and leaves result.json marked incomplete" grep -Eq '"complete": ?false' "$out/intr/result.json"
 check "...and leaves no QEMU" no_qemu_left
 
+# 5. A sampler that dies under the run: the samples were not observed, so exit 3 with the reason, and
+# the counter assertion that would fail is not judged (a broken testbed is never a failed kernel).
+cat >"$VNUMA_STATE_DIR/sampler-dies.json" <<EOF
+{"name": "sampler-dies", "topology": "$src/topologies/2node.xml",
+ "steps": [{"name": "kill", "workload": "cmd",
+            "command": ["sh", "-c", "sleep 2; kill -9 \$(pidof vnuma-sample)"]}],
+ "assertions": [{"type": "counter", "counter": "numa_pages_migrated", "op": ">", "value": 1000000000}]}
+EOF
+run sampler-dies "$VNUMA_STATE_DIR/sampler-dies.json"
+check "a run whose sampler died exits 3" test "$RC" = 3
+check "...saying so" grep -q "the sampler ended before the run did" "$out/sampler-dies.log"
+check "...result.json incomplete, no verdict" sh -c "grep -Eq '\"complete\": ?false' '$out/sampler-dies/result.json' &&
+	grep -q 'the sampler ended' '$out/sampler-dies/result.json' && ! grep -q '\"verdict\"' '$out/sampler-dies/result.json'"
+check "...junit.xml an error, not a failure" sh -c "grep -q '<error' '$out/sampler-dies/junit.xml' && ! grep -q '<failure' '$out/sampler-dies/junit.xml'"
+check "...and leaves no QEMU" no_qemu_left
+
 finish

@@ -7,13 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare/compare.h"
 #include "scenario/run-priv.h"
 #include "scenario/runner.h"
 #include "util/alloc.h"
+#include "util/dir.h"
+#include "util/file.h"
 
 static const char topo[] = "<topology name='t'><node id='0' cpus='0' memory='64M'/><node id='1' cpus='1' memory='64M'/>"
 			   "<distances><row node='0'>10 21</row><row node='1'>21 10</row></distances></topology>";
@@ -91,7 +95,7 @@ static void test_every_type(void **state)
 	steps[0].results[1] = kv("{\"kernels\":{\"triad\":{\"best_mbps\":50}},\"list\":[{\"x\":1},{\"x\":7}]}");
 	d.steps = steps;
 
-	vn_scenario_assert(&d, &r);
+	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
 	assert_int_equal(r.nverdicts, s->nasserts);
 
 	assert_true(find(&r, "fallback order matches model 5.18")->pass);
@@ -225,7 +229,7 @@ static void test_fallback_rebuilds(void **state)
 	vn_fallback_state_hotplugged(t, &d.hotplugs[0].seen);
 	d.dmesg = vn_xasprintf("%s%s", boot, rebuilt);
 
-	vn_scenario_assert(&d, &r);
+	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
 	const struct vn_verdict *now = find(&r, "fallback order matches model 5.18");
 	assert_true(now->pass);
 	assert_non_null(strstr(now->observed, "rebuild: 0: 0 1 2 3 | 1: 1 0 3 2"));
@@ -240,7 +244,7 @@ static void test_fallback_rebuilds(void **state)
 	/* A rebuild the kernel did not print is a failure too. */
 	free(d.dmesg);
 	d.dmesg = vn_xstrdup(boot);
-	vn_scenario_assert(&d, &r);
+	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
 	now = find(&r, "fallback order matches model 5.18");
 	assert_false(now->pass);
 	assert_non_null(strstr(now->detail, "printed 1 build of its lists, the model expects 2"));
@@ -250,12 +254,191 @@ static void test_fallback_rebuilds(void **state)
 	vn_topology_free(t);
 }
 
+/*
+ * A results directory as a run leaves it (before/, after/ from collect), and
+ * the sampler's lines: judged whole, and then with each thing an assertion
+ * reads broken in turn. Not being able to look is exit 3 with the reason,
+ * never a failed verdict (exit 1).
+ */
+static const char judge_scn[] =
+	"{\"name\":\"j\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\"}],"
+	"\"assertions\":[{\"type\":\"fallback\"},{\"type\":\"distances\"},"
+	"{\"type\":\"counter\",\"counter\":\"numa_pages_migrated\",\"op\":\">\",\"value\":0},"
+	"{\"type\":\"running_per_node\",\"step\":\"mf\",\"tolerance\":0.5},"
+	"{\"type\":\"metric\",\"step\":\"mf\",\"path\":\"rate\",\"op\":\">\",\"value\":100},"
+	"{\"type\":\"memory_on_node\",\"step\":\"mf\",\"node\":1,\"fraction\":0.5}]}";
+
+struct judge_fixture {
+	char dir[64];
+	struct vn_topology *t;
+	struct vn_scenario *s;
+};
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	struct vn_error err = {0};
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s", dir, name);
+
+	if (vn_file_write_text(path, text, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* The snapshots a good run leaves: numa_pages_migrated 5 -> 900, the lists and distances as the topology says. */
+static void results_dir(const struct judge_fixture *f)
+{
+	static const char *const subs[] = {"before", "after"};
+	struct vn_error err = {0};
+
+	for (unsigned i = 0; i < 2; i++) {
+		_cleanup_free_ char *sub = vn_xasprintf("%s/%s", f->dir, subs[i]);
+		assert_int_equal(vn_mkdir_p(sub, 0755, &err), 0);
+		put(sub, "vmstat",
+		    i ? "nr_free_pages 10\nnuma_pages_migrated 900\n" : "nr_free_pages 12\nnuma_pages_migrated 5\n");
+		put(sub, "node0-numastat", "numa_hit 10\nnuma_miss 2\n");
+		put(sub, "node1-numastat", "numa_hit 10\nnuma_miss 2\n");
+	}
+	_cleanup_free_ char *after = vn_xasprintf("%s/after", f->dir);
+	put(after, "dmesg", "[0.0] Fallback order for Node 0: 0 1 \n[0.0] Fallback order for Node 1: 1 0 \n");
+	put(after, "cmdline", "console=ttyS0\n");
+	put(after, "node0-distance", "10 21\n");
+	put(after, "node1-distance", "21 10\n");
+}
+
+/* Judges the fixture's directory; the result line of step mf's one process is given (NULL: it printed none). */
+static int judge_dir(const struct judge_fixture *f, const char *samples, const char *result, struct vn_report *rep,
+		     struct vn_error *err)
+{
+	struct vn_run_step_data steps[1] = {{.npids = 1, .pids = {100}}};
+	struct vn_run_data d = {.s = f->s, .t = f->t, .steps = steps};
+
+	if (result)
+		steps[0].results[steps[0].nresults++] = json_tokener_parse(result);
+	else
+		steps[0].nmissing = 1;
+	memset(rep, 0, sizeof(*rep));
+	int rc = vn_run_judge(&d, f->dir, samples, rep, err);
+	json_object_put(d.vmstat_before);
+	json_object_put(d.vmstat_after);
+	free(d.dmesg);
+	for (unsigned i = 0; i < VN_MAX_NODES; i++)
+		free(d.distances[i]);
+	vn_samples_free(&d.samples);
+	json_object_put(steps[0].results[0]);
+	return rc;
+}
+
+/* Judging ends in an infrastructure error naming what could not be seen, with no verdict. */
+static void assert_unobserved(const struct judge_fixture *f, const char *samples, const char *result, const char *why)
+{
+	struct vn_report rep;
+	struct vn_error err = {0};
+
+	if (judge_dir(f, samples, result, &rep, &err) == 0)
+		fail_msg("judged (%u verdicts, %u failed) where \"%s\" was expected", rep.nverdicts,
+			 vn_report_failures(&rep), why);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	if (!strstr(err.msg, why))
+		fail_msg("\"%s\" does not say \"%s\"", err.msg, why);
+	assert_int_equal(rep.nverdicts, 0);
+	/* What the runner makes of it: incomplete with the reason; JUnit has an error and no failure. */
+	rep.complete = false;
+	rep.error = vn_xstrdup(err.msg);
+	char out[80];
+	snprintf(out, sizeof(out), "%s/out", f->dir);
+	assert_int_equal(vn_mkdir_p(out, 0755, &err), 0);
+	assert_int_equal(vn_report_write(&rep, out, &err), 0);
+	_cleanup_free_ char *junit = NULL, *result_json = NULL, *jp = vn_xasprintf("%s/junit.xml", out),
+			    *rp = vn_xasprintf("%s/result.json", out);
+	size_t len;
+	assert_int_equal(vn_file_read(jp, 1 << 20, &junit, &len, &err), 0);
+	assert_int_equal(vn_file_read(rp, 1 << 20, &result_json, &len, &err), 0);
+	assert_non_null(strstr(junit, "<error message="));
+	assert_null(strstr(junit, "<failure"));
+	assert_non_null(strstr(result_json, "\"complete\":false"));
+	assert_non_null(strstr(result_json, "\"error\":\""));
+	if (!strchr(why, '"'))
+		assert_non_null(strstr(result_json, why));
+	vn_report_clear(&rep);
+	vn_error_clear(&err);
+}
+
+static void test_judge_unobservable(void **state)
+{
+	(void)state;
+	struct judge_fixture f = {.dir = "/tmp/vnuma-test-judge.XXXXXX"};
+	struct vn_error err = {0};
+	struct vn_report rep;
+	const char *good = LINE(9, 1000, 3000);
+	const char *res = "{\"rate\":150}";
+
+	assert_non_null(mkdtemp(f.dir));
+	assert_int_equal(vn_topology_parse(topo, strlen(topo), "t.xml", &f.t, &err), 0);
+	assert_int_equal(vn_scenario_parse(judge_scn, "j.json", &f.s, &err), 0);
+
+	/* Whole: every assertion judged, and passing. */
+	results_dir(&f);
+	if (judge_dir(&f, good, res, &rep, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(rep.nverdicts, f.s->nasserts);
+	assert_int_equal(vn_report_failures(&rep), 0);
+	assert_string_equal(rep.kernel_cmdline, "console=ttyS0");
+	vn_report_clear(&rep);
+
+	static const struct {
+		const char *file, *text; /* text NULL: the file is removed */
+		const char *why;
+	} broken[] = {
+		{"before/vmstat", NULL, "before/vmstat: cannot open"},
+		{"after/vmstat", "nr_free_pages 10\n\x7f\x45LF\x02garbage", "after/vmstat:2: not a \"name value\""},
+		{"after/vmstat", "nr_free_pages 10\nnuma_pages_migrated 9\0\n", "NUL"},
+		{"after/vmstat", "", "holds no counters"},
+		/* Read whole, but the snapshots disagree about what the kernel counts: not the kernel's doing. */
+		{"before/vmstat", "nr_free_pages 12\n",
+		 "numa_pages_migrated is in the after snapshot of /proc/vmstat only"},
+		{"after/dmesg", NULL, "after/dmesg: cannot open"},
+		{"after/cmdline", NULL, "after/cmdline: cannot open"},
+		{"after/node1-distance", NULL, "after/node1-distance: cannot open"},
+		{"before/node0-numastat", NULL, "before/node0-numastat: cannot open"},
+		{"after/node1-numastat", "numa_hit x\n", "after/node1-numastat:1: not a"},
+	};
+	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
+		_cleanup_free_ char *path = vn_xasprintf("%s/%s", f.dir, broken[i].file);
+		if (!broken[i].text)
+			assert_int_equal(unlink(path), 0);
+		else if (strcmp(broken[i].why, "NUL") == 0)
+			assert_int_equal(vn_file_write_atomic(path, broken[i].text, 40, 0644, &err),
+					 0); /* past the NUL */
+		else
+			put(f.dir, broken[i].file, broken[i].text);
+		assert_unobserved(&f, good, res, broken[i].why);
+		results_dir(&f);
+	}
+	/* No sample, a result line missing or without the number, the step's memory never seen. */
+	assert_unobserved(&f, "", res, "samples.jsonl holds no sample");
+	assert_unobserved(&f, good, NULL, "step mf process 0 ended without a JSON result line");
+	assert_unobserved(&f, good, "{\"other\":1}", "step mf process 0's result has no number at rate");
+	assert_unobserved(&f, LINE(9, 0, 0), res, "no sample saw the memory of step mf");
+
+	/* A counter in neither snapshot is the kernel's (built without it): still a failed verdict. */
+	put(f.dir, "before/vmstat", "nr_free_pages 12\n");
+	put(f.dir, "after/vmstat", "nr_free_pages 10\n");
+	assert_int_equal(judge_dir(&f, good, res, &rep, &err), 0);
+	assert_int_equal(vn_report_failures(&rep), 1);
+	assert_non_null(strstr(find(&rep, "counter numa_pages_migrated")->observed, "not in /proc/vmstat"));
+	vn_report_clear(&rep);
+
+	vn_rm_rf(f.dir);
+	vn_scenario_free(f.s);
+	vn_topology_free(f.t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_type),
 		cmocka_unit_test(test_change_against_base),
 		cmocka_unit_test(test_fallback_rebuilds),
+		cmocka_unit_test(test_judge_unobservable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,14 +187,17 @@ static void test_defaults(void **state)
 
 static void test_apply_quick(void **state)
 {
-	static const char text[] = "{\"name\": \"q\", \"topology\": \"2node\", \"steps\": ["
-				   "{\"name\": \"a\", \"workload\": \"stream\", \"size\": \"100M\", \"duration_s\": 40,"
-				   " \"actions\": [{\"at_s\": 5, \"move\": {\"to_node\": 0}}]},"
-				   "{\"name\": \"b\", \"workload\": \"stream\", \"size\": \"32M\", \"duration_s\": 4},"
-				   "{\"name\": \"c\", \"workload\": \"stream\", \"size\": \"8M\", \"duration_s\": 1},"
-				   "{\"name\": \"d\", \"workload\": \"stream\"}],"
-				   "\"assertions\": [{\"type\": \"memory_follows\", \"step\": \"a\", \"fraction\": "
-				   "0.5, \"within_s\": 30}]}";
+	static const char text[] =
+		"{\"name\": \"q\", \"topology\": \"2node\", \"steps\": ["
+		"{\"name\": \"a\", \"workload\": \"stream\", \"size\": \"100M\", \"duration_s\": 40,"
+		" \"actions\": [{\"at_s\": 5, \"move\": {\"to_node\": 0}}]},"
+		"{\"name\": \"b\", \"workload\": \"stream\", \"size\": \"32M\", \"duration_s\": 4},"
+		"{\"name\": \"c\", \"workload\": \"stream\", \"size\": \"8M\", \"duration_s\": 1},"
+		"{\"name\": \"d\", \"workload\": \"stream\"}],"
+		"\"assertions\": [{\"type\": \"memory_follows\", \"step\": \"a\", \"fraction\": "
+		"0.5, \"within_s\": 30},"
+		"{\"type\": \"memory_follows\", \"step\": \"a\", \"fraction\": 0.5, \"within_s\": 30,"
+		" \"name\": \"mine, within 30 s\"}]}";
 	_cleanup_scenario_ struct vn_scenario *s = NULL;
 	struct vn_error err = {0};
 
@@ -211,6 +214,11 @@ static void test_apply_quick(void **state)
 	assert_true(s->steps[3].size == 0);
 	assert_true(s->steps[3].duration_s == 0);
 	assert_true(s->asserts[0].within_s == 7.5);
+	/* The name printed beside "expected: >= 0.50 within 7.5 s" says the window judged, not the file's. */
+	assert_string_equal(s->asserts[0].name, "memory of a follows its CPUs: >= 0.5 within 7.5 s");
+	/* A name the user wrote is left as written. */
+	assert_true(s->asserts[1].within_s == 7.5);
+	assert_string_equal(s->asserts[1].name, "mine, within 30 s");
 }
 
 static void test_ops(void **state)
