@@ -163,7 +163,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	if (hosts.n) {
 		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));
 		for (size_t i = 0; i < hosts.n; i++)
-			mhosts[i] = (struct vn_matrix_host){hosts.v[i].uri, hosts.v[i].pool_dir, hosts.v[i].capacity};
+			mhosts[i] = (struct vn_matrix_host){hosts.v[i].uri, hosts.v[i].pool_dir, hosts.v[i].capacity,
+							    hosts.v[i].timeout_ms};
 		mo.hosts = mhosts;
 		mo.nhosts = (unsigned)hosts.n;
 	}

@@ -2,6 +2,31 @@
 #pragma once
 
 #include "testbed/testbed.h"
+#include "util/isolate.h"
+
+/*
+ * The deadlines of the testbed's children (util/isolate.h): what each waits
+ * on, with room, so that only a child stuck for good is killed. Up's child
+ * also builds a recipe's kernel or a guest image on first use; after a
+ * signal, a child tearing down a half-booted guest gets VN_TESTBED_STOP_MS.
+ */
+#define VN_TESTBED_BUILD_ALLOW_MS (4 * 3600 * 1000)
+#define VN_TESTBED_LIBVIRT_MS     120000
+#define VN_TESTBED_STOP_MS        10000
+
+static inline int vn_testbed_connect_ms(const struct vn_testbed_ctx *ctx)
+{
+	return ctx->connect_timeout_ms > 0 ? ctx->connect_timeout_ms : VN_VIRT_CONNECT_TIMEOUT_MS;
+}
+
+/* A child that opens libvirt (waiting for the state dir or a host at most so long) and does short work there. */
+static inline struct vn_isolate_limits vn_testbed_libvirt_limits(const struct vn_testbed_ctx *ctx, int work_ms)
+{
+	return (struct vn_isolate_limits){
+		.timeout_ms = ctx->lock_timeout_ms + vn_testbed_connect_ms(ctx) + work_ms,
+		.stop_ms = VN_TESTBED_STOP_MS,
+	};
+}
 
 int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
 		       struct vn_error *err);

@@ -1,7 +1,9 @@
 /* The hosts file: one libvirt URI per line, a capacity and a pool dir. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +33,36 @@ static bool uri_looks_valid(const char *uri)
 	return true;
 }
 
+/* FNV-1a: the duplicate check's hash, one lookup per line instead of a scan of the lines before. */
+static size_t uri_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return (size_t)h;
+}
+
 static const struct vn_host *find(const struct vn_hosts *h, const char *uri)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (strcmp(h->v[i].uri, uri) == 0)
-			return &h->v[i];
+	size_t mask = h->index_cap - 1;
+
+	for (size_t i = h->index_cap ? uri_hash(uri) & mask : 0; h->index_cap && h->index[i]; i = (i + 1) & mask)
+		if (strcmp(h->v[h->index[i] - 1].uri, uri) == 0)
+			return &h->v[h->index[i] - 1];
 	return NULL;
+}
+
+/* Host k (from 1) into the index, which has a free slot. */
+static void index_put(struct vn_hosts *h, size_t k)
+{
+	size_t mask = h->index_cap - 1, i = uri_hash(h->v[k - 1].uri) & mask;
+
+	while (h->index[i])
+		i = (i + 1) & mask;
+	h->index[i] = k;
 }
 
 /* Where a host was given: FILE:LINE, or --connect. */
@@ -64,8 +90,21 @@ static int check_uri(const struct vn_hosts *h, const char *ctx, const char *uri,
 
 static void push(struct vn_hosts *h, struct vn_host *host)
 {
-	h->v = vn_xreallocarray(h->v, h->n + 1, sizeof(*h->v));
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 16;
+		h->v = vn_xreallocarray(h->v, h->cap, sizeof(*h->v));
+	}
 	h->v[h->n++] = *host;
+	/* At most half full, so a probe ends soon at a free slot. */
+	if (2 * h->n <= h->index_cap) {
+		index_put(h, h->n);
+		return;
+	}
+	free(h->index);
+	h->index_cap = h->index_cap ? 2 * h->index_cap : 64;
+	h->index = vn_xcalloc(h->index_cap, sizeof(*h->index));
+	for (size_t k = 1; k <= h->n; k++)
+		index_put(h, k);
 }
 
 static void host_clear(struct vn_host *host)
@@ -92,6 +131,24 @@ static int parse_capacity(const char *tok, unsigned *out)
 	return 0;
 }
 
+/*
+ * timeout=SECONDS: plain decimal digits (no sign, exponent, hex, nan or
+ * inf), above 0, at most VN_HOST_TIMEOUT_MAX_S, at least a millisecond.
+ */
+static int parse_timeout(const char *val, int *ms)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)val[0]) || strspn(val, "0123456789.") != strlen(val))
+		return -EINVAL;
+	errno = 0;
+	double s = strtod(val, &end);
+	if (errno || *end || !isfinite(s) || s <= 0 || s > VN_HOST_TIMEOUT_MAX_S || s * 1000 < 1)
+		return -EINVAL;
+	*ms = (int)(s * 1000 + 0.5);
+	return 0;
+}
+
 /* One line's tokens after the URI into host; ctx is "FILE:LINE: ". */
 static int parse_options(char *rest, const char *ctx, struct vn_host *host, struct vn_error *err)
 {
@@ -111,8 +168,18 @@ static int parse_options(char *rest, const char *ctx, struct vn_host *host, stru
 		}
 		*eq = '\0';
 		const char *val = eq + 1;
+		if (strcmp(tok, "timeout") == 0) {
+			if (host->timeout_ms)
+				return vn_input_error(err, "%sa second timeout= '%s' (one per host)", ctx, val);
+			if (parse_timeout(val, &host->timeout_ms) < 0)
+				return vn_input_error(err,
+						      "%sbad timeout= '%s' (seconds to wait for the host to answer: a "
+						      "number above 0, at most %d)",
+						      ctx, val, VN_HOST_TIMEOUT_MAX_S);
+			continue;
+		}
 		if (strcmp(tok, "pool") != 0)
-			return vn_input_error(err, "%sunknown key '%s' (known: pool=DIR)", ctx, tok);
+			return vn_input_error(err, "%sunknown key '%s' (known: pool=DIR, timeout=SECONDS)", ctx, tok);
 		if (host->pool_dir)
 			return vn_input_error(err, "%sa second pool= '%s' (one per host)", ctx, val);
 		if (val[0] != '/')
@@ -190,5 +257,6 @@ void vn_hosts_clear(struct vn_hosts *h)
 	for (size_t i = 0; i < h->n; i++)
 		host_clear(&h->v[i]);
 	free(h->v);
+	free(h->index);
 	*h = (struct vn_hosts){0};
 }
