@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/strmap.h"
 #include "virt/hosts.h"
 
 /*
@@ -33,36 +33,11 @@ static bool uri_looks_valid(const char *uri)
 	return true;
 }
 
-/* FNV-1a: the duplicate check's hash, one lookup per line instead of a scan of the lines before. */
-static size_t uri_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return (size_t)h;
-}
-
 static const struct vn_host *find(const struct vn_hosts *h, const char *uri)
 {
-	size_t mask = h->index_cap - 1;
+	size_t i;
 
-	for (size_t i = h->index_cap ? uri_hash(uri) & mask : 0; h->index_cap && h->index[i]; i = (i + 1) & mask)
-		if (strcmp(h->v[h->index[i] - 1].uri, uri) == 0)
-			return &h->v[h->index[i] - 1];
-	return NULL;
-}
-
-/* Host k (from 1) into the index, which has a free slot. */
-static void index_put(struct vn_hosts *h, size_t k)
-{
-	size_t mask = h->index_cap - 1, i = uri_hash(h->v[k - 1].uri) & mask;
-
-	while (h->index[i])
-		i = (i + 1) & mask;
-	h->index[i] = k;
+	return vn_strmap_get(&h->index, uri, &i) ? &h->v[i] : NULL;
 }
 
 /* Where a host was given: FILE:LINE, or --connect. */
@@ -94,17 +69,9 @@ static void push(struct vn_hosts *h, struct vn_host *host)
 		h->cap = h->cap ? 2 * h->cap : 16;
 		h->v = vn_xreallocarray(h->v, h->cap, sizeof(*h->v));
 	}
+	/* The URI's string stays where it is when v grows: the index keeps pointing at it. */
+	vn_strmap_put(&h->index, host->uri, h->n);
 	h->v[h->n++] = *host;
-	/* At most half full, so a probe ends soon at a free slot. */
-	if (2 * h->n <= h->index_cap) {
-		index_put(h, h->n);
-		return;
-	}
-	free(h->index);
-	h->index_cap = h->index_cap ? 2 * h->index_cap : 64;
-	h->index = vn_xcalloc(h->index_cap, sizeof(*h->index));
-	for (size_t k = 1; k <= h->n; k++)
-		index_put(h, k);
 }
 
 static void host_clear(struct vn_host *host)
@@ -257,6 +224,6 @@ void vn_hosts_clear(struct vn_hosts *h)
 	for (size_t i = 0; i < h->n; i++)
 		host_clear(&h->v[i]);
 	free(h->v);
-	free(h->index);
+	vn_strmap_free(&h->index);
 	*h = (struct vn_hosts){0};
 }

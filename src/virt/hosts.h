@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "util/error.h"
+#include "util/strmap.h"
 
 /* Guests per host a hosts line may ask for. */
 #define VN_HOST_CAPACITY_MAX 4096
@@ -32,8 +33,7 @@ struct vn_host {
 struct vn_hosts {
 	struct vn_host *v;
 	size_t n, cap;
-	/* The URIs' hash index (positions in v, plus 1; 0 is free): the duplicate check, not a scan per line. */
-	size_t *index, index_cap;
+	struct vn_strmap index; /* URI to position in v: the duplicate check, not a scan per line */
 };
 
 /*
