@@ -38,6 +38,7 @@ check "the daemon's row is ok, capacity 2 as configured" sh -c "grep -F '$uri ' 
 check "... with its versions" sh -c "grep -F '$uri ' '$w/check1' | grep -Eq ' [0-9]+\.[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+\.[0-9]+ '"
 check "... and its pool created at pool=" sh -c "grep -F '$uri ' '$w/check1' | grep -qF 'created $pool ('"
 check "the embedded driver's row is ok, with local files" sh -c "grep -F '$embed ' '$w/check1' | grep ' ok ' | grep -q 'local files'"
+check "... its root set up as vnuma's own (QEMU can read it, no virtlogd)" grep -q '^stdio_handler = "file"' "$VNUMA_STATE_DIR/embed/etc/qemu.conf"
 check "the dead URI's row says unreachable and why" sh -c "grep -A1 -F '$dead ' '$w/check1' | grep -q 'unreachable: .*Connection refused'"
 check "the pool exists on the daemon, autostarted" sh -c "virsh -c '$uri' pool-info vnuma | grep -Eq 'Autostart: +yes'"
 check "the pool dir is the one given" test -d "$pool"
