@@ -92,7 +92,7 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	memset(r, 0, sizeof(*r));
 	if (!vn_virt_uri_is_embedded(ctx->uri))
 		return vn_testbed_up_here(ctx, o, r, err);
-	int boot_ms = o->timeout_s > 0 ? o->timeout_s * 1000 : VN_TESTBED_BOOT_MS;
+	int64_t boot_ms = o->timeout_s > 0 ? (int64_t)o->timeout_s * 1000 : VN_TESTBED_BOOT_MS;
 	struct vn_isolate_limits lim = vn_testbed_libvirt_limits(ctx, boot_ms + VN_TESTBED_BUILD_ALLOW_MS);
 	int rc = vn_isolate(up_child, &c, &lim, &text, err);
 	if (text)

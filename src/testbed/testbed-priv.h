@@ -1,6 +1,9 @@
 /* The testbed's own: the work vn_testbed_up/down do in a child process (isolate.c). */
 #pragma once
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "testbed/testbed.h"
 #include "util/isolate.h"
 
@@ -20,10 +23,12 @@ static inline int vn_testbed_connect_ms(const struct vn_testbed_ctx *ctx)
 }
 
 /* A child that opens libvirt (waiting for the state dir or a host at most so long) and does short work there. */
-static inline struct vn_isolate_limits vn_testbed_libvirt_limits(const struct vn_testbed_ctx *ctx, int work_ms)
+static inline struct vn_isolate_limits vn_testbed_libvirt_limits(const struct vn_testbed_ctx *ctx, int64_t work_ms)
 {
+	int64_t ms = (int64_t)ctx->lock_timeout_ms + vn_testbed_connect_ms(ctx) + work_ms;
+
 	return (struct vn_isolate_limits){
-		.timeout_ms = ctx->lock_timeout_ms + vn_testbed_connect_ms(ctx) + work_ms,
+		.timeout_ms = ms < INT_MAX ? (int)ms : INT_MAX,
 		.stop_ms = VN_TESTBED_STOP_MS,
 	};
 }
