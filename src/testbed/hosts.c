@@ -242,7 +242,8 @@ int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hos
 		/* A probe boot is a boot (and, on another host, an upload first); the rest is a few calls. */
 		struct vn_isolate_limits lim = vn_testbed_libvirt_limits(
 			&hctx, probe ? VN_TESTBED_BOOT_MS + 10 * VN_TESTBED_LIBVIRT_MS : VN_TESTBED_LIBVIRT_MS);
-		lim.stop_ms = 0;
+		/* Interrupted, a probe boot destroys its guest first; the rest stops at once or is killed. */
+		lim.stop_ms = probe ? VN_TESTBED_STOP_MS : 0;
 		int rc = vn_isolate(check_child, &j, &lim, &text, &e);
 		if (vn_was_interrupted()) {
 			vn_error_clear(&e);
