@@ -1,8 +1,8 @@
 #!/bin/bash
 # Integration: `vnuma hosts check` and artifact uploads (issue 15), against a
 # private session libvirtd on 127.0.0.1 (libvirtd.sh), the embedded driver,
-# a URI nothing listens on and one that accepts and never answers. No guest boots; ~30 s, most of it the embedded
-# driver's first capability probe.
+# a URI nothing listens on and one that accepts and never answers. No guest
+# boots; ~35 s, most of it the embedded driver's first capability probe.
 #   hosts.sh VNUMA_BINARY SOURCE_DIR TEST_VIRT_UPLOAD_BINARY
 set -u
 vnuma=$1
@@ -69,13 +69,18 @@ cat "$w/check-silent"
 check "a silent host: exit 3, not a hang" test "$rc" = 3
 check "... in bounded time (${ms} ms, timeout=2)" test "$ms" -lt 10000
 check "... its row unreachable, saying it did not answer" sh -c "grep -A1 -F '$silent ' '$w/check-silent' | grep -q 'unreachable: .*no answer within 2.0 s'"
+# A hang here must fail the check, not the test run: a guard kills it after 20 s.
+guard() { (sleep 20; kill -KILL "$1") >/dev/null 2>&1 & }
 "$vnuma" hosts check --connect "$silent" --no-probe >"$w/check-term" 2>&1 &
 p=$!
+guard "$p"
+g=$!
 sleep 1
 t0=$(date +%s%N)
 kill -TERM "$p"
 wait "$p"
 rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+kill "$g" 2>/dev/null
 check "SIGTERM while a silent host is checked: exit 3" test "$rc" = 3
 check "... within 2 s (${ms} ms)" test "$ms" -lt 2000
 check "... saying so" grep -q 'interrupted while checking' "$w/check-term"
@@ -154,11 +159,14 @@ check "... and leaves no volume behind" sh -c "! ls '$pool' | grep -q '\.img'"
 kill -STOP "$IT_LIBVIRTD_PID"
 "$upload" "$uri" "$VNUMA_STATE_DIR" "$pool" "$w/big.img" >"$w/big2" 2>&1 &
 p=$!
+guard "$p"
+g=$!
 sleep 0.5
 t0=$(date +%s%N)
 kill -INT "$p"
 wait "$p"
 rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+kill "$g" 2>/dev/null
 kill -CONT "$IT_LIBVIRTD_PID"
 check "Ctrl-C during an open the daemon does not answer: exit 3" test "$rc" = 3
 check "... within 2 s (${ms} ms)" test "$ms" -lt 2000
