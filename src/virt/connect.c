@@ -76,6 +76,9 @@ static int mkdir_private(const char *path, struct vn_error *err)
 	return 0;
 }
 
+/* The first line of a qemu.conf of ours: one without it is the user's. */
+#define EMBED_CONF_MARK "# written by vnuma"
+
 /*
  * The embedded driver reads ROOT/etc/qemu.conf (ours alone, checked on each
  * open). Defaults that break here: console logs go through virtlogd (no daemon
@@ -83,8 +86,6 @@ static int mkdir_private(const char *path, struct vn_error *err)
  * kernel, initrd and our 0700 state dir to it and tag them with xattrs
  * (whose stale timestamps it then warns about on stderr from a forked child).
  */
-#define EMBED_CONF_MARK "# written by vnuma"
-
 static int embed_root_setup(const char *root, struct vn_error *err)
 {
 	_cleanup_free_ char *etc = NULL;
@@ -97,9 +98,10 @@ static int embed_root_setup(const char *root, struct vn_error *err)
 	if ((rc = mkdir_private(root, err)) < 0 || (rc = mkdir_private(etc, err)) < 0)
 		return rc;
 	snprintf(text, sizeof(text),
-		 EMBED_CONF_MARK "; see src/virt/connect.c\n"
-				 "stdio_handler = \"file\"\n"
-				 "%s",
+		 "%s; see src/virt/connect.c\n"
+		 "stdio_handler = \"file\"\n"
+		 "%s",
+		 EMBED_CONF_MARK,
 		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\ndynamic_ownership = 0\nremember_owner = 0\n"
 				: "");
 	/*
@@ -129,6 +131,11 @@ char *vn_virt_embed_root(const char *uri)
 		for (p += 5; *p && *p != '&' && *p != ';'; p++) {
 			if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
 				char hex[3] = {p[1], p[2], 0}, c = (char)strtol(hex, NULL, 16);
+				if (!c) {
+					/* A NUL in a path: not a root we set up. */
+					vn_strbuf_free(&b);
+					return NULL;
+				}
 				vn_strbuf_append(&b, &c, 1);
 				p += 2;
 			} else {
@@ -159,8 +166,12 @@ int vn_virt_embed_root_prepare(const char *uri, struct vn_error *err)
 	_cleanup_free_ char *conf = vn_xasprintf("%s/etc/qemu.conf", root);
 	_cleanup_free_ char *old = NULL;
 	size_t len;
-	if (vn_file_read(conf, 4096, &old, &len, NULL) == 0 && strncmp(old, EMBED_CONF_MARK, strlen(EMBED_CONF_MARK)))
-		return 0;
+	if (vn_file_read(conf, 4096, &old, &len, NULL) == 0) {
+		if (strncmp(old, EMBED_CONF_MARK, strlen(EMBED_CONF_MARK)) != 0)
+			return 0;
+	} else if (access(conf, F_OK) == 0) {
+		return 0; /* there, but too big or unreadable for us: not ours either */
+	}
 	return embed_root_setup(root, err);
 }
 

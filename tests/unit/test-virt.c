@@ -259,6 +259,16 @@ static void test_embed_root(void **s)
 	text = NULL;
 	assert_int_equal(vn_file_read(conf, 4096, &text, &len, &err), 0);
 	assert_string_equal(text, "user = \"qemu\"\n");
+
+	/* Theirs too when too big to be read whole: never overwritten for that. */
+	char big[8192];
+	memset(big, '#', sizeof(big));
+	assert_int_equal(vn_file_write_atomic(conf, big, sizeof(big), 0600, &err), 0);
+	assert_int_equal(vn_virt_embed_root_prepare(uri, &err), 0);
+	struct stat st;
+	assert_int_equal(stat(conf, &st), 0);
+	assert_int_equal(st.st_size, sizeof(big));
+	assert_null(vn_virt_embed_root("qemu:///embed?root=/a%00b"));
 }
 
 static void test_log_tail(void **s)
