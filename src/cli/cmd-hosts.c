@@ -152,7 +152,8 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 static const struct vn_cli_opt hosts_check_opts[] = {
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "the hosts file: one libvirt URI per line, then optionally\n"
-	 "a capacity (guests at once, or auto) and pool=DIR (docs/hosts.md)"},
+	 "a capacity (guests at once, or auto), pool=DIR and timeout=SECONDS\n"
+	 "(how long its connection may take to open, default 20; docs/hosts.md)"},
 	{"vcpus", 'v', false, "N", VN_VAL_NONE, "size the auto capacity for guests of N vCPUs (default 1)"},
 	{"memory", 'm', false, "SIZE", VN_VAL_NONE, "... and of SIZE memory (default 512M)"},
 	{"no-probe", 'P', false, NULL, VN_VAL_NONE,

@@ -163,7 +163,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	if (hosts.n) {
 		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));
 		for (size_t i = 0; i < hosts.n; i++)
-			mhosts[i] = (struct vn_matrix_host){hosts.v[i].uri, hosts.v[i].pool_dir, hosts.v[i].capacity};
+			mhosts[i] = (struct vn_matrix_host){hosts.v[i].uri, hosts.v[i].pool_dir, hosts.v[i].capacity,
+							    hosts.v[i].timeout_ms};
 		mo.hosts = mhosts;
 		mo.nhosts = (unsigned)hosts.n;
 	}
@@ -212,8 +213,9 @@ static const struct vn_cli_opt run_opts[] = {
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
-	 "a capacity and pool=DIR per line; docs/hosts.md), gathered into one\n"
-	 "result group; --connect URI more than once does the same"},
+	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"
+	 "gathered into one result group; --connect URI more than once does\n"
+	 "the same"},
 	VN_CLI_OPT_END,
 };
 

@@ -17,6 +17,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
+#include "util/strmap.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -35,6 +36,9 @@ struct loader {
 	/* Where the first topology and accelerator came from, for a mismatch's message. */
 	char *topology_file, *accel_file;
 	struct vn_error *err;
+	/* The variants' names so far (to c->variants' positions), and c->variants' room: no scan per variant. */
+	struct vn_strmap names;
+	size_t variants_cap;
 };
 
 static void loader_clear(struct loader *ld)
@@ -42,6 +46,7 @@ static void loader_clear(struct loader *ld)
 	for (size_t i = 0; i < ld->nobs; i++)
 		free(ld->obs[i].metric);
 	vn_free_all(ld->obs, ld->topology_file, ld->accel_file);
+	vn_strmap_free(&ld->names);
 }
 
 static int read_json(const char *path, struct json_object **root, struct vn_error *err)
@@ -149,25 +154,27 @@ static int same_machine(struct loader *ld, const struct vn_json_reader *r, struc
 	return same(ld, r, root, "accelerator", &ld->c->accelerator, &ld->accel_file);
 }
 
-static bool name_taken(const struct vn_compare *c, const char *name)
+static bool name_taken(const struct loader *ld, const char *name)
 {
-	for (size_t i = 0; i < c->nvariants; i++)
-		if (strcmp(c->variants[i].name, name) == 0)
-			return true;
-	return false;
+	return vn_strmap_get(&ld->names, name, NULL);
 }
 
 /* A new variant named name, else fallback, else fallback-2, -3, ...: names are unique. */
-static size_t add_variant(struct vn_compare *c, const char *name, const char *fallback, const char *source)
+static size_t add_variant(struct loader *ld, const char *name, const char *fallback, const char *source)
 {
-	char *n = name_taken(c, name) ? vn_xstrdup(fallback) : vn_xstrdup(name);
+	struct vn_compare *c = ld->c;
+	char *n = name_taken(ld, name) ? vn_xstrdup(fallback) : vn_xstrdup(name);
 
-	for (unsigned i = 2; name_taken(c, n); i++) {
+	for (unsigned i = 2; name_taken(ld, n); i++) {
 		free(n);
 		n = vn_xasprintf("%s-%u", fallback, i);
 	}
-	c->variants = vn_xreallocarray(c->variants, c->nvariants + 1, sizeof(*c->variants));
+	if (c->nvariants == ld->variants_cap) {
+		ld->variants_cap = ld->variants_cap ? 2 * ld->variants_cap : 16;
+		c->variants = vn_xreallocarray(c->variants, ld->variants_cap, sizeof(*c->variants));
+	}
 	c->variants[c->nvariants] = (struct vn_compare_variant){.name = n, .source = vn_xstrdup(source)};
+	vn_strmap_put(&ld->names, n, c->nvariants);
 	return c->nvariants++;
 }
 
@@ -308,7 +315,7 @@ static int load_single(struct loader *ld, const char *dir, const char *path)
 		return rc;
 	base_name(dir, base, sizeof(base));
 	_cleanup_free_ char *fallback = printable(base);
-	size_t vi = add_variant(ld->c, variant ? variant : fallback, fallback, dir);
+	size_t vi = add_variant(ld, variant ? variant : fallback, fallback, dir);
 	if (ld->c->repeats < 1)
 		ld->c->repeats = 1;
 	return read_run(ld, &r, root, vi, NULL);
@@ -328,21 +335,8 @@ static bool run_dir_ok(const char *d)
 	return true;
 }
 
-/* The index of the variant named name in group.json's variants, or -1. */
-static int group_variant(struct json_object *vars, const char *name)
-{
-	for (size_t i = 0; i < json_object_array_length(vars); i++) {
-		struct json_object *v = json_object_array_get_idx(vars, i), *n;
-		/* Entries not checked yet may be anything. */
-		if (json_object_is_type(v, json_type_object) && (n = vn_json_get(v, "name")) &&
-		    json_object_is_type(n, json_type_string) && strcmp(json_object_get_string(n), name) == 0)
-			return (int)i;
-	}
-	return -1;
-}
-
 static int load_group_run(struct loader *ld, const struct vn_json_reader *r, struct json_object *run, const char *path,
-			  const char *dir, struct json_object *vars, size_t first)
+			  const char *dir, const struct vn_strmap *gnames, size_t first)
 {
 	_cleanup_free_ char *variant = NULL, *rdir = NULL;
 	char p[VN_JSON_PATH_MAX];
@@ -353,10 +347,10 @@ static int load_group_run(struct loader *ld, const struct vn_json_reader *r, str
 	    (rc = vn_json_get_str(r, run, path, "dir", VN_JSON_REQUIRED, &rdir)) < 0)
 		return rc;
 	/* By group.json's names: a variant's own name may have been made unique across the inputs. */
-	int gi = group_variant(vars, variant);
-	if (gi < 0)
+	size_t gi;
+	if (!vn_strmap_get(gnames, variant, &gi))
 		return vn_json_bad(r, vn_json_path_key(p, path, "variant"), "\"%s\" is not one of $.variants", variant);
-	size_t vi = first + (size_t)gi;
+	size_t vi = first + gi;
 	if (!run_dir_ok(rdir))
 		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
 				   "\"%s\" is not a directory inside the group (names joined by '/', no '..')", rdir);
@@ -387,6 +381,7 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 	_cleanup_free_ char *scenario = NULL, *base = NULL;
 	struct vn_compare *c = ld->c;
 	char p[VN_JSON_PATH_MAX], pv[VN_JSON_PATH_MAX], gname[256];
+	_cleanup_(vn_strmap_free) struct vn_strmap gnames = {0}; /* group.json's variant names to their index */
 	bool complete = true;
 	int rc;
 
@@ -421,10 +416,11 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 		if ((rc = vn_json_check_type(&r, v, json_type_object, pv)) < 0 ||
 		    (rc = vn_json_get_str(&r, v, pv, "name", VN_JSON_REQUIRED | VN_JSON_NAME, &name)) < 0)
 			return rc;
-		if (group_variant(vars, name) != (int)i)
+		/* The key is the document's string, which lives as long as gnames. */
+		if (!vn_strmap_put(&gnames, json_object_get_string(vn_json_get(v, "name")), i))
 			return vn_json_bad(&r, vn_json_path_key(p, pv, "name"), "\"%s\" is listed twice", name);
 		_cleanup_free_ char *fallback = vn_xasprintf("%s/%s", gname, name);
-		size_t vi = add_variant(c, name, fallback, dir);
+		size_t vi = add_variant(ld, name, fallback, dir);
 		if ((rc = get_text(&r, v, pv, "kernel", &c->variants[vi].kernel)) < 0 ||
 		    (rc = get_sysctls(&r, v, pv, &c->variants[vi].sysctls)) < 0)
 			return rc;
@@ -439,7 +435,7 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 		return rc;
 	for (size_t i = 0; i < json_object_array_length(runs); i++)
 		if ((rc = load_group_run(ld, &r, json_object_array_get_idx(runs, i), vn_json_path_idx(p, "$.runs", i),
-					 dir, vars, first)) < 0)
+					 dir, &gnames, first)) < 0)
 			return rc;
 	for (size_t i = first; i < c->nvariants; i++)
 		if (c->variants[i].runs > c->repeats)

@@ -100,14 +100,19 @@ void vn_compare_rows_build(struct vn_compare *c, struct vn_compare_obs *obs, siz
 {
 	_cleanup_free_ double *vals = vn_xreallocarray(NULL, nobs ? nobs : 1, sizeof(*vals));
 	_cleanup_free_ struct keyed *k = NULL;
-	size_t nrows = 0;
+	size_t nrows = 0, cap = 0;
 
-	qsort(obs, nobs, sizeof(*obs), obs_cmp);
+	/* A group whose runs are all incomplete has no observation, and qsort() wants an array even for none. */
+	if (nobs)
+		qsort(obs, nobs, sizeof(*obs), obs_cmp);
 	for (size_t i = 0; i < nobs;) {
 		size_t j = i;
 		while (j < nobs && strcmp(obs[j].metric, obs[i].metric) == 0)
 			j++;
-		k = vn_xreallocarray(k, nrows + 1, sizeof(*k));
+		if (nrows == cap) {
+			cap = cap ? 2 * cap : 64;
+			k = vn_xreallocarray(k, cap, sizeof(*k));
+		}
 		struct vn_compare_row *row = &k[nrows++].row;
 		*row = (struct vn_compare_row){.metric = steal_pointer(&obs[i].metric)};
 		row->cells = vn_xcalloc(c->nvariants, sizeof(*row->cells));
@@ -130,7 +135,8 @@ void vn_compare_rows_build(struct vn_compare *c, struct vn_compare_obs *obs, siz
 	}
 	for (size_t i = 0; i < nrows; i++)
 		k[i].key = row_key(c, &k[i].row);
-	qsort(k, nrows, sizeof(*k), keyed_cmp);
+	if (nrows)
+		qsort(k, nrows, sizeof(*k), keyed_cmp);
 	c->rows = vn_xreallocarray(NULL, nrows ? nrows : 1, sizeof(*c->rows));
 	for (size_t i = 0; i < nrows; i++)
 		c->rows[i] = k[i].row;

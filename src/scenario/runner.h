@@ -45,6 +45,7 @@ struct vn_matrix_host {
 	const char *uri;
 	const char *pool_dir; /* its storage pool's dir when vnuma must create one (NULL: the default) */
 	unsigned capacity;
+	int timeout_ms; /* how long its connection may take to open (0: VN_VIRT_CONNECT_TIMEOUT_MS) */
 };
 
 struct vn_matrix_opts {

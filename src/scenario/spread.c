@@ -32,6 +32,9 @@
 #include "util/isolate.h"
 #include "util/json.h"
 
+#define SPREAD_BUILD_ALLOW_MS (4.0 * 3600 * 1000)
+#define SPREAD_STOP_MS        30000
+
 struct host {
 	const struct vn_matrix_host *h;
 	struct vn_testbed_ctx ctx;
@@ -186,7 +189,6 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 	_cleanup_free_ struct job *jobs = vn_xcalloc(g->ncells, sizeof(*jobs));
 	_cleanup_free_ unsigned *queue = vn_xcalloc(g->ncells, sizeof(*queue));
 	unsigned head = 0, tail = 0, njobs = 0, started = 0;
-	sig_atomic_t passed = 0;
 	int rc = 0;
 
 	if ((rc = vn_scenario_check(g->s, NULL, &t, err)) < 0)
@@ -199,6 +201,7 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 		h->ctx = *ctx;
 		h->ctx.uri = h->h->uri;
 		h->ctx.pool_dir = h->h->pool_dir;
+		h->ctx.connect_timeout_ms = h->h->timeout_ms;
 		if (vn_testbed_host_probe(&h->ctx, t->ncpus_total, vn_topology_total_memory(t), &fits, &e) < 0)
 			h->dead = vn_xasprintf("unreachable before the first run: %s", e.msg);
 		h->capacity = h->h->capacity ? h->h->capacity : fits;
@@ -211,6 +214,15 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 	}
 	for (unsigned k = 0; k < g->ncells; k++)
 		queue[tail++] = k;
+	/*
+	 * A run ends itself by its scenario's timeout; this deadline is the
+	 * backstop for a child stuck for good (twice that, and a first-use
+	 * kernel build). Interrupted, a run writes its result and destroys its
+	 * guest: SPREAD_STOP_MS for that.
+	 */
+	double run_ms = (g->s->timeout_s > 0 ? g->s->timeout_s : 900) * 2000.0 + SPREAD_BUILD_ALLOW_MS;
+	struct vn_isolate_limits lim = {.timeout_ms = run_ms < INT_MAX ? (int)run_ms : INT_MAX,
+					.stop_ms = SPREAD_STOP_MS};
 
 	for (;;) {
 		/* Fill every free slot, the queue's order kept (retries go first) but for the host balance below. */
@@ -225,7 +237,7 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 				o->run_start(o->run_start_data, started < g->ncells ? started : g->ncells - 1,
 					     g->ncells, g->cells[k].variant, g->cells[k].repeat, vn_now_s() - g->t0);
 			started++;
-			if (vn_isolate_start(cell_child, j, &j->iso, &e) < 0) {
+			if (vn_isolate_start(cell_child, j, &lim, &j->iso, &e) < 0) {
 				struct vn_cell_end end = {.exit = 3, .error = vn_xstrdup(e.msg)};
 				vn_error_clear(&e);
 				rc = vn_matrix_cell_ended(g, k, &end, res, err);
@@ -246,23 +258,24 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 			break;
 
 		_cleanup_free_ struct pollfd *p = vn_xcalloc(njobs, sizeof(*p));
-		for (unsigned i = 0; i < njobs; i++)
-			p[i] = (struct pollfd){.fd = jobs[i].iso.fd, .events = POLLIN};
+		int wait = INT_MAX;
 		/*
 		 * Interrupted, we start no more runs and wait for those going on to
 		 * end theirs cleanly (guest down, result marked incomplete). Ctrl-C
 		 * reaches them from the terminal; a signal sent to us alone (a CI
-		 * timeout's SIGTERM) is passed on, once.
+		 * timeout's SIGTERM) is passed on, once (vn_isolate_wait_ms). A
+		 * child past its time is finished anyway, which kills it.
 		 */
-		if (poll(p, njobs, -1) < 0 && errno != EINTR)
-			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
-		if (vn_interrupted && vn_interrupted != passed) {
-			passed = vn_interrupted;
-			for (unsigned i = 0; i < njobs; i++)
-				kill(jobs[i].iso.pid, (int)passed);
+		for (unsigned i = 0; i < njobs; i++) {
+			int w = vn_isolate_wait_ms(&jobs[i].iso);
+			p[i] = (struct pollfd){.fd = jobs[i].iso.fd, .events = POLLIN};
+			wait = w < wait ? w : wait;
 		}
+		/* In slices: a signal landing before poll() is seen within one. */
+		if (wait && poll(p, njobs, wait < 200 ? wait : 200) < 0 && errno != EINTR)
+			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
 		for (unsigned i = njobs; i-- > 0;) {
-			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) && vn_isolate_wait_ms(&jobs[i].iso))
 				continue;
 			struct job j = jobs[i];
 			struct cell *c = &g->cells[j.cell];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "testbed/hosts.h"
+#include "testbed/testbed-priv.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/cleanup.h"
@@ -135,6 +136,7 @@ static void probe(struct check_job *j, struct vn_virt *v)
 		return;
 	ctx.uri = h->uri;
 	ctx.pool_dir = j->host->pool_dir;
+	ctx.connect_timeout_ms = j->host->timeout_ms;
 	if (vn_testbed_accel_probe(v, &ctx, &accel, h->accel_reason, sizeof(h->accel_reason), &e) < 0) {
 		h->error = vn_xasprintf("the probe boot failed: %s", e.msg);
 		vn_error_clear(&e);
@@ -200,7 +202,7 @@ static int check_child(void *arg, char **out, struct vn_error *err)
 	struct vn_error e = {0};
 	int64_t t0 = vn_now_ms();
 
-	if (vn_virt_open(h->uri, j->ctx->state_dir, j->ctx->lock_timeout_ms, &v, &e) < 0) {
+	if (vn_virt_open_within(h->uri, j->ctx->state_dir, j->ctx->lock_timeout_ms, j->host->timeout_ms, &v, &e) < 0) {
 		h->error = vn_xasprintf("unreachable: %s", e.msg);
 		vn_error_clear(&e);
 	} else {
@@ -235,7 +237,14 @@ int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hos
 			.probe = probe,
 			.row = h,
 		};
-		int rc = vn_isolate(check_child, &j, &text, &e);
+		struct vn_testbed_ctx hctx = *ctx;
+		hctx.connect_timeout_ms = host->timeout_ms;
+		/* A probe boot is a boot (and, on another host, an upload first); the rest is a few calls. */
+		struct vn_isolate_limits lim = vn_testbed_libvirt_limits(
+			&hctx, probe ? VN_TESTBED_BOOT_MS + 10 * VN_TESTBED_LIBVIRT_MS : VN_TESTBED_LIBVIRT_MS);
+		/* Interrupted, a probe boot destroys its guest first; the rest stops at once or is killed. */
+		lim.stop_ms = probe ? VN_TESTBED_STOP_MS : 0;
+		int rc = vn_isolate(check_child, &j, &lim, &text, &e);
 		if (vn_was_interrupted()) {
 			vn_error_clear(&e);
 			return vn_infra_error(err, -EINTR, "interrupted while checking %s", host->uri);

@@ -192,7 +192,8 @@ static int hp_child(void *arg, char **out, struct vn_error *err)
 	struct vn_virt_domain *d = NULL;
 	int rc;
 
-	if ((rc = vn_virt_open(c->ctx->uri, c->ctx->state_dir, c->ctx->lock_timeout_ms, &v, err)) < 0)
+	if ((rc = vn_virt_open_within(c->ctx->uri, c->ctx->state_dir, c->ctx->lock_timeout_ms,
+				      c->ctx->connect_timeout_ms, &v, err)) < 0)
 		return rc;
 	if ((rc = vn_testbed_lookup(v, c->q->name, &d, err)) == 0) {
 		if (c->op == HP_PLAN)
@@ -213,7 +214,8 @@ static int hp_libvirt(struct hp_call *c, struct vn_error *err)
 	if (!vn_virt_uri_is_embedded(c->ctx->uri))
 		return hp_child(c, &out, err);
 	struct vn_hotplug_plan *p = c->plan;
-	int rc = vn_isolate(hp_child, c, &out, err);
+	struct vn_isolate_limits lim = vn_testbed_libvirt_limits(c->ctx, VN_TESTBED_LIBVIRT_MS);
+	int rc = vn_isolate(hp_child, c, &lim, &out, err);
 	if (c->op == HP_PLAN) {
 		memset(p, 0, sizeof(*p));
 		plan_parse(out, p);

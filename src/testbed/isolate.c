@@ -92,7 +92,9 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	memset(r, 0, sizeof(*r));
 	if (!vn_virt_uri_is_embedded(ctx->uri))
 		return vn_testbed_up_here(ctx, o, r, err);
-	int rc = vn_isolate(up_child, &c, &text, err);
+	int64_t boot_ms = o->timeout_s > 0 ? (int64_t)o->timeout_s * 1000 : VN_TESTBED_BOOT_MS;
+	struct vn_isolate_limits lim = vn_testbed_libvirt_limits(ctx, boot_ms + VN_TESTBED_BUILD_ALLOW_MS);
+	int rc = vn_isolate(up_child, &c, &lim, &text, err);
 	if (text)
 		up_from_json(text, r);
 	return rc;
@@ -120,7 +122,8 @@ int vn_testbed_down(const struct vn_testbed_ctx *ctx, const char *name, unsigned
 
 	if (!vn_virt_uri_is_embedded(ctx->uri))
 		return vn_testbed_down_here(ctx, name, count, err);
-	int rc = vn_isolate(down_child, &c, &text, err);
+	struct vn_isolate_limits lim = vn_testbed_libvirt_limits(ctx, VN_TESTBED_LIBVIRT_MS);
+	int rc = vn_isolate(down_child, &c, &lim, &text, err);
 	*count = text ? (unsigned)strtoul(text, NULL, 10) : 0;
 	return rc;
 }
@@ -141,8 +144,10 @@ int vn_testbed_down_failed(const struct vn_testbed_ctx *ctx, const char *name, s
 
 	if (!vn_virt_uri_is_embedded(ctx->uri))
 		rc = vn_testbed_down_keep_here(ctx, name, &kept, err);
-	else
-		rc = vn_isolate(down_keep_child, &c, &kept, err);
+	else {
+		struct vn_isolate_limits lim = vn_testbed_libvirt_limits(ctx, VN_TESTBED_LIBVIRT_MS);
+		rc = vn_isolate(down_keep_child, &c, &lim, &kept, err);
+	}
 	if (kept && *kept) {
 		_cleanup_free_ char *detail = vn_xasprintf("%slogs kept in %s\n", why->detail ? why->detail : "", kept);
 		vn_error_set_detail(why, detail);

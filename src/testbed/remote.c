@@ -148,7 +148,8 @@ int vn_testbed_remote_lookup(const struct vn_testbed_ctx *ctx, const char *name,
 
 	if ((*out = vn_testbed_remote_held(name)))
 		return 0;
-	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+	if ((rc = vn_virt_open_within(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, ctx->connect_timeout_ms, &v,
+				      err)) < 0)
 		return rc;
 	if ((rc = vn_testbed_lookup(v, name, &d, err)) < 0) {
 		vn_virt_close(v);
@@ -172,7 +173,8 @@ static int probe_child(void *arg, char **out, struct vn_error *err)
 	struct vn_virt_host_info hi = {0};
 	int rc;
 
-	if ((rc = vn_virt_open(p->ctx->uri, p->ctx->state_dir, p->ctx->lock_timeout_ms, &v, err)) < 0)
+	if ((rc = vn_virt_open_within(p->ctx->uri, p->ctx->state_dir, p->ctx->lock_timeout_ms,
+				      p->ctx->connect_timeout_ms, &v, err)) < 0)
 		return rc;
 	if ((rc = vn_virt_host_info(v, &hi, err)) == 0)
 		*out = vn_xasprintf("%u", vn_virt_host_capacity(&hi, p->vcpus, p->memory));
@@ -187,7 +189,8 @@ int vn_testbed_host_probe(const struct vn_testbed_ctx *ctx, unsigned vcpus, uint
 	struct probe_call p = {ctx, vcpus, memory};
 	_cleanup_free_ char *out = NULL;
 	/* In a child: a matrix forks its runs, and a process that opened libvirt has its threads. */
-	int rc = vn_isolate(probe_child, &p, &out, err);
+	struct vn_isolate_limits lim = {.timeout_ms = vn_testbed_connect_ms(ctx) + VN_TESTBED_LIBVIRT_MS};
+	int rc = vn_isolate(probe_child, &p, &lim, &out, err);
 
 	if (rc == 0)
 		*capacity = out ? (unsigned)strtoul(out, NULL, 10) : 1;

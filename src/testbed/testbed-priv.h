@@ -1,7 +1,37 @@
 /* The testbed's own: the work vn_testbed_up/down do in a child process (isolate.c). */
 #pragma once
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "testbed/testbed.h"
+#include "util/isolate.h"
+
+/*
+ * The deadlines of the testbed's children (util/isolate.h): what each waits
+ * on, with room, so that only a child stuck for good is killed. Up's child
+ * also builds a recipe's kernel or a guest image on first use; after a
+ * signal, a child tearing down a half-booted guest gets VN_TESTBED_STOP_MS.
+ */
+#define VN_TESTBED_BUILD_ALLOW_MS (4 * 3600 * 1000)
+#define VN_TESTBED_LIBVIRT_MS     120000
+#define VN_TESTBED_STOP_MS        10000
+
+static inline int vn_testbed_connect_ms(const struct vn_testbed_ctx *ctx)
+{
+	return ctx->connect_timeout_ms > 0 ? ctx->connect_timeout_ms : VN_VIRT_CONNECT_TIMEOUT_MS;
+}
+
+/* A child that opens libvirt (waiting for the state dir or a host at most so long) and does short work there. */
+static inline struct vn_isolate_limits vn_testbed_libvirt_limits(const struct vn_testbed_ctx *ctx, int64_t work_ms)
+{
+	int64_t ms = (int64_t)ctx->lock_timeout_ms + vn_testbed_connect_ms(ctx) + work_ms;
+
+	return (struct vn_isolate_limits){
+		.timeout_ms = ms < INT_MAX ? (int)ms : INT_MAX,
+		.stop_ms = VN_TESTBED_STOP_MS,
+	};
+}
 
 int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
 		       struct vn_error *err);

@@ -414,7 +414,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	if ((rc = vn_testbed_boot_path(t, k->image, cache, &bc, err)) < 0)
 		return rc;
 
-	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0) {
+	if ((rc = vn_virt_open_within(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, ctx->connect_timeout_ms, &v,
+				      err)) < 0) {
 		vn_testbed_boot_choice_clear(&bc);
 		return rc;
 	}
@@ -595,7 +596,8 @@ int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, uns
 		*count = rc == 0;
 		return rc;
 	}
-	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+	if ((rc = vn_virt_open_within(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, ctx->connect_timeout_ms, &v,
+				      err)) < 0)
 		return rc;
 	if (name) {
 		struct vn_virt_domain *d = NULL;
@@ -639,7 +641,8 @@ int vn_testbed_down_keep_here(const struct vn_testbed_ctx *ctx, const char *name
 		vn_error_clear(&e);
 		return rc;
 	}
-	if ((rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err)) < 0)
+	if ((rc = vn_virt_open_within(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, ctx->connect_timeout_ms, &v,
+				      err)) < 0)
 		return rc;
 	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0 && (rc = vn_virt_domain_destroy_keep(d, kept, err)) < 0) {
 		/* Keeping the logs failed; still leave nothing running. */

@@ -32,6 +32,7 @@ struct vn_testbed_ctx {
 	/* Another host's storage pool dir, where vnuma's "vnuma" pool goes if it has none (NULL: the default). */
 	const char *pool_dir;
 	int lock_timeout_ms;
+	int connect_timeout_ms; /* a daemon's open (vn_virt_open_within); 0: VN_VIRT_CONNECT_TIMEOUT_MS */
 };
 
 int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err);

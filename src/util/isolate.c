@@ -2,7 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
 #include "util/interrupt.h"
 #include "util/strbuf.h"
 
@@ -62,33 +66,77 @@ static _Noreturn void child(int fd, vn_isolated_fn fn, void *arg)
 	_exit(bad ? 1 : 0);
 }
 
-/* Read all the child sends, passing on a signal that interrupts the wait (once per signal). */
-static void read_answer(int fd, pid_t pid, struct vn_strbuf *b)
+int vn_isolate_wait_ms(struct vn_isolate_job *job)
 {
-	sig_atomic_t passed = 0;
+	int64_t now = vn_now_ms();
+
+	if (vn_interrupted && vn_interrupted != job->passed) {
+		job->passed = vn_interrupted;
+		kill(job->pid, (int)job->passed);
+		if (!job->stop_at_ms)
+			job->stop_at_ms = now + job->stop_ms;
+	}
+	int64_t end = job->stop_at_ms && job->stop_at_ms < job->deadline_ms ? job->stop_at_ms : job->deadline_ms;
+	return end <= now ? 0 : end - now > INT_MAX ? INT_MAX : (int)(end - now);
+}
+
+/* Whether b holds a whole answer: then a pipe left open (by a grandchild that inherited it) is no hang. */
+static bool answer_complete(const struct vn_strbuf *b)
+{
+	struct answer a;
+
+	if (b->len < sizeof(a))
+		return false;
+	memcpy(&a, b->s, sizeof(a));
+	return sizeof(a) + (size_t)a.msg_len + a.detail_len + a.out_len <= b->len;
+}
+
+/*
+ * Read all the child sends within its time. 0: it answered (or died),
+ * -ETIMEDOUT or -EINTR: it was killed at its deadline or for not stopping
+ * after a signal passed on to it.
+ */
+static int read_answer(struct vn_isolate_job *job, struct vn_strbuf *b)
+{
 	char buf[8192];
 
 	for (;;) {
-		if (vn_interrupted && vn_interrupted != passed) {
-			passed = vn_interrupted;
-			kill(pid, (int)passed);
+		int wait = vn_isolate_wait_ms(job);
+		if (wait == 0) {
+			/* SIGKILL: a child stuck in a library call never looks at its interrupt flag. */
+			kill(job->pid, SIGKILL);
+			if (answer_complete(b))
+				return 0;
+			return job->stop_at_ms && job->stop_at_ms <= job->deadline_ms ? -EINTR : -ETIMEDOUT;
 		}
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
+		/* A slice: a signal landing between the flag's check and poll() must not wait out the deadline. */
+		struct pollfd p = {.fd = job->fd, .events = POLLIN};
+		int n = poll(&p, 1, wait < 200 ? wait : 200);
+		if (n < 0 && errno != EINTR)
+			return 0;
 		if (n <= 0)
-			return;
-		if (b->len + (size_t)n <= ANSWER_MAX + sizeof(struct answer))
-			vn_strbuf_append(b, buf, (size_t)n);
+			continue;
+		ssize_t r = read(job->fd, buf, sizeof(buf));
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return 0;
+		if (b->len + (size_t)r <= ANSWER_MAX + sizeof(struct answer))
+			vn_strbuf_append(b, buf, (size_t)r);
 	}
 }
 
-int vn_isolate_start(vn_isolated_fn fn, void *arg, struct vn_isolate_job *job, struct vn_error *err)
+int vn_isolate_start(vn_isolated_fn fn, void *arg, const struct vn_isolate_limits *lim, struct vn_isolate_job *job,
+		     struct vn_error *err)
 {
 	int p[2];
 
-	job->pid = -1;
-	job->fd = -1;
+	*job = (struct vn_isolate_job){
+		.pid = -1,
+		.fd = -1,
+		.timeout_ms = lim->timeout_ms > 0 ? lim->timeout_ms : 1,
+		.stop_ms = lim->stop_ms > 0 ? lim->stop_ms : VN_ISOLATE_STOP_MS,
+	};
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return vn_infra_error(err, -errno, "cannot create a pipe: %s", strerror(errno));
 	fflush(stdout);
@@ -107,6 +155,7 @@ int vn_isolate_start(vn_isolated_fn fn, void *arg, struct vn_isolate_job *job, s
 	close(p[1]);
 	job->pid = pid;
 	job->fd = p[0];
+	job->deadline_ms = vn_now_ms() + job->timeout_ms;
 	return 0;
 }
 
@@ -118,7 +167,7 @@ int vn_isolate_finish(struct vn_isolate_job *job, char **out, struct vn_error *e
 
 	if (out)
 		*out = NULL;
-	read_answer(job->fd, pid, &b);
+	int killed = read_answer(job, &b);
 	close(job->fd);
 	job->fd = -1;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -126,6 +175,18 @@ int vn_isolate_finish(struct vn_isolate_job *job, char **out, struct vn_error *e
 	job->pid = -1;
 
 	struct answer a;
+	if (killed == -ETIMEDOUT) {
+		vn_strbuf_free(&b);
+		return vn_infra_error(err, -ETIMEDOUT, "vnuma's worker process did not answer within %.1f s: killed",
+				      job->timeout_ms / 1000.0);
+	}
+	if (killed == -EINTR) {
+		vn_strbuf_free(&b);
+		return vn_infra_error(
+			err, -EINTR,
+			"interrupted: vnuma's worker process did not stop within %.1f s of the signal: killed",
+			job->stop_ms / 1000.0);
+	}
 	if (b.len < sizeof(a)) {
 		vn_strbuf_free(&b);
 		if (WIFSIGNALED(status))
@@ -154,10 +215,10 @@ int vn_isolate_finish(struct vn_isolate_job *job, char **out, struct vn_error *e
 	return a.rc;
 }
 
-int vn_isolate(vn_isolated_fn fn, void *arg, char **out, struct vn_error *err)
+int vn_isolate(vn_isolated_fn fn, void *arg, const struct vn_isolate_limits *lim, char **out, struct vn_error *err)
 {
 	struct vn_isolate_job job;
-	int rc = vn_isolate_start(fn, arg, &job, err);
+	int rc = vn_isolate_start(fn, arg, lim, &job, err);
 
 	if (out)
 		*out = NULL;

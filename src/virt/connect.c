@@ -76,6 +76,9 @@ static int mkdir_private(const char *path, struct vn_error *err)
 	return 0;
 }
 
+/* The first line of a qemu.conf of ours: one without it is the user's. */
+#define EMBED_CONF_MARK "# written by vnuma"
+
 /*
  * The embedded driver reads ROOT/etc/qemu.conf (ours alone, checked on each
  * open). Defaults that break here: console logs go through virtlogd (no daemon
@@ -95,9 +98,10 @@ static int embed_root_setup(const char *root, struct vn_error *err)
 	if ((rc = mkdir_private(root, err)) < 0 || (rc = mkdir_private(etc, err)) < 0)
 		return rc;
 	snprintf(text, sizeof(text),
-		 "# written by vnuma; see src/virt/connect.c\n"
+		 "%s; see src/virt/connect.c\n"
 		 "stdio_handler = \"file\"\n"
 		 "%s",
+		 EMBED_CONF_MARK,
 		 geteuid() == 0 ? "user = \"root\"\ngroup = \"root\"\ndynamic_ownership = 0\nremember_owner = 0\n"
 				: "");
 	/*
@@ -111,6 +115,64 @@ static int embed_root_setup(const char *root, struct vn_error *err)
 	    memcmp(old, text, len) == 0)
 		return 0;
 	return vn_file_write_atomic(conf, text, len, 0600, err);
+}
+
+char *vn_virt_embed_root(const char *uri)
+{
+	static const char prefix[] = "qemu:///embed?";
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	if (!uri || strncmp(uri, prefix, sizeof(prefix) - 1) != 0)
+		return NULL;
+	/* root=VALUE among the query's &- or ;-separated parameters, %XX-unescaped as libvirt does. */
+	for (const char *p = uri + sizeof(prefix) - 1; *p; p += strcspn(p, "&;"), p += *p != '\0') {
+		if (strncmp(p, "root=", 5) != 0)
+			continue;
+		for (p += 5; *p && *p != '&' && *p != ';'; p++) {
+			if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+				char hex[3] = {p[1], p[2], 0}, c = (char)strtol(hex, NULL, 16);
+				if (!c) {
+					/* A NUL in a path: not a root we set up. */
+					vn_strbuf_free(&b);
+					return NULL;
+				}
+				vn_strbuf_append(&b, &c, 1);
+				p += 2;
+			} else {
+				vn_strbuf_append(&b, p, 1);
+			}
+		}
+		break;
+	}
+	if (!b.len) {
+		vn_strbuf_free(&b);
+		return NULL;
+	}
+	return vn_strbuf_steal(&b);
+}
+
+int vn_virt_embed_root_prepare(const char *uri, struct vn_error *err)
+{
+	_cleanup_free_ char *root = vn_virt_embed_root(uri);
+
+	if (!root)
+		return 0;
+	/*
+	 * A root named in a URI (a hosts file's) is set up as our own is, or
+	 * QEMU runs as libvirt-qemu there and cannot read the root's files
+	 * (Permission denied on master-key.aes). A qemu.conf of the user's own
+	 * is theirs: left as it is.
+	 */
+	_cleanup_free_ char *conf = vn_xasprintf("%s/etc/qemu.conf", root);
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+	if (vn_file_read(conf, 4096, &old, &len, NULL) == 0) {
+		if (strncmp(old, EMBED_CONF_MARK, strlen(EMBED_CONF_MARK)) != 0)
+			return 0;
+	} else if (access(conf, F_OK) == 0) {
+		return 0; /* there, but too big or unreadable for us: not ours either */
+	}
+	return embed_root_setup(root, err);
 }
 
 /*
@@ -178,6 +240,102 @@ static int wait_turn(const char *sd, long deadline, long delay_ms, struct vn_err
 	return 0;
 }
 
+/*
+ * A connection opened by a thread of its own, for URIs that reach a daemon:
+ * a host that accepts and never answers (virConnectOpen has no deadline of
+ * its own) then costs only our wait. The thread, if left behind, closes
+ * what it opens and frees the call.
+ */
+struct open_call {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char *uri;
+	virConnectPtr conn;
+	char msg[1024];
+	bool done, abandoned;
+};
+
+static void open_call_free(struct open_call *c)
+{
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	free(c->uri);
+	free(c);
+}
+
+static void *open_thread(void *arg)
+{
+	struct open_call *c = arg;
+	virConnectPtr conn = virConnectOpen(c->uri);
+	const char *msg = conn ? NULL : virGetLastErrorMessage();
+
+	pthread_mutex_lock(&c->lock);
+	snprintf(c->msg, sizeof(c->msg), "%s", msg ? msg : "unknown libvirt error");
+	c->conn = conn;
+	c->done = true;
+	bool abandoned = c->abandoned;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (abandoned) {
+		if (conn)
+			virConnectClose(conn);
+		open_call_free(c);
+	}
+	return NULL;
+}
+
+/* virConnectOpen(uri) within timeout_ms, or until interrupted; *conn NULL with err filled on failure. */
+static int open_within(const char *uri, int timeout_ms, virConnectPtr *conn, struct vn_error *err)
+{
+	struct open_call *c = vn_xcalloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+	pthread_t th;
+	int rc = 0;
+
+	*conn = NULL;
+	c->uri = vn_xstrdup(uri);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&th, NULL, open_thread, c) != 0) {
+		open_call_free(c);
+		return vn_infra_error(err, -EAGAIN, "cannot open %s: no thread to open it in", uri);
+	}
+	pthread_detach(th);
+	int64_t deadline = vn_now_ms() + timeout_ms;
+	pthread_mutex_lock(&c->lock);
+	while (!c->done) {
+		int64_t now = vn_now_ms();
+		if (vn_was_interrupted() || now >= deadline) {
+			c->abandoned = true;
+			pthread_mutex_unlock(&c->lock);
+			if (vn_was_interrupted())
+				return vn_infra_error(err, -EINTR, "interrupted while connecting to %s", uri);
+			return vn_infra_error(err, -ETIMEDOUT,
+					      "cannot open %s: no answer within %.1f s (a hosts line's timeout=SECONDS "
+					      "sets how long to wait)",
+					      uri, timeout_ms / 1000.0);
+		}
+		/* In slices: a signal does not wake a condition wait. */
+		int64_t until = deadline - now < 100 ? deadline : now + 100;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		int64_t ns = ts.tv_nsec + (until - now) * 1000000;
+		ts.tv_sec += ns / 1000000000;
+		ts.tv_nsec = ns % 1000000000;
+		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (c->conn)
+		*conn = c->conn;
+	else
+		rc = vn_infra_error(err, -EIO, "cannot open %s: %s", uri, c->msg);
+	open_call_free(c);
+	return rc;
+}
+
 bool vn_virt_uri_is_remote(const char *uri)
 {
 	if (!uri)
@@ -201,6 +359,12 @@ bool vn_virt_uri_is_embedded(const char *uri)
 }
 
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err)
+{
+	return vn_virt_open_within(uri, state_dir, timeout_ms, 0, out, err);
+}
+
+int vn_virt_open_within(const char *uri, const char *state_dir, int timeout_ms, int connect_timeout_ms,
+			struct vn_virt **out, struct vn_error *err)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	_cleanup_free_ char *root = NULL;
@@ -233,6 +397,8 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 			return rc;
 	} else {
 		u = vn_xstrdup(uri);
+		if ((rc = vn_virt_embed_root_prepare(u, err)) < 0)
+			return rc;
 	}
 
 	long deadline = vn_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -263,8 +429,12 @@ int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct 
 		if ((rc = wait_turn(sd, deadline, delay, err)) < 0)
 			return rc;
 	}
-	virConnectPtr conn = virConnectOpen(u);
-	if (!conn) {
+	virConnectPtr conn = NULL;
+	if (!vn_virt_uri_is_embedded(u)) {
+		if ((rc = open_within(u, connect_timeout_ms > 0 ? connect_timeout_ms : VN_VIRT_CONNECT_TIMEOUT_MS,
+				      &conn, err)) < 0)
+			return rc;
+	} else if (!(conn = virConnectOpen(u))) {
 		const char *msg = virGetLastErrorMessage();
 		if (root && embed_root_busy(root))
 			return vn_infra_error(err, -EBUSY, "another vnuma process took the state dir %s just now", sd);

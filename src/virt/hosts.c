@@ -1,6 +1,7 @@
 /* The hosts file: one libvirt URI per line, a capacity and a pool dir. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/strmap.h"
 #include "virt/hosts.h"
 
 /*
@@ -33,10 +35,9 @@ static bool uri_looks_valid(const char *uri)
 
 static const struct vn_host *find(const struct vn_hosts *h, const char *uri)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (strcmp(h->v[i].uri, uri) == 0)
-			return &h->v[i];
-	return NULL;
+	size_t i;
+
+	return vn_strmap_get(&h->index, uri, &i) ? &h->v[i] : NULL;
 }
 
 /* Where a host was given: FILE:LINE, or --connect. */
@@ -64,7 +65,12 @@ static int check_uri(const struct vn_hosts *h, const char *ctx, const char *uri,
 
 static void push(struct vn_hosts *h, struct vn_host *host)
 {
-	h->v = vn_xreallocarray(h->v, h->n + 1, sizeof(*h->v));
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 16;
+		h->v = vn_xreallocarray(h->v, h->cap, sizeof(*h->v));
+	}
+	/* The URI's string stays where it is when v grows: the index keeps pointing at it. */
+	vn_strmap_put(&h->index, host->uri, h->n);
 	h->v[h->n++] = *host;
 }
 
@@ -92,6 +98,24 @@ static int parse_capacity(const char *tok, unsigned *out)
 	return 0;
 }
 
+/*
+ * timeout=SECONDS: plain decimal digits (no sign, exponent, hex, nan or
+ * inf), above 0, at most VN_HOST_TIMEOUT_MAX_S, at least a millisecond.
+ */
+static int parse_timeout(const char *val, int *ms)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)val[0]) || strspn(val, "0123456789.") != strlen(val))
+		return -EINVAL;
+	errno = 0;
+	double s = strtod(val, &end);
+	if (errno || *end || !isfinite(s) || s <= 0 || s > VN_HOST_TIMEOUT_MAX_S || s * 1000 < 1)
+		return -EINVAL;
+	*ms = (int)(s * 1000 + 0.5);
+	return 0;
+}
+
 /* One line's tokens after the URI into host; ctx is "FILE:LINE: ". */
 static int parse_options(char *rest, const char *ctx, struct vn_host *host, struct vn_error *err)
 {
@@ -111,8 +135,18 @@ static int parse_options(char *rest, const char *ctx, struct vn_host *host, stru
 		}
 		*eq = '\0';
 		const char *val = eq + 1;
+		if (strcmp(tok, "timeout") == 0) {
+			if (host->timeout_ms)
+				return vn_input_error(err, "%sa second timeout= '%s' (one per host)", ctx, val);
+			if (parse_timeout(val, &host->timeout_ms) < 0)
+				return vn_input_error(err,
+						      "%sbad timeout= '%s' (seconds to wait for the host to answer: a "
+						      "number above 0, at most %d)",
+						      ctx, val, VN_HOST_TIMEOUT_MAX_S);
+			continue;
+		}
 		if (strcmp(tok, "pool") != 0)
-			return vn_input_error(err, "%sunknown key '%s' (known: pool=DIR)", ctx, tok);
+			return vn_input_error(err, "%sunknown key '%s' (known: pool=DIR, timeout=SECONDS)", ctx, tok);
 		if (host->pool_dir)
 			return vn_input_error(err, "%sa second pool= '%s' (one per host)", ctx, val);
 		if (val[0] != '/')
@@ -190,5 +224,6 @@ void vn_hosts_clear(struct vn_hosts *h)
 	for (size_t i = 0; i < h->n; i++)
 		host_clear(&h->v[i]);
 	free(h->v);
+	vn_strmap_free(&h->index);
 	*h = (struct vn_hosts){0};
 }

@@ -3,18 +3,21 @@
  * libvirt URI per line, optionally a capacity and where its storage pool
  * lives. Parsing only; nothing here connects (virt.h and storage.h do).
  *
- *	# URI                                   [CAPACITY|auto] [pool=DIR]
+ *	# URI                                   [CAPACITY|auto] [pool=DIR] [timeout=SECONDS]
  *	qemu+ssh://vnuma@big1/system            8
- *	qemu+tcp://127.0.0.1:16599/session      auto pool=/tmp/vnuma-pool
+ *	qemu+tcp://127.0.0.1:16599/session      auto pool=/tmp/vnuma-pool timeout=5
  */
 #pragma once
 
 #include <stddef.h>
 
 #include "util/error.h"
+#include "util/strmap.h"
 
 /* Guests per host a hosts line may ask for. */
 #define VN_HOST_CAPACITY_MAX 4096
+/* timeout= (how long its connection may take to open): up to an hour, in seconds. */
+#define VN_HOST_TIMEOUT_MAX_S 3600
 /* The hosts file is small text; anything bigger is a mistake. */
 #define VN_HOSTS_FILE_MAX (1u << 20)
 
@@ -22,13 +25,15 @@ struct vn_host {
 	char *uri;
 	unsigned capacity; /* 0: auto (vn_virt_host_capacity) */
 	char *pool_dir;    /* NULL: default */
+	int timeout_ms;    /* timeout=: its connection's open deadline; 0: VN_VIRT_CONNECT_TIMEOUT_MS */
 	char *file;        /* where it was given; NULL for --connect */
 	unsigned line;
 };
 
 struct vn_hosts {
 	struct vn_host *v;
-	size_t n;
+	size_t n, cap;
+	struct vn_strmap index; /* URI to position in v: the duplicate check, not a scan per line */
 };
 
 /*

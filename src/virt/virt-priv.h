@@ -32,6 +32,11 @@ VN_DEFINE_CLEANUP(virStreamPtr, virStreamFree);
 /* Fill err from libvirt's last error: "what: libvirt's message"; INFRA kind. */
 int vn_virt_error(struct vn_error *err, const char *what, ...) __attribute__((format(printf, 2, 3)));
 
+/* The root=DIR of a qemu:///embed?root=DIR URI, unescaped; NULL for other URIs. */
+char *vn_virt_embed_root(const char *uri);
+/* That root set up as vnuma's own state dir's (its etc/qemu.conf), unless the user wrote its qemu.conf. */
+int vn_virt_embed_root_prepare(const char *uri, struct vn_error *err);
+
 /* The console of dom into the local file path (stream.c): for a domain started paused, before it runs. */
 int vn_virt_console_log(virDomainPtr dom, const char *path, struct vn_error *err);
 

@@ -25,6 +25,17 @@ struct vn_virt_domain;
  * INFRA error naming the state dir.
  */
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err);
+/*
+ * The same, with a deadline for a URI that reaches a daemon (another host,
+ * a libvirtd): virConnectOpen waits for an answer without one, so a host
+ * that accepts and never answers would hang us. Past connect_timeout_ms
+ * (0: VN_VIRT_CONNECT_TIMEOUT_MS), or when interrupted, it is an INFRA
+ * error (-ETIMEDOUT, -EINTR) and the open is left to finish in a thread of
+ * its own, which closes what it gets. The embedded driver is in-process: no deadline.
+ */
+#define VN_VIRT_CONNECT_TIMEOUT_MS 20000
+int vn_virt_open_within(const char *uri, const char *state_dir, int timeout_ms, int connect_timeout_ms,
+			struct vn_virt **out, struct vn_error *err);
 void vn_virt_close(struct vn_virt *v);
 /*
  * Points libvirt's log (LIBVIRT_LOG_OUTPUTS) at STATE_DIR/libvirt.log unless

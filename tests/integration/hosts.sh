@@ -1,8 +1,8 @@
 #!/bin/bash
 # Integration: `vnuma hosts check` and artifact uploads (issue 15), against a
-# private session libvirtd on 127.0.0.1 (libvirtd.sh), the embedded driver
-# and a URI nothing answers. No guest boots; ~30 s, most of it the embedded
-# driver's first capability probe.
+# private session libvirtd on 127.0.0.1 (libvirtd.sh), the embedded driver,
+# a URI nothing listens on and one that accepts and never answers. No guest
+# boots; ~35 s, most of it the embedded driver's first capability probe.
 #   hosts.sh VNUMA_BINARY SOURCE_DIR TEST_VIRT_UPLOAD_BINARY
 set -u
 vnuma=$1
@@ -38,9 +38,58 @@ check "the daemon's row is ok, capacity 2 as configured" sh -c "grep -F '$uri ' 
 check "... with its versions" sh -c "grep -F '$uri ' '$w/check1' | grep -Eq ' [0-9]+\.[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+\.[0-9]+ '"
 check "... and its pool created at pool=" sh -c "grep -F '$uri ' '$w/check1' | grep -qF 'created $pool ('"
 check "the embedded driver's row is ok, with local files" sh -c "grep -F '$embed ' '$w/check1' | grep ' ok ' | grep -q 'local files'"
+check "... its root set up as vnuma's own (QEMU can read it, no virtlogd)" grep -q '^stdio_handler = "file"' "$VNUMA_STATE_DIR/embed/etc/qemu.conf"
 check "the dead URI's row says unreachable and why" sh -c "grep -A1 -F '$dead ' '$w/check1' | grep -q 'unreachable: .*Connection refused'"
 check "the pool exists on the daemon, autostarted" sh -c "virsh -c '$uri' pool-info vnuma | grep -Eq 'Autostart: +yes'"
 check "the pool dir is the one given" test -d "$pool"
+
+# A host that accepts and never answers: a listener on 127.0.0.1 only, which stops by itself after 60 s.
+python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+s.settimeout(0.5)
+print(s.getsockname()[1], flush=True)
+held, end = [], time.time() + 60
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        pass
+' >"$w/silent.port" &
+silent_pid=$!
+for _ in $(seq 50); do [ -s "$w/silent.port" ] && break; sleep 0.1; done
+silent="qemu+tcp://127.0.0.1:$(cat "$w/silent.port")/system"
+printf '%s timeout=2\n' "$silent" >"$w/hosts-silent"
+t0=$(date +%s%N)
+timeout 30 "$vnuma" hosts check --hosts "$w/hosts-silent" --no-probe >"$w/check-silent" 2>&1
+rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+cat "$w/check-silent"
+check "a silent host: exit 3, not a hang" test "$rc" = 3
+check "... in bounded time (${ms} ms, timeout=2)" test "$ms" -lt 10000
+check "... its row unreachable, saying it did not answer" sh -c "grep -A1 -F '$silent ' '$w/check-silent' | grep -q 'unreachable: .*no answer within 2.0 s'"
+# A hang here must fail the check, not the test run: a guard kills it after 20 s.
+guard() { (sleep 20; kill -KILL "$1") >/dev/null 2>&1 & }
+"$vnuma" hosts check --connect "$silent" --no-probe >"$w/check-term" 2>&1 &
+p=$!
+guard "$p"
+g=$!
+sleep 1
+t0=$(date +%s%N)
+kill -TERM "$p"
+wait "$p"
+rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+kill "$g" 2>/dev/null
+check "SIGTERM while a silent host is checked: exit 3" test "$rc" = 3
+check "... within 2 s (${ms} ms)" test "$ms" -lt 2000
+check "... saying so" grep -q 'interrupted while checking' "$w/check-term"
+printf '%s timeout=5s\n' "$silent" >"$w/hosts-bad"
+"$vnuma" hosts check --hosts "$w/hosts-bad" >"$w/check-bad" 2>&1
+check "a bad timeout= is exit 2" test "$?" = 2
+check "... naming the file, the line and the value" grep -qF "$w/hosts-bad:1: bad timeout= '5s'" "$w/check-bad"
+kill "$silent_pid" 2>/dev/null
+wait "$silent_pid" 2>/dev/null
 
 "$vnuma" hosts check --connect "$uri" --json >"$w/check2.json" 2>&1
 check "the daemon alone: exit 0" test "$?" = 0
@@ -89,20 +138,39 @@ wait $!
 check "two uploads at once: one uploaded, one reused" test "$(cat "$w/pair1" "$w/pair2" | cut -d' ' -f1 | sort | tr '\n' ' ')" = "reused uploaded "
 check "... and the volume is whole" cmp -s "$w/pair.qcow2" "$pvol"
 
-# Ctrl-C during an upload: the stream aborted, the volume deleted. The daemon is stopped while
-# the signal lands, so the uploader gets it before its stream, whatever the machine's speed.
+# Ctrl-C during an upload: the stream aborted, the volume deleted. The uploader stops itself once
+# connected; the signal lands while it is stopped, and the daemon is stopped while the upload
+# begins, so the uploader sees the signal before its stream, whatever the machine's speed.
 head -c 8000000 /dev/urandom >"$w/big.img"
-kill -STOP "$IT_LIBVIRTD_PID"
-"$upload" "$uri" "$VNUMA_STATE_DIR" "$pool" "$w/big.img" >"$w/big" 2>&1 &
+VN_TEST_UPLOAD_STOP=1 "$upload" "$uri" "$VNUMA_STATE_DIR" "$pool" "$w/big.img" >"$w/big" 2>&1 &
 p=$!
-sleep 0.5
+for _ in $(seq 100); do case $(ps -o stat= -p "$p") in T*) break ;; esac; sleep 0.1; done
+kill -STOP "$IT_LIBVIRTD_PID"
 kill -INT "$p"
+kill -CONT "$p"
 sleep 0.2
 kill -CONT "$IT_LIBVIRTD_PID"
 wait "$p"
 check "an interrupted upload is exit 3" test "$?" = 3
 check "... saying so" grep -q 'upload of .*big.img interrupted' "$w/big"
 check "... and leaves no volume behind" sh -c "! ls '$pool' | grep -q '\.img'"
+
+# Ctrl-C while the daemon does not answer the open: the wait ends at once, whatever libvirt is doing.
+kill -STOP "$IT_LIBVIRTD_PID"
+"$upload" "$uri" "$VNUMA_STATE_DIR" "$pool" "$w/big.img" >"$w/big2" 2>&1 &
+p=$!
+guard "$p"
+g=$!
+sleep 0.5
+t0=$(date +%s%N)
+kill -INT "$p"
+wait "$p"
+rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+kill "$g" 2>/dev/null
+kill -CONT "$IT_LIBVIRTD_PID"
+check "Ctrl-C during an open the daemon does not answer: exit 3" test "$rc" = 3
+check "... within 2 s (${ms} ms)" test "$ms" -lt 2000
+check "... saying so" grep -q 'interrupted while connecting to' "$w/big2"
 
 pid=$IT_LIBVIRTD_PID
 it_libvirtd_stop

@@ -8,9 +8,12 @@
  * remote guest's disk would be; with "delete" it is deleted instead, twice
  * (the second time finds nothing, which is no error), "deleted".
  * Exit 0, or 3 with the error on stderr (2 for an input error). SIGINT aborts
- * an upload as Ctrl-C does in vnuma.
+ * an upload as Ctrl-C does in vnuma. With $VN_TEST_UPLOAD_STOP set it stops
+ * itself (SIGSTOP) once connected, before the upload: a signal sent while it
+ * is stopped then lands exactly there.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,9 @@ int main(int argc, char **argv)
 		goto fail;
 	printf("pool %s %s\n", rc ? "created" : "reused", hi.pool.path ? hi.pool.path : "?");
 	vn_virt_host_info_clear(&hi);
+	fflush(stdout);
+	if (getenv("VN_TEST_UPLOAD_STOP"))
+		raise(SIGSTOP);
 	if ((rc = vn_virt_volume_upload(v, argv[4], &path, &uploaded, &err)) < 0)
 		goto fail;
 	printf("%s %s\n", uploaded ? "uploaded" : "reused", path);

@@ -278,6 +278,61 @@ static void test_errors(void **state)
 	load_fails(NULL, 0, "nothing to compare: give a result group, or two or more run directories");
 }
 
+/* group.json with n variants v0..v(n-1) (the last one named dup when given) and one run of variant run_of, or none. */
+static void write_names_group(const char *dir, unsigned n, const char *dup, const char *run_of)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/group.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"scenario\": \"s\", \"topology\": \"2node\", \"accelerator\": \"tcg\", \"variants\": [");
+	for (unsigned i = 0; i < n; i++)
+		if (dup && i == n - 1)
+			fprintf(f, "%s{\"name\": \"%s\"}", i ? ", " : "", dup);
+		else
+			fprintf(f, "%s{\"name\": \"v%u\"}", i ? ", " : "", i);
+	fprintf(f, "], \"runs\": [");
+	if (run_of)
+		fprintf(f, "{\"variant\": \"%s\", \"dir\": \"r\"}", run_of);
+	fprintf(f, "]}\n");
+	fclose(f);
+}
+
+/* Many variants: names stay unique and duplicates are found, by a map now, not by a scan per variant. */
+static void test_many_variants(void **state)
+{
+	char dir[] = "/tmp/vn-compare-XXXXXX", want[512];
+
+	assert_non_null(mkdtemp(dir));
+	const char *once[] = {dir}, *thrice[] = {dir, dir, dir};
+	write_names_group(dir, 3000, "v1234", NULL);
+	snprintf(want, sizeof(want), "%s/group.json: $.variants[2999].name: \"v1234\" is listed twice", dir);
+	load_fails(once, 1, want);
+
+	write_names_group(dir, 3000, NULL, "w");
+	snprintf(want, sizeof(want), "%s/group.json: $.runs[0].variant: \"w\" is not one of $.variants", dir);
+	load_fails(once, 1, want);
+
+	/* The same group three times: the second's names fall back to GROUP/NAME, the third's to GROUP/NAME-2. */
+	write_names_group(dir, 3000, NULL, NULL);
+	_cleanup_compare_ struct vn_compare *c = load_ok(thrice, 3, false);
+	const char *base = strrchr(dir, '/') + 1;
+	char name[64];
+	assert_int_equal(c->nvariants, 9000);
+	assert_string_equal(c->variants[2999].name, "v2999");
+	snprintf(name, sizeof(name), "%s/v7", base);
+	assert_string_equal(c->variants[3007].name, name);
+	snprintf(name, sizeof(name), "%s/v2999-2", base);
+	assert_string_equal(c->variants[8999].name, name);
+	for (size_t i = 1; i < c->nvariants; i += 997)
+		assert_string_not_equal(c->variants[i].name, c->variants[i - 1].name);
+
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The runner's call: compare.txt and compare.json beside group.json; a run without result.json is incomplete. */
 static void test_write_group(void **state)
 {
@@ -365,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_write_group),
 		cmocka_unit_test(test_symlinked_run_dir),
+		cmocka_unit_test(test_many_variants),
 	};
 	return cmocka_run_group_tests(tests, setup_fixtures, NULL);
 }

@@ -303,6 +303,13 @@ static int isolated(void *arg, char **out, struct vn_error *err)
 	}
 	if (strcmp(what, "crash") == 0)
 		abort();
+	if (strcmp(what, "silent") == 0) {
+		/* Stands for a child stuck in virConnectOpen: it never answers, and a signal changes nothing. */
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		for (;;)
+			pause();
+	}
 	if (strcmp(what, "wait-signal") == 0) {
 		/* Stands for a boot loop: polls the flag, cleans up, answers. */
 		for (int i = 0; i < 500 && !vn_was_interrupted(); i++)
@@ -326,15 +333,16 @@ static void test_isolate(void **state)
 	(void)state;
 	struct vn_error err = {0};
 	char *out = NULL;
+	const struct vn_isolate_limits lim = {.timeout_ms = 10000}, *l = &lim;
 
 	touched = 0;
-	assert_int_equal(vn_isolate(isolated, "ok", &out, &err), 7);
+	assert_int_equal(vn_isolate(isolated, "ok", l, &out, &err), 7);
 	assert_string_equal(out, "{\"n\": 2}");
 	assert_int_equal(touched, 0); /* the child's memory is its own */
 	free(out);
 
 	/* The error crosses whole: kind, code, message, detail; and so does the output. */
-	assert_int_equal(vn_isolate(isolated, "fail", &out, &err), -EINVAL);
+	assert_int_equal(vn_isolate(isolated, "fail", l, &out, &err), -EINVAL);
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	assert_int_equal(err.code, -EINVAL);
 	assert_string_equal(err.msg, "x.xml:3: bad value 'fail'");
@@ -343,7 +351,7 @@ static void test_isolate(void **state)
 	free(out);
 	vn_error_clear(&err);
 
-	assert_int_equal(vn_isolate(isolated, "crash", &out, &err), -ECHILD);
+	assert_int_equal(vn_isolate(isolated, "crash", l, &out, &err), -ECHILD);
 	assert_int_equal(err.kind, VN_ERR_INFRA);
 	assert_non_null(strstr(err.msg, "signal 6"));
 	assert_null(out);
@@ -354,11 +362,46 @@ static void test_isolate(void **state)
 	vn_interrupted = 0;
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, raise_later, NULL), 0);
-	assert_int_equal(vn_isolate(isolated, "wait-signal", &out, &err), 0);
+	assert_int_equal(vn_isolate(isolated, "wait-signal", l, &out, &err), 0);
 	pthread_join(th, NULL);
 	assert_int_equal(vn_interrupted, SIGTERM);
 	assert_string_equal(out, "15");
 	free(out);
+	vn_interrupted = 0;
+}
+
+/* A child that never answers is killed at its deadline, and the error says so (exit 3's kind). */
+static void test_isolate_deadline(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	char *out = NULL;
+	struct vn_isolate_limits lim = {.timeout_ms = 300};
+
+	int64_t t0 = vn_now_ms();
+	assert_int_equal(vn_isolate(isolated, "silent", &lim, &out, &err), -ETIMEDOUT);
+	int64_t took = vn_now_ms() - t0;
+	assert_true(took >= 300);
+	assert_true(took < 3000);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_string_equal(err.msg, "vnuma's worker process did not answer within 0.3 s: killed");
+	assert_null(out);
+	vn_error_clear(&err);
+
+	/* After a signal passed on to it, it has stop_ms, not the rest of its deadline. */
+	lim = (struct vn_isolate_limits){.timeout_ms = 60000, .stop_ms = 200};
+	vn_interrupt_install();
+	vn_interrupted = 0;
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, raise_later, NULL), 0);
+	t0 = vn_now_ms();
+	assert_int_equal(vn_isolate(isolated, "silent", &lim, &out, &err), -EINTR);
+	took = vn_now_ms() - t0;
+	pthread_join(th, NULL);
+	assert_true(took < 2000);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "did not stop within 0.2 s of the signal: killed"));
+	vn_error_clear(&err);
 	vn_interrupted = 0;
 }
 
@@ -399,11 +442,17 @@ static void test_sha256_memo(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mkdir_p),      cmocka_unit_test(test_rm_rf),
-		cmocka_unit_test(test_rm_rf_one_fs), cmocka_unit_test(test_file_read_write_copy),
-		cmocka_unit_test(test_clock),        cmocka_unit_test(test_strv),
-		cmocka_unit_test(test_alloc),        cmocka_unit_test(test_oom_aborts),
-		cmocka_unit_test(test_spawn),        cmocka_unit_test(test_isolate),
+		cmocka_unit_test(test_mkdir_p),
+		cmocka_unit_test(test_rm_rf),
+		cmocka_unit_test(test_rm_rf_one_fs),
+		cmocka_unit_test(test_file_read_write_copy),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_oom_aborts),
+		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_isolate),
+		cmocka_unit_test(test_isolate_deadline),
 		cmocka_unit_test(test_sha256_memo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,7 @@
 #include "util/name.h"
 #include "util/parse.h"
 #include "util/strbuf.h"
+#include "util/strmap.h"
 #include "util/paths.h"
 #include "text-check.h"
 
@@ -463,6 +464,36 @@ static void test_error_clean(void **state)
 	vn_error_clear(&err);
 }
 
+static void test_strmap(void **state)
+{
+	(void)state;
+	struct vn_strmap m = {0};
+	char(*keys)[16] = calloc(20000, sizeof(*keys));
+	size_t v;
+
+	assert_false(vn_strmap_get(&m, "x", &v)); /* empty, never grown */
+	for (size_t i = 0; i < 20000; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%zu", i);
+		assert_true(vn_strmap_put(&m, keys[i], i));
+	}
+	assert_int_equal(m.n, 20000);
+	assert_true(2 * m.n <= m.cap);
+	for (size_t i = 0; i < 20000; i += 7) {
+		assert_true(vn_strmap_get(&m, keys[i], &v));
+		assert_int_equal(v, i);
+	}
+	/* A key already there keeps its first value: how a duplicate is told. */
+	assert_false(vn_strmap_put(&m, "k42", 7));
+	assert_true(vn_strmap_get(&m, "k42", &v));
+	assert_int_equal(v, 42);
+	assert_true(vn_strmap_get(&m, "k0", NULL));
+	assert_false(vn_strmap_get(&m, "k20000", &v));
+	assert_false(vn_strmap_get(&m, "", &v));
+	vn_strmap_free(&m);
+	assert_int_equal(m.n, 0);
+	free(keys);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_file_read_refuses_fifo),
 		cmocka_unit_test(test_file_write_atomic_no_follow),
 		cmocka_unit_test(test_guest_name_rule),
+		cmocka_unit_test(test_strmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,7 +117,19 @@ static void test_errors(void **s)
 	expect_error("qemu:///system 99999999999999999999\n", 1,
 		     "bad capacity '99999999999999999999' (guests at once: 1-4096, or auto)");
 	expect_error("qemu:///system 2 3\n", 1, "a second capacity '3' (one per host)");
-	expect_error("qemu:///system cap=3\n", 1, "unknown key 'cap' (known: pool=DIR)");
+	expect_error("qemu:///system cap=3\n", 1, "unknown key 'cap' (known: pool=DIR, timeout=SECONDS)");
+	static const char *const bad_timeouts[] = {"",      "0",   "0.0",  "-1",     "+5",
+						   "5s",    "1e3", "0x10", "nan",    "inf",
+						   "1.2.3", ".5",  "3601", "0.0001", "99999999999999999999999"};
+	for (size_t i = 0; i < sizeof(bad_timeouts) / sizeof(bad_timeouts[0]); i++) {
+		char line[128], m[256];
+		snprintf(line, sizeof(line), "qemu:///system\nqemu+tcp://h/system timeout=%s\n", bad_timeouts[i]);
+		snprintf(m, sizeof(m),
+			 "bad timeout= '%s' (seconds to wait for the host to answer: a number above 0, at most 3600)",
+			 bad_timeouts[i]);
+		expect_error(line, 2, m);
+	}
+	expect_error("qemu:///system timeout=1 timeout=2\n", 1, "a second timeout= '2' (one per host)");
 	expect_error("qemu:///system pool=/a pool=/b\n", 1, "a second pool= '/b' (one per host)");
 	expect_error("qemu:///system pool=rel/dir\n", 1,
 		     "pool= 'rel/dir' is not an absolute path (a directory on that host)");
@@ -125,6 +137,57 @@ static void test_errors(void **s)
 	char msg[512];
 	snprintf(msg, sizeof(msg), "duplicate host 'qemu:///system' (also given at %s:1)", path);
 	expect_error("qemu:///system 2\n# again\nqemu:///system 3\n", 3, msg);
+}
+
+static void test_timeout(void **s)
+{
+	struct vn_hosts h = {0};
+	struct vn_error err;
+
+	int rc = load("qemu+tcp://a/system timeout=5\n"
+		      "qemu+tcp://b/system 2 timeout=0.25 pool=/p\n"
+		      "qemu+tcp://c/system timeout=3600\n"
+		      "qemu+tcp://d/system\n",
+		      &h, &err);
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(h.n, 4);
+	assert_int_equal(h.v[0].timeout_ms, 5000);
+	assert_int_equal(h.v[1].timeout_ms, 250);
+	assert_int_equal(h.v[1].capacity, 2);
+	assert_string_equal(h.v[1].pool_dir, "/p");
+	assert_int_equal(h.v[2].timeout_ms, 3600000);
+	assert_int_equal(h.v[3].timeout_ms, 0); /* the default */
+	vn_hosts_clear(&h);
+}
+
+/* Many hosts: the duplicate check still finds the first line of a URI, across the index's growth. */
+static void test_many(void **s)
+{
+	struct vn_hosts h = {0};
+	struct vn_error err;
+	char *text = malloc(50 * 5000 + 100), *p = text;
+
+	for (unsigned i = 0; i < 5000; i++)
+		p += sprintf(p, "qemu+tcp://h%u/system\n", i);
+	sprintf(p, "qemu+tcp://h1234/system\n");
+	assert_int_equal(load(text, &h, &err), -EINVAL);
+	char want[4096];
+	snprintf(want, sizeof(want), "%s:5001: duplicate host 'qemu+tcp://h1234/system' (also given at %s:1235)", path,
+		 path);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(h.n, 5000);
+	for (unsigned i = 0; i < 5000; i += 999) {
+		char uri[64];
+		snprintf(uri, sizeof(uri), "qemu+tcp://h%u/system", i);
+		err = (struct vn_error){0};
+		assert_int_equal(vn_hosts_add(&h, uri, &err), -EINVAL);
+	}
+	err = (struct vn_error){0};
+	assert_int_equal(vn_hosts_add(&h, "qemu+tcp://h5000/system", &err), 0);
+	assert_int_equal(h.n, 5001);
+	vn_hosts_clear(&h);
+	free(text);
 }
 
 static void test_file_and_connect(void **s)
@@ -167,9 +230,8 @@ static void test_file_and_connect(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_file_and_connect),
+		cmocka_unit_test(test_good),    cmocka_unit_test(test_errors), cmocka_unit_test(test_file_and_connect),
+		cmocka_unit_test(test_timeout), cmocka_unit_test(test_many),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

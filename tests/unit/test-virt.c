@@ -15,7 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
 #include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/file.h"
+#include "util/interrupt.h"
 #include "virt/virt-priv.h"
 
 static char state[] = "/tmp/vn-test-virt-XXXXXX";
@@ -177,6 +185,92 @@ static void test_open_failure(void **s)
 	assert_non_null(strstr(err.msg, "nosuchdriver:///x"));
 }
 
+/* A host that accepts and never answers: the open gives up at its deadline, or at once when interrupted. */
+static void test_open_silent_host(void **s)
+{
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char uri[128];
+
+	/* The kernel completes the handshake for the backlog: accepted, and nothing ever read or written. */
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	snprintf(uri, sizeof(uri), "qemu+tcp://127.0.0.1:%u/system", ntohs(a.sin_port));
+
+	int64_t t0 = vn_now_ms();
+	assert_int_equal(vn_virt_open_within(uri, state, 1000, 500, &v, &err), -ETIMEDOUT);
+	int64_t took = vn_now_ms() - t0;
+	assert_true(took >= 500);
+	assert_true(took < 3000);
+	assert_null(v);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "cannot open %s: no answer within 0.5 s (a hosts line's timeout=SECONDS sets how long to wait)", uri);
+	assert_string_equal(err.msg, want);
+	vn_error_clear(&err);
+
+	vn_interrupted = SIGTERM;
+	t0 = vn_now_ms();
+	assert_int_equal(vn_virt_open_within(uri, state, 1000, 60000, &v, &err), -EINTR);
+	assert_true(vn_now_ms() - t0 < 1000);
+	assert_non_null(strstr(err.msg, "interrupted while connecting to qemu+tcp://127.0.0.1:"));
+	vn_interrupted = 0;
+	vn_error_clear(&err);
+	close(fd);
+}
+
+/* qemu:///embed?root=DIR: DIR is set up as vnuma's own root is, unless its qemu.conf is the user's. */
+static void test_embed_root(void **s)
+{
+	struct vn_error err = {0};
+	char uri[4200], conf[4200];
+	_cleanup_free_ char *text = NULL, *r = NULL;
+	size_t len;
+
+	assert_null(vn_virt_embed_root("qemu:///system"));
+	assert_null(vn_virt_embed_root("qemu:///embed"));
+	assert_null(vn_virt_embed_root("qemu:///embed?root="));
+	r = vn_virt_embed_root("qemu:///embed?x=1&root=/tmp/a%20b;y=2");
+	assert_string_equal(r, "/tmp/a b");
+
+	snprintf(uri, sizeof(uri), "qemu:///embed?root=%s/own", state);
+	snprintf(conf, sizeof(conf), "%s/own/etc/qemu.conf", state);
+	assert_int_equal(vn_virt_embed_root_prepare(uri, &err), 0);
+	assert_int_equal(vn_file_read(conf, 4096, &text, &len, &err), 0);
+	assert_non_null(strstr(text, "stdio_handler = \"file\""));
+	if (geteuid() == 0)
+		assert_non_null(strstr(text, "user = \"root\""));
+
+	snprintf(uri, sizeof(uri), "qemu:///embed?root=%s/theirs", state);
+	snprintf(conf, sizeof(conf), "%s/theirs", state);
+	assert_int_equal(mkdir(conf, 0700), 0);
+	snprintf(conf, sizeof(conf), "%s/theirs/etc", state);
+	assert_int_equal(mkdir(conf, 0700), 0);
+	snprintf(conf, sizeof(conf), "%s/theirs/etc/qemu.conf", state);
+	assert_int_equal(vn_file_write_atomic(conf, "user = \"qemu\"\n", 14, 0600, &err), 0);
+	assert_int_equal(vn_virt_embed_root_prepare(uri, &err), 0);
+	free(text);
+	text = NULL;
+	assert_int_equal(vn_file_read(conf, 4096, &text, &len, &err), 0);
+	assert_string_equal(text, "user = \"qemu\"\n");
+
+	/* Theirs too when too big to be read whole: never overwritten for that. */
+	char big[8192];
+	memset(big, '#', sizeof(big));
+	assert_int_equal(vn_file_write_atomic(conf, big, sizeof(big), 0600, &err), 0);
+	assert_int_equal(vn_virt_embed_root_prepare(uri, &err), 0);
+	struct stat st;
+	assert_int_equal(stat(conf, &st), 0);
+	assert_int_equal(st.st_size, sizeof(big));
+	assert_null(vn_virt_embed_root("qemu:///embed?root=/a%00b"));
+}
+
 static void test_log_tail(void **s)
 {
 	char path[4096];
@@ -226,9 +320,10 @@ static void test_uri_remote(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lifecycle),   cmocka_unit_test(test_guest_dir_names),
-		cmocka_unit_test(test_failed_kept), cmocka_unit_test(test_open_failure),
-		cmocka_unit_test(test_log_tail),    cmocka_unit_test(test_uri_remote),
+		cmocka_unit_test(test_lifecycle),        cmocka_unit_test(test_guest_dir_names),
+		cmocka_unit_test(test_failed_kept),      cmocka_unit_test(test_open_failure),
+		cmocka_unit_test(test_log_tail),         cmocka_unit_test(test_uri_remote),
+		cmocka_unit_test(test_open_silent_host), cmocka_unit_test(test_embed_root),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
