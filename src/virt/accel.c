@@ -276,7 +276,7 @@ static int try_kvm(const struct vn_accel_ops *ops, const struct vn_accel_limits 
 int vn_accel_boot(const struct vn_accel_ops *ops, const char *force, const struct vn_accel_limits *lim,
 		  struct vn_accel_verdict *out, struct vn_error *err)
 {
-	char why[VN_ACCEL_DETAIL_MAX] = "", brief[VN_ACCEL_REASON_MAX] = "";
+	char why[VN_ACCEL_DETAIL_MAX] = "", brief[VN_ACCEL_REASON_MAX - 32] = "";
 	char cached_reason[VN_ACCEL_DETAIL_MAX] = "";
 	enum vn_accel cached;
 	long ms = 0;
