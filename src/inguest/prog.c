@@ -72,6 +72,8 @@ void ig_oom(const char *what)
 
 void *ig_xcalloc(size_t n, size_t size, const char *what)
 {
+	if (size && n > SIZE_MAX / size)
+		ig_oom(what);
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
