@@ -671,6 +671,18 @@ static int parse_change(struct vn_scn_ctx *c, struct json_object *v, const char 
 	if (sg && !json_object_is_type(sg, json_type_boolean))
 		return vn_json_expected(&c->r, vn_json_path_key(kp, p, "significant"), "true or false", sg);
 	a->significant = sg && json_object_get_boolean(sg);
+	/* The variants come before the assertions in a scenario's parse. */
+	const struct vn_scenario *s = c->s;
+	if (a->variant && s->nvariants) {
+		unsigned k = 0;
+		while (k < s->nvariants && strcmp(s->variants[k].name, a->variant) != 0)
+			k++;
+		if (k == s->nvariants || k == 0)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "variant"),
+					   k ? "\"%s\" is not one of $.variants"
+					     : "\"%s\" is the base: it is what the others are compared with",
+					   a->variant);
+	}
 	return 0;
 }
 
