@@ -18,6 +18,12 @@
 void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail)
 {
+	vn_report_add_observed(r, name, pass, observed, expected, detail, VN_OBSERVED_NONE, NAN);
+}
+
+void vn_report_add_observed(struct vn_report *r, const char *name, bool pass, const char *observed,
+			    const char *expected, const char *detail, enum vn_observed_kind kind, double value)
+{
 	r->verdicts = vn_xreallocarray(r->verdicts, r->nverdicts + 1, sizeof(*r->verdicts));
 	/* What the kernel did is the guest's text, and `vnuma run` prints it as well as writing it. */
 	r->verdicts[r->nverdicts++] = (struct vn_verdict){
@@ -26,6 +32,8 @@ void vn_report_add(struct vn_report *r, const char *name, bool pass, const char 
 		.observed = observed ? vn_text_dup(observed, SIZE_MAX, VN_TEXT_LINES) : NULL,
 		.expected = expected ? vn_text_dup(expected, SIZE_MAX, VN_TEXT_LINES) : NULL,
 		.detail = detail ? vn_text_dup(detail, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.kind = kind,
+		.value = value,
 	};
 }
 

@@ -8,12 +8,23 @@
 
 #include "util/error.h"
 
+/* What kind of number an assertion observed, when it observed one (docs/results.md, "Metric names"). */
+enum vn_observed_kind {
+	VN_OBSERVED_NONE,  /* no one number: a list, a diff, a fraction per node */
+	VN_OBSERVED_COUNT, /* a counter's change */
+	VN_OBSERVED_RATIO, /* one counter's change over another's */
+	VN_OBSERVED_VALUE, /* a workload's number */
+};
+
 struct vn_verdict {
 	char *name;
 	bool pass;
 	char *observed; /* what the kernel did, as text */
 	char *expected; /* what the assertion asked for */
 	char *detail;   /* optional: a diff, a time series summary */
+	/* The observation as a number, for the metrics; not written to result.json (observed says it). */
+	enum vn_observed_kind kind;
+	double value; /* meaningful when kind is not NONE; NaN: none this time */
 };
 
 /* One recorded value (docs/results.md, "Metric names"): compare makes a row of each. */
@@ -51,6 +62,9 @@ struct vn_report {
 
 void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail);
+/* vn_report_add, with the observation as a number of the given kind as well. */
+void vn_report_add_observed(struct vn_report *r, const char *name, bool pass, const char *observed,
+			    const char *expected, const char *detail, enum vn_observed_kind kind, double value);
 void vn_report_clear(struct vn_report *r);
 /* Records one metric; beyond VN_REPORT_METRICS_MAX (or a value that is not finite) it is dropped. */
 #define VN_REPORT_METRICS_MAX 4096

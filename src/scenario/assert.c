@@ -1,8 +1,12 @@
 /*
- * Judging a finished run: every assertion becomes a verdict with what was
- * seen and what was asked, or, where what it asks about could not be seen,
- * an infrastructure error saying why (run-priv.h).
+ * The assertion types, each whole in one place: how its JSON reads and
+ * writes, what it checks before a boot, its default name, and how a
+ * finished run is judged: a verdict with what was seen (as text, and as a
+ * number where it is one) and what was asked, or, where what it asks about
+ * could not be seen, an infrastructure error saying why (run-priv.h).
+ * vn_assert_types at the end is the one table of them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -12,15 +16,67 @@
 
 #include "metrics/kv.h"
 #include "scenario/run-priv.h"
+#include "scenario/schema-priv.h"
 #include "topology/fallback.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
-static void verdict(struct vn_report *rep, const struct vn_scn_assert *a, const char *fallback_name, bool pass,
+/* number: the observation as its type's kind of number (vn_assert_types), NaN where there is none. */
+static void verdict(struct vn_report *rep, const struct vn_scn_assert *a, bool pass, double number,
 		    const char *observed, const char *expected, const char *detail)
 {
-	vn_report_add(rep, a->name ? a->name : fallback_name, pass, observed, expected, detail);
+	vn_report_add_observed(rep, a->name, pass, observed, expected, detail, vn_assert_types[a->type].observed,
+			       number);
+}
+
+static void put_str(struct json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static void put_num(struct json_object *o, const char *key, double v)
+{
+	json_object_object_add(o, key, vn_scn_json_num(v));
+}
+
+static void emit_op(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "op", vn_scn_op_name(a->op));
+	put_num(o, "value", a->value);
+}
+
+static int parse_op_value(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	int r = vn_scn_parse_op(c, v, p, &a->op);
+	return r < 0 ? r : vn_json_get_num(&c->r, v, p, "value", true, VN_JSON_FINITE, &a->value);
+}
+
+/* Most types name no node. */
+static int validate_none(const struct vn_scn_assert *a, const struct vn_topology *t, const char *topo, const char *file,
+			 const char *p, struct vn_error *err)
+{
+	(void)a, (void)t, (void)topo, (void)file, (void)p, (void)err;
+	return 0;
+}
+
+/*
+ * An assertion no kernel can fail checks nothing. /proc/vmstat's event
+ * counters (all but the nr_* gauges) only grow, so their change (or a ratio
+ * of two) is never negative: ">= 0" or "> -1" holds for every kernel. Such
+ * a value belongs in the metrics, which every run records (vmstat.KEY).
+ */
+static int can_fail(struct vn_scn_ctx *c, const char *p, const struct vn_scn_assert *a, const char *counter)
+{
+	bool never_negative = strncmp(counter, "nr_", 3) != 0;
+
+	if (never_negative && ((a->op == VN_OP_GE && a->value <= 0) || (a->op == VN_OP_GT && a->value < 0)))
+		return vn_json_bad(&c->r, p,
+				   "%s %s %g holds for every kernel (an event counter's change is never negative), "
+				   "so it cannot fail: compare records it anyway as vmstat.%s",
+				   a->counter, vn_scn_op_name(a->op), a->value, a->counter);
+	return 0;
 }
 
 /* What the assertion asks about was not observed: exit 3 with the reason, not a failed verdict. */
@@ -114,6 +170,34 @@ static unsigned expected_builds(const struct vn_run_data *d, const struct vn_fal
 	return n;
 }
 
+static int parse_fallback(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	_cleanup_free_ char *model = NULL;
+	char kp[VN_JSON_PATH_MAX];
+	struct vn_error e = {0};
+	int r;
+
+	a->model = VN_FALLBACK_DEFAULT;
+	if ((r = vn_json_get_str(&c->r, v, p, "model", 0, &model)) < 0)
+		return r;
+	if (model && vn_fallback_model_lookup(model, &a->model, &e) < 0) {
+		r = vn_json_bad(&c->r, vn_json_path_key(kp, p, "model"), "%s", e.msg);
+		vn_error_clear(&e);
+		return r;
+	}
+	return 0;
+}
+
+static void emit_fallback(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "model", vn_fallback_model_name(a->model));
+}
+
+static char *name_fallback(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("fallback order matches model %s", vn_fallback_model_name(a->model));
+}
+
 /*
  * The boot-time lists, and every list the kernel rebuilt at run time (memory
  * hotplug), against the model for the state each build saw. The guest's
@@ -129,9 +213,7 @@ static int check_fallback(const struct vn_run_data *d, const struct vn_scn_asser
 	struct vn_error perr = {0};
 	struct vn_strbuf diff = VN_STRBUF_INIT, expected = VN_STRBUF_INIT, observed = VN_STRBUF_INIT;
 	unsigned ngot = 0;
-	char name[128];
 
-	snprintf(name, sizeof(name), "fallback order equals model %s", vn_fallback_model_name(a->model));
 	o.model = a->model;
 	unsigned nwant = expected_builds(d, &o, want, VN_FALLBACK_BUILDS_MAX);
 	if (!d->dmesg)
@@ -143,7 +225,7 @@ static int check_fallback(const struct vn_run_data *d, const struct vn_scn_asser
 	}
 	/* A dmesg read whole without the lines: the kernel did not print them. */
 	if (ngot == 0) {
-		verdict(rep, a, name, false, "no 'Fallback order' lines in the guest's dmesg", "one line per node",
+		verdict(rep, a, false, NAN, "no 'Fallback order' lines in the guest's dmesg", "one line per node",
 			NULL);
 		return 0;
 	}
@@ -165,12 +247,30 @@ static int check_fallback(const struct vn_run_data *d, const struct vn_scn_asser
 		for (char *line = dd ? strtok(dd, "\n") : NULL; line; line = strtok(NULL, "\n"))
 			vn_strbuf_printf(&diff, "%s: %s\n", want[i].label, line);
 	}
-	verdict(rep, a, name, !diff.len, observed.s ? observed.s : "", expected.s ? expected.s : "",
+	verdict(rep, a, !diff.len, NAN, observed.s ? observed.s : "", expected.s ? expected.s : "",
 		diff.len ? diff.s : NULL);
 	vn_strbuf_free(&diff);
 	vn_strbuf_free(&expected);
 	vn_strbuf_free(&observed);
 	return 0;
+}
+
+/* For a type that takes no keys of its own. */
+static int parse_none(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	(void)c, (void)v, (void)p, (void)a;
+	return 0;
+}
+
+static void emit_none(struct json_object *o, const struct vn_scn_assert *a)
+{
+	(void)o, (void)a;
+}
+
+static char *name_distances(const struct vn_scn_assert *a)
+{
+	(void)a;
+	return vn_xstrdup("guest distances match the topology");
 }
 
 static int check_distances(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
@@ -191,16 +291,58 @@ static int check_distances(const struct vn_run_data *d, const struct vn_scn_asse
 					 g);
 		vn_strbuf_free(&want);
 	}
-	verdict(rep, a, "guest distances equal the topology", !diff.len, diff.len ? "differ" : "equal", "equal",
-		diff.s);
+	verdict(rep, a, !diff.len, NAN, diff.len ? "differ" : "equal", "equal", diff.s);
 	vn_strbuf_free(&diff);
 	return 0;
+}
+
+static int parse_counter(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	int r;
+
+	if ((r = vn_scn_counter_name(c, v, p, "counter", &a->counter)) < 0 || (r = parse_op_value(c, v, p, a)) < 0)
+		return r;
+	return can_fail(c, p, a, a->counter);
+}
+
+static void emit_counter(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "counter", a->counter);
+	emit_op(o, a);
+}
+
+static char *name_counter(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("counter %s %s %g", a->counter, vn_scn_op_name(a->op), a->value);
+}
+
+static int parse_ratio(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	int r;
+
+	if ((r = vn_scn_counter_name(c, v, p, "numerator", &a->counter)) < 0 ||
+	    (r = vn_scn_counter_name(c, v, p, "denominator", &a->denominator)) < 0 ||
+	    (r = parse_op_value(c, v, p, a)) < 0)
+		return r;
+	return can_fail(c, p, a, strncmp(a->denominator, "nr_", 3) ? a->counter : a->denominator);
+}
+
+static void emit_ratio(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "numerator", a->counter);
+	put_str(o, "denominator", a->denominator);
+	emit_op(o, a);
+}
+
+static char *name_ratio(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("ratio %s / %s %s %g", a->counter, a->denominator, vn_scn_op_name(a->op), a->value);
 }
 
 static int check_counter(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
 			 struct vn_error *err)
 {
-	char name[256], obs[128], exp[128];
+	char obs[128], exp[128];
 	double num = 0, den = 1;
 	int rn = counter_delta(d, a, a->counter, &num, err);
 	if (rn < 0)
@@ -209,21 +351,16 @@ static int check_counter(const struct vn_run_data *d, const struct vn_scn_assert
 	if (rd < 0)
 		return rd;
 
-	if (a->type == VN_ASSERT_RATIO)
-		snprintf(name, sizeof(name), "delta %s / delta %s %s %g", a->counter, a->denominator,
-			 vn_scn_op_name(a->op), a->value);
-	else
-		snprintf(name, sizeof(name), "delta %s %s %g", a->counter, vn_scn_op_name(a->op), a->value);
 	snprintf(exp, sizeof(exp), "%s %g", vn_scn_op_name(a->op), a->value);
 	if (rn || rd) {
 		snprintf(obs, sizeof(obs), "counter %s not in /proc/vmstat", rn ? a->counter : a->denominator);
-		verdict(rep, a, name, false, obs, exp, NULL);
+		verdict(rep, a, false, NAN, obs, exp, NULL);
 		return 0;
 	}
 	if (a->type == VN_ASSERT_RATIO && den == 0) {
 		snprintf(obs, sizeof(obs), "%s did not change (ratio undefined); %s changed by %.0f", a->denominator,
 			 a->counter, num);
-		verdict(rep, a, name, false, obs, exp, NULL);
+		verdict(rep, a, false, NAN, obs, exp, NULL);
 		return 0;
 	}
 	double v = num / den;
@@ -231,20 +368,40 @@ static int check_counter(const struct vn_run_data *d, const struct vn_scn_assert
 		snprintf(obs, sizeof(obs), "%.4f (%.0f / %.0f)", v, num, den);
 	else
 		snprintf(obs, sizeof(obs), "%.0f", v);
-	verdict(rep, a, name, vn_scn_op_eval(a->op, v, a->value), obs, exp, NULL);
+	verdict(rep, a, vn_scn_op_eval(a->op, v, a->value), v, obs, exp, NULL);
 	return 0;
+}
+
+static int parse_follows(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	int r;
+
+	if ((r = vn_scn_step_ref(c, v, p, &a->step)) < 0 ||
+	    (r = vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction)) < 0)
+		return r;
+	return vn_json_get_num(&c->r, v, p, "within_s", true, VN_JSON_POSITIVE, &a->within_s);
+}
+
+static void emit_follows(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "step", a->step);
+	put_num(o, "fraction", a->fraction);
+	put_num(o, "within_s", a->within_s);
+}
+
+static char *name_follows(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("memory of %s follows its CPUs: >= %g within %g s", a->step, a->fraction, a->within_s);
 }
 
 /* Moved processes' memory on the node they were moved to, within the window after the move. */
 static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
 			 struct vn_error *err)
 {
-	char name[256], obs[256], exp[128];
+	char obs[256], exp[128];
 	int si = step_index(d, a->step);
 	const struct vn_run_move *mv = NULL;
 
-	snprintf(name, sizeof(name), "memory of %s follows its tasks: >= %.0f%% local within %g s", a->step,
-		 100 * a->fraction, a->within_s);
 	snprintf(exp, sizeof(exp), ">= %.2f within %g s", a->fraction, a->within_s);
 	for (unsigned i = 0; i < d->nmoves; i++)
 		if ((int)d->moves[i].step == si)
@@ -283,20 +440,36 @@ static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert
 			 reached, best);
 	else
 		snprintf(obs, sizeof(obs), "at most %.3f on node %u within %g s", best, mv->to_node, a->within_s);
-	verdict(rep, a, name, !isnan(reached), obs, exp, series.s);
+	verdict(rep, a, !isnan(reached), NAN, obs, exp, series.s);
 	vn_strbuf_free(&series);
 	return 0;
+}
+
+static int parse_running(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	int r = vn_scn_step_ref(c, v, p, &a->step);
+	return r < 0 ? r : vn_json_get_num(&c->r, v, p, "tolerance", false, VN_JSON_NONNEG, &a->tolerance);
+}
+
+static void emit_running(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "step", a->step);
+	put_num(o, "tolerance", a->tolerance);
+}
+
+static char *name_running(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("running threads of %s per node <= node CPUs + %g", a->step, a->tolerance);
 }
 
 static int check_running(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
 			 struct vn_error *err)
 {
 	double avg[VN_MAX_NODES] = {0};
-	char name[256], obs[512] = "", exp[128];
+	char obs[512] = "", exp[128];
 	bool pass = true;
 	unsigned n = d->t->nnodes < VN_MAX_NODES ? d->t->nnodes : VN_MAX_NODES;
 
-	snprintf(name, sizeof(name), "running threads of %s per node <= node CPUs + %g", a->step, a->tolerance);
 	snprintf(exp, sizeof(exp), "<= CPUs + %g on every node", a->tolerance);
 	if (!d->samples.n)
 		return unobserved(err, a, "samples.jsonl holds no sample");
@@ -311,7 +484,7 @@ static int check_running(const struct vn_run_data *d, const struct vn_scn_assert
 		if (used >= sizeof(obs))
 			break;
 	}
-	verdict(rep, a, name, pass, obs, exp, NULL);
+	verdict(rep, a, pass, NAN, obs, exp, NULL);
 	return 0;
 }
 
@@ -341,22 +514,61 @@ static bool json_path_number(json_object *o, const char *path, double *out)
 	return true;
 }
 
+static int parse_metric(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	char kp[VN_JSON_PATH_MAX];
+	int r;
+
+	if ((r = vn_scn_step_ref(c, v, p, &a->step)) < 0 ||
+	    (r = vn_json_get_str(&c->r, v, p, "path", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &a->path)) < 0)
+		return r;
+	for (const char *q = a->path, *seg = q;; q++) {
+		if (*q == '.' || !*q) {
+			if (q == seg)
+				return vn_json_expected(
+					&c->r, vn_json_path_key(kp, p, "path"),
+					"a dotted path into the step's result, like kernels.triad.best_mbps",
+					vn_json_get(v, "path"));
+			if (!*q)
+				break;
+			seg = q + 1;
+		} else if (!isalnum((unsigned char)*q) && *q != '_' && *q != '-') {
+			return vn_json_expected(&c->r, vn_json_path_key(kp, p, "path"),
+						"a dotted path into the step's result, like kernels.triad.best_mbps",
+						vn_json_get(v, "path"));
+		}
+	}
+	return parse_op_value(c, v, p, a);
+}
+
+static void emit_metric(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "step", a->step);
+	put_str(o, "path", a->path);
+	emit_op(o, a);
+}
+
+static char *name_metric(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("metric %s %s %s %g", a->step, a->path, vn_scn_op_name(a->op), a->value);
+}
+
 /* A workload's result line is our program's output: one that is missing, or lacks the number, is not the kernel's. */
 static int check_metric(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
 			struct vn_error *err)
 {
-	char name[256], exp[128];
+	char exp[128];
 	struct vn_strbuf obs = VN_STRBUF_INIT;
 	int si = step_index(d, a->step);
 	const struct vn_run_step_data *sd = si >= 0 ? &d->steps[si] : NULL;
 	bool pass = true;
+	double one = NAN;
 
 	if (!sd || (!sd->nresults && !sd->nmissing))
 		return unobserved(err, a, "no result line from step %s", a->step);
 	if (sd->nmissing)
 		return unobserved(err, a, "step %s process %u ended without a JSON result line", a->step,
 				  sd->missing_first);
-	snprintf(name, sizeof(name), "%s %s %s %g", a->step, a->path, vn_scn_op_name(a->op), a->value);
 	snprintf(exp, sizeof(exp), "%s %g in every process's result", vn_scn_op_name(a->op), a->value);
 	for (unsigned i = 0; i < sd->nresults; i++) {
 		double v;
@@ -367,23 +579,53 @@ static int check_metric(const struct vn_run_data *d, const struct vn_scn_assert 
 		}
 		pass &= vn_scn_op_eval(a->op, v, a->value);
 		vn_strbuf_printf(&obs, "%s%g", i ? ", " : "", v);
+		one = v;
 	}
-	verdict(rep, a, name, pass, obs.s, exp, NULL);
+	/* One process's number is the step's; of several, each is what the text lists. */
+	verdict(rep, a, pass, sd->nresults == 1 ? one : NAN, obs.s, exp, NULL);
 	vn_strbuf_free(&obs);
 	return 0;
+}
+
+static int parse_on_node(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	int r;
+
+	if ((r = vn_scn_step_ref(c, v, p, &a->step)) < 0 ||
+	    (r = vn_json_get_uint(&c->r, v, p, "node", true, 0, VN_MAX_NODES - 1, VN_SCN_NODE_WHAT, &a->node)) < 0)
+		return r;
+	return vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction);
+}
+
+static void emit_on_node(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "step", a->step);
+	json_object_object_add(o, "node", json_object_new_int64(a->node));
+	put_num(o, "fraction", a->fraction);
+}
+
+static int validate_on_node(const struct vn_scn_assert *a, const struct vn_topology *t, const char *topo,
+			    const char *file, const char *p, struct vn_error *err)
+{
+	char np[VN_JSON_PATH_MAX];
+	return vn_scn_node_ok(file, t, topo, vn_json_path_key(np, p, "node"), a->node, false, err);
+}
+
+static char *name_on_node(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("memory of %s on node %u >= %g", a->step, a->node, a->fraction);
 }
 
 /* Where the step's memory was at the last sample that still saw its processes. */
 static int check_on_node(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
 			 struct vn_error *err)
 {
-	char name[256], obs[256], exp[128];
+	char obs[256], exp[128];
 	int si = step_index(d, a->step);
 	const struct vn_run_step_data *sd = si >= 0 ? &d->steps[si] : NULL;
 	double f = NAN;
 	struct vn_strbuf detail = VN_STRBUF_INIT;
 
-	snprintf(name, sizeof(name), ">= %.0f%% of %s's memory on node %u", 100 * a->fraction, a->step, a->node);
 	snprintf(exp, sizeof(exp), ">= %.2f on node %u", a->fraction, a->node);
 	if (!sd || !sd->npids)
 		return unobserved(err, a, "the processes of step %s were not found", a->step);
@@ -411,28 +653,147 @@ static int check_on_node(const struct vn_run_data *d, const struct vn_scn_assert
 		return unobserved(err, a, "no sample saw the memory of step %s", a->step);
 	}
 	snprintf(obs, sizeof(obs), "%.3f on node %u", f, a->node);
-	verdict(rep, a, name, f >= a->fraction, obs, exp, detail.s);
+	verdict(rep, a, f >= a->fraction, NAN, obs, exp, detail.s);
 	vn_strbuf_free(&detail);
 	return 0;
+}
+
+static int parse_change(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	struct json_object *sg = vn_json_get(v, "significant");
+	char kp[VN_JSON_PATH_MAX];
+	int r;
+
+	if ((r = vn_json_get_str(&c->r, v, p, "metric", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &a->metric)) < 0 ||
+	    (r = vn_json_get_str(&c->r, v, p, "variant", VN_JSON_NAME, &a->variant)) < 0 ||
+	    (r = parse_op_value(c, v, p, a)) < 0)
+		return r;
+	if (sg && !json_object_is_type(sg, json_type_boolean))
+		return vn_json_expected(&c->r, vn_json_path_key(kp, p, "significant"), "true or false", sg);
+	a->significant = sg && json_object_get_boolean(sg);
+	/* The variants come before the assertions in a scenario's parse. */
+	const struct vn_scenario *s = c->s;
+	if (a->variant && s->nvariants) {
+		unsigned k = 0;
+		while (k < s->nvariants && strcmp(s->variants[k].name, a->variant) != 0)
+			k++;
+		if (k == s->nvariants || k == 0)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "variant"),
+					   k ? "\"%s\" is not one of $.variants"
+					     : "\"%s\" is the base: it is what the others are compared with",
+					   a->variant);
+	}
+	return 0;
+}
+
+static void emit_change(struct json_object *o, const struct vn_scn_assert *a)
+{
+	put_str(o, "metric", a->metric);
+	if (a->variant)
+		put_str(o, "variant", a->variant);
+	json_object_object_add(o, "significant", json_object_new_boolean(a->significant));
+	emit_op(o, a);
+}
+
+static char *name_change(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("%%change of %s against the base %s %g", a->metric, vn_scn_op_name(a->op), a->value);
+}
+
+/* A group's, judged by the matrix against its base variant (matrix.c), not by one run. */
+static int check_change(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			struct vn_error *err)
+{
+	(void)d, (void)a, (void)rep, (void)err;
+	return 0;
+}
+
+/* The one table of assertion types, indexed by enum vn_scn_assert_type. */
+const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
+	[VN_ASSERT_FALLBACK] = {.json = "fallback",
+				.keys = {"type", "name", "model", NULL},
+				.parse = parse_fallback,
+				.emit = emit_fallback,
+				.validate = validate_none,
+				.judge = check_fallback,
+				.name = name_fallback,
+				.observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_DISTANCES] = {.json = "distances",
+				 .keys = {"type", "name", NULL},
+				 .parse = parse_none,
+				 .emit = emit_none,
+				 .validate = validate_none,
+				 .judge = check_distances,
+				 .name = name_distances,
+				 .observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_COUNTER] = {.json = "counter",
+			       .keys = {"type", "name", "counter", "op", "value", NULL},
+			       .parse = parse_counter,
+			       .emit = emit_counter,
+			       .validate = validate_none,
+			       .judge = check_counter,
+			       .name = name_counter,
+			       .observed = VN_OBSERVED_COUNT},
+	[VN_ASSERT_RATIO] = {.json = "ratio",
+			     .keys = {"type", "name", "numerator", "denominator", "op", "value", NULL},
+			     .parse = parse_ratio,
+			     .emit = emit_ratio,
+			     .validate = validate_none,
+			     .judge = check_counter,
+			     .name = name_ratio,
+			     .observed = VN_OBSERVED_RATIO},
+	[VN_ASSERT_MEMORY_FOLLOWS] = {.json = "memory_follows",
+				      .keys = {"type", "name", "step", "fraction", "within_s", NULL},
+				      .parse = parse_follows,
+				      .emit = emit_follows,
+				      .validate = validate_none,
+				      .judge = check_follows,
+				      .name = name_follows,
+				      .observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_RUNNING_PER_NODE] = {.json = "running_per_node",
+					.keys = {"type", "name", "step", "tolerance", NULL},
+					.parse = parse_running,
+					.emit = emit_running,
+					.validate = validate_none,
+					.judge = check_running,
+					.name = name_running,
+					.observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_METRIC] = {.json = "metric",
+			      .keys = {"type", "name", "step", "path", "op", "value", NULL},
+			      .parse = parse_metric,
+			      .emit = emit_metric,
+			      .validate = validate_none,
+			      .judge = check_metric,
+			      .name = name_metric,
+			      .observed = VN_OBSERVED_VALUE},
+	[VN_ASSERT_MEMORY_ON_NODE] = {.json = "memory_on_node",
+				      .keys = {"type", "name", "step", "node", "fraction", NULL},
+				      .parse = parse_on_node,
+				      .emit = emit_on_node,
+				      .validate = validate_on_node,
+				      .judge = check_on_node,
+				      .name = name_on_node,
+				      .observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_CHANGE] = {.json = "change",
+			      .keys = {"type", "name", "metric", "variant", "op", "value", "significant", NULL},
+			      .parse = parse_change,
+			      .emit = emit_change,
+			      .validate = validate_none,
+			      .judge = check_change,
+			      .name = name_change,
+			      .observed = VN_OBSERVED_NONE},
+};
+
+char *vn_scn_assert_default_name(const struct vn_scn_assert *a)
+{
+	return vn_assert_types[a->type].name(a);
 }
 
 int vn_scenario_assert(const struct vn_run_data *d, struct vn_report *rep, struct vn_error *err)
 {
 	int rc = 0;
 
-	for (unsigned i = 0; i < d->s->nasserts && rc == 0; i++) {
-		const struct vn_scn_assert *a = &d->s->asserts[i];
-		switch (a->type) {
-		case VN_ASSERT_FALLBACK: rc = check_fallback(d, a, rep, err); break;
-		case VN_ASSERT_DISTANCES: rc = check_distances(d, a, rep, err); break;
-		case VN_ASSERT_COUNTER:
-		case VN_ASSERT_RATIO: rc = check_counter(d, a, rep, err); break;
-		case VN_ASSERT_MEMORY_FOLLOWS: rc = check_follows(d, a, rep, err); break;
-		case VN_ASSERT_RUNNING_PER_NODE: rc = check_running(d, a, rep, err); break;
-		case VN_ASSERT_METRIC: rc = check_metric(d, a, rep, err); break;
-		case VN_ASSERT_MEMORY_ON_NODE: rc = check_on_node(d, a, rep, err); break;
-		case VN_ASSERT_CHANGE: break; /* a group's, judged by the matrix against its base (matrix.c) */
-		}
-	}
+	for (unsigned i = 0; i < d->s->nasserts && rc == 0; i++)
+		rc = vn_assert_types[d->s->asserts[i].type].judge(d, &d->s->asserts[i], rep, err);
 	return rc;
 }

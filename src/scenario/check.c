@@ -17,6 +17,7 @@
 #include "guest/image-recipe.h"
 #include "kernel/recipe.h"
 #include "scenario/runner.h"
+#include "scenario/schema-priv.h"
 #include "util/cleanup.h"
 #include "util/name.h"
 #include "util/alloc.h"
@@ -40,13 +41,7 @@ static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_
 static int node_ok(const struct vn_scenario *s, const struct vn_topology *t, const char *topo, const char *p,
 		   unsigned n, bool need_cpus, struct vn_error *err)
 {
-	if (n >= t->nnodes)
-		return vn_input_error(err, "%s: %s: node %u does not exist in %s (%u nodes: 0-%u)", s->path, p, n, topo,
-				      t->nnodes, t->nnodes - 1);
-	if (need_cpus && !t->nodes[n].ncpus)
-		return vn_input_error(err, "%s: %s: node %u has no CPUs in %s, so nothing can move there", s->path, p,
-				      n, topo);
-	return 0;
+	return vn_scn_node_ok(s->path, t, topo, p, n, need_cpus, err);
 }
 
 /* A hotplug into node h->node: the topology must give that node hotplug memory or hot-pluggable vCPUs. */
@@ -165,9 +160,9 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 			return rc;
 	}
 	for (unsigned i = 0; i < s->nasserts; i++) {
-		snprintf(p, sizeof(p), "$.assertions[%u].node", i);
-		if (s->asserts[i].type == VN_ASSERT_MEMORY_ON_NODE &&
-		    (rc = node_ok(s, t, path, p, s->asserts[i].node, false, err)) < 0)
+		const struct vn_scn_assert *a = &s->asserts[i];
+		snprintf(p, sizeof(p), "$.assertions[%u]", i);
+		if ((rc = vn_assert_types[a->type].validate(a, t, path, s->path, p, err)) < 0)
 			return rc;
 	}
 	if ((rc = check_kernel(s, err)) < 0 || (rc = check_image(s, err)) < 0)

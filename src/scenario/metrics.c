@@ -161,16 +161,15 @@ int vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_repor
 		step_metrics(rep, &d->s->steps[i], &d->steps[i]);
 	for (unsigned i = 0; i < rep->nverdicts; i++) {
 		const struct vn_verdict *v = &rep->verdicts[i];
-		char *end;
-		double x = v->observed ? strtod(v->observed, &end) : NAN;
-		if (!v->observed || end == v->observed || *end || strlen(v->name) > METRIC_NAME_MAX)
+		/* The number the judge saw, as it saw it; the observed text is for people. */
+		if (v->kind == VN_OBSERVED_NONE || !isfinite(v->value) || strlen(v->name) > METRIC_NAME_MAX)
 			continue;
 		_cleanup_free_ char *name = vn_xasprintf("assert.%s", v->name);
 		/* An assertion's name is prose ("counter numa_pages_migrated > 0"); a metric's is one printable word. */
 		for (char *p = name; *p; p++)
 			if (*p <= ' ' || *p > '~')
 				*p = '_';
-		vn_report_metric(rep, name, x);
+		vn_report_metric(rep, name, v->value);
 	}
 	return 0;
 }

@@ -494,7 +494,8 @@ int vn_run_judge(struct vn_run_data *d, const char *dir, const char *samples, st
 	if ((rc = vn_scenario_assert(d, &judged, err)) == 0 && (rc = vn_run_metrics(d, dir, &judged, err)) == 0) {
 		for (unsigned i = 0; i < judged.nverdicts; i++) {
 			const struct vn_verdict *v = &judged.verdicts[i];
-			vn_report_add(rep, v->name, v->pass, v->observed, v->expected, v->detail);
+			vn_report_add_observed(rep, v->name, v->pass, v->observed, v->expected, v->detail, v->kind,
+					       v->value);
 		}
 		for (unsigned i = 0; i < judged.nmetrics; i++)
 			vn_report_metric(rep, judged.metrics[i].name, judged.metrics[i].value);

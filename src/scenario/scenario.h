@@ -83,6 +83,7 @@ enum vn_scn_assert_type {
 	VN_ASSERT_METRIC,           /* a workload result field (dotted path) OP value */
 	VN_ASSERT_MEMORY_ON_NODE,   /* >= fraction of the step's memory ended on node */
 	VN_ASSERT_CHANGE,           /* matrix: a metric's %change against the base variant OP value */
+	VN_ASSERT_NTYPES,           /* not a type: how many there are (scenario/schema-priv.h, vn_assert_types) */
 };
 
 struct vn_scn_assert {

@@ -11,7 +11,7 @@
 #include "util/parse.h"
 
 /* Shortest text that reads back as the same double (json-c would print 17 digits). */
-static struct json_object *num(double d)
+struct json_object *vn_scn_json_num(double d)
 {
 	char buf[40];
 
@@ -89,18 +89,18 @@ static struct json_object *step_json(const struct vn_scn_step *st)
 		put_str(o, "size", vn_size_format(st->size, buf, sizeof(buf)));
 	}
 	if (st->duration_s > 0)
-		put(o, "duration_s", num(st->duration_s));
+		put(o, "duration_s", vn_scn_json_num(st->duration_s));
 	put_str(o, "cgroup", st->cgroup);
 	put(o, "background", json_object_new_boolean(st->background));
 	struct json_object *acts = json_object_new_array();
 	for (unsigned i = 0; i < st->nactions; i++) {
 		struct json_object *a = json_object_new_object();
-		put(a, "at_s", num(st->actions[i].at_s));
+		put(a, "at_s", vn_scn_json_num(st->actions[i].at_s));
 		if (st->actions[i].is_hotplug) {
 			put(a, "hotplug", hotplug_json(&st->actions[i].hotplug));
 		} else {
 			struct json_object *m = json_object_new_object();
-			put(m, "fraction", num(st->actions[i].fraction));
+			put(m, "fraction", vn_scn_json_num(st->actions[i].fraction));
 			put(m, "to_node", json_object_new_int64(st->actions[i].to_node));
 			put(a, "move", m);
 		}
@@ -114,46 +114,9 @@ static struct json_object *assert_json(const struct vn_scn_assert *a)
 {
 	struct json_object *o = json_object_new_object();
 
-	put_str(o, "type", vn_scn_assert_types[a->type]);
+	put_str(o, "type", vn_assert_types[a->type].json);
 	put_str(o, "name", a->name);
-	switch (a->type) {
-	case VN_ASSERT_FALLBACK: put_str(o, "model", vn_fallback_model_name(a->model)); break;
-	case VN_ASSERT_DISTANCES: break;
-	case VN_ASSERT_COUNTER: put_str(o, "counter", a->counter); break;
-	case VN_ASSERT_RATIO:
-		put_str(o, "numerator", a->counter);
-		put_str(o, "denominator", a->denominator);
-		break;
-	case VN_ASSERT_MEMORY_FOLLOWS:
-		put_str(o, "step", a->step);
-		put(o, "fraction", num(a->fraction));
-		put(o, "within_s", num(a->within_s));
-		break;
-	case VN_ASSERT_RUNNING_PER_NODE:
-		put_str(o, "step", a->step);
-		put(o, "tolerance", num(a->tolerance));
-		break;
-	case VN_ASSERT_METRIC:
-		put_str(o, "step", a->step);
-		put_str(o, "path", a->path);
-		break;
-	case VN_ASSERT_MEMORY_ON_NODE:
-		put_str(o, "step", a->step);
-		put(o, "node", json_object_new_int64(a->node));
-		put(o, "fraction", num(a->fraction));
-		break;
-	case VN_ASSERT_CHANGE:
-		put_str(o, "metric", a->metric);
-		if (a->variant)
-			put_str(o, "variant", a->variant);
-		put(o, "significant", json_object_new_boolean(a->significant));
-		break;
-	}
-	if (a->type == VN_ASSERT_COUNTER || a->type == VN_ASSERT_RATIO || a->type == VN_ASSERT_METRIC ||
-	    a->type == VN_ASSERT_CHANGE) {
-		put_str(o, "op", vn_scn_op_name(a->op));
-		put(o, "value", num(a->value));
-	}
+	vn_assert_types[a->type].emit(o, a);
 	return o;
 }
 
@@ -187,10 +150,10 @@ char *vn_scenario_to_json(const struct vn_scenario *s)
 		put(o, "tracepoints", strv_json(s->tracepoints));
 	if (s->image)
 		put_str(o, "image", s->image);
-	put(o, "sample_interval_s", num(s->sample_interval_s));
-	put(o, "timeout_s", num(s->timeout_s));
+	put(o, "sample_interval_s", vn_scn_json_num(s->sample_interval_s));
+	put(o, "timeout_s", vn_scn_json_num(s->timeout_s));
 	put(o, "repeats", json_object_new_int64(s->repeats));
-	put(o, "quick_scale", num(s->quick_scale));
+	put(o, "quick_scale", vn_scn_json_num(s->quick_scale));
 	struct json_object *steps = json_object_new_array();
 	for (unsigned i = 0; i < s->nsteps; i++)
 		json_object_array_add(steps, step_json(&s->steps[i]));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topology/topology.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 
@@ -18,9 +19,18 @@ const char *const vn_scn_workloads[] = {"stream", "memfollow", "anon-cow-rand", 
 const char *const vn_scn_thp_modes[] = {"always", "madvise", "never", NULL};
 const char *const vn_scn_policies[] = {"none", "cpunodebind", "membind", "preferred", "interleave", NULL};
 const char *const vn_scn_op_names[] = {"<", "<=", ">", ">=", "==", "!=", NULL};
-const char *const vn_scn_assert_types[] = {
-	"fallback",         "distances", "counter",        "ratio",  "memory_follows",
-	"running_per_node", "metric",    "memory_on_node", "change", NULL};
+
+int vn_scn_node_ok(const char *file, const struct vn_topology *t, const char *topo, const char *p, unsigned n,
+		   bool need_cpus, struct vn_error *err)
+{
+	if (n >= t->nnodes)
+		return vn_input_error(err, "%s: %s: node %u does not exist in %s (%u nodes: 0-%u)", file, p, n, topo,
+				      t->nnodes, t->nnodes - 1);
+	if (need_cpus && !t->nodes[n].ncpus)
+		return vn_input_error(err, "%s: %s: node %u has no CPUs in %s, so nothing can move there", file, p, n,
+				      topo);
+	return 0;
+}
 
 void vn_scenario_free(struct vn_scenario *s)
 {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,6 +433,64 @@ static void test_judge_unobservable(void **state)
 	vn_topology_free(f.t);
 }
 
+static double metric_of(const struct vn_report *r, const char *name)
+{
+	for (unsigned i = 0; i < r->nmetrics; i++)
+		if (strcmp(r->metrics[i].name, name) == 0)
+			return r->metrics[i].value;
+	return NAN;
+}
+
+/*
+ * What an assertion saw is a metric when it is one number, handed over as
+ * the judge saw it: a counter's change, a ratio (its text "0.4000 (40 / 100)"
+ * is not a number), a one-process workload number unrounded by its text.
+ */
+static const char observe_scn[] =
+	"{\"name\":\"o\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\"}],"
+	"\"assertions\":["
+	"{\"type\":\"counter\",\"counter\":\"numa_pages_migrated\",\"op\":\">\",\"value\":0},"
+	"{\"type\":\"ratio\",\"numerator\":\"numa_hint_faults_local\",\"denominator\":\"numa_hint_faults\","
+	"\"op\":\">=\",\"value\":0.5},"
+	"{\"type\":\"ratio\",\"numerator\":\"numa_hint_faults_local\",\"denominator\":\"nr_free_pages\","
+	"\"op\":\"<\",\"value\":1,\"name\":\"undefined\"},"
+	"{\"type\":\"metric\",\"step\":\"mf\",\"path\":\"rate\",\"op\":\">\",\"value\":100},"
+	"{\"type\":\"memory_on_node\",\"step\":\"mf\",\"node\":1,\"fraction\":0.5}]}";
+
+static void test_observations_as_metrics(void **state)
+{
+	(void)state;
+	struct judge_fixture f = {.dir = "/tmp/vnuma-test-observe.XXXXXX"};
+	struct vn_error err = {0};
+	struct vn_report rep;
+
+	assert_non_null(mkdtemp(f.dir));
+	assert_int_equal(vn_topology_parse(topo, strlen(topo), "t.xml", &f.t, &err), 0);
+	assert_int_equal(vn_scenario_parse(observe_scn, "o.json", &f.s, &err), 0);
+	results_dir(&f);
+	put(f.dir, "before/vmstat",
+	    "nr_free_pages 10\nnuma_pages_migrated 5\nnuma_hint_faults 100\nnuma_hint_faults_local 10\n");
+	put(f.dir, "after/vmstat",
+	    "nr_free_pages 10\nnuma_pages_migrated 900\nnuma_hint_faults 200\nnuma_hint_faults_local 50\n");
+	if (judge_dir(&f, LINE(9, 1000, 3000), "{\"rate\":150.123456789}", &rep, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(rep.nverdicts, f.s->nasserts);
+
+	assert_true(metric_of(&rep, "assert.counter_numa_pages_migrated_>_0") == 895);
+	assert_string_equal(find(&rep, "ratio")->observed, "0.4000 (40 / 100)");
+	assert_true(metric_of(&rep, "assert.ratio_numa_hint_faults_local_/_numa_hint_faults_>=_0.5") == 0.4);
+	assert_true(metric_of(&rep, "assert.metric_mf_rate_>_100") == 150.123456789);
+	/* A ratio over a counter that did not change has no value; a fraction per node is no one number. */
+	assert_true(isnan(metric_of(&rep, "assert.undefined")));
+	for (unsigned i = 0; i < rep.nmetrics; i++)
+		assert_null(strstr(rep.metrics[i].name, "memory_of"));
+	vn_report_clear(&rep);
+
+	vn_rm_rf(f.dir);
+	vn_scenario_free(f.s);
+	vn_topology_free(f.t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_change_against_base),
 		cmocka_unit_test(test_fallback_rebuilds),
 		cmocka_unit_test(test_judge_unobservable),
+		cmocka_unit_test(test_observations_as_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

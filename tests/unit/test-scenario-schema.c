@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "scenario/scenario.h"
+#include "scenario/schema-priv.h"
 #include "util/cleanup.h"
 
 static const char full[] =
@@ -394,13 +395,40 @@ static void test_shipped_scenarios(void **state)
 	assert_int_equal(fails, 0);
 }
 
+/* A type is one row of vn_assert_types: a row missing a member is a type half added. */
+static void test_assert_types_whole(void **state)
+{
+	(void)state;
+	for (unsigned i = 0; i < VN_ASSERT_NTYPES; i++) {
+		const struct vn_assert_type *t = &vn_assert_types[i];
+		if (!t->json || !*t->json)
+			fail_msg("assertion type %u has no JSON name", i);
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(vn_assert_types[j].json, t->json) == 0)
+				fail_msg("assertion types %u and %u are both \"%s\"", j, i, t->json);
+		if (!t->parse || !t->emit || !t->validate || !t->judge || !t->name)
+			fail_msg("assertion type %s lacks a function (parse %p, emit %p, validate %p, judge %p, name "
+				 "%p)",
+				 t->json, (void *)t->parse, (void *)t->emit, (void *)t->validate, (void *)t->judge,
+				 (void *)t->name);
+		assert_string_equal(t->keys[0], "type");
+		assert_string_equal(t->keys[1], "name");
+		unsigned k = 0;
+		while (k < sizeof(t->keys) / sizeof(t->keys[0]) && t->keys[k])
+			k++;
+		if (k == sizeof(t->keys) / sizeof(t->keys[0]))
+			fail_msg("assertion type %s: its keys are not NULL-terminated", t->json);
+		assert_true(t->observed <= VN_OBSERVED_VALUE);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_round_trip),   cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_apply_quick),       cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_error_messages),    cmocka_unit_test(test_bad_corpus),
-		cmocka_unit_test(test_shipped_scenarios),
+		cmocka_unit_test(test_shipped_scenarios), cmocka_unit_test(test_assert_types_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
