@@ -341,16 +341,6 @@ double vn_samples_local_fraction(const struct vn_sample *s, const int *pids, uns
 	return total > 0 ? local / total : NAN;
 }
 
-double vn_samples_time_to_local(const struct vn_samples *s, const int *pids, unsigned npids, double x)
-{
-	for (unsigned i = 0; i < s->n; i++) {
-		double f = vn_samples_local_fraction(&s->v[i], pids, npids);
-		if (!isnan(f) && f >= x)
-			return s->v[i].t;
-	}
-	return NAN;
-}
-
 void vn_samples_avg_running(const struct vn_samples *s, double *avg, unsigned nnodes)
 {
 	for (unsigned n = 0; n < nnodes; n++) {

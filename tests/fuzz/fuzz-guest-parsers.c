@@ -47,7 +47,6 @@ static void samples(const char *text)
 		if (x->nprocs)
 			(void)vn_sample_proc_find(x, x->procs[0].pid);
 	}
-	(void)vn_samples_time_to_local(&s, NULL, 0, 0.9);
 	vn_samples_avg_running(&s, avg, VN_MAX_NODES);
 	vn_samples_cost(&s, &mean, &max);
 	vn_samples_free(&s);
