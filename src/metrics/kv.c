@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,17 +56,17 @@ int vn_metrics_parse_kv(const char *text, struct json_object **out, struct vn_er
 	return 0;
 }
 
-struct json_object *vn_metrics_delta(struct json_object *before, struct json_object *after)
+enum vn_counter_delta vn_metrics_counter_delta(struct json_object *before, struct json_object *after, const char *key,
+					       double *out)
 {
-	struct json_object *d = json_object_new_object();
+	struct json_object *b = NULL, *a = NULL;
+	bool hb = json_object_object_get_ex(before, key, &b), ha = json_object_object_get_ex(after, key, &a);
 
-	json_object_object_foreach(after, key, val)
-	{
-		struct json_object *b;
-		if (!json_object_object_get_ex(before, key, &b))
-			continue;
-		json_object_object_add(d, key,
-				       json_object_new_int64(json_object_get_int64(val) - json_object_get_int64(b)));
-	}
-	return d;
+	if (!hb || !ha)
+		return hb ? VN_DELTA_BEFORE_ONLY : ha ? VN_DELTA_AFTER_ONLY : VN_DELTA_NEITHER;
+	if (!json_object_is_type(b, json_type_int) || !json_object_is_type(a, json_type_int))
+		return VN_DELTA_NOT_INT;
+	int64_t vb = json_object_get_int64(b), va = json_object_get_int64(a), d;
+	*out = __builtin_sub_overflow(va, vb, &d) ? (double)va - (double)vb : (double)d;
+	return VN_DELTA_OK;
 }

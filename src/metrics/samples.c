@@ -26,25 +26,23 @@ static bool is_num(struct json_object *o)
 static int get_num(const struct where *w, struct json_object *o, const char *ctx, const char *key, bool required,
 		   double *out)
 {
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v)) {
+	/* Present, null included: a null is no number, not a missing one. */
+	if (!json_object_object_get_ex(o, key, NULL)) {
 		if (required)
 			return bad(w, "%s: missing \"%s\"", ctx, key);
 		return 0;
 	}
-	if (!is_num(v))
+	if (!vn_json_has_number(o, key, out))
 		return bad(w, "%s: \"%s\" is not a number", ctx, key);
-	*out = json_object_get_double(v);
 	return 0;
 }
 
 static int get_typed(const struct where *w, struct json_object *o, const char *ctx, const char *key,
 		     enum json_type type, struct json_object **out)
 {
-	if (!json_object_object_get_ex(o, key, out))
+	if (!json_object_object_get_ex(o, key, NULL))
 		return bad(w, "%s: missing \"%s\"", ctx, key);
-	if (!json_object_is_type(*out, type))
+	if (!(*out = vn_json_member(o, key, type)))
 		return bad(w, "%s: \"%s\" is not %s", ctx, key, type == json_type_object ? "an object" : "an array");
 	return 0;
 }
@@ -81,6 +79,7 @@ static void sample_clear(struct vn_sample *s)
 static int parse_proc(const struct where *w, struct json_object *o, struct vn_sample *s, struct vn_sample_proc *p)
 {
 	struct json_object *v, *mem, *threads;
+	const char *comm;
 	double pid;
 	int r;
 
@@ -89,8 +88,8 @@ static int parse_proc(const struct where *w, struct json_object *o, struct vn_sa
 	if ((r = get_num(w, o, "procs", "pid", true, &pid)) < 0)
 		return r;
 	p->pid = (int)pid;
-	if (json_object_object_get_ex(o, "comm", &v) && json_object_is_type(v, json_type_string))
-		snprintf(p->comm, sizeof(p->comm), "%s", json_object_get_string(v));
+	if ((comm = vn_json_str(o, "comm")))
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	if ((r = get_typed(w, o, "procs", "threads", json_type_array, &threads)) < 0)
 		return r;
 	/* Optional: vnuma-sample --mem-every leaves it out of the lines in between. */
@@ -131,8 +130,7 @@ static int parse_proc(const struct where *w, struct json_object *o, struct vn_sa
 		th->cpu = (int)cpu;
 		th->node = node >= 0 ? (int)node : -1;
 		th->state = '?';
-		if (json_object_object_get_ex(t, "state", &v) && json_object_is_type(v, json_type_string) &&
-		    json_object_get_string_len(v) > 0)
+		if ((v = vn_json_member(t, "state", json_type_string)) && json_object_get_string_len(v) > 0)
 			th->state = json_object_get_string(v)[0];
 		if (th->node >= 0) {
 			p->threads_on_node[th->node]++;
@@ -175,9 +173,9 @@ static int parse_sample(const struct where *w, struct json_object *line, struct 
 			return bad(w, "nodes: node %.0f is outside 0..%d", id, VN_MAX_NODES - 1);
 		s->node_online[(int)id] = true;
 		see_node(s, (long)id);
-		if (json_object_object_get_ex(n, "numastat", &v) && json_object_is_type(v, json_type_object))
+		if ((v = vn_json_member(n, "numastat", json_type_object)))
 			s->numastat[(int)id] = v;
-		if (json_object_object_get_ex(n, "meminfo", &v) && json_object_is_type(v, json_type_object))
+		if ((v = vn_json_member(n, "meminfo", json_type_object)))
 			s->meminfo[(int)id] = v;
 	}
 
@@ -339,16 +337,6 @@ double vn_samples_local_fraction(const struct vn_sample *s, const int *pids, uns
 		total += p->mem_kb_total;
 	}
 	return total > 0 ? local / total : NAN;
-}
-
-double vn_samples_time_to_local(const struct vn_samples *s, const int *pids, unsigned npids, double x)
-{
-	for (unsigned i = 0; i < s->n; i++) {
-		double f = vn_samples_local_fraction(&s->v[i], pids, npids);
-		if (!isnan(f) && f >= x)
-			return s->v[i].t;
-	}
-	return NAN;
 }
 
 void vn_samples_avg_running(const struct vn_samples *s, double *avg, unsigned nnodes)

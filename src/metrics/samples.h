@@ -84,8 +84,6 @@ double vn_samples_fraction_on_node(const struct vn_sample *s, const int *pids, u
  * Processes whose threads map to no node are left out.
  */
 double vn_samples_local_fraction(const struct vn_sample *s, const int *pids, unsigned npids);
-/* The first sample time t at which local_fraction >= x, or NAN if never (lines without memory are passed over). */
-double vn_samples_time_to_local(const struct vn_samples *s, const int *pids, unsigned npids, double x);
 
 /* Per node, the mean over samples of running workload threads; avg[nnodes]. */
 void vn_samples_avg_running(const struct vn_samples *s, double *avg, unsigned nnodes);

@@ -68,7 +68,7 @@ static void load_runs(struct group *g, const char *dir)
 	size_t n = json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
 
 	for (size_t i = 0; i < n; i++)
-		add_variant(g, vn_html_jstr(json_object_array_get_idx(vs, i), "name"));
+		add_variant(g, vn_json_str(json_object_array_get_idx(vs, i), "name"));
 	n = json_object_is_type(runs, json_type_array) ? json_object_array_length(runs) : 0;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *r = json_object_array_get_idx(runs, i);
@@ -77,10 +77,9 @@ static void load_runs(struct group *g, const char *dir)
 			continue;
 		}
 		struct run *run = &g->runs[g->nruns++];
-		*run = (struct run){
-			.variant = vn_html_jstr(r, "variant"), .dir = vn_html_jstr(r, "dir"), .repeat = NAN};
-		vn_html_jnum(r, "repeat", &run->repeat);
-		run->has_exit = vn_html_jnum(r, "exit", &run->exit);
+		*run = (struct run){.variant = vn_json_str(r, "variant"), .dir = vn_json_str(r, "dir"), .repeat = NAN};
+		vn_json_has_finite(r, "repeat", &run->repeat);
+		run->has_exit = vn_json_has_finite(r, "exit", &run->exit);
 		add_variant(g, run->variant);
 		/* Only inside the group: group.json may sit in a reused directory someone else wrote. */
 		if (!vn_html_path_ok(run->dir))
@@ -99,26 +98,26 @@ static void load_runs(struct group *g, const char *dir)
 
 static void header(struct vn_strbuf *b, const struct group *g)
 {
-	struct json_object *o = g->json, *complete = vn_json_get(o, "complete");
+	struct json_object *o = g->json;
 	const char *keys[] = {"topology", "accelerator", "base", "host"};
 	double repeats;
 
 	vn_strbuf_printf(b, "<h1>");
-	vn_html_text(b, vn_html_jstr(o, "scenario") ? vn_html_jstr(o, "scenario") : "vnuma result group");
+	vn_html_text(b, vn_json_str(o, "scenario") ? vn_json_str(o, "scenario") : "vnuma result group");
 	vn_strbuf_printf(b, " (result group)</h1>\n");
-	if (!json_object_is_type(complete, json_type_boolean) || !json_object_get_boolean(complete))
+	if (!vn_json_bool(o, "complete"))
 		vn_strbuf_printf(
 			b, "<div class=\"banner fail\" id=\"status\">INCOMPLETE: not every run has ended</div>\n");
 	vn_strbuf_printf(b, "<table class=\"header\">\n");
 	for (size_t i = 0; i < VN_ARRAY_SIZE(keys); i++) {
-		const char *v = vn_html_jstr(o, keys[i]);
+		const char *v = vn_json_str(o, keys[i]);
 		if (!v)
 			continue;
 		vn_strbuf_printf(b, "<tr><th>%s</th><td>", keys[i]);
 		vn_html_text(b, v);
 		vn_strbuf_printf(b, "</td></tr>\n");
 	}
-	if (vn_html_jnum(o, "repeats", &repeats))
+	if (vn_json_has_finite(o, "repeats", &repeats))
 		vn_strbuf_printf(b, "<tr><th>repeats</th><td>%.0f</td></tr>\n", repeats);
 	vn_strbuf_printf(b, "<tr><th>variants</th><td>");
 	for (unsigned i = 0; i < g->nvariants; i++) {
@@ -137,13 +136,10 @@ static void runs_table(struct vn_strbuf *b, const struct group *g, const char *d
 			    "<th>verdict</th><th>report</th></tr>\n");
 	for (unsigned i = 0; i < g->nruns; i++) {
 		const struct run *r = &g->runs[i];
-		struct json_object *complete = vn_json_get(r->res, "complete"), *passed = vn_json_get(r->res, "passed");
-		const char *verdict =
-			!r->res ? "no result.json"
-			: !json_object_is_type(complete, json_type_boolean) || !json_object_get_boolean(complete)
-				? "INCOMPLETE"
-			: json_object_is_type(passed, json_type_boolean) && json_object_get_boolean(passed) ? "pass"
-													    : "fail";
+		const char *verdict = !r->res                             ? "no result.json"
+				      : !vn_json_bool(r->res, "complete") ? "INCOMPLETE"
+				      : vn_json_bool(r->res, "passed")    ? "pass"
+									  : "fail";
 		vn_strbuf_printf(b, "<tr><td>");
 		vn_html_text(b, r->variant ? r->variant : "?");
 		vn_strbuf_printf(b, "</td><td class=\"n\">");
@@ -181,19 +177,11 @@ static struct json_object *row_variant(struct json_object *row, const char *name
 	size_t n = json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *v = vn_html_jstr(json_object_array_get_idx(vs, i), "name");
+		const char *v = vn_json_str(json_object_array_get_idx(vs, i), "name");
 		if (v && strcmp(v, name) == 0)
 			return json_object_array_get_idx(vs, i);
 	}
 	return NULL;
-}
-
-static bool is_true(struct json_object *o, const char *key)
-{
-	struct json_object *v = vn_json_get(o, key);
-
-	return json_object_is_type(o, json_type_object) && json_object_is_type(v, json_type_boolean) &&
-	       json_object_get_boolean(v);
 }
 
 /* compare.json's rows in the order shown: the significant ones first, each half in file order. */
@@ -205,7 +193,7 @@ static unsigned ordered_rows(struct json_object *rows, struct json_object **out,
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n && k < max; i++) {
 			struct json_object *r = json_object_array_get_idx(rows, i);
-			if (vn_html_jstr(r, "metric") && is_true(r, "significant") == (pass == 0))
+			if (vn_json_str(r, "metric") && vn_json_bool(r, "significant") == (pass == 0))
 				out[k++] = r;
 		}
 	return k;
@@ -219,19 +207,19 @@ static void compare_cell(struct vn_strbuf *b, struct json_object *v)
 		vn_strbuf_printf(b, "<td>-</td>");
 		return;
 	}
-	vn_strbuf_printf(b, "<td class=\"n%s\">", is_true(v, "significant") ? " sig" : "");
-	if (vn_html_jnum(v, "mean", &mean)) {
+	vn_strbuf_printf(b, "<td class=\"n%s\">", vn_json_bool(v, "significant") ? " sig" : "");
+	if (vn_json_has_finite(v, "mean", &mean)) {
 		vn_html_num(b, mean);
-		if (vn_html_jnum(v, "stddev", &sd) && mean != 0)
+		if (vn_json_has_finite(v, "stddev", &sd) && mean != 0)
 			vn_strbuf_printf(b, " &plusmn;%.1f%%", fabs(sd / mean) * 100);
 	} else {
 		vn_strbuf_printf(b, "-");
 	}
-	if (vn_html_jnum(v, "n", &n))
+	if (vn_json_has_finite(v, "n", &n))
 		vn_strbuf_printf(b, " <span class=\"note\">n=%.0f</span>", n);
-	if (vn_html_jnum(v, "change_pct", &change))
+	if (vn_json_has_finite(v, "change_pct", &change))
 		vn_strbuf_printf(b, "<br>%+.1f%%", change);
-	if (vn_html_jnum(v, "p_value", &p))
+	if (vn_json_has_finite(v, "p_value", &p))
 		vn_strbuf_printf(b, " <span class=\"note\">p=%.3g</span>", p);
 	vn_strbuf_printf(b, "</td>");
 }
@@ -256,9 +244,9 @@ static void compare_table(struct vn_strbuf *b, const struct group *g)
 	}
 	vn_strbuf_printf(b, "</tr>\n");
 	for (unsigned i = 0; i < n; i++) {
-		bool sig = is_true(order[i], "significant");
+		bool sig = vn_json_bool(order[i], "significant");
 		vn_strbuf_printf(b, "<tr><td%s>", sig ? " class=\"sig\"" : "");
-		vn_html_text(b, vn_html_jstr(order[i], "metric"));
+		vn_html_text(b, vn_json_str(order[i], "metric"));
 		vn_strbuf_printf(b, "</td>");
 		for (unsigned v = 0; v < g->nvariants; v++)
 			compare_cell(b, row_variant(order[i], g->variants[v]));
@@ -281,7 +269,7 @@ static void metric_values(const struct group *g, const char *metric, double **va
 	for (unsigned i = 0; i < g->nruns; i++) {
 		int v = variant_index(g, g->runs[i].variant);
 		double x;
-		if (v >= 0 && vn_html_jnum(vn_json_get(g->runs[i].res, "metrics"), metric, &x))
+		if (v >= 0 && vn_json_has_finite(vn_json_get(g->runs[i].res, "metrics"), metric, &x))
 			values[v][count[v]++] = x;
 	}
 }
@@ -352,8 +340,8 @@ static void strips(struct vn_strbuf *b, const struct group *g)
 		struct json_object *order[VN_HTML_MAX_METRICS];
 		n = ordered_rows(vn_json_get(g->cmp, "rows"), order, VN_HTML_MAX_METRICS);
 		for (unsigned i = 0; i < n; i++) {
-			metrics[i] = vn_html_jstr(order[i], "metric");
-			sig[i] = is_true(order[i], "significant");
+			metrics[i] = vn_json_str(order[i], "metric");
+			sig[i] = vn_json_bool(order[i], "significant");
 		}
 	} else {
 		n = metrics_by_spread(g, seen, metrics, VN_HTML_MAX_METRICS);
@@ -395,7 +383,7 @@ int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	if (!json_object_is_type(g.json, json_type_object))
 		return vn_input_error(err, "%s/group.json: not a JSON object", dir);
 	load_runs(&g, dir);
-	const char *scenario = vn_html_jstr(g.json, "scenario");
+	const char *scenario = vn_json_str(g.json, "scenario");
 	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s (group)", scenario ? scenario : dir);
 	vn_html_page_begin(b, title);
 	header(b, &g);

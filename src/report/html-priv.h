@@ -61,9 +61,6 @@ void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions);
 
 /* DIR/NAME parsed (strict JSON, at most max bytes): the file's errors are input errors naming it. */
 int vn_html_read_json(const char *dir, const char *name, size_t max, struct json_object **out, struct vn_error *err);
-/* o's member key when it is a string / a number; NULL / false otherwise (o may be NULL or not an object). */
-const char *vn_html_jstr(struct json_object *o, const char *key);
-bool vn_html_jnum(struct json_object *o, const char *key, double *out);
 
 /* A relative path inside the directory: [A-Za-z0-9._/-] only, no leading '/', no ".." component. */
 bool vn_html_path_ok(const char *rel);

@@ -35,10 +35,8 @@ static void row(struct vn_strbuf *b, const char *key, const char *value)
 static void header(struct vn_strbuf *b, struct json_object *res)
 {
 	struct json_object *kernel = vn_json_get(res, "kernel");
-	const char *scenario = vn_html_jstr(res, "scenario"), *error = vn_html_jstr(res, "error");
-	struct json_object *complete = vn_json_get(res, "complete"), *passed = vn_json_get(res, "passed");
-	bool is_complete = json_object_is_type(complete, json_type_boolean) && json_object_get_boolean(complete);
-	bool is_passed = json_object_is_type(passed, json_type_boolean) && json_object_get_boolean(passed);
+	const char *scenario = vn_json_str(res, "scenario"), *error = vn_json_str(res, "error");
+	bool is_complete = vn_json_bool(res, "complete"), is_passed = vn_json_bool(res, "passed");
 	char num[64];
 	double v;
 
@@ -53,28 +51,28 @@ static void header(struct vn_strbuf *b, struct json_object *res)
 				 is_passed ? "PASSED: every assertion held" : "FAILED: an assertion did not hold");
 	}
 	vn_strbuf_printf(b, "</div>\n<table class=\"header\">\n");
-	row(b, "description", vn_html_jstr(res, "description"));
-	row(b, "variant", vn_html_jstr(res, "variant"));
-	if (vn_html_jnum(res, "repeat", &v)) {
+	row(b, "description", vn_json_str(res, "description"));
+	row(b, "variant", vn_json_str(res, "variant"));
+	if (vn_json_has_finite(res, "repeat", &v)) {
 		snprintf(num, sizeof(num), "%.0f", v);
 		row(b, "repeat", num);
 	}
-	row(b, "topology", vn_html_jstr(res, "topology"));
-	row(b, "kernel", vn_html_jstr(kernel, "release"));
-	row(b, "kernel version", vn_html_jstr(kernel, "version"));
-	row(b, "kernel cmdline", vn_html_jstr(kernel, "cmdline"));
-	row(b, "kernel recipe", vn_html_jstr(kernel, "recipe"));
-	const char *acc = vn_html_jstr(res, "accelerator"), *why = vn_html_jstr(res, "accelerator_reason");
+	row(b, "topology", vn_json_str(res, "topology"));
+	row(b, "kernel", vn_json_str(kernel, "release"));
+	row(b, "kernel version", vn_json_str(kernel, "version"));
+	row(b, "kernel cmdline", vn_json_str(kernel, "cmdline"));
+	row(b, "kernel recipe", vn_json_str(kernel, "recipe"));
+	const char *acc = vn_json_str(res, "accelerator"), *why = vn_json_str(res, "accelerator_reason");
 	_cleanup_free_ char *accel = acc && why ? vn_xasprintf("%s (%s)", acc, why) : vn_xstrdup_or_null(acc);
 	row(b, "accelerator", accel);
-	row(b, "started", vn_html_jstr(res, "started_utc"));
-	if (vn_html_jnum(res, "duration_s", &v)) {
+	row(b, "started", vn_json_str(res, "started_utc"));
+	if (vn_json_has_finite(res, "duration_s", &v)) {
 		snprintf(num, sizeof(num), "%.1f s", v);
 		row(b, "duration", num);
 	}
-	row(b, "sampling cost", vn_html_jstr(res, "sampling_cost"));
+	row(b, "sampling cost", vn_json_str(res, "sampling_cost"));
 	vn_strbuf_printf(b, "</table>\n");
-	const char *fidelity = vn_html_jstr(res, "fidelity");
+	const char *fidelity = vn_json_str(res, "fidelity");
 	if (fidelity) {
 		vn_strbuf_printf(b, "<h2>Fidelity at boot</h2><pre>");
 		vn_html_text(b, fidelity);
@@ -369,7 +367,7 @@ static void counters(struct vn_strbuf *b, const struct vn_samples *ss, const cha
 		for (unsigned i = 0; i < ss->n; i++) {
 			double v;
 			set.y[k][i] = NAN;
-			if (!vn_html_jnum(ss->v[i].vmstat, keys[k], &v))
+			if (!vn_json_has_finite(ss->v[i].vmstat, keys[k], &v))
 				continue;
 			if (isnan(first))
 				first = v;
@@ -483,7 +481,7 @@ static void trace(struct vn_strbuf *b, const char *dir)
 		char *nl = memchr(line, '\n', (size_t)(text + len - line));
 		size_t ln = (size_t)((nl ? nl : text + len) - line);
 		json_object *o = parse_line(line, ln), *v;
-		const char *type = o ? vn_html_jstr(o, "type") : NULL, *name = o ? vn_html_jstr(o, "event") : NULL;
+		const char *type = o ? vn_json_str(o, "type") : NULL, *name = o ? vn_json_str(o, "event") : NULL;
 		double x;
 		line += ln + 1;
 		if (!o) {
@@ -491,20 +489,20 @@ static void trace(struct vn_strbuf *b, const char *dir)
 		} else if (type && strcmp(type, "header") == 0 && !nnames &&
 			   json_object_object_get_ex(o, "events", &v) && json_object_is_type(v, json_type_array)) {
 			for (size_t i = 0; i < json_object_array_length(v) && nnames < TRACE_EVENTS_MAX; i++) {
-				const char *en = vn_html_jstr(json_object_array_get_idx(v, i), "event");
+				const char *en = vn_json_str(json_object_array_get_idx(v, i), "event");
 				if (en && strlen(en) < sizeof(names[0]))
 					snprintf(names[nnames++], sizeof(names[0]), "%s", en);
 			}
 		} else if (type && strcmp(type, "end") == 0) {
 			ended = true;
 			complete = json_object_object_get_ex(o, "complete", &v) && json_object_get_boolean(v);
-		} else if (name && vn_html_jnum(o, "t", &x) && x >= 0 && x < 1e9) {
+		} else if (name && vn_json_has_finite(o, "t", &x) && x >= 0 && x < 1e9) {
 			unsigned k = 0;
 			while (k < nnames && strcmp(names[k], name) != 0)
 				k++;
 			double from, to;
-			bool crossed = vn_html_jnum(o, "from_node", &from) && vn_html_jnum(o, "to_node", &to) &&
-				       from >= 0 && to >= 0 && from != to;
+			bool crossed = vn_json_has_finite(o, "from_node", &from) &&
+				       vn_json_has_finite(o, "to_node", &to) && from >= 0 && to >= 0 && from != to;
 			if (k < nnames) {
 				moves[k] |= json_object_object_get_ex(o, "from_node", &v);
 				if (n == cap) {
@@ -570,7 +568,7 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 		return rc;
 	if (!json_object_is_type(res, json_type_object))
 		return vn_input_error(err, "%s/result.json: not a JSON object", dir);
-	const char *scenario = vn_html_jstr(res, "scenario");
+	const char *scenario = vn_json_str(res, "scenario");
 	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s", scenario ? scenario : dir);
 	vn_html_page_begin(b, title);
 	header(b, res);

@@ -359,15 +359,15 @@ void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions)
 			    "<th>expected</th><th>detail</th></tr>\n");
 	for (size_t i = 0; i < n && i < VN_HTML_MAX_VERDICTS; i++) {
 		struct json_object *a = json_object_array_get_idx(assertions, i);
-		const char *v = vn_html_jstr(a, "verdict");
+		const char *v = vn_json_str(a, "verdict");
 		bool pass = v && strcmp(v, "pass") == 0;
 		vn_strbuf_printf(b, "<tr><td class=\"%s\">", pass ? "pass" : "fail");
 		vn_html_text(b, v ? v : "?");
 		vn_strbuf_printf(b, "</td>");
-		cell(b, vn_html_jstr(a, "name"), false);
-		cell(b, vn_html_jstr(a, "observed"), false);
-		cell(b, vn_html_jstr(a, "expected"), false);
-		cell(b, vn_html_jstr(a, "detail"), true);
+		cell(b, vn_json_str(a, "name"), false);
+		cell(b, vn_json_str(a, "observed"), false);
+		cell(b, vn_json_str(a, "expected"), false);
+		cell(b, vn_json_str(a, "detail"), true);
 		vn_strbuf_printf(b, "</tr>\n");
 	}
 	vn_strbuf_printf(b, "</table>\n");
@@ -387,23 +387,6 @@ int vn_html_read_json(const char *dir, const char *name, size_t max, struct json
 	if (strlen(text) != len)
 		return vn_input_error(err, "%s: holds a NUL byte", path);
 	return vn_json_parse(text, path, out, err);
-}
-
-const char *vn_html_jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v = json_object_is_type(o, json_type_object) ? vn_json_get(o, key) : NULL;
-
-	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-bool vn_html_jnum(struct json_object *o, const char *key, double *out)
-{
-	struct json_object *v = json_object_is_type(o, json_type_object) ? vn_json_get(o, key) : NULL;
-
-	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-		return false;
-	*out = json_object_get_double(v);
-	return isfinite(*out);
 }
 
 bool vn_html_path_ok(const char *rel)

@@ -108,18 +108,16 @@ static int step_index(const struct vn_run_data *d, const char *name)
 static int counter_delta(const struct vn_run_data *d, const struct vn_scn_assert *as, const char *key, double *out,
 			 struct vn_error *err)
 {
-	json_object *b = NULL, *a = NULL;
-
 	if (!d->vmstat_before || !d->vmstat_after)
 		return unobserved(err, as, "no %s snapshot of /proc/vmstat", !d->vmstat_before ? "before" : "after");
-	bool hb = json_object_object_get_ex(d->vmstat_before, key, &b);
-	bool ha = json_object_object_get_ex(d->vmstat_after, key, &a);
-	if (!hb && !ha)
+	enum vn_counter_delta r = vn_metrics_counter_delta(d->vmstat_before, d->vmstat_after, key, out);
+	if (r == VN_DELTA_NEITHER)
 		return 1;
-	if (!hb || !ha)
+	if (r == VN_DELTA_BEFORE_ONLY || r == VN_DELTA_AFTER_ONLY)
 		return unobserved(err, as, "counter %s is in the %s snapshot of /proc/vmstat only", key,
-				  hb ? "before" : "after");
-	*out = (double)(json_object_get_int64(a) - json_object_get_int64(b));
+				  r == VN_DELTA_BEFORE_ONLY ? "before" : "after");
+	if (r == VN_DELTA_NOT_INT)
+		return unobserved(err, as, "counter %s of /proc/vmstat is not an integer in both snapshots", key);
 	return 0;
 }
 

@@ -271,11 +271,8 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	}
 
 	dir = o->run.outdir ? vn_xstrdup(o->run.outdir) : vn_run_default_dir(s->name);
-	if ((rc = vn_dir_nonempty(dir)) != 0 && !o->run.force) {
-		if (rc < 0)
-			return vn_infra_error(err, rc, "results directory %s: %s", dir, strerror(-rc));
-		return vn_input_error(err, "results directory %s is not empty; use another -o or --force", dir);
-	}
+	if ((rc = vn_run_dir_refuse(dir, o->run.force, NULL, err)) < 0)
+		return rc;
 	if ((rc = vn_mkdir_p(dir, 0755, err)) < 0)
 		return rc;
 	g.dir = dir;

@@ -29,12 +29,13 @@ static void deltas(struct vn_report *rep, const char *prefix, json_object *befor
 		return;
 	json_object_object_foreach(after, key, v)
 	{
-		json_object *b;
-		if (!json_object_is_type(v, json_type_int) || !json_object_object_get_ex(before, key, &b) ||
-		    !json_object_is_type(b, json_type_int) || strlen(key) > METRIC_NAME_MAX)
+		double delta;
+		(void)v;
+		if (strlen(key) > METRIC_NAME_MAX ||
+		    vn_metrics_counter_delta(before, after, key, &delta) != VN_DELTA_OK)
 			continue;
 		_cleanup_free_ char *name = vn_xasprintf("%s%s", prefix, key);
-		vn_report_metric(rep, name, (double)json_object_get_int64(v) - (double)json_object_get_int64(b));
+		vn_report_metric(rep, name, delta);
 	}
 }
 

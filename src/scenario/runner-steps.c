@@ -94,7 +94,7 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 	return v;
 }
 
-static int start_step(struct run *r, unsigned si, unsigned rep, struct vn_error *err)
+static int start_step(struct run *r, unsigned si, struct vn_error *err)
 {
 	const struct vn_scn_step *st = &r->s->steps[si];
 
@@ -109,10 +109,11 @@ static int start_step(struct run *r, unsigned si, unsigned rep, struct vn_error 
 			return rc;
 		e->step = si;
 		e->index = i;
-		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.out", st->name, rep, i);
+		/* ".r0": the name docs/ci.md gives, from when one run could repeat its steps. */
+		snprintf(name, sizeof(name), "steps/%s.r0.p%u.out", st->name, i);
 		if ((rc = vn_run_open_out(r->dir, name, &e->out, err)) < 0)
 			return rc;
-		snprintf(name, sizeof(name), "steps/%s.r%u.p%u.err", st->name, rep, i);
+		snprintf(name, sizeof(name), "steps/%s.r0.p%u.err", st->name, i);
 		if ((rc = vn_run_open_out(r->dir, name, &e->errf, err)) < 0)
 			return rc;
 	}
@@ -257,25 +258,23 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 	unsigned np = 0;
 	int rc;
 
-	for (unsigned rep = 0; rep < r->s->repeats && !r->stop; rep++) {
-		for (unsigned si = 0; si < r->s->nsteps && !r->stop; si++) {
-			const struct vn_scn_step *st = &r->s->steps[si];
-			double start = vn_now_s();
+	for (unsigned si = 0; si < r->s->nsteps && !r->stop; si++) {
+		const struct vn_scn_step *st = &r->s->steps[si];
+		double start = vn_now_s();
 
-			if (st->is_hotplug) {
-				if ((rc = do_hotplug(r, si, &st->hotplug, err)) < 0)
-					return rc;
-				continue;
-			}
-			if ((rc = start_step(r, si, rep, err)) < 0)
+		if (st->is_hotplug) {
+			if ((rc = do_hotplug(r, si, &st->hotplug, err)) < 0)
 				return rc;
-			for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)
-				pend[np++] = (struct pending){
-					.step = si, .act = &st->actions[k], .due = start + st->actions[k].at_s};
-			while (!st->background && step_running(r, si) && !r->stop) {
-				if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = vn_run_pump(r, 100, err)) < 0)
-					return rc;
-			}
+			continue;
+		}
+		if ((rc = start_step(r, si, err)) < 0)
+			return rc;
+		for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)
+			pend[np++] = (struct pending){
+				.step = si, .act = &st->actions[k], .due = start + st->actions[k].at_s};
+		while (!st->background && step_running(r, si) && !r->stop) {
+			if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = vn_run_pump(r, 100, err)) < 0)
+				return rc;
 		}
 	}
 	/* Background steps, and actions still due while they run. */

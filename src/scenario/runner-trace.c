@@ -76,32 +76,11 @@ static int index_of(const struct vn_run_trace *t, const char *name)
 	return -1;
 }
 
-static const char *str_member(json_object *o, const char *key)
-{
-	json_object *v;
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : NULL;
-}
-
-static bool num_member(json_object *o, const char *key, double *out)
-{
-	json_object *v;
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)))
-		return false;
-	*out = json_object_get_double(v);
-	return isfinite(*out);
-}
-
 /* A non-negative integer member that fits 53 bits (as the guest's counters do). */
 static bool count_member(json_object *o, const char *key, uint64_t *out)
 {
-	json_object *v;
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	int64_t x = json_object_get_int64(v);
-	if (x < 0 || x > (INT64_C(1) << 53))
+	int64_t x;
+	if (!vn_json_has_int64(o, key, &x) || x < 0 || x > (INT64_C(1) << 53))
 		return false;
 	*out = (uint64_t)x;
 	return true;
@@ -109,8 +88,8 @@ static bool count_member(json_object *o, const char *key, uint64_t *out)
 
 static void vmstat_keep(json_object *o, struct counter *c, unsigned *n)
 {
-	json_object *vm;
-	if (!json_object_object_get_ex(o, "vmstat", &vm) || !json_object_is_type(vm, json_type_object))
+	json_object *vm = vn_json_member(o, "vmstat", json_type_object);
+	if (!vm)
 		return;
 	json_object_object_foreach(vm, key, v)
 	{
@@ -146,7 +125,7 @@ static void find_cross(struct vn_run_trace *t, unsigned k)
 static void on_format(struct run *r, json_object *o)
 {
 	struct vn_run_trace *t = r->trace;
-	const char *name = str_member(o, "format"), *text = str_member(o, "text");
+	const char *name = vn_json_str(o, "format"), *text = vn_json_str(o, "text");
 	int k = name ? index_of(t, name) : -1;
 	struct vn_error pe = {0};
 
@@ -213,14 +192,14 @@ static void write_header(struct run *r)
 static void on_ready(struct run *r, json_object *o)
 {
 	struct vn_run_trace *t = r->trace;
-	const char *clock = str_member(o, "clock");
+	const char *clock = vn_json_str(o, "clock");
 
 	for (unsigned k = 0; k < t->n; k++)
 		if (!t->have_format[k]) {
 			protocol_error(t, "ready before every event's format");
 			return;
 		}
-	if (t->ready || !clock || strlen(clock) >= sizeof(t->clock) || !num_member(o, "t0", &t->t0)) {
+	if (t->ready || !clock || strlen(clock) >= sizeof(t->clock) || !vn_json_has_finite(o, "t0", &t->t0)) {
 		protocol_error(t, "a ready line out of order or of the wrong shape");
 		return;
 	}
@@ -236,15 +215,6 @@ static int node_of_cpu(const struct vn_topology *topo, int64_t cpu)
 		if (vn_cpuset_has(&topo->nodes[n].cpus, (unsigned)cpu))
 			return (int)n;
 	return -1;
-}
-
-static bool int_field(json_object *fields, const char *name, int64_t *out)
-{
-	json_object *v;
-	if (!json_object_object_get_ex(fields, name, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	*out = json_object_get_int64(v);
-	return true;
 }
 
 static void on_line(struct run *r, const char *line, size_t len)
@@ -268,12 +238,13 @@ static void on_line(struct run *r, const char *line, size_t len)
 	t->count[k]++;
 	for (unsigned i = 0; i < f->nfields; i++) {
 		int64_t x;
-		if (strncmp(f->fields[i].printed, "nr_", 3) == 0 && int_field(ev.fields, f->fields[i].name, &x))
+		if (strncmp(f->fields[i].printed, "nr_", 3) == 0 && vn_json_has_int64(ev.fields, f->fields[i].name, &x))
 			t->sum[k][i] += (double)x;
 	}
 	int64_t a = -1, b = -1;
 	bool moved = false;
-	if (t->cross_kind[k] && int_field(ev.fields, t->cross_a[k], &a) && int_field(ev.fields, t->cross_b[k], &b)) {
+	if (t->cross_kind[k] && vn_json_has_int64(ev.fields, t->cross_a[k], &a) &&
+	    vn_json_has_int64(ev.fields, t->cross_b[k], &b)) {
 		if (t->cross_kind[k] == 1) {
 			a = node_of_cpu(r->t, a);
 			b = node_of_cpu(r->t, b);
@@ -314,16 +285,15 @@ static void on_line(struct run *r, const char *line, size_t len)
 static void on_end(struct run *r, json_object *o)
 {
 	struct vn_run_trace *t = r->trace;
-	json_object *cpus;
+	json_object *cpus = vn_json_member(o, "cpus", json_type_array);
 
-	if (!t->ready || t->ended || !num_member(o, "t1", &t->t1) || !count_member(o, "cut", &t->guest_cut)) {
+	if (!t->ready || t->ended || !vn_json_has_finite(o, "t1", &t->t1) || !count_member(o, "cut", &t->guest_cut)) {
 		protocol_error(t, "an end line out of order or of the wrong shape");
 		return;
 	}
 	t->ended = true;
 	vmstat_keep(o, t->v1, &t->nv1);
-	if (json_object_object_get_ex(o, "cpus", &cpus) && json_object_is_type(cpus, json_type_array) &&
-	    json_object_array_length(cpus) <= VN_CPUSET_MAX) {
+	if (cpus && json_object_array_length(cpus) <= VN_CPUSET_MAX) {
 		t->stats = true;
 		for (size_t i = 0; i < json_object_array_length(cpus); i++) {
 			json_object *c = json_object_array_get_idx(cpus, i);
@@ -350,7 +320,7 @@ static void message(struct run *r, const char *line, size_t n)
 	bool whole = o && json_tokener_get_error(tok) == json_tokener_success && json_tokener_get_parse_end(tok) == n &&
 		     json_object_is_type(o, json_type_object);
 	json_tokener_free(tok);
-	const char *l = whole ? str_member(o, "l") : NULL;
+	const char *l = whole ? vn_json_str(o, "l") : NULL;
 	json_object *v;
 	if (!whole)
 		t->bad_msgs++;
@@ -362,9 +332,10 @@ static void message(struct run *r, const char *line, size_t n)
 		on_ready(r, o);
 	else if (json_object_object_get_ex(o, "end", &v))
 		on_end(r, o);
-	else if (str_member(o, "missing") && index_of(t, str_member(o, "missing")) >= 0 && !t->missing) {
-		t->missing = vn_xstrdup(str_member(o, "missing"));
-		t->no_tracefs = str_member(o, "why") && strcmp(str_member(o, "why"), "the kernel has no tracefs") == 0;
+	else if (vn_json_str(o, "missing") && index_of(t, vn_json_str(o, "missing")) >= 0 && !t->missing) {
+		t->missing = vn_xstrdup(vn_json_str(o, "missing"));
+		t->no_tracefs =
+			vn_json_str(o, "why") && strcmp(vn_json_str(o, "why"), "the kernel has no tracefs") == 0;
 	} else
 		t->bad_msgs++;
 	json_object_put(o);

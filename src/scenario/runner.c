@@ -342,15 +342,8 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	int rc;
 
 	dir = o->outdir ? vn_xstrdup(o->outdir) : vn_run_default_dir(s->name);
-	/* A reused directory would mix this run's files with another's: refuse unless asked to. */
-	if ((rc = vn_dir_nonempty(dir)) != 0 && !o->force) {
-		if (rc < 0)
-			return vn_infra_error(err, rc, "results directory %s: %s", dir, strerror(-rc));
-		return vn_input_error(err,
-				      "results directory %s is not empty: its files would mix with this run's; use "
-				      "another -o or --force",
-				      dir);
-	}
+	if ((rc = vn_run_dir_refuse(dir, o->force, ": its files would mix with this run's", err)) < 0)
+		return rc;
 	_cleanup_free_ char *steps_dir = vn_run_path(dir, "steps");
 	if ((rc = vn_dir_create(steps_dir, err)) < 0)
 		return vn_error_prefix(err, "results directory");
@@ -385,6 +378,18 @@ char *vn_run_default_dir(const char *scenario)
 	_cleanup_free_ char *stamp = utc_stamp(true);
 
 	return vn_xasprintf("results/%s-%s", scenario, stamp);
+}
+
+int vn_run_dir_refuse(const char *dir, bool force, const char *reason, struct vn_error *err)
+{
+	int rc = vn_dir_nonempty(dir);
+
+	if (rc == 0 || force)
+		return 0;
+	if (rc < 0)
+		return vn_infra_error(err, rc, "results directory %s: %s", dir, strerror(-rc));
+	return vn_input_error(err, "results directory %s is not empty%s; use another -o or --force", dir,
+			      reason ? reason : "");
 }
 
 /* What the booted guest is, for the result. */

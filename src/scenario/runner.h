@@ -36,6 +36,12 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 
 /* results/<scenario>-<UTC time>, where a run or a group goes without -o. Malloc'd. */
 char *vn_run_default_dir(const char *scenario);
+/*
+ * 0 when dir is empty or absent, or force; else an input error (a reused
+ * directory would mix one run's files with another's), with reason after
+ * "is not empty" (NULL: none), or an infrastructure error when dir cannot be read.
+ */
+int vn_run_dir_refuse(const char *dir, bool force, const char *reason, struct vn_error *err);
 
 struct vn_compare;
 

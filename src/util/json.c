@@ -372,3 +372,37 @@ bool vn_json_bool(struct json_object *o, const char *key)
 
 	return v && json_object_get_boolean(v);
 }
+
+bool vn_json_has_int64(struct json_object *o, const char *key, int64_t *out)
+{
+	struct json_object *v = member_of_type(o, key, json_type_int);
+
+	if (v)
+		*out = json_object_get_int64(v);
+	return v != NULL;
+}
+
+bool vn_json_has_number(struct json_object *o, const char *key, double *out)
+{
+	struct json_object *v = vn_json_get(o, key);
+
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return false;
+	*out = json_object_get_double(v);
+	return true;
+}
+
+bool vn_json_has_finite(struct json_object *o, const char *key, double *out)
+{
+	double x;
+
+	if (!vn_json_has_number(o, key, &x) || !isfinite(x))
+		return false;
+	*out = x;
+	return true;
+}
+
+struct json_object *vn_json_member(struct json_object *o, const char *key, enum json_type t)
+{
+	return member_of_type(o, key, t);
+}

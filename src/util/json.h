@@ -105,6 +105,19 @@ int64_t vn_json_int64(struct json_object *o, const char *key);
 double vn_json_double(struct json_object *o, const char *key);
 bool vn_json_bool(struct json_object *o, const char *key);
 /*
+ * The same where absent and present must differ (a report's inputs, the
+ * guest's trace stream, samples.jsonl): true and *out when the member is
+ * there with the type asked, false with *out untouched otherwise; o may be
+ * NULL or not an object.
+ */
+bool vn_json_has_int64(struct json_object *o, const char *key, int64_t *out);
+/* A number, integer or not, as a double (json-c reads 1e999 as an infinity). */
+bool vn_json_has_number(struct json_object *o, const char *key, double *out);
+/* A number that is finite: what a value to print or plot must be. */
+bool vn_json_has_finite(struct json_object *o, const char *key, double *out);
+/* o's member key when it is of type t (an object, an array...), else NULL. */
+struct json_object *vn_json_member(struct json_object *o, const char *key, enum json_type t);
+/*
  * A double with the text it is printed as, for json-c prints 17
  * significant digits, binary noise and all. `digits` significant digits
  * (%.*g), or `decimals` after the point (%.*f).

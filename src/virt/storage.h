@@ -60,8 +60,6 @@ char *vn_virt_volume_name(const char *local_path, const char *hex);
  */
 int vn_virt_volume_create(struct vn_virt *v, const char *name, uint64_t capacity, const char *format,
 			  const char *backing_path, char **remote_path, struct vn_error *err);
-/* Deleting a volume that is not there is not an error. */
-int vn_virt_volume_delete(struct vn_virt *v, const char *name, struct vn_error *err);
 
 struct vn_virt_host_info {
 	char *hostname;

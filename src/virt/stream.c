@@ -276,8 +276,3 @@ int vn_virt_console_log(virDomainPtr dom, const char *path, struct vn_error *err
 	b->log_max = VN_CONSOLE_LOG_MAX;
 	return bridge_start(dom, b, open_console, NULL, "console", err);
 }
-
-int vn_virt_domain_log_console(struct vn_virt_domain *d, const char *path, struct vn_error *err)
-{
-	return vn_virt_console_log(d->dom, path, err);
-}

@@ -71,3 +71,10 @@ struct vn_accel_verdict {
  */
 int vn_accel_boot(const struct vn_accel_ops *ops, const char *force, const struct vn_accel_limits *lim,
 		  struct vn_accel_verdict *out, struct vn_error *err);
+
+/*
+ * A volume of our pool deleted: only the tests need it, for
+ * vn_virt_volume_create replaces a volume left over. Deleting a volume that
+ * is not there is not an error.
+ */
+int vn_virt_volume_delete(struct vn_virt *v, const char *name, struct vn_error *err);

@@ -169,13 +169,11 @@ int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char
  */
 int vn_virt_domain_open_channel(struct vn_virt_domain *d, const char *name, int *fd, struct vn_error *err);
 /*
- * The guest's serial console through libvirt (virDomainOpenConsole), copied
- * into the local file path (truncated first) until the console closes, at
- * most VN_CONSOLE_LOG_MAX bytes. For a guest whose host cannot write our
- * files: its <log file=> would be on that host.
+ * At most this much of a guest's serial console is copied into its local
+ * log through libvirt (virDomainOpenConsole): for a guest whose host cannot
+ * write our files, its <log file=> would be on that host.
  */
 #define VN_CONSOLE_LOG_MAX (UINT64_C(64) << 20)
-int vn_virt_domain_log_console(struct vn_virt_domain *d, const char *path, struct vn_error *err);
 /* Whether the connection still works (a remote host's daemon answers its keepalives; always for local ones). */
 bool vn_virt_alive(struct vn_virt *v);
 /* Whether the connection reaches another host (a URI with a host or a transport): files are not shared. */

@@ -74,4 +74,17 @@ check "...result.json incomplete, no verdict" sh -c "grep -Eq '\"complete\": ?fa
 check "...junit.xml an error, not a failure" sh -c "grep -q '<error' '$out/sampler-dies/junit.xml' && ! grep -q '<failure' '$out/sampler-dies/junit.xml'"
 check "...and leaves no QEMU" no_qemu_left
 
+# 6. A scenario's "repeats" is a matrix's: --repeats 1 asks for one run, and one run runs its steps once,
+# its outputs named as docs/ci.md says (steps/STEP.r0.pI.out).
+cat >"$VNUMA_STATE_DIR/once.json" <<EOF
+{"name": "once", "topology": "$src/topologies/2node.xml", "repeats": 2,
+ "steps": [{"name": "once", "workload": "cmd", "command": ["echo", "ran"]}]}
+EOF
+run once "$VNUMA_STATE_DIR/once.json" --repeats 1 --quick
+check "--repeats 1 of a scenario with repeats 2 exits 0" test "$RC" = 0
+check "...one step output, r0's, and no r1" sh -c "[ \$(ls '$out/once/steps' | grep -c '\\.out\$') = 1 ] &&
+	test -f '$out/once/steps/once.r0.p0.out' && ! ls '$out/once/steps' | grep -q '\\.r1\\.'"
+check "...and the step ran once" sh -c "[ \$(cat '$out/once/steps/'*.out | grep -c '^ran\$') = 1 ]"
+check "...and leaves no QEMU" no_qemu_left
+
 finish

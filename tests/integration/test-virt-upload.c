@@ -20,6 +20,7 @@
 
 #include "util/interrupt.h"
 #include "virt/storage.h"
+#include "virt/virt-priv.h"
 
 int main(int argc, char **argv)
 {

@@ -546,8 +546,6 @@ static void test_fractions_two_nodes(void **state)
 	assert_float_equal(vn_samples_local_fraction(x, p100, 1), 0.75, 1e-9);
 	assert_float_equal(vn_samples_local_fraction(x, p200, 1), 1.0, 1e-9);
 	assert_float_equal(vn_samples_local_fraction(x, NULL, 0), 5000.0 / 6000, 1e-9);
-	assert_float_equal(vn_samples_time_to_local(&s, p100, 1, 0.7), 0.5, 1e-9);
-	assert_true(isnan(vn_samples_time_to_local(&s, p100, 1, 0.8)));
 
 	double avg[2];
 	vn_samples_avg_running(&s, avg, 2);

@@ -491,14 +491,75 @@ static void test_observations_as_metrics(void **state)
 	vn_topology_free(f.t);
 }
 
+static bool metric(const struct vn_report *r, const char *name, double *out)
+{
+	for (unsigned i = 0; i < r->nmetrics; i++)
+		if (strcmp(r->metrics[i].name, name) == 0) {
+			*out = r->metrics[i].value;
+			return true;
+		}
+	return false;
+}
+
+/* The counter deltas a run records for compare: the same delta the judge takes, one that went back included. */
+static void test_metrics_deltas(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vnuma-test-deltas.XXXXXX";
+	struct vn_topology *t = NULL;
+	struct vn_scenario *s = NULL;
+	struct vn_error err = {0};
+	struct vn_report r = {0};
+	struct vn_run_step_data steps[1] = {{0}};
+	struct vn_run_data d = {.steps = steps};
+	double v;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(vn_topology_parse(topo, strlen(topo), "t.xml", &t, &err), 0);
+	assert_int_equal(vn_scenario_parse(scn, "t.json", &s, &err), 0);
+	d.s = s;
+	d.t = t;
+	d.vmstat_before = kv("{\"up\":10,\"back\":100,\"only_before\":1,\"text\":1}");
+	d.vmstat_after = kv("{\"up\":15,\"back\":40,\"only_after\":2,\"text\":\"12\"}");
+	for (unsigned i = 0; i < 2; i++) {
+		_cleanup_free_ char *sub = vn_xasprintf("%s/%s", dir, i ? "after" : "before");
+		assert_int_equal(vn_mkdir_p(sub, 0755, &err), 0);
+		put(sub, "node0-numastat", i ? "numa_hit 15\nnuma_miss 2\nother 3\n" : "numa_hit 10\nnuma_miss 5\n");
+		put(sub, "node1-numastat", "numa_hit 7\n");
+	}
+	if (vn_run_metrics(&d, dir, &r, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(metric(&r, "vmstat.up", &v));
+	assert_float_equal(v, 5, 0);
+	assert_true(metric(&r, "vmstat.back", &v));
+	assert_float_equal(v, -60, 0);
+	/* A counter in one snapshot only, or not a number in one, is no delta. */
+	assert_false(metric(&r, "vmstat.only_before", &v));
+	assert_false(metric(&r, "vmstat.only_after", &v));
+	assert_false(metric(&r, "vmstat.text", &v));
+	assert_true(metric(&r, "numastat.node0.numa_hit", &v));
+	assert_float_equal(v, 5, 0);
+	assert_true(metric(&r, "numastat.node0.numa_miss", &v));
+	assert_float_equal(v, -3, 0);
+	assert_false(metric(&r, "numastat.node0.other", &v));
+	assert_true(metric(&r, "numastat.node1.numa_hit", &v));
+	assert_float_equal(v, 0, 0);
+	assert_int_equal(r.nmetrics, 5);
+
+	vn_report_clear(&r);
+	json_object_put(d.vmstat_before);
+	json_object_put(d.vmstat_after);
+	vn_rm_rf(dir);
+	vn_scenario_free(s);
+	vn_topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_type),
-		cmocka_unit_test(test_change_against_base),
-		cmocka_unit_test(test_fallback_rebuilds),
-		cmocka_unit_test(test_judge_unobservable),
-		cmocka_unit_test(test_observations_as_metrics),
+		cmocka_unit_test(test_every_type),          cmocka_unit_test(test_metrics_deltas),
+		cmocka_unit_test(test_change_against_base), cmocka_unit_test(test_fallback_rebuilds),
+		cmocka_unit_test(test_judge_unobservable),  cmocka_unit_test(test_observations_as_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,12 +227,67 @@ static void test_own_members(void **state)
 	assert_false(vn_json_bool(o, "absent"));
 }
 
+/* JSON we did not write: present with the type asked, or false and the value left alone. */
+static void test_has_members(void **state)
+{
+	_cleanup_json_ struct json_object *o = json_tokener_parse(
+		"{\"s\":\"x\",\"i\":-7,\"big\":9007199254740993,\"d\":1.5,\"b\":true,\"n\":null,\"a\":[1],\"o\":{}}");
+	int64_t i = 42;
+	double d = 42;
+
+	assert_non_null(o);
+	json_object_object_add(o, "inf", json_object_new_double(INFINITY));
+	json_object_object_add(o, "nan", json_object_new_double(NAN));
+
+	assert_true(vn_json_has_int64(o, "i", &i));
+	assert_int_equal(i, -7);
+	assert_true(vn_json_has_int64(o, "big", &i));
+	assert_int_equal(i, 9007199254740993LL);
+	i = 42;
+	static const char *const not_int[] = {"d", "s", "b", "n", "a", "o", "inf", "absent"};
+	for (size_t k = 0; k < sizeof(not_int) / sizeof(not_int[0]); k++)
+		assert_false(vn_json_has_int64(o, not_int[k], &i));
+	assert_int_equal(i, 42);
+
+	/* An integer is a number here, unlike vn_json_double's. */
+	assert_true(vn_json_has_number(o, "i", &d));
+	assert_true(d == -7);
+	assert_true(vn_json_has_number(o, "d", &d));
+	assert_true(d == 1.5);
+	assert_true(vn_json_has_number(o, "inf", &d));
+	assert_true(isinf(d));
+	assert_true(vn_json_has_finite(o, "i", &d));
+	assert_true(d == -7);
+	d = 42;
+	assert_false(vn_json_has_finite(o, "inf", &d));
+	assert_false(vn_json_has_finite(o, "nan", &d));
+	static const char *const not_num[] = {"s", "b", "n", "a", "o", "absent"};
+	for (size_t k = 0; k < sizeof(not_num) / sizeof(not_num[0]); k++) {
+		assert_false(vn_json_has_number(o, not_num[k], &d));
+		assert_false(vn_json_has_finite(o, not_num[k], &d));
+	}
+	assert_true(d == 42);
+
+	assert_ptr_equal(vn_json_member(o, "a", json_type_array), vn_json_get(o, "a"));
+	assert_ptr_equal(vn_json_member(o, "o", json_type_object), vn_json_get(o, "o"));
+	assert_null(vn_json_member(o, "a", json_type_object));
+	assert_null(vn_json_member(o, "absent", json_type_array));
+
+	/* Not an object, or none: nothing, never a crash. */
+	struct json_object *arr = vn_json_get(o, "a");
+	assert_null(vn_json_str(arr, "s"));
+	assert_false(vn_json_bool(NULL, "b"));
+	assert_false(vn_json_has_int64(arr, "i", &i));
+	assert_false(vn_json_has_number(NULL, "i", &d));
+	assert_null(vn_json_member(NULL, "a", json_type_array));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),       cmocka_unit_test(test_paths),   cmocka_unit_test(test_checks),
-		cmocka_unit_test(test_strings),     cmocka_unit_test(test_numbers), cmocka_unit_test(test_writing),
-		cmocka_unit_test(test_own_members),
+		cmocka_unit_test(test_parse),       cmocka_unit_test(test_paths),       cmocka_unit_test(test_checks),
+		cmocka_unit_test(test_strings),     cmocka_unit_test(test_numbers),     cmocka_unit_test(test_writing),
+		cmocka_unit_test(test_own_members), cmocka_unit_test(test_has_members),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
