@@ -87,8 +87,11 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
  * Define a persistent domain and start it. Persistent, so that a later vnuma
  * process finds it and its <metadata> through the same embed root even after
  * the guest powered off; vn_virt_domain_destroy() undefines it. o->accel may
- * be VN_ACCEL_AUTO. Missing console_log / agent_socket / disk_dir default to the
- * guest dir (its files), where the domain XML is also saved. On failure the domain is
+ * be VN_ACCEL_AUTO. Missing console_log / console_pipe / agent_socket / disk_dir
+ * default to the guest dir (its files), where the domain XML is also saved. A
+ * local guest's console reaches console_log through the console keeper
+ * (console-keep.c), a remote one's through a stream: either way the log stops
+ * at VN_CONSOLE_LOG_MAX (or $VNUMA_CONSOLE_LOG_MAX) with a line saying so. On failure the domain is
  * undefined again and err->detail holds the console log tail.
  */
 int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
@@ -151,8 +154,9 @@ int vn_virt_domain_open_channel(struct vn_virt_domain *d, const char *name, int 
 /*
  * The guest's serial console through libvirt (virDomainOpenConsole), copied
  * into the local file path (truncated first) until the console closes, at
- * most VN_CONSOLE_LOG_MAX bytes. For a guest whose host cannot write our
- * files: its <log file=> would be on that host.
+ * most VN_CONSOLE_LOG_MAX bytes, the last line of them saying the log is full
+ * (after it, only the kernel's last words). For a guest whose host cannot
+ * write our files: its <log file=> would be on that host.
  */
 #define VN_CONSOLE_LOG_MAX (UINT64_C(64) << 20)
 int vn_virt_domain_log_console(struct vn_virt_domain *d, const char *path, struct vn_error *err);
