@@ -212,6 +212,10 @@ badnum "topo random --nodes 3-4x" "--nodes: '4x' is not a number" topo random --
 badnum "topo random --nodes 17" "--nodes: '17' is out of range 2..16" topo random --nodes 17
 badnum "hosts check --vcpus 1e9" "--vcpus: '1e9' is not a number" hosts check --state-dir "$tmp/state" --vcpus 1e9 --connect qemu:///embed
 badnum "hosts check --memory 0" "--memory: size '0' is out of range" hosts check --state-dir "$tmp/state" --memory 0 --connect qemu:///embed
+badnum "cp --max-bytes 0" "--max-bytes: size '0' is out of range 1..16T" cp --state-dir "$tmp/state" --max-bytes 0 g:/x "$tmp/x"
+badnum "cp --max-bytes 1e3" "--max-bytes: unknown size suffix in '1e3'" cp --state-dir "$tmp/state" --max-bytes 1e3 g:/x "$tmp/x"
+badnum "cp --max-files +5" "--max-files: '+5' is not a number" cp --state-dir "$tmp/state" --max-files +5 g:/x "$tmp/x"
+badnum "cp --max-files 4294967296" "--max-files: '4294967296' is out of range 1..4294967295" cp --state-dir "$tmp/state" --max-files 4294967296 g:/x "$tmp/x"
 check "exec --timeout 10m is a duration (past the options, to the guest lookup)" sh -c "'$vnuma' exec --state-dir '$tmp/state' --timeout 10m g -- true 2>&1 | grep -q \"no guest named 'g'\""
 check "topo random --seed 18446744073709551615" test "$(rc "$vnuma" topo random --seed 18446744073709551615)" = 0
 rm -rf "$tmp"
