@@ -483,6 +483,9 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 	copy_domain_log(v, name, src);
 	snprintf(dst, sizeof(dst), "%s/agent.sock", src);
 	unlink(dst);
+	/* The console keeper's FIFO, too: a reader of the archive (cat, tar) would block on it. */
+	snprintf(dst, sizeof(dst), "%s/console.pipe", src);
+	unlink(dst);
 	drop_disk_images(src);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
