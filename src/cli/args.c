@@ -9,6 +9,7 @@
 #include "virt/virt.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/parse.h"
 
 void vn_cli_args_init(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv)
 {
@@ -77,6 +78,30 @@ int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, s
 }
 
 char **vn_cli_argv;
+
+int vn_cli_duration(struct vn_cli_args *a, const char *option, const char *text, double max_s, double *out,
+		    struct vn_error *err)
+{
+	if (vn_duration_parse(text, max_s, out, err) < 0)
+		return a->exit = vn_error_prefix(err, "--%s", option);
+	return 0;
+}
+
+int vn_cli_count(struct vn_cli_args *a, const char *option, const char *text, uint64_t min, uint64_t max, uint64_t *out,
+		 struct vn_error *err)
+{
+	if (vn_count_parse(text, min, max, out, err) < 0)
+		return a->exit = vn_error_prefix(err, "--%s", option);
+	return 0;
+}
+
+int vn_cli_size(struct vn_cli_args *a, const char *option, const char *text, uint64_t min, uint64_t max, uint64_t *out,
+		struct vn_error *err)
+{
+	if (vn_size_parse_range(text, min, max, out, err) < 0)
+		return a->exit = vn_error_prefix(err, "--%s", option);
+	return 0;
+}
 
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err)
 {

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "util/error.h"
@@ -159,6 +160,17 @@ int vn_cli_next(struct vn_cli_args *a, struct vn_error *err);
 int vn_cli_operands(struct vn_cli_args *a, int min, int max, struct vn_error *err);
 /* An option's argument that is not what it should be: an input error naming the option (also in a->exit). */
 int vn_cli_bad_arg(struct vn_cli_args *a, const char *option, const char *why, struct vn_error *err);
+/*
+ * An option's number, through util/parse.h's one parser of its kind and the
+ * option's own bounds; an input error "--OPTION: ..." (also in a->exit). text
+ * is optarg, or a piece of it (UID:GID, MIN-MAX).
+ */
+int vn_cli_duration(struct vn_cli_args *a, const char *option, const char *text, double max_s, double *out,
+		    struct vn_error *err);
+int vn_cli_count(struct vn_cli_args *a, const char *option, const char *text, uint64_t min, uint64_t max, uint64_t *out,
+		 struct vn_error *err);
+int vn_cli_size(struct vn_cli_args *a, const char *option, const char *text, uint64_t min, uint64_t max, uint64_t *out,
+		struct vn_error *err);
 
 /* --with PKG,PKG: each package appended to *with (NULL-terminated, *n entries). */
 void vn_cli_with(const char *arg, char ***with, size_t *n);

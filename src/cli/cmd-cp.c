@@ -11,6 +11,9 @@
 #include "util/name.h"
 #include "util/parse.h"
 
+/* More than a guest's disk holds: a bigger budget is a typo. */
+#define CP_MAX_BYTES_MAX (UINT64_C(1) << 44)
+
 struct cp_progress {
 	bool tty;
 	double t0, last;
@@ -68,19 +71,18 @@ static int cmd_cp(int argc, char **argv, struct vn_error *err)
 
 	vn_cli_args_init(&args, &vn_cmd_cp, argc, argv);
 	while ((c = vn_cli_next(&args, err)) > 0) {
-		long files;
+		uint64_t files;
 
 		switch (c) {
 		case 'r': o.recursive = true; break;
 		case 'p': o.preserve_mode = true; break;
 		case 'B':
-			if (vn_size_parse(optarg, &o.max_bytes, NULL) < 0 || !o.max_bytes)
-				return vn_input_error(err, "--max-bytes %s: expected a size above 0 (1G, 20G)", optarg);
+			if (vn_cli_size(&args, "max-bytes", optarg, 1, CP_MAX_BYTES_MAX, &o.max_bytes, err) < 0)
+				return args.exit;
 			break;
 		case 'F':
-			if (vn_int_parse(optarg, 1, UINT32_MAX, &files, NULL) < 0)
-				return vn_input_error(err, "--max-files %s: expected a count from 1 to %u", optarg,
-						      UINT32_MAX);
+			if (vn_cli_count(&args, "max-files", optarg, 1, UINT32_MAX, &files, err) < 0)
+				return args.exit;
 			o.max_files = (unsigned)files;
 			break;
 		}

@@ -10,11 +10,14 @@
 
 #include "cli/cli.h"
 #include "testbed/testbed.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/name.h"
 
 #define MAX_ENV 64
+/* A month: longer is a typo, and the guest agent's deadline arithmetic stays far from overflow. */
+#define EXEC_TIMEOUT_MAX_S (30.0 * 86400)
 
 /* What exec's own options ask for. */
 struct exec_args {
@@ -28,12 +31,10 @@ struct exec_args {
 
 static int exec_opt(struct vn_cli_args *a, int c, struct exec_args *x, struct vn_error *err)
 {
-	char *end;
-
 	switch (c) {
 	case 'T':
-		if ((x->timeout = atof(optarg)) <= 0)
-			return vn_cli_bad_arg(a, "timeout", "is not a positive number of seconds", err);
+		if (vn_cli_duration(a, "timeout", optarg, EXEC_TIMEOUT_MAX_S, &x->timeout, err) < 0)
+			return -1;
 		break;
 	case 'i': x->interactive = true; break;
 	case 't': x->tty = true; break;
@@ -47,11 +48,16 @@ static int exec_opt(struct vn_cli_args *a, int c, struct exec_args *x, struct vn
 		break;
 	case 'u': {
 		/* Numeric only: the guest has no user database the host could trust to name them. */
-		unsigned long uid = strtoul(optarg, &end, 10), gid = uid;
-		if (end != optarg && *end == ':')
-			gid = strtoul(end + 1, &end, 10);
-		if (*end || !*optarg || uid > 65534 || gid > 65534 || optarg[0] == ':')
-			return vn_cli_bad_arg(a, "user", "is not UID or UID:GID (numbers up to 65534)", err);
+		_cleanup_free_ char *uid_text = vn_xstrdup(optarg);
+		char *gid_text = strchr(uid_text, ':');
+		uint64_t uid, gid;
+		if (gid_text)
+			*gid_text++ = '\0';
+		if (vn_cli_count(a, "user", uid_text, 0, 65534, &uid, err) < 0)
+			return -1;
+		gid = uid;
+		if (gid_text && vn_cli_count(a, "user", gid_text, 0, 65534, &gid, err) < 0)
+			return -1;
 		x->as_user = true, x->uid = (unsigned)uid, x->gid = (unsigned)gid;
 		break;
 	}
@@ -219,7 +225,8 @@ static const struct vn_cli_opt exec_opts[] = {
 	{"env", 'e', true, "K=V", VN_VAL_NONE, "set K in the command's environment (repeatable)"},
 	{"cwd", 'w', true, "DIR", VN_VAL_DIR, "run in the guest directory DIR"},
 	{"user", 'u', true, "UID[:GID]", VN_VAL_NONE, "run as this numeric user (and group; default: root)"},
-	{"timeout", 'T', false, "S", VN_VAL_NONE, "kill the command after S seconds (default: no limit)"},
+	{"timeout", 'T', false, "S", VN_VAL_NONE,
+	 "kill the command after S seconds (or 500ms, 10m, 2h; at most 30 days; default: no limit)"},
 	VN_CLI_OPT_END,
 };
 

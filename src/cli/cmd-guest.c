@@ -9,6 +9,7 @@
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/name.h"
+#include "util/parse.h"
 
 static int cmd_up(int argc, char **argv, struct vn_error *err)
 {
@@ -18,7 +19,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	struct vn_up_result r;
 	_cleanup_strv_ char **with = NULL;
 	size_t nwith = 0;
-	long v;
+	double t;
 	int c, rc;
 
 	vn_cli_args_init(&args, &vn_cmd_up, argc, argv);
@@ -35,9 +36,9 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 				return rc;
 			break;
 		case 't':
-			if ((rc = vn_int_parse(optarg, 1, 86400, &v, err)) < 0)
-				return vn_error_prefix(err, "--timeout");
-			o.timeout_s = (int)v;
+			if (vn_cli_duration(&args, "timeout", optarg, 86400, &t, err) < 0)
+				return args.exit;
+			o.timeout_s = (int)((vn_duration_ms(t) + 999) / 1000); /* whole seconds, none cut short */
 			break;
 		}
 	}
@@ -216,7 +217,7 @@ static const struct vn_cli_opt up_opts[] = {
 	 "a guest image recipe (guest-images/NAME.json, built on first\n"
 	 "use): a disk recipe boots its root from a qcow2 overlay on /dev/vda"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
-	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds (default 180)"},
+	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds, or 10m (at most 24h; default 180)"},
 	VN_CLI_OPT_END,
 };
 

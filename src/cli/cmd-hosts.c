@@ -79,11 +79,9 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 	struct vn_hosts_check res = {0};
 	struct vn_testbed_ctx ctx;
 	struct vn_cli_args a;
-	struct vn_error e = {0}; /* a value's own parse error: the option's message replaces it */
 	bool json = false, probe = true;
 	unsigned vcpus = 0;
-	uint64_t memory = 0;
-	long n;
+	uint64_t memory = 0, n;
 	int c, rc;
 
 	vn_cli_args_init(&a, &hosts_check_cmd, argc, argv);
@@ -91,16 +89,10 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 		switch (c) {
 		case 'H': rc = vn_hosts_load(optarg, &hosts, err); break;
 		case 'v':
-			rc = vn_int_parse(optarg, 1, 4096, &n, &e) < 0
-				     ? vn_cli_bad_arg(&a, "vcpus", "is not a number of vCPUs (1-4096)", err)
-				     : 0;
+			rc = vn_cli_count(&a, "vcpus", optarg, 1, 4096, &n, err);
 			vcpus = (unsigned)n;
 			break;
-		case 'm':
-			rc = vn_size_parse(optarg, &memory, &e) < 0 || memory == 0
-				     ? vn_cli_bad_arg(&a, "memory", "is not a size (e.g. 512M, 2G)", err)
-				     : 0;
-			break;
+		case 'm': rc = vn_cli_size(&a, "memory", optarg, 1, UINT64_C(1) << 40, &memory, err); break;
 		case 'j':
 			json = true;
 			rc = 0;
@@ -111,7 +103,6 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 			break;
 		default: rc = 0;
 		}
-		vn_error_clear(&e);
 		if (rc < 0) {
 			vn_hosts_clear(&hosts);
 			return rc;

@@ -10,6 +10,9 @@
 #include "util/name.h"
 #include "util/parse.h"
 
+/* More than any host here has: a bigger number is a typo (a missing unit reads as bytes and fails the DIMM check). */
+#define HOTPLUG_MEMORY_MAX (UINT64_C(1) << 40)
+
 static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_hotplug_req q = {.timeout_ms = VN_HOTPLUG_TIMEOUT_MS};
@@ -17,27 +20,27 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
 	bool node_given = false;
-	long v;
+	uint64_t v;
+	double t;
 	int c, rc;
 
 	vn_cli_args_init(&args, &vn_cmd_hotplug, argc, argv);
 	while ((c = vn_cli_next(&args, err)) > 0) {
 		switch (c) {
 		case 'N':
-			if ((rc = vn_int_parse(optarg, 0, VN_MAX_NODES - 1, &v, err)) < 0)
-				return vn_error_prefix(err, "--node");
+			if (vn_cli_count(&args, "node", optarg, 0, VN_MAX_NODES - 1, &v, err) < 0)
+				return args.exit;
 			q.node = (unsigned)v;
 			node_given = true;
 			break;
 		case 'm':
-			if ((rc = vn_size_parse(optarg, &q.memory, err)) < 0)
-				return vn_error_prefix(err, "--memory");
-			if (!q.memory)
-				return vn_input_error(err, "--memory: must be more than 0");
+			/* 1 byte up: the request's own check says what a DIMM must be a multiple of. */
+			if (vn_cli_size(&args, "memory", optarg, 1, HOTPLUG_MEMORY_MAX, &q.memory, err) < 0)
+				return args.exit;
 			break;
 		case 'c':
-			if ((rc = vn_int_parse(optarg, 1, 288, &v, err)) < 0)
-				return vn_error_prefix(err, "--cpus");
+			if (vn_cli_count(&args, "cpus", optarg, 1, 288, &v, err) < 0)
+				return args.exit;
 			q.cpus = (unsigned)v;
 			break;
 		case 'o':
@@ -50,9 +53,9 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 			break;
 		case 'r': q.remove = true; break;
 		case 't':
-			if ((rc = vn_int_parse(optarg, 1, 3600, &v, err)) < 0)
-				return vn_error_prefix(err, "--timeout");
-			q.timeout_ms = (int)v * 1000;
+			if (vn_cli_duration(&args, "timeout", optarg, 3600, &t, err) < 0)
+				return args.exit;
+			q.timeout_ms = (int)vn_duration_ms(t);
 			break;
 		}
 	}

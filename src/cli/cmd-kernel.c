@@ -27,12 +27,13 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 {
 	_cleanup_free_ char *cache = NULL;
 	struct vn_cli_args a;
-	int jobs = 0, c, rc;
+	uint64_t jobs = 0;
+	int c, rc;
 
 	vn_cli_args_init(&a, &kernel_build_cmd, argc, argv);
 	while ((c = vn_cli_next(&a, err)) > 0)
-		if (c == 'j' && (jobs = atoi(optarg)) <= 0)
-			return vn_cli_bad_arg(&a, "jobs", "is not a positive number", err);
+		if (c == 'j' && vn_cli_count(&a, "jobs", optarg, 1, 1024, &jobs, err) < 0)
+			return a.exit;
 	if (c < 0 || vn_cli_operands(&a, 1, -1, err) < 0)
 		return a.exit;
 	if ((rc = state_cache(a.state_dir, &cache, err)) < 0)
@@ -57,7 +58,7 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 			continue;
 		}
 		struct vn_kernel_build_opts bo = {
-			.cache_dir = cache, .jobs = jobs, .progress = vn_cli_progress, .progress_data = &p};
+			.cache_dir = cache, .jobs = (int)jobs, .progress = vn_cli_progress, .progress_data = &p};
 		rc = vn_kernel_build(r, &bo, &b, err);
 		vn_cli_progress_done(&p);
 		if (rc < 0)

@@ -109,7 +109,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	struct vn_run_opts ro = {0};
 	const char *kernels[MAX_KERNELS];
 	unsigned nkernels = 0;
-	long repeats = 0;
+	uint64_t repeats = 0;
 	const char *hosts_file = NULL;
 	_cleanup_(vn_hosts_clear) struct vn_hosts hosts = {0};
 	_cleanup_free_ struct vn_matrix_host *mhosts = NULL;
@@ -133,8 +133,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'r':
-			if (vn_int_parse(optarg, 1, 1000, &repeats, NULL) < 0)
-				return vn_cli_bad_arg(&a, "repeats", "is not a number from 1 to 1000", err);
+			if (vn_cli_count(&a, "repeats", optarg, 1, 1000, &repeats, err) < 0)
+				return a.exit;
 			break;
 		}
 	}

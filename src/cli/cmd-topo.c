@@ -11,6 +11,7 @@
 #include "topology/random.h"
 #include "testbed/testbed.h"
 #include "topology/topology.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 
 static const struct vn_cmd topo_fallback_cmd, topo_random_cmd;
@@ -196,33 +197,39 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 /* A random topology on stdout, for checking the model against real boots. */
 static int topo_random(int argc, char **argv, struct vn_error *err)
 {
-	unsigned long long seed = 1;
-	unsigned lo = 5, hi = 8, flags = VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS;
+	uint64_t seed = 1, lo = 5, hi = 8;
+	unsigned flags = VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS;
 	struct vn_cli_args a;
-	char *end;
 	int c;
 
 	vn_cli_args_init(&a, &topo_random_cmd, argc, argv);
 	while ((c = vn_cli_next(&a, err)) > 0) {
 		switch (c) {
 		case 's':
-			seed = strtoull(optarg, &end, 0);
-			if (*end || !*optarg)
-				return vn_cli_bad_arg(&a, "seed", "is not a number", err);
+			if (vn_cli_count(&a, "seed", optarg, 0, UINT64_MAX, &seed, err) < 0)
+				return a.exit;
 			break;
-		case 'n':
-			if (sscanf(optarg, "%u-%u", &lo, &hi) != 2 && sscanf(optarg, "%u", &lo) == 1)
+		case 'n': {
+			_cleanup_free_ char *min = vn_xstrdup(optarg);
+			char *max = strchr(min, '-');
+			if (max)
+				*max++ = '\0';
+			if (vn_cli_count(&a, "nodes", min, 2, 16, &lo, err) < 0 ||
+			    (max && vn_cli_count(&a, "nodes", max, 2, 16, &hi, err) < 0))
+				return a.exit;
+			if (!max)
 				hi = lo;
-			if (lo < 2 || hi < lo || hi > 16)
-				return vn_cli_bad_arg(&a, "nodes", "must be MIN-MAX within 2-16", err);
+			if (hi < lo)
+				return vn_cli_bad_arg(&a, "nodes", "must be MIN-MAX with MIN <= MAX", err);
 			break;
+		}
 		case 'c': flags &= ~(unsigned)VN_RANDOM_CPULESS; break;
 		case 'm': flags &= ~(unsigned)VN_RANDOM_MEMLESS; break;
 		}
 	}
 	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0)
 		return a.exit;
-	_cleanup_free_ char *xml = vn_topology_random_xml(seed, lo, hi, flags);
+	_cleanup_free_ char *xml = vn_topology_random_xml(seed, (unsigned)lo, (unsigned)hi, flags);
 	fputs(xml, stdout);
 	return VN_EXIT_OK;
 }

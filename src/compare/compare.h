@@ -34,10 +34,15 @@ struct vn_compare_cell {
 	unsigned n; /* complete runs that recorded the metric; 0: nothing below is meaningful */
 	double mean, stddev;
 	bool has_change;   /* false for the base, or when either side has n = 0 */
-	double change_abs; /* mean - base mean */
+	double change_abs; /* mean - base mean; an infinity where that passes DBL_MAX (1e308 against -1e308) */
 	bool has_pct;      /* has_change, and the base mean is not 0 */
-	double change_pct; /* (mean - base mean) / |base mean| * 100 */
-	bool has_p;        /* has_change and both sides have n >= 2 (compare/stats.h: vn_stats_welch) */
+	double change_pct; /* (mean - base mean) / |base mean| * 100; may be an infinity too */
+	/*
+	 * has_change, both sides have n >= 2 and finite stddevs, and the changes
+	 * are finite (compare/stats.h: vn_stats_welch). A figure that is not
+	 * finite is printed "-" and written null, and is never significant.
+	 */
+	bool has_p;
 	double p_value;
 	bool significant; /* has_p and p_value < VN_COMPARE_ALPHA */
 };

@@ -60,7 +60,9 @@ static void put_sd(struct vn_strbuf *b, const struct vn_compare_cell *cell)
 {
 	double cv = cell->n >= 2 && cell->mean != 0 ? cell->stddev / fabs(cell->mean) * 100 : 0;
 
-	if (cv >= SD_SHOWN_PCT)
+	if (!isfinite(cv))
+		vn_strbuf_printf(b, " \u00b1%4s", "-"); /* a spread beyond DBL_MAX, or beside a mean near 0 */
+	else if (cv >= SD_SHOWN_PCT)
 		vn_strbuf_printf(b, " \u00b1%3.0f%%", cv);
 	else
 		vn_strbuf_printf(b, "%*s", W_SD, "");
@@ -70,7 +72,8 @@ static void put_mean(struct vn_strbuf *b, const struct vn_compare_cell *cell, bo
 {
 	char num[64];
 
-	vn_strbuf_printf(b, "%*s", W_MEAN, cell->n ? fmt_num(cell->mean, integral, num, sizeof(num)) : "-");
+	vn_strbuf_printf(b, "%*s", W_MEAN,
+			 cell->n && isfinite(cell->mean) ? fmt_num(cell->mean, integral, num, sizeof(num)) : "-");
 	put_sd(b, cell);
 }
 
@@ -80,6 +83,8 @@ static void put_change(struct vn_strbuf *b, const struct vn_compare_row *row, co
 
 	if (!cell->has_change)
 		s[0] = '\0';
+	else if (!isfinite(row->absolute || !cell->has_pct ? cell->change_abs : cell->change_pct))
+		snprintf(s, sizeof(s), "-"); /* past DBL_MAX */
 	else if (row->absolute)
 		snprintf(s, sizeof(s), "%+.1f", cell->change_abs == 0 ? 0 : cell->change_abs);
 	else if (cell->has_pct)
@@ -214,10 +219,10 @@ static json_object *json_variant(const struct vn_compare_variant *v)
 	return o;
 }
 
-/* o.key = v, or null where the cell has no such figure (too few runs, no base to change from). */
+/* o.key = v, or null where the cell has no such figure (too few runs, no base to change from, past DBL_MAX). */
 static void add_num(json_object *o, const char *key, bool present, double v)
 {
-	json_object_object_add(o, key, present ? jnum(v) : NULL);
+	json_object_object_add(o, key, present && isfinite(v) ? jnum(v) : NULL);
 }
 
 static json_object *json_cell(const char *name, const struct vn_compare_cell *cell)

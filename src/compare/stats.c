@@ -4,6 +4,27 @@
 #include <gsl/gsl_errno.h>
 #include <math.h>
 
+/*
+ * Values near +-DBL_MAX overflow the sums above (1e308 - -1e308): the same
+ * figures in units of the largest |x|, where nothing exceeds 1 or, for the
+ * squares, n. The mean is then always finite; a spread truly beyond DBL_MAX
+ * stays an infinity, which the table shows as "-".
+ */
+static void summarize_scaled(const double *x, size_t n, struct vn_stats *out)
+{
+	double s = 0, sum = 0, ss = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s = fmax(s, fabs(x[i]));
+	for (size_t i = 0; i < n; i++)
+		sum += x[i] / s;
+	double m = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (x[i] / s - m) * (x[i] / s - m);
+	out->mean = m * s;
+	out->stddev = sqrt(ss / (double)(n - 1)) * s;
+}
+
 void vn_stats_summarize(const double *x, size_t n, struct vn_stats *out)
 {
 	double sum = 0, ss = 0;
@@ -25,6 +46,8 @@ void vn_stats_summarize(const double *x, size_t n, struct vn_stats *out)
 	for (size_t i = 0; i < n; i++)
 		ss += (x[i] - x[0] - d) * (x[i] - x[0] - d);
 	out->stddev = sqrt(ss / (double)(n - 1));
+	if (!isfinite(out->mean) || !isfinite(out->stddev))
+		summarize_scaled(x, n, out);
 }
 
 /*
@@ -65,11 +88,19 @@ double vn_stats_t_pvalue(double t, double df)
 void vn_stats_welch(const struct vn_stats *a, const struct vn_stats *b, struct vn_welch *out)
 {
 	*out = (struct vn_welch){0};
-	if (a->n < 2 || b->n < 2)
+	/* A spread beyond DBL_MAX (vn_stats_summarize) is no figure to test with. */
+	if (a->n < 2 || b->n < 2 || !isfinite(a->stddev) || !isfinite(b->stddev))
 		return;
 	out->defined = true;
 	double va = a->stddev * a->stddev / (double)a->n, vb = b->stddev * b->stddev / (double)b->n;
 	double se2 = va + vb;
+	if (!isfinite(se2) || !isfinite(b->mean - a->mean)) {
+		/* t and df do not change with the unit: in units of the largest figure nothing overflows. */
+		double s = fmax(fmax(fabs(a->mean), fabs(b->mean)), fmax(a->stddev, b->stddev));
+		struct vn_stats as = {a->n, a->mean / s, a->stddev / s}, bs = {b->n, b->mean / s, b->stddev / s};
+		vn_stats_welch(&as, &bs, out);
+		return;
+	}
 	if (se2 == 0) {
 		out->p = a->mean == b->mean ? 1 : 0;
 		return;

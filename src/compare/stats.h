@@ -1,8 +1,10 @@
 /*
  * The statistics behind vnuma compare: mean, sample standard deviation and
  * Welch's unequal-variances t-test, two-sided. Pure functions of their
- * arguments; nothing here returns NaN or an infinity. The distributions are
- * GSL's (gsl_cdf_beta_P, gsl_cdf_tdist_Q); the rest is arithmetic.
+ * arguments. Values near +-DBL_MAX are summed in units of the largest, so
+ * the only infinity here is a stddev truly beyond DBL_MAX; nothing returns
+ * NaN. The distributions are GSL's (gsl_cdf_beta_P, gsl_cdf_tdist_Q); the
+ * rest is arithmetic.
  */
 #pragma once
 
@@ -19,7 +21,7 @@ void vn_stats_summarize(const double *x, size_t n, struct vn_stats *out);
 
 /* Welch's t-test of b against a. */
 struct vn_welch {
-	bool defined; /* false when either sample has n < 2: no variance, no test */
+	bool defined; /* false when either sample has n < 2 or an infinite stddev: no variance, no test */
 	double t;     /* (b.mean - a.mean) / sqrt(a.var/a.n + b.var/b.n); 0 when both variances are 0 */
 	double df;    /* Welch-Satterthwaite degrees of freedom; 0 when both variances are 0 */
 	double p;     /* two-sided p-value in [0, 1] */

@@ -36,6 +36,9 @@ static void cell_change(const struct vn_compare_cell *base, struct vn_compare_ce
 		cell->has_pct = true;
 		cell->change_pct = base->mean != 0 ? cell->change_abs / fabs(base->mean) * 100 : 0;
 	}
+	/* Past DBL_MAX (1e308 against -1e308, or a change from 1e-300): no figure, so nothing significant either. */
+	if (!isfinite(cell->change_abs) || (cell->has_pct && !isfinite(cell->change_pct)))
+		return;
 	struct vn_stats a = {.n = base->n, .mean = base->mean, .stddev = base->stddev};
 	struct vn_stats b = {.n = cell->n, .mean = cell->mean, .stddev = cell->stddev};
 	struct vn_welch w;

@@ -5,6 +5,7 @@
  * run, the comparison and report.html.
  */
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,12 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 	if (!base || !base->n || !c || !c->n) {
 		observed = vn_xasprintf("no value of %s in the complete runs of %s", a->metric,
 					!base || !base->n ? s->variants[0].name : variant);
+	} else if (!isfinite(c->has_pct ? c->change_pct : c->change_abs)) {
+		/* No number to hold against the bound, and never significant: only a significant-only bound holds. */
+		pass = a->significant;
+		observed = vn_xasprintf("the change is past the largest double (%s: %g, %s: %g)%s", s->variants[0].name,
+					base->mean, variant, c->mean,
+					a->significant ? ": passes, since the change is not significant" : "");
 	} else {
 		/* A percentage metric changes in points; one whose base mean is 0 has no %change either. */
 		double x = c->has_pct ? c->change_pct : c->change_abs;

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,86 @@ int vn_int_parse(const char *text, long min, long max, long *out, struct vn_erro
 		return vn_input_error(err, "'%s' is not an integer", text);
 	if (v < min || v > max)
 		return vn_input_error(err, "%ld is out of range %ld..%ld", v, min, max);
+	*out = v;
+	return 0;
+}
+
+int vn_duration_parse(const char *text, double max_s, double *out_s, struct vn_error *err)
+{
+	static const struct {
+		const char *name;
+		double s;
+	} units[] = {{"", 1}, {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}};
+	char max_text[32];
+	const char *p = text;
+	char *end;
+	double v, scale = -1;
+
+	snprintf(max_text, sizeof(max_text), "%.15g", max_s);
+	/* strtod alone would take "inf", "nan", " 5", "+5" and "0x1p3". */
+	if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1])))
+		goto bad;
+	while (isdigit((unsigned char)*p) || *p == '.')
+		p++;
+	if ((*p == 'e' || *p == 'E') &&
+	    (isdigit((unsigned char)p[1]) || ((p[1] == '-' || p[1] == '+') && isdigit((unsigned char)p[2])))) {
+		p += 2;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(p, units[i].name) == 0)
+			scale = units[i].s;
+	if (scale < 0)
+		goto bad;
+	v = strtod(text, &end);
+	if (end != p)
+		goto bad;
+	v *= scale;
+	if (!isfinite(v) || v <= 0 || v > max_s)
+		return vn_input_error(err, "'%s' is out of range (more than 0, at most %s s)", text, max_text);
+	*out_s = v;
+	return 0;
+bad:
+	return vn_input_error(err, "'%s' is not a duration (seconds, or a number with ms, s, m or h; at most %s s)",
+			      text, max_text);
+}
+
+int vn_count_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out, struct vn_error *err)
+{
+	uint64_t v = 0;
+	bool over = false;
+
+	if (!*text)
+		goto bad;
+	for (const char *p = text; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			over = true;
+		else
+			v = v * 10 + d;
+	}
+	if (over || v < min || v > max)
+		return vn_input_error(err, "'%s' is out of range %" PRIu64 "..%" PRIu64, text, min, max);
+	*out = v;
+	return 0;
+bad:
+	return vn_input_error(err, "'%s' is not a number (decimal digits, %" PRIu64 "..%" PRIu64 ")", text, min, max);
+}
+
+int vn_size_parse_range(const char *text, uint64_t min, uint64_t max, uint64_t *out, struct vn_error *err)
+{
+	char lo[32], hi[32];
+	uint64_t v;
+	int rc = vn_size_parse(text, &v, err);
+
+	if (rc < 0)
+		return rc;
+	if (v < min || v > max)
+		return vn_input_error(err, "size '%s' is out of range %s..%s", text,
+				      vn_size_format(min, lo, sizeof(lo)), vn_size_format(max, hi, sizeof(hi)));
 	*out = v;
 	return 0;
 }

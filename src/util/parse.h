@@ -49,3 +49,30 @@ const char *vn_size_format(uint64_t bytes, char *buf, size_t len);
 
 /* Strict decimal integer in [min,max]. */
 int vn_int_parse(const char *text, long min, long max, long *out, struct vn_error *err);
+
+/*
+ * The command line's numbers: one grammar per kind, and every option passes
+ * its own bounds, so no value reaches a conversion it could overflow. The
+ * error says what was wanted and the bounds, without the option's name
+ * (callers prefix it).
+ */
+
+/*
+ * A duration: a finite decimal number ("30", "0.5", "2e3"), in seconds or
+ * with a unit "ms", "s", "m" or "h"; more than 0 and at most max_s seconds.
+ * "inf", "nan", hex and signs are not durations.
+ */
+int vn_duration_parse(const char *text, double max_s, double *out_s, struct vn_error *err);
+
+/* A parsed duration in whole milliseconds, rounded up: never 0, never cut short. */
+static inline int64_t vn_duration_ms(double s)
+{
+	int64_t ms = (int64_t)(s * 1000);
+	return ms + (ms < s * 1000);
+}
+
+/* A count: decimal digits only (no sign, space or base prefix), in [min,max]. */
+int vn_count_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out, struct vn_error *err);
+
+/* A size as vn_size_parse reads it, in [min,max] bytes. */
+int vn_size_parse_range(const char *text, uint64_t min, uint64_t max, uint64_t *out, struct vn_error *err);

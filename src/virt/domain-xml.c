@@ -396,6 +396,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		{"initrd path", o->initrd},
 		{"kernel command line", o->cmdline},
 		{"console log path", o->console_log},
+		{"console FIFO path", o->console_pipe},
 		{"agent socket path", o->agent_socket},
 		{"emulator path", o->emulator},
 		{"disk dir", o->disk_dir},
@@ -463,9 +464,9 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	elem(&b, 4, "emulator", o->emulator);
 	vn_strbuf_printf(&b, "    <controller type='usb' model='none'/>\n");
 	vn_strbuf_printf(&b, "    <serial type='pty'>\n");
-	if (o->console_log && !o->streams) {
+	if (o->console_pipe && !o->streams) {
 		vn_strbuf_printf(&b, "      <log");
-		attr(&b, "file", o->console_log);
+		attr(&b, "file", o->console_pipe);
 		vn_strbuf_printf(&b, " append='off'/>\n");
 	}
 	vn_strbuf_printf(&b, "      <target port='0'/>\n    </serial>\n");

@@ -39,7 +39,8 @@ struct vn_domain_opts {
 	enum vn_accel accel;                   /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
 	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
 	const char *loader;                    /* firmware ROM instead of SeaBIOS (qboot for a PVH vmlinux); optional */
-	const char *console_log;               /* serial console log file */
+	const char *console_log;               /* serial console log file (written by vnuma, never by QEMU) */
+	const char *console_pipe;              /* the FIFO QEMU logs the serial console into (console-keep.c) */
 	const char *agent_socket;              /* optional: virtio-serial channel VN_AGENT_PORT_NAME */
 	const char *emulator;                  /* optional */
 	const char *disk_dir;                  /* where the topology's disk images are; needed when it has disks */
@@ -47,7 +48,7 @@ struct vn_domain_opts {
 	const char *root_disk;                 /* optional: a qcow2 root, the guest's vda, on pcie-root (no node) */
 	/*
 	 * The guest's host does not share our files: no console <log> (the console
-	 * is streamed to console_log), the agent channel's socket where libvirt puts it.
+	 * is streamed into the log), the agent channel's socket where libvirt puts it.
 	 */
 	bool streams;
 	struct vn_domain_meta meta; /* borrowed strings, all optional */

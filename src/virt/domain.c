@@ -115,6 +115,16 @@ static int define_and_start(struct vn_virt *v, const struct vn_topology *t, cons
 	virDomainPtr dom = virDomainDefineXMLFlags(v->conn, xml, VIR_DOMAIN_DEFINE_VALIDATE);
 	if (!dom)
 		return vn_virt_error(err, "cannot define domain '%s'", o->name);
+	/* A local console's keeper reads the FIFO before QEMU opens it: that open would block without a reader. */
+	_cleanup_close_ int keeper = -1;
+	uint64_t log_max;
+	if (!o->streams &&
+	    ((rc = vn_console_log_max(&log_max, err)) < 0 ||
+	     (rc = vn_console_keeper_start(o->console_pipe, o->console_log, log_max, &keeper, err)) < 0)) {
+		virDomainUndefine(dom);
+		virDomainFree(dom);
+		return rc;
+	}
 	/* A streamed console is opened while the guest is paused, so its log misses not a byte of the boot. */
 	if (virDomainCreateWithFlags(dom, o->streams ? VIR_DOMAIN_START_PAUSED : 0) < 0) {
 		rc = vn_virt_error(err, "cannot start domain '%s' (%s)", o->name, vn_accel_name(o->accel));
@@ -217,6 +227,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_free_ char *log = NULL;
 	_cleanup_free_ char *sock = NULL;
+	_cleanup_free_ char *fifo = NULL;
 	struct vn_domain_opts opts = *o;
 	int rc;
 
@@ -245,6 +256,10 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	if (!opts.agent_socket) {
 		sock = vn_xasprintf("%s/agent.sock", dir);
 		opts.agent_socket = sock;
+	}
+	if (!opts.console_pipe) {
+		fifo = vn_xasprintf("%s/console.pipe", dir);
+		opts.console_pipe = fifo;
 	}
 	opts.meta.guest_dir = dir;
 	opts.streams = v->remote;
@@ -467,6 +482,9 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 		return vn_infra_error(err, -errno, "cannot create %s: %s", failed, strerror(errno));
 	copy_domain_log(v, name, src);
 	snprintf(dst, sizeof(dst), "%s/agent.sock", src);
+	unlink(dst);
+	/* The console keeper's FIFO, too: a reader of the archive (cat, tar) would block on it. */
+	snprintf(dst, sizeof(dst), "%s/console.pipe", src);
 	unlink(dst);
 	drop_disk_images(src);
 	gmtime_r(&now, &tm);

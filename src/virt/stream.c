@@ -33,8 +33,8 @@ struct bridge {
 	int watch; /* virEventAddHandle on fd; -1 for a log file, which never blocks */
 	bool log;
 	bool dead;
-	uint64_t logged, log_max;
-	size_t in_len, out_len; /* stream -> fd, fd -> stream */
+	struct vn_console_sink sink; /* the console log's cap (console-keep.c) */
+	size_t in_len, out_len;      /* stream -> fd, fd -> stream */
 	char in[BRIDGE_BUF], out[BRIDGE_BUF];
 };
 
@@ -92,15 +92,10 @@ static void drop_sent(char *buf, size_t *len, size_t n)
 static int flush_in(struct bridge *b)
 {
 	if (b->log) {
-		/* A hostile guest could fill the disk through its console: the log stops growing at log_max. */
-		size_t keep = b->logged >= b->log_max              ? 0
-			      : b->in_len < b->log_max - b->logged ? b->in_len
-								   : (size_t)(b->log_max - b->logged);
-		if (keep && write(b->fd, b->in, keep) != (ssize_t)keep)
-			return -1;
-		b->logged += keep;
+		/* A hostile guest could fill the disk through its console: the sink stops the log at its cap. */
+		int rc = vn_console_sink_write(&b->sink, b->in, b->in_len);
 		b->in_len = 0;
-		return 0;
+		return rc;
 	}
 	while (b->in_len) {
 		ssize_t n = send(b->fd, b->in, b->in_len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -266,13 +261,17 @@ int vn_virt_domain_open_channel(struct vn_virt_domain *d, const char *name, int 
 
 int vn_virt_console_log(virDomainPtr dom, const char *path, struct vn_error *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	uint64_t max;
+	int rc = vn_console_log_max(&max, err);
 
+	if (rc < 0)
+		return rc;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return vn_infra_error(err, -errno, "cannot create %s: %s", path, strerror(errno));
 	struct bridge *b = vn_xcalloc(1, sizeof(*b));
 	b->fd = fd;
 	b->log = true;
-	b->log_max = VN_CONSOLE_LOG_MAX;
+	vn_console_sink_init(&b->sink, fd, max);
 	return bridge_start(dom, b, open_console, NULL, "console", err);
 }

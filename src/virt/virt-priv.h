@@ -40,6 +40,35 @@ int vn_virt_embed_root_prepare(const char *uri, struct vn_error *err);
 /* The console of dom into the local file path (stream.c): for a domain started paused, before it runs. */
 int vn_virt_console_log(virDomainPtr dom, const char *path, struct vn_error *err);
 
+/*
+ * The console log's cap (console-keep.c): VN_CONSOLE_LOG_MAX, or
+ * $VNUMA_CONSOLE_LOG_MAX (a size from 4K to 1G, for tests; exit 2 otherwise).
+ */
+int vn_console_log_max(uint64_t *max, struct vn_error *err);
+
+/* What every console log is written through: at most max bytes, the last line saying so, then the last words. */
+#define VN_CONSOLE_SINK_CARRY 31
+struct vn_console_sink {
+	int fd;
+	uint64_t max, budget, logged; /* budget: max less the full line */
+	bool full;
+	unsigned late; /* death-marker lines written past the cap */
+	size_t carry_len, full_len;
+	char carry[VN_CONSOLE_SINK_CARRY];
+	char full_line[192];
+};
+void vn_console_sink_init(struct vn_console_sink *s, int fd, uint64_t max);
+/* 0, or -1 when the log cannot be written. Async-signal-safe (the keeper runs it in a forked child). */
+int vn_console_sink_write(struct vn_console_sink *s, const char *buf, size_t n);
+
+/*
+ * A local guest's console keeper: FIFO made (a new one), log truncated, the
+ * keeper forked to drain one into the other through a sink. *ctl is to be
+ * closed once the domain started or failed to: until then the keeper holds
+ * the FIFO open itself, after that it ends when QEMU closes it.
+ */
+int vn_console_keeper_start(const char *fifo, const char *log, uint64_t max, int *ctl, struct vn_error *err);
+
 /* Remove a guest dir and what is in it (no recursion beyond one level is ever needed). */
 int vn_virt_guest_dir_remove(const char *dir, struct vn_error *err);
 

@@ -107,8 +107,11 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
  * Define a persistent domain and start it. Persistent, so that a later vnuma
  * process finds it and its <metadata> through the same embed root even after
  * the guest powered off; vn_virt_domain_destroy() undefines it. o->accel may
- * be VN_ACCEL_AUTO. Missing console_log / agent_socket / disk_dir default to the
- * guest dir (its files), where the domain XML is also saved. On failure the domain is
+ * be VN_ACCEL_AUTO. Missing console_log / console_pipe / agent_socket / disk_dir
+ * default to the guest dir (its files), where the domain XML is also saved. A
+ * local guest's console reaches console_log through the console keeper
+ * (console-keep.c), a remote one's through a stream: either way the log stops
+ * at VN_CONSOLE_LOG_MAX (or $VNUMA_CONSOLE_LOG_MAX) with a line saying so. On failure the domain is
  * undefined again and err->detail holds the console log tail.
  */
 int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
@@ -169,9 +172,11 @@ int vn_virt_console_attach(struct vn_virt_domain *d, int in_fd, int out_fd, char
  */
 int vn_virt_domain_open_channel(struct vn_virt_domain *d, const char *name, int *fd, struct vn_error *err);
 /*
- * At most this much of a guest's serial console is copied into its local
- * log through libvirt (virDomainOpenConsole): for a guest whose host cannot
- * write our files, its <log file=> would be on that host.
+ * At most this much of a guest's serial console reaches its local log:
+ * through libvirt's stream (virDomainOpenConsole) for a guest on another
+ * host, whose <log file=> would be on that host, or through the console
+ * keeper that drains QEMU's FIFO for a local one. The last line of it says
+ * the log is full; after it, only the kernel's last words.
  */
 #define VN_CONSOLE_LOG_MAX (UINT64_C(64) << 20)
 /* Whether the connection still works (a remote host's daemon answers its keepalives; always for local ones). */

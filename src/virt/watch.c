@@ -10,8 +10,8 @@
  * (only the <qemu:commandline> passthrough could, a hand-built argument that
  * taints the domain; a <panic> device would only pause it at the panic
  * instead), and QEMU being paused looks from outside like a quiet guest.
- * What does tell: the kernel's last words on the serial console, which QEMU
- * writes straight into the log file, and, for a QEMU that was killed or
+ * What does tell: the kernel's last words on the serial console, which reach
+ * the log file (console-keep.c) even past its cap, and, for a QEMU that was killed or
  * crashed, its pid file under the embedded root.
  */
 #include <errno.h>

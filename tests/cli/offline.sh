@@ -173,4 +173,51 @@ mkfifo "$tmp/result.json"
 check "compare of a FIFO result.json exits 2 at once" test "$(rc timeout 10 "$vnuma" compare "$fx/run-a" "$tmp")" = 2
 rm -rf "$tmp"
 
+# Numbers on the command line: one parser per kind (duration, count, size), each option's bounds, exit 2
+# naming the option before anything is opened. inf/nan/1e300 were once taken by exec --timeout (nan: no
+# limit; the others an undefined conversion), 5x by kernel -j, -1 by topo random --seed.
+tmp=$(mktemp -d)
+badnum() { # DESCRIPTION MESSAGE ARGS...: exit 2, the message on stderr, and no state dir made
+	local d=$1 m=$2
+	shift 2
+	local out code
+	rm -rf "$tmp/state"
+	out=$(timeout 20 "$vnuma" "$@" 2>&1 >/dev/null)
+	code=$?
+	check "$d: exit 2" test "$code" = 2
+	check "$d: says $m" grep -qF -- "$m" <<<"$out"
+	check "$d: touched nothing" test ! -e "$tmp/state"
+}
+for t in inf nan -nan 1e300 1e400 0 -1 +5 ' 5' 0x10 5x 2592001 721h; do
+	badnum "exec --timeout '$t'" "--timeout: '$t' is" exec --state-dir "$tmp/state" --timeout "$t" g -- true
+done
+badnum "exec --timeout says the bound" "at most 2592000 s" exec --state-dir "$tmp/state" --timeout 1e300 g -- true
+badnum "up --timeout nan" "--timeout: 'nan' is not a duration" up --state-dir "$tmp/state" --timeout nan "$src/topologies/2node.xml"
+badnum "up --timeout 25h" "--timeout: '25h' is out of range" up --state-dir "$tmp/state" --timeout 25h "$src/topologies/2node.xml"
+badnum "hotplug --timeout inf" "--timeout: 'inf' is not a duration" hotplug --state-dir "$tmp/state" --node 1 --timeout inf g
+badnum "hotplug --node 1x" "--node: '1x' is not a number" hotplug --state-dir "$tmp/state" --node 1x g
+badnum "hotplug --cpus -1" "--cpus: '-1' is not a number" hotplug --state-dir "$tmp/state" --node 1 --cpus -1 g
+badnum "hotplug --memory 0" "--memory: size '0' is out of range" hotplug --state-dir "$tmp/state" --node 1 --memory 0 g
+badnum "hotplug --memory 2T" "--memory: size '2T' is out of range 1..1T" hotplug --state-dir "$tmp/state" --node 1 --memory 2T g
+badnum "exec --user 1:x" "--user: 'x' is not a number" exec --state-dir "$tmp/state" --user 1:x g -- true
+badnum "exec --user 65535" "--user: '65535' is out of range 0..65534" exec --state-dir "$tmp/state" --user 65535 g -- true
+badnum "exec --user +1" "--user: '+1' is not a number" exec --state-dir "$tmp/state" --user +1 g -- true
+badnum "run --repeats 1e3" "--repeats: '1e3' is not a number" run --state-dir "$tmp/state" --repeats 1e3 "$src/scenarios/memfollow-2node.json"
+badnum "run --repeats 1001" "--repeats: '1001' is out of range 1..1000" run --state-dir "$tmp/state" --repeats 1001 "$src/scenarios/memfollow-2node.json"
+badnum "kernel build -j 5x" "--jobs: '5x' is not a number" kernel build --state-dir "$tmp/state" -j 5x stock
+badnum "kernel build -j 0" "--jobs: '0' is out of range" kernel build --state-dir "$tmp/state" -j 0 stock
+badnum "topo random --seed -1" "--seed: '-1' is not a number" topo random --seed -1
+badnum "topo random --seed 0x10" "--seed: '0x10' is not a number" topo random --seed 0x10
+badnum "topo random --nodes 3-4x" "--nodes: '4x' is not a number" topo random --nodes 3-4x
+badnum "topo random --nodes 17" "--nodes: '17' is out of range 2..16" topo random --nodes 17
+badnum "hosts check --vcpus 1e9" "--vcpus: '1e9' is not a number" hosts check --state-dir "$tmp/state" --vcpus 1e9 --connect qemu:///embed
+badnum "hosts check --memory 0" "--memory: size '0' is out of range" hosts check --state-dir "$tmp/state" --memory 0 --connect qemu:///embed
+badnum "cp --max-bytes 0" "--max-bytes: size '0' is out of range 1..16T" cp --state-dir "$tmp/state" --max-bytes 0 g:/x "$tmp/x"
+badnum "cp --max-bytes 1e3" "--max-bytes: unknown size suffix in '1e3'" cp --state-dir "$tmp/state" --max-bytes 1e3 g:/x "$tmp/x"
+badnum "cp --max-files +5" "--max-files: '+5' is not a number" cp --state-dir "$tmp/state" --max-files +5 g:/x "$tmp/x"
+badnum "cp --max-files 4294967296" "--max-files: '4294967296' is out of range 1..4294967295" cp --state-dir "$tmp/state" --max-files 4294967296 g:/x "$tmp/x"
+check "exec --timeout 10m is a duration (past the options, to the guest lookup)" sh -c "'$vnuma' exec --state-dir '$tmp/state' --timeout 10m g -- true 2>&1 | grep -q \"no guest named 'g'\""
+check "topo random --seed 18446744073709551615" test "$(rc "$vnuma" topo random --seed 18446744073709551615)" = 0
+rm -rf "$tmp"
+
 finish

@@ -333,6 +333,55 @@ static void test_many_variants(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Values near +-DBL_MAX: sums in units of the largest, and what still passes DBL_MAX is "-", never significant. */
+static void test_huge(void **state)
+{
+	const char *dirs[] = {"huge"};
+	_cleanup_compare_ struct vn_compare *c = load_ok(dirs, 1, false);
+	const struct vn_compare_cell *x;
+
+	/* 1e308 against -1e308: a change past DBL_MAX, once "-inf%" and significant (no spread, means differ). */
+	x = vn_compare_find(c, "huge.opposite", "other");
+	assert_true(x->has_change && !isfinite(x->change_abs));
+	assert_false(x->has_p || x->significant);
+	/* {1e308, -1e308}: mean 0, stddev sqrt(2) 1e308, once a mean of -inf and a NaN stddev. */
+	x = vn_compare_find(c, "huge.spread", "base");
+	assert_true(x->mean == 0);
+	near(x->stddev / 1e308, sqrt(2), 1e-14);
+	x = vn_compare_find(c, "huge.spread", "other");
+	assert_true(x->has_p && x->p_value == 1 && !x->significant);
+	/* A spread whose square passes DBL_MAX: Welch's in units of it; once p = 0 (significant) from a NaN df. */
+	x = vn_compare_find(c, "huge.spread_shift", "other");
+	near(x->mean / 1e308, 0.5, 1e-14);
+	near(x->stddev / 1e308, sqrt(2), 1e-14);
+	near(x->change_pct, 900, 1e-9);
+	assert_true(x->has_p && !x->significant);
+	/* t = 0.45 / sqrt(1.805 / 2 + 1) = 0.3264..., df = 1.994...: by vn_stats_t_pvalue on those. */
+	near(x->p_value, vn_stats_t_pvalue(0.45 / sqrt(0.9025 + 1), pow(0.9025 + 1, 2) / (0.9025 * 0.9025 + 1)), 1e-12);
+	/* 1e10 from 1e-300: a percentage past DBL_MAX. */
+	x = vn_compare_find(c, "huge.tiny_base", "other");
+	assert_true(x->has_pct && !isfinite(x->change_pct));
+	assert_false(x->has_p || x->significant);
+	/* {DBL_MAX, -0.99 DBL_MAX}: a stddev truly past DBL_MAX, so no test. */
+	x = vn_compare_find(c, "huge.sd_max", "base");
+	assert_true(isfinite(x->mean) && x->mean > 0 && !isfinite(x->stddev));
+	x = vn_compare_find(c, "huge.sd_max", "other");
+	assert_false(x->has_p || x->significant);
+	/* The one real change. */
+	assert_true(vn_compare_find(c, "huge.normal", "other")->significant);
+	assert_true(c->rows[0].significant && strcmp(c->rows[0].metric, "huge.normal") == 0);
+	assert_false(c->rows[1].significant);
+
+	_cleanup_free_ char *text = vn_compare_format_text(c, VN_COMPARE_ALL);
+	_cleanup_free_ char *json = vn_compare_format_json(c);
+	golden("huge.txt", text);
+	golden("huge.json", json);
+	assert_null(strstr(text, "inf"));
+	assert_null(strstr(text, "nan"));
+	assert_null(strstr(json, "inf"));
+	assert_null(strstr(json, "nan"));
+}
+
 /* The runner's call: compare.txt and compare.json beside group.json; a run without result.json is incomplete. */
 static void test_write_group(void **state)
 {
@@ -421,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_write_group),
 		cmocka_unit_test(test_symlinked_run_dir),
 		cmocka_unit_test(test_many_variants),
+		cmocka_unit_test(test_huge),
 	};
 	return cmocka_run_group_tests(tests, setup_fixtures, NULL);
 }

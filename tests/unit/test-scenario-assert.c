@@ -183,6 +183,37 @@ static void test_change_against_base(void **state)
 	vn_scenario_free(s);
 	free(fixture);
 
+	/*
+	 * A change past the largest double (1e308 against -1e308, fixture huge): no number to hold against the
+	 * bound, once -inf% (so "<= -50" held) and significant; now it fails, and only a bound that asks for
+	 * significance passes, since it is never significant.
+	 */
+	static const char h[] =
+		"{\"name\":\"h\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\"}],"
+		"\"variants\":[{\"name\":\"base\"},{\"name\":\"other\"}],\"assertions\":["
+		"{\"type\":\"change\",\"name\":\"drops\",\"metric\":\"huge.opposite\",\"op\":\"<=\",\"value\":-50},"
+		"{\"type\":\"change\",\"name\":\"drops if significant\",\"metric\":\"huge.opposite\",\"op\":\"<=\","
+		"\"value\":-50,\"significant\":true},"
+		"{\"type\":\"change\",\"name\":\"tiny "
+		"base\",\"metric\":\"huge.tiny_base\",\"op\":\">=\",\"value\":0}]}";
+	fixture = vn_xasprintf("%s/tests/fixtures/compare/huge", src ? src : ".");
+	dirs[0] = fixture;
+	assert_int_equal(vn_scenario_parse(h, "h.json", &s, &err), 0);
+	assert_int_equal(vn_compare_load(dirs, 1, &(struct vn_compare_opts){0}, &cmp, &err), 0);
+	vn_scenario_judge_changes(s, cmp, &rep);
+	v = find(&rep, "drops");
+	assert_false(v->pass);
+	assert_non_null(strstr(v->observed, "past the largest double (base: 1e+308, other: -1e+308)"));
+	assert_null(strstr(v->observed, "inf"));
+	v = find(&rep, "drops if significant");
+	assert_true(v->pass);
+	assert_non_null(strstr(v->observed, "not significant"));
+	assert_false(find(&rep, "tiny base")->pass);
+	vn_report_clear(&rep);
+	vn_compare_free(cmp);
+	vn_scenario_free(s);
+	free(fixture);
+
 	/* A variant that is not one, or the base itself, is refused. */
 	static const char bad[] =
 		"{\"name\":\"m\",\"topology\":\"2node\",\"steps\":[{\"name\":\"mf\",\"workload\":\"memfollow\"}],"

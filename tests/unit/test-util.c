@@ -83,6 +83,93 @@ static void test_size(void **state)
 	}
 }
 
+static void test_duration(void **state)
+{
+	static const struct {
+		const char *text;
+		double s;
+	} good[] = {{"30", 30},     {"0.5", 0.5}, {".5", 0.5},  {"5.", 5},    {"2e3", 2000},   {"1E-3", 0.001},
+		    {"500ms", 0.5}, {"10s", 10},  {"10m", 600}, {"2h", 7200}, {"86400", 86400}};
+	/* Each once accepted by atof: inf and nan (no limit, or an undefined conversion to an integer), and worse. */
+	static const char *const bad[] = {"inf",   "nan", "-nan", "infinity", "1e300", "1e400", "-5",    "+5", " 5",
+					  "5 ",    "0",   "0.0",  "1e-400",   "0x10",  "0x1p3", "5x",    "",   ".",
+					  "1.2.3", "1e",  "e5",   "5mm",      "86401", "24.1h", "1441m", "5 s"};
+	struct vn_error err = {0};
+	double s;
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(good); i++) {
+		assert_int_equal(vn_duration_parse(good[i].text, 86400, &s, &err), 0);
+		assert_true(s == good[i].s);
+	}
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+		struct vn_error e = {0};
+		s = -1;
+		assert_int_equal(vn_duration_parse(bad[i], 86400, &s, &e), -EINVAL);
+		assert_int_equal(e.kind, VN_ERR_INPUT);
+		assert_non_null(strstr(e.msg, "86400 s"));
+		assert_true(s == -1);
+	}
+	assert_int_equal(vn_duration_ms(0.0001), 1);
+	assert_int_equal(vn_duration_ms(1.5), 1500);
+	assert_int_equal(vn_duration_ms(86400), 86400000);
+}
+
+static void test_count(void **state)
+{
+	struct vn_error err = {0};
+	uint64_t v;
+
+	assert_int_equal(vn_count_parse("0", 0, 10, &v, &err), 0);
+	assert_true(v == 0);
+	assert_int_equal(vn_count_parse("007", 0, 10, &v, &err), 0);
+	assert_true(v == 7);
+	assert_int_equal(vn_count_parse("18446744073709551615", 0, UINT64_MAX, &v, &err), 0);
+	assert_true(v == UINT64_MAX);
+
+	static const struct {
+		const char *text;
+		uint64_t min, max;
+	} bad[] = {{"", 0, 10},
+		   {"-1", 0, 10},
+		   {"+1", 0, 10},
+		   {" 1", 0, 10},
+		   {"1 ", 0, 10},
+		   {"0x1", 0, 10},
+		   {"1e3", 0, 10},
+		   {"11", 0, 10},
+		   {"0", 1, 10},
+		   {"18446744073709551616", 0, UINT64_MAX},
+		   {"99999999999999999999999", 1, 4096},
+		   {"1.0", 0, 10}};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+		struct vn_error e = {0};
+		v = 42;
+		assert_int_equal(vn_count_parse(bad[i].text, bad[i].min, bad[i].max, &v, &e), -EINVAL);
+		assert_int_equal(e.kind, VN_ERR_INPUT);
+		assert_true(v == 42);
+	}
+}
+
+static void test_size_range(void **state)
+{
+	struct vn_error err = {0};
+	uint64_t b;
+
+	assert_int_equal(vn_size_parse_range("1T", 1, UINT64_C(1) << 40, &b, &err), 0);
+	assert_true(b == UINT64_C(1) << 40);
+	static const char *const bad[] = {"0", "1025G", "2T", "-1M", "x"};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+		struct vn_error e = {0};
+		b = 42;
+		assert_int_equal(vn_size_parse_range(bad[i], 1, UINT64_C(1) << 40, &b, &e), -EINVAL);
+		assert_int_equal(e.kind, VN_ERR_INPUT);
+		assert_true(b == 42);
+	}
+	struct vn_error e = {0};
+	vn_size_parse_range("2T", 1, UINT64_C(1) << 40, &b, &e);
+	assert_string_equal(e.msg, "size '2T' is out of range 1..1T");
+}
+
 static void test_error_first_wins(void **state)
 {
 	struct vn_error err = {0};
@@ -503,6 +590,9 @@ int main(void)
 		cmocka_unit_test(test_error_clean),
 		cmocka_unit_test(test_cpulist_bad),
 		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_size_range),
 		cmocka_unit_test(test_error_first_wins),
 		cmocka_unit_test(test_paths_locate),
 		cmocka_unit_test(test_paths_search),

@@ -52,7 +52,7 @@ static struct vn_domain_opts base_opts(const char *name)
 		.kernel = "/boot/vmlinuz-test",
 		.initrd = "/boot/initrd-test",
 		.cmdline = "quiet",
-		.console_log = "/state/guests/g/console.log",
+		.console_pipe = "/state/guests/g/console.pipe",
 		.agent_socket = "/state/guests/g/agent.sock",
 		.meta = {.topology_name = "hand-made", .topology_path = "/topologies/t.xml", .kernel_id = "6.1.0-test"},
 	};

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,11 +158,16 @@ static void test_failed_kept(void **s)
 		FILE *f = fopen(path, "w");
 		fprintf(f, "attempt %d\n", i);
 		fclose(f);
+		snprintf(path, sizeof(path), "%s/console.pipe", dir);
+		assert_int_equal(mkfifo(path, 0600), 0);
 		assert_int_equal(vn_virt_guest_dir_keep(v, name, &kept, &err), 0);
 		assert_non_null(strstr(kept, "/failed/"));
 		assert_int_not_equal(access(dir, F_OK), 0); /* moved, not copied */
 		snprintf(path, sizeof(path), "%s/console.log", kept);
 		assert_int_equal(access(path, R_OK), 0);
+		/* The console keeper's FIFO is no log: a reader of the archive would block on it. */
+		snprintf(path, sizeof(path), "%s/console.pipe", kept);
+		assert_int_not_equal(access(path, F_OK), 0);
 		free(dir);
 		free(kept);
 	}
@@ -302,6 +308,134 @@ static void test_log_tail(void **s)
 	free(tail);
 }
 
+static off_t file_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? sb.st_size : -1;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = calloc(1, 1 << 20);
+	size_t n = f ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The console log's cap: exactly max bytes, the last line saying so, then only the kernel's last words. */
+static void test_console_sink(void **s)
+{
+	char path[4096], flood[1000];
+	struct vn_console_sink k;
+
+	snprintf(path, sizeof(path), "%s/sink.log", state);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	assert_true(fd >= 0);
+	memset(flood, 'x', sizeof(flood));
+	vn_console_sink_init(&k, fd, 4096);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(vn_console_sink_write(&k, flood, sizeof(flood)), 0);
+	assert_int_equal(file_size(path), 4096);
+	char *log = read_all(path);
+	assert_non_null(strstr(log, "xxx\r\n[vnuma: console log full at 4K; the guest runs on"));
+	assert_true(log[4095] == '\n');
+	assert_int_equal(vn_console_death_scan(log, strlen(log), NULL), VN_DEATH_NONE);
+	free(log);
+
+	/* A panic past the cap, split over two writes, still reaches the log: the death watch reads it. */
+	assert_int_equal(vn_console_sink_write(&k, "yyyy[ 9.1] Kernel pan", 21), 0);
+	assert_int_equal(vn_console_sink_write(&k, "ic - not syncing: boom\r\nzzzz", 28), 0);
+	log = read_all(path);
+	assert_string_equal(log + 4096, "Kernel panic - not syncing: boom\r\n");
+	free(log);
+	/* ... a few of them, not a flood of forged ones. */
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(vn_console_sink_write(&k, "reboot: Power down\n", 19), 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(vn_console_sink_write(&k, flood, sizeof(flood)), 0);
+	assert_int_equal(file_size(path), 4096 + 34 + 7 * 20);
+	close(fd);
+}
+
+static void test_console_log_max(void **s)
+{
+	struct vn_error err = {0};
+	uint64_t max;
+
+	unsetenv("VNUMA_CONSOLE_LOG_MAX");
+	assert_int_equal(vn_console_log_max(&max, &err), 0);
+	assert_true(max == VN_CONSOLE_LOG_MAX);
+	setenv("VNUMA_CONSOLE_LOG_MAX", "64K", 1);
+	assert_int_equal(vn_console_log_max(&max, &err), 0);
+	assert_true(max == 65536);
+	static const char *const bad[] = {"1K", "2G", "lots", "-1", "0"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("VNUMA_CONSOLE_LOG_MAX", bad[i], 1);
+		assert_int_equal(vn_console_log_max(&max, &err), -EINVAL);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		assert_non_null(strstr(err.msg, "$VNUMA_CONSOLE_LOG_MAX"));
+		vn_error_clear(&err);
+	}
+	unsetenv("VNUMA_CONSOLE_LOG_MAX");
+}
+
+/* Whether the keeper still reads fifo: a writer's non-blocking open fails with ENXIO once nobody does. */
+static bool keeper_gone(const char *fifo)
+{
+	for (int i = 0; i < 200; i++) {
+		int fd = open(fifo, O_WRONLY | O_NONBLOCK);
+		if (fd < 0 && errno == ENXIO)
+			return true;
+		if (fd >= 0)
+			close(fd);
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+/* The local console's keeper: FIFO to log through the sink, for as long as the writer (QEMU) holds it. */
+static void test_console_keeper(void **s)
+{
+	char fifo[4096], log[4096], flood[4096];
+	struct vn_error err = {0};
+	int ctl, other[2];
+
+	snprintf(fifo, sizeof(fifo), "%s/console.pipe", state);
+	snprintf(log, sizeof(log), "%s/console.log", state);
+	/* An fd of ours without O_CLOEXEC (libvirt's embed root lock is one): the keeper must not hold it. */
+	assert_int_equal(pipe(other), 0);
+	assert_int_equal(vn_console_keeper_start(fifo, log, 8192, &ctl, &err), 0);
+	close(other[1]);
+	char c;
+	assert_int_equal(read(other[0], &c, 1), 0);
+	close(other[0]);
+
+	/* QEMU opens the FIFO while the domain starts, then the starter lets the keeper go on its own. */
+	int w = open(fifo, O_WRONLY);
+	assert_true(w >= 0);
+	close(ctl);
+	memset(flood, 'x', sizeof(flood));
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(write(w, flood, sizeof(flood)), (ssize_t)sizeof(flood));
+	assert_int_equal(write(w, "Kernel panic - not syncing: boom\n", 33), 33);
+	assert_false(keeper_gone(fifo) && "the keeper ended while QEMU held the FIFO");
+	close(w);
+	assert_true(keeper_gone(fifo));
+	char *text = read_all(log);
+	assert_non_null(strstr(text, "[vnuma: console log full at 8K;"));
+	assert_string_equal(text + 8192, "Kernel panic - not syncing: boom\r\n");
+	free(text);
+
+	/* A start that failed: nobody ever opened the FIFO, the keeper ends when ctl closes. */
+	assert_int_equal(vn_console_keeper_start(fifo, log, 8192, &ctl, &err), 0);
+	assert_int_equal(file_size(log), 0);
+	close(ctl);
+	assert_true(keeper_gone(fifo));
+}
+
 /* Another host (streams, volumes) or this one (its files): by the URI's host part and transport. */
 static void test_uri_remote(void **unused)
 {
@@ -324,6 +458,8 @@ int main(void)
 		cmocka_unit_test(test_failed_kept),      cmocka_unit_test(test_open_failure),
 		cmocka_unit_test(test_log_tail),         cmocka_unit_test(test_uri_remote),
 		cmocka_unit_test(test_open_silent_host), cmocka_unit_test(test_embed_root),
+		cmocka_unit_test(test_console_sink),     cmocka_unit_test(test_console_log_max),
+		cmocka_unit_test(test_console_keeper),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
