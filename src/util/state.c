@@ -64,6 +64,13 @@ char *vn_state_failed_dir(const char *state)
 	return vn_xasprintf("%s/failed", state);
 }
 
+char *vn_state_failed_entry(const char *state, const char *name, const char *stamp, int i)
+{
+	if (i == 1)
+		return vn_xasprintf("%s/failed/%s-%s", state, name, stamp);
+	return vn_xasprintf("%s/failed/%s-%s-%d", state, name, stamp, i);
+}
+
 char *vn_state_accel_cache(const char *state)
 {
 	return vn_xasprintf("%s/accel.cache", state);
@@ -137,4 +144,9 @@ char *vn_cache_digests_dir(const char *cache)
 char *vn_cache_initramfs(const char *cache, const char *hex)
 {
 	return vn_xasprintf("%s/initramfs-%s.cpio.gz", cache, hex);
+}
+
+char *vn_cache_initramfs_temp(const char *cache, const char *hex)
+{
+	return vn_xasprintf("%s/.initramfs-%.16s.XXXXXX", cache, hex);
 }

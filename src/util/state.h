@@ -18,11 +18,13 @@
  *   STATE/pool-HEX16.lock      one per remote host: defining its "vnuma" pool takes turns
  *   STATE/cache/               CACHE, handed to the layers below as a plain directory:
  *       kernels/               kernel recipes' builds (layout: kernel/cache.c, build.c)
- *       images/                guest images from recipes, NAME-KEY16.* (testbed/image.c)
+ *       images/                guest images from recipes: NAME-KEY16.{json,log,qcow2|cpio.gz}
+ *                              (testbed/image.c names them)
  *       uploads/HEX.lock       one per remote host and volume: its uploads take turns
- *       vmlinux/HEX.{elf,none} a bzImage's PVH vmlinux, or the note it has none (+ markers)
+ *       vmlinux/HEX.elf        a bzImage's PVH vmlinux (HEX.none: it has none), with
+ *                              HEX.elf.{proven,stalled}, its boot verdict (testbed/boot.c)
  *       digests/HEX            file digests memoized by file identity (util/sha256.c)
- *       initramfs-HEX.cpio.gz  built initramfs images
+ *       initramfs-HEX.cpio.gz  built initramfs images (.initramfs-HEX16.XXXXXX while written)
  *
  * Every function returns a path malloc'd through util/alloc.h.
  */
@@ -54,6 +56,8 @@ char *vn_guest_dir_file(const char *guest_dir, const char *file);
 char *vn_guest_disk_path(const char *guest_dir, unsigned node, unsigned k);
 
 char *vn_state_failed_dir(const char *state);
+/* STATE/failed/NAME-STAMP for the first try I=1, STATE/failed/NAME-STAMP-I after. */
+char *vn_state_failed_entry(const char *state, const char *name, const char *stamp, int i);
 char *vn_state_accel_cache(const char *state);
 char *vn_state_embed_root(const char *state);
 char *vn_state_embed_pidfile(const char *state, const char *domain);
@@ -73,3 +77,5 @@ char *vn_state_upload_lock(const char *state, const char *hex);
 char *vn_cache_vmlinux_dir(const char *cache);
 char *vn_cache_digests_dir(const char *cache);
 char *vn_cache_initramfs(const char *cache, const char *hex);
+/* CACHE/.initramfs-HEX16.XXXXXX: mkostemp()'s template for one being written. */
+char *vn_cache_initramfs_temp(const char *cache, const char *hex);

@@ -35,6 +35,8 @@ static void test_state_paths(void **state)
 	eq(vn_state_guest_file(S, "4node", VN_GUEST_AGENT_SOCK), S "/guests/4node/agent.sock");
 	eq(vn_state_guest_file(S, "4node", VN_GUEST_CONSOLE_LOG), S "/guests/4node/console.log");
 	eq(vn_state_failed_dir(S), S "/failed");
+	eq(vn_state_failed_entry(S, "4node", "20261202T050000Z", 1), S "/failed/4node-20261202T050000Z");
+	eq(vn_state_failed_entry(S, "4node", "20261202T050000Z", 3), S "/failed/4node-20261202T050000Z-3");
 	eq(vn_state_accel_cache(S), S "/accel.cache");
 	eq(vn_state_embed_root(S), S "/libvirt");
 	eq(vn_state_embed_pidfile(S, "4node"), S "/libvirt/run/qemu/4node.pid");
@@ -50,6 +52,7 @@ static void test_state_paths(void **state)
 	eq(vn_cache_vmlinux_dir(S "/cache"), S "/cache/vmlinux");
 	eq(vn_cache_digests_dir(S "/cache"), S "/cache/digests");
 	eq(vn_cache_initramfs(S "/cache", "ab12"), S "/cache/initramfs-ab12.cpio.gz");
+	eq(vn_cache_initramfs_temp(S "/cache", "0123456789abcdef0123"), S "/cache/.initramfs-0123456789abcdef.XXXXXX");
 	eq(vn_guest_dir_file(S "/guests/4node", VN_GUEST_DOMAIN_XML), S "/guests/4node/domain.xml");
 	eq(vn_guest_dir_file(S "/guests/4node", VN_GUEST_ROOT_DISK), S "/guests/4node/root.qcow2");
 	eq(vn_guest_dir_file(S "/failed/x", VN_GUEST_QEMU_LOG), S "/failed/x/qemu.log");
