@@ -10,6 +10,7 @@
 #include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/state.h"
 
 static const struct vn_cmd image_build_cmd, image_list_cmd, image_inject_cmd, image_extract_cmd;
 
@@ -59,10 +60,10 @@ static int image_list(int argc, char **argv, struct vn_error *err)
 	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0)
 		return rc;
 	rc = vn_image_list(&ctx, &v, &n, err);
-	if (rc == 0 && !n)
-		printf("no images built yet in %s/cache/images ('vnuma image build guest-images/NAME.json')\n",
-		       ctx.state_dir);
-	else if (rc == 0)
+	if (rc == 0 && !n) {
+		_cleanup_free_ char *dir = vn_state_images_dir(ctx.state_dir);
+		printf("no images built yet in %s ('vnuma image build guest-images/NAME.json')\n", dir);
+	} else if (rc == 0)
 		printf("%-16s %-10s %-16s %10s %8s  %s\n", "NAME", "KIND", "KEY", "SIZE", "BUILD", "IMAGE");
 	for (size_t i = 0; i < n; i++) {
 		printf("%-16s %-10s %-16.16s %6lld MiB %7.1fs  %s\n", v[i]->name, v[i]->kind, v[i]->key,

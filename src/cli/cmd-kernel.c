@@ -11,16 +11,19 @@
 #include "kernel/recipe.h"
 #include "util/cleanup.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 static const struct vn_cmd kernel_build_cmd, kernel_list_cmd;
 
 static int state_cache(const char *state_dir, char **out, struct vn_error *err)
 {
-	if (state_dir) {
-		*out = vn_xasprintf("%s/cache/kernels", state_dir);
-		return 0;
-	}
-	return vn_kernel_cache_dir_default(out, err);
+	_cleanup_free_ char *state = NULL;
+	int rc;
+
+	if ((rc = vn_state_locate(state_dir, &state, err)) < 0)
+		return rc;
+	*out = vn_state_kernels_dir(state);
+	return 0;
 }
 
 static int kernel_build(int argc, char **argv, struct vn_error *err)

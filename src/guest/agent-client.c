@@ -14,6 +14,7 @@
 #include "util/interrupt.h"
 #include "util/clock.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -135,7 +136,7 @@ static void guest_from_socket(struct vn_agent *a, const char *path)
 	const char *base = strrchr(path, '/');
 	const char *dir = base;
 
-	if (base && !strcmp(base, "/agent.sock")) {
+	if (base && !strcmp(base, "/" VN_GUEST_AGENT_SOCK)) {
 		while (dir > path && dir[-1] != '/')
 			dir--;
 		if (dir < base) {

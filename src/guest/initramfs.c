@@ -22,6 +22,7 @@
 #include "util/dir.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
+#include "util/state.h"
 
 /* Part of the cache key: bump when the layout changes in ways the inputs don't show. */
 #define FORMAT_VERSION "vnuma-initramfs/1"
@@ -531,7 +532,7 @@ int vn_initramfs_build(const struct vn_initramfs_spec *spec, const char *cache_d
 	r = plan_hash(&p, spec, cache_dir, hex, err);
 	if (r < 0)
 		return r;
-	final = vn_xasprintf("%s/initramfs-%s.cpio.gz", cache_dir, hex);
+	final = vn_cache_initramfs(cache_dir, hex);
 	if (stat(final, &st) == 0 && S_ISREG(st.st_mode)) {
 		*out_path = steal_pointer(&final);
 		return 0;
@@ -540,7 +541,7 @@ int vn_initramfs_build(const struct vn_initramfs_spec *spec, const char *cache_d
 	r = vn_mkdir_p(cache_dir, 0755, err);
 	if (r < 0)
 		return r;
-	char *t = vn_xasprintf("%s/.initramfs-%.16s.XXXXXX", cache_dir, hex);
+	char *t = vn_cache_initramfs_temp(cache_dir, hex);
 	fd = mkostemp(t, O_CLOEXEC);
 	if (fd < 0) {
 		r = vn_infra_error(err, -errno, "cannot create a file in %s: %s", cache_dir, strerror(errno));

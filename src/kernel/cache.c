@@ -22,6 +22,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/file.h"
+#include "util/state.h"
 
 void vn_kernel_hash_str(struct vn_sha256 *c, const char *s)
 {
@@ -277,21 +278,13 @@ int vn_kernel_cache_list(const char *cache_dir, struct vn_kernel_built ***out, s
 
 int vn_kernel_cache_dir_default(char **out, struct vn_error *err)
 {
-	const char *env = getenv("VNUMA_STATE_DIR");
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
+	_cleanup_free_ char *state = NULL;
+	int rc;
 
-	/* The same fallbacks as the testbed's state directory. */
-	if (env && *env)
-		*out = vn_xasprintf("%s/cache/kernels", env);
-	else if (xdg && *xdg)
-		*out = vn_xasprintf("%s/vnuma/cache/kernels", xdg);
-	else if (geteuid() == 0)
-		*out = vn_xstrdup("/var/lib/vnuma/cache/kernels");
-	else if (home && *home)
-		*out = vn_xasprintf("%s/.local/state/vnuma/cache/kernels", home);
-	else
-		return vn_input_error(err, "no state directory: set VNUMA_STATE_DIR or HOME");
+	*out = NULL;
+	if ((rc = vn_state_locate(NULL, &state, err)) < 0)
+		return rc;
+	*out = vn_state_kernels_dir(state);
 	return 0;
 }
 

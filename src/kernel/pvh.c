@@ -22,6 +22,7 @@
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/sha256.h"
+#include "util/state.h"
 
 /* A vmlinux is tens of MiB; anything that claims more is not one. */
 #define VMLINUX_MAX (512u << 20)
@@ -141,7 +142,7 @@ int vn_kernel_pvh_image(const char *bzimage, const char *cache_dir, char **out, 
 	*out = NULL;
 	if ((rc = vn_sha256_file_memo(bzimage, cache_dir, digest, err)) < 0)
 		return rc;
-	_cleanup_free_ char *dir = vn_xasprintf("%s/vmlinux", cache_dir);
+	_cleanup_free_ char *dir = vn_cache_vmlinux_dir(cache_dir);
 	_cleanup_free_ char *path = vn_xasprintf("%s/%s.elf", dir, vn_sha256_hex(digest, hex));
 	_cleanup_free_ char *none = vn_xasprintf("%s/%s.none", dir, hex);
 	struct stat st;

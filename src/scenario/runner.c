@@ -32,6 +32,7 @@
 #include "scenario/runner-priv.h"
 #include "testbed/image.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 /* DIR/NAME, malloc'd: result paths are the user's -o plus our names, any length. */
 char *vn_run_path(const char *dir, const char *name)
@@ -354,9 +355,9 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	rep->variant = vn_xstrdup(o->variant ? o->variant : "default");
 	rep->repeat = o->repeat ? o->repeat : 1;
 	const char *uri = ctx->uri ? ctx->uri : getenv("VNUMA_URI");
-	rep->host = uri && *uri && strcmp(uri, "qemu:///embed") != 0
-			    ? vn_xstrdup(uri)
-			    : vn_xasprintf("qemu:///embed?root=%s/libvirt", ctx->state_dir);
+	_cleanup_free_ char *embed = vn_state_embed_root(ctx->state_dir);
+	rep->host = uri && *uri && strcmp(uri, "qemu:///embed") != 0 ? vn_xstrdup(uri)
+								     : vn_xasprintf("qemu:///embed?root=%s", embed);
 	rep->sysctls = vn_xcalloc(s->nsysctls + 1, sizeof(char *));
 	for (unsigned i = 0; i < s->nsysctls; i++)
 		rep->sysctls[i] = vn_xasprintf("%s=%s", s->sysctls[i].key, s->sysctls[i].value);

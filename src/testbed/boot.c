@@ -22,6 +22,7 @@
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/interrupt.h"
+#include "util/state.h"
 
 /* The "Kernel panic - not syncing: ..." line, if the console has one (malloc'd). */
 static char *console_panic_line(const char *log_path)
@@ -204,14 +205,14 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 	}
 	/* The cached image is only ever a backing file: the guest writes its own overlay, which goes with its dir. */
 	if (at->root_image && !vn_virt_is_remote(at->v)) {
-		at->root_disk = vn_xasprintf("%s/root.qcow2", at->dir);
+		at->root_disk = vn_guest_dir_file(at->dir, VN_GUEST_ROOT_DISK);
 		if ((rc = vn_disk_overlay(at->root_image, at->root_disk, err)) < 0) {
 			vn_rm_rf(at->dir);
 			return rc;
 		}
 	}
-	at->sock = vn_xasprintf("%s/agent.sock", at->dir);
-	at->log = vn_xasprintf("%s/console.log", at->dir);
+	at->sock = vn_guest_dir_file(at->dir, VN_GUEST_AGENT_SOCK);
+	at->log = vn_guest_dir_file(at->dir, VN_GUEST_CONSOLE_LOG);
 
 	struct vn_domain_opts dopts = {
 		.name = at->name,

@@ -31,6 +31,7 @@
 #include "util/json.h"
 #include "util/sha256.h"
 #include "util/spawn.h"
+#include "util/state.h"
 #include "virt/virt.h"
 
 /* Bumped when what a build makes of the same inputs changes. */
@@ -109,8 +110,8 @@ static void stage(struct build *b, const char *name, const char *fmt, ...)
  */
 static int busybox_root(struct build *b, char **cpio, struct vn_error *err)
 {
-	_cleanup_free_ char *cache = vn_xasprintf("%s/cache", b->ctx->state_dir);
-	_cleanup_free_ char *kcache = vn_xasprintf("%s/cache/kernels", b->ctx->state_dir);
+	_cleanup_free_ char *cache = vn_state_cache_dir(b->ctx->state_dir);
+	_cleanup_free_ char *kcache = vn_state_kernels_dir(b->ctx->state_dir);
 	_cleanup_kernel_ struct vn_kernel *k = NULL;
 	struct vn_kernel none = {0};
 	struct vn_kernel_resolve_opts ko = {.cache_dir = kcache};
@@ -341,7 +342,7 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kern
 	if ((rc = vn_image_recipe_find(recipe, &path, err)) < 0 || (rc = vn_image_recipe_load(path, &r, err)) < 0)
 		return rc;
 	b.r = r;
-	b.dir = vn_xasprintf("%s/cache/images", ctx->state_dir);
+	b.dir = vn_state_images_dir(ctx->state_dir);
 	if ((rc = vn_mkdir_p(b.dir, 0700, err)) < 0)
 		goto cleanup;
 	/* The busybox root's inputs are hashed (and packed: cached) before the key exists. */
@@ -438,7 +439,7 @@ static int by_name(const void *a, const void *b)
 
 int vn_image_list(const struct vn_testbed_ctx *ctx, struct vn_image ***out, size_t *n, struct vn_error *err)
 {
-	_cleanup_free_ char *dir = vn_xasprintf("%s/cache/images", ctx->state_dir);
+	_cleanup_free_ char *dir = vn_state_images_dir(ctx->state_dir);
 	struct vn_image **v = NULL;
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -469,7 +470,7 @@ int vn_image_list(const struct vn_testbed_ctx *ctx, struct vn_image ***out, size
 
 int vn_testbed_postmortem_hold(const char *guest_dir, const char *aside, struct vn_error *err)
 {
-	_cleanup_free_ char *overlay = vn_xasprintf("%s/root.qcow2", guest_dir);
+	_cleanup_free_ char *overlay = vn_guest_dir_file(guest_dir, VN_GUEST_ROOT_DISK);
 	int rc;
 
 	if (access(overlay, F_OK) < 0)

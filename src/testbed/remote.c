@@ -22,6 +22,7 @@
 #include "util/interrupt.h"
 #include "util/isolate.h"
 #include "util/sha256.h"
+#include "util/state.h"
 #include "virt/storage.h"
 
 struct held {
@@ -102,7 +103,7 @@ int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx,
 	vn_sha256_update(&c, vn_virt_uri(v), strlen(vn_virt_uri(v)));
 	vn_sha256_final(&c, digest);
 	vn_sha256_hex(digest, hex);
-	_cleanup_free_ char *lock = vn_xasprintf("%s/pool-%.16s.lock", ctx->state_dir, hex);
+	_cleanup_free_ char *lock = vn_state_pool_lock(ctx->state_dir, hex);
 	_cleanup_close_ int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return vn_infra_error(err, -errno, "cannot open %s: %s", lock, strerror(errno));
@@ -252,7 +253,7 @@ int vn_testbed_accel_probe(struct vn_virt *v, const struct vn_testbed_ctx *ctx, 
 {
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	_cleanup_kernel_ struct vn_kernel *k = NULL;
-	_cleanup_free_ char *kcache = vn_xasprintf("%s/cache/kernels", ctx->state_dir), *image = NULL;
+	_cleanup_free_ char *kcache = vn_state_kernels_dir(ctx->state_dir), *image = NULL;
 	_cleanup_strv_ char **staged = NULL;
 	struct vn_kernel_resolve_opts ko = {.cache_dir = kcache};
 	struct vn_virt_domain *d = NULL;

@@ -31,6 +31,7 @@
 #include "util/strbuf.h"
 #include "util/clock.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 /*
  * The state dir holds guest sockets, console logs and libvirt's config (which
@@ -60,35 +61,13 @@ static int state_dir_check(const char *dir, struct vn_error *err)
 	return 0;
 }
 
-/* --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma, /var/lib/vnuma (root), ~/.local/state/vnuma */
-static int state_dir_path(const char *state_dir, char *buf, size_t size, struct vn_error *err)
-{
-	const char *env = getenv("VNUMA_STATE_DIR");
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-
-	if (state_dir)
-		snprintf(buf, size, "%s", state_dir);
-	else if (env && *env)
-		snprintf(buf, size, "%s", env);
-	else if (xdg && *xdg)
-		snprintf(buf, size, "%s/vnuma", xdg);
-	else if (geteuid() == 0)
-		snprintf(buf, size, "/var/lib/vnuma");
-	else if (home && *home)
-		snprintf(buf, size, "%s/.local/state/vnuma", home);
-	else
-		return vn_input_error(err, "no state directory: set VNUMA_STATE_DIR or HOME");
-	return 0;
-}
-
 int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err)
 {
-	char buf[PATH_MAX];
+	_cleanup_free_ char *buf = NULL;
 	int rc;
 
 	memset(ctx, 0, sizeof(*ctx));
-	if ((rc = state_dir_path(state_dir, buf, sizeof(buf), err)) < 0)
+	if ((rc = vn_state_locate(state_dir, &buf, err)) < 0)
 		return rc;
 	if ((rc = vn_mkdir_p(buf, 0700, err)) < 0)
 		return rc;
@@ -106,13 +85,13 @@ int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const
 
 int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error *err)
 {
-	char buf[PATH_MAX], dir[PATH_MAX + 16];
+	_cleanup_free_ char *buf = NULL, *dir = NULL;
 	size_t n = 0;
 	int rc;
 
-	if ((rc = state_dir_path(state_dir, buf, sizeof(buf), err)) < 0)
+	if ((rc = vn_state_locate(state_dir, &buf, err)) < 0)
 		return rc;
-	snprintf(dir, sizeof(dir), "%s/guests", buf);
+	dir = vn_state_guests_dir(buf);
 	char **v = vn_xcalloc(1, sizeof(*v));
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -205,8 +184,8 @@ int vn_testbed_helper_files(char ***out, struct vn_error *err)
 /* The same layout vn_virt_guest_dir() creates; computed here so exec needs no libvirt. */
 static void guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char **dir, char **sock)
 {
-	*dir = vn_xasprintf("%s/guests/%s", ctx->state_dir, name);
-	*sock = vn_xasprintf("%s/guests/%s/agent.sock", ctx->state_dir, name);
+	*dir = vn_state_guest_dir(ctx->state_dir, name);
+	*sock = vn_state_guest_file(ctx->state_dir, name, VN_GUEST_AGENT_SOCK);
 }
 
 /*
@@ -217,7 +196,7 @@ static void guest_paths(const struct vn_testbed_ctx *ctx, const char *name, char
  */
 static int pick_name(struct vn_virt *v, const char *state_dir, const char *base, char **out, struct vn_error *err)
 {
-	_cleanup_free_ char *guests = vn_xasprintf("%s/guests", state_dir);
+	_cleanup_free_ char *guests = vn_state_guests_dir(state_dir);
 
 	if (mkdir(guests, 0700) < 0 && errno != EEXIST)
 		return vn_infra_error(err, -errno, "cannot create %s: %s", guests, strerror(errno));
@@ -232,7 +211,7 @@ static int pick_name(struct vn_virt *v, const char *state_dir, const char *base,
 			name = vn_xasprintf("%s-%d", base, i);
 		if (vn_virt_domain_lookup(v, name, &d, &e) < 0) {
 			vn_error_clear(&e);
-			_cleanup_free_ char *dir = vn_xasprintf("%s/%s", guests, name);
+			_cleanup_free_ char *dir = vn_state_guest_dir(state_dir, name);
 			if (mkdir(dir, 0700) < 0) {
 				if (errno == EEXIST)
 					continue;
@@ -385,7 +364,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 				       o->name_prefix ? "the guest name derived from the scenario"
 						      : "the guest name derived from the topology (use --name)");
 	_cleanup_free_ char *kcache = NULL;
-	kcache = vn_xasprintf("%s/cache/kernels", ctx->state_dir);
+	kcache = vn_state_kernels_dir(ctx->state_dir);
 	struct vn_kernel_resolve_opts ko = {
 		.cache_dir = kcache,
 		.progress = o->progress.build,
@@ -407,7 +386,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		if (!disk && (rc = recipe_with(im->recipe, o->with, &with, err)) < 0)
 			return rc;
 	}
-	cache = vn_xasprintf("%s/cache", ctx->state_dir);
+	cache = vn_state_cache_dir(ctx->state_dir);
 	if ((rc = vn_testbed_guest_image(cache, k, with ? (const char *const *)with : o->with, disk, &initrd, err)) < 0)
 		return rc;
 	struct vn_boot_choice bc = {0};
@@ -490,8 +469,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	/* ... and a host that went away took both with it. */
 	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && bc.pvh && !bc.proven && vn_virt_alive(v)) {
 		_cleanup_free_ char *why = vn_xstrdup(err->msg);
-		vn_testbed_progress(o, "booting", "%s; its logs are in %s/failed; booting the bzImage instead", why,
-				    ctx->state_dir);
+		_cleanup_free_ char *failed = vn_state_failed_dir(ctx->state_dir);
+		vn_testbed_progress(o, "booting", "%s; its logs are in %s; booting the bzImage instead", why, failed);
 		vn_error_clear(err);
 		vn_testbed_boot_attempt_clear(&at);
 		at.image = k->image;
@@ -691,7 +670,7 @@ int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int tim
 	 * once. QEMU's pid file is the embedded driver's; a daemon's is not ours
 	 * (a remote guest's console is streamed into the same local log).
 	 */
-	_cleanup_free_ char *log = vn_xasprintf("%s/console.log", dir);
+	_cleanup_free_ char *log = vn_guest_dir_file(dir, VN_GUEST_CONSOLE_LOG);
 	const char *pid_root = vn_virt_uri_is_embedded(ctx->uri) ? ctx->state_dir : NULL;
 	struct vn_virt_watch *w = vn_virt_watch_new(pid_root, name, log);
 	struct vn_virt *held = vn_testbed_remote_conn(name);

@@ -11,6 +11,7 @@
 #include "util/file.h"
 #include "util/dir.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 void vn_sha256_init(struct vn_sha256 *c)
 {
@@ -65,7 +66,7 @@ int vn_sha256_file_memo(const char *path, const char *memo_dir, uint8_t out[VN_S
 	vn_sha256_init(&c);
 	vn_sha256_update(&c, id, (size_t)n);
 	vn_sha256_final(&c, key);
-	_cleanup_free_ char *dir = vn_xasprintf("%s/digests", memo_dir);
+	_cleanup_free_ char *dir = vn_cache_digests_dir(memo_dir);
 	_cleanup_free_ char *memo = vn_xasprintf("%s/%s", dir, vn_sha256_hex(key, hex));
 	_cleanup_free_ char *data = NULL;
 	size_t len;

@@ -21,6 +21,7 @@
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 static void silent_error(void *opaque, virErrorPtr e)
 {
@@ -202,8 +203,8 @@ bool vn_virt_log_setup(const char *state_dir)
 		return false;
 	/* Outputs are whitespace-separated; an invalid one makes virInitialize() fail outright. */
 	bool plain = !strpbrk(state_dir, " \t\n");
-	_cleanup_free_ char *outputs =
-		vn_xasprintf("3:file:%s%s", plain ? state_dir : "/dev/null", plain ? "/libvirt.log" : "");
+	_cleanup_free_ char *log = plain ? vn_state_libvirt_log(state_dir) : NULL;
+	_cleanup_free_ char *outputs = vn_xasprintf("3:file:%s", plain ? log : "/dev/null");
 	setenv("LIBVIRT_LOG_OUTPUTS", outputs, 0);
 	return true;
 }
@@ -390,7 +391,7 @@ int vn_virt_open_within(const char *uri, const char *state_dir, int timeout_ms, 
 		uri = getenv("VNUMA_URI");
 	/* A bare qemu:///embed (a hosts file's way to name this machine) is the state dir's own. */
 	if (!uri || !*uri || strcmp(uri, "qemu:///embed") == 0) {
-		root = vn_xasprintf("%s/libvirt", sd);
+		root = vn_state_embed_root(sd);
 		_cleanup_free_ char *eroot = uri_escape(root);
 		u = vn_xasprintf("qemu:///embed?root=%s", eroot);
 		if ((rc = embed_root_setup(root, err)) < 0)
@@ -413,7 +414,7 @@ int vn_virt_open_within(const char *uri, const char *state_dir, int timeout_ms, 
 	 */
 	static int queue_fd = -1;
 	if (root && queue_fd < 0) {
-		_cleanup_free_ char *queue = vn_xasprintf("%s/driver.queue", sd);
+		_cleanup_free_ char *queue = vn_state_driver_queue(sd);
 		_cleanup_close_ int fd = open(queue, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return vn_infra_error(err, -errno, "cannot open %s: %s", queue, strerror(errno));
@@ -443,9 +444,11 @@ int vn_virt_open_within(const char *uri, const char *state_dir, int timeout_ms, 
 					      "cannot open %s: %s (libvirt running as root needs its QEMU system "
 					      "user: install libvirt-daemon-system or run `useradd -r libvirt-qemu`)",
 					      u, msg);
-		if (root)
+		if (root) {
 			/* The real cause of a failed embedded-driver start is only in libvirt's log. */
-			return vn_virt_error(err, "cannot open %s (details in %s/libvirt.log)", u, sd);
+			_cleanup_free_ char *log = vn_state_libvirt_log(sd);
+			return vn_virt_error(err, "cannot open %s (details in %s)", u, log);
+		}
 		return vn_virt_error(err, "cannot open %s", u);
 	}
 
@@ -498,10 +501,10 @@ int vn_virt_guest_dir(struct vn_virt *v, const char *name, char **dir, struct vn
 
 	if ((rc = vn_guest_name_check(name, err)) < 0)
 		return rc;
-	guests = vn_xasprintf("%s/guests", v->state_dir);
+	guests = vn_state_guests_dir(v->state_dir);
 	if ((rc = mkdir_private(guests, err)) < 0)
 		return rc;
-	*dir = vn_xasprintf("%s/%s", guests, name);
+	*dir = vn_state_guest_dir(v->state_dir, name);
 	if ((rc = mkdir_private(*dir, err)) < 0) {
 		free(*dir);
 		*dir = NULL;
@@ -549,11 +552,10 @@ int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason
 {
 	_cleanup_free_ char *key = accel_cache_key(v);
 	_cleanup_free_ char *line = NULL;
-	char path[4096];
+	_cleanup_free_ char *path = vn_state_accel_cache(v->state_dir);
 	size_t cap = 0;
 	int rc = -ENOENT;
 
-	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
@@ -574,13 +576,12 @@ int vn_virt_accel_cached(struct vn_virt *v, enum vn_accel *verdict, char *reason
 int vn_virt_accel_cached_host(const char *state_dir, enum vn_accel *verdict, char *reason, size_t len)
 {
 	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *path = vn_state_accel_cache(state_dir);
 	struct utsname u;
-	char path[4096];
 	size_t cap = 0;
 	int rc = -ENOENT;
 
 	uname(&u);
-	snprintf(path, sizeof(path), "%s/accel.cache", state_dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
@@ -597,10 +598,9 @@ int vn_virt_accel_cached_host(const char *state_dir, enum vn_accel *verdict, cha
 
 void vn_virt_accel_remember(struct vn_virt *v, enum vn_accel verdict, const char *reason)
 {
-	char path[4096];
+	_cleanup_free_ char *path = vn_state_accel_cache(v->state_dir);
 	_cleanup_free_ char *key = accel_cache_key(v);
 
-	snprintf(path, sizeof(path), "%s/accel.cache", v->state_dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "ae");
 	if (!f)
 		return;

@@ -14,6 +14,7 @@
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)
@@ -304,7 +305,7 @@ bool vn_domain_root_on_node(const struct vn_topology *t)
 
 char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k)
 {
-	return vn_xasprintf("%s/disk-node%u-%u.img", dir, node, k);
+	return vn_guest_disk_path(dir, node, k);
 }
 
 /* See VN_DOMAIN_PXB_BUSNR. Controller indexes from 1: pcie-root is 0, libvirt numbers its own after ours. */

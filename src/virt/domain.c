@@ -14,6 +14,7 @@
 #include "virt/virt-priv.h"
 #include "util/clock.h"
 #include "util/alloc.h"
+#include "util/state.h"
 
 static struct vn_virt_domain *domain_new(struct vn_virt *v, virDomainPtr dom, const char *name)
 {
@@ -22,8 +23,8 @@ static struct vn_virt_domain *domain_new(struct vn_virt *v, virDomainPtr dom, co
 	d->v = v;
 	d->dom = dom;
 	d->name = vn_xstrdup(name);
-	d->guest_dir = vn_xasprintf("%s/guests/%s", v->state_dir, name);
-	d->console_log = vn_xasprintf("%s/console.log", d->guest_dir);
+	d->guest_dir = vn_state_guest_dir(v->state_dir, name);
+	d->console_log = vn_state_guest_file(v->state_dir, name, VN_GUEST_CONSOLE_LOG);
 	return d;
 }
 
@@ -102,13 +103,12 @@ static bool still_running(virDomainPtr dom)
 static int define_and_start(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
 			    const char *dir, virDomainPtr *out, struct vn_error *err)
 {
-	_cleanup_free_ char *xml = NULL;
-	char path[4096];
+	_cleanup_free_ char *xml = NULL, *path = NULL;
 	int rc;
 
 	if ((rc = vn_domain_xml_build(t, o, &xml, err)) < 0)
 		return rc;
-	snprintf(path, sizeof(path), "%s/domain.xml", dir);
+	path = vn_guest_dir_file(dir, VN_GUEST_DOMAIN_XML);
 	if ((rc = write_text(path, xml, err)) < 0)
 		return rc;
 	/* VALIDATE: a schema error names the element, where a QEMU failure later would not. */
@@ -240,8 +240,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	/* sockaddr_un.sun_path is 108 bytes; QEMU's own error for a longer path says nothing useful. */
 	size_t sun_max = v->remote ? SIZE_MAX : sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
 	size_t sock_len = o->agent_socket ? strlen(o->agent_socket)
-					  : strlen(v->state_dir) + strlen("/guests/") + strlen(o->name ? o->name : "") +
-						    strlen("/agent.sock");
+					  : vn_state_agent_sock_len(v->state_dir, o->name ? o->name : "");
 	if (sock_len > sun_max)
 		return vn_input_error(err,
 				      "the agent socket path for '%s' would be %zu bytes, more than a unix socket "
@@ -250,15 +249,15 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	if ((rc = vn_virt_guest_dir(v, o->name, &dir, err)) < 0)
 		return rc;
 	if (!opts.console_log) {
-		log = vn_xasprintf("%s/console.log", dir);
+		log = vn_guest_dir_file(dir, VN_GUEST_CONSOLE_LOG);
 		opts.console_log = log;
 	}
 	if (!opts.agent_socket) {
-		sock = vn_xasprintf("%s/agent.sock", dir);
+		sock = vn_guest_dir_file(dir, VN_GUEST_AGENT_SOCK);
 		opts.agent_socket = sock;
 	}
 	if (!opts.console_pipe) {
-		fifo = vn_xasprintf("%s/console.pipe", dir);
+		fifo = vn_guest_dir_file(dir, VN_GUEST_CONSOLE_PIPE);
 		opts.console_pipe = fifo;
 	}
 	opts.meta.guest_dir = dir;
@@ -424,12 +423,10 @@ static void failed_prune(const char *failed)
 /* libvirt's own log of this domain (the QEMU command line and QEMU's stderr), its last start only. */
 static void copy_domain_log(struct vn_virt *v, const char *name, const char *dir)
 {
-	char src[4096], dst[4200];
-
 	if (strncmp(v->uri, "qemu:///embed", 13) != 0)
 		return; /* a daemon's log is not ours to read */
-	snprintf(src, sizeof(src), "%s/libvirt/log/qemu/%s.log", v->state_dir, name);
-	snprintf(dst, sizeof(dst), "%s/qemu.log", dir);
+	_cleanup_free_ char *src = vn_state_embed_qemu_log(v->state_dir, name);
+	_cleanup_free_ char *dst = vn_guest_dir_file(dir, VN_GUEST_QEMU_LOG);
 	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat sb;
 	if (in < 0 || fstat(in, &sb) < 0 || !S_ISREG(sb.st_mode))
@@ -471,33 +468,30 @@ static void drop_disk_images(const char *dir)
 
 int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, struct vn_error *err)
 {
-	char src[4096], failed[4096], dst[4200], stamp[32];
+	_cleanup_free_ char *src = vn_state_guest_dir(v->state_dir, name);
+	_cleanup_free_ char *failed = vn_state_failed_dir(v->state_dir);
+	char stamp[32];
 	struct tm tm;
 	time_t now = time(NULL);
 
 	*kept = NULL;
-	snprintf(src, sizeof(src), "%s/guests/%s", v->state_dir, name);
-	snprintf(failed, sizeof(failed), "%s/failed", v->state_dir);
 	if (mkdir(failed, 0700) < 0 && errno != EEXIST)
 		return vn_infra_error(err, -errno, "cannot create %s: %s", failed, strerror(errno));
 	copy_domain_log(v, name, src);
-	snprintf(dst, sizeof(dst), "%s/agent.sock", src);
-	unlink(dst);
+	_cleanup_free_ char *sock = vn_state_guest_file(v->state_dir, name, VN_GUEST_AGENT_SOCK);
+	unlink(sock);
 	/* The console keeper's FIFO, too: a reader of the archive (cat, tar) would block on it. */
-	snprintf(dst, sizeof(dst), "%s/console.pipe", src);
-	unlink(dst);
+	_cleanup_free_ char *fifo = vn_state_guest_file(v->state_dir, name, VN_GUEST_CONSOLE_PIPE);
+	unlink(fifo);
 	drop_disk_images(src);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	for (int i = 1; i < 100; i++) {
-		if (i == 1)
-			snprintf(dst, sizeof(dst), "%s/%s-%s", failed, name, stamp);
-		else
-			snprintf(dst, sizeof(dst), "%s/%s-%s-%d", failed, name, stamp, i);
+		_cleanup_free_ char *dst = vn_state_failed_entry(v->state_dir, name, stamp, i);
 		if (renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) == 0) {
 			utimensat(AT_FDCWD, dst, NULL, 0); /* prune by when it failed */
 			failed_prune(failed);
-			*kept = vn_xstrdup(dst);
+			*kept = steal_pointer(&dst);
 			return 0;
 		}
 		if (errno != EEXIST)

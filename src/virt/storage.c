@@ -21,6 +21,7 @@
 #include "util/interrupt.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
+#include "util/state.h"
 #include "virt/hosts.h"
 #include "virt/storage.h"
 #include "virt/virt-priv.h"
@@ -309,10 +310,10 @@ static int upload_lock(struct vn_virt *v, const char *name, struct vn_error *err
 	vn_sha256_update(&c, v->uri, strlen(v->uri) + 1);
 	vn_sha256_update(&c, name, strlen(name));
 	vn_sha256_final(&c, d);
-	_cleanup_free_ char *dir = vn_xasprintf("%s/cache/uploads", v->state_dir);
+	_cleanup_free_ char *dir = vn_state_uploads_dir(v->state_dir);
 	if ((rc = vn_mkdir_p(dir, 0700, err)) < 0)
 		return rc;
-	_cleanup_free_ char *path = vn_xasprintf("%s/%s.lock", dir, vn_sha256_hex(d, hex));
+	_cleanup_free_ char *path = vn_state_upload_lock(v->state_dir, vn_sha256_hex(d, hex));
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return vn_infra_error(err, -errno, "cannot open %s: %s", path, strerror(errno));
@@ -355,7 +356,7 @@ int vn_virt_volume_upload(struct vn_virt *v, const char *local_path, char **remo
 		return vn_infra_error(err, -errno, "cannot open %s: %s", local_path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return vn_infra_error(err, -EINVAL, "%s: not a regular file", local_path);
-	_cleanup_free_ char *memo = vn_xasprintf("%s/cache", v->state_dir);
+	_cleanup_free_ char *memo = vn_state_cache_dir(v->state_dir);
 	if ((rc = vn_sha256_file_memo(local_path, memo, digest, err)) < 0)
 		return rc;
 	_cleanup_free_ char *name = vn_virt_volume_name(local_path, vn_sha256_hex(digest, hex));

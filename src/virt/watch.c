@@ -26,6 +26,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
+#include "util/state.h"
 #include "virt/virt.h"
 
 /*
@@ -114,7 +115,7 @@ static bool qemu_alive(const struct vn_virt_watch *w)
 
 static void read_pidfile(struct vn_virt_watch *w, const char *state_dir)
 {
-	_cleanup_free_ char *path = vn_xasprintf("%s/libvirt/run/qemu/%s.pid", state_dir, w->name);
+	_cleanup_free_ char *path = vn_state_embed_pidfile(state_dir, w->name);
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	int pid = 0;
 
