@@ -36,7 +36,7 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 				return vn_input_error(err, "--memory: must be more than 0");
 			break;
 		case 'c':
-			if ((rc = vn_int_parse(optarg, 1, 288, &v, err)) < 0)
+			if ((rc = vn_int_parse(optarg, 1, VN_HOTPLUG_CPUS_MAX, &v, err)) < 0)
 				return vn_error_prefix(err, "--cpus");
 			q.cpus = (unsigned)v;
 			break;

@@ -133,8 +133,11 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'r':
-			if (vn_int_parse(optarg, 1, 1000, &repeats, NULL) < 0)
-				return vn_cli_bad_arg(&a, "repeats", "is not a number from 1 to 1000", err);
+			if (vn_int_parse(optarg, 1, VN_SCN_REPEATS_MAX, &repeats, NULL) < 0) {
+				_cleanup_free_ char *why =
+					vn_xasprintf("is not a number from 1 to %d", VN_SCN_REPEATS_MAX);
+				return vn_cli_bad_arg(&a, "repeats", why, err);
+			}
 			break;
 		}
 	}
