@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define VN_AGENT_MAX_JOBS 16
+#include "agent/protocol.h"
 
 /* Output waiting for the host; past this we stop reading children's pipes. */
 #define VN_AGENT_OUT_HIGH (4u << 20)

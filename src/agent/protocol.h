@@ -23,6 +23,12 @@
 /* Most entries one "readdir" reply lists: a bigger directory fails with EFBIG. */
 #define VN_AGENT_READDIR_MAX 65536
 
+/*
+ * Most commands "exec" runs at once; one more is refused with EBUSY. The
+ * scenario schema keeps a run within it (scenario.h, VN_SCN_RUNNING_MAX).
+ */
+#define VN_AGENT_MAX_JOBS 16
+
 /* Returns the encoded length (excluding the NUL). out needs vn_base64_encoded_len()+1 bytes. */
 size_t vn_base64_encode(const void *in, size_t len, char *out);
 #define vn_base64_encoded_len(n) ((((n) + 2) / 3) * 4)

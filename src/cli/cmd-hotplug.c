@@ -39,7 +39,7 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 				return args.exit;
 			break;
 		case 'c':
-			if (vn_cli_count(&args, "cpus", optarg, 1, 288, &v, err) < 0)
+			if (vn_cli_count(&args, "cpus", optarg, 1, VN_HOTPLUG_CPUS_MAX, &v, err) < 0)
 				return args.exit;
 			q.cpus = (unsigned)v;
 			break;

@@ -133,7 +133,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'r':
-			if (vn_cli_count(&a, "repeats", optarg, 1, 1000, &repeats, err) < 0)
+			if (vn_cli_count(&a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &repeats, err) < 0)
 				return a.exit;
 			break;
 		}

@@ -13,7 +13,7 @@ struct vn_run_move {
 	unsigned step, to_node;
 	double uptime; /* guest uptime when the move was done */
 	unsigned npids;
-	int pids[64];
+	int pids[VN_SCN_RUNNING_MAX]; /* some of the step's processes (scenario.h); no more are believed */
 };
 
 /* A hotplug the run made (a hotplug step or timed action), and what the kernel's rebuild of its lists saw. */
@@ -28,11 +28,11 @@ struct vn_run_hotplug {
 
 struct vn_run_step_data {
 	unsigned npids;
-	int pids[256];
-	unsigned nresults;
-	json_object *results[256]; /* each process's JSON result line, or NULL */
-	unsigned nmissing;         /* processes that ended without a line that parses as JSON */
-	unsigned missing_first;    /* the first of them, by index */
+	int pids[VN_SCN_RUNNING_MAX]; /* its processes' (scenario.h); no more are believed */
+	unsigned nresults, results_cap;
+	json_object **results;  /* each process's JSON result line */
+	unsigned nmissing;      /* processes that ended without a line that parses as JSON */
+	unsigned missing_first; /* the first of them, by index */
 };
 
 struct vn_run_data {
@@ -43,10 +43,10 @@ struct vn_run_data {
 	char *distances[VN_MAX_NODES]; /* guest nodeN/distance, after the run */
 	struct vn_samples samples;
 	struct vn_run_step_data *steps; /* s->nsteps */
-	unsigned nmoves;
-	struct vn_run_move moves[64];
-	unsigned nhotplugs;
-	struct vn_run_hotplug hotplugs[32];
+	unsigned nmoves, moves_cap;     /* as many as the scenario's move actions */
+	struct vn_run_move *moves;
+	unsigned nhotplugs, hotplugs_cap; /* as many as its hotplug steps and actions */
+	struct vn_run_hotplug *hotplugs;
 };
 
 /*

@@ -15,8 +15,7 @@
 #include "scenario/run-priv.h"
 #include "util/strbuf.h"
 
-#define RUN_DIR   "/tmp/vnuma-run"
-#define MAX_EXECS 300
+#define RUN_DIR "/tmp/vnuma-run"
 /*
  * Nothing the guest sends is kept without a bound. A workload's stdout is
  * kept (its tail) for its result line; each step output file, the sampler's
@@ -55,8 +54,8 @@ struct run {
 	struct vn_scenario *s;
 	const struct vn_topology *t;
 	struct vn_run_data *d;
-	struct exec ex[MAX_EXECS];
-	unsigned nex;
+	struct exec **ex; /* every command the run started, in order; grown as needed */
+	unsigned nex, ex_cap;
 	double t0, deadline;
 	bool stop; /* interrupted or timed out */
 	char *stop_reason;
@@ -92,6 +91,8 @@ void vn_run_trace_metrics(const struct run *r, struct vn_report *rep);
 void vn_run_trace_free(struct run *r);
 
 /* runner-steps.c */
+/* Process idx of a step: sh wrapper (pidfile, cgroup) + numactl placement + the workload, its options, every arg. */
+char **vn_run_step_argv(const struct run *r, const struct vn_scn_step *st, unsigned idx);
 /* Sysctls (as bytes, through the agent's write op), THP, hugetlb pages per node, cgroups. */
 int vn_run_prepare(struct run *r, struct vn_error *err);
 /* Every step and timed move of the scenario, each when it is due, until all ended. */

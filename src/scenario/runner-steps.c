@@ -25,12 +25,15 @@ static void nodelist(struct vn_strbuf *b, const unsigned *nodes, unsigned n)
 		vn_strbuf_printf(b, "%s%u", i ? "," : "", nodes[i]);
 }
 
-/* sh wrapper (pidfile, cgroup) + numactl placement + the workload and its options. */
-static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsigned idx)
+char **vn_run_step_argv(const struct run *r, const struct vn_scn_step *st, unsigned idx)
 {
 	struct vn_strbuf script = VN_STRBUF_INIT;
-	char **v = vn_xcalloc(64 + (st->argv ? 64 : 0), sizeof(char *));
-	unsigned n = 0;
+	size_t nargs = 0;
+	for (char **a = st->argv; a && *a; a++)
+		nargs++;
+	/* Ours: sh -c SCRIPT NAME, numactl and its 3, the workload and its 3, the terminating NULL. */
+	char **v = vn_xcalloc(16 + nargs, sizeof(char *));
+	size_t n = 0;
 	const struct vn_scn_placement *p = &st->placement;
 
 	vn_strbuf_printf(&script, "echo $$ > " RUN_DIR "/%s.%u.pid && ", st->name, idx);
@@ -89,7 +92,7 @@ static char **step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 		if (st->threads)
 			v[n++] = vn_xasprintf("--threads=%u", st->threads);
 	}
-	for (char **a = st->argv; a && *a && n < 126; a++)
+	for (char **a = st->argv; a && *a; a++)
 		v[n++] = vn_xstrdup(*a);
 	return v;
 }
@@ -101,7 +104,7 @@ static int start_step(struct run *r, unsigned si, struct vn_error *err)
 	if (r->progress)
 		r->progress(r->progress_data, "step", st->name);
 	for (unsigned i = 0; i < st->processes; i++) {
-		_cleanup_strv_ char **argv = step_argv(r, st, i);
+		_cleanup_strv_ char **argv = vn_run_step_argv(r, st, i);
 		char name[PATH_MAX];
 		struct exec *e;
 		int rc = vn_run_exec_start(r, EX_WORKLOAD, (const char *const *)argv, &e, err);
@@ -130,8 +133,6 @@ static int start_move(struct run *r, unsigned si, const struct vn_scn_action *ac
 	struct exec *e;
 	int rc;
 
-	if (r->d->nmoves >= VN_ARRAY_SIZE(r->d->moves))
-		return vn_input_error(err, "%s: too many move actions", r->s->path);
 	vn_strbuf_printf(&b,
 			 "for i in $(seq 0 %u); do p=$(cat " RUN_DIR "/%s.$i.pid 2>/dev/null) || continue; "
 			 "taskset -a -p -c %s $p >/dev/null && echo pid $p; done; cat /proc/uptime",
@@ -141,6 +142,10 @@ static int start_move(struct run *r, unsigned si, const struct vn_scn_action *ac
 	vn_strbuf_free(&b);
 	if (rc < 0)
 		return rc;
+	if (r->d->nmoves == r->d->moves_cap)
+		r->d->moves =
+			vn_xreallocarray(r->d->moves, r->d->moves_cap = r->d->moves_cap ? 2 * r->d->moves_cap : 16,
+					 sizeof(*r->d->moves));
 	e->move = r->d->nmoves;
 	struct vn_run_move *mv = &r->d->moves[r->d->nmoves++];
 	memset(mv, 0, sizeof(*mv));
@@ -173,8 +178,6 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 	struct vn_hotplug_result res;
 	char what[64], sz[32];
 
-	if (r->d->nhotplugs >= VN_ARRAY_SIZE(r->d->hotplugs))
-		return vn_input_error(err, "%s: more than %zu hotplugs", r->s->path, VN_ARRAY_SIZE(r->d->hotplugs));
 	if (h->memory)
 		snprintf(what, sizeof(what), "%s%s node %u", h->remove ? "-" : "+",
 			 vn_size_format(h->memory, sz, sizeof(sz)), h->node);
@@ -185,6 +188,10 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 	int rc = vn_testbed_hotplug(r->ctx, &q, sh_over_run, r, &res, err);
 	if (rc < 0)
 		return vn_error_prefix(err, "step %s: hotplug %s", r->s->steps[si].name, what);
+	if (r->d->nhotplugs == r->d->hotplugs_cap)
+		r->d->hotplugs = vn_xreallocarray(r->d->hotplugs,
+						  r->d->hotplugs_cap = r->d->hotplugs_cap ? 2 * r->d->hotplugs_cap : 8,
+						  sizeof(*r->d->hotplugs));
 	r->d->hotplugs[r->d->nhotplugs++] = (struct vn_run_hotplug){
 		.step = si,
 		.what = *h,
@@ -200,7 +207,7 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 static void finish_moves(struct run *r)
 {
 	for (unsigned i = 0; i < r->nex; i++) {
-		struct exec *e = &r->ex[i];
+		struct exec *e = r->ex[i];
 		if (e->kind != EX_ACTION || !e->done || !e->buf.s)
 			continue;
 		struct vn_run_move *mv = &r->d->moves[e->move];
@@ -225,7 +232,7 @@ struct pending {
 static bool step_running(const struct run *r, unsigned si)
 {
 	for (unsigned i = 0; i < r->nex; i++)
-		if (r->ex[i].kind == EX_WORKLOAD && r->ex[i].step == si && !r->ex[i].done)
+		if (r->ex[i]->kind == EX_WORKLOAD && r->ex[i]->step == si && !r->ex[i]->done)
 			return true;
 	return false;
 }
@@ -233,14 +240,14 @@ static bool step_running(const struct run *r, unsigned si)
 static bool any_running(const struct run *r, enum exec_kind kind)
 {
 	for (unsigned i = 0; i < r->nex; i++)
-		if (r->ex[i].kind == kind && !r->ex[i].done)
+		if (r->ex[i]->kind == kind && !r->ex[i]->done)
 			return true;
 	return false;
 }
 
-static int fire_due(struct run *r, struct pending *p, unsigned np, struct vn_error *err)
+static int fire_due(struct run *r, struct pending *p, size_t np, struct vn_error *err)
 {
-	for (unsigned i = 0; i < np; i++) {
+	for (size_t i = 0; i < np; i++) {
 		if (p[i].fired || vn_now_s() < p[i].due || r->stop)
 			continue;
 		p[i].fired = true;
@@ -254,8 +261,8 @@ static int fire_due(struct run *r, struct pending *p, unsigned np, struct vn_err
 
 int vn_run_steps(struct run *r, struct vn_error *err)
 {
-	struct pending pend[256];
-	unsigned np = 0;
+	_cleanup_free_ struct pending *pend = NULL;
+	size_t np = 0, cap = 0;
 	int rc;
 
 	for (unsigned si = 0; si < r->s->nsteps && !r->stop; si++) {
@@ -269,9 +276,12 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 		}
 		if ((rc = start_step(r, si, err)) < 0)
 			return rc;
-		for (unsigned k = 0; k < st->nactions && np < VN_ARRAY_SIZE(pend); k++)
+		for (unsigned k = 0; k < st->nactions; k++) {
+			if (np == cap)
+				pend = vn_xreallocarray(pend, cap = cap ? 2 * cap : 16, sizeof(*pend));
 			pend[np++] = (struct pending){
 				.step = si, .act = &st->actions[k], .due = start + st->actions[k].at_s};
+		}
 		while (!st->background && step_running(r, si) && !r->stop) {
 			if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = vn_run_pump(r, 100, err)) < 0)
 				return rc;
@@ -387,7 +397,7 @@ int vn_run_gather(struct run *r, struct vn_error *err)
 		}
 	}
 	for (unsigned i = 0; i < r->nex; i++) {
-		struct exec *x = &r->ex[i];
+		struct exec *x = r->ex[i];
 		if (x->kind != EX_WORKLOAD)
 			continue;
 		struct vn_run_step_data *sd = &r->d->steps[x->step];
@@ -405,12 +415,15 @@ int vn_run_gather(struct run *r, struct vn_error *err)
 				res = j;
 			}
 		}
-		if (res && sd->nresults < VN_ARRAY_SIZE(sd->results))
+		if (res) {
+			if (sd->nresults == sd->results_cap)
+				sd->results = vn_xreallocarray(
+					sd->results, sd->results_cap = sd->results_cap ? 2 * sd->results_cap : 8,
+					sizeof(*sd->results));
 			sd->results[sd->nresults++] = res;
-		else if (!res && !sd->nmissing++)
+		} else if (!sd->nmissing++) {
 			sd->missing_first = x->index;
-		else
-			json_object_put(res);
+		}
 	}
 	return 0;
 }

@@ -55,18 +55,19 @@ int vn_run_open_out(const char *dir, const char *name, FILE **f, struct vn_error
 int vn_run_exec_start(struct run *r, enum exec_kind kind, const char *const *argv, struct exec **out,
 		      struct vn_error *err)
 {
-	if (r->nex >= MAX_EXECS)
-		return vn_input_error(err, "%s: more than %d processes in one run", r->s->path, MAX_EXECS);
-	struct exec *e = &r->ex[r->nex];
 	const struct vn_agent_cmd c = {.argv = argv};
+	int64_t id;
 	int rc;
 
-	memset(e, 0, sizeof(*e));
+	if ((rc = vn_agent_exec_start(r->a, &c, VN_AGENT_REPLY_MS, &id, err)) < 0)
+		return rc;
+	/* One allocation each: an event handler may hold one exec while another starts. */
+	if (r->nex == r->ex_cap)
+		r->ex = vn_xreallocarray(r->ex, r->ex_cap = r->ex_cap ? 2 * r->ex_cap : 32, sizeof(*r->ex));
+	struct exec *e = r->ex[r->nex++] = vn_xcalloc(1, sizeof(*e));
+	e->id = id;
 	e->kind = kind;
 	e->status = -1;
-	if ((rc = vn_agent_exec_start(r->a, &c, VN_AGENT_REPLY_MS, &e->id, err)) < 0)
-		return rc;
-	r->nex++;
 	*out = e;
 	return 0;
 }
@@ -174,8 +175,8 @@ static void write_capped(FILE *f, size_t *written, bool *cut, const char *s, siz
 static struct exec *find_exec(struct run *r, int64_t id)
 {
 	for (unsigned i = 0; i < r->nex; i++)
-		if (r->ex[i].id == id)
-			return &r->ex[i];
+		if (r->ex[i]->id == id)
+			return r->ex[i];
 	return NULL;
 }
 
@@ -230,8 +231,8 @@ int vn_run_pump(struct run *r, int ms, struct vn_error *err)
 			r->stop = true;
 			r->stop_reason = vn_xstrdup(vn_was_interrupted() ? "interrupted" : "scenario timeout reached");
 			for (unsigned i = 0; i < r->nex; i++)
-				if (!r->ex[i].done && r->ex[i].kind != EX_SAMPLER)
-					vn_run_signal(r, &r->ex[i], SIGKILL);
+				if (!r->ex[i]->done && r->ex[i]->kind != EX_SAMPLER)
+					vn_run_signal(r, r->ex[i], SIGKILL);
 		}
 	} while (vn_now_s() < until);
 	return 0;
@@ -319,10 +320,14 @@ static void free_data(struct vn_run_data *d, unsigned nsteps)
 	for (unsigned i = 0; i < VN_MAX_NODES; i++)
 		free(d->distances[i]);
 	vn_samples_free(&d->samples);
-	for (unsigned i = 0; d->steps && i < nsteps; i++)
+	for (unsigned i = 0; d->steps && i < nsteps; i++) {
 		for (unsigned k = 0; k < d->steps[i].nresults; k++)
 			json_object_put(d->steps[i].results[k]);
+		free(d->steps[i].results);
+	}
 	free(d->steps);
+	free(d->moves);
+	free(d->hotplugs);
 }
 
 static void sampling_cost(struct vn_report *rep, const struct vn_samples *s)
@@ -458,7 +463,7 @@ static int collect_after(struct run *r, const char *after, struct vn_error *err)
 static int check_workloads(const struct run *r, struct vn_error *err)
 {
 	for (unsigned i = 0; i < r->nex; i++) {
-		const struct exec *e = &r->ex[i];
+		const struct exec *e = r->ex[i];
 		const char *step = r->s->steps[e->step].name;
 		if (e->kind == EX_WORKLOAD && !r->stop && e->status != 0)
 			return vn_infra_error(err, -EIO, "step %s process %u %s%s%s (see %s/steps/%s.r0.p%u.err)", step,
@@ -527,14 +532,18 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		      const struct vn_up_result *up, struct vn_report *rep, int rc, struct vn_error *err)
 {
 	for (unsigned i = 0; i < r->nex; i++) {
-		if (r->ex[i].out)
-			fclose(r->ex[i].out);
-		if (r->ex[i].errf)
-			fclose(r->ex[i].errf);
-		vn_strbuf_free(&r->ex[i].buf);
-		vn_strbuf_free(&r->ex[i].ebuf);
-		free(r->ex[i].error);
+		if (r->ex[i]->out)
+			fclose(r->ex[i]->out);
+		if (r->ex[i]->errf)
+			fclose(r->ex[i]->errf);
+		vn_strbuf_free(&r->ex[i]->buf);
+		vn_strbuf_free(&r->ex[i]->ebuf);
+		free(r->ex[i]->error);
+		free(r->ex[i]);
 	}
+	free(r->ex);
+	r->ex = NULL;
+	r->nex = 0;
 	vn_run_trace_free(r);
 	/* A guest that died under the run failed like a boot does: its logs are kept under STATE/failed. */
 	bool died = r->a && vn_agent_watch_fired(r->a);

@@ -27,11 +27,19 @@
 #include "util/paths.h"
 #include "util/strbuf.h"
 #include "util/file.h"
+#include "testbed/testbed.h"
 
 /* Bigger files are certainly not hand-written scenarios. */
 #define SCN_MAX_FILE (1u << 20)
 
 #define NODE_WHAT VN_SCN_NODE_WHAT
+
+#define VN_STR_(x) #x
+#define VN_STR(x)  VN_STR_(x)
+/* VN_SCN_RUNNING_MAX's reason, in words, with the numbers it is made of. */
+#define RUNNING_WHY                                                                                        \
+	"processes running at once: the guest agent runs " VN_STR(VN_AGENT_MAX_JOBS) " commands, " VN_STR( \
+		VN_SCN_HELPERS) " of them the runner's own"
 
 static int node_list(struct vn_scn_ctx *c, struct json_object *v, const char *p, unsigned *nodes, unsigned *n)
 {
@@ -251,6 +259,22 @@ static int parse_placement(struct vn_scn_ctx *c, struct json_object *v, const ch
 
 static int parse_size_value(struct vn_scn_ctx *c, struct json_object *v, const char *p, uint64_t *out);
 
+/* An optional count >= 1 under a limit of scenario.h, refused naming it: never clamped. */
+static int get_count(struct vn_scn_ctx *c, struct json_object *o, const char *path, const char *key, unsigned max,
+		     const char *why, unsigned *out)
+{
+	char kp[VN_JSON_PATH_MAX];
+	unsigned n = *out;
+	int r = vn_json_get_uint(&c->r, o, path, key, false, 1, UINT32_MAX, "an integer >= 1", &n);
+
+	if (r < 0)
+		return r;
+	if (n > max)
+		return vn_json_bad(&c->r, vn_json_path_key(kp, path, key), "%u, at most %u (%s)", n, max, why);
+	*out = n;
+	return 0;
+}
+
 /* {"node": 3, "memory": "512M", "online": "movable"|"kernel", "remove": false} or {"node": 3, "cpus": 1}. */
 static int parse_hotplug(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_hotplug *h)
 {
@@ -261,7 +285,7 @@ static int parse_hotplug(struct vn_scn_ctx *c, struct json_object *v, const char
 
 	if (r < 0 || (r = vn_json_check_keys(&c->r, v, p, keys)) < 0 ||
 	    (r = vn_json_get_uint(&c->r, v, p, "node", true, 0, VN_MAX_NODES - 1, NODE_WHAT, &h->node)) < 0 ||
-	    (r = vn_json_get_uint(&c->r, v, p, "cpus", false, 1, 288, "an integer >= 1", &h->cpus)) < 0)
+	    (r = get_count(c, v, p, "cpus", VN_HOTPLUG_CPUS_MAX, "the most vCPUs one hotplug plugs", &h->cpus)) < 0)
 		return r;
 	struct json_object *mem = vn_json_get(v, "memory");
 	if (mem) {
@@ -399,8 +423,9 @@ static int parse_step(struct vn_scn_ctx *c, struct json_object *v, const char *p
 	if (pv && (r = parse_placement(c, pv, vn_json_path_key(kp, p, "placement"), &st->placement)) < 0)
 		return r;
 	st->processes = 1;
-	if ((r = vn_json_get_uint(&c->r, v, p, "processes", false, 1, 4096, "an integer >= 1", &st->processes)) < 0 ||
-	    (r = vn_json_get_uint(&c->r, v, p, "threads", false, 1, 4096, "an integer >= 1", &st->threads)) < 0 ||
+	if ((r = get_count(c, v, p, "processes", VN_SCN_RUNNING_MAX, RUNNING_WHY, &st->processes)) < 0 ||
+	    (r = get_count(c, v, p, "threads", VN_SCN_THREADS_MAX, "the most a workload's --threads takes",
+			   &st->threads)) < 0 ||
 	    (r = parse_size(c, v, p, &st->size)) < 0 ||
 	    (r = vn_json_get_num(&c->r, v, p, "duration_s", false, VN_JSON_POSITIVE, &st->duration_s)) < 0 ||
 	    (r = vn_json_get_str(&c->r, v, p, "cgroup", 0, &st->cgroup)) < 0)
@@ -547,6 +572,32 @@ static int parse_tracepoints(struct vn_scn_ctx *c, struct json_object *v, const 
 	return 0;
 }
 
+/*
+ * The runner never waits for a background step: when a step starts, its own
+ * processes run with those of every background step started before it.
+ * (Repeats are runs of their own, each in a guest of its own.)
+ */
+static int check_running(struct vn_scn_ctx *c)
+{
+	const struct vn_scenario *s = c->s;
+	char ep[VN_JSON_PATH_MAX], kp[VN_JSON_PATH_MAX];
+	unsigned earlier = 0;
+
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		const struct vn_scn_step *st = &s->steps[i];
+		if (!st->workload)
+			continue;
+		if (earlier + st->processes > VN_SCN_RUNNING_MAX)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, vn_json_path_idx(ep, "$.steps", i), "processes"),
+					   "%u, and %u of the background steps before it still running: %u, at most %d "
+					   "(" RUNNING_WHY ")",
+					   st->processes, earlier, earlier + st->processes, VN_SCN_RUNNING_MAX);
+		if (st->background)
+			earlier += st->processes;
+	}
+	return 0;
+}
+
 static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 {
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
@@ -600,7 +651,7 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	if ((r = vn_json_get_num(&c->r, root, "$", "sample_interval_s", false, VN_JSON_POSITIVE,
 				 &s->sample_interval_s)) < 0 ||
 	    (r = vn_json_get_num(&c->r, root, "$", "timeout_s", false, VN_JSON_POSITIVE, &s->timeout_s)) < 0 ||
-	    (r = vn_json_get_uint(&c->r, root, "$", "repeats", false, 1, 1000, "an integer >= 1", &s->repeats)) < 0 ||
+	    (r = get_count(c, root, "$", "repeats", VN_SCN_REPEATS_MAX, "each one a guest booted", &s->repeats)) < 0 ||
 	    (r = vn_json_get_num(&c->r, root, "$", "quick_scale", false, VN_JSON_FRACTION, &s->quick_scale)) < 0)
 		return r;
 
@@ -624,6 +675,9 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 						   "step name \"%s\" is already used by $.steps[%zu]", s->steps[i].name,
 						   j);
 	}
+
+	if ((r = check_running(c)) < 0)
+		return r;
 
 	/* A variant's args replace a workload step's: the step must be one, and not a command. */
 	for (unsigned i = 0; i < s->nvariants; i++)

@@ -228,6 +228,9 @@ int vn_testbed_run(struct vn_agent *a, const char *const *argv, double timeout_s
  */
 enum vn_hotplug_online { VN_ONLINE_MOVABLE, VN_ONLINE_KERNEL };
 
+/* The most vCPUs one hotplug plugs, as QEMU's q35 machine has at most 288 (`vnuma hotplug --cpus`, a scenario's). */
+#define VN_HOTPLUG_CPUS_MAX 288
+
 struct vn_hotplug_req {
 	const char *name;
 	unsigned node;

@@ -87,11 +87,15 @@ static void test_every_type(void **state)
 	assert_int_equal(vn_samples_parse(LINE(9, 0, 4000) LINE(12, 1600, 2400) LINE(14, 3200, 800) LINE(30, 4000, 0),
 					  "samples.jsonl", &d.samples, &err),
 			 0);
+	struct vn_run_move moves[1];
+	json_object *results[2];
 	d.nmoves = 1;
+	d.moves = moves;
 	d.moves[0] = (struct vn_run_move){.step = 0, .to_node = 0, .uptime = 10, .npids = 1, .pids = {100}};
 	steps[0].npids = 1;
 	steps[0].pids[0] = 100;
 	steps[0].nresults = 2;
+	steps[0].results = results;
 	steps[0].results[0] = kv("{\"kernels\":{\"triad\":{\"best_mbps\":150}},\"list\":[{\"x\":1},{\"x\":7}]}");
 	steps[0].results[1] = kv("{\"kernels\":{\"triad\":{\"best_mbps\":50}},\"list\":[{\"x\":1},{\"x\":7}]}");
 	d.steps = steps;
@@ -256,7 +260,9 @@ static void test_fallback_rebuilds(void **state)
 	d.s = s;
 	d.t = t;
 	d.steps = steps;
+	struct vn_run_hotplug hotplugs[1];
 	d.nhotplugs = 1;
+	d.hotplugs = hotplugs;
 	d.hotplugs[0] = (struct vn_run_hotplug){.step = 0, .what = s->steps[0].hotplug, .rebuilds = 1};
 	vn_fallback_state_hotplugged(t, &d.hotplugs[0].seen);
 	d.dmesg = vn_xasprintf("%s%s", boot, rebuilt);
@@ -340,7 +346,8 @@ static void results_dir(const struct judge_fixture *f)
 static int judge_dir(const struct judge_fixture *f, const char *samples, const char *result, struct vn_report *rep,
 		     struct vn_error *err)
 {
-	struct vn_run_step_data steps[1] = {{.npids = 1, .pids = {100}}};
+	json_object *results[1] = {NULL};
+	struct vn_run_step_data steps[1] = {{.npids = 1, .pids = {100}, .results = results}};
 	struct vn_run_data d = {.s = f->s, .t = f->t, .steps = steps};
 
 	if (result)

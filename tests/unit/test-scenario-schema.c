@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "scenario/scenario.h"
 #include "scenario/schema-priv.h"
 #include "util/cleanup.h"
+#include "util/strbuf.h"
 
 static const char full[] =
 	"{\n"
@@ -422,6 +424,82 @@ static void test_assert_types_whole(void **state)
 	}
 }
 
+/*
+ * The runner's old arbitrary caps (300 commands a run, 256 timed actions, 126
+ * arguments) are gone: a scenario over them parses and keeps everything.
+ */
+static void test_over_old_caps(void **state)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	_cleanup_scenario_ struct vn_scenario *s = NULL;
+	struct vn_error err = {0};
+
+	vn_strbuf_printf(&b, "{\"name\": \"big\", \"topology\": \"2node\", \"steps\": [");
+	for (unsigned i = 0; i < 300; i++)
+		vn_strbuf_printf(&b, "%s{\"name\": \"s%u\", \"workload\": \"stream\", \"processes\": %d}",
+				 i ? ", " : "", i, VN_SCN_RUNNING_MAX);
+	vn_strbuf_printf(&b, ", {\"name\": \"moves\", \"workload\": \"memfollow\", \"args\": [");
+	for (unsigned i = 0; i < 300; i++)
+		vn_strbuf_printf(&b, "%s\"--a%u\"", i ? ", " : "", i);
+	vn_strbuf_printf(&b, "], \"actions\": [");
+	for (unsigned i = 0; i < 300; i++)
+		vn_strbuf_printf(&b, "%s{\"at_s\": %u, \"move\": {\"to_node\": %u}}", i ? ", " : "", i, i % 2);
+	vn_strbuf_printf(&b, "]}]}");
+
+	if (vn_scenario_parse(b.s, "big.json", &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s->nsteps, 301);
+	unsigned processes = 0;
+	for (unsigned i = 0; i < 300; i++)
+		processes += s->steps[i].processes;
+	assert_int_equal(processes, 300 * VN_SCN_RUNNING_MAX);
+	const struct vn_scn_step *m = &s->steps[300];
+	assert_int_equal(m->nactions, 300);
+	assert_true(m->actions[299].at_s == 299);
+	assert_int_equal(m->actions[299].to_node, 1);
+	size_t argc = 0;
+	while (m->argv[argc])
+		argc++;
+	assert_int_equal(argc, 300);
+	assert_string_equal(m->argv[299], "--a299");
+}
+
+/* What stays capped is refused at parse time, naming the path, the value and the limit. */
+static void test_limits(void **state)
+{
+	static const char *const bad[][2] = {
+		{"{\"name\": \"l\", \"topology\": \"t\", \"steps\": [{\"name\": \"a\", \"workload\": \"stream\", "
+		 "\"processes\": 13}]}",
+		 "l.json: $.steps[0].processes: 13, at most 12 (processes running at once: the guest agent runs 16 "
+		 "commands, 4 of them the runner's own)"},
+		{"{\"name\": \"l\", \"topology\": \"t\", \"steps\": [{\"name\": \"a\", \"workload\": \"stream\", "
+		 "\"processes\": 8, \"background\": true}, {\"name\": \"b\", \"workload\": \"stream\", \"processes\": "
+		 "5}]}",
+		 "l.json: $.steps[1].processes: 5, and 8 of the background steps before it still running: 13, at most "
+		 "12 "
+		 "(processes running at once: the guest agent runs 16 commands, 4 of them the runner's own)"},
+	};
+
+	assert_int_equal(VN_SCN_RUNNING_MAX, 12);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct vn_scenario *s = NULL;
+		struct vn_error err = {0};
+		assert_int_equal(vn_scenario_parse(bad[i][0], "l.json", &s, &err), -EINVAL);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		assert_string_equal(err.msg, bad[i][1]);
+	}
+	/* At the limit, and a background step's processes counted only for the steps after it. */
+	static const char ok[] =
+		"{\"name\": \"l\", \"topology\": \"t\", \"steps\": [{\"name\": \"a\", \"workload\": \"stream\", "
+		"\"processes\": 12}, {\"name\": \"b\", \"workload\": \"stream\", \"processes\": 4, \"background\": "
+		"true}, "
+		"{\"name\": \"c\", \"workload\": \"stream\", \"processes\": 8}]}";
+	_cleanup_scenario_ struct vn_scenario *s = NULL;
+	struct vn_error err = {0};
+	if (vn_scenario_parse(ok, "l.json", &s, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_apply_quick),       cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_error_messages),    cmocka_unit_test(test_bad_corpus),
 		cmocka_unit_test(test_shipped_scenarios), cmocka_unit_test(test_assert_types_whole),
+		cmocka_unit_test(test_over_old_caps),     cmocka_unit_test(test_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
