@@ -137,9 +137,9 @@ static void test_every_type(void **state)
 	json_object_put(steps[0].results[1]);
 	json_object_put(d.vmstat_before);
 	json_object_put(d.vmstat_after);
-	free(d.dmesg);
-	free(d.distances[0]);
-	free(d.distances[1]);
+	free((char *)d.dmesg);
+	free((char *)d.distances[0]);
+	free((char *)d.distances[1]);
 	vn_samples_free(&d.samples);
 	vn_scenario_free(s);
 	vn_topology_free(t);
@@ -280,14 +280,14 @@ static void test_fallback_rebuilds(void **state)
 	vn_report_clear(&r);
 
 	/* A rebuild the kernel did not print is a failure too. */
-	free(d.dmesg);
+	free((char *)d.dmesg);
 	d.dmesg = vn_xstrdup(boot);
 	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
 	now = find(&r, "fallback order matches model 5.18");
 	assert_false(now->pass);
 	assert_non_null(strstr(now->detail, "printed 1 build of its lists, the model expects 2"));
 	vn_report_clear(&r);
-	free(d.dmesg);
+	free((char *)d.dmesg);
 	vn_scenario_free(s);
 	vn_topology_free(t);
 }
@@ -355,12 +355,13 @@ static int judge_dir(const struct judge_fixture *f, const char *samples, const c
 	else
 		steps[0].nmissing = 1;
 	memset(rep, 0, sizeof(*rep));
-	int rc = vn_run_judge(&d, f->dir, samples, rep, err);
-	json_object_put(d.vmstat_before);
-	json_object_put(d.vmstat_after);
-	free(d.dmesg);
-	for (unsigned i = 0; i < VN_MAX_NODES; i++)
-		free(d.distances[i]);
+	/* The snapshots filled from the fixture's files, as `vnuma report` loads them. */
+	_cleanup_free_ char *before = vn_xasprintf("%s/before", f->dir), *after = vn_xasprintf("%s/after", f->dir);
+	vn_snapshot_load(before, f->t->nnodes, &d.before);
+	vn_snapshot_load(after, f->t->nnodes, &d.after);
+	int rc = vn_run_judge(&d, samples, rep, err);
+	vn_snapshot_clear(&d.before);
+	vn_snapshot_clear(&d.after);
 	vn_samples_free(&d.samples);
 	json_object_put(steps[0].results[0]);
 	return rc;
@@ -565,8 +566,13 @@ static void test_metrics_deltas(void **state)
 		put(sub, "node0-numastat", i ? "numa_hit 15\nnuma_miss 2\nother 3\n" : "numa_hit 10\nnuma_miss 5\n");
 		put(sub, "node1-numastat", "numa_hit 7\n");
 	}
-	if (vn_run_metrics(&d, dir, &r, &err) < 0)
+	_cleanup_free_ char *before = vn_xasprintf("%s/before", dir), *after = vn_xasprintf("%s/after", dir);
+	vn_snapshot_load(before, 2, &d.before);
+	vn_snapshot_load(after, 2, &d.after);
+	if (vn_run_metrics(&d, &r, &err) < 0)
 		fail_msg("%s", err.msg);
+	vn_snapshot_clear(&d.before);
+	vn_snapshot_clear(&d.after);
 	assert_true(metric(&r, "vmstat.up", &v));
 	assert_float_equal(v, 5, 0);
 	assert_true(metric(&r, "vmstat.back", &v));
