@@ -27,6 +27,7 @@
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/interrupt.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
 #include "scenario/runner-priv.h"
@@ -507,11 +508,60 @@ static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
 	return 0;
 }
 
+/* The snapshot a page draws from: after the run when it was taken, else before it (a run cut short). */
+static const struct vn_snapshot *page_snapshot(const struct vn_run_data *d, bool (*has)(const struct vn_snapshot *))
+{
+	return has(&d->after) ? &d->after : has(&d->before) ? &d->before : NULL;
+}
+
+static bool has_distances(const struct vn_snapshot *s)
+{
+	for (unsigned k = 0; k < s->nnodes; k++)
+		if (s->nodes[k].part[VN_SNAP_DISTANCE].text)
+			return true;
+	return false;
+}
+
+static bool has_dmesg(const struct vn_snapshot *s)
+{
+	return s->sys[VN_SNAP_DMESG].text != NULL;
+}
+
+/* report.html from what the run holds, the same page `vnuma report DIR` draws from the files. */
+static int write_page(const struct run *r, const struct vn_report *rep, bool sampled, struct vn_error *err)
+{
+	_cleanup_json_ json_object *res = vn_report_json(rep);
+	_cleanup_free_ char *why = NULL;
+	const struct vn_snapshot *ds = page_snapshot(r->d, has_distances), *fs = page_snapshot(r->d, has_dmesg);
+	struct vn_html_run_in in = {.dir = r->dir, .result = res, .samples = r->samples.s ? r->samples.s : ""};
+
+	if (!sampled) {
+		in.samples = NULL;
+		in.samples_why = why = vn_xasprintf("%s/samples.jsonl: cannot open: %s", r->dir, strerror(ENOENT));
+	}
+	for (unsigned k = 0; ds && k < ds->nnodes && ds->nodes[k].id < VN_MAX_NODES; k++) {
+		if (!ds->nodes[k].part[VN_SNAP_DISTANCE].text)
+			continue;
+		in.dist_ids[in.ndist] = ds->nodes[k].id;
+		in.dist_len[in.ndist] = ds->nodes[k].ndistance;
+		in.dist_row[in.ndist++] = ds->nodes[k].distance;
+	}
+	in.dist_from = ds == &r->d->after ? "after" : ds ? "before" : NULL;
+	if (fs) {
+		in.fallback = fs->fallback;
+		in.fallback_why = fs->fallback_why;
+		in.fallback_from = fs == &r->d->after ? "after" : "before";
+	}
+	return vn_report_html_write_run(&in, err);
+}
+
 /* Every way out: close what the run opened, keep the console, destroy the guest, write the final result. */
 static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts *o, struct run *r,
 		      const struct vn_up_result *up, struct vn_report *rep, int rc, struct vn_error *err)
 {
+	bool sampled = false; /* samples.jsonl was opened */
 	for (unsigned i = 0; i < r->nex; i++) {
+		sampled |= r->ex[i]->kind == EX_SAMPLER && r->ex[i]->out;
 		if (r->ex[i]->out)
 			fclose(r->ex[i]->out);
 		if (r->ex[i]->errf)
@@ -572,7 +622,7 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 	}
 	vn_error_clear(&we);
 	/* The page is for people; a run whose page cannot be drawn is still judged. */
-	if (vn_report_html_write(r->dir, NULL, &we) < 0 && rc == 0 && !err->detail)
+	if (write_page(r, rep, sampled, &we) < 0 && rc == 0 && !err->detail)
 		vn_error_set_detail(err, we.msg);
 	vn_error_clear(&we);
 	return rc;
