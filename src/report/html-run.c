@@ -165,7 +165,8 @@ static void fallback(struct vn_strbuf *b, const struct vn_html_run_in *in)
 					 vn_html_color(f->order[n][i]), f->order[n][i]);
 		vn_strbuf_printf(b, "</td></tr>\n");
 	}
-	vn_strbuf_printf(b, "</table>\n<p class=\"note\">From %s/dmesg (the boot-time lists).</p>\n", in->fallback_from);
+	vn_strbuf_printf(b, "</table>\n<p class=\"note\">From %s/dmesg (the boot-time lists).</p>\n",
+			 in->fallback_from);
 }
 
 /* The samples as the charts take them: a common x axis and per-series y arrays. */

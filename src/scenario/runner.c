@@ -527,31 +527,37 @@ static bool has_dmesg(const struct vn_snapshot *s)
 	return s->sys[VN_SNAP_DMESG].text != NULL;
 }
 
+void vn_run_page(const struct vn_run_data *d, struct vn_html_run_in *in)
+{
+	const struct vn_snapshot *ds = page_snapshot(d, has_distances), *fs = page_snapshot(d, has_dmesg);
+
+	for (unsigned k = 0; ds && k < ds->nnodes && ds->nodes[k].id < VN_MAX_NODES; k++) {
+		if (!ds->nodes[k].part[VN_SNAP_DISTANCE].text)
+			continue;
+		in->dist_ids[in->ndist] = ds->nodes[k].id;
+		in->dist_len[in->ndist] = ds->nodes[k].ndistance;
+		in->dist_row[in->ndist++] = ds->nodes[k].distance;
+	}
+	in->dist_from = ds == &d->after ? "after" : ds ? "before" : NULL;
+	if (fs) {
+		in->fallback = fs->fallback;
+		in->fallback_why = fs->fallback_why;
+		in->fallback_from = fs == &d->after ? "after" : "before";
+	}
+}
+
 /* report.html from what the run holds, the same page `vnuma report DIR` draws from the files. */
 static int write_page(const struct run *r, const struct vn_report *rep, bool sampled, struct vn_error *err)
 {
 	_cleanup_json_ json_object *res = vn_report_json(rep);
 	_cleanup_free_ char *why = NULL;
-	const struct vn_snapshot *ds = page_snapshot(r->d, has_distances), *fs = page_snapshot(r->d, has_dmesg);
 	struct vn_html_run_in in = {.dir = r->dir, .result = res, .samples = r->samples.s ? r->samples.s : ""};
 
 	if (!sampled) {
 		in.samples = NULL;
 		in.samples_why = why = vn_xasprintf("%s/samples.jsonl: cannot open: %s", r->dir, strerror(ENOENT));
 	}
-	for (unsigned k = 0; ds && k < ds->nnodes && ds->nodes[k].id < VN_MAX_NODES; k++) {
-		if (!ds->nodes[k].part[VN_SNAP_DISTANCE].text)
-			continue;
-		in.dist_ids[in.ndist] = ds->nodes[k].id;
-		in.dist_len[in.ndist] = ds->nodes[k].ndistance;
-		in.dist_row[in.ndist++] = ds->nodes[k].distance;
-	}
-	in.dist_from = ds == &r->d->after ? "after" : ds ? "before" : NULL;
-	if (fs) {
-		in.fallback = fs->fallback;
-		in.fallback_why = fs->fallback_why;
-		in.fallback_from = fs == &r->d->after ? "after" : "before";
-	}
+	vn_run_page(r->d, &in);
 	return vn_report_html_write_run(&in, err);
 }
 

@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "report/html.h"
 #include "scenario/run-priv.h"
 #include "scenario/runner.h"
 #include "util/alloc.h"
 #include "util/dir.h"
 #include "util/file.h"
+#include "util/json.h"
 
 static const char topo[] = "<topology name='t'><node id='0' cpus='0' memory='64M'/><node id='1' cpus='1' memory='64M'/>"
 			   "<distances><row node='0'>10 21</row><row node='1'>21 10</row></distances></topology>";
@@ -598,12 +600,55 @@ static void test_metrics_deltas(void **state)
 	vn_topology_free(t);
 }
 
+/* report.html from the snapshots and samples a run holds is the page `vnuma report DIR` draws from its files. */
+static void test_page_from_memory(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"result.json", "samples.jsonl", "after/dmesg", "after/node0-distance",
+					    "after/node1-distance"};
+	const char *src = getenv("VN_SOURCE_DIR");
+	char dir[] = "/tmp/vnuma-test-page.XXXXXX";
+	struct vn_error err = {0};
+	struct vn_run_data d = {0};
+	size_t len;
+
+	assert_non_null(mkdtemp(dir));
+	_cleanup_free_ char *after = vn_xasprintf("%s/after", dir), *loaded_path = vn_xasprintf("%s/loaded.html", dir),
+			    *page_path = vn_xasprintf("%s/report.html", dir);
+	assert_int_equal(vn_mkdir_p(after, 0755, &err), 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		_cleanup_free_ char *from = vn_xasprintf("%s/tests/fixtures/report/run/%s", src ? src : ".", files[i]),
+				    *to = vn_xasprintf("%s/%s", dir, files[i]);
+		assert_int_equal(vn_file_copy_atomic(from, to, &err), 0);
+	}
+	assert_int_equal(vn_report_html_write(dir, loaded_path, &err), 0);
+
+	_cleanup_free_ char *samples = NULL, *result = NULL, *loaded = NULL, *page = NULL,
+			    *rp = vn_xasprintf("%s/result.json", dir), *sp = vn_xasprintf("%s/samples.jsonl", dir);
+	_cleanup_json_ json_object *res = NULL;
+	assert_int_equal(vn_file_read(rp, 1 << 20, &result, &len, &err), 0);
+	assert_int_equal(vn_file_read(sp, 1 << 20, &samples, &len, &err), 0);
+	assert_int_equal(vn_json_parse(result, rp, &res, &err), 0);
+	vn_snapshot_load(after, 0, &d.after);
+	assert_int_equal(d.after.nnodes, 2);
+	struct vn_html_run_in in = {.dir = dir, .result = res, .samples = samples};
+	vn_run_page(&d, &in);
+	assert_int_equal(vn_report_html_write_run(&in, &err), 0);
+	assert_int_equal(vn_file_read(loaded_path, 16 << 20, &loaded, &len, &err), 0);
+	assert_int_equal(vn_file_read(page_path, 16 << 20, &page, &len, &err), 0);
+	assert_non_null(strstr(page, "<title>node 0 to node 1: 21</title>"));
+	assert_string_equal(page, loaded);
+	vn_snapshot_clear(&d.after);
+	vn_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_type),          cmocka_unit_test(test_metrics_deltas),
-		cmocka_unit_test(test_change_against_base), cmocka_unit_test(test_fallback_rebuilds),
-		cmocka_unit_test(test_judge_unobservable),  cmocka_unit_test(test_observations_as_metrics),
+		cmocka_unit_test(test_page_from_memory),        cmocka_unit_test(test_every_type),
+		cmocka_unit_test(test_metrics_deltas),          cmocka_unit_test(test_change_against_base),
+		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
+		cmocka_unit_test(test_observations_as_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
