@@ -344,6 +344,20 @@ static void results_dir(const struct judge_fixture *f)
 	put(after, "node1-distance", "21 10\n");
 }
 
+/* What a test breaks in the snapshots collect filled, before they are judged. */
+static void (*tamper)(struct vn_run_data *d);
+
+static void no_dmesg(struct vn_run_data *d)
+{
+	vn_snapshot_set_sys(&d->after, VN_SNAP_DMESG, NULL, "dmesg: the agent did not answer");
+}
+
+/* The guest's possible nodes are 0 and 5, the topology's 0 and 1. */
+static void guest_lacks_node1(struct vn_run_data *d)
+{
+	d->before.nodes[1].id = 5;
+}
+
 /* Judges the fixture's directory; the result line of step mf's one process is given (NULL: it printed none). */
 static int judge_dir(const struct judge_fixture *f, const char *samples, const char *result, struct vn_report *rep,
 		     struct vn_error *err)
@@ -361,6 +375,8 @@ static int judge_dir(const struct judge_fixture *f, const char *samples, const c
 	_cleanup_free_ char *before = vn_xasprintf("%s/before", f->dir), *after = vn_xasprintf("%s/after", f->dir);
 	vn_snapshot_load(before, f->t->nnodes, &d.before);
 	vn_snapshot_load(after, f->t->nnodes, &d.after);
+	if (tamper)
+		tamper(&d);
 	int rc = vn_run_judge(&d, samples, rep, err);
 	vn_snapshot_clear(&d.before);
 	vn_snapshot_clear(&d.after);
@@ -455,6 +471,12 @@ static void test_judge_unobservable(void **state)
 		assert_unobserved(&f, good, res, broken[i].why);
 		results_dir(&f);
 	}
+	/* A part collect could not read, and a node the guest does not have, in the snapshots themselves. */
+	tamper = no_dmesg;
+	assert_unobserved(&f, good, res, "cannot read a snapshot the run took: dmesg: the agent did not answer");
+	tamper = guest_lacks_node1;
+	assert_unobserved(&f, good, res, "/before has no node 1");
+	tamper = NULL;
 	/* No sample, a result line missing or without the number, the step's memory never seen. */
 	assert_unobserved(&f, "", res, "samples.jsonl holds no sample");
 	assert_unobserved(&f, good, NULL, "step mf process 0 ended without a JSON result line");
