@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "testbed/snapshot.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -211,7 +212,8 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 	if (!outdir)
 		return vn_input_error(err, "collect needs -o DIR");
 	_cleanup_agent_ struct vn_agent *a = NULL;
-	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0 || (rc = vn_testbed_collect(a, outdir, err)) < 0)
+	_cleanup_(vn_snapshot_clear) struct vn_snapshot snap = {0};
+	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0 || (rc = vn_testbed_collect(a, outdir, &snap, err)) < 0)
 		return rc;
 	fprintf(stderr, "snapshot of %s written to %s (snapshot.json and raw files)\n", name, outdir);
 	return VN_EXIT_OK;

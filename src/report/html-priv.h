@@ -67,6 +67,9 @@ bool vn_html_path_ok(const char *rel);
 
 /* The pages, appended to b; the result file's errors are returned, anything else becomes a note. */
 int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err);
+/* A run's page from what it holds (html.h): vn_html_run loads the directory into one and draws it. */
+struct vn_html_run_in;
+void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in);
 int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err);
 
 /*

@@ -80,43 +80,6 @@ static void header(struct vn_strbuf *b, struct json_object *res)
 	}
 }
 
-/* The snapshot to read: after/ when it holds the file, else before/ (a run cut short has no after/). */
-static char *snapshot_file(const char *dir, const char *name, const char **which)
-{
-	static const char *const snaps[] = {"after", "before"};
-
-	for (size_t i = 0; i < VN_ARRAY_SIZE(snaps); i++) {
-		char *path = vn_xasprintf("%s/%s/%s", dir, snaps[i], name);
-		if (vn_is_file(path)) {
-			*which = snaps[i];
-			return path;
-		}
-		free(path);
-	}
-	return NULL;
-}
-
-/* Node n's row of the distance matrix from a snapshot: nodeN-distance (vnuma collect), or nodeN/distance. */
-static unsigned read_distances(const char *path, unsigned *row, unsigned max)
-{
-	_cleanup_free_ char *text = NULL;
-	struct vn_error e = {0};
-	size_t len;
-	unsigned n = 0;
-
-	if (vn_file_read(path, 64 << 10, &text, &len, &e) < 0) {
-		vn_error_clear(&e);
-		return 0;
-	}
-	for (char *p = text, *end; n < max; p = end) {
-		unsigned long v = strtoul(p, &end, 10);
-		if (end == p || v > 255)
-			break;
-		row[n++] = (unsigned)v;
-	}
-	return n;
-}
-
 static void heat_color(double frac, char out[8])
 {
 	/* From pale (local) to dark blue (farthest). */
@@ -125,35 +88,23 @@ static void heat_color(double frac, char out[8])
 	snprintf(out, 8, "#%02x%02x%02x", r, g, bl);
 }
 
-static void distances(struct vn_strbuf *b, const char *dir)
+static void distances(struct vn_strbuf *b, const struct vn_html_run_in *in)
 {
-	_cleanup_free_ unsigned *m = vn_xcalloc((size_t)VN_MAX_NODES * VN_MAX_NODES, sizeof(*m));
-	unsigned ids[VN_MAX_NODES], len[VN_MAX_NODES], n = 0, lo = 255, hi = 0;
-	const char *which = NULL, *snap = NULL;
+	unsigned n = in->ndist, lo = 255, hi = 0;
+	const unsigned *const *m = in->dist_row;
+	const unsigned *ids = in->dist_ids, *len = in->dist_len;
+	const char *snap = in->dist_from;
 
 	vn_strbuf_printf(b, "<h2>Distances (the kernel's view)</h2>\n");
-	for (unsigned node = 0; node < VN_MAX_NODES; node++) {
-		char flat[64], nested[64];
-		snprintf(flat, sizeof(flat), "node%u-distance", node);
-		snprintf(nested, sizeof(nested), "node%u/distance", node);
-		_cleanup_free_ char *path = snapshot_file(dir, flat, &which);
-		if (!path)
-			path = snapshot_file(dir, nested, &which);
-		/* One snapshot for the whole matrix: rows from after/ and before/ are not mixed. */
-		if (!path || (snap && strcmp(snap, which) != 0))
-			continue;
-		snap = which;
-		len[n] = read_distances(path, m + (size_t)n * VN_MAX_NODES, VN_MAX_NODES);
-		for (unsigned j = 0; j < len[n]; j++) {
-			lo = m[(size_t)n * VN_MAX_NODES + j] < lo ? m[(size_t)n * VN_MAX_NODES + j] : lo;
-			hi = m[(size_t)n * VN_MAX_NODES + j] > hi ? m[(size_t)n * VN_MAX_NODES + j] : hi;
-		}
-		ids[n++] = node;
-	}
 	if (!n) {
 		vn_html_note(b, "No nodeN-distance files in after/ or before/.");
 		return;
 	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = 0; j < len[i]; j++) {
+			lo = m[i][j] < lo ? m[i][j] : lo;
+			hi = m[i][j] > hi ? m[i][j] : hi;
+		}
 	int cellpx = n <= 16 ? 36 : (int)(576 / n) < 6 ? 6 : (int)(576 / n), off = 40;
 	int size = off + cellpx * (int)n + 8;
 	vn_strbuf_printf(b,
@@ -167,7 +118,7 @@ static void distances(struct vn_strbuf *b, const char *dir)
 	}
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < len[i] && j < n; j++) {
-			unsigned d = m[(size_t)i * VN_MAX_NODES + j];
+			unsigned d = m[i][j];
 			double frac = hi > lo ? (double)(d - lo) / (hi - lo) : 0;
 			char color[8];
 			heat_color(frac, color);
@@ -191,39 +142,31 @@ static void distances(struct vn_strbuf *b, const char *dir)
 	vn_strbuf_printf(b, "</p>\n");
 }
 
-static void fallback(struct vn_strbuf *b, const char *dir)
+static void fallback(struct vn_strbuf *b, const struct vn_html_run_in *in)
 {
-	const char *which = NULL;
-	_cleanup_free_ char *path = snapshot_file(dir, "dmesg", &which), *text = NULL;
-	struct vn_fallback f;
-	struct vn_error e = {0};
-	size_t len;
+	const struct vn_fallback *f = in->fallback;
 
 	vn_strbuf_printf(b, "<h2>Fallback order (the kernel's lists)</h2>\n");
-	if (!path) {
-		vn_html_note(b, "No dmesg in after/ or before/.");
+	if (!f) {
+		vn_html_note(b, in->fallback_why ? in->fallback_why : "No dmesg in after/ or before/.");
 		return;
 	}
-	if (vn_file_read(path, DMESG_MAX, &text, &len, &e) < 0 || vn_fallback_parse_log(text, &f, &e) < 0) {
-		vn_html_note(b, e.msg);
-		vn_error_clear(&e);
-		return;
-	}
-	if (!f.nnodes) {
+	if (!f->nnodes) {
 		vn_html_note(b, "dmesg holds no \"Fallback order for Node N:\" line.");
 		return;
 	}
 	vn_strbuf_printf(b, "<table class=\"fallback\"><tr><th>node</th><th>allocates from, in order</th></tr>\n");
-	for (unsigned n = 0; n < f.nnodes; n++) {
-		if (!f.present[n])
+	for (unsigned n = 0; n < f->nnodes; n++) {
+		if (!f->present[n])
 			continue;
 		vn_strbuf_printf(b, "<tr><th>%u</th><td>", n);
-		for (unsigned i = 0; i < f.len[n]; i++)
+		for (unsigned i = 0; i < f->len[n]; i++)
 			vn_strbuf_printf(b, "<span class=\"chip\" style=\"background:%s\">%u</span>",
-					 vn_html_color(f.order[n][i]), f.order[n][i]);
+					 vn_html_color(f->order[n][i]), f->order[n][i]);
 		vn_strbuf_printf(b, "</td></tr>\n");
 	}
-	vn_strbuf_printf(b, "</table>\n<p class=\"note\">From %s/dmesg (the boot-time lists).</p>\n", which);
+	vn_strbuf_printf(b, "</table>\n<p class=\"note\">From %s/dmesg (the boot-time lists).</p>\n",
+			 in->fallback_from);
 }
 
 /* The samples as the charts take them: a common x axis and per-series y arrays. */
@@ -398,21 +341,19 @@ static void running(struct vn_strbuf *b, const struct vn_samples *ss, unsigned n
 	set_draw(b, &set, "running workload threads per node", false, ss->v[0].t, ss->v[ss->n - 1].t);
 }
 
-static void samples(struct vn_strbuf *b, const char *dir)
+static void samples(struct vn_strbuf *b, const struct vn_html_run_in *in)
 {
-	_cleanup_free_ char *path = vn_xasprintf("%s/samples.jsonl", dir), *text = NULL, *picked = NULL;
+	_cleanup_free_ char *picked = NULL;
 	struct vn_samples ss = {0};
 	struct vn_error e = {0};
 	unsigned total, nnodes = 0;
-	size_t len;
 
 	vn_strbuf_printf(b, "<h2 id=\"samples\">Samples</h2>\n");
-	if (vn_file_read(path, SAMPLES_MAX, &text, &len, &e) < 0) {
-		vn_html_note(b, e.msg);
-		vn_error_clear(&e);
+	if (!in->samples) {
+		vn_html_note(b, in->samples_why ? in->samples_why : "no samples.jsonl");
 		return;
 	}
-	picked = vn_html_pick_lines(text, VN_HTML_MAX_POINTS, &total);
+	picked = vn_html_pick_lines(in->samples, VN_HTML_MAX_POINTS, &total);
 	if (vn_samples_parse(picked, "samples.jsonl", &ss, &e) < 0) {
 		vn_html_note(b, e.msg);
 		vn_error_clear(&e);
@@ -559,25 +500,143 @@ static void trace(struct vn_strbuf *b, const char *dir)
 	free(ev);
 }
 
+void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
+{
+	const char *scenario = vn_json_str(in->result, "scenario");
+	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s", scenario ? scenario : in->dir);
+
+	vn_html_page_begin(b, title);
+	header(b, in->result);
+	vn_strbuf_printf(b, "<h2>Assertions</h2>\n");
+	vn_html_verdicts(b, vn_json_get(in->result, "assertions"));
+	distances(b, in);
+	fallback(b, in);
+	samples(b, in);
+	trace(b, in->dir);
+	vn_html_page_end(b);
+}
+
+/* What a run directory holds for its page, read as `vnuma report DIR` finds it. */
+struct loaded {
+	json_object *res;
+	char *samples, *samples_why, *fallback_why;
+	struct vn_fallback fallback;
+	unsigned rows[VN_MAX_NODES][VN_MAX_NODES];
+};
+
+static void loaded_free(struct loaded **lp)
+{
+	struct loaded *l = *lp;
+
+	if (!l)
+		return;
+	json_object_put(l->res);
+	free(l->samples);
+	free(l->samples_why);
+	free(l->fallback_why);
+	free(l);
+}
+
+/* The snapshot to read: after/ when it holds the file, else before/ (a run cut short has no after/). */
+static char *snapshot_file(const char *dir, const char *name, const char **which)
+{
+	static const char *const snaps[] = {"after", "before"};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(snaps); i++) {
+		char *path = vn_xasprintf("%s/%s/%s", dir, snaps[i], name);
+		if (vn_is_file(path)) {
+			*which = snaps[i];
+			return path;
+		}
+		free(path);
+	}
+	return NULL;
+}
+
+/* Node n's row of the distance matrix from a snapshot: nodeN-distance (vnuma collect), or nodeN/distance. */
+static unsigned read_distances(const char *path, unsigned *row, unsigned max)
+{
+	_cleanup_free_ char *text = NULL;
+	struct vn_error e = {0};
+	size_t len;
+	unsigned n = 0;
+
+	if (vn_file_read(path, 64 << 10, &text, &len, &e) < 0) {
+		vn_error_clear(&e);
+		return 0;
+	}
+	for (char *p = text, *end; n < max; p = end) {
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p || v > 255)
+			break;
+		row[n++] = (unsigned)v;
+	}
+	return n;
+}
+
+/* Every node's row from one snapshot (nodeN-distance, as vnuma collect saves it, or nodeN/distance). */
+static void load_distances(const char *dir, struct loaded *l, struct vn_html_run_in *in)
+{
+	const char *which = NULL;
+
+	for (unsigned node = 0; node < VN_MAX_NODES; node++) {
+		char flat[64], nested[64];
+		snprintf(flat, sizeof(flat), "node%u-distance", node);
+		snprintf(nested, sizeof(nested), "node%u/distance", node);
+		_cleanup_free_ char *path = snapshot_file(dir, flat, &which);
+		if (!path)
+			path = snapshot_file(dir, nested, &which);
+		/* One snapshot for the whole matrix: rows from after/ and before/ are not mixed. */
+		if (!path || (in->dist_from && strcmp(in->dist_from, which) != 0))
+			continue;
+		in->dist_from = which;
+		in->dist_len[in->ndist] = read_distances(path, l->rows[in->ndist], VN_MAX_NODES);
+		in->dist_row[in->ndist] = l->rows[in->ndist];
+		in->dist_ids[in->ndist++] = node;
+	}
+}
+
+static void load_fallback(const char *dir, struct loaded *l, struct vn_html_run_in *in)
+{
+	const char *which = NULL;
+	_cleanup_free_ char *path = snapshot_file(dir, "dmesg", &which), *text = NULL;
+	struct vn_error e = {0};
+	size_t len;
+
+	if (!path)
+		return;
+	if (vn_file_read(path, DMESG_MAX, &text, &len, &e) < 0 || vn_fallback_parse_log(text, &l->fallback, &e) < 0) {
+		l->fallback_why = vn_xstrdup(e.msg);
+		in->fallback_why = l->fallback_why;
+		vn_error_clear(&e);
+		return;
+	}
+	in->fallback = &l->fallback;
+	in->fallback_from = which;
+}
+
 int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 {
-	_cleanup_json_ struct json_object *res = NULL;
+	_cleanup_(loaded_free) struct loaded *l = vn_xcalloc(1, sizeof(*l));
+	_cleanup_free_ char *path = vn_xasprintf("%s/samples.jsonl", dir);
+	struct vn_html_run_in in = {.dir = dir};
+	struct vn_error e = {0};
+	size_t len;
 	int rc;
 
-	if ((rc = vn_html_read_json(dir, "result.json", RESULT_MAX, &res, err)) < 0)
+	if ((rc = vn_html_read_json(dir, "result.json", RESULT_MAX, &l->res, err)) < 0)
 		return rc;
-	if (!json_object_is_type(res, json_type_object))
+	if (!json_object_is_type(l->res, json_type_object))
 		return vn_input_error(err, "%s/result.json: not a JSON object", dir);
-	const char *scenario = vn_json_str(res, "scenario");
-	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s", scenario ? scenario : dir);
-	vn_html_page_begin(b, title);
-	header(b, res);
-	vn_strbuf_printf(b, "<h2>Assertions</h2>\n");
-	vn_html_verdicts(b, vn_json_get(res, "assertions"));
-	distances(b, dir);
-	fallback(b, dir);
-	samples(b, dir);
-	trace(b, dir);
-	vn_html_page_end(b);
+	in.result = l->res;
+	if (vn_file_read(path, SAMPLES_MAX, &l->samples, &len, &e) < 0) {
+		l->samples_why = vn_xstrdup(e.msg);
+		vn_error_clear(&e);
+	}
+	in.samples = l->samples;
+	in.samples_why = l->samples_why;
+	load_distances(dir, l, &in);
+	load_fallback(dir, l, &in);
+	vn_html_run_page(b, &in);
 	return 0;
 }

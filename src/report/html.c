@@ -461,3 +461,12 @@ int vn_report_html_write(const char *dir, const char *out_path, struct vn_error 
 		out_path = def = vn_xasprintf("%s/report.html", dir);
 	return vn_file_write_text(out_path, b.s, err);
 }
+
+int vn_report_html_write_run(const struct vn_html_run_in *in, struct vn_error *err)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	_cleanup_free_ char *path = vn_xasprintf("%s/report.html", in->dir);
+
+	vn_html_run_page(&b, in);
+	return vn_file_write_text(path, b.s, err);
+}

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "topology/limits.h"
 #include "util/error.h"
 
 /* What one report draws at most, so a huge result cannot make a huge page. */
@@ -26,3 +27,29 @@ enum {
  * compare.json) is left out of the page, with a note saying so.
  */
 int vn_report_html_write(const char *dir, const char *out_path, struct vn_error *err);
+
+/*
+ * One run's page, from what the run holds (the runner, within `vnuma run`)
+ * or from its directory (`vnuma report DIR`): the same page either way.
+ * Everything is borrowed.
+ */
+struct json_object;
+struct vn_fallback;
+struct vn_html_run_in {
+	const char *dir;            /* the run directory: the title without a scenario, and trace.jsonl */
+	struct json_object *result; /* result.json's object (vn_report_json) */
+	const char *samples;        /* samples.jsonl's text; NULL: none, samples_why says why */
+	const char *samples_why;
+	/* The kernel's distance matrix from one snapshot (dist_from: "after" or "before"; NULL: none). */
+	const char *dist_from;
+	unsigned ndist;
+	unsigned dist_ids[VN_MAX_NODES], dist_len[VN_MAX_NODES];
+	const unsigned *dist_row[VN_MAX_NODES];
+	/* The boot-time fallback lists from that snapshot's dmesg; NULL: fallback_why, or no dmesg. */
+	const char *fallback_from;
+	const struct vn_fallback *fallback;
+	const char *fallback_why;
+};
+
+/* Writes DIR/report.html (in->dir) atomically from in. */
+int vn_report_html_write_run(const struct vn_html_run_in *in, struct vn_error *err);

@@ -115,11 +115,9 @@ static json_object *clean_tree(json_object *o)
 	}
 }
 
-static int write_json(const struct vn_report *r, const char *dir, struct vn_error *err)
+json_object *vn_report_json(const struct vn_report *r)
 {
 	json_object *o = json_object_new_object(), *k = json_object_new_object(), *a = json_object_new_array();
-	char path[4096];
-	int rc = 0;
 
 	vn_json_add_str(o, "scenario", r->scenario);
 	vn_json_add_str(o, "description", r->description);
@@ -199,10 +197,18 @@ static int write_json(const struct vn_report *r, const char *dir, struct vn_erro
 		json_object_object_add(m, "run.boot_s", json_object_new_double(r->boot_s));
 	}
 	json_object_object_add(o, "metrics", m);
-	snprintf(path, sizeof(path), "%s/result.json", dir);
-	/* Atomic: a reader (or a crash) sees the previous complete file or this one, never half of either. */
 	json_object *clean = clean_tree(o);
 	json_object_put(o);
+	return clean;
+}
+
+static int write_json(const struct vn_report *r, const char *dir, struct vn_error *err)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/result.json", dir);
+	json_object *clean = vn_report_json(r);
+	int rc;
+
+	/* Atomic: a reader (or a crash) sees the previous complete file or this one, never half of either. */
 	const char *text =
 		json_object_to_json_string_ext(clean, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	_cleanup_free_ char *line = vn_xasprintf("%s\n", text);

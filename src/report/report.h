@@ -71,6 +71,10 @@ void vn_report_clear(struct vn_report *r);
 void vn_report_metric(struct vn_report *r, const char *name, double value);
 unsigned vn_report_failures(const struct vn_report *r);
 
+/* result.json's object, as vn_report_write writes it (the guest's text cleaned): caller puts it. */
+struct json_object;
+struct json_object *vn_report_json(const struct vn_report *r);
+
 /*
  * DIR/result.json and DIR/junit.xml, each written atomically (temp file +
  * rename, never through a symlink): see util/file.h.

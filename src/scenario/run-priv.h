@@ -6,6 +6,7 @@
 #include "metrics/samples.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
+#include "testbed/snapshot.h"
 #include "topology/fallback.h"
 #include "topology/topology.h"
 
@@ -38,9 +39,11 @@ struct vn_run_step_data {
 struct vn_run_data {
 	const struct vn_scenario *s;
 	const struct vn_topology *t;
+	struct vn_snapshot before, after; /* collect's, before the first step and after the last */
+	/* What the assertions read, borrowed from the snapshots (vn_run_judge). */
 	json_object *vmstat_before, *vmstat_after;
-	char *dmesg;                   /* after the run */
-	char *distances[VN_MAX_NODES]; /* guest nodeN/distance, after the run */
+	const char *dmesg;                   /* after the run */
+	const char *distances[VN_MAX_NODES]; /* guest nodeN/distance, after the run */
 	struct vn_samples samples;
 	struct vn_run_step_data *steps; /* s->nsteps */
 	unsigned nmoves, moves_cap;     /* as many as the scenario's move actions */
@@ -59,18 +62,18 @@ struct vn_run_data {
  */
 
 /*
- * Judges a finished run from its results directory (before/, after/) and the
+ * Judges a finished run from its snapshots (d->before, d->after) and the
  * sampler's lines (runner.c): verdicts and metrics into report, or, when
  * anything could not be observed, an infrastructure error and neither.
  */
-int vn_run_judge(struct vn_run_data *d, const char *dir, const char *samples, struct vn_report *report,
-		 struct vn_error *err);
+int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_report *report, struct vn_error *err);
 
-/* DIR/SUB/FILE, a counter file a snapshot holds (vmstat, nodeN-numastat), every line "name value". */
-int vn_run_read_counters(const char *dir, const char *sub, const char *file, json_object **out, struct vn_error *err);
+/* report.html's distances and fallback lists from d's snapshots (after, else before), borrowed. */
+struct vn_html_run_in;
+void vn_run_page(const struct vn_run_data *d, struct vn_html_run_in *in);
 
-/* What a finished run records for compare (metrics.c); dir is the run's, with before/ and after/. */
-int vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_report *report, struct vn_error *err);
+/* What a finished run records for compare (observe.c), from d's snapshots, steps and report's verdicts. */
+int vn_run_metrics(const struct vn_run_data *d, struct vn_report *report, struct vn_error *err);
 
 /* Judge every assertion of the scenario into report verdicts; stops at the first that could not be observed. */
 int vn_scenario_assert(const struct vn_run_data *d, struct vn_report *report, struct vn_error *err);

@@ -27,6 +27,7 @@
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/interrupt.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
 #include "scenario/runner-priv.h"
@@ -275,25 +276,6 @@ int vn_run_guest_sh(struct run *r, const char *script, char **out, struct vn_err
 	return 0;
 }
 
-/* A file a snapshot holds: collect wrote every one, so one that cannot be read is a run we cannot judge. */
-static int read_text(const char *dir, const char *name, char **out, struct vn_error *err)
-{
-	_cleanup_free_ char *path = vn_run_path(dir, name);
-	struct vn_error e = {0};
-	size_t len;
-
-	if (vn_file_read(path, 64u << 20, out, &len, &e) < 0) {
-		int rc = vn_infra_error(err, e.code, "cannot read a snapshot the run took: %s", e.msg);
-		vn_error_clear(&e);
-		return rc;
-	}
-	if (strlen(*out) != len) {
-		free(steal_pointer(out));
-		return vn_infra_error(err, -EBADMSG, "%s: not text: it holds a NUL byte", path);
-	}
-	return 0;
-}
-
 static int copy_file(const char *from, const char *dir, const char *name, struct vn_error *err)
 {
 	_cleanup_free_ char *path = vn_run_path(dir, name);
@@ -314,11 +296,8 @@ static char *utc_stamp(bool compact)
 
 static void free_data(struct vn_run_data *d, unsigned nsteps)
 {
-	json_object_put(d->vmstat_before);
-	json_object_put(d->vmstat_after);
-	free(d->dmesg);
-	for (unsigned i = 0; i < VN_MAX_NODES; i++)
-		free(d->distances[i]);
+	vn_snapshot_clear(&d->before);
+	vn_snapshot_clear(&d->after);
 	vn_samples_free(&d->samples);
 	for (unsigned i = 0; d->steps && i < nsteps; i++) {
 		for (unsigned k = 0; k < d->steps[i].nresults; k++)
@@ -456,7 +435,7 @@ static int collect_after(struct run *r, const char *after, struct vn_error *err)
 {
 	if (r->progress)
 		r->progress(r->progress_data, "collecting", "snapshots and results");
-	return vn_testbed_collect(r->a, after, err);
+	return vn_testbed_collect(r->a, after, &r->d->after, err);
 }
 
 /* Infrastructure, not the kernel: a workload that could not run at all, a timeout, Ctrl-C. */
@@ -475,23 +454,25 @@ static int check_workloads(const struct run *r, struct vn_error *err)
 	return 0;
 }
 
-int vn_run_judge(struct vn_run_data *d, const char *dir, const char *samples, struct vn_report *rep,
-		 struct vn_error *err)
+int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_report *rep, struct vn_error *err)
 {
-	_cleanup_free_ char *after = vn_run_path(dir, "after");
 	struct vn_error pe = {0};
+	const char *cmdline;
 	int rc;
 
-	if ((rc = vn_run_read_counters(dir, "before", "vmstat", &d->vmstat_before, err)) < 0 ||
-	    (rc = vn_run_read_counters(dir, "after", "vmstat", &d->vmstat_after, err)) < 0 ||
-	    (rc = read_text(after, "dmesg", &d->dmesg, err)) < 0 ||
-	    (rc = read_text(after, "cmdline", &rep->kernel_cmdline, err)) < 0)
+	if ((rc = vn_snapshot_counters(&d->before.sys[VN_SNAP_VMSTAT], &d->vmstat_before, err)) < 0 ||
+	    (rc = vn_snapshot_counters(&d->after.sys[VN_SNAP_VMSTAT], &d->vmstat_after, err)) < 0 ||
+	    (rc = vn_snapshot_text(&d->after.sys[VN_SNAP_DMESG], &d->dmesg, err)) < 0 ||
+	    (rc = vn_snapshot_text(&d->after.sys[VN_SNAP_CMDLINE], &cmdline, err)) < 0)
 		return rc;
-	rep->kernel_cmdline[strcspn(rep->kernel_cmdline, "\n")] = '\0';
+	free(rep->kernel_cmdline);
+	rep->kernel_cmdline = vn_xstrndup(cmdline, strcspn(cmdline, "\n"));
 	for (unsigned i = 0; i < d->t->nnodes; i++) {
-		char name[64];
-		snprintf(name, sizeof(name), "node%u-distance", i);
-		if ((rc = read_text(after, name, &d->distances[i], err)) < 0)
+		const struct vn_snap_part *p = vn_snapshot_node_part(&d->after, i, VN_SNAP_DISTANCE);
+		if (!p)
+			return vn_infra_error(err, -ENODATA, "cannot read a snapshot the run took: %s has no node %u",
+					      d->after.dir ? d->after.dir : "the after snapshot", i);
+		if ((rc = vn_snapshot_text(p, &d->distances[i], err)) < 0)
 			return rc;
 	}
 	if (vn_samples_parse(samples ? samples : "", "samples.jsonl", &d->samples, &pe) < 0) {
@@ -502,7 +483,7 @@ int vn_run_judge(struct vn_run_data *d, const char *dir, const char *samples, st
 	sampling_cost(rep, &d->samples);
 	/* Judged aside: a run one assertion or metric could not observe is incomplete, not judged in part. */
 	struct vn_report judged = {0};
-	if ((rc = vn_scenario_assert(d, &judged, err)) == 0 && (rc = vn_run_metrics(d, dir, &judged, err)) == 0) {
+	if ((rc = vn_scenario_assert(d, &judged, err)) == 0 && (rc = vn_run_metrics(d, &judged, err)) == 0) {
 		for (unsigned i = 0; i < judged.nverdicts; i++) {
 			const struct vn_verdict *v = &judged.verdicts[i];
 			vn_report_add_observed(rep, v->name, v->pass, v->observed, v->expected, v->detail, v->kind,
@@ -515,10 +496,10 @@ int vn_run_judge(struct vn_run_data *d, const char *dir, const char *samples, st
 	return rc;
 }
 
-/* The snapshots and the samples, read back and judged by every assertion. */
+/* The snapshots and the samples, as the run holds them, judged by every assertion. */
 static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
 {
-	int rc = vn_run_judge(r->d, r->dir, r->samples.s, rep, err);
+	int rc = vn_run_judge(r->d, r->samples.s, rep, err);
 
 	if (rc < 0)
 		return rc;
@@ -527,11 +508,66 @@ static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
 	return 0;
 }
 
+/* The snapshot a page draws from: after the run when it was taken, else before it (a run cut short). */
+static const struct vn_snapshot *page_snapshot(const struct vn_run_data *d, bool (*has)(const struct vn_snapshot *))
+{
+	return has(&d->after) ? &d->after : has(&d->before) ? &d->before : NULL;
+}
+
+static bool has_distances(const struct vn_snapshot *s)
+{
+	for (unsigned k = 0; k < s->nnodes; k++)
+		if (s->nodes[k].part[VN_SNAP_DISTANCE].text)
+			return true;
+	return false;
+}
+
+static bool has_dmesg(const struct vn_snapshot *s)
+{
+	return s->sys[VN_SNAP_DMESG].text != NULL;
+}
+
+void vn_run_page(const struct vn_run_data *d, struct vn_html_run_in *in)
+{
+	const struct vn_snapshot *ds = page_snapshot(d, has_distances), *fs = page_snapshot(d, has_dmesg);
+
+	for (unsigned k = 0; ds && k < ds->nnodes && ds->nodes[k].id < VN_MAX_NODES; k++) {
+		if (!ds->nodes[k].part[VN_SNAP_DISTANCE].text)
+			continue;
+		in->dist_ids[in->ndist] = ds->nodes[k].id;
+		in->dist_len[in->ndist] = ds->nodes[k].ndistance;
+		in->dist_row[in->ndist++] = ds->nodes[k].distance;
+	}
+	in->dist_from = ds == &d->after ? "after" : ds ? "before" : NULL;
+	if (fs) {
+		in->fallback = fs->fallback;
+		in->fallback_why = fs->fallback_why;
+		in->fallback_from = fs == &d->after ? "after" : "before";
+	}
+}
+
+/* report.html from what the run holds, the same page `vnuma report DIR` draws from the files. */
+static int write_page(const struct run *r, const struct vn_report *rep, bool sampled, struct vn_error *err)
+{
+	_cleanup_json_ json_object *res = vn_report_json(rep);
+	_cleanup_free_ char *why = NULL;
+	struct vn_html_run_in in = {.dir = r->dir, .result = res, .samples = r->samples.s ? r->samples.s : ""};
+
+	if (!sampled) {
+		in.samples = NULL;
+		in.samples_why = why = vn_xasprintf("%s/samples.jsonl: cannot open: %s", r->dir, strerror(ENOENT));
+	}
+	vn_run_page(r->d, &in);
+	return vn_report_html_write_run(&in, err);
+}
+
 /* Every way out: close what the run opened, keep the console, destroy the guest, write the final result. */
 static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts *o, struct run *r,
 		      const struct vn_up_result *up, struct vn_report *rep, int rc, struct vn_error *err)
 {
+	bool sampled = false; /* samples.jsonl was opened */
 	for (unsigned i = 0; i < r->nex; i++) {
+		sampled |= r->ex[i]->kind == EX_SAMPLER && r->ex[i]->out;
 		if (r->ex[i]->out)
 			fclose(r->ex[i]->out);
 		if (r->ex[i]->errf)
@@ -592,7 +628,7 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 	}
 	vn_error_clear(&we);
 	/* The page is for people; a run whose page cannot be drawn is still judged. */
-	if (vn_report_html_write(r->dir, NULL, &we) < 0 && rc == 0 && !err->detail)
+	if (write_page(r, rep, sampled, &we) < 0 && rc == 0 && !err->detail)
 		vn_error_set_detail(err, we.msg);
 	vn_error_clear(&we);
 	return rc;
@@ -656,7 +692,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		goto finish;
 	r.t0 = vn_now_s();
 	r.deadline = t_start + s->timeout_s;
-	if ((rc = vn_run_prepare(&r, err)) < 0 || (rc = vn_testbed_collect(r.a, before, err)) < 0 ||
+	if ((rc = vn_run_prepare(&r, err)) < 0 || (rc = vn_testbed_collect(r.a, before, &d.before, err)) < 0 ||
 	    (rc = sample_steps(&r, err)) < 0 || (rc = collect_after(&r, after, err)) < 0 ||
 	    (rc = check_workloads(&r, err)) < 0 || (rc = judge(&r, rep, err)) < 0)
 		goto finish;

@@ -166,11 +166,14 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 			char **report, struct vn_error *err);
 
 /*
- * One snapshot into dir: vmstat, per-node numastat/meminfo/vmstat/distance/
- * cpulist, numactl -H, dmesg, cmdline, version, and snapshot.json holding
- * all of it parsed.
+ * One snapshot into *snap (testbed/snapshot.h; zeroed or a previous one,
+ * cleared first) and, for people and tools, into dir: vmstat, per-node
+ * numastat/meminfo/vmstat/distance/cpulist, numactl -H, dmesg, cmdline,
+ * version, and snapshot.json holding all of it parsed. On an error *snap is
+ * left cleared.
  */
-int vn_testbed_collect(struct vn_agent *a, const char *dir, struct vn_error *err);
+struct vn_snapshot;
+int vn_testbed_collect(struct vn_agent *a, const char *dir, struct vn_snapshot *snap, struct vn_error *err);
 
 /* vnuma doctor: can this host run vnuma, and what to fix. */
 enum vn_check_verdict { VN_CHECK_OK, VN_CHECK_WARN, VN_CHECK_FAIL, VN_CHECK_SKIP };

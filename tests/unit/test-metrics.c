@@ -52,7 +52,7 @@ static struct json_object *kv(const char *text)
 	return o;
 }
 
-/* The one delta the judge (scenario/assert.c) and the recorded metrics (scenario/metrics.c) both take. */
+/* The one delta the judge (scenario/assert.c) and the recorded metrics (scenario/observe.c) both take. */
 static void test_counter_delta_edges(void **state)
 {
 	struct json_object *b = kv("up 10\nback 100\nonly_before 1\nbig 9007199254740993\n");

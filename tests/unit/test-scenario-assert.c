@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "report/html.h"
 #include "scenario/run-priv.h"
 #include "scenario/runner.h"
 #include "util/alloc.h"
 #include "util/dir.h"
 #include "util/file.h"
+#include "util/json.h"
 
 static const char topo[] = "<topology name='t'><node id='0' cpus='0' memory='64M'/><node id='1' cpus='1' memory='64M'/>"
 			   "<distances><row node='0'>10 21</row><row node='1'>21 10</row></distances></topology>";
@@ -137,9 +139,9 @@ static void test_every_type(void **state)
 	json_object_put(steps[0].results[1]);
 	json_object_put(d.vmstat_before);
 	json_object_put(d.vmstat_after);
-	free(d.dmesg);
-	free(d.distances[0]);
-	free(d.distances[1]);
+	free((char *)d.dmesg);
+	free((char *)d.distances[0]);
+	free((char *)d.distances[1]);
 	vn_samples_free(&d.samples);
 	vn_scenario_free(s);
 	vn_topology_free(t);
@@ -280,14 +282,14 @@ static void test_fallback_rebuilds(void **state)
 	vn_report_clear(&r);
 
 	/* A rebuild the kernel did not print is a failure too. */
-	free(d.dmesg);
+	free((char *)d.dmesg);
 	d.dmesg = vn_xstrdup(boot);
 	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
 	now = find(&r, "fallback order matches model 5.18");
 	assert_false(now->pass);
 	assert_non_null(strstr(now->detail, "printed 1 build of its lists, the model expects 2"));
 	vn_report_clear(&r);
-	free(d.dmesg);
+	free((char *)d.dmesg);
 	vn_scenario_free(s);
 	vn_topology_free(t);
 }
@@ -342,6 +344,20 @@ static void results_dir(const struct judge_fixture *f)
 	put(after, "node1-distance", "21 10\n");
 }
 
+/* What a test breaks in the snapshots collect filled, before they are judged. */
+static void (*tamper)(struct vn_run_data *d);
+
+static void no_dmesg(struct vn_run_data *d)
+{
+	vn_snapshot_set_sys(&d->after, VN_SNAP_DMESG, NULL, "dmesg: the agent did not answer");
+}
+
+/* The guest's possible nodes are 0 and 5, the topology's 0 and 1. */
+static void guest_lacks_node1(struct vn_run_data *d)
+{
+	d->before.nodes[1].id = 5;
+}
+
 /* Judges the fixture's directory; the result line of step mf's one process is given (NULL: it printed none). */
 static int judge_dir(const struct judge_fixture *f, const char *samples, const char *result, struct vn_report *rep,
 		     struct vn_error *err)
@@ -355,12 +371,15 @@ static int judge_dir(const struct judge_fixture *f, const char *samples, const c
 	else
 		steps[0].nmissing = 1;
 	memset(rep, 0, sizeof(*rep));
-	int rc = vn_run_judge(&d, f->dir, samples, rep, err);
-	json_object_put(d.vmstat_before);
-	json_object_put(d.vmstat_after);
-	free(d.dmesg);
-	for (unsigned i = 0; i < VN_MAX_NODES; i++)
-		free(d.distances[i]);
+	/* The snapshots filled from the fixture's files, as `vnuma report` loads them. */
+	_cleanup_free_ char *before = vn_xasprintf("%s/before", f->dir), *after = vn_xasprintf("%s/after", f->dir);
+	vn_snapshot_load(before, f->t->nnodes, &d.before);
+	vn_snapshot_load(after, f->t->nnodes, &d.after);
+	if (tamper)
+		tamper(&d);
+	int rc = vn_run_judge(&d, samples, rep, err);
+	vn_snapshot_clear(&d.before);
+	vn_snapshot_clear(&d.after);
 	vn_samples_free(&d.samples);
 	json_object_put(steps[0].results[0]);
 	return rc;
@@ -452,6 +471,12 @@ static void test_judge_unobservable(void **state)
 		assert_unobserved(&f, good, res, broken[i].why);
 		results_dir(&f);
 	}
+	/* A part collect could not read, and a node the guest does not have, in the snapshots themselves. */
+	tamper = no_dmesg;
+	assert_unobserved(&f, good, res, "cannot read a snapshot the run took: dmesg: the agent did not answer");
+	tamper = guest_lacks_node1;
+	assert_unobserved(&f, good, res, "/before has no node 1");
+	tamper = NULL;
 	/* No sample, a result line missing or without the number, the step's memory never seen. */
 	assert_unobserved(&f, "", res, "samples.jsonl holds no sample");
 	assert_unobserved(&f, good, NULL, "step mf process 0 ended without a JSON result line");
@@ -565,8 +590,13 @@ static void test_metrics_deltas(void **state)
 		put(sub, "node0-numastat", i ? "numa_hit 15\nnuma_miss 2\nother 3\n" : "numa_hit 10\nnuma_miss 5\n");
 		put(sub, "node1-numastat", "numa_hit 7\n");
 	}
-	if (vn_run_metrics(&d, dir, &r, &err) < 0)
+	_cleanup_free_ char *before = vn_xasprintf("%s/before", dir), *after = vn_xasprintf("%s/after", dir);
+	vn_snapshot_load(before, 2, &d.before);
+	vn_snapshot_load(after, 2, &d.after);
+	if (vn_run_metrics(&d, &r, &err) < 0)
 		fail_msg("%s", err.msg);
+	vn_snapshot_clear(&d.before);
+	vn_snapshot_clear(&d.after);
 	assert_true(metric(&r, "vmstat.up", &v));
 	assert_float_equal(v, 5, 0);
 	assert_true(metric(&r, "vmstat.back", &v));
@@ -592,12 +622,55 @@ static void test_metrics_deltas(void **state)
 	vn_topology_free(t);
 }
 
+/* report.html from the snapshots and samples a run holds is the page `vnuma report DIR` draws from its files. */
+static void test_page_from_memory(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"result.json", "samples.jsonl", "after/dmesg", "after/node0-distance",
+					    "after/node1-distance"};
+	const char *src = getenv("VN_SOURCE_DIR");
+	char dir[] = "/tmp/vnuma-test-page.XXXXXX";
+	struct vn_error err = {0};
+	struct vn_run_data d = {0};
+	size_t len;
+
+	assert_non_null(mkdtemp(dir));
+	_cleanup_free_ char *after = vn_xasprintf("%s/after", dir), *loaded_path = vn_xasprintf("%s/loaded.html", dir),
+			    *page_path = vn_xasprintf("%s/report.html", dir);
+	assert_int_equal(vn_mkdir_p(after, 0755, &err), 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		_cleanup_free_ char *from = vn_xasprintf("%s/tests/fixtures/report/run/%s", src ? src : ".", files[i]),
+				    *to = vn_xasprintf("%s/%s", dir, files[i]);
+		assert_int_equal(vn_file_copy_atomic(from, to, &err), 0);
+	}
+	assert_int_equal(vn_report_html_write(dir, loaded_path, &err), 0);
+
+	_cleanup_free_ char *samples = NULL, *result = NULL, *loaded = NULL, *page = NULL,
+			    *rp = vn_xasprintf("%s/result.json", dir), *sp = vn_xasprintf("%s/samples.jsonl", dir);
+	_cleanup_json_ json_object *res = NULL;
+	assert_int_equal(vn_file_read(rp, 1 << 20, &result, &len, &err), 0);
+	assert_int_equal(vn_file_read(sp, 1 << 20, &samples, &len, &err), 0);
+	assert_int_equal(vn_json_parse(result, rp, &res, &err), 0);
+	vn_snapshot_load(after, 0, &d.after);
+	assert_int_equal(d.after.nnodes, 2);
+	struct vn_html_run_in in = {.dir = dir, .result = res, .samples = samples};
+	vn_run_page(&d, &in);
+	assert_int_equal(vn_report_html_write_run(&in, &err), 0);
+	assert_int_equal(vn_file_read(loaded_path, 16 << 20, &loaded, &len, &err), 0);
+	assert_int_equal(vn_file_read(page_path, 16 << 20, &page, &len, &err), 0);
+	assert_non_null(strstr(page, "<title>node 0 to node 1: 21</title>"));
+	assert_string_equal(page, loaded);
+	vn_snapshot_clear(&d.after);
+	vn_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_type),          cmocka_unit_test(test_metrics_deltas),
-		cmocka_unit_test(test_change_against_base), cmocka_unit_test(test_fallback_rebuilds),
-		cmocka_unit_test(test_judge_unobservable),  cmocka_unit_test(test_observations_as_metrics),
+		cmocka_unit_test(test_page_from_memory),        cmocka_unit_test(test_every_type),
+		cmocka_unit_test(test_metrics_deltas),          cmocka_unit_test(test_change_against_base),
+		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
+		cmocka_unit_test(test_observations_as_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

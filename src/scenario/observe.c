@@ -1,9 +1,8 @@
 /*
- * What a finished run records for compare (docs/results.md, "Metric
+ * What a finished run observed and records for compare (docs/results.md, "Metric
  * names"): counter deltas, the workloads' numbers and the assertions'
  * observations. Recorded, not judged: an assertion is what can fail.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
@@ -15,13 +14,10 @@
 #include "scenario/run-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
-#include "util/file.h"
 
 /* Guest numbers are bounded like everything else it sends: a workload printing thousands of fields is cut. */
 #define STEP_METRICS_MAX 200
 #define METRIC_NAME_MAX  160
-/* A snapshot's counter file as collect saved it: /proc/vmstat is a few kB. */
-#define COUNTERS_MAX (1u << 20)
 
 static void deltas(struct vn_report *rep, const char *prefix, json_object *before, json_object *after)
 {
@@ -37,55 +33,6 @@ static void deltas(struct vn_report *rep, const char *prefix, json_object *befor
 		_cleanup_free_ char *name = vn_xasprintf("%s%s", prefix, key);
 		vn_report_metric(rep, name, delta);
 	}
-}
-
-/* "name value", all of it: the one shape of every line of /proc/vmstat and nodeN/numastat. */
-static bool counter_line(const char *s, size_t n)
-{
-	size_t k = 0, digits;
-
-	while (k < n && (isalnum((unsigned char)s[k]) || s[k] == '_'))
-		k++;
-	if (!k || k >= n || s[k] != ' ')
-		return false;
-	digits = ++k;
-	while (k < n && isdigit((unsigned char)s[k]))
-		k++;
-	return k > digits && k == n;
-}
-
-int vn_run_read_counters(const char *dir, const char *sub, const char *file, json_object **out, struct vn_error *err)
-{
-	_cleanup_free_ char *path = vn_xasprintf("%s/%s/%s", dir, sub, file), *text = NULL;
-	struct vn_error e = {0};
-	size_t len, lines = 0;
-	json_object *o = NULL;
-
-	*out = NULL;
-	if (vn_file_read(path, COUNTERS_MAX, &text, &len, &e) < 0) {
-		int rc = vn_infra_error(err, e.code, "cannot read a snapshot the run took: %s", e.msg);
-		vn_error_clear(&e);
-		return rc;
-	}
-	/* vn_metrics_parse_kv skips what it cannot read; here a line it would skip is a snapshot we cannot judge. */
-	if (strlen(text) != len)
-		return vn_infra_error(err, -EBADMSG, "%s: not a counter file: it holds a NUL byte", path);
-	for (const char *p = text; *p; lines++) {
-		size_t n = strcspn(p, "\n");
-		if (!counter_line(p, n))
-			return vn_infra_error(err, -EBADMSG, "%s:%zu: not a \"name value\" counter line", path,
-					      lines + 1);
-		p += n + (p[n] == '\n');
-	}
-	if (!lines)
-		return vn_infra_error(err, -EBADMSG, "%s: empty: the snapshot holds no counters", path);
-	if (vn_metrics_parse_kv(text, &o, &e) < 0 || json_object_object_length(o) != (int)lines) {
-		json_object_put(o);
-		vn_error_clear(&e);
-		return vn_infra_error(err, -EBADMSG, "%s: a counter is repeated or out of range", path);
-	}
-	*out = o;
-	return 0;
 }
 
 /* Sums of one step's numbers, by dotted path, over its processes (arrays are per-process detail: skipped). */
@@ -139,24 +86,31 @@ static void step_metrics(struct vn_report *rep, const struct vn_scn_step *st, co
 	free(s);
 }
 
-int vn_run_metrics(const struct vn_run_data *d, const char *dir, struct vn_report *rep, struct vn_error *err)
+/* Node n's counters in a snapshot, or why the run cannot be judged without them. */
+static int node_counters(const struct vn_snapshot *s, unsigned n, enum vn_snap_nodefile file, json_object **out,
+			 struct vn_error *err)
+{
+	const struct vn_snap_part *p = vn_snapshot_node_part(s, n, file);
+
+	if (!p)
+		return vn_infra_error(err, -ENODATA, "cannot read a snapshot the run took: %s has no node %u",
+				      s->dir ? s->dir : "the snapshot", n);
+	return vn_snapshot_counters(p, out, err);
+}
+
+int vn_run_metrics(const struct vn_run_data *d, struct vn_report *rep, struct vn_error *err)
 {
 	deltas(rep, "vmstat.", d->vmstat_before, d->vmstat_after);
 	for (unsigned n = 0; n < d->t->nnodes; n++) {
-		char file[32], prefix[48];
-		json_object *b = NULL, *a = NULL;
-		snprintf(file, sizeof(file), "node%u-numastat", n);
+		char prefix[48];
+		json_object *b, *a;
+		int rc;
 		snprintf(prefix, sizeof(prefix), "numastat.node%u.", n);
 		/* A metric missing from one run would make compare judge a group on the runs that have it. */
-		int rc = vn_run_read_counters(dir, "before", file, &b, err);
-		if (rc == 0)
-			rc = vn_run_read_counters(dir, "after", file, &a, err);
-		if (rc == 0)
-			deltas(rep, prefix, b, a);
-		json_object_put(b);
-		json_object_put(a);
-		if (rc < 0)
+		if ((rc = node_counters(&d->before, n, VN_SNAP_NUMASTAT, &b, err)) < 0 ||
+		    (rc = node_counters(&d->after, n, VN_SNAP_NUMASTAT, &a, err)) < 0)
 			return rc;
+		deltas(rep, prefix, b, a);
 	}
 	for (unsigned i = 0; i < d->s->nsteps; i++)
 		step_metrics(rep, &d->s->steps[i], &d->steps[i]);
