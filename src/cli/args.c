@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
