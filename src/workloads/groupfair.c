@@ -12,7 +12,14 @@
  * of benchmark threads (and of running ones) per node, to compare with the
  * node's CPU count.
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/prog.h"
+#include "inguest/stats.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,14 @@
  * N's CPUs, memory policy untouched), or be moved from outside (--pidfile
  * tells the controller its pid once its memory is touched).
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/placement.h"
+#include "inguest/prog.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <signal.h>
