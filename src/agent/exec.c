@@ -346,44 +346,62 @@ static int open_pty(struct json_object *req, int *master, int *slave)
 	return 0;
 }
 
+/* An exec request's fields, each type-checked. */
+struct exec_req {
+	struct json_object *argv, *env;
+	size_t argc;
+	const char *cwd;
+	bool want_stdin, tty;
+	double timeout_s;
+};
+
+/* Reads req into r and co's user; replies the error itself and returns -1 when a field is bad. */
+static int exec_req_parse(struct vn_agentd *d, struct json_object *id, struct json_object *req, struct exec_req *r,
+			  struct child_opts *co)
+{
+	struct json_object *v;
+
+	*r = (struct exec_req){0};
+	if (!json_object_object_get_ex(req, "argv", &r->argv) || !json_object_is_type(r->argv, json_type_array) ||
+	    (r->argc = json_object_array_length(r->argv)) == 0) {
+		vn_agentd_reply_error(d, id, EINVAL, "exec: \"argv\" must be a non-empty array of strings");
+		return -1;
+	}
+	if (json_object_object_get_ex(req, "env", &r->env) && !json_object_is_type(r->env, json_type_object)) {
+		vn_agentd_reply_error(d, id, EINVAL, "exec: \"env\" must be an object");
+		return -1;
+	}
+	if (json_object_object_get_ex(req, "cwd", &v))
+		r->cwd = json_object_get_string(v);
+	if (json_object_object_get_ex(req, "stdin", &v))
+		r->want_stdin = json_object_get_boolean(v);
+	if (json_object_object_get_ex(req, "timeout_s", &v))
+		r->timeout_s = json_object_get_double(v);
+	if (json_object_object_get_ex(req, "tty", &v))
+		r->tty = json_object_get_boolean(v);
+	if (parse_user(req, co) < 0) {
+		vn_agentd_reply_error(d, id, EINVAL, "exec: \"user\" must be {\"uid\": N, \"gid\": N}, 0..65534");
+		return -1;
+	}
+	return 0;
+}
+
 void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req)
 {
-	struct json_object *jargv, *v, *env = NULL;
+	struct exec_req r;
 	struct child_opts co = {.tty = -1};
-	const char *cwd = NULL;
-	bool want_stdin = false, tty = false;
 	int pty_master = -1, pty_slave = -1;
-	double timeout_s = 0;
 	struct vn_job *j = NULL;
 	char **argv = NULL;
-	size_t argc;
 	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, ex_p[2] = {-1, -1};
 	int64_t jid = json_object_get_int64(id);
 	pid_t pid;
 	int e = 0;
 	ssize_t n;
 
-	if (!json_object_object_get_ex(req, "argv", &jargv) || !json_object_is_type(jargv, json_type_array) ||
-	    (argc = json_object_array_length(jargv)) == 0) {
-		vn_agentd_reply_error(d, id, EINVAL, "exec: \"argv\" must be a non-empty array of strings");
+	if (exec_req_parse(d, id, req, &r, &co) < 0)
 		return;
-	}
-	if (json_object_object_get_ex(req, "env", &env) && !json_object_is_type(env, json_type_object)) {
-		vn_agentd_reply_error(d, id, EINVAL, "exec: \"env\" must be an object");
-		return;
-	}
-	if (json_object_object_get_ex(req, "cwd", &v))
-		cwd = json_object_get_string(v);
-	if (json_object_object_get_ex(req, "stdin", &v))
-		want_stdin = json_object_get_boolean(v);
-	if (json_object_object_get_ex(req, "timeout_s", &v))
-		timeout_s = json_object_get_double(v);
-	if (json_object_object_get_ex(req, "tty", &v))
-		tty = json_object_get_boolean(v);
-	if (parse_user(req, &co) < 0) {
-		vn_agentd_reply_error(d, id, EINVAL, "exec: \"user\" must be {\"uid\": N, \"gid\": N}, 0..65534");
-		return;
-	}
+	bool want_stdin = r.want_stdin;
 	if (job_find(d, jid)) {
 		vn_agentd_reply_error(d, id, EEXIST, "exec: id %lld is already running", (long long)jid);
 		return;
@@ -395,11 +413,11 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		vn_agentd_reply_error(d, id, EBUSY, "exec: too many commands running (max %d)", VN_AGENT_MAX_JOBS);
 		return;
 	}
-	argv = calloc(argc + 1, sizeof(*argv));
+	argv = calloc(r.argc + 1, sizeof(*argv));
 	if (!argv)
 		abort();
-	for (size_t i = 0; i < argc; i++) {
-		struct json_object *a = json_object_array_get_idx(jargv, i);
+	for (size_t i = 0; i < r.argc; i++) {
+		struct json_object *a = json_object_array_get_idx(r.argv, i);
 
 		if (!json_object_is_type(a, json_type_string)) {
 			vn_agentd_reply_error(d, id, EINVAL, "exec: argv[%zu] is not a string", i);
@@ -414,13 +432,13 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		vn_agentd_reply_error(d, id, e, "exec: pipe: %s", strerror(e));
 		goto cleanup;
 	}
-	if (tty && open_pty(req, &pty_master, &pty_slave) < 0) {
+	if (r.tty && open_pty(req, &pty_master, &pty_slave) < 0) {
 		e = errno;
 		vn_agentd_reply_error(d, id, e, "exec: pseudo-terminal: %s", strerror(e));
 		goto cleanup;
 	}
-	co.env = env;
-	co.cwd = cwd;
+	co.env = r.env;
+	co.cwd = r.cwd;
 	co.tty = pty_slave;
 	pid = fork();
 	if (pid < 0) {
@@ -435,7 +453,7 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 	 * for a terminal's command, whose own setsid() would fail once it leads
 	 * a group.
 	 */
-	if (!tty)
+	if (!r.tty)
 		setpgid(pid, pid);
 	close_fd(&ex_p[1]);
 	do
@@ -444,8 +462,8 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 	if (n == sizeof(e)) {
 		/* Reaped by jobs_reap() is impossible here: the pid is not in the table yet. */
 		waitpid(pid, NULL, 0);
-		if (cwd && e == ENOENT)
-			vn_agentd_reply_error(d, id, e, "%s: %s (or cwd %s missing)", argv[0], strerror(e), cwd);
+		if (r.cwd && e == ENOENT)
+			vn_agentd_reply_error(d, id, e, "%s: %s (or cwd %s missing)", argv[0], strerror(e), r.cwd);
 		else
 			vn_agentd_reply_error(d, id, e, "%s: %s", argv[0], strerror(e));
 		goto cleanup;
@@ -467,8 +485,8 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		.err_fd = err_p[0],
 		.in_fd = want_stdin ? in_p[1] : -1,
 		.pty_fd = pty_master,
-		.timeout_s = timeout_s,
-		.deadline_ms = timeout_s > 0 ? vn_agentd_now_ms() + (int64_t)(timeout_s * 1000) : 0,
+		.timeout_s = r.timeout_s,
+		.deadline_ms = r.timeout_s > 0 ? vn_agentd_now_ms() + (int64_t)(r.timeout_s * 1000) : 0,
 	};
 	out_p[0] = err_p[0] = in_p[1] = pty_master = -1;
 	set_nonblock(j->out_fd);

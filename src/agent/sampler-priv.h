@@ -5,7 +5,12 @@
  */
 #pragma once
 
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/opt.h"
+#include "inguest/prog.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 /* The nodes, read once at the start (sampler.c). */
 extern struct ig_topo topo;

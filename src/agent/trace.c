@@ -14,7 +14,11 @@
  * "cut" counts lines over the line bound, dropped here; overrun and dropped
  * are the kernel's per-CPU ring buffer losses (per_cpu/cpuN/stats).
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/opt.h"
+#include "inguest/prog.h"
+#include "inguest/time.h"
 
 #include <dirent.h>
 #include <errno.h>

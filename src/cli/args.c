@@ -4,12 +4,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "testbed/testbed.h"
-#include "virt/virt.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
+#include "virt/connect.h"
 
 void vn_cli_args_init(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv)
 {

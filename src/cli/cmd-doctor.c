@@ -5,6 +5,7 @@
 
 #include <json-c/json.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "testbed/testbed.h"
 

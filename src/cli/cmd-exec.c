@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "testbed/snapshot.h"
 #include "testbed/testbed.h"

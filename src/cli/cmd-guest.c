@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/name.h"

@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "testbed/hosts.h"
 #include "util/parse.h"

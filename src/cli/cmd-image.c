@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "guest/disk.h"
 #include "testbed/image.h"
 #include "testbed/testbed.h"

@@ -5,12 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "kernel/build.h"
 #include "kernel/kernel.h"
 #include "kernel/recipe.h"
-#include "util/cleanup.h"
 #include "util/alloc.h"
+#include "util/cleanup.h"
 #include "util/state.h"
 
 static const struct vn_cmd kernel_build_cmd, kernel_list_cmd;

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "report/html.h"
 #include "util/alloc.h"

@@ -4,13 +4,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
-#include "util/alloc.h"
-#include "virt/hosts.h"
+#include "cli/progress.h"
 #include "compare/compare.h"
 #include "scenario/runner.h"
-#include "util/parse.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/parse.h"
+#include "virt/hosts.h"
 
 #define MAX_KERNELS 16
 

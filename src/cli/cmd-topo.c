@@ -6,10 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
+#include "testbed/testbed.h"
 #include "topology/fallback.h"
 #include "topology/random.h"
-#include "testbed/testbed.h"
 #include "topology/topology.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

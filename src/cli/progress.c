@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/progress.h"
 #include "testbed/testbed.h"
 
 static double mono(void)

@@ -5,7 +5,9 @@
  */
 #pragma once
 
-#include "guest/agent.h"
+#include "guest/agent-client.h"
+#include "guest/agent-exec.h"
+#include "guest/agent-file.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -20,7 +20,8 @@
  */
 #pragma once
 
-#include "guest/agent.h"
+#include "guest/agent-client.h"
+#include "guest/agent-file.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,6 @@
 /* Growable buffers, and files read or written whole. */
-#include "inguest.h"
+#include "inguest/buf.h"
+#include "inguest/prog.h"
 
 #include <errno.h>
 #include <fcntl.h>

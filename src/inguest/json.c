@@ -2,7 +2,10 @@
  * The JSON writer: members and array elements appended to one buffer, with
  * the commas kept track of per depth, so callers write values, not syntax.
  */
-#include "inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/prog.h"
+#include "inguest/topo.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* Mappings: anonymous (optionally THP-aligned), shared with forked children. */
-#include "inguest.h"
+#include "inguest/mem.h"
+#include "inguest/prog.h"
 
 #include <errno.h>
 #include <signal.h>

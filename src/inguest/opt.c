@@ -1,5 +1,6 @@
 /* Command-line options: the value parsers and the one getopt_long loop. */
-#include "inguest.h"
+#include "inguest/opt.h"
+#include "inguest/prog.h"
 
 #include <ctype.h>
 #include <errno.h>

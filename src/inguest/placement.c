@@ -1,5 +1,7 @@
 /* Where pages live: move_pages(2) in query mode over an even sample. */
-#include "inguest.h"
+#include "inguest/json.h"
+#include "inguest/placement.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <string.h>

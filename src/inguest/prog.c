@@ -1,5 +1,6 @@
 /* The program's name, and the one way each of its errors ends it. */
-#include "inguest.h"
+#include "inguest/prog.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,6 @@
 /* Summary statistics of a series, and their JSON object. */
-#include "inguest.h"
+#include "inguest/json.h"
+#include "inguest/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

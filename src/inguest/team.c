@@ -1,5 +1,10 @@
 /* Forked worker processes that start their measured phase together. */
-#include "inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/prog.h"
+#include "inguest/team.h"
+#include "inguest/time.h"
 
 #include <errno.h>
 #include <fcntl.h>

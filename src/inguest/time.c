@@ -1,5 +1,5 @@
 /* Clocks, sleeping, and seeds for ig_rand_next(). */
-#include "inguest.h"
+#include "inguest/time.h"
 
 #include <errno.h>
 #include <time.h>

@@ -1,5 +1,7 @@
 /* Kernel cpulists, and the guest's nodes as sysfs describes them. */
-#include "inguest.h"
+#include "inguest/buf.h"
+#include "inguest/prog.h"
+#include "inguest/topo.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -10,9 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "guest/agent.h"
-#include "testbed/testbed.h"
+#include "guest/agent-client.h"
+#include "guest/agent-file.h"
 #include "scenario/run-priv.h"
+#include "testbed/testbed.h"
 #include "util/strbuf.h"
 
 #define RUN_DIR "/tmp/vnuma-run"

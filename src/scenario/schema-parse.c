@@ -7,6 +7,8 @@
  * malformed JSON, where the tokener stops at a byte offset, gets FILE:LINE:COL.
  * The format is documented in docs/scenarios.md; keep the two in step.
  */
+#include "scenario/scenario-limits.h"
+#include "scenario/scenario-types.h"
 #include "scenario/scenario.h"
 
 #include <ctype.h>

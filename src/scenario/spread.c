@@ -180,21 +180,24 @@ char *vn_spread_move_aside(const struct group *g, const struct cell *c)
 	return vn_xasprintf("attempts/%s", name);
 }
 
-int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
-		     struct vn_error *err)
-{
-	const struct vn_matrix_opts *o = g->o;
-	_cleanup_topology_ struct vn_topology *t = NULL;
-	_cleanup_free_ struct host *hosts = vn_xcalloc(o->nhosts, sizeof(*hosts));
-	_cleanup_free_ struct job *jobs = vn_xcalloc(g->ncells, sizeof(*jobs));
-	_cleanup_free_ unsigned *queue = vn_xcalloc(g->ncells, sizeof(*queue));
-	unsigned head = 0, tail = 0, njobs = 0, started = 0;
-	int rc = 0;
+/* One spread matrix under way: its hosts, the runs going on, the queue of cells to start (retries go first). */
+struct spread {
+	struct group *g;
+	struct vn_matrix_result *res;
+	struct host *hosts;
+	struct job *jobs;
+	unsigned *queue;
+	unsigned head, tail, njobs, started;
+	struct vn_isolate_limits lim;
+};
 
-	if ((rc = vn_scenario_check(g->s, NULL, &t, err)) < 0)
-		return rc;
+/* Each host's context and capacity for guests of t's size; one that does not answer is dead from the start. */
+static void spread_probe(struct spread *sp, const struct vn_testbed_ctx *ctx, const struct vn_topology *t)
+{
+	const struct vn_matrix_opts *o = sp->g->o;
+
 	for (unsigned i = 0; i < o->nhosts; i++) {
-		struct host *h = &hosts[i];
+		struct host *h = &sp->hosts[i];
 		struct vn_error e = {0};
 		unsigned fits = 1;
 		h->h = &o->hosts[i];
@@ -207,13 +210,148 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 		h->capacity = h->h->capacity ? h->h->capacity : fits;
 		vn_error_clear(&e);
 	}
+}
+
+/* Fill every free slot, the queue's order kept (retries go first) but for the host balance pick() keeps. */
+static int spread_fill(struct spread *sp, struct vn_error *err)
+{
+	struct group *g = sp->g;
+	const struct vn_matrix_opts *o = g->o;
+	struct host *h;
+	int rc = 0;
+
+	while (!vn_was_interrupted() && sp->head < sp->tail && (h = pick(sp->hosts, o->nhosts))) {
+		unsigned k = vn_spread_take(g, sp->queue, sp->head++, sp->tail, h->h->uri);
+		struct job *j = &sp->jobs[sp->njobs];
+		struct vn_error e = {0};
+		*j = (struct job){.cell = k, .host = h, .g = g};
+		/* A retry is counted as the run it repeats. */
+		if (o->run_start)
+			o->run_start(o->run_start_data, sp->started < g->ncells ? sp->started : g->ncells - 1,
+				     g->ncells, g->cells[k].variant, g->cells[k].repeat, vn_now_s() - g->t0);
+		sp->started++;
+		if (vn_isolate_start(cell_child, j, &sp->lim, &j->iso, &e) < 0) {
+			struct vn_cell_end end = {.exit = 3, .error = vn_xstrdup(e.msg)};
+			vn_error_clear(&e);
+			rc = vn_matrix_cell_ended(g, k, &end, sp->res, err);
+			vn_cell_end_clear(&end);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		h->running++;
+		sp->njobs++;
+		free(g->cells[k].host);
+		g->cells[k].host = vn_xstrdup(h->h->uri);
+		/* group.json shows where each run is going on, not only where it ended. */
+		if ((rc = vn_matrix_group_write(g, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A run that could not run on a host that no longer answers: the host is dead, the run queued again for another. */
+static void spread_requeue(struct spread *sp, struct job *j, const struct vn_cell_end *end, const char *why_dead)
+{
+	struct group *g = sp->g;
+	const struct vn_matrix_opts *o = g->o;
+	struct cell *c = &g->cells[j->cell];
+
+	free(j->host->dead);
+	j->host->dead = vn_xasprintf("failed during the matrix: %s", why_dead);
+	_cleanup_free_ char *moved = vn_spread_move_aside(g, c);
+	json_object *a = json_object_new_object();
+	json_object_object_add(a, "host", json_object_new_string(j->host->h->uri));
+	json_object_object_add(a, "error", json_object_new_string(end->error ? end->error : ""));
+	json_object_object_add(a, "dir", moved ? json_object_new_string(moved) : NULL);
+	if (!c->attempts)
+		c->attempts = json_object_new_array();
+	json_object_array_add(c->attempts, a);
+	if (o->run_done) {
+		_cleanup_free_ char *why =
+			vn_xasprintf("%s on %s, which no longer answers; it runs again on another host",
+				     end->error ? end->error : "", j->host->h->uri);
+		o->run_done(o->run_start_data, j->cell, g->ncells, c->dir, 3, NULL, why);
+	}
+	sp->queue[--sp->head % g->ncells] = j->cell;
+	free(c->host);
+	c->host = NULL;
+	host_json(g, sp->hosts, o->nhosts);
+}
+
+/* Wait (a slice at most) for runs to end, and take in those that did. */
+static int spread_reap(struct spread *sp, struct vn_error *err)
+{
+	struct group *g = sp->g;
+	const struct vn_matrix_opts *o = g->o;
+	_cleanup_free_ struct pollfd *p = vn_xcalloc(sp->njobs, sizeof(*p));
+	int wait = INT_MAX, rc = 0;
+
+	/*
+	 * Interrupted, we start no more runs and wait for those going on to
+	 * end theirs cleanly (guest down, result marked incomplete). Ctrl-C
+	 * reaches them from the terminal; a signal sent to us alone (a CI
+	 * timeout's SIGTERM) is passed on, once (vn_isolate_wait_ms). A
+	 * child past its time is finished anyway, which kills it.
+	 */
+	for (unsigned i = 0; i < sp->njobs; i++) {
+		int w = vn_isolate_wait_ms(&sp->jobs[i].iso);
+		p[i] = (struct pollfd){.fd = sp->jobs[i].iso.fd, .events = POLLIN};
+		wait = w < wait ? w : wait;
+	}
+	/* In slices: a signal landing before poll() is seen within one. */
+	if (wait && poll(p, sp->njobs, wait < 200 ? wait : 200) < 0 && errno != EINTR)
+		return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
+	for (unsigned i = sp->njobs; i-- > 0;) {
+		if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) && vn_isolate_wait_ms(&sp->jobs[i].iso))
+			continue;
+		struct job j = sp->jobs[i];
+		struct vn_cell_end end;
+		sp->jobs[i] = sp->jobs[--sp->njobs];
+		job_end(&j, &end);
+		j.host->running--;
+		struct vn_error e = {0};
+		unsigned fits;
+		/* Could not run: the run's fault, unless its host no longer answers. */
+		if (end.exit == 3 && !vn_was_interrupted() &&
+		    vn_testbed_host_probe(&j.host->ctx, 1, 1, &fits, &e) < 0) {
+			spread_requeue(sp, &j, &end, e.msg);
+			vn_error_clear(&e);
+			vn_cell_end_clear(&end);
+			continue;
+		}
+		vn_error_clear(&e);
+		j.host->runs++;
+		host_json(g, sp->hosts, o->nhosts);
+		rc = vn_matrix_cell_ended(g, j.cell, &end, sp->res, err);
+		vn_cell_end_clear(&end);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
+		     struct vn_error *err)
+{
+	const struct vn_matrix_opts *o = g->o;
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_free_ struct host *hosts = vn_xcalloc(o->nhosts, sizeof(*hosts));
+	_cleanup_free_ struct job *jobs = vn_xcalloc(g->ncells, sizeof(*jobs));
+	_cleanup_free_ unsigned *queue = vn_xcalloc(g->ncells, sizeof(*queue));
+	struct spread sp = {.g = g, .res = res, .hosts = hosts, .jobs = jobs, .queue = queue};
+	int rc = 0;
+
+	if ((rc = vn_scenario_check(g->s, NULL, &t, err)) < 0)
+		return rc;
+	spread_probe(&sp, ctx, t);
 	host_json(g, hosts, o->nhosts);
 	if (!hosts_alive(hosts, o->nhosts)) {
 		vn_matrix_group_write(g, err);
 		return vn_infra_error(err, -EHOSTUNREACH, "none of the %u hosts answers: %s", o->nhosts, hosts[0].dead);
 	}
 	for (unsigned k = 0; k < g->ncells; k++)
-		queue[tail++] = k;
+		queue[sp.tail++] = k;
 	/*
 	 * A run ends itself by its scenario's timeout; this deadline is the
 	 * backstop for a child stuck for good (twice that, and a first-use
@@ -221,118 +359,25 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 	 * guest: SPREAD_STOP_MS for that.
 	 */
 	double run_ms = (g->s->timeout_s > 0 ? g->s->timeout_s : 900) * 2000.0 + SPREAD_BUILD_ALLOW_MS;
-	struct vn_isolate_limits lim = {.timeout_ms = run_ms < INT_MAX ? (int)run_ms : INT_MAX,
-					.stop_ms = SPREAD_STOP_MS};
+	sp.lim = (struct vn_isolate_limits){.timeout_ms = run_ms < INT_MAX ? (int)run_ms : INT_MAX,
+					    .stop_ms = SPREAD_STOP_MS};
 
 	for (;;) {
-		/* Fill every free slot, the queue's order kept (retries go first) but for the host balance below. */
-		struct host *h;
-		while (!vn_was_interrupted() && head < tail && (h = pick(hosts, o->nhosts))) {
-			unsigned k = vn_spread_take(g, queue, head++, tail, h->h->uri);
-			struct job *j = &jobs[njobs];
-			struct vn_error e = {0};
-			*j = (struct job){.cell = k, .host = h, .g = g};
-			/* A retry is counted as the run it repeats. */
-			if (o->run_start)
-				o->run_start(o->run_start_data, started < g->ncells ? started : g->ncells - 1,
-					     g->ncells, g->cells[k].variant, g->cells[k].repeat, vn_now_s() - g->t0);
-			started++;
-			if (vn_isolate_start(cell_child, j, &lim, &j->iso, &e) < 0) {
-				struct vn_cell_end end = {.exit = 3, .error = vn_xstrdup(e.msg)};
-				vn_error_clear(&e);
-				rc = vn_matrix_cell_ended(g, k, &end, res, err);
-				vn_cell_end_clear(&end);
-				if (rc < 0)
-					break;
-				continue;
-			}
-			h->running++;
-			njobs++;
-			free(g->cells[k].host);
-			g->cells[k].host = vn_xstrdup(h->h->uri);
-			/* group.json shows where each run is going on, not only where it ended. */
-			if ((rc = vn_matrix_group_write(g, err)) < 0)
-				break;
-		}
-		if (rc < 0 || !njobs)
+		if ((rc = spread_fill(&sp, err)) < 0 || !sp.njobs)
 			break;
-
-		_cleanup_free_ struct pollfd *p = vn_xcalloc(njobs, sizeof(*p));
-		int wait = INT_MAX;
-		/*
-		 * Interrupted, we start no more runs and wait for those going on to
-		 * end theirs cleanly (guest down, result marked incomplete). Ctrl-C
-		 * reaches them from the terminal; a signal sent to us alone (a CI
-		 * timeout's SIGTERM) is passed on, once (vn_isolate_wait_ms). A
-		 * child past its time is finished anyway, which kills it.
-		 */
-		for (unsigned i = 0; i < njobs; i++) {
-			int w = vn_isolate_wait_ms(&jobs[i].iso);
-			p[i] = (struct pollfd){.fd = jobs[i].iso.fd, .events = POLLIN};
-			wait = w < wait ? w : wait;
-		}
-		/* In slices: a signal landing before poll() is seen within one. */
-		if (wait && poll(p, njobs, wait < 200 ? wait : 200) < 0 && errno != EINTR)
-			return vn_infra_error(err, -errno, "poll: %s", strerror(errno));
-		for (unsigned i = njobs; i-- > 0;) {
-			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) && vn_isolate_wait_ms(&jobs[i].iso))
-				continue;
-			struct job j = jobs[i];
-			struct cell *c = &g->cells[j.cell];
-			struct vn_cell_end end;
-			jobs[i] = jobs[--njobs];
-			job_end(&j, &end);
-			j.host->running--;
-			struct vn_error e = {0};
-			unsigned fits;
-			/* Could not run: the run's fault, unless its host no longer answers. */
-			if (end.exit == 3 && !vn_was_interrupted() &&
-			    vn_testbed_host_probe(&j.host->ctx, 1, 1, &fits, &e) < 0) {
-				free(j.host->dead);
-				j.host->dead = vn_xasprintf("failed during the matrix: %s", e.msg);
-				_cleanup_free_ char *moved = vn_spread_move_aside(g, c);
-				json_object *a = json_object_new_object();
-				json_object_object_add(a, "host", json_object_new_string(j.host->h->uri));
-				json_object_object_add(a, "error", json_object_new_string(end.error ? end.error : ""));
-				json_object_object_add(a, "dir", moved ? json_object_new_string(moved) : NULL);
-				if (!c->attempts)
-					c->attempts = json_object_new_array();
-				json_object_array_add(c->attempts, a);
-				if (o->run_done) {
-					_cleanup_free_ char *why = vn_xasprintf(
-						"%s on %s, which no longer answers; it runs again on another host",
-						end.error ? end.error : "", j.host->h->uri);
-					o->run_done(o->run_start_data, j.cell, g->ncells, c->dir, 3, NULL, why);
-				}
-				queue[--head % g->ncells] = j.cell;
-				free(c->host);
-				c->host = NULL;
-				host_json(g, hosts, o->nhosts);
-				vn_error_clear(&e);
-				vn_cell_end_clear(&end);
-				continue;
-			}
-			vn_error_clear(&e);
-			j.host->runs++;
-			host_json(g, hosts, o->nhosts);
-			rc = vn_matrix_cell_ended(g, j.cell, &end, res, err);
-			vn_cell_end_clear(&end);
-			if (rc < 0)
-				break;
-		}
-		if (rc < 0)
+		if ((rc = spread_reap(&sp, err)) < 0)
 			break;
-		if (!hosts_alive(hosts, o->nhosts) && !njobs)
+		if (!hosts_alive(hosts, o->nhosts) && !sp.njobs)
 			break;
 	}
 	/* Every host died under the matrix: the runs left over could not run anywhere. */
-	for (; rc == 0 && head < tail && !vn_was_interrupted(); head++) {
+	for (; rc == 0 && sp.head < sp.tail && !vn_was_interrupted(); sp.head++) {
 		struct vn_cell_end end = {.exit = 3, .error = vn_xstrdup("no host left to run it on")};
-		rc = vn_matrix_cell_ended(g, queue[head % g->ncells], &end, res, err);
+		rc = vn_matrix_cell_ended(g, queue[sp.head % g->ncells], &end, res, err);
 		vn_cell_end_clear(&end);
 	}
 	/* A bookkeeping failure above left children running: they end with us, but are waited for. */
-	for (unsigned i = 0; i < njobs; i++) {
+	for (unsigned i = 0; i < sp.njobs; i++) {
 		struct vn_cell_end end;
 		job_end(&jobs[i], &end);
 		vn_cell_end_clear(&end);

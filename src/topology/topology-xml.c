@@ -444,12 +444,11 @@ static int parse_hmat(struct ctx *c, xmlNodePtr n)
 	return 0;
 }
 
-/* Whole-file checks that need every node: density, CPU coverage, the matrix. */
-static int validate(struct ctx *c, xmlNodePtr root)
+/* Node ids dense 0..n-1: sets t->nnodes. */
+static int validate_dense(struct ctx *c, xmlNodePtr root)
 {
 	struct vn_topology *t = c->t;
-	unsigned n = 0, with_cpus = 0, with_mem = 0, disks_seen = 0;
-	struct vn_cpuset all = {0};
+	unsigned n = 0;
 
 	for (unsigned i = 0; i < VN_MAX_NODES; i++)
 		if (c->node_seen[i])
@@ -460,6 +459,15 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		if (!c->node_seen[i])
 			return fail(c, root, "node ids must be dense 0..%u: node %u is missing", n - 1, i);
 	t->nnodes = n;
+	return 0;
+}
+
+/* Each CPU in one node, the devices' count and root disk, the totals; CPUs and memory somewhere, node 0 with memory. */
+static int validate_nodes(struct ctx *c, xmlNodePtr root)
+{
+	struct vn_topology *t = c->t;
+	unsigned n = t->nnodes, with_cpus = 0, with_mem = 0, disks_seen = 0;
+	struct vn_cpuset all = {0};
 
 	for (unsigned i = 0; i < n; i++) {
 		struct vn_node *node = &t->nodes[i];
@@ -511,6 +519,14 @@ static int validate(struct ctx *c, xmlNodePtr root)
 	for (unsigned cpu = 0; cpu < t->ncpus_total; cpu++)
 		if (!vn_cpuset_has(&all, cpu))
 			return fail(c, root, "CPUs must cover 0..%u: cpu %u is in no node", t->ncpus_total - 1, cpu);
+	return 0;
+}
+
+/* The order x86 Linux numbers nodes in, so the guest sees the file's numbers. */
+static int validate_srat_order(struct ctx *c)
+{
+	struct vn_topology *t = c->t;
+	unsigned n = t->nnodes;
 
 	/*
 	 * x86 Linux numbers nodes in the order SRAT names their proximity
@@ -538,6 +554,14 @@ static int validate(struct ctx *c, xmlNodePtr root)
 				i, first);
 		last_first_cpu = first;
 	}
+	return 0;
+}
+
+/* <cpu>'s sockets*dies*cores*threads against the nodes. */
+static int validate_sockets(struct ctx *c)
+{
+	struct vn_topology *t = c->t;
+	unsigned n = t->nnodes;
 
 	if (t->cpu_topology_given) {
 		unsigned per_socket = t->dies * t->cores * t->threads;
@@ -563,6 +587,14 @@ static int validate(struct ctx *c, xmlNodePtr root)
 					       i, first, last, per_socket);
 		}
 	}
+	return 0;
+}
+
+/* The distance matrix: the default one, or every row given and sane. */
+static int validate_distances(struct ctx *c)
+{
+	struct vn_topology *t = c->t;
+	unsigned n = t->nnodes;
 
 	if (!t->distances_given) {
 		for (unsigned i = 0; i < n; i++)
@@ -591,6 +623,13 @@ static int validate(struct ctx *c, xmlNodePtr root)
 						       d);
 			}
 	}
+	return 0;
+}
+
+static int validate_hmat(struct ctx *c)
+{
+	struct vn_topology *t = c->t;
+	unsigned n = t->nnodes;
 
 	for (unsigned k = 0; k < t->nhmat; k++) {
 		const struct vn_hmat_entry *e = &t->hmat[k];
@@ -617,6 +656,17 @@ static int validate(struct ctx *c, xmlNodePtr root)
 		}
 	}
 	return 0;
+}
+
+/* Whole-file checks that need every node: density, CPU coverage, the matrix. */
+static int validate(struct ctx *c, xmlNodePtr root)
+{
+	int rc;
+
+	if ((rc = validate_dense(c, root)) < 0 || (rc = validate_nodes(c, root)) < 0 ||
+	    (rc = validate_srat_order(c)) < 0 || (rc = validate_sockets(c)) < 0 || (rc = validate_distances(c)) < 0)
+		return rc;
+	return validate_hmat(c);
 }
 
 static int parse_root(struct ctx *c, xmlNodePtr root)

@@ -50,7 +50,7 @@ int vn_file_tmp_open(const char *path, mode_t mode, struct vn_file_tmp *t, struc
 int vn_file_tmp_commit(struct vn_file_tmp *t, struct vn_error *err);
 void vn_file_tmp_abort(struct vn_file_tmp *t);
 
-/* write() all of p (retrying short writes and EINTR): 0 or -errno. */
+/* write() all of p (retrying short writes and EINTR): 0 or -errno. Async-signal-safe (the console keeper relies on it). */
 int vn_write_all(int fd, const void *p, size_t len);
 
 /* The same for a string. */

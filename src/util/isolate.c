@@ -17,6 +17,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
+#include "util/file.h"
 #include "util/interrupt.h"
 #include "util/strbuf.h"
 
@@ -28,20 +29,6 @@ struct answer {
 
 /* The child's answer is ours, but it is still bounded: a wild length must not make the parent allocate it. */
 #define ANSWER_MAX (64u << 20)
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	for (const char *c = p; n;) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 static _Noreturn void child(int fd, vn_isolated_fn fn, void *arg)
 {
@@ -58,8 +45,9 @@ static _Noreturn void child(int fd, vn_isolated_fn fn, void *arg)
 		.detail_len = e.detail ? (uint32_t)strlen(e.detail) : 0,
 		.out_len = out ? (uint32_t)strlen(out) : 0,
 	};
-	int bad = write_all(fd, &a, sizeof(a)) || write_all(fd, e.msg, a.msg_len) ||
-		  write_all(fd, e.detail ? e.detail : "", a.detail_len) || write_all(fd, out ? out : "", a.out_len);
+	int bad = vn_write_all(fd, &a, sizeof(a)) || vn_write_all(fd, e.msg, a.msg_len) ||
+		  vn_write_all(fd, e.detail ? e.detail : "", a.detail_len) ||
+		  vn_write_all(fd, out ? out : "", a.out_len);
 	/* No atexit handlers, no stdio buffers of the parent's flushed twice. */
 	fflush(stdout);
 	fflush(stderr);

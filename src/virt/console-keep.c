@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/parse.h"
 #include "virt/virt-priv.h"
 
@@ -70,21 +71,6 @@ void vn_console_sink_init(struct vn_console_sink *s, int fd, uint64_t max)
 	s->budget = max > s->full_len ? max - s->full_len : 0;
 }
 
-/* write(2) until done: a regular file takes it all, or fails. Async-signal-safe. */
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Past the cap: the gravest death marker in what came (and the bytes before it), up to its line's end. */
 static int sink_late(struct vn_console_sink *s, const char *buf, size_t n)
 {
@@ -102,7 +88,7 @@ static int sink_late(struct vn_console_sink *s, const char *buf, size_t n)
 			while (end < len && scan[end] != '\n' && scan[end] != '\r')
 				end++;
 			s->late++;
-			if (write_all(s->fd, scan + at, end - at) < 0 || write_all(s->fd, "\r\n", 2) < 0)
+			if (vn_write_all(s->fd, scan + at, end - at) < 0 || vn_write_all(s->fd, "\r\n", 2) < 0)
 				return -1;
 			s->carry_len = 0; /* seen: not again from the carry */
 		} else {
@@ -120,13 +106,13 @@ int vn_console_sink_write(struct vn_console_sink *s, const char *buf, size_t n)
 {
 	if (!s->full) {
 		size_t keep = s->logged + n <= s->budget ? n : (size_t)(s->budget - s->logged);
-		if (keep && write_all(s->fd, buf, keep) < 0)
+		if (keep && vn_write_all(s->fd, buf, keep) < 0)
 			return -1;
 		s->logged += keep;
 		if (keep == n)
 			return 0;
 		s->full = true;
-		if (write_all(s->fd, s->full_line, s->full_len) < 0)
+		if (vn_write_all(s->fd, s->full_line, s->full_len) < 0)
 			return -1;
 		buf += keep;
 		n -= keep;

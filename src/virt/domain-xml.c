@@ -1,4 +1,5 @@
 /* Topology -> libvirt domain XML. Pure: no libvirt, no I/O. */
+#include "virt/domain-xml-parse.h"
 #include "virt/domain-xml.h"
 
 #include <errno.h>

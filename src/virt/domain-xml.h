@@ -129,9 +129,6 @@ char *vn_domain_disk_image(const char *dir, unsigned node, unsigned k);
 /* Whether a disk of the topology is marked root='yes': a --image guest's root disk then sits on that node. */
 bool vn_domain_root_on_node(const struct vn_topology *t);
 
-/* Parse our <metadata> element (as virDomainGetMetadata returns it). */
-int vn_domain_meta_parse(const char *xml, struct vn_domain_meta *out, struct vn_error *err);
-
 /* XML-escape for attribute or text content (' " & < >); malloc'd. */
 char *vn_xml_escape(const char *s);
 
@@ -140,23 +137,3 @@ char *vn_xml_escape(const char *s);
  * device `vnuma hotplug --memory` attaches. Malloc'd.
  */
 char *vn_domain_dimm_xml(unsigned node, uint64_t bytes);
-
-/* A DIMM of a live domain, from its XML. */
-struct vn_domain_dimm {
-	char alias[64];
-	unsigned node;
-	uint64_t bytes;
-	uint64_t base; /* guest physical address QEMU gave it; 0 if not said */
-};
-#define VN_DOMAIN_DIMMS_MAX 64
-/*
- * The DIMMs in a domain's XML, in document order (the order they were
- * plugged), at most VN_DOMAIN_DIMMS_MAX. Returns the count, or a negative errno.
- */
-int vn_domain_dimms_parse(const char *xml, struct vn_domain_dimm *out, size_t max, struct vn_error *err);
-/* The vCPUs a domain's XML says are enabled (<vcpus><vcpu id= enabled='yes'>); all of them without <vcpus>. */
-int vn_domain_vcpus_parse(const char *xml, struct vn_cpuset *enabled, struct vn_error *err);
-
-/* The files behind a domain XML's <disk>s (<source file=>), at most max, malloc'd: the count or a negative errno. */
-#define VN_DOMAIN_DISKS_MAX 64
-int vn_domain_disk_files(const char *xml, char **out, size_t max, struct vn_error *err);

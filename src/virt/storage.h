@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "virt/virt.h"
+#include "virt/connect.h"
 
 /* The pool vnuma creates or reuses on each host. */
 #define VN_POOL_NAME "vnuma"

@@ -25,9 +25,10 @@
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
-#include "util/strbuf.h"
 #include "util/state.h"
-#include "virt/virt.h"
+#include "util/strbuf.h"
+#include "virt/connect.h"
+#include "virt/console.h"
 
 /*
  * The kernel prints these just before the machine goes (kernel/reboot.c,

@@ -9,7 +9,14 @@
  * faults and the mTHP/hugetlb NUMA-balancing paths get exercised.
  * Reports total and per-child throughput.
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/prog.h"
+#include "inguest/team.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -12,7 +12,14 @@
  * of benchmark threads (and of running ones) per node, to compare with the
  * node's CPU count.
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/prog.h"
+#include "inguest/stats.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -256,21 +263,10 @@ static void parse(int argc, char **argv)
 	}
 }
 
-int main(int argc, char **argv)
+/* The burners, each spinning in --burner-cgroup once it joined; burners[0] is this process. */
+static pid_t *start_burners(void)
 {
-	pid_t *burners = NULL;
-	pthread_t sth;
-	double t0, elapsed;
-	struct ig_json j;
-	int r;
-
-	ig_workload_init("groupfair", &topo);
-	parse(argc, argv);
-
-	if (o.bench_cgroup && (r = join_cgroup(o.bench_cgroup, getpid())) < 0)
-		ig_die(IG_EXIT_ENV, -r, "cannot move the benchmark into cgroup %s", o.bench_cgroup);
-
-	burners = ig_xcalloc((size_t)o.burners + 1, sizeof(*burners), "burner table");
+	pid_t *burners = ig_xcalloc((size_t)o.burners + 1, sizeof(*burners), "burner table");
 	burners[0] = getpid();
 	for (int i = 0; i < o.burners; i++) {
 		int pfd[2];
@@ -304,6 +300,110 @@ int main(int argc, char **argv)
 		burners[i + 1] = pid;
 	}
 
+	return burners;
+}
+
+/* Threads per node over the samples, against each node's CPUs. */
+static void json_nodes(struct ig_json *j)
+{
+	double worst_excess = 0;
+	ig_json_arr_begin(j, "per_node");
+	for (int n = 0; n < topo.nr_nodes; n++) {
+		if (!topo.online[n])
+			continue;
+		double avg = nsamples ? (double)sum_threads[n] / (double)nsamples : 0;
+		double avg_run = nsamples ? (double)sum_running[n] / (double)nsamples : 0;
+		if (avg - topo.node_cpus[n] > worst_excess)
+			worst_excess = avg - topo.node_cpus[n];
+		ig_json_obj_begin(j, NULL);
+		ig_json_int(j, "node", n);
+		ig_json_int(j, "cpus", topo.node_cpus[n]);
+		ig_json_double(j, "avg_threads", avg);
+		ig_json_double(j, "avg_running", avg_run);
+		ig_json_uint(j, "max_threads", max_threads[n]);
+		ig_json_obj_end(j);
+	}
+	ig_json_arr_end(j);
+	/* The largest (average threads - CPUs) over nodes; 0 when no node is oversubscribed. */
+	ig_json_double(j, "max_node_excess", worst_excess);
+	/* lb_fairness-style line: average threads per node, in node order. */
+	ig_json_arr_begin(j, "avg_threads_per_node");
+	for (int n = 0; n < topo.nr_nodes; n++)
+		if (topo.online[n])
+			ig_json_double(j, NULL, nsamples ? (double)sum_threads[n] / (double)nsamples : 0);
+	ig_json_arr_end(j);
+}
+
+static void print_result(const pid_t *burners, double elapsed)
+{
+	struct ig_json j;
+
+	/* Round 0 includes thread start-up: keep it out of the statistics when there are more. */
+	size_t nr = nrounds < round_cap ? nrounds : round_cap;
+	struct ig_stats rs;
+	ig_stats_compute(nr > 1 ? round_times + 1 : round_times, nr > 1 ? nr - 1 : nr, &rs);
+
+	double *cpu_s = ig_xcalloc((size_t)o.threads, sizeof(double), "CPU times");
+	struct ig_stats ts;
+	for (int i = 0; i < o.threads; i++)
+		cpu_s[i] = threads[i].cpu_s;
+	ig_stats_compute(cpu_s, (size_t)o.threads, &ts);
+
+	ig_json_result_begin(&j, &topo);
+	ig_json_str(&j, "mode", !o.burners ? "none" : o.burner_cgroup ? "GROUP" : "NORMAL");
+	ig_json_int(&j, "threads", o.threads);
+	ig_json_int(&j, "burners", o.burners);
+	ig_json_str(&j, "bench_cgroup", o.bench_cgroup);
+	ig_json_str(&j, "burner_cgroup", o.burner_cgroup ? o.burner_cgroup : o.bench_cgroup);
+	ig_json_uint(&j, "work", o.work);
+	ig_json_uint(&j, "rounds", nrounds);
+	ig_json_double(&j, "elapsed_s", elapsed);
+	ig_json_double(&j, "rounds_per_s", ig_rate((double)nrounds, elapsed));
+	ig_json_stats(&j, "round_s", &rs);
+	ig_json_stats(&j, "thread_cpu_s", &ts);
+	ig_json_uint(&j, "samples", nsamples);
+	ig_json_double(&j, "sample_ms", o.sample_ms);
+	/* Average number of CPUs running two or more benchmark threads at once. */
+	ig_json_double(&j, "avg_stacked_cpus", nsamples ? (double)sum_cpu_stacked / (double)nsamples : 0);
+
+	json_nodes(&j);
+
+	ig_json_arr_begin(&j, "thread_list");
+	for (int i = 0; i < o.threads; i++) {
+		struct thread *t = &threads[i];
+
+		ig_json_obj_begin(&j, NULL);
+		ig_json_int(&j, "tid", t->tid);
+		ig_json_double(&j, "cpu_s", t->cpu_s);
+		ig_json_double(&j, "wall_s", t->wall_s);
+		ig_json_int(&j, "last_cpu", t->last_cpu);
+		ig_json_int(&j, "last_node", ig_topo_node_of_cpu(&topo, t->last_cpu));
+		ig_json_uint(&j, "cpu_changes_seen", t->migrations_seen);
+		ig_json_obj_end(&j);
+	}
+	ig_json_arr_end(&j);
+	ig_json_arr_begin(&j, "burner_pids");
+	for (int i = 1; i <= o.burners; i++)
+		ig_json_int(&j, NULL, burners[i]);
+	ig_json_arr_end(&j);
+	ig_json_result_end(&j);
+	free(cpu_s);
+}
+
+int main(int argc, char **argv)
+{
+	pid_t *burners;
+	pthread_t sth;
+	double t0, elapsed;
+	int r;
+
+	ig_workload_init("groupfair", &topo);
+	parse(argc, argv);
+
+	if (o.bench_cgroup && (r = join_cgroup(o.bench_cgroup, getpid())) < 0)
+		ig_die(IG_EXIT_ENV, -r, "cannot move the benchmark into cgroup %s", o.bench_cgroup);
+
+	burners = start_burners();
 	if (!o.work)
 		o.work = calibrate(o.work_ms);
 
@@ -335,81 +435,7 @@ int main(int argc, char **argv)
 		waitpid(burners[i], NULL, 0);
 	}
 
-	/* Round 0 includes thread start-up: keep it out of the statistics when there are more. */
-	size_t nr = nrounds < round_cap ? nrounds : round_cap;
-	struct ig_stats rs;
-	ig_stats_compute(nr > 1 ? round_times + 1 : round_times, nr > 1 ? nr - 1 : nr, &rs);
-
-	double *cpu_s = ig_xcalloc((size_t)o.threads, sizeof(double), "CPU times");
-	struct ig_stats ts;
-	for (int i = 0; i < o.threads; i++)
-		cpu_s[i] = threads[i].cpu_s;
-	ig_stats_compute(cpu_s, (size_t)o.threads, &ts);
-
-	ig_json_result_begin(&j, &topo);
-	ig_json_str(&j, "mode", !o.burners ? "none" : o.burner_cgroup ? "GROUP" : "NORMAL");
-	ig_json_int(&j, "threads", o.threads);
-	ig_json_int(&j, "burners", o.burners);
-	ig_json_str(&j, "bench_cgroup", o.bench_cgroup);
-	ig_json_str(&j, "burner_cgroup", o.burner_cgroup ? o.burner_cgroup : o.bench_cgroup);
-	ig_json_uint(&j, "work", o.work);
-	ig_json_uint(&j, "rounds", nrounds);
-	ig_json_double(&j, "elapsed_s", elapsed);
-	ig_json_double(&j, "rounds_per_s", ig_rate((double)nrounds, elapsed));
-	ig_json_stats(&j, "round_s", &rs);
-	ig_json_stats(&j, "thread_cpu_s", &ts);
-	ig_json_uint(&j, "samples", nsamples);
-	ig_json_double(&j, "sample_ms", o.sample_ms);
-	/* Average number of CPUs running two or more benchmark threads at once. */
-	ig_json_double(&j, "avg_stacked_cpus", nsamples ? (double)sum_cpu_stacked / (double)nsamples : 0);
-
-	double worst_excess = 0;
-	ig_json_arr_begin(&j, "per_node");
-	for (int n = 0; n < topo.nr_nodes; n++) {
-		if (!topo.online[n])
-			continue;
-		double avg = nsamples ? (double)sum_threads[n] / (double)nsamples : 0;
-		double avg_run = nsamples ? (double)sum_running[n] / (double)nsamples : 0;
-		if (avg - topo.node_cpus[n] > worst_excess)
-			worst_excess = avg - topo.node_cpus[n];
-		ig_json_obj_begin(&j, NULL);
-		ig_json_int(&j, "node", n);
-		ig_json_int(&j, "cpus", topo.node_cpus[n]);
-		ig_json_double(&j, "avg_threads", avg);
-		ig_json_double(&j, "avg_running", avg_run);
-		ig_json_uint(&j, "max_threads", max_threads[n]);
-		ig_json_obj_end(&j);
-	}
-	ig_json_arr_end(&j);
-	/* The largest (average threads - CPUs) over nodes; 0 when no node is oversubscribed. */
-	ig_json_double(&j, "max_node_excess", worst_excess);
-	/* lb_fairness-style line: average threads per node, in node order. */
-	ig_json_arr_begin(&j, "avg_threads_per_node");
-	for (int n = 0; n < topo.nr_nodes; n++)
-		if (topo.online[n])
-			ig_json_double(&j, NULL, nsamples ? (double)sum_threads[n] / (double)nsamples : 0);
-	ig_json_arr_end(&j);
-
-	ig_json_arr_begin(&j, "thread_list");
-	for (int i = 0; i < o.threads; i++) {
-		struct thread *t = &threads[i];
-
-		ig_json_obj_begin(&j, NULL);
-		ig_json_int(&j, "tid", t->tid);
-		ig_json_double(&j, "cpu_s", t->cpu_s);
-		ig_json_double(&j, "wall_s", t->wall_s);
-		ig_json_int(&j, "last_cpu", t->last_cpu);
-		ig_json_int(&j, "last_node", ig_topo_node_of_cpu(&topo, t->last_cpu));
-		ig_json_uint(&j, "cpu_changes_seen", t->migrations_seen);
-		ig_json_obj_end(&j);
-	}
-	ig_json_arr_end(&j);
-	ig_json_arr_begin(&j, "burner_pids");
-	for (int i = 1; i <= o.burners; i++)
-		ig_json_int(&j, NULL, burners[i]);
-	ig_json_arr_end(&j);
-	ig_json_result_end(&j);
-	free(cpu_s);
+	print_result(burners, elapsed);
 	free(threads);
 	free(burners);
 	free(round_times);

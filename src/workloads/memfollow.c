@@ -12,7 +12,14 @@
  * N's CPUs, memory policy untouched), or be moved from outside (--pidfile
  * tells the controller its pid once its memory is touched).
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/placement.h"
+#include "inguest/prog.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -105,179 +112,224 @@ static double local_fraction(const struct sample *s)
 	return ig_placement_fraction(&s->pl, s->cpu_node);
 }
 
-int main(int argc, char **argv)
-{
-	struct opts o;
-	struct ig_topo topo;
-	struct sample *samples;
-	size_t nsamples = 0, cap;
+/* One run: its memory, what the touch loop did, the samples it took. */
+struct run {
+	const struct opts *o;
 	char *mem;
 	size_t len, pages;
-	int start_cpu, start_node, r;
-	uint64_t seed, touches = 0, passes = 0;
-	double t0, now, next_sample, touch_t0;
-	bool moved = false;
-	double moved_at = -1;
-	int move_err = 0;
-	struct ig_json j;
+	struct sample *samples;
+	size_t nsamples, cap;
+	int start_cpu, start_node;
+	uint64_t touches, passes;
+	double touch_s, elapsed;
+	bool moved;
+	double moved_at;
+	int move_err;
+};
 
-	ig_workload_init("memfollow", &topo);
-	parse(argc, argv, &o);
-
-	len = ig_round_up(o.size, PAGE);
-	pages = len / PAGE;
-	cap = (size_t)(o.duration / o.interval) + 4;
-	samples = ig_xcalloc(cap, sizeof(*samples), "sample table");
-	mem = ig_map_anon(len, 0);
-	if (!mem)
-		ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes", len);
-
-	ig_getcpu(&start_cpu, &start_node);
-	/* First touch: the pages land on (or near) the node we start on. */
-	touch_t0 = ig_now();
-	memset(mem, 1, len);
-	touch_t0 = ig_now() - touch_t0;
-
-	if (o.pidfile) {
-		pid_t self = getpid();
-		r = ig_write_pidfile(o.pidfile, &self, 1);
-		if (r < 0)
-			ig_die(IG_EXIT_ENV, -r, "cannot write pidfile %s", o.pidfile);
+/* A sample at now seconds, into a table grown as needed. */
+static struct sample *run_sample(struct run *r, double now)
+{
+	if (r->nsamples == r->cap) {
+		r->cap *= 2;
+		r->samples = ig_xrealloc(r->samples, r->cap, sizeof(*r->samples), "sample table");
 	}
-	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", ig_prog, (int)getpid(), pages, start_node,
-		touch_t0);
+	take_sample(&r->samples[r->nsamples++], now, r->mem, r->len, r->o, r->passes);
+	return &r->samples[r->nsamples - 1];
+}
 
-	/* SIGTERM/SIGINT end the run early; the result is still printed. */
-	ig_stop_on_signals();
-	seed = ig_seed(1);
-	t0 = ig_now();
-	take_sample(&samples[nsamples++], 0, mem, len, &o, 0);
-	next_sample = o.interval;
+/* --move-to-node, once its time came. */
+static void run_move(struct run *r, double now)
+{
+	const struct opts *o = r->o;
+
+	if (r->moved || o->move_to_node < 0 || now < o->move_at)
+		return;
+	int rc = ig_move_to_node(0, o->move_to_node);
+	r->moved = true;
+	r->moved_at = now;
+	if (rc < 0) {
+		r->move_err = rc;
+		fprintf(stderr, "%s: cannot move to node %d: %s\n", ig_prog, o->move_to_node, strerror(-rc));
+	}
+}
+
+/* Touch the pages (in order or at random) until --duration or a stop signal, sampling every --interval. */
+static void run_touch(struct run *r)
+{
+	const struct opts *o = r->o;
+	uint64_t seed = ig_seed(1);
+	double t0 = ig_now(), next_sample;
 	size_t pos = 0;
+
+	run_sample(r, 0);
+	next_sample = o->interval;
 	for (;;) {
 		for (int k = 0; k < CHUNK_PAGES; k++) {
 			size_t p;
-			if (o.random) {
-				p = (size_t)(ig_rand_next(&seed) % pages);
+			if (o->random) {
+				p = (size_t)(ig_rand_next(&seed) % r->pages);
 			} else {
 				p = pos++;
-				if (pos == pages) {
+				if (pos == r->pages) {
 					pos = 0;
-					passes++;
+					r->passes++;
 				}
 			}
 			/* Read-modify-write one word per page. */
-			volatile uint64_t *w = (volatile uint64_t *)(mem + p * PAGE + ((p * 64) & (PAGE - 64)));
+			volatile uint64_t *w = (volatile uint64_t *)(r->mem + p * PAGE + ((p * 64) & (PAGE - 64)));
 			*w = *w + 1;
 		}
-		touches += CHUNK_PAGES;
-		if (o.random && touches / pages > passes)
-			passes = touches / pages;
-		now = ig_now() - t0;
-		if (!moved && o.move_to_node >= 0 && now >= o.move_at) {
-			r = ig_move_to_node(0, o.move_to_node);
-			moved = true;
-			moved_at = now;
-			if (r < 0) {
-				move_err = r;
-				fprintf(stderr, "%s: cannot move to node %d: %s\n", ig_prog, o.move_to_node,
-					strerror(-r));
-			}
-		}
-		if (now >= next_sample || now >= o.duration || ig_stop_requested) {
-			if (nsamples == cap) {
-				cap *= 2;
-				samples = ig_xrealloc(samples, cap, sizeof(*samples), "sample table");
-			}
-			take_sample(&samples[nsamples++], now, mem, len, &o, passes);
-			struct sample *s = &samples[nsamples - 1];
+		r->touches += CHUNK_PAGES;
+		if (o->random && r->touches / r->pages > r->passes)
+			r->passes = r->touches / r->pages;
+		double now = ig_now() - t0;
+		run_move(r, now);
+		if (now >= next_sample || now >= o->duration || ig_stop_requested) {
+			struct sample *s = run_sample(r, now);
 			fprintf(stderr, "%s: t=%.2f cpu=%d node=%d local=%.3f\n", ig_prog, s->t, s->cpu, s->cpu_node,
 				local_fraction(s));
 			while (next_sample <= now)
-				next_sample += o.interval;
-			if (now >= o.duration || ig_stop_requested)
+				next_sample += o->interval;
+			if (now >= o->duration || ig_stop_requested)
 				break;
 		}
 	}
-	double elapsed = ig_now() - t0;
+	r->elapsed = ig_now() - t0;
+}
 
-	/* When did it change node (moved by itself or from outside), and when did memory follow? */
-	double change_t = -1;
-	for (size_t i = 1; i < nsamples; i++) {
-		if (samples[i].cpu_node != start_node) {
-			change_t = moved && move_err == 0 ? moved_at : samples[i].t;
-			break;
-		}
-	}
-	double follow50 = -1, follow90 = -1;
-	if (change_t >= 0) {
-		for (size_t i = 0; i < nsamples; i++) {
-			if (samples[i].t < change_t || samples[i].cpu_node == start_node)
-				continue;
-			double f = local_fraction(&samples[i]);
-			if (follow50 < 0 && f >= 0.5)
-				follow50 = samples[i].t - change_t;
-			if (follow90 < 0 && f >= 0.9)
-				follow90 = samples[i].t - change_t;
-		}
-	}
+/* When it changed node (moved by itself or from outside), -1 if never. */
+static double run_node_change(const struct run *r)
+{
+	for (size_t i = 1; i < r->nsamples; i++)
+		if (r->samples[i].cpu_node != r->start_node)
+			return r->moved && r->move_err == 0 ? r->moved_at : r->samples[i].t;
+	return -1;
+}
 
-	ig_json_result_begin(&j, &topo);
-	ig_json_uint(&j, "size_bytes", len);
+/* Seconds from the node change until >=50% / >=90% of the pages were local (-1: not seen). */
+static void run_follow(const struct run *r, double change_t, double *follow50, double *follow90)
+{
+	*follow50 = *follow90 = -1;
+	if (change_t < 0)
+		return;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		if (r->samples[i].t < change_t || r->samples[i].cpu_node == r->start_node)
+			continue;
+		double f = local_fraction(&r->samples[i]);
+		if (*follow50 < 0 && f >= 0.5)
+			*follow50 = r->samples[i].t - change_t;
+		if (*follow90 < 0 && f >= 0.9)
+			*follow90 = r->samples[i].t - change_t;
+	}
+}
+
+static void json_samples(struct ig_json *j, const struct run *r, const struct ig_topo *topo)
+{
+	ig_json_arr_begin(j, "samples");
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sample *s = &r->samples[i];
+
+		ig_json_obj_begin(j, NULL);
+		ig_json_double(j, "t", s->t);
+		ig_json_int(j, "cpu", s->cpu);
+		ig_json_int(j, "cpu_node", s->cpu_node);
+		ig_json_node_counts(j, "pages_per_node", topo, s->pl.per_node);
+		ig_json_uint(j, "not_present", s->pl.not_present);
+		ig_json_uint(j, "other", s->pl.other);
+		ig_json_double(j, "local_fraction", local_fraction(s));
+		ig_json_uint(j, "passes", s->passes);
+		ig_json_double(j, "query_s", s->query_s);
+		ig_json_obj_end(j);
+	}
+	ig_json_arr_end(j);
+}
+
+static void print_result(const struct run *r, const struct ig_topo *topo)
+{
+	const struct opts *o = r->o;
+	const struct sample *last = &r->samples[r->nsamples - 1];
+	double change_t = run_node_change(r), follow50, follow90;
+	struct ig_json j;
+
+	run_follow(r, change_t, &follow50, &follow90);
+	ig_json_result_begin(&j, topo);
+	ig_json_uint(&j, "size_bytes", r->len);
 	ig_json_uint(&j, "page_size", PAGE);
-	ig_json_uint(&j, "pages", pages);
-	ig_json_uint(&j, "pages_sampled", samples[0].pl.sampled);
-	ig_json_str(&j, "pattern", o.random ? "random" : "seq");
-	ig_json_double(&j, "duration_s", o.duration);
-	ig_json_double(&j, "interval_s", o.interval);
-	ig_json_double(&j, "elapsed_s", elapsed);
+	ig_json_uint(&j, "pages", r->pages);
+	ig_json_uint(&j, "pages_sampled", r->samples[0].pl.sampled);
+	ig_json_str(&j, "pattern", o->random ? "random" : "seq");
+	ig_json_double(&j, "duration_s", o->duration);
+	ig_json_double(&j, "interval_s", o->interval);
+	ig_json_double(&j, "elapsed_s", r->elapsed);
 	ig_json_bool(&j, "interrupted", ig_stop_requested);
-	ig_json_double(&j, "first_touch_s", touch_t0);
-	ig_json_int(&j, "start_cpu", start_cpu);
-	ig_json_int(&j, "start_node", start_node);
-	ig_json_int(&j, "end_cpu", samples[nsamples - 1].cpu);
-	ig_json_int(&j, "end_node", samples[nsamples - 1].cpu_node);
-	ig_json_uint(&j, "touches", touches);
-	ig_json_uint(&j, "passes", passes);
-	ig_json_double(&j, "touches_per_s", ig_rate((double)touches, elapsed));
-	if (o.move_to_node >= 0) {
+	ig_json_double(&j, "first_touch_s", r->touch_s);
+	ig_json_int(&j, "start_cpu", r->start_cpu);
+	ig_json_int(&j, "start_node", r->start_node);
+	ig_json_int(&j, "end_cpu", last->cpu);
+	ig_json_int(&j, "end_node", last->cpu_node);
+	ig_json_uint(&j, "touches", r->touches);
+	ig_json_uint(&j, "passes", r->passes);
+	ig_json_double(&j, "touches_per_s", ig_rate((double)r->touches, r->elapsed));
+	if (o->move_to_node >= 0) {
 		ig_json_obj_begin(&j, "move");
-		ig_json_int(&j, "to_node", o.move_to_node);
-		ig_json_double(&j, "at_s", o.move_at);
-		ig_json_time(&j, "done_at_s", moved_at);
-		ig_json_bool(&j, "ok", moved && !move_err);
-		if (move_err)
-			ig_json_str(&j, "error", strerror(-move_err));
+		ig_json_int(&j, "to_node", o->move_to_node);
+		ig_json_double(&j, "at_s", o->move_at);
+		ig_json_time(&j, "done_at_s", r->moved_at);
+		ig_json_bool(&j, "ok", r->moved && !r->move_err);
+		if (r->move_err)
+			ig_json_str(&j, "error", strerror(-r->move_err));
 		ig_json_obj_end(&j);
 	} else {
 		ig_json_null(&j, "move");
 	}
 	ig_json_time(&j, "node_change_s", change_t);
-	/* Seconds from the node change until >=50% / >=90% of the pages were local. */
 	ig_json_time(&j, "follow50_s", follow50);
 	ig_json_time(&j, "follow90_s", follow90);
-	ig_json_double(&j, "local_fraction_end", local_fraction(&samples[nsamples - 1]));
-	if (samples[nsamples - 1].pl.err)
-		ig_json_str(&j, "placement_error", strerror(-samples[nsamples - 1].pl.err));
-	ig_json_arr_begin(&j, "samples");
-	for (size_t i = 0; i < nsamples; i++) {
-		struct sample *s = &samples[i];
-
-		ig_json_obj_begin(&j, NULL);
-		ig_json_double(&j, "t", s->t);
-		ig_json_int(&j, "cpu", s->cpu);
-		ig_json_int(&j, "cpu_node", s->cpu_node);
-		ig_json_node_counts(&j, "pages_per_node", &topo, s->pl.per_node);
-		ig_json_uint(&j, "not_present", s->pl.not_present);
-		ig_json_uint(&j, "other", s->pl.other);
-		ig_json_double(&j, "local_fraction", local_fraction(s));
-		ig_json_uint(&j, "passes", s->passes);
-		ig_json_double(&j, "query_s", s->query_s);
-		ig_json_obj_end(&j);
-	}
-	ig_json_arr_end(&j);
+	ig_json_double(&j, "local_fraction_end", local_fraction(last));
+	if (last->pl.err)
+		ig_json_str(&j, "placement_error", strerror(-last->pl.err));
+	json_samples(&j, r, topo);
 	ig_json_result_end(&j);
-	ig_unmap_anon(mem, len);
-	free(samples);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct ig_topo topo;
+	struct run r = {.o = &o, .moved_at = -1};
+
+	ig_workload_init("memfollow", &topo);
+	parse(argc, argv, &o);
+
+	r.len = ig_round_up(o.size, PAGE);
+	r.pages = r.len / PAGE;
+	r.cap = (size_t)(o.duration / o.interval) + 4;
+	r.samples = ig_xcalloc(r.cap, sizeof(*r.samples), "sample table");
+	r.mem = ig_map_anon(r.len, 0);
+	if (!r.mem)
+		ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes", r.len);
+
+	ig_getcpu(&r.start_cpu, &r.start_node);
+	/* First touch: the pages land on (or near) the node we start on. */
+	r.touch_s = ig_now();
+	memset(r.mem, 1, r.len);
+	r.touch_s = ig_now() - r.touch_s;
+
+	if (o.pidfile) {
+		pid_t self = getpid();
+		int rc = ig_write_pidfile(o.pidfile, &self, 1);
+		if (rc < 0)
+			ig_die(IG_EXIT_ENV, -rc, "cannot write pidfile %s", o.pidfile);
+	}
+	fprintf(stderr, "%s: pid %d touched %zu pages on node %d in %.3fs\n", ig_prog, (int)getpid(), r.pages,
+		r.start_node, r.touch_s);
+
+	/* SIGTERM/SIGINT end the run early; the result is still printed. */
+	ig_stop_on_signals();
+	run_touch(&r);
+	print_result(&r, &topo);
+	ig_unmap_anon(r.mem, r.len);
+	free(r.samples);
 	return 0;
 }

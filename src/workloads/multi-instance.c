@@ -10,7 +10,14 @@
  * heap lives (move_pages query over a sample) and which nodes its threads
  * ran on (getcpu every 256 transactions).
  */
-#include "inguest/inguest.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/placement.h"
+#include "inguest/prog.h"
+#include "inguest/team.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -7,7 +7,14 @@
  * the node it ran on per iteration and at the end, and where its memory sits
  * at the end (move_pages query over a sample of its pages).
  */
-#include "inguest/inguest.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/placement.h"
+#include "inguest/prog.h"
+#include "inguest/team.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <pthread.h>

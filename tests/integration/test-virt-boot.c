@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
-#include "virt/virt.h"
+#include "virt/connect.h"
+#include "virt/console.h"
+#include "virt/domain.h"
 
 static const char *kernel = "/boot/vmlinuz-6.1.0-57-amd64";
 static const char *initrd = "/boot/initrd.img-6.1.0-57-amd64";

@@ -2,8 +2,10 @@
  * Drives the real static vnuma-agent over a socketpair (--fd) with the host
  * client: the same code paths as in a guest, minus virtio-serial.
  */
+#include "guest/agent-client.h"
+#include "guest/agent-exec.h"
+#include "guest/agent-file.h"
 #include "guest/agent-priv.h"
-#include "guest/agent.h"
 #include "guest/copy.h"
 
 #include "util/cleanup.h"

@@ -4,7 +4,16 @@
  * the programs do with it is tested by running them (test-workloads.c,
  * test-samples.c).
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/placement.h"
+#include "inguest/prog.h"
+#include "inguest/stats.h"
+#include "inguest/team.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
 
 #include <errno.h>
 #include <fcntl.h>

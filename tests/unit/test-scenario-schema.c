@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scenario/scenario-limits.h"
+#include "scenario/scenario-types.h"
 #include "scenario/scenario.h"
 #include "scenario/schema-priv.h"
 #include "util/cleanup.h"

@@ -25,23 +25,11 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/file.h"
+#include "tmpdir.h"
 
 #define FILES 64
 
-static char tmpdir[PATH_MAX];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/vn-test-util-dir-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return vn_rm_rf(tmpdir);
-}
+VN_TEST_TMPDIR(tmpdir, "util-dir")
 
 static char *at(const char *rel)
 {

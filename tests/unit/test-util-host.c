@@ -29,21 +29,9 @@
 #include "util/file.h"
 #include "util/isolate.h"
 #include "util/sha256.h"
+#include "tmpdir.h"
 
-static char tmpdir[PATH_MAX];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/vn-test-util-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return vn_rm_rf(tmpdir);
-}
+VN_TEST_TMPDIR(tmpdir, "util")
 
 static char *at(const char *rel)
 {

@@ -17,20 +17,9 @@
 #include "util/cleanup.h"
 #include "virt/storage.h"
 #include "virt/virt-priv.h"
+#include "tmpdir.h"
 
-static char state[] = "/tmp/vn-test-storage-XXXXXX";
-
-static int setup(void **s)
-{
-	return mkdtemp(state) ? 0 : -1;
-}
-
-static int teardown(void **s)
-{
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
-	return system(cmd) == 0 ? 0 : -1;
-}
+VN_TEST_TMPDIR(state, "storage")
 
 static void test_pool_and_volumes(void **s)
 {

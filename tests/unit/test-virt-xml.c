@@ -18,6 +18,7 @@
 
 #include "golden.h"
 #include "util/cleanup.h"
+#include "virt/domain-xml-parse.h"
 #include "virt/domain-xml.h"
 
 #define MiB (UINT64_C(1) << 20)

@@ -26,20 +26,9 @@
 #include "util/file.h"
 #include "util/interrupt.h"
 #include "virt/virt-priv.h"
+#include "tmpdir.h"
 
-static char state[] = "/tmp/vn-test-virt-XXXXXX";
-
-static int setup(void **s)
-{
-	return mkdtemp(state) ? 0 : -1;
-}
-
-static int teardown(void **s)
-{
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
-	return system(cmd) == 0 ? 0 : -1;
-}
+VN_TEST_TMPDIR(state, "virt")
 
 static struct vn_topology *two_nodes(void)
 {

@@ -6,7 +6,8 @@
  * checked by the scenarios in real guests. The helpers they share are
  * tested in test-inguest.c.
  */
-#include "inguest/inguest.h"
+#include "inguest/buf.h"
+#include "topology/limits.h"
 
 #include <errno.h>
 #include <fcntl.h>
