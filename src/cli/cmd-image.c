@@ -38,8 +38,9 @@ static int image_build(int argc, char **argv, struct vn_error *err)
 		vn_cli_progress_done(&p);
 		if (rc < 0)
 			break;
-		printf("%s: %s %s (%.16s) %s in %.1f s\n", im->name, im->cached ? "cached" : "built", im->kind, im->key,
-		       im->cached ? "found" : "made", im->cached ? vn_cli_progress_elapsed(&p) : im->build_s);
+		printf("%s: %s %s (%.16s) %s in %.1f s\n", im->name, im->cached ? "cached" : "built",
+		       vn_image_kind_name(im->kind), im->key, im->cached ? "found" : "made",
+		       im->cached ? vn_cli_progress_elapsed(&p) : im->build_s);
 		printf("  image: %s (%lld KiB)\n  log:   %s\n", im->path, im->size / 1024, im->log);
 	}
 	vn_testbed_ctx_clear(&ctx);
@@ -68,8 +69,8 @@ static int image_list(int argc, char **argv, struct vn_error *err)
 	} else if (rc == 0)
 		printf("%-16s %-10s %-16s %10s %8s  %s\n", "NAME", "KIND", "KEY", "SIZE", "BUILD", "IMAGE");
 	for (size_t i = 0; i < n; i++) {
-		printf("%-16s %-10s %-16.16s %6lld MiB %7.1fs  %s\n", v[i]->name, v[i]->kind, v[i]->key,
-		       v[i]->size >> 20, v[i]->build_s, v[i]->path);
+		printf("%-16s %-10s %-16.16s %6lld MiB %7.1fs  %s\n", v[i]->name, vn_image_kind_name(v[i]->kind),
+		       v[i]->key, v[i]->size >> 20, v[i]->build_s, v[i]->path);
 		vn_image_free(v[i]);
 	}
 	free(v);

@@ -53,23 +53,36 @@ void vn_report_clear(struct vn_report *r)
 			    r->verdicts[i].detail);
 	}
 	free(r->verdicts);
-	char **strs[] = {&r->scenario,       &r->description,
-			 &r->started_utc,    &r->error,
-			 &r->accel,          &r->kernel_release,
-			 &r->kernel_version, &r->kernel_cmdline,
-			 &r->kernel_recipe,  &r->kernel_config_sha256,
-			 &r->topology,       &r->fidelity,
-			 &r->sampling_cost,  &r->kernel_patches,
-			 &r->accel_reason,   &r->guest,
-			 &r->variant,        &r->host};
+	char **strs[] = {&r->scenario,      &r->description,          &r->started_utc,    &r->error,
+			 &r->accel,         &r->kernel_release,       &r->kernel_version, &r->kernel_cmdline,
+			 &r->kernel_recipe, &r->kernel_config_sha256, &r->topology,       &r->fidelity,
+			 &r->sampling_cost, &r->accel_reason,         &r->guest,          &r->variant,
+			 &r->host};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	for (unsigned i = 0; i < r->nmetrics; i++)
 		free(r->metrics[i].name);
 	free(r->metrics);
-	vn_strv_free(r->sysctls);
-	vn_strv_free(r->artifacts);
+	for (unsigned i = 0; i < r->nsysctls; i++)
+		vn_free_all(r->sysctls[i].key, r->sysctls[i].value);
+	free(r->sysctls);
+	for (unsigned i = 0; i < r->nartifacts; i++)
+		free(r->artifacts[i].volume);
+	free(r->artifacts);
+	vn_strv_free(r->kernel_patches);
 	memset(r, 0, sizeof(*r));
+}
+
+void vn_report_add_sysctl(struct vn_report *r, const char *key, const char *value)
+{
+	r->sysctls = vn_xreallocarray(r->sysctls, r->nsysctls + 1, sizeof(*r->sysctls));
+	r->sysctls[r->nsysctls++] = (struct vn_report_sysctl){vn_xstrdup(key), vn_xstrdup(value)};
+}
+
+void vn_report_add_artifact(struct vn_report *r, const char *volume, bool uploaded)
+{
+	r->artifacts = vn_xreallocarray(r->artifacts, r->nartifacts + 1, sizeof(*r->artifacts));
+	r->artifacts[r->nartifacts++] = (struct vn_report_artifact){vn_xstrdup(volume), uploaded};
 }
 
 void vn_report_metric(struct vn_report *r, const char *name, double value)
@@ -142,12 +155,8 @@ json_object *vn_report_json(const struct vn_report *r)
 					 {"config_sha256", r->kernel_config_sha256}};
 	vn_json_add_strs(k, kernel, VN_ARRAY_SIZE(kernel));
 	json_object *patches = json_object_new_array();
-	if (r->kernel_patches) {
-		_cleanup_free_ char *copy = vn_xstrdup(r->kernel_patches);
-		char *save = NULL;
-		for (char *p = strtok_r(copy, " ", &save); p; p = strtok_r(NULL, " ", &save))
-			json_object_array_add(patches, json_object_new_string(p));
-	}
+	for (char **p = r->kernel_patches; p && *p; p++)
+		json_object_array_add(patches, json_object_new_string(*p));
 	json_object_object_add(k, "patches", patches);
 	json_object_object_add(o, "kernel", k);
 	vn_json_add_str(o, "topology", r->topology);
@@ -169,21 +178,15 @@ json_object *vn_report_json(const struct vn_report *r)
 	}
 	json_object_object_add(o, "assertions", a);
 	json_object *sc = json_object_new_object();
-	for (char **p = r->sysctls; p && *p; p++) {
-		const char *eq = strchr(*p, '=');
-		_cleanup_free_ char *key = eq ? vn_xstrndup(*p, (size_t)(eq - *p)) : vn_xstrdup(*p);
-		json_object_object_add(sc, key, json_object_new_string(eq ? eq + 1 : ""));
-	}
+	for (unsigned i = 0; i < r->nsysctls; i++)
+		json_object_object_add(sc, r->sysctls[i].key, json_object_new_string(r->sysctls[i].value));
 	json_object_object_add(o, "sysctls", sc);
-	if (r->artifacts) {
+	if (r->nartifacts) {
 		json_object *ar = json_object_new_array();
-		for (char **p = r->artifacts; *p; p++) {
-			const char *sp = strrchr(*p, ' ');
+		for (unsigned i = 0; i < r->nartifacts; i++) {
 			json_object *j = json_object_new_object();
-			_cleanup_free_ char *vol = sp ? vn_xstrndup(*p, (size_t)(sp - *p)) : vn_xstrdup(*p);
-			vn_json_add_str(j, "volume", vol);
-			json_object_object_add(j, "uploaded",
-					       json_object_new_boolean(sp && strcmp(sp + 1, "uploaded") == 0));
+			vn_json_add_str(j, "volume", r->artifacts[i].volume);
+			json_object_object_add(j, "uploaded", json_object_new_boolean(r->artifacts[i].uploaded));
 			json_object_array_add(ar, j);
 		}
 		json_object_object_add(o, "artifacts", ar);

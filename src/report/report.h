@@ -33,13 +33,26 @@ struct vn_metric {
 	double value;
 };
 
+/* One sysctl the run set, as the scenario named it. */
+struct vn_report_sysctl {
+	char *key, *value;
+};
+
+/* One file a guest on another host needed there, and whether this run sent it (else it was there already). */
+struct vn_report_artifact {
+	char *volume;
+	bool uploaded;
+};
+
 struct vn_report {
 	char *scenario, *description;
-	char *variant;    /* "default" when the scenario has none */
-	unsigned repeat;  /* from 1 */
-	char *host;       /* the libvirt URI the run used */
-	char **artifacts; /* on another host: "VOLUME uploaded|reused" per file that went there; NULL-terminated */
-	char **sysctls;   /* "key=value", NULL-terminated, or NULL */
+	char *variant;       /* "default" when the scenario has none */
+	unsigned repeat;     /* from 1 */
+	char *host;          /* the libvirt URI the run used */
+	unsigned nartifacts; /* on another host: per file that went there (result.json has "artifacts" then) */
+	struct vn_report_artifact *artifacts;
+	unsigned nsysctls;
+	struct vn_report_sysctl *sysctls;
 	unsigned nmetrics;
 	struct vn_metric *metrics;
 	char *started_utc;
@@ -52,7 +65,7 @@ struct vn_report {
 	char *accel_reason; /* why: proven, forced, cached, or why KVM was not usable */
 	char *guest;        /* the guest's name (unique among the runs sharing a state dir) */
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
-	char *kernel_patches; /* space-separated, or NULL */
+	char **kernel_patches; /* patch names of a recipe kernel, NULL-terminated, or NULL */
 	char *topology;
 	char *fidelity;      /* the boot-time fidelity report */
 	char *sampling_cost; /* e.g. "mean 3.1 ms CPU per sample (n=40)" */
@@ -66,6 +79,8 @@ void vn_report_add(struct vn_report *r, const char *name, bool pass, const char 
 void vn_report_add_observed(struct vn_report *r, const char *name, bool pass, const char *observed,
 			    const char *expected, const char *detail, enum vn_observed_kind kind, double value);
 void vn_report_clear(struct vn_report *r);
+void vn_report_add_sysctl(struct vn_report *r, const char *key, const char *value);
+void vn_report_add_artifact(struct vn_report *r, const char *volume, bool uploaded);
 /* Records one metric; beyond VN_REPORT_METRICS_MAX (or a value that is not finite) it is dropped. */
 #define VN_REPORT_METRICS_MAX 4096
 void vn_report_metric(struct vn_report *r, const char *name, double value);

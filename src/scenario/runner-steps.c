@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenario/guest-lines.h"
 #include "scenario/runner-priv.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -204,22 +205,27 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 }
 
 /* Fill a move's pids and time from its action's output once it finished. */
-static void finish_moves(struct run *r)
+static int finish_moves(struct run *r, struct vn_error *err)
 {
 	for (unsigned i = 0; i < r->nex; i++) {
 		struct exec *e = r->ex[i];
 		if (e->kind != EX_ACTION || !e->done || !e->buf.s)
 			continue;
 		struct vn_run_move *mv = &r->d->moves[e->move];
+		struct vn_guest_move_line ml;
+		char *save = NULL;
 		mv->npids = 0;
-		for (char *line = strtok(e->buf.s, "\n"); line; line = strtok(NULL, "\n")) {
-			if (strncmp(line, "pid ", 4) == 0 && mv->npids < VN_ARRAY_SIZE(mv->pids))
-				mv->pids[mv->npids++] = atoi(line + 4);
-			else
-				mv->uptime = atof(line);
+		for (char *line = strtok_r(e->buf.s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			if (vn_guest_move_line_parse(r->guest, line, &ml, err) < 0)
+				return vn_error_prefix(err, "step %s's move", r->s->steps[mv->step].name);
+			if (!ml.is_pid)
+				mv->uptime = ml.uptime;
+			else if (mv->npids < VN_ARRAY_SIZE(mv->pids))
+				mv->pids[mv->npids++] = ml.pid;
 		}
 		vn_strbuf_free(&e->buf);
 	}
+	return 0;
 }
 
 struct pending {
@@ -296,8 +302,7 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 	while ((any_running(r, EX_WORKLOAD) || any_running(r, EX_ACTION)) && vn_now_s() < until)
 		if ((rc = vn_run_pump(r, 100, err)) < 0)
 			return rc;
-	finish_moves(r);
-	return 0;
+	return finish_moves(r, err);
 }
 
 /*
@@ -372,28 +377,15 @@ int vn_run_gather(struct run *r, struct vn_error *err)
 		     r, "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true",
 		     &pids, err)) < 0)
 		return vn_error_prefix(err, "the steps' pids");
-	for (char *line = pids ? strtok(pids, "\n") : NULL; line; line = strtok(NULL, "\n")) {
-		char name[256];
-		unsigned idx;
-		int pid;
-		char *dot = strrchr(line, ' ');
-		if (!dot || sscanf(dot + 1, "%d", &pid) != 1)
-			continue;
-		*dot = '\0';
-		/* "STEP.I.pid" */
-		char *p = strrchr(line, '.');
-		if (!p)
-			continue;
-		*p = '\0';
-		p = strrchr(line, '.');
-		if (!p || sscanf(p + 1, "%u", &idx) != 1)
-			continue;
-		*p = '\0';
-		snprintf(name, sizeof(name), "%s", line);
+	char *save = NULL;
+	for (char *line = pids ? strtok_r(pids, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		struct vn_guest_pidfile_line pl;
+		if ((rc = vn_guest_pidfile_line_parse(r->guest, line, &pl, err)) < 0)
+			return vn_error_prefix(err, "the steps' pids");
 		for (unsigned si = 0; si < r->s->nsteps; si++) {
 			struct vn_run_step_data *sd = &r->d->steps[si];
-			if (strcmp(r->s->steps[si].name, name) == 0 && sd->npids < VN_ARRAY_SIZE(sd->pids))
-				sd->pids[sd->npids++] = pid;
+			if (strcmp(r->s->steps[si].name, pl.step) == 0 && sd->npids < VN_ARRAY_SIZE(sd->pids))
+				sd->pids[sd->npids++] = pl.pid;
 		}
 	}
 	for (unsigned i = 0; i < r->nex; i++) {
@@ -408,7 +400,7 @@ int vn_run_gather(struct run *r, struct vn_error *err)
 		}
 		/* The last line that parses is the result: workloads print exactly one. */
 		json_object *res = NULL;
-		for (char *line = strtok(x->buf.s, "\n"); line; line = strtok(NULL, "\n")) {
+		for (char *line = strtok_r(x->buf.s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			json_object *j = json_tokener_parse(line);
 			if (j) {
 				json_object_put(res);

@@ -342,9 +342,8 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	_cleanup_free_ char *embed = vn_state_embed_root(ctx->state_dir);
 	rep->host = uri && *uri && strcmp(uri, "qemu:///embed") != 0 ? vn_xstrdup(uri)
 								     : vn_xasprintf("qemu:///embed?root=%s", embed);
-	rep->sysctls = vn_xcalloc(s->nsysctls + 1, sizeof(char *));
 	for (unsigned i = 0; i < s->nsysctls; i++)
-		rep->sysctls[i] = vn_xasprintf("%s=%s", s->sysctls[i].key, s->sysctls[i].value);
+		vn_report_add_sysctl(rep, s->sysctls[i].key, s->sysctls[i].value);
 	/*
 	 * First of all, a result that says "incomplete": whatever kills this
 	 * process from here on (SIGKILL, a crash, power) leaves that, never a
@@ -387,11 +386,11 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->kernel_version = vn_xstrdup_or_null(up->kernel_version);
 	rep->kernel_recipe = vn_xstrdup_or_null(up->kernel_recipe);
 	rep->kernel_config_sha256 = vn_xstrdup_or_null(up->kernel_config_sha256);
-	rep->kernel_patches = vn_xstrdup_or_null(up->kernel_patches);
+	rep->kernel_patches = up->kernel_patches ? vn_strv_copy(up->kernel_patches) : NULL;
 	rep->fidelity = vn_xstrdup(up->fidelity_report);
 	rep->boot_s = up->boot_s;
-	if (up->artifacts)
-		rep->artifacts = vn_strv_copy(up->artifacts);
+	for (unsigned i = 0; i < up->artifacts.n; i++)
+		vn_report_add_artifact(rep, up->artifacts.v[i].volume, up->artifacts.v[i].how == VN_ARTIFACT_UPLOADED);
 }
 
 /* The sampler runs from before the first step until one sample after the last; then each step's data. */

@@ -42,7 +42,6 @@ void vn_image_free(struct vn_image *im)
 	if (!im)
 		return;
 	free(im->name);
-	free(im->kind);
 	free(im->key);
 	free(im->path);
 	free(im->log);
@@ -271,7 +270,7 @@ static int write_meta(struct build *b, const struct vn_image *im, struct vn_erro
 {
 	_cleanup_json_ struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "name", json_object_new_string(im->name));
-	json_object_object_add(o, "kind", json_object_new_string(im->kind));
+	json_object_object_add(o, "kind", json_object_new_string(vn_image_kind_name(im->kind)));
 	json_object_object_add(o, "key", json_object_new_string(im->key));
 	json_object_object_add(o, "image", json_object_new_string(im->path));
 	json_object_object_add(o, "recipe", json_object_new_string(im->recipe));
@@ -307,7 +306,6 @@ static int read_meta(const char *path, struct vn_image **out, struct vn_error *e
 	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) \
 		im->field = vn_xstrdup(json_object_get_string(v));
 	STR("name", name)
-	STR("kind", kind)
 	STR("key", key)
 	STR("image", path)
 	STR("recipe", recipe)
@@ -315,7 +313,11 @@ static int read_meta(const char *path, struct vn_image **out, struct vn_error *e
 #undef STR
 	if (json_object_object_get_ex(o, "build_s", &v))
 		im->build_s = json_object_get_double(v);
-	if (!im->name || !im->kind || !im->key || !im->path) {
+	/* The record is ours, but a file on disk: a kind we do not know is an incomplete record, never a guess. */
+	const char *kind = json_object_object_get_ex(o, "kind", &v) ? json_object_get_string(v) : NULL;
+	bool known = kind && (strcmp(kind, "disk") == 0 || strcmp(kind, "initramfs") == 0);
+	im->kind = known && strcmp(kind, "disk") == 0 ? VN_IMAGE_DISK : VN_IMAGE_INITRAMFS;
+	if (!im->name || !known || !im->key || !im->path) {
 		vn_image_free(im);
 		return vn_infra_error(err, -EINVAL, "%s: incomplete image record", path);
 	}
@@ -370,11 +372,7 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kern
 		goto cleanup;
 	}
 	stage(&b, "recipe", "%s (%s, key %.16s)", path, vn_image_kind_name(r->kind), key);
-	struct vn_image im = {.name = r->name,
-			      .kind = (char *)vn_image_kind_name(r->kind),
-			      .key = key,
-			      .path = image,
-			      .recipe = path};
+	struct vn_image im = {.name = r->name, .kind = r->kind, .key = key, .path = image, .recipe = path};
 	if (r->kind == VN_IMAGE_INITRAMFS) {
 		if ((rc = vn_file_copy_atomic(root, image, err)) < 0)
 			goto cleanup;

@@ -12,12 +12,14 @@
 #include <stdbool.h>
 
 #include "guest/disk.h"
+#include "guest/image-recipe.h"
 #include "kernel/build.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 
 struct vn_image {
-	char *name, *kind, *key;
+	char *name, *key;
+	enum vn_image_kind kind;
 	char *path;     /* the image */
 	char *log;      /* its build log */
 	char *recipe;   /* the recipe file it was built from */

@@ -24,9 +24,9 @@ static const struct {
 	{                                            \
 #f, offsetof(struct vn_up_result, f) \
 	}
-	S(name),           S(guest_dir),     S(console_log),          S(kernel_release),
-	S(kernel_version), S(kernel_recipe), S(kernel_config_sha256), S(kernel_patches),
-	S(topology_path),  S(accel_reason),  S(fidelity_report),
+	S(name),           S(guest_dir),       S(console_log),          S(kernel_release),
+	S(kernel_version), S(kernel_recipe),   S(kernel_config_sha256), S(topology_path),
+	S(accel_reason),   S(fidelity_report),
 #undef S
 };
 
@@ -42,6 +42,12 @@ static char *up_to_json(struct vn_up_result *r)
 	for (size_t i = 0; i < sizeof(up_strings) / sizeof(up_strings[0]); i++) {
 		const char *v = *up_string(r, i);
 		json_object_object_add(o, up_strings[i].key, v ? json_object_new_string(v) : NULL);
+	}
+	if (r->kernel_patches) {
+		json_object *p = json_object_new_array();
+		for (char **s = r->kernel_patches; *s; s++)
+			json_object_array_add(p, json_object_new_string(*s));
+		json_object_object_add(o, "kernel_patches", p);
 	}
 	json_object_object_add(o, "accel", json_object_new_int(r->accel));
 	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
@@ -60,6 +66,13 @@ static void up_from_json(const char *text, struct vn_up_result *r)
 		return;
 	for (size_t i = 0; i < sizeof(up_strings) / sizeof(up_strings[0]); i++)
 		*up_string(r, i) = vn_xstrdup_or_null(vn_json_str(o, up_strings[i].key));
+	json_object *p = vn_json_member(o, "kernel_patches", json_type_array);
+	size_t n = 0;
+	for (size_t i = 0; p && i < json_object_array_length(p); i++) {
+		json_object *s = json_object_array_get_idx(p, i);
+		if (json_object_is_type(s, json_type_string))
+			vn_strv_push(&r->kernel_patches, &n, json_object_get_string(s));
+	}
 	r->accel = (enum vn_accel)vn_json_int64(o, "accel");
 	r->boot_s = vn_json_double(o, "boot_s");
 	r->fidelity_ok = vn_json_bool(o, "fidelity_ok");

@@ -86,8 +86,16 @@ int vn_testbed_remote_release(const char *name, bool destroy, struct vn_error *e
 	return rc;
 }
 
+void vn_artifact_list_clear(struct vn_artifact_list *l)
+{
+	for (unsigned i = 0; i < l->n; i++)
+		free(l->v[i].volume);
+	free(l->v);
+	*l = (struct vn_artifact_list){0};
+}
+
 int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx, const char *local, char **remote,
-			    char ***log, struct vn_error *err)
+			    struct vn_artifact_list *log, struct vn_error *err)
 {
 	bool uploaded = false;
 	uint8_t digest[VN_SHA256_LEN];
@@ -117,11 +125,9 @@ int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx,
 	if (rc < 0)
 		return vn_error_prefix(err, "putting %s on %s", local, vn_virt_uri(v));
 	const char *base = strrchr(*remote, '/');
-	_cleanup_free_ char *line = vn_xasprintf("%s %s", base ? base + 1 : *remote, uploaded ? "uploaded" : "reused");
-	size_t n = 0;
-	while (*log && (*log)[n])
-		n++;
-	vn_strv_push(log, &n, line);
+	log->v = vn_xreallocarray(log->v, log->n + 1, sizeof(*log->v));
+	log->v[log->n++] = (struct vn_artifact){vn_xstrdup(base ? base + 1 : *remote),
+						uploaded ? VN_ARTIFACT_UPLOADED : VN_ARTIFACT_REUSED};
 	return 0;
 }
 
@@ -254,7 +260,7 @@ int vn_testbed_accel_probe(struct vn_virt *v, const struct vn_testbed_ctx *ctx, 
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	_cleanup_kernel_ struct vn_kernel *k = NULL;
 	_cleanup_free_ char *kcache = vn_state_kernels_dir(ctx->state_dir), *image = NULL;
-	_cleanup_strv_ char **staged = NULL;
+	struct vn_artifact_list staged = {0};
 	struct vn_kernel_resolve_opts ko = {.cache_dir = kcache};
 	struct vn_virt_domain *d = NULL;
 	char name[64];
@@ -264,7 +270,9 @@ int vn_testbed_accel_probe(struct vn_virt *v, const struct vn_testbed_ctx *ctx, 
 		    0 ||
 	    (rc = vn_kernel_resolve_with("stock", NULL, &ko, &k, err)) < 0)
 		return rc;
-	if (vn_virt_is_remote(v) && (rc = vn_testbed_remote_stage(v, ctx, k->image, &image, &staged, err)) < 0)
+	rc = vn_virt_is_remote(v) ? vn_testbed_remote_stage(v, ctx, k->image, &image, &staged, err) : 0;
+	vn_artifact_list_clear(&staged);
+	if (rc < 0)
 		return rc;
 	snprintf(name, sizeof(name), "vnuma-accel-probe-%d", (int)getpid());
 	/* AUTO: the same proof every boot gets (virt.h), its verdict cached for this host. */

@@ -95,9 +95,9 @@ struct vn_virt *vn_testbed_remote_conn(const char *name);
 int vn_testbed_remote_release(const char *name, bool destroy, struct vn_error *err);
 int vn_testbed_remote_lookup(const struct vn_testbed_ctx *ctx, const char *name, struct vn_virt_domain **out,
 			     struct vn_error *err);
-/* A local file onto v's host as a volume named by its content; "VOLUME uploaded|reused" appended to *log. */
+/* A local file onto v's host as a volume named by its content; its volume and whether it was sent appended to log. */
 int vn_testbed_remote_stage(struct vn_virt *v, const struct vn_testbed_ctx *ctx, const char *local, char **remote,
-			    char ***log, struct vn_error *err);
+			    struct vn_artifact_list *log, struct vn_error *err);
 /* An agent connection over the guest's channel stream, its errors naming the guest. */
 int vn_testbed_remote_agent(struct vn_virt_domain *d, const char *name, struct vn_agent **out, struct vn_error *err);
 /*

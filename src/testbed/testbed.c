@@ -117,8 +117,9 @@ void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx)
 void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
-		    r->kernel_config_sha256, r->kernel_patches, r->topology_path, r->accel_reason, r->fidelity_report);
-	vn_strv_free(r->artifacts);
+		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report);
+	vn_strv_free(r->kernel_patches);
+	vn_artifact_list_clear(&r->artifacts);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -382,7 +383,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	if (o->image) {
 		if ((rc = vn_image_build(ctx, o->image, o->progress.stage, o->progress.data, &im, err)) < 0)
 			return rc;
-		disk = strcmp(im->kind, "disk") == 0;
+		disk = im->kind == VN_IMAGE_DISK;
 		if (!disk && (rc = recipe_with(im->recipe, o->with, &with, err)) < 0)
 			return rc;
 	}
@@ -516,12 +517,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 	r->kernel_version = vn_xstrdup(k->version);
 	r->kernel_recipe = vn_xstrdup(k->recipe);
 	r->topology_path = vn_xstrdup(topo_path);
-	if (k->npatches) {
-		struct vn_strbuf pb = VN_STRBUF_INIT;
-		for (size_t i = 0; i < k->npatches; i++)
-			vn_strbuf_printf(&pb, "%s%s", i ? " " : "", k->patches[i]);
-		r->kernel_patches = vn_strbuf_steal(&pb);
-	}
+	if (k->npatches)
+		r->kernel_patches = vn_strv_copy(k->patches);
 	if (k->config) {
 		uint8_t digest[32];
 		char hex[65];

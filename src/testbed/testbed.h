@@ -73,12 +73,24 @@ struct vn_up_opts {
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
 };
 
+/* A file a guest on another host needed there: sent by this boot, or found there already. */
+enum vn_artifact_how { VN_ARTIFACT_UPLOADED, VN_ARTIFACT_REUSED };
+struct vn_artifact {
+	char *volume;
+	enum vn_artifact_how how;
+};
+struct vn_artifact_list {
+	unsigned n;
+	struct vn_artifact *v;
+};
+void vn_artifact_list_clear(struct vn_artifact_list *l);
+
 struct vn_up_result {
 	char *name;
 	char *guest_dir, *console_log;
 	char *kernel_release, *kernel_version, *kernel_recipe;
 	char *kernel_config_sha256; /* NULL when the kernel's .config is unknown */
-	char *kernel_patches;       /* space-separated patch names of a recipe kernel, or NULL */
+	char **kernel_patches;      /* patch names of a recipe kernel in the order applied, NULL-terminated, or NULL */
 	char *topology_path;
 	enum vn_accel accel;
 	char *accel_reason; /* why that accelerator: proven, forced, cached, or why KVM was not usable */
@@ -86,8 +98,8 @@ struct vn_up_result {
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */
-	/* A guest on another host: what went there, "VOLUME uploaded|reused" each (NULL-terminated), else NULL. */
-	char **artifacts;
+	/* A guest on another host: what went there (n is 0 for a local guest). */
+	struct vn_artifact_list artifacts;
 };
 void vn_up_result_clear(struct vn_up_result *r);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "util/cleanup.h"
 #include "text-check.h"
 
 static char *slurp(const char *path)
@@ -92,6 +93,48 @@ static char *file_bytes(const char *dir, const char *name, size_t *len)
 	*len = fread(buf, 1, (1 << 20) - 1, f);
 	fclose(f);
 	return buf;
+}
+
+/* The boot's facts arrive typed and are written as result.json has always had them. */
+static void test_typed_facts(void **state)
+{
+	char dir[] = "/tmp/vn-report-XXXXXX";
+	char *patches[] = {strdup("0001-numa.patch"), strdup("0002 with space.patch"), NULL};
+	struct vn_report r = {.scenario = strdup("facts"), .complete = true, .kernel_patches = malloc(sizeof(patches))};
+	struct vn_error err = {0};
+	size_t len;
+
+	assert_non_null(mkdtemp(dir));
+	memcpy(r.kernel_patches, patches, sizeof(patches));
+	vn_report_add_sysctl(&r, "vm.zone_reclaim_mode", "1");
+	vn_report_add_sysctl(&r, "kernel.numa_balancing", "a=b");
+	vn_report_add_artifact(&r, "vnuma-initrd-abc.cpio.gz", true);
+	vn_report_add_artifact(&r, "vnuma-kernel-def", false);
+	assert_int_equal(vn_report_write(&r, dir, &err), 0);
+	_cleanup_free_ char *j = file_bytes(dir, "result.json", &len);
+	assert_non_null(
+		strstr(j, "    \"patches\":[\n      \"0001-numa.patch\",\n      \"0002 with space.patch\"\n    ]\n"));
+	assert_non_null(strstr(j, "  \"sysctls\":{\n    \"vm.zone_reclaim_mode\":\"1\",\n"
+				  "    \"kernel.numa_balancing\":\"a=b\"\n  },\n"));
+	assert_non_null(strstr(j, "  \"artifacts\":[\n    {\n      \"volume\":\"vnuma-initrd-abc.cpio.gz\",\n"
+				  "      \"uploaded\":true\n    },\n    {\n      \"volume\":\"vnuma-kernel-def\",\n"
+				  "      \"uploaded\":false\n    }\n  ],\n"));
+	vn_report_clear(&r);
+
+	/* A local run: no patches is an empty list, no sysctls an empty object, and no "artifacts" at all. */
+	r = (struct vn_report){.scenario = strdup("facts"), .complete = true};
+	assert_int_equal(vn_report_write(&r, dir, &err), 0);
+	_cleanup_free_ char *k = file_bytes(dir, "result.json", &len);
+	assert_non_null(strstr(k, "\"patches\":[\n    ]"));
+	assert_non_null(strstr(k, "\"sysctls\":{\n  }"));
+	assert_null(strstr(k, "artifacts"));
+	vn_report_clear(&r);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/junit.xml", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 /*
@@ -201,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_junit_and_json),
 		cmocka_unit_test(test_metrics_bounded),
 		cmocka_unit_test(test_hostile_text),
+		cmocka_unit_test(test_typed_facts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
