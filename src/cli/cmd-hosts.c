@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 
 #include "cli/cli.h"
-#include "testbed/hosts.h"
+#include "testbed/hosts-check.h"
 #include "util/parse.h"
 #include "virt/hosts.h"
 

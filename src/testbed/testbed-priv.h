@@ -1,4 +1,4 @@
-/* The testbed's own: the work vn_testbed_up/down do in a child process (isolate.c). */
+/* The testbed's own: the work vn_testbed_up/down do in a child process (child.c). */
 #pragma once
 
 #include <limits.h>
@@ -38,7 +38,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);
 int vn_testbed_down_keep_here(const struct vn_testbed_ctx *ctx, const char *name, char **kept, struct vn_error *err);
 
-/* hotplug.c's guest half, for its tests: the script for a plan, and what its output says. */
+/* hotplug-guest.c's guest half, for its tests: the script for a plan, and what its output says. */
 char *vn_testbed_hotplug_script(const struct vn_hotplug_req *q, const struct vn_hotplug_plan *p);
 int vn_testbed_hotplug_report(const char *out, const struct vn_hotplug_req *q, struct vn_hotplug_result *r,
 			      struct vn_error *err);

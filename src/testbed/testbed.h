@@ -21,6 +21,7 @@
 #include "kernel/build.h"
 #include "kernel/kernel.h"
 #include "topology/fallback.h"
+#include "topology/find.h"
 #include "topology/topology.h"
 #include "util/error.h"
 #include "virt/virt.h"
@@ -198,15 +199,6 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 /* No check failed and some accelerator boots. */
 bool vn_doctor_ok(const struct vn_doctor *d);
 const char *vn_check_verdict_name(enum vn_check_verdict v);
-
-/*
- * Resolve a topology argument: an existing path, or NAME / NAME.xml under
- * ./topologies or the installed topologies (util/paths.h); not found is an
- * input error naming the places searched.
- */
-int vn_topology_find(const char *arg, char **path, struct vn_error *err);
-/* The same, looking a NAME up in near_dir first (a scenario's ../topologies). */
-int vn_topology_find_near(const char *arg, const char *near_dir, char **path, struct vn_error *err);
 
 /*
  * Run a command in the guest and collect stdout (exit code must be 0): at most

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testbed/hosts.h"
+#include "testbed/hosts-check.h"
 #include "testbed/testbed-priv.h"
 #include "util/alloc.h"
 #include "util/json.h"
