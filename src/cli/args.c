@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "testbed/agent-session.h"
 #include "testbed/testbed.h"
 #include "virt/virt.h"
 #include "util/alloc.h"

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "cli/cli.h"
+#include "testbed/doctor.h"
 #include "testbed/testbed.h"
 
 static void print_json(const struct vn_doctor *d)

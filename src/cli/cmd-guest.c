@@ -6,7 +6,10 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "testbed/agent-session.h"
+#include "testbed/down.h"
 #include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "util/cleanup.h"
 #include "util/name.h"
 #include "util/parse.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/name.h"

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "topology/fallback.h"
 #include "topology/random.h"
-#include "testbed/testbed.h"
+#include "topology/find.h"
 #include "topology/topology.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

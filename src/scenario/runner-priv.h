@@ -12,6 +12,7 @@
 
 #include "guest/agent.h"
 #include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "scenario/run-priv.h"
 #include "util/strbuf.h"
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "scenario/runner-priv.h"
+#include "testbed/hotplug-guest.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/parse.h"

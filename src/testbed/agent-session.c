@@ -1,4 +1,5 @@
 /* An agent session with a running guest, by name, watched for its death; a command run through it. */
+#include "testbed/agent-session.h"
 #include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
 

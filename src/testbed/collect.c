@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "metrics/kv.h"
-#include "testbed/testbed.h"
+#include "testbed/agent-session.h"
+#include "testbed/collect.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/parse.h"
 #include "util/alloc.h"
 
 /* Atomic and never through a symlink (util/file.h): a snapshot file is whole or absent. */

@@ -2,7 +2,6 @@
 #include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
 
-
 int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err)
 {
 	struct vn_virt *v = NULL;

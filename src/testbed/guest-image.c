@@ -1,5 +1,5 @@
 /* The busybox guest image: our in-guest programs and the files of --with packages in an initramfs. */
-#include "testbed/testbed.h"
+#include "testbed/guest-image.h"
 #include "testbed/testbed-priv.h"
 
 #include <ctype.h>

@@ -4,8 +4,11 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "util/isolate.h"
+#include "virt/virt.h"
 
 /*
  * The deadlines of the testbed's children (util/isolate.h): what each waits
@@ -45,6 +48,9 @@ int vn_testbed_hotplug_report(const char *out, const struct vn_hotplug_req *q, s
 
 /* The in-guest programs as "HOST:GUEST" pairs (agent, sampler, workloads), NULL-terminated. */
 int vn_testbed_helper_files(char ***out, struct vn_error *err);
+
+/* The firmware for PVH boots (QEMU's own minimal one; SeaBIOS when it is missing). */
+#define VN_TESTBED_QBOOT "/usr/share/qemu/qboot.rom"
 
 /* boot.c: the boot path and one boot attempt (vn_testbed_up_here runs one, or two after a failed PVH boot). */
 void vn_testbed_progress(const struct vn_up_opts *o, const char *stage, const char *fmt, ...)

@@ -1,4 +1,9 @@
 /* vnuma up, in the process that holds libvirt: resolve, build, stage, boot, check fidelity. */
+#include "topology/find.h"
+#include "testbed/up.h"
+#include "testbed/fidelity.h"
+#include "testbed/guest-image.h"
+#include "testbed/image.h"
 #include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
 
@@ -8,7 +13,6 @@
 #include <sys/stat.h>
 
 #include "guest/image-recipe.h"
-#include "testbed/image.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
