@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "kernel/kernel.h"
-#include "testbed/testbed.h"
+#include "testbed/guest-image.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/dir.h"

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "testbed/agent-session.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

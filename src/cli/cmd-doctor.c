@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "testbed/doctor.h"
 #include "testbed/testbed.h"
 
 static void print_json(const struct vn_doctor *d)

@@ -10,12 +10,15 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "guest/agent-exec.h"
 #include "testbed/snapshot.h"
+#include "testbed/collect.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/name.h"
+#include "virt/virt.h"
 
 #define MAX_ENV 64
 /* A month: longer is a typo, and the guest agent's deadline arithmetic stays far from overflow. */

@@ -9,7 +9,8 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "testbed/hosts.h"
+#include "testbed/hosts-check.h"
+#include "testbed/testbed.h"
 #include "util/parse.h"
 #include "virt/hosts.h"
 
@@ -20,9 +21,9 @@ static void print_json(const struct vn_hosts_check *c)
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 
 	for (size_t i = 0; i < c->n; i++)
-		json_object_array_add(a, vn_host_check_json(&c->v[i]));
+		json_object_array_add(a, vn_testbed_host_check_json(&c->v[i]));
 	json_object_object_add(o, "hosts", a);
-	json_object_object_add(o, "ok", json_object_new_boolean(vn_hosts_check_ok(c)));
+	json_object_object_add(o, "ok", json_object_new_boolean(vn_testbed_hosts_check_ok(c)));
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
@@ -57,7 +58,7 @@ static void print_table(const struct vn_hosts_check *c)
 			       vn_version_format(h->libvirt_version, lv, sizeof(lv)),
 			       vn_version_format(h->hypervisor_version, qv, sizeof(qv)), h->cpus,
 			       gib(h->memory, mem, sizeof(mem)), cap, h->kvm_offered ? "offered" : "no",
-			       h->accel[0] ? h->accel : "-", vn_host_pool_name(h->pool));
+			       h->accel[0] ? h->accel : "-", vn_testbed_host_pool_name(h->pool));
 			if (h->pool_path)
 				printf(" %s (%s free)", h->pool_path, gib(h->pool_available, free_, sizeof(free_)));
 			printf("\n");
@@ -88,7 +89,7 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 	vn_cli_args_init(&a, &hosts_check_cmd, argc, argv);
 	while ((c = vn_cli_next(&a, err)) > 0) {
 		switch (c) {
-		case 'H': rc = vn_hosts_load(optarg, &hosts, err); break;
+		case 'H': rc = vn_virt_hosts_load(optarg, &hosts, err); break;
 		case 'v':
 			rc = vn_cli_count(&a, "vcpus", optarg, 1, 4096, &n, err);
 			vcpus = (unsigned)n;
@@ -105,39 +106,39 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 		default: rc = 0;
 		}
 		if (rc < 0) {
-			vn_hosts_clear(&hosts);
+			vn_virt_hosts_clear(&hosts);
 			return rc;
 		}
 	}
 	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0) {
-		vn_hosts_clear(&hosts);
+		vn_virt_hosts_clear(&hosts);
 		return a.exit;
 	}
 	/* --connect's hosts after the file's, as run takes them. */
 	for (unsigned i = 0; i < a.nuris; i++)
-		if ((rc = vn_hosts_add(&hosts, a.uris[i], err)) < 0) {
-			vn_hosts_clear(&hosts);
+		if ((rc = vn_virt_hosts_add(&hosts, a.uris[i], err)) < 0) {
+			vn_virt_hosts_clear(&hosts);
 			return rc;
 		}
 	if (!hosts.n)
 		return vn_input_error(err, "no hosts given (--hosts FILE or --connect URI)");
 	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0) {
-		vn_hosts_clear(&hosts);
+		vn_virt_hosts_clear(&hosts);
 		return rc;
 	}
 	rc = vn_testbed_hosts_check(&ctx, &hosts, vcpus, memory, probe, &res, err);
 	vn_testbed_ctx_clear(&ctx);
-	vn_hosts_clear(&hosts);
+	vn_virt_hosts_clear(&hosts);
 	if (rc < 0) {
-		vn_hosts_check_clear(&res);
+		vn_testbed_hosts_check_clear(&res);
 		return rc;
 	}
 	if (json)
 		print_json(&res);
 	else
 		print_table(&res);
-	rc = vn_hosts_check_ok(&res) ? VN_EXIT_OK : VN_EXIT_INFRA;
-	vn_hosts_check_clear(&res);
+	rc = vn_testbed_hosts_check_ok(&res) ? VN_EXIT_OK : VN_EXIT_INFRA;
+	vn_testbed_hosts_check_clear(&res);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 #include "util/name.h"

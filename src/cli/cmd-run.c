@@ -113,7 +113,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	unsigned nkernels = 0;
 	uint64_t repeats = 0;
 	const char *hosts_file = NULL;
-	_cleanup_(vn_hosts_clear) struct vn_hosts hosts = {0};
+	_cleanup_(vn_virt_hosts_clear) struct vn_hosts hosts = {0};
 	_cleanup_free_ struct vn_matrix_host *mhosts = NULL;
 	_cleanup_strv_ char **with = NULL;
 	size_t nwith = 0;
@@ -157,10 +157,10 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	ro.with = (const char *const *)with;
 	struct vn_matrix_opts mo = {.run = ro, .kernels = kernels, .nkernels = nkernels, .repeats = (unsigned)repeats};
 	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
-	if (hosts_file && (rc = vn_hosts_load(hosts_file, &hosts, err)) < 0)
+	if (hosts_file && (rc = vn_virt_hosts_load(hosts_file, &hosts, err)) < 0)
 		return rc;
 	for (unsigned i = 0; (hosts_file || a.nuris > 1) && i < a.nuris; i++)
-		if ((rc = vn_hosts_add(&hosts, a.uris[i], err)) < 0)
+		if ((rc = vn_virt_hosts_add(&hosts, a.uris[i], err)) < 0)
 			return rc; /* its message starts with --connect */
 	if (hosts.n) {
 		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));

@@ -11,6 +11,7 @@
 #include "testbed/testbed.h"
 #include "topology/fallback.h"
 #include "topology/random.h"
+#include "topology/find.h"
 #include "topology/topology.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli/progress.h"
-#include "testbed/testbed.h"
+#include "testbed/up.h"
 
 static double mono(void)
 {

@@ -18,6 +18,7 @@
 #include "kernel/recipe.h"
 #include "scenario/runner.h"
 #include "scenario/schema-priv.h"
+#include "topology/find.h"
 #include "util/cleanup.h"
 #include "util/name.h"
 #include "util/alloc.h"

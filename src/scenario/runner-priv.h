@@ -12,6 +12,8 @@
 
 #include "guest/agent-client.h"
 #include "guest/agent-file.h"
+#include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "scenario/run-priv.h"
 #include "testbed/testbed.h"
 #include "util/strbuf.h"

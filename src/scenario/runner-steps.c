@@ -15,6 +15,7 @@
 
 #include "scenario/guest-lines.h"
 #include "scenario/runner-priv.h"
+#include "testbed/hotplug-guest.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/parse.h"

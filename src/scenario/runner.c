@@ -31,7 +31,12 @@
 #include "util/strbuf.h"
 
 #include "scenario/runner-priv.h"
+#include "testbed/agent-session.h"
+#include "testbed/collect.h"
+#include "testbed/down.h"
 #include "testbed/image.h"
+#include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "util/alloc.h"
 #include "util/state.h"
 

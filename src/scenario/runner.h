@@ -9,6 +9,7 @@
 #include "report/report.h"
 #include "scenario/scenario.h"
 #include "testbed/testbed.h"
+#include "testbed/up.h"
 
 struct vn_run_opts {
 	const char *outdir;             /* NULL: results/<scenario>-<UTC time> */

@@ -29,7 +29,7 @@
 #include "util/paths.h"
 #include "util/strbuf.h"
 #include "util/file.h"
-#include "testbed/testbed.h"
+#include "testbed/hotplug-guest.h"
 
 /* Bigger files are certainly not hand-written scenarios. */
 #define SCN_MAX_FILE (1u << 20)

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "scenario/matrix-priv.h"
+#include "testbed/remote.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

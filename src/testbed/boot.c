@@ -3,7 +3,7 @@
  * bzImage path, proven per kernel (vn_testbed_boot_path), and one boot
  * attempt of a guest (vn_testbed_boot_attempt) with its failure kept.
  */
-#include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "testbed/testbed-priv.h"
 
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "guest/agent.h"
 #include "guest/disk.h"
 #include "kernel/kernel.h"
 #include "util/alloc.h"

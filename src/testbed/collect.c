@@ -11,8 +11,11 @@
 #include "metrics/kv.h"
 #include "testbed/snapshot.h"
 #include "testbed/testbed.h"
+#include "testbed/agent-session.h"
+#include "testbed/collect.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/parse.h"
 #include "util/alloc.h"
 #include "util/json.h"
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kernel/kernel.h"
+#include "testbed/doctor.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

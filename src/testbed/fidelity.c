@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testbed/testbed.h"
+#include "testbed/agent-session.h"
+#include "testbed/fidelity.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
+#include "virt/domain-xml.h"
 
 #define SYSNODE "/sys/devices/system/node"
 

@@ -5,6 +5,8 @@
  * two userlands cannot drift apart; a Debian root comes from debootstrap.
  */
 #include "testbed/image.h"
+#include "testbed/guest-image.h"
+#include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
 
 #include <dirent.h>

@@ -16,6 +16,8 @@
 
 #include "agent/protocol.h"
 #include "guest/agent.h"
+#include "kernel/kernel.h"
+#include "testbed/remote.h"
 #include "testbed/testbed-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

@@ -1,11 +1,14 @@
-/* The testbed's own: the work vn_testbed_up/down do in a child process (isolate.c). */
+/* The testbed's own: the work vn_testbed_up/down do in a child process (child.c). */
 #pragma once
 
 #include <limits.h>
 #include <stdint.h>
 
+#include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "util/isolate.h"
+#include "virt/virt.h"
 
 /*
  * The deadlines of the testbed's children (util/isolate.h): what each waits
@@ -38,13 +41,16 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 int vn_testbed_down_here(const struct vn_testbed_ctx *ctx, const char *name, unsigned *count, struct vn_error *err);
 int vn_testbed_down_keep_here(const struct vn_testbed_ctx *ctx, const char *name, char **kept, struct vn_error *err);
 
-/* hotplug.c's guest half, for its tests: the script for a plan, and what its output says. */
+/* hotplug-guest.c's guest half, for its tests: the script for a plan, and what its output says. */
 char *vn_testbed_hotplug_script(const struct vn_hotplug_req *q, const struct vn_hotplug_plan *p);
 int vn_testbed_hotplug_report(const char *out, const struct vn_hotplug_req *q, struct vn_hotplug_result *r,
 			      struct vn_error *err);
 
 /* The in-guest programs as "HOST:GUEST" pairs (agent, sampler, workloads), NULL-terminated. */
 int vn_testbed_helper_files(char ***out, struct vn_error *err);
+
+/* The firmware for PVH boots (QEMU's own minimal one; SeaBIOS when it is missing). */
+#define VN_TESTBED_QBOOT "/usr/share/qemu/qboot.rom"
 
 /* boot.c: the boot path and one boot attempt (vn_testbed_up_here runs one, or two after a failed PVH boot). */
 void vn_testbed_progress(const struct vn_up_opts *o, const char *stage, const char *fmt, ...)

@@ -167,7 +167,7 @@ static void strip_comment(char *line)
 		}
 }
 
-int vn_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err)
+int vn_virt_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err)
 {
 	_cleanup_free_ char *data = NULL;
 	size_t len, before = out->n;
@@ -208,7 +208,7 @@ int vn_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err)
 	return 0;
 }
 
-int vn_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err)
+int vn_virt_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err)
 {
 	int rc;
 
@@ -219,7 +219,7 @@ int vn_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err)
 	return 0;
 }
 
-void vn_hosts_clear(struct vn_hosts *h)
+void vn_virt_hosts_clear(struct vn_hosts *h)
 {
 	for (size_t i = 0; i < h->n; i++)
 		host_clear(&h->v[i]);

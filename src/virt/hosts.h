@@ -40,9 +40,9 @@ struct vn_hosts {
  * Appends every host of the file at path to out (which may already hold
  * hosts: a duplicate URI is an error). Every bad line is an input error
  * "FILE:LINE: ..." naming the value; a file with no host is one too. On
- * an error out keeps the hosts of the lines before: vn_hosts_clear() it.
+ * an error out keeps the hosts of the lines before: vn_virt_hosts_clear() it.
  */
-int vn_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err);
+int vn_virt_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err);
 /* One host from `--connect URI`: capacity auto, default pool. */
-int vn_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err);
-void vn_hosts_clear(struct vn_hosts *h);
+int vn_virt_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err);
+void vn_virt_hosts_clear(struct vn_hosts *h);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testbed/hotplug-guest.h"
 #include "testbed/testbed-priv.h"
 #include "util/parse.h"
 

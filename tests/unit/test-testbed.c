@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "testbed/testbed-priv.h"
+#include "testbed/down.h"
+#include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
 

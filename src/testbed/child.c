@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testbed/up.h"
+#include "testbed/down.h"
 #include "testbed/testbed-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

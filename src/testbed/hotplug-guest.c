@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testbed/hotplug-guest.h"
+#include "testbed/agent-session.h"
 #include "testbed/testbed-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"

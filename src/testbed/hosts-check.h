@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "virt/virt.h"
 #include "testbed/testbed.h"
 #include "virt/hosts.h"
 
@@ -66,10 +67,10 @@ struct vn_hosts_check {
 int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hosts *hosts, unsigned guest_vcpus,
 			   uint64_t guest_memory, bool probe, struct vn_hosts_check *out, struct vn_error *err);
 /* Every host reachable and its pool usable (reused, created, or local files). */
-bool vn_hosts_check_ok(const struct vn_hosts_check *c);
-void vn_hosts_check_clear(struct vn_hosts_check *c);
+bool vn_testbed_hosts_check_ok(const struct vn_hosts_check *c);
+void vn_testbed_hosts_check_clear(struct vn_hosts_check *c);
 /* One row as JSON (what `hosts check --json` prints per host); a new object. */
-json_object *vn_host_check_json(const struct vn_host_check *h);
-const char *vn_host_pool_name(enum vn_host_pool p);
+json_object *vn_testbed_host_check_json(const struct vn_host_check *h);
+const char *vn_testbed_host_pool_name(enum vn_host_pool p);
 /* "9.0.0" for 9000000; "?" for 0. buf holds 32 bytes. */
 const char *vn_version_format(unsigned long v, char *buf, size_t len);

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testbed/hosts.h"
+#include "testbed/hosts-check.h"
+#include "testbed/remote.h"
+#include "testbed/testbed.h"
+#include "testbed/up.h"
 #include "testbed/testbed-priv.h"
 #include "util/alloc.h"
 #include "util/json.h"
@@ -20,7 +23,7 @@ static const char *const pool_names[] = {
 	[VN_HOST_POOL_LOCAL] = "local files", [VN_HOST_POOL_FAILED] = "failed",
 };
 
-const char *vn_host_pool_name(enum vn_host_pool p)
+const char *vn_testbed_host_pool_name(enum vn_host_pool p)
 {
 	return (unsigned)p < VN_ARRAY_SIZE(pool_names) ? pool_names[p] : "?";
 }
@@ -46,7 +49,7 @@ static json_object *str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
-json_object *vn_host_check_json(const struct vn_host_check *h)
+json_object *vn_testbed_host_check_json(const struct vn_host_check *h)
 {
 	json_object *o = json_object_new_object(), *p = json_object_new_object();
 	char buf[32];
@@ -71,7 +74,7 @@ json_object *vn_host_check_json(const struct vn_host_check *h)
 	json_object_object_add(o, "kvm_offered", json_object_new_boolean(h->kvm_offered));
 	json_object_object_add(o, "accel", str_or_null(h->accel[0] ? h->accel : NULL));
 	json_object_object_add(o, "accel_reason", str_or_null(h->accel_reason[0] ? h->accel_reason : NULL));
-	json_object_object_add(p, "state", json_object_new_string(vn_host_pool_name(h->pool)));
+	json_object_object_add(p, "state", json_object_new_string(vn_testbed_host_pool_name(h->pool)));
 	json_object_object_add(p, "path", str_or_null(h->pool_path));
 	json_object_object_add(p, "capacity_bytes", json_object_new_int64((int64_t)h->pool_capacity));
 	json_object_object_add(p, "available_bytes", json_object_new_int64((int64_t)h->pool_available));
@@ -211,7 +214,7 @@ static int check_child(void *arg, char **out, struct vn_error *err)
 		vn_virt_close(v);
 	}
 	h->seconds = (double)(vn_now_ms() - t0) / 1000.0;
-	json_object *o = vn_host_check_json(h);
+	json_object *o = vn_testbed_host_check_json(h);
 	*out = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return 0;
@@ -259,7 +262,7 @@ int vn_testbed_hosts_check(const struct vn_testbed_ctx *ctx, const struct vn_hos
 	return 0;
 }
 
-bool vn_hosts_check_ok(const struct vn_hosts_check *c)
+bool vn_testbed_hosts_check_ok(const struct vn_hosts_check *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		const struct vn_host_check *h = &c->v[i];
@@ -271,7 +274,7 @@ bool vn_hosts_check_ok(const struct vn_hosts_check *c)
 	return c->n > 0;
 }
 
-void vn_hosts_check_clear(struct vn_hosts_check *c)
+void vn_testbed_hosts_check_clear(struct vn_hosts_check *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		struct vn_host_check *h = &c->v[i];

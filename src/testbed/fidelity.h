@@ -1,0 +1,15 @@
+/* Whether the guest is the topology asked for (fidelity.c). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "guest/agent.h"
+#include "topology/fallback.h"
+#include "topology/topology.h"
+
+/*
+ * Compare the running guest with the topology: node distances, CPUs per node,
+ * which nodes have memory, and the boot-time fallback lists against the model.
+ */
+int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model, bool *ok,
+			char **report, struct vn_error *err);

@@ -1,0 +1,367 @@
+/* vnuma up, in the process that holds libvirt: resolve, build, stage, boot, check fidelity. */
+#include "testbed/up.h"
+#include "testbed/fidelity.h"
+#include "testbed/guest-image.h"
+#include "testbed/image.h"
+#include "testbed/testbed.h"
+#include "testbed/testbed-priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "guest/image-recipe.h"
+#include "topology/find.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/name.h"
+#include "util/sha256.h"
+#include "util/state.h"
+#include "util/strbuf.h"
+
+void vn_up_result_clear(struct vn_up_result *r)
+{
+	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
+		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report);
+	vn_strv_free(r->kernel_patches);
+	vn_artifact_list_clear(&r->artifacts);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * "4node-amd", then "4node-amd-2", ... the first name no domain uses and no
+ * guest dir here has: the runs of a matrix spread over hosts boot at once,
+ * each host knowing only its own domains, and share this state dir, so a
+ * name is taken by creating its dir (the boot then uses it).
+ */
+static int pick_name(struct vn_virt *v, const char *state_dir, const char *base, char **out, struct vn_error *err)
+{
+	_cleanup_free_ char *guests = vn_state_guests_dir(state_dir);
+
+	if (mkdir(guests, 0700) < 0 && errno != EEXIST)
+		return vn_infra_error(err, -errno, "cannot create %s: %s", guests, strerror(errno));
+	for (int i = 1; i < 100; i++) {
+		_cleanup_free_ char *name = NULL;
+		_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
+		struct vn_error e = {0};
+
+		if (i == 1)
+			name = vn_xstrdup(base);
+		else
+			name = vn_xasprintf("%s-%d", base, i);
+		if (vn_virt_domain_lookup(v, name, &d, &e) < 0) {
+			vn_error_clear(&e);
+			_cleanup_free_ char *dir = vn_state_guest_dir(state_dir, name);
+			if (mkdir(dir, 0700) < 0) {
+				if (errno == EEXIST)
+					continue;
+				return vn_infra_error(err, -errno, "cannot create %s: %s", dir, strerror(errno));
+			}
+			*out = steal_pointer(&name);
+			return 0;
+		}
+	}
+	return vn_infra_error(err, -EEXIST, "99 guests named %s-N exist already; take some down", base);
+}
+
+/* An initramfs recipe's packages, then up's own --with ones, NULL-terminated. */
+static int recipe_with(const char *path, const char *const *extra, char ***out, struct vn_error *err)
+{
+	_cleanup_image_recipe_ struct vn_image_recipe *r = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = vn_image_recipe_load(path, &r, err)) < 0)
+		return rc;
+	char **v = vn_xcalloc(1, sizeof(char *));
+	for (char **p = r->with; *p; p++) {
+		v = vn_xreallocarray(v, n + 2, sizeof(char *));
+		v[n++] = vn_xstrdup(*p);
+		v[n] = NULL;
+	}
+	for (const char *const *p = extra; p && *p; p++) {
+		v = vn_xreallocarray(v, n + 2, sizeof(char *));
+		v[n++] = vn_xstrdup(*p);
+		v[n] = NULL;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * One boot, as phases over one state (crun's libcrun_container_run): each
+ * phase takes what the ones before it acquired and returns <0 with err set;
+ * up_state_clear() releases whatever was acquired, on every path.
+ */
+struct up_state {
+	const struct vn_testbed_ctx *ctx;
+	const struct vn_up_opts *o;
+	struct vn_up_result *r;
+	char *topo_path, *name, *kernel_id, *cmdline, *cache, *initrd;
+	struct vn_topology *t;
+	struct vn_kernel *k;
+	double deadline; /* the boot's, from after a possible first-use kernel build */
+	struct vn_image *im;
+	char **with; /* a recipe's packages and --with, or NULL: --with alone */
+	bool disk;   /* a disk image is the root */
+	struct vn_boot_choice bc;
+	struct vn_virt *v; /* NULL once closed, or held with a remote guest */
+	bool remote;
+	/* Another host's copies of what boots (vn_testbed_remote_stage), and the disk image's virtual size. */
+	char *r_image, *r_initrd, *r_loader, *r_root;
+	uint64_t root_size;
+	struct vn_boot_attempt at; /* its domain and agent, once it answered */
+};
+
+static void up_state_clear(struct up_state *s)
+{
+	vn_testbed_boot_attempt_clear(&s->at);
+	vn_testbed_boot_choice_clear(&s->bc);
+	vn_virt_close(s->v);
+	vn_image_freep(&s->im);
+	vn_kernel_freep(&s->k);
+	vn_topology_freep(&s->t);
+	vn_strv_free(s->with);
+	vn_free_all(s->topo_path, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image, s->r_initrd,
+		    s->r_loader, s->r_root);
+}
+
+/* The topology and the kernel; a derived name is checked before any work. */
+static int up_resolve(struct up_state *s, struct vn_error *err)
+{
+	const struct vn_up_opts *o = s->o;
+	int rc;
+
+	if (o->name && (rc = vn_guest_name_check(o->name, err)) < 0)
+		return rc;
+	if ((rc = vn_topology_find(o->topology, &s->topo_path, err)) < 0 ||
+	    (rc = vn_topology_load(s->topo_path, &s->t, err)) < 0)
+		return rc;
+	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
+	if (!o->name && (rc = vn_guest_name_check(o->name_prefix ? o->name_prefix : s->t->name, err)) < 0)
+		return vn_error_prefix(err, "%s",
+				       o->name_prefix ? "the guest name derived from the scenario"
+						      : "the guest name derived from the topology (use --name)");
+	_cleanup_free_ char *kcache = vn_state_kernels_dir(s->ctx->state_dir);
+	struct vn_kernel_resolve_opts ko = {
+		.cache_dir = kcache,
+		.progress = o->progress.build,
+		.progress_data = o->progress.data,
+	};
+	if ((rc = vn_kernel_resolve_with(o->kernel, o->modules, &ko, &s->k, err)) < 0)
+		return rc;
+	/* The boot deadline starts after a possible first-use kernel build. */
+	s->deadline = vn_now_s() + (o->timeout_s > 0 ? o->timeout_s : VN_TESTBED_BOOT_MS / 1000);
+	return 0;
+}
+
+/* The guest image (a recipe built on first use, then either a disk root or --with packages) and the boot path. */
+static int up_image(struct up_state *s, struct vn_error *err)
+{
+	const struct vn_up_opts *o = s->o;
+	int rc;
+
+	if (o->image) {
+		if ((rc = vn_image_build(s->ctx, o->image, o->progress.stage, o->progress.data, &s->im, err)) < 0)
+			return rc;
+		s->disk = s->im->kind == VN_IMAGE_DISK;
+		if (!s->disk && (rc = recipe_with(s->im->recipe, o->with, &s->with, err)) < 0)
+			return rc;
+	}
+	s->cache = vn_state_cache_dir(s->ctx->state_dir);
+	if ((rc = vn_testbed_guest_image(s->cache, s->k, s->with ? (const char *const *)s->with : o->with, s->disk,
+					 &s->initrd, err)) < 0)
+		return rc;
+	return vn_testbed_boot_path(s->t, s->k->image, s->cache, &s->bc, err);
+}
+
+static int up_stage(struct up_state *s, const char *local, char **remote, struct vn_error *err)
+{
+	return vn_testbed_remote_stage(s->v, s->ctx, local, remote, &s->r->artifacts, err);
+}
+
+/* Another host has none of our files: what boots goes there first, once per content. */
+static int up_connect(struct up_state *s, struct vn_error *err)
+{
+	const struct vn_testbed_ctx *ctx = s->ctx;
+	int rc;
+
+	if ((rc = vn_virt_open_within(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, ctx->connect_timeout_ms, &s->v,
+				      err)) < 0)
+		return rc;
+	s->remote = vn_virt_is_remote(s->v);
+	if (!s->remote)
+		return 0;
+	/* A disk image goes too; its overlay and the topology's disks are made there for each guest. */
+	if (s->disk && ((rc = vn_testbed_qcow2_size(s->im->path, &s->root_size, err)) < 0 ||
+			(rc = up_stage(s, s->im->path, &s->r_root, err)) < 0))
+		return rc;
+	if ((rc = up_stage(s, s->initrd, &s->r_initrd, err)) < 0 ||
+	    (rc = up_stage(s, s->bc.pvh ? s->bc.pvh : s->k->image, &s->r_image, err)) < 0)
+		return rc;
+	return s->bc.loader ? up_stage(s, s->bc.loader, &s->r_loader, err) : 0;
+}
+
+/* The guest's name: --name unless a domain has it, else the first free one derived (pick_name). */
+static int up_name(struct up_state *s, struct vn_error *err)
+{
+	const struct vn_up_opts *o = s->o;
+
+	if (!o->name)
+		return pick_name(s->v, s->ctx->state_dir, o->name_prefix ? o->name_prefix : s->t->name, &s->name, err);
+	_cleanup_virt_domain_ struct vn_virt_domain *old = NULL;
+	struct vn_error e = {0};
+	if (vn_virt_domain_lookup(s->v, o->name, &old, &e) == 0)
+		return vn_input_error(err, "a guest named '%s' exists already ('vnuma down %s' first)", o->name,
+				      o->name);
+	vn_error_clear(&e);
+	s->name = vn_xstrdup(o->name);
+	return 0;
+}
+
+/* The boot attempt up_boot() makes first: the PVH vmlinux when there is one, else the bzImage. */
+static void up_attempt_init(struct up_state *s)
+{
+	const struct vn_up_opts *o = s->o;
+	const struct vn_kernel *k = s->k;
+
+	/* A disk root: the initramfs mounts /dev/vda and switches to the image's init. */
+	if (s->disk)
+		s->cmdline = vn_xasprintf("root=/dev/vda vnuma.init=%s%s%s", s->im->init ? s->im->init : "/init",
+					  o->append ? " " : "", o->append ? o->append : "");
+	s->kernel_id = vn_xasprintf("%s %s", k->recipe, k->version);
+	s->at = (struct vn_boot_attempt){
+		.v = s->v,
+		.t = s->t,
+		.o = o,
+		.name = s->name,
+		.topo_path = s->topo_path,
+		.kernel = k->image,
+		.kernel_id = s->kernel_id,
+		.release = k->release,
+		.initrd = s->remote ? s->r_initrd : s->initrd,
+		.cmdline = s->cmdline ? s->cmdline : o->append,
+		.root_image = s->disk ? (s->remote ? s->r_root : s->im->path) : NULL,
+		.root_image_size = s->root_size,
+		.image = s->remote   ? s->r_image
+			 : s->bc.pvh ? s->bc.pvh
+				     : k->image,
+		.loader = s->remote ? s->r_loader : s->bc.loader,
+		.until = s->deadline,
+	};
+	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
+	if (s->bc.pvh && !s->bc.proven)
+		s->at.until = vn_now_s() + (s->deadline - vn_now_s()) / 2;
+}
+
+/* A PVH boot not yet proven failed: the bzImage gets the rest of the deadline, and decides whose fault it was. */
+static int up_boot_bzimage(struct up_state *s, struct vn_error *err)
+{
+	_cleanup_free_ char *why = vn_xstrdup(err->msg);
+	_cleanup_free_ char *failed = vn_state_failed_dir(s->ctx->state_dir);
+	int rc;
+
+	vn_testbed_progress(s->o, "booting", "%s; its logs are in %s; booting the bzImage instead", why, failed);
+	vn_error_clear(err);
+	vn_testbed_boot_attempt_clear(&s->at);
+	s->at.image = s->k->image;
+	s->at.loader = NULL;
+	s->at.until = s->deadline;
+	free(s->r_image);
+	s->r_image = NULL;
+	if (s->remote) {
+		if ((rc = up_stage(s, s->k->image, &s->r_image, err)) < 0)
+			return rc;
+		s->at.image = s->r_image;
+	}
+	if ((rc = vn_testbed_boot_attempt(&s->at, err)) < 0)
+		return rc;
+	/* Only a kernel that boots the other way has a PVH problem, rather than a boot problem. */
+	vn_testbed_pvh_mark(s->bc.pvh, "stalled", why);
+	return 0;
+}
+
+static int up_boot(struct up_state *s, struct vn_error *err)
+{
+	bool trial = s->bc.pvh && !s->bc.proven;
+	int rc;
+
+	up_attempt_init(s);
+	rc = vn_testbed_boot_attempt(&s->at, err);
+	/* Anything but Ctrl-C or bad input: the bzImage decides whether PVH or the kernel is at fault. */
+	/* ... and a host that went away took both with it. */
+	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && trial && vn_virt_alive(s->v))
+		return up_boot_bzimage(s, err);
+	if (rc == 0 && trial)
+		vn_testbed_pvh_mark(s->bc.pvh, "proven", NULL);
+	return rc;
+}
+
+/* The agent answered: what booted, into the result; a remote guest's connection held, a local one's closed. */
+static int up_record(struct up_state *s, struct vn_error *err)
+{
+	struct vn_up_result *r = s->r;
+	const struct vn_kernel *k = s->k;
+
+	(void)err;
+	r->boot_s = vn_now_s() - s->at.t0;
+	r->accel = vn_virt_domain_accel(s->at.d);
+	r->accel_reason = vn_xstrdup(vn_virt_domain_accel_reason(s->at.d));
+	vn_testbed_progress(s->o, "agent answered", "%.1f s after start", r->boot_s);
+	/* A remote guest's streams need its connection: held until it is taken down. */
+	if (s->remote)
+		vn_testbed_remote_hold(s->name, s->v, steal_pointer(&s->at.d));
+	else
+		vn_virt_close(s->v);
+	s->v = NULL;
+
+	r->name = vn_xstrdup(s->name);
+	r->guest_dir = vn_xstrdup(s->at.dir);
+	r->console_log = vn_xstrdup(s->at.log);
+	r->kernel_release = vn_xstrdup(k->release);
+	r->kernel_version = vn_xstrdup(k->version);
+	r->kernel_recipe = vn_xstrdup(k->recipe);
+	r->topology_path = vn_xstrdup(s->topo_path);
+	if (k->npatches)
+		r->kernel_patches = vn_strv_copy(k->patches);
+	if (k->config) {
+		uint8_t digest[32];
+		char hex[65];
+		struct vn_error e = {0};
+		if (vn_sha256_file(k->config, digest, &e) == 0) {
+			vn_sha256_hex(digest, hex);
+			r->kernel_config_sha256 = vn_xstrdup(hex);
+		}
+		vn_error_clear(&e);
+	}
+	return 0;
+}
+
+static int up_fidelity(struct up_state *s, struct vn_error *err)
+{
+	struct vn_up_result *r = s->r;
+	int rc;
+
+	if ((rc = vn_testbed_fidelity(s->at.a, s->t, s->o->model, &r->fidelity_ok, &r->fidelity_report, err)) < 0)
+		return rc;
+	vn_testbed_progress(s->o, "fidelity checked", "%s", r->fidelity_ok ? "ok" : "MISMATCH");
+	return 0;
+}
+
+int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		       struct vn_error *err)
+{
+	static int (*const phases[])(struct up_state *, struct vn_error *) = {
+		up_resolve, up_image, up_connect, up_name, up_boot, up_record, up_fidelity,
+	};
+	struct up_state s = {.ctx = ctx, .o = o, .r = r};
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < VN_ARRAY_SIZE(phases) && rc >= 0; i++)
+		rc = phases[i](&s, err);
+	up_state_clear(&s);
+	return rc;
+}

@@ -1,0 +1,79 @@
+/* vnuma up: boot a topology and wait for its agent, then check fidelity (up.c, in a child by child.c). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "kernel/build.h"
+#include "testbed/testbed.h"
+#include "topology/fallback.h"
+#include "virt/virt.h"
+
+/* vnuma up's default boot deadline, QEMU's start until the agent answers (a first-use kernel build is not counted), in ms. */
+#define VN_TESTBED_BOOT_MS 180000
+
+/*
+ * Boot progress: stage is "defining", "booting", "kernel started", "agent
+ * answered", "fidelity checked", or "note" for a line worth keeping (KVM
+ * given up for TCG); detail may be NULL.
+ */
+typedef void (*vn_up_progress_fn)(void *data, const char *stage, const char *detail);
+
+/* Where a boot reports; NULL members are silent. Both are called with data. */
+struct vn_up_progress {
+	vn_kernel_progress_fn build; /* a recipe kernel built on first use */
+	vn_up_progress_fn stage;     /* the boot's stages, and a guest image built on first use */
+	void *data;
+};
+
+struct vn_up_opts {
+	const char *topology;    /* path, or a name (vn_topology_find) */
+	const char *name;        /* NULL: derived from the topology (or name_prefix) */
+	const char *name_prefix; /* NULL: the topology's name */
+	const char *kernel;      /* NULL/"stock" or a bzImage path */
+	const char *modules;     /* modules dir for --kernel */
+	const char *append;      /* extra kernel arguments */
+	int timeout_s;           /* boot + agent deadline (a first-use kernel build is not counted) */
+	struct vn_up_progress progress;
+	enum vn_fallback_model model;
+	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
+	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
+};
+
+/* A file a guest on another host needed there: sent by this boot, or found there already. */
+enum vn_artifact_how { VN_ARTIFACT_UPLOADED, VN_ARTIFACT_REUSED };
+struct vn_artifact {
+	char *volume;
+	enum vn_artifact_how how;
+};
+struct vn_artifact_list {
+	unsigned n;
+	struct vn_artifact *v;
+};
+void vn_artifact_list_clear(struct vn_artifact_list *l);
+
+struct vn_up_result {
+	char *name;
+	char *guest_dir, *console_log;
+	char *kernel_release, *kernel_version, *kernel_recipe;
+	char *kernel_config_sha256; /* NULL when the kernel's .config is unknown */
+	char **kernel_patches;      /* patch names of a recipe kernel in the order applied, NULL-terminated, or NULL */
+	char *topology_path;
+	enum vn_accel accel;
+	char *accel_reason; /* why that accelerator: proven, forced, cached, or why KVM was not usable */
+	double boot_s;      /* domain start until the agent answered */
+	/* Fidelity: what the guest sees against what was asked for. */
+	bool fidelity_ok;
+	char *fidelity_report; /* human-readable; diff lines when not ok */
+	/* A guest on another host: what went there (n is 0 for a local guest). */
+	struct vn_artifact_list artifacts;
+};
+void vn_up_result_clear(struct vn_up_result *r);
+
+/*
+ * Boot and wait for the agent, then check fidelity. A guest that panics or
+ * does not answer is destroyed and reported as VN_ERR_INFRA with the console
+ * tail and the path of its kept logs (STATE_DIR/failed/NAME-UTC) in err->detail. A fidelity mismatch is not an error here: the guest
+ * stays up and r->fidelity_ok is false.
+ */
+int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		  struct vn_error *err);
