@@ -344,6 +344,19 @@ static bool one_run(const struct vn_samples *s, const char *comm, unsigned *firs
 	return seen;
 }
 
+/* Which samples hold comm, as a row of 1 (its thread count) and '.', for the failure message. */
+static const char *presence(const struct vn_samples *s, const char *comm)
+{
+	static char row[512];
+	size_t k = 0;
+	for (unsigned i = 0; i < s->n && k + 2 < sizeof(row); i++) {
+		const struct vn_sample_proc *p = proc_by_comm(&s->v[i], comm);
+		row[k++] = p ? (char)('0' + (p->nthreads > 9 ? 9 : p->nthreads)) : '.';
+	}
+	row[k] = '\0';
+	return row;
+}
+
 /*
  * The sampler keeps its process and thread tables (open stat files) from
  * one sample to the next, and reads kernel threads again only when the
@@ -353,6 +366,11 @@ static bool one_run(const struct vn_samples *s, const char *comm, unsigned *firs
  */
 static void test_procs_come_and_go(void **state)
 {
+	/* Names of this test's run only: the sampler sees every process on the host, a concurrent run's too. */
+	char pfx[16], name_a[32], name_b[32];
+	snprintf(pfx, sizeof(pfx), "vt%u-", (unsigned)getpid() % 100000u);
+	snprintf(name_a, sizeof(name_a), "%sa", pfx);
+	snprintf(name_b, sizeof(name_b), "%sb", pfx);
 	pid_t orch = fork();
 	assert_true(orch >= 0);
 	if (orch == 0) {
@@ -362,14 +380,14 @@ static void test_procs_come_and_go(void **state)
 			prctl(PR_SET_NAME, "tst-sleeper", 0, 0, 0);
 			sleep_s(0.6);
 			/* No new pid: only reading user processes again each sample finds it. */
-			prctl(PR_SET_NAME, "vnuma-tst-b", 0, 0, 0);
+			prctl(PR_SET_NAME, name_b, 0, 0, 0);
 			for (;;)
 				pause();
 		}
 		sleep_s(0.3);
 		pid_t a = fork();
 		if (a == 0) {
-			prctl(PR_SET_NAME, "vnuma-tst-a", 0, 0, 0);
+			prctl(PR_SET_NAME, name_a, 0, 0, 0);
 			sleep_s(0.3);
 			pthread_t t;
 			if (pthread_create(&t, NULL, short_thread, NULL) != 0)
@@ -384,7 +402,7 @@ static void test_procs_come_and_go(void **state)
 		waitpid(b, NULL, 0);
 		_exit(0);
 	}
-	char *argv[] = {"vnuma-sample", "--interval", "0.05", "--duration", "2.4", "--match", "vnuma-tst-", NULL};
+	char *argv[] = {"vnuma-sample", "--interval", "0.05", "--duration", "2.4", "--match", pfx, NULL};
 	int rc;
 	char *text = run_sampler(argv, &rc);
 	int status;
@@ -396,23 +414,24 @@ static void test_procs_come_and_go(void **state)
 	if (vn_samples_parse(text, NULL, &s, &err) < 0)
 		fail_msg("%s", err.msg);
 	unsigned a0 = 0, a1 = 0, b0 = 0, b1 = 0;
-	if (!one_run(&s, "vnuma-tst-a", &a0, &a1))
-		fail_msg("vnuma-tst-a is not in one unbroken run of samples");
-	if (!one_run(&s, "vnuma-tst-b", &b0, &b1))
-		fail_msg("vnuma-tst-b (renamed, no new pid) is not in one unbroken run of samples");
+	if (!one_run(&s, name_a, &a0, &a1))
+		fail_msg("%s is not in one unbroken run of samples: %s", name_a, presence(&s, name_a));
+	if (!one_run(&s, name_b, &b0, &b1))
+		fail_msg("%s (renamed, no new pid) is not in one unbroken run of samples: %s", name_b,
+			 presence(&s, name_b));
 	/* Each is gone before the end, and neither was there from the start. */
 	assert_true(a0 > 0 && a1 + 1 < s.n);
 	assert_true(b0 > 0 && b1 + 1 < s.n);
 	/* a's threads: 1, then 2 while the thread lives, then 1 again. */
 	unsigned phase = 0;
 	for (unsigned i = a0; i <= a1; i++) {
-		unsigned n = proc_by_comm(&s.v[i], "vnuma-tst-a")->nthreads;
+		unsigned n = proc_by_comm(&s.v[i], name_a)->nthreads;
 		if (phase == 0 && n == 2)
 			phase = 1;
 		else if (phase == 1 && n == 1)
 			phase = 2;
 		else if (n != (phase == 1 ? 2u : 1u))
-			fail_msg("sample %u: vnuma-tst-a has %u threads in phase %u", i, n, phase);
+			fail_msg("sample %u: %s has %u threads in phase %u", i, name_a, n, phase);
 	}
 	assert_int_equal(phase, 2);
 	for (unsigned i = 0; i < s.n; i++)
