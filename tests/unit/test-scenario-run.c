@@ -188,6 +188,35 @@ static int setup(void **state)
 	return 0;
 }
 
+/* Our children still running (orphans come to us), killed so that the next test is not blamed for them. */
+static unsigned kill_children(void)
+{
+	DIR *d = opendir("/proc");
+	unsigned n = 0;
+
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[300], buf[512];
+		int ppid = 0;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *fp = fopen(path, "re");
+		if (!fp)
+			continue;
+		size_t len = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		buf[len] = '\0';
+		/* "PID (COMM) STATE PPID": COMM may hold spaces and parentheses, so from the last ')'. */
+		char *rp = strrchr(buf, ')');
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) {
+			kill(atoi(e->d_name), SIGKILL);
+			waitpid(atoi(e->d_name), NULL, 0);
+			n++;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /* Every process the run started has ended (this process is their subreaper), and the agent ended cleanly. */
 static int teardown(void **state)
 {
@@ -199,7 +228,7 @@ static int teardown(void **state)
 		if (p < 0 && errno == ECHILD)
 			break;
 		if (p == 0 && vn_now_s() > until) {
-			left++;
+			left = kill_children();
 			break;
 		}
 		if (p == 0)
@@ -211,7 +240,7 @@ static int teardown(void **state)
 	free((char *)f->be.rundir);
 	free(f);
 	if (left)
-		fail_msg("a process the run started was left running");
+		fail_msg("%u processes the run started were left running", left);
 	if (!clean)
 		fail_msg("the agent did not exit cleanly on EOF");
 	return 0;
