@@ -302,6 +302,17 @@ static char *slurp(const struct fake *f, const char *name)
 	return text;
 }
 
+/* A run that could not run (exit 3): no verdict on the kernel, and a result that says incomplete. */
+static void assert_unjudged(const struct fake *f, const struct outcome *o)
+{
+	assert_true(o->rc < 0);
+	assert_int_equal(o->err.kind, VN_ERR_INFRA);
+	assert_false(o->rep.complete);
+	assert_int_equal(o->rep.nverdicts, 0);
+	_cleanup_free_ char *res = slurp(f, "out/result.json");
+	assert_non_null(strstr(res, "\"complete\":false"));
+}
+
 /* Steps as the scenario orders them: a foreground step ends before the next starts; a background one goes on. */
 static void test_steps_in_order_background_alongside(void **state)
 {
@@ -364,13 +375,9 @@ static void test_timeout(void **state)
 	    "{\"name\": \"slow\", \"topology\": \"./host.xml\", \"timeout_s\": 1, \"sample_interval_s\": 0.2, "
 	    "\"steps\": [{\"name\": \"s\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"30\"]}]}",
 	    &o);
-	assert_true(o.rc < 0);
-	assert_int_equal(o.err.kind, VN_ERR_INFRA);
+	assert_unjudged(f, &o);
+	assert_int_equal(o.err.code, -ETIMEDOUT);
 	assert_true(o.took_s < 10);
-	assert_false(o.rep.complete);
-	assert_int_equal(o.rep.nverdicts, 0);
-	_cleanup_free_ char *res = slurp(f, "out/result.json");
-	assert_non_null(strstr(res, "\"complete\":false"));
 	outcome_clear(&o);
 }
 
@@ -393,13 +400,10 @@ static void test_interrupted(void **state)
 		 "\"steps\": [{\"name\": \"s\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"30\"]}]}",
 		 (struct vn_up_progress){.stage = interrupt_at_step}, &o);
 	vn_interrupted = 0;
-	assert_true(o.rc < 0);
-	assert_int_equal(o.err.kind, VN_ERR_INFRA);
+	assert_unjudged(f, &o);
 	assert_int_equal(o.err.code, -EINTR);
 	assert_true(o.took_s < 10);
 	assert_int_equal(f->agent, 0);
-	_cleanup_free_ char *res = slurp(f, "out/result.json");
-	assert_non_null(strstr(res, "\"complete\":false"));
 	outcome_clear(&o);
 }
 
@@ -414,11 +418,8 @@ static void test_workload_fails(void **state)
 	    "\"steps\": [{\"name\": \"f\", \"workload\": \"cmd\", \"command\": [\"false\"]}], "
 	    "\"assertions\": [{\"type\": \"distances\"}]}",
 	    &o);
-	assert_true(o.rc < 0);
-	assert_int_equal(o.err.kind, VN_ERR_INFRA);
+	assert_unjudged(f, &o);
 	assert_non_null(strstr(o.err.msg, "step f process 0 exited with an error"));
-	assert_int_equal(o.rep.nverdicts, 0);
-	assert_false(o.rep.complete);
 	outcome_clear(&o);
 }
 
@@ -436,10 +437,8 @@ static void test_sampler_dies(void **state)
 	    "\"steps\": [{\"name\": \"s\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"0.8\"]}], "
 	    "\"assertions\": [{\"type\": \"distances\"}]}",
 	    &o);
-	assert_true(o.rc < 0);
-	assert_int_equal(o.err.kind, VN_ERR_INFRA);
+	assert_unjudged(f, &o);
 	assert_non_null(strstr(o.err.msg, "the sampler ended before the run did"));
-	assert_int_equal(o.rep.nverdicts, 0);
 	outcome_clear(&o);
 }
 
