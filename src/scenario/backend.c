@@ -44,10 +44,18 @@ static int tb_postmortem(void *data, const struct vn_testbed_ctx *ctx, const cha
 	return vn_testbed_postmortem(ctx, aside, out_dir, err);
 }
 
+static int tb_hotplug(void *data, const struct vn_testbed_ctx *ctx, const struct vn_hotplug_req *q, vn_hotplug_sh_fn sh,
+		      void *sh_data, struct vn_hotplug_result *r, struct vn_error *err)
+{
+	(void)data;
+	return vn_testbed_hotplug(ctx, q, sh, sh_data, r, err);
+}
+
 const struct vn_run_backend vn_run_backend_testbed = {
 	.up = tb_up,
 	.agent = tb_agent,
 	.down = tb_down,
 	.postmortem_hold = tb_postmortem_hold,
 	.postmortem = tb_postmortem,
+	.hotplug = tb_hotplug,
 };

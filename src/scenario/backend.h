@@ -21,6 +21,9 @@ struct vn_run_backend {
 	int (*postmortem_hold)(void *data, const char *guest_dir, const char *aside, struct vn_error *err);
 	int (*postmortem)(void *data, const struct vn_testbed_ctx *ctx, const char *aside, const char *out_dir,
 			  struct vn_error *err);
+	/* libvirt's half of a hotplug, the guest's through sh (vn_testbed_hotplug); NULL: refused, an infra error. */
+	int (*hotplug)(void *data, const struct vn_testbed_ctx *ctx, const struct vn_hotplug_req *q,
+		       vn_hotplug_sh_fn sh, void *sh_data, struct vn_hotplug_result *r, struct vn_error *err);
 	const char *libdir; /* where the guest has vnuma's programs (NULL: VN_RUN_GUEST_LIBDIR) */
 	const char *rundir; /* where the steps leave their pidfiles in the guest (NULL: VN_RUN_GUEST_RUNDIR) */
 	void *data;

@@ -185,7 +185,9 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 		snprintf(what, sizeof(what), "+%u vCPU%s node %u", h->cpus, h->cpus == 1 ? "" : "s", h->node);
 	if (r->progress)
 		r->progress(r->progress_data, "hotplug", what);
-	int rc = vn_testbed_hotplug(r->ctx, &q, sh_over_run, r, &res, err);
+	const struct vn_run_backend *be = r->be ? r->be : &vn_run_backend_testbed;
+	int rc = be->hotplug ? be->hotplug(be->data, r->ctx, &q, sh_over_run, r, &res, err)
+			     : vn_infra_error(err, -EOPNOTSUPP, "this run's guest cannot be hot-plugged");
 	if (rc < 0)
 		return vn_error_prefix(err, "step %s: hotplug %s", r->s->steps[si].name, what);
 	if (r->d->nhotplugs == r->d->hotplugs_cap)

@@ -169,7 +169,7 @@ static int setup(void **state)
 	/* One node, its one CPU: a move to it is seen in the affinity of what the step starts after. */
 	write_file(f->root, "host.xml",
 		   "<topology name=\"host\"><cpu sockets=\"1\" cores=\"1\" threads=\"1\"/>"
-		   "<node id=\"0\" cpus=\"0\" memory=\"256M\"/><distances><row "
+		   "<node id=\"0\" cpus=\"0\" memory=\"256M\" hotplug=\"128M\"/><distances><row "
 		   "node=\"0\">10</row></distances></topology>\n",
 		   0644);
 	_cleanup_free_ char *lib = path_in(f, "lib"), *run = path_in(f, "run");
@@ -444,6 +444,21 @@ static void test_sampler_dies(void **state)
 	outcome_clear(&o);
 }
 
+/* A hotplug on a backend that has none: the run could not run, and says why. */
+static void test_hotplug_refused(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	run(f,
+	    "{\"name\": \"plug\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+	    "\"steps\": [{\"name\": \"p\", \"hotplug\": {\"node\": 0, \"memory\": \"128M\"}}]}",
+	    &o);
+	assert_unjudged(f, &o);
+	assert_non_null(strstr(o.err.msg, "step p: hotplug +128M node 0: this run's guest cannot be hot-plugged"));
+	outcome_clear(&o);
+}
+
 /* "repeats" > 1 without variants under --repeats 1 is one run: its steps once (they ran N times in one boot). */
 static void test_repeats_one_runs_steps_once(void **state)
 {
@@ -538,6 +553,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workload_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampler_dies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hotplug_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeats_one_runs_steps_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_matrix_one_run_fails, setup, teardown),
 	};
