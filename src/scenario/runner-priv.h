@@ -12,13 +12,13 @@
 
 #include "guest/agent-client.h"
 #include "guest/agent-file.h"
+#include "scenario/backend.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
 #include "scenario/run-priv.h"
 #include "testbed/testbed.h"
 #include "util/strbuf.h"
 
-#define RUN_DIR "/tmp/vnuma-run"
 /*
  * Nothing the guest sends is kept without a bound. A workload's stdout is
  * kept (its tail) for its result line; each step output file, the sampler's
@@ -51,6 +51,7 @@ struct exec {
 
 struct run {
 	const struct vn_testbed_ctx *ctx; /* for the libvirt half of hotplugs */
+	const struct vn_run_backend *be;  /* the machine under the run (NULL: vn_run_backend_testbed) */
 	const char *guest;                /* the booted guest's name */
 	struct vn_agent *a;
 	const char *dir;
@@ -68,6 +69,16 @@ struct run {
 	bool samples_cut;           /* samples reached SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
 	struct vn_run_trace *trace; /* the scenario's tracepoints being captured, or NULL */
 };
+
+/* Where the guest has vnuma's programs, and the steps' pidfiles: the backend's, else the image's. */
+static inline const char *vn_run_libdir(const struct run *r)
+{
+	return r->be && r->be->libdir ? r->be->libdir : VN_RUN_GUEST_LIBDIR;
+}
+static inline const char *vn_run_rundir(const struct run *r)
+{
+	return r->be && r->be->rundir ? r->be->rundir : VN_RUN_GUEST_RUNDIR;
+}
 
 /* DIR/NAME, malloc'd. */
 char *vn_run_path(const char *dir, const char *name);

@@ -38,7 +38,7 @@ char **vn_run_step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 	size_t n = 0;
 	const struct vn_scn_placement *p = &st->placement;
 
-	vn_strbuf_printf(&script, "echo $$ > " RUN_DIR "/%s.%u.pid && ", st->name, idx);
+	vn_strbuf_printf(&script, "echo $$ > %s/%s.%u.pid && ", vn_run_rundir(r), st->name, idx);
 	if (st->cgroup)
 		vn_strbuf_printf(&script, "echo $$ > /sys/fs/cgroup/%s/cgroup.procs && ", st->cgroup);
 	vn_strbuf_printf(&script, "exec \"$@\"");
@@ -86,7 +86,7 @@ char **vn_run_step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 		v[n++] = vn_xstrdup("--");
 	}
 	if (strcmp(st->workload, "cmd") != 0) {
-		v[n++] = vn_xasprintf("/usr/lib/vnuma/vnuma-wl-%s", st->workload);
+		v[n++] = vn_xasprintf("%s/vnuma-wl-%s", vn_run_libdir(r), st->workload);
 		if (st->size)
 			v[n++] = vn_xasprintf("--size=%lluM", (unsigned long long)(st->size >> 20));
 		if (st->duration_s > 0)
@@ -136,9 +136,9 @@ static int start_move(struct run *r, unsigned si, const struct vn_scn_action *ac
 	int rc;
 
 	vn_strbuf_printf(&b,
-			 "for i in $(seq 0 %u); do p=$(cat " RUN_DIR "/%s.$i.pid 2>/dev/null) || continue; "
+			 "for i in $(seq 0 %u); do p=$(cat %s/%s.$i.pid 2>/dev/null) || continue; "
 			 "taskset -a -p -c %s $p >/dev/null && echo pid $p; done; cat /proc/uptime",
-			 count - 1, st->name, cpus);
+			 count - 1, vn_run_rundir(r), st->name, cpus);
 	const char *argv[] = {"/bin/sh", "-c", b.s, NULL};
 	rc = vn_run_exec_start(r, EX_ACTION, argv, &e, err);
 	vn_strbuf_free(&b);
@@ -187,7 +187,9 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 		snprintf(what, sizeof(what), "+%u vCPU%s node %u", h->cpus, h->cpus == 1 ? "" : "s", h->node);
 	if (r->progress)
 		r->progress(r->progress_data, "hotplug", what);
-	int rc = vn_testbed_hotplug(r->ctx, &q, sh_over_run, r, &res, err);
+	const struct vn_run_backend *be = r->be ? r->be : &vn_run_backend_testbed;
+	int rc = be->hotplug ? be->hotplug(be->data, r->ctx, &q, sh_over_run, r, &res, err)
+			     : vn_infra_error(err, -EOPNOTSUPP, "this run's guest cannot be hot-plugged");
 	if (rc < 0)
 		return vn_error_prefix(err, "step %s: hotplug %s", r->s->steps[si].name, what);
 	if (r->d->nhotplugs == r->d->hotplugs_cap)
@@ -348,7 +350,7 @@ int vn_run_prepare(struct run *r, struct vn_error *err)
 	for (unsigned i = 0; i < r->s->nsysctls; i++)
 		if ((rc = set_sysctl(r, &r->s->sysctls[i], err)) < 0)
 			return vn_error_prefix(err, "preparing the guest");
-	vn_strbuf_printf(&b, "set -e; mkdir -p " RUN_DIR "; ");
+	vn_strbuf_printf(&b, "set -e; mkdir -p %s; ", vn_run_rundir(r));
 	if (r->s->thp)
 		vn_strbuf_printf(&b, "echo %s > /sys/kernel/mm/transparent_hugepage/enabled; ", r->s->thp);
 	for (unsigned i = 0; i < r->s->nhugetlb; i++) {
@@ -374,9 +376,9 @@ int vn_run_gather(struct run *r, struct vn_error *err)
 	int rc;
 
 	/* Without the pids no sample can be told to be the steps': that is a run we cannot judge. */
-	if ((rc = vn_run_guest_sh(
-		     r, "cd " RUN_DIR " && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true",
-		     &pids, err)) < 0)
+	_cleanup_free_ char *list = vn_xasprintf(
+		"cd %s && for f in *.pid; do [ -f \"$f\" ] && echo \"$f $(cat $f)\"; done; true", vn_run_rundir(r));
+	if ((rc = vn_run_guest_sh(r, list, &pids, err)) < 0)
 		return vn_error_prefix(err, "the steps' pids");
 	char *save = NULL;
 	for (char *line = pids ? strtok_r(pids, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {

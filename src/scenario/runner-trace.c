@@ -373,7 +373,8 @@ int vn_run_trace_start(struct run *r, struct vn_error *err)
 {
 	const struct vn_scenario *s = r->s;
 	struct vn_run_trace *t;
-	const char *argv[3 + 2 * VN_SCN_TRACEPOINTS_MAX + 1] = {"/usr/lib/vnuma/vnuma-trace"};
+	_cleanup_free_ char *tracer = vn_xasprintf("%s/vnuma-trace", vn_run_libdir(r));
+	const char *argv[3 + 2 * VN_SCN_TRACEPOINTS_MAX + 1] = {tracer};
 	unsigned a = 1;
 	int rc;
 

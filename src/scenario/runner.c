@@ -407,7 +407,8 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	int rc;
 
 	snprintf(interval, sizeof(interval), "%g", s->sample_interval_s);
-	const char *sampler_argv[] = {"/usr/lib/vnuma/vnuma-sample", "--interval", interval, NULL};
+	_cleanup_free_ char *path = vn_xasprintf("%s/vnuma-sample", vn_run_libdir(r));
+	const char *sampler_argv[] = {path, "--interval", interval, NULL};
 	if ((rc = vn_run_trace_start(r, err)) < 0 ||
 	    (rc = vn_run_exec_start(r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0 ||
 	    (rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 || (rc = vn_run_steps(r, err)) < 0)
@@ -596,26 +597,21 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		/* A disk guest that failed keeps its logs: its overlay outlives the guest just long enough. */
 		_cleanup_free_ char *aside = vn_run_path(r->dir, ".root.qcow2");
 		bool held = rc < 0 && !o->keep && !vn_was_interrupted() && up->guest_dir &&
-			    vn_testbed_postmortem_hold(up->guest_dir, aside, &ce) > 0;
+			    r->be->postmortem_hold(r->be->data, up->guest_dir, aside, &ce) > 0;
 		vn_error_clear(&ce);
 		if (!o->keep) {
 			/* Ctrl-C ends waits, but not this one: the guest must go even when interrupted. */
 			sig_atomic_t sig = vn_interrupted;
-			unsigned n;
 			vn_interrupted = 0;
-			if (died)
-				vn_testbed_down_failed(ctx, up->name, err, &ce);
-			else
-				vn_testbed_down(ctx, up->name, &n, &ce);
+			r->be->down(r->be->data, ctx, up->name, died, err);
 			vn_interrupted = sig;
-			vn_error_clear(&ce);
 		}
 		if (held) {
 			_cleanup_free_ char *pm = vn_run_path(r->dir, "postmortem");
 			if (r->progress)
 				r->progress(r->progress_data, "collecting",
 					    "post-mortem: /var/log and /root from the disk");
-			if (vn_testbed_postmortem(ctx, aside, pm, &ce) < 0 && !err->detail)
+			if (r->be->postmortem(r->be->data, ctx, aside, pm, &ce) < 0 && !err->detail)
 				vn_error_set_detail(err, ce.msg);
 			vn_error_clear(&ce);
 		}
@@ -648,7 +644,12 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	_cleanup_strv_ char **with = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
-	struct run r = {.ctx = ctx, .s = s, .d = &d, .progress = o->progress.stage, .progress_data = o->progress.data};
+	struct run r = {.ctx = ctx,
+			.be = o->backend ? o->backend : &vn_run_backend_testbed,
+			.s = s,
+			.d = &d,
+			.progress = o->progress.stage,
+			.progress_data = o->progress.data};
 	unsigned nsteps = s->nsteps;
 	int rc;
 
@@ -688,11 +689,12 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 
 	/* From here on every way out rewrites the result with the reason. */
 	if ((rc = vn_file_write_text(scn_path, resolved, err)) < 0 ||
-	    (rc = copy_file(topo_path, dir, "topology.xml", err)) < 0 || (rc = vn_testbed_up(ctx, &uo, &up, err)) < 0)
+	    (rc = copy_file(topo_path, dir, "topology.xml", err)) < 0 ||
+	    (rc = r.be->up(r.be->data, ctx, &uo, &up, err)) < 0)
 		goto finish;
 	record_boot(rep, &up);
 	r.guest = up.name;
-	if ((rc = vn_testbed_agent(ctx, up.name, VN_TESTBED_AGENT_MS, &r.a, err)) < 0)
+	if ((rc = r.be->agent(r.be->data, ctx, up.name, VN_TESTBED_AGENT_MS, &r.a, err)) < 0)
 		goto finish;
 	r.t0 = vn_now_s();
 	r.deadline = t_start + s->timeout_s;

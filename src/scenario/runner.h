@@ -7,6 +7,7 @@
 #define VN_SCN_BOOT_MS 300000
 
 #include "report/report.h"
+#include "scenario/backend.h"
 #include "scenario/scenario.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
@@ -21,6 +22,9 @@ struct vn_run_opts {
 	const char *variant;            /* for the result: the variant's name (NULL: "default") */
 	unsigned repeat;                /* and which repeat of it, from 1 (0: 1) */
 	struct vn_up_progress progress; /* the boot's, and the run's stages ("step", "collecting") */
+
+	/* The machine under the run (NULL: vn_run_backend_testbed); a matrix passes it to every run. */
+	const struct vn_run_backend *backend;
 };
 
 /*

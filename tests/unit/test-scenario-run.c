@@ -1,0 +1,565 @@
+/*
+ * vn_scenario_run and the matrix without QEMU: the "guest" is this host, its
+ * agent the real static vnuma-agent on a socketpair (as test-agent.c), so the
+ * workloads are host commands, the sampler the real one, and the snapshots
+ * the host's /proc and /sys. Each test leaves no process behind: this
+ * process is the subreaper of everything the agent starts.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scenario/runner.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+#include "util/file.h"
+#include "util/interrupt.h"
+#include "util/strbuf.h"
+#include "compare/compare.h"
+
+struct fake {
+	char root[64];  /* the test's tmp dir: lib/, run/, guest/, the topology, results */
+	pid_t agent;    /* the agent of the run in progress, or 0 */
+	unsigned boots; /* guests "booted" */
+	int agent_status;
+	struct vn_run_backend be;
+	struct vn_testbed_ctx ctx; /* its state dir in root: nothing of the host's is read or written */
+};
+
+static const char *built(const char *env, const char *sub, const char *fallback)
+{
+	static char path[2][4096];
+	static unsigned k;
+	const char *dir = getenv("VN_BINARY_DIR");
+
+	if (getenv(env))
+		return getenv(env);
+	if (dir) {
+		char *p = path[k++ % 2];
+		snprintf(p, sizeof(path[0]), "%s/%s", dir, sub);
+		if (access(p, X_OK) == 0)
+			return p;
+	}
+	return fallback;
+}
+
+static int fake_up(void *data, const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, struct vn_up_result *r,
+		   struct vn_error *err)
+{
+	struct fake *f = data;
+	struct utsname u;
+
+	(void)ctx;
+	(void)o;
+	uname(&u);
+	memset(r, 0, sizeof(*r));
+	r->name = vn_xasprintf("scn-fake-%u", ++f->boots);
+	r->guest_dir = vn_xasprintf("%s/guest", f->root);
+	r->console_log = vn_xasprintf("%s/guest/console.log", f->root);
+	r->kernel_release = vn_xstrdup(u.release);
+	r->accel = VN_ACCEL_TCG;
+	r->accel_reason = vn_xstrdup("fake");
+	r->fidelity_ok = true;
+	r->fidelity_report = vn_xstrdup("the host itself");
+	return vn_file_write_text(r->console_log, "booted\n", err);
+}
+
+static int fake_agent(void *data, const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms,
+		      struct vn_agent **out, struct vn_error *err)
+{
+	struct fake *f = data;
+	int sv[2];
+
+	(void)ctx;
+	(void)name;
+	(void)timeout_ms;
+	assert_int_equal(f->agent, 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->agent = fork();
+	assert_true(f->agent >= 0);
+	if (f->agent == 0) {
+		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		const char *agent = built("VN_AGENT", "src/agent/vnuma-agent", VN_AGENT_BINARY);
+		execl(agent, "vnuma-agent", "--fd", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	return vn_agent_from_fd(sv[0], out, err);
+}
+
+/* The runner closed the connection first: the agent ends on EOF, taking its commands with it. */
+static void fake_down(void *data, const struct vn_testbed_ctx *ctx, const char *name, bool died, struct vn_error *why)
+{
+	struct fake *f = data;
+	pid_t r = 0;
+
+	(void)ctx;
+	(void)name;
+	(void)died;
+	(void)why;
+	for (int i = 0; i < 500 && f->agent > 0 && (r = waitpid(f->agent, &f->agent_status, WNOHANG)) == 0; i++)
+		usleep(10000);
+	if (f->agent > 0 && r == 0) {
+		kill(f->agent, SIGKILL);
+		waitpid(f->agent, &f->agent_status, 0);
+	}
+	f->agent = 0;
+}
+
+static int fake_hold(void *data, const char *guest_dir, const char *aside, struct vn_error *err)
+{
+	(void)data, (void)guest_dir, (void)aside, (void)err;
+	return 0;
+}
+
+static int fake_postmortem(void *data, const struct vn_testbed_ctx *ctx, const char *aside, const char *out_dir,
+			   struct vn_error *err)
+{
+	(void)data, (void)ctx, (void)aside, (void)out_dir, (void)err;
+	return 0;
+}
+
+static void write_file(const char *root, const char *name, const char *text, mode_t mode)
+{
+	_cleanup_free_ char *p = vn_xasprintf("%s/%s", root, name);
+	struct vn_error err = {0};
+
+	if (vn_file_write_text(p, text, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+static char *path_in(const struct fake *f, const char *name)
+{
+	return vn_xasprintf("%s/%s", f->root, name);
+}
+
+static int setup(void **state)
+{
+	struct fake *f = vn_xcalloc(1, sizeof(*f));
+	struct vn_error err = {0};
+
+	snprintf(f->root, sizeof(f->root), "/tmp/vn-scn-run-XXXXXX");
+	assert_non_null(mkdtemp(f->root));
+	const char *subs[] = {"lib", "run", "guest"};
+	for (unsigned i = 0; i < 3; i++) {
+		_cleanup_free_ char *p = path_in(f, subs[i]);
+		assert_int_equal(vn_mkdir_p(p, 0755, &err), 0);
+	}
+	_cleanup_free_ char *sampler = path_in(f, "lib/vnuma-sample");
+	assert_int_equal(symlink(built("VN_SAMPLER", "src/agent/vnuma-sample", VN_SAMPLER_PATH), sampler), 0);
+	/* One node, its one CPU: a move to it is seen in the affinity of what the step starts after. */
+	write_file(f->root, "host.xml",
+		   "<topology name=\"host\"><cpu sockets=\"1\" cores=\"1\" threads=\"1\"/>"
+		   "<node id=\"0\" cpus=\"0\" memory=\"256M\" hotplug=\"128M\"/><distances><row "
+		   "node=\"0\">10</row></distances></topology>\n",
+		   0644);
+	_cleanup_free_ char *lib = path_in(f, "lib"), *run = path_in(f, "run");
+	f->ctx.state_dir = f->root;
+	f->be = (struct vn_run_backend){
+		.up = fake_up,
+		.agent = fake_agent,
+		.down = fake_down,
+		.postmortem_hold = fake_hold,
+		.postmortem = fake_postmortem,
+		.libdir = vn_xstrdup(lib),
+		.rundir = vn_xstrdup(run),
+		.data = f,
+	};
+	*state = f;
+	return 0;
+}
+
+/* Our children still running (orphans come to us), killed so that the next test is not blamed for them. */
+static unsigned kill_children(void)
+{
+	DIR *d = opendir("/proc");
+	unsigned n = 0;
+
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[300], buf[512];
+		int ppid = 0;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *fp = fopen(path, "re");
+		if (!fp)
+			continue;
+		size_t len = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		buf[len] = '\0';
+		/* "PID (COMM) STATE PPID": COMM may hold spaces and parentheses, so from the last ')'. */
+		char *rp = strrchr(buf, ')');
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) {
+			kill(atoi(e->d_name), SIGKILL);
+			waitpid(atoi(e->d_name), NULL, 0);
+			n++;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Every process the run started has ended (this process is their subreaper), and the agent ended cleanly. */
+static int teardown(void **state)
+{
+	struct fake *f = *state;
+	unsigned left = 0;
+
+	for (double until = vn_now_s() + 3;;) {
+		pid_t p = waitpid(-1, NULL, WNOHANG);
+		if (p < 0 && errno == ECHILD)
+			break;
+		if (p == 0 && vn_now_s() > until) {
+			left = kill_children();
+			break;
+		}
+		if (p == 0)
+			usleep(20000);
+	}
+	bool clean = WIFEXITED(f->agent_status) && WEXITSTATUS(f->agent_status) == 0;
+	vn_rm_rf(f->root);
+	free((char *)f->be.libdir);
+	free((char *)f->be.rundir);
+	free(f);
+	if (left)
+		fail_msg("%u processes the run started were left running", left);
+	if (!clean)
+		fail_msg("the agent did not exit cleanly on EOF");
+	return 0;
+}
+
+static struct vn_scenario *scenario(const struct fake *f, const char *json)
+{
+	_cleanup_free_ char *path = path_in(f, "scn.json");
+	struct vn_scenario *s = NULL;
+	struct vn_error err = {0};
+
+	/* Where the topology is resolved from, and what a matrix reads each variant from. */
+	if (vn_file_write_text(path, json, &err) < 0 || vn_scenario_parse(json, path, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	return s;
+}
+
+struct outcome {
+	int rc;
+	struct vn_error err;
+	struct vn_report rep;
+	char *dir;
+	double took_s;
+};
+
+static void run_with(struct fake *f, const char *json, struct vn_up_progress progress, struct outcome *out)
+{
+	_cleanup_scenario_ struct vn_scenario *s = scenario(f, json);
+	_cleanup_free_ char *dir = path_in(f, "out");
+	struct vn_run_opts o = {.outdir = dir, .backend = &f->be, .progress = progress};
+	double t0 = vn_now_s();
+
+	memset(out, 0, sizeof(*out));
+	out->rc = vn_scenario_run(&f->ctx, s, &o, &out->rep, &out->dir, &out->err);
+	out->took_s = vn_now_s() - t0;
+}
+
+static void run(struct fake *f, const char *json, struct outcome *out)
+{
+	run_with(f, json, (struct vn_up_progress){0}, out);
+}
+
+static void outcome_clear(struct outcome *o)
+{
+	vn_report_clear(&o->rep);
+	vn_error_clear(&o->err);
+	free(o->dir);
+}
+
+static char *slurp(const struct fake *f, const char *name)
+{
+	_cleanup_free_ char *p = path_in(f, name);
+	struct vn_error err = {0};
+	char *text = NULL;
+	size_t len;
+
+	if (vn_file_read(p, 1 << 20, &text, &len, &err) < 0)
+		fail_msg("%s", err.msg);
+	return text;
+}
+
+/* A run that could not run (exit 3): no verdict on the kernel, and a result that says incomplete. */
+static void assert_unjudged(const struct fake *f, const struct outcome *o)
+{
+	assert_true(o->rc < 0);
+	assert_int_equal(o->err.kind, VN_ERR_INFRA);
+	assert_false(o->rep.complete);
+	assert_int_equal(o->rep.nverdicts, 0);
+	_cleanup_free_ char *res = slurp(f, "out/result.json");
+	assert_non_null(strstr(res, "\"complete\":false"));
+}
+
+/* Steps as the scenario orders them: a foreground step ends before the next starts; a background one goes on. */
+static void test_steps_in_order_background_alongside(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	_cleanup_free_ char *log = path_in(f, "log");
+	_cleanup_free_ char *json = vn_xasprintf(
+		"{\"name\": \"order\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"steps\": ["
+		"{\"name\": \"bg\", \"workload\": \"cmd\", \"background\": true, "
+		"\"command\": [\"sh\", \"-c\", \"sleep 1; echo bg >> %s\"]},"
+		"{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"sh\", \"-c\", \"sleep 0.3; echo a >> %s\"]},"
+		"{\"name\": \"b\", \"workload\": \"cmd\", \"command\": [\"sh\", \"-c\", \"echo b >> %s\"]}]}",
+		log, log, log);
+
+	run(f, json, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	assert_true(o.rep.complete);
+	_cleanup_free_ char *got = slurp(f, "log");
+	assert_string_equal(got, "a\nb\nbg\n");
+	/* The run's files, and the host's snapshots as the guest's. */
+	_cleanup_free_ char *res = slurp(f, "out/result.json");
+	assert_non_null(strstr(res, "\"complete\":true"));
+	_cleanup_free_ char *vm = slurp(f, "out/after/vmstat");
+	assert_non_null(strstr(vm, "pgfault "));
+	assert_true(o.rep.samples > 0);
+	outcome_clear(&o);
+}
+
+/* A timed move: what the step starts after it runs on the node's CPUs (here CPU 0 alone). */
+static void test_timed_move(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	_cleanup_free_ char *aff = path_in(f, "affinity");
+	_cleanup_free_ char *json = vn_xasprintf(
+		"{\"name\": \"move\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"steps\": ["
+		"{\"name\": \"m\", \"workload\": \"cmd\", \"command\": [\"sh\", \"-c\", "
+		"\"grep Cpus_allowed_list /proc/self/status > %s.0; sleep 1; "
+		"grep Cpus_allowed_list /proc/self/status > %s.1\"], "
+		"\"actions\": [{\"at_s\": 0.3, \"move\": {\"to_node\": 0}}]}]}",
+		aff, aff);
+
+	run(f, json, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	_cleanup_free_ char *before = slurp(f, "affinity.0"), *after = slurp(f, "affinity.1");
+	assert_string_equal(after, "Cpus_allowed_list:\t0\n");
+	/* On a host of more CPUs than one, the step began on them all. */
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		assert_string_not_equal(before, after);
+	outcome_clear(&o);
+}
+
+/* The run's timeout stops a step that would go on: an infrastructure error, the step's process gone. */
+static void test_timeout(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	run(f,
+	    "{\"name\": \"slow\", \"topology\": \"./host.xml\", \"timeout_s\": 1, \"sample_interval_s\": 0.2, "
+	    "\"steps\": [{\"name\": \"s\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"30\"]}]}",
+	    &o);
+	assert_unjudged(f, &o);
+	assert_int_equal(o.err.code, -ETIMEDOUT);
+	assert_true(o.took_s < 10);
+	outcome_clear(&o);
+}
+
+/* Ctrl-C once the step started (as SIGINT's handler would set it). */
+static void interrupt_at_step(void *data, const char *stage, const char *detail)
+{
+	(void)data, (void)detail;
+	if (strcmp(stage, "step") == 0)
+		vn_interrupted = SIGINT;
+}
+
+/* Ctrl-C under a step: the run stops at once, its processes and the guest go, the result says incomplete. */
+static void test_interrupted(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	run_with(f,
+		 "{\"name\": \"intr\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+		 "\"steps\": [{\"name\": \"s\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"30\"]}]}",
+		 (struct vn_up_progress){.stage = interrupt_at_step}, &o);
+	vn_interrupted = 0;
+	assert_unjudged(f, &o);
+	assert_int_equal(o.err.code, -EINTR);
+	assert_true(o.took_s < 10);
+	assert_int_equal(f->agent, 0);
+	outcome_clear(&o);
+}
+
+/* A workload that fails is a run that could not run (exit 3), naming the step and its stderr file; no verdict. */
+static void test_workload_fails(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	run(f,
+	    "{\"name\": \"fails\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+	    "\"steps\": [{\"name\": \"f\", \"workload\": \"cmd\", \"command\": [\"false\"]}], "
+	    "\"assertions\": [{\"type\": \"distances\"}]}",
+	    &o);
+	assert_unjudged(f, &o);
+	assert_non_null(strstr(o.err.msg, "step f process 0 exited with an error"));
+	outcome_clear(&o);
+}
+
+/* A sampler that dies under the run: the run was not observed, which is never a verdict on the kernel. */
+static void test_sampler_dies(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	_cleanup_free_ char *sampler = path_in(f, "lib/vnuma-sample");
+
+	assert_int_equal(unlink(sampler), 0);
+	write_file(f->root, "lib/vnuma-sample", "#!/bin/sh\nsleep 0.2\nexit 0\n", 0755);
+	run(f,
+	    "{\"name\": \"blind\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+	    "\"steps\": [{\"name\": \"s\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"0.8\"]}], "
+	    "\"assertions\": [{\"type\": \"distances\"}]}",
+	    &o);
+	assert_unjudged(f, &o);
+	assert_non_null(strstr(o.err.msg, "the sampler ended before the run did"));
+	outcome_clear(&o);
+}
+
+/* A hotplug on a backend that has none: the run could not run, and says why. */
+static void test_hotplug_refused(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	run(f,
+	    "{\"name\": \"plug\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+	    "\"steps\": [{\"name\": \"p\", \"hotplug\": {\"node\": 0, \"memory\": \"128M\"}}]}",
+	    &o);
+	assert_unjudged(f, &o);
+	assert_non_null(strstr(o.err.msg, "step p: hotplug +128M node 0: this run's guest cannot be hot-plugged"));
+	outcome_clear(&o);
+}
+
+/* "repeats" > 1 without variants under --repeats 1 is one run: its steps once (they ran N times in one boot). */
+static void test_repeats_one_runs_steps_once(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	_cleanup_free_ char *log = path_in(f, "log");
+	_cleanup_free_ char *json =
+		vn_xasprintf("{\"name\": \"rep\", \"topology\": \"./host.xml\", \"repeats\": 3, \"sample_interval_s\": "
+			     "0.2, \"steps\": [{\"name\": \"x\", \"workload\": \"cmd\", "
+			     "\"command\": [\"sh\", \"-c\", \"echo x >> %s\"]}]}",
+			     log);
+	_cleanup_scenario_ struct vn_scenario *s = scenario(f, json);
+	struct vn_matrix_opts one = {.repeats = 1}, dflt = {0};
+
+	assert_false(vn_scenario_is_matrix(s, &one));
+	assert_true(vn_scenario_is_matrix(s, &dflt));
+	run(f, json, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	_cleanup_free_ char *got = slurp(f, "log");
+	assert_string_equal(got, "x\n");
+	assert_int_equal(f->boots, 1);
+	outcome_clear(&o);
+}
+
+static void run_done(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_report *rep,
+		     const char *error)
+{
+	int *exits = data;
+
+	(void)n, (void)dir, (void)rep, (void)error;
+	exits[k] = exit;
+}
+
+/* 2 variants × 2 repeats, interleaved, the third run's assertion failing: the group says which, and goes on. */
+static void test_matrix_one_run_fails(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_free_ char *count = path_in(f, "count"), *dir = path_in(f, "group"), *got = NULL;
+	/* Each run prints its number; the metric assertion wants anything but 2. */
+	_cleanup_free_ char *json = vn_xasprintf(
+		"{\"name\": \"grid\", \"topology\": \"./host.xml\", \"repeats\": 2, \"sample_interval_s\": 0.2, "
+		"\"variants\": [{\"name\": \"a\"}, {\"name\": \"b\", \"append\": \"quiet\"}], "
+		"\"steps\": [{\"name\": \"n\", \"workload\": \"cmd\", \"command\": [\"sh\", \"-c\", "
+		"\"n=$(cat %s 2>/dev/null || echo 0); echo $((n + 1)) > %s; echo '{\\\"n\\\": '$n'}'\"]}], "
+		"\"assertions\": [{\"type\": \"metric\", \"step\": \"n\", \"path\": \"n\", \"op\": \"!=\", \"value\": "
+		"2}]}",
+		count, count);
+	_cleanup_scenario_ struct vn_scenario *s = scenario(f, json);
+	int exits[4] = {-1, -1, -1, -1};
+	struct vn_matrix_opts o = {
+		.run = {.outdir = dir, .backend = &f->be}, .run_done = run_done, .run_start_data = exits};
+	struct vn_matrix_result res;
+	struct vn_error err = {0};
+
+	int rc = vn_scenario_run_matrix(&f->ctx, s, &o, &res, &got, &err);
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(res.runs, 4);
+	assert_int_equal(res.failed, 1);
+	assert_int_equal(res.broken, 0);
+	assert_int_equal(f->boots, 4);
+	/* Interleaved: a/1 b/1 a/2 b/2, so the third is a/2. */
+	assert_int_equal(exits[0], 0);
+	assert_int_equal(exits[1], 0);
+	assert_int_equal(exits[2], 1);
+	assert_int_equal(exits[3], 0);
+	_cleanup_free_ char *group = slurp(f, "group/group.json");
+	json_object *g = json_tokener_parse(group), *runs, *c, *v;
+	assert_non_null(g);
+	assert_true(json_object_object_get_ex(g, "runs", &runs));
+	assert_int_equal(json_object_array_length(runs), 4);
+	c = json_object_array_get_idx(runs, 2);
+	assert_true(json_object_object_get_ex(c, "dir", &v));
+	assert_string_equal(json_object_get_string(v), "a/2");
+	assert_true(json_object_object_get_ex(c, "exit", &v));
+	assert_int_equal(json_object_get_int(v), 1);
+	json_object_put(g);
+	_cleanup_free_ char *a2 = slurp(f, "group/a/2/result.json");
+	assert_non_null(strstr(a2, "\"verdict\":\"fail\""));
+	vn_report_clear(&res.verdicts);
+	vn_compare_free(res.compare);
+	vn_error_clear(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_steps_in_order_background_alongside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timed_move, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interrupted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workload_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampler_dies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hotplug_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repeats_one_runs_steps_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_matrix_one_run_fails, setup, teardown),
+	};
+
+	/* The agent's commands outlive it as orphans: they come to us, to be counted. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
