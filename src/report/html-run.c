@@ -20,8 +20,7 @@
 #define RESULT_MAX  (16u << 20)
 #define DMESG_MAX   (16u << 20)
 /* trace.jsonl: its events' cap (runner-trace.c) plus the header's format files and the end record. */
-#define TRACE_MAX        (160u << 20)
-#define TRACE_EVENTS_MAX 32
+#define TRACE_MAX (160u << 20)
 
 static void row(struct vn_strbuf *b, const char *key, const char *value)
 {
@@ -398,25 +397,37 @@ static json_object *parse_line(const char *line, size_t n)
 	return o;
 }
 
-/* trace.jsonl's events over time: each tracepoint's cumulative count, binned to the chart's points. */
-static void trace(struct vn_strbuf *b, const char *dir)
+void vn_html_trace_add(struct vn_html_trace *tr, double t, unsigned k, bool crossed)
+{
+	if (!(t >= 0 && t < 1e9) || k >= tr->nnames)
+		return;
+	if (tr->n == tr->cap) {
+		tr->cap = tr->cap ? 2 * tr->cap : 4096;
+		tr->v = vn_xreallocarray(tr->v, tr->cap, sizeof(*tr->v));
+	}
+	tr->v[tr->n++] = (struct vn_html_trace_event){t, k, crossed};
+}
+
+void vn_html_trace_clear(struct vn_html_trace *tr)
+{
+	free(tr->why);
+	free(tr->v);
+	memset(tr, 0, sizeof(*tr));
+}
+
+/* trace.jsonl read back into what the runner keeps as it writes it (`vnuma report DIR`); false: there is none. */
+static bool trace_load(const char *dir, struct vn_html_trace *tr)
 {
 	_cleanup_free_ char *path = vn_xasprintf("%s/trace.jsonl", dir), *text = NULL;
-	char names[TRACE_EVENTS_MAX][136];
-	bool moves[TRACE_EVENTS_MAX] = {false}; /* the event has from_node/to_node: a series of those that crossed */
-	unsigned nnames = 0, *ev = NULL;
-	double *t = NULL, tmax = 0;
-	size_t n = 0, cap = 0, len, bad = 0;
+	size_t len;
 	struct vn_error e = {0};
-	bool ended = false, complete = false;
 
 	if (access(path, F_OK) != 0)
-		return;
-	vn_strbuf_printf(b, "<h2 id=\"trace\">Tracepoints</h2>\n");
+		return false;
 	if (vn_file_read(path, TRACE_MAX, &text, &len, &e) < 0) {
-		vn_html_note(b, e.msg);
+		tr->why = vn_xstrdup(e.msg);
 		vn_error_clear(&e);
-		return;
+		return true;
 	}
 	for (char *line = text; line < text + len;) {
 		char *nl = memchr(line, '\n', (size_t)(text + len - line));
@@ -426,78 +437,85 @@ static void trace(struct vn_strbuf *b, const char *dir)
 		double x;
 		line += ln + 1;
 		if (!o) {
-			bad++;
-		} else if (type && strcmp(type, "header") == 0 && !nnames &&
+			tr->bad++;
+		} else if (type && strcmp(type, "header") == 0 && !tr->nnames &&
 			   json_object_object_get_ex(o, "events", &v) && json_object_is_type(v, json_type_array)) {
-			for (size_t i = 0; i < json_object_array_length(v) && nnames < TRACE_EVENTS_MAX; i++) {
+			for (size_t i = 0; i < json_object_array_length(v) && tr->nnames < VN_HTML_TRACE_NAMES_MAX;
+			     i++) {
 				const char *en = vn_json_str(json_object_array_get_idx(v, i), "event");
-				if (en && strlen(en) < sizeof(names[0]))
-					snprintf(names[nnames++], sizeof(names[0]), "%s", en);
+				if (en && strlen(en) < sizeof(tr->names[0]))
+					snprintf(tr->names[tr->nnames++], sizeof(tr->names[0]), "%s", en);
 			}
 		} else if (type && strcmp(type, "end") == 0) {
-			ended = true;
-			complete = json_object_object_get_ex(o, "complete", &v) && json_object_get_boolean(v);
-		} else if (name && vn_json_has_finite(o, "t", &x) && x >= 0 && x < 1e9) {
+			tr->ended = true;
+			tr->complete = json_object_object_get_ex(o, "complete", &v) && json_object_get_boolean(v);
+		} else if (name && vn_json_has_finite(o, "t", &x)) {
 			unsigned k = 0;
-			while (k < nnames && strcmp(names[k], name) != 0)
+			while (k < tr->nnames && strcmp(tr->names[k], name) != 0)
 				k++;
 			double from, to;
 			bool crossed = vn_json_has_finite(o, "from_node", &from) &&
 				       vn_json_has_finite(o, "to_node", &to) && from >= 0 && to >= 0 && from != to;
-			if (k < nnames) {
-				moves[k] |= json_object_object_get_ex(o, "from_node", &v);
-				if (n == cap) {
-					cap = cap ? 2 * cap : 4096;
-					t = vn_xreallocarray(t, cap, sizeof(*t));
-					ev = vn_xreallocarray(ev, cap, sizeof(*ev));
-				}
-				t[n] = x;
-				/* Crossing events also count in their event's "across nodes" series, at k + TRACE_EVENTS_MAX. */
-				ev[n++] = k + (crossed ? TRACE_EVENTS_MAX : 0);
-				tmax = x > tmax ? x : tmax;
-			}
+			if (k < tr->nnames && x >= 0 && x < 1e9)
+				tr->moves[k] |= json_object_object_get_ex(o, "from_node", &v);
+			vn_html_trace_add(tr, x, k, crossed);
 		}
 		json_object_put(o);
 	}
-	free(steal_pointer(&text));
-	vn_strbuf_printf(b, "<p class=\"note\">%zu events of %u tracepoints in trace.jsonl%s%s.</p>\n", n, nnames,
-			 !ended     ? "; it has no end record: the capture did not finish"
-			 : complete ? ""
-				    : "; its end record says it is incomplete",
-			 bad ? "; some lines are not JSON" : "");
-	if (nnames && n) {
-		_cleanup_(set_free) struct series_set set;
-		unsigned np = VN_HTML_MAX_POINTS, series[2 * TRACE_EVENTS_MAX], ns = 0;
-		for (unsigned k = 0; k < nnames; k++)
-			series[k] = ns++;
-		for (unsigned k = 0; k < nnames; k++)
-			series[TRACE_EVENTS_MAX + k] = moves[k] ? ns++ : series[k];
-		set_init(&set, np, ns);
-		for (unsigned k = 0; k < nnames; k++) {
-			memcpy(set.names[series[k]], names[k], sizeof(names[k]));
-			if (moves[k])
-				snprintf(set.names[series[TRACE_EVENTS_MAX + k]], sizeof(set.names[0]),
-					 "%.120s across nodes", names[k]);
-		}
-		for (unsigned i = 0; i < np; i++)
-			set.x[i] = tmax * i / (np - 1);
-		/* Each event counted at the first point at or after its time, then summed up. */
-		for (size_t i = 0; i < n; i++) {
-			unsigned p = tmax > 0 ? (unsigned)ceil(t[i] / tmax * (np - 1)) : 0,
-				 k = ev[i] % TRACE_EVENTS_MAX;
-			p = p < np ? p : np - 1;
-			set.y[series[k]][p]++;
-			if (ev[i] >= TRACE_EVENTS_MAX)
-				set.y[series[TRACE_EVENTS_MAX + k]][p]++;
-		}
-		for (unsigned k = 0; k < ns; k++)
-			for (unsigned i = 1; i < np; i++)
-				set.y[k][i] += set.y[k][i - 1];
-		set.n = np;
-		set_draw(b, &set, "trace events (cumulative count) since the capture began", false, 0, tmax);
+	return true;
+}
+
+/* The tracepoints' events over time: each tracepoint's cumulative count, binned to the chart's points. */
+static void trace(struct vn_strbuf *b, const struct vn_html_trace *tr)
+{
+	double tmax = 0;
+
+	if (!tr)
+		return;
+	vn_strbuf_printf(b, "<h2 id=\"trace\">Tracepoints</h2>\n");
+	if (tr->why) {
+		vn_html_note(b, tr->why);
+		return;
 	}
-	free(t);
-	free(ev);
+	for (size_t i = 0; i < tr->n; i++)
+		tmax = tr->v[i].t > tmax ? tr->v[i].t : tmax;
+	vn_strbuf_printf(b, "<p class=\"note\">%zu events of %u tracepoints in trace.jsonl%s%s.</p>\n", tr->n,
+			 tr->nnames,
+			 !tr->ended     ? "; it has no end record: the capture did not finish"
+			 : tr->complete ? ""
+					: "; its end record says it is incomplete",
+			 tr->bad ? "; some lines are not JSON" : "");
+	if (!tr->nnames || !tr->n)
+		return;
+	_cleanup_(set_free) struct series_set set;
+	unsigned np = VN_HTML_MAX_POINTS, series[2 * VN_HTML_TRACE_NAMES_MAX], ns = 0;
+	/* Crossing events also count in their tracepoint's "across nodes" series. */
+	for (unsigned k = 0; k < tr->nnames; k++)
+		series[k] = ns++;
+	for (unsigned k = 0; k < tr->nnames; k++)
+		series[VN_HTML_TRACE_NAMES_MAX + k] = tr->moves[k] ? ns++ : series[k];
+	set_init(&set, np, ns);
+	for (unsigned k = 0; k < tr->nnames; k++) {
+		memcpy(set.names[series[k]], tr->names[k], sizeof(tr->names[k]));
+		if (tr->moves[k])
+			snprintf(set.names[series[VN_HTML_TRACE_NAMES_MAX + k]], sizeof(set.names[0]),
+				 "%.120s across nodes", tr->names[k]);
+	}
+	for (unsigned i = 0; i < np; i++)
+		set.x[i] = tmax * i / (np - 1);
+	/* Each event counted at the first point at or after its time, then summed up. */
+	for (size_t i = 0; i < tr->n; i++) {
+		unsigned p = tmax > 0 ? (unsigned)ceil(tr->v[i].t / tmax * (np - 1)) : 0, k = tr->v[i].k;
+		p = p < np ? p : np - 1;
+		set.y[series[k]][p]++;
+		if (tr->v[i].crossed)
+			set.y[series[VN_HTML_TRACE_NAMES_MAX + k]][p]++;
+	}
+	for (unsigned k = 0; k < ns; k++)
+		for (unsigned i = 1; i < np; i++)
+			set.y[k][i] += set.y[k][i - 1];
+	set.n = np;
+	set_draw(b, &set, "trace events (cumulative count) since the capture began", false, 0, tmax);
 }
 
 void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
@@ -512,7 +530,7 @@ void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
 	distances(b, in);
 	fallback(b, in);
 	samples(b, in);
-	trace(b, in->dir);
+	trace(b, in->trace);
 	vn_html_page_end(b);
 }
 
@@ -522,6 +540,7 @@ struct loaded {
 	char *samples, *samples_why, *fallback_why;
 	struct vn_fallback fallback;
 	unsigned rows[VN_MAX_NODES][VN_MAX_NODES];
+	struct vn_html_trace trace;
 };
 
 static void loaded_free(struct loaded **lp)
@@ -534,6 +553,7 @@ static void loaded_free(struct loaded **lp)
 	free(l->samples);
 	free(l->samples_why);
 	free(l->fallback_why);
+	vn_html_trace_clear(&l->trace);
 	free(l);
 }
 
@@ -637,6 +657,8 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	in.samples_why = l->samples_why;
 	load_distances(dir, l, &in);
 	load_fallback(dir, l, &in);
+	if (trace_load(dir, &l->trace))
+		in.trace = &l->trace;
 	vn_html_run_page(b, &in);
 	return 0;
 }

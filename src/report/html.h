@@ -6,6 +6,9 @@
  */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "topology/limits.h"
 #include "util/error.h"
 
@@ -35,8 +38,30 @@ int vn_report_html_write(const char *dir, const char *out_path, struct vn_error 
  */
 struct json_object;
 struct vn_fallback;
+
+/* The page's tracepoint chart: every event's time and tracepoint, from the capture or from trace.jsonl. */
+#define VN_HTML_TRACE_NAMES_MAX 32
+struct vn_html_trace_event {
+	double t;     /* seconds since the capture began, to the microsecond as trace.jsonl prints it */
+	unsigned k;   /* names[k] */
+	bool crossed; /* it moved something from one node to another */
+};
+struct vn_html_trace {
+	char *why; /* trace.jsonl could not be read (the page says so); NULL: the rest holds */
+	unsigned nnames;
+	char names[VN_HTML_TRACE_NAMES_MAX][136];
+	bool moves[VN_HTML_TRACE_NAMES_MAX]; /* names[k]'s events carry a from and a to node */
+	size_t n, cap;
+	struct vn_html_trace_event *v;
+	bool ended, complete; /* an end record was written, and it says the capture is complete */
+	size_t bad;           /* trace.jsonl's lines that are not JSON */
+};
+/* An event at t of names[k]; one outside the capture's time or of no known tracepoint is left out. */
+void vn_html_trace_add(struct vn_html_trace *tr, double t, unsigned k, bool crossed);
+void vn_html_trace_clear(struct vn_html_trace *tr);
+
 struct vn_html_run_in {
-	const char *dir;            /* the run directory: the title without a scenario, and trace.jsonl */
+	const char *dir;            /* the run directory: the title without a scenario */
 	struct json_object *result; /* result.json's object (vn_report_json) */
 	const char *samples;        /* samples.jsonl's text; NULL: none, samples_why says why */
 	const char *samples_why;
@@ -49,6 +74,7 @@ struct vn_html_run_in {
 	const char *fallback_from;
 	const struct vn_fallback *fallback;
 	const char *fallback_why;
+	const struct vn_html_trace *trace; /* NULL: the run captured no tracepoints (it has no trace.jsonl) */
 };
 
 /* Writes DIR/report.html (in->dir) atomically from in. */

@@ -12,6 +12,7 @@
 
 #include "guest/agent-client.h"
 #include "guest/agent-file.h"
+#include "report/html.h"
 #include "scenario/backend.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
@@ -68,6 +69,9 @@ struct run {
 	struct vn_strbuf samples;   /* samples.jsonl contents, for the assertions */
 	bool samples_cut;           /* samples reached SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
 	struct vn_run_trace *trace; /* the scenario's tracepoints being captured, or NULL */
+	/* What report.html charts of the capture, kept as trace.jsonl is written (traced: it was opened). */
+	bool traced;
+	struct vn_html_trace trace_page;
 };
 
 /* Where the guest has vnuma's programs, and the steps' pidfiles: the backend's, else the image's. */

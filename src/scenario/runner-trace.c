@@ -184,6 +184,9 @@ static void write_header(struct run *r)
 		json_object_array_add(evs, e);
 	}
 	json_object_object_add(h, "events", evs);
+	for (unsigned k = 0; k < t->n && k < VN_HTML_TRACE_NAMES_MAX; k++)
+		snprintf(r->trace_page.names[k], sizeof(r->trace_page.names[k]), "%s", t->names[k]);
+	r->trace_page.nnames = t->n < VN_HTML_TRACE_NAMES_MAX ? t->n : VN_HTML_TRACE_NAMES_MAX;
 	fprintf(t->out, "%s\n", json_object_to_json_string_ext(h, JSON_C_TO_STRING_PLAIN));
 	fflush(t->out);
 	json_object_put(h);
@@ -277,6 +280,9 @@ static void on_line(struct run *r, const char *line, size_t len)
 		fputc('\n', t->out);
 		t->out_len += n + 1;
 		t->written++;
+		/* The page's copy of the event, its time as the line prints it. */
+		r->trace_page.moves[k] |= moved;
+		vn_html_trace_add(&r->trace_page, round((ev.ts - t->t0) * 1e6) / 1e6, k, a >= 0 && b >= 0 && a != b);
 		json_object_put(o);
 	}
 	json_object_put(ev.fields);
@@ -389,6 +395,7 @@ int vn_run_trace_start(struct run *r, struct vn_error *err)
 	if ((rc = vn_run_exec_start(r, EX_TRACER, argv, &t->e, err)) < 0 ||
 	    (rc = vn_run_open_out(r->dir, "trace.jsonl", &t->out, err)) < 0)
 		return rc;
+	r->traced = true;
 	for (double until = vn_now_s() + TRACE_READY_S; !t->ready && !t->error && !t->e->done && !r->stop;) {
 		if ((rc = vn_run_pump(r, 100, err)) < 0)
 			return rc;
@@ -428,6 +435,8 @@ static void write_end(struct run *r)
 	/* Complete: the guest said it ended, nothing broke the protocol, nothing was dropped on the way. */
 	bool complete = t->ended && !t->error;
 	json_object_object_add(o, "complete", json_object_new_boolean(complete));
+	r->trace_page.ended = true;
+	r->trace_page.complete = complete;
 	if (t->error)
 		json_object_object_add(o, "error", json_object_new_string(t->error));
 	for (unsigned k = 0; k < t->n; k++)

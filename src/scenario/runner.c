@@ -563,6 +563,7 @@ static int write_page(const struct run *r, const struct vn_report *rep, bool sam
 		in.samples_why = why = vn_xasprintf("%s/samples.jsonl: cannot open: %s", r->dir, strerror(ENOENT));
 	}
 	vn_run_page(r->d, &in);
+	in.trace = r->traced ? &r->trace_page : NULL;
 	return vn_report_html_write_run(&in, err);
 }
 
@@ -631,6 +632,7 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 	if (write_page(r, rep, sampled, &we) < 0 && rc == 0 && !err->detail)
 		vn_error_set_detail(err, we.msg);
 	vn_error_clear(&we);
+	vn_html_trace_clear(&r->trace_page);
 	return rc;
 }
 

@@ -55,6 +55,12 @@ PY
 prc=$?
 echo "# $summary" | tail -3
 check "trace.jsonl: complete, typed, and its page migrations agree with vmstat's window counters" test "$prc" = 0
+# The run drew its page from what it held; `vnuma report` draws it from the files: the same page.
+cp "$w/mf/report.html" "$w/mf-run.html"
+"$vnuma" report "$w/mf" >"$w/report.log" 2>&1
+check "report.html drawn by the run (trace chart included) equals vnuma report's from the files" \
+	cmp "$w/mf-run.html" "$w/mf/report.html"
+check "report.html has the tracepoint chart" grep -q 'id="trace"' "$w/mf-run.html"
 
 # 2. A tracepoint the kernel lacks: exit 2, named, and no step started.
 cat >"$w/missing.json" <<JSON

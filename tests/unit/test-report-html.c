@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "report/html.h"
 #include "report/html-priv.h"
 #include "util/alloc.h"
@@ -310,6 +312,64 @@ static void test_trace(void **state)
 	vn_rm_rf(dir);
 }
 
+/*
+ * The runner's own copy of the capture draws the same section as trace.jsonl
+ * read back: its times as the file prints them, the same series, the same
+ * notes (no end record yet, then a complete one).
+ */
+static void test_trace_from_memory(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	(void)state;
+
+	copy_fixture("run/result.json", dir, "result.json", NULL, NULL);
+	put(dir, "trace.jsonl",
+	    "{\"type\":\"header\",\"version\":1,\"events\":[{\"event\":\"migrate:mm_migrate_pages\"},"
+	    "{\"event\":\"sched:sched_move_numa\"}]}\n"
+	    "{\"t\":0.000001,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
+	    "{\"t\":1.333333,\"event\":\"sched:sched_move_numa\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
+	    "{\"t\":2.5,\"event\":\"sched:sched_move_numa\",\"fields\":{},\"from_node\":-1,\"to_node\":0}\n"
+	    "{\"t\":3.75,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n");
+	struct vn_html_trace tr = {.nnames = 2};
+	snprintf(tr.names[0], sizeof(tr.names[0]), "migrate:mm_migrate_pages");
+	snprintf(tr.names[1], sizeof(tr.names[1]), "sched:sched_move_numa");
+	tr.moves[1] = true;
+	vn_html_trace_add(&tr, 0.000001, 0, false);
+	vn_html_trace_add(&tr, 1.333333, 1, true);
+	vn_html_trace_add(&tr, 2.5, 1, false);
+	vn_html_trace_add(&tr, 3.75, 0, false);
+	vn_html_trace_add(&tr, -1, 0, false); /* before the capture: left out, as the loader leaves it */
+	vn_html_trace_add(&tr, 1, 7, false);  /* no such tracepoint */
+	assert_int_equal(tr.n, 4);
+
+	_cleanup_free_ char *path = vn_xasprintf("%s/result.json", dir);
+	_cleanup_free_ char *trace_path = vn_xasprintf("%s/trace.jsonl", dir);
+	json_object *res = json_object_from_file(path);
+	assert_non_null(res);
+	for (int ended = 0; ended < 2; ended++) {
+		if (ended) {
+			FILE *f = fopen(trace_path, "a");
+			assert_non_null(f);
+			fputs("{\"type\":\"end\",\"complete\":true}\n", f);
+			fclose(f);
+			tr.ended = tr.complete = true;
+		}
+		_cleanup_free_ char *file = report(dir);
+		struct vn_strbuf mem = VN_STRBUF_INIT;
+		struct vn_html_run_in in = {.dir = dir, .result = res, .samples_why = "none", .trace = &tr};
+		vn_html_run_page(&mem, &in);
+		const char *a = strstr(file, "<h2 id=\"trace\">"), *b = strstr(mem.s, "<h2 id=\"trace\">");
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_non_null(strstr(a, "sched:sched_move_numa across nodes"));
+		assert_string_equal(a, b);
+		vn_strbuf_free(&mem);
+	}
+	json_object_put(res);
+	vn_html_trace_clear(&tr);
+	vn_rm_rf(dir);
+}
+
 static void test_group_fixture(void **state)
 {
 	_cleanup_free_ char *dir = fixture("group");
@@ -431,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_downsampled),
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_trace_from_memory),
 		cmocka_unit_test(test_group_fixture),
 		cmocka_unit_test(test_group_no_compare),
 		cmocka_unit_test(test_group_symlinked_run),
