@@ -326,15 +326,7 @@ static void test_hmat(struct vn_virt *v)
 	for (unsigned i = 0; i < 3; i++)
 		for (unsigned j = 0; j < 3; j++)
 			t->distance[i][j] = d[i][j];
-	struct vn_hmat_entry h[] = {
-		{.initiator = 0, .target = 0, .type = VN_HMAT_LATENCY, .value = 80},
-		{.initiator = 0, .target = 2, .type = VN_HMAT_LATENCY, .value = 250},
-		{.initiator = 0, .target = 0, .type = VN_HMAT_BANDWIDTH, .value = 20000},
-		{.initiator = 0, .target = 2, .type = VN_HMAT_BANDWIDTH, .value = 5000},
-	};
-	t->hmat = malloc(sizeof(h));
-	memcpy(t->hmat, h, sizeof(h));
-	t->nhmat = 4;
+	vn_test_cxl_hmat(t);
 	const char *cmds = "cd /sys/devices/system/node/node2/access0/initiators\n"
 			   "echo N2_LAT=$(cat read_latency) N2_BW=$(cat read_bandwidth) N2_INIT=$(ls -d node*)\n"
 			   "echo HAS_CPU=$(cat /sys/devices/system/node/has_cpu)"

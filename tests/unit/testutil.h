@@ -1,13 +1,14 @@
 /*
  * Helpers shared by the unit tests and the C integration tests (which do
  * not use cmocka, so nothing here asserts): read a file whole, and the
- * small two-node topology the virt tests boot or render.
+ * small topologies the virt tests boot or render.
  */
 #pragma once
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "topology/topology.h"
 #include "util/cleanup.h"
@@ -47,4 +48,22 @@ static inline struct vn_topology *vn_test_two_nodes(const uint64_t mib[2])
 			t->distance[i][j] = i == j ? 10 : 21;
 	}
 	return t;
+}
+
+/*
+ * Node 0 reaches node 2 (CPU-less, as CXL memory is) at 250 ns and
+ * 5000 MB/s against its own 80 ns and 20000 MB/s.
+ */
+static inline void vn_test_cxl_hmat(struct vn_topology *t)
+{
+	const struct vn_hmat_entry h[] = {
+		{.initiator = 0, .target = 0, .type = VN_HMAT_LATENCY, .value = 80},
+		{.initiator = 0, .target = 2, .type = VN_HMAT_LATENCY, .value = 250},
+		{.initiator = 0, .target = 0, .type = VN_HMAT_BANDWIDTH, .value = 20000},
+		{.initiator = 0, .target = 2, .type = VN_HMAT_BANDWIDTH, .value = 5000},
+	};
+
+	t->hmat = malloc(sizeof(h));
+	memcpy(t->hmat, h, sizeof(h));
+	t->nhmat = sizeof(h) / sizeof(h[0]);
 }
