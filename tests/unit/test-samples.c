@@ -30,10 +30,9 @@ static const char *sampler_path(void)
 /* If not 0, the sampler runs with this few descriptors (soft and hard limit). */
 static rlim_t sampler_nofile;
 
-/* Everything the sampler prints until it exits; its exit status in *rc. */
-static char *run_sampler(char *const argv[], int *rc)
+/* fork(), the child's stdout into the pipe out; 0 in the child, which holds no other end of it. */
+static pid_t fork_piped(int out[2])
 {
-	int out[2];
 	assert_int_equal(pipe(out), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -41,6 +40,16 @@ static char *run_sampler(char *const argv[], int *rc)
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
+	}
+	return pid;
+}
+
+/* Everything the sampler prints until it exits; its exit status in *rc. */
+static char *run_sampler(char *const argv[], int *rc)
+{
+	int out[2];
+	pid_t pid = fork_piped(out);
+	if (pid == 0) {
 		if (sampler_nofile) {
 			struct rlimit rl = {sampler_nofile, sampler_nofile};
 			setrlimit(RLIMIT_NOFILE, &rl);
@@ -472,13 +481,8 @@ static void test_few_descriptors(void **state)
 static void test_sigterm_stops_cleanly(void **state)
 {
 	int out[2];
-	assert_int_equal(pipe(out), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_piped(out);
 	if (pid == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		close(out[1]);
 		execl(sampler_path(), "vnuma-sample", "--interval", "10", (char *)NULL);
 		_exit(127);
 	}
