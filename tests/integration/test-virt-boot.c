@@ -23,6 +23,7 @@
 #include "virt/connect.h"
 #include "virt/console.h"
 #include "virt/domain.h"
+#include "../unit/testutil.h"
 
 static const char *kernel = "/boot/vmlinuz-6.1.0-57-amd64";
 static const char *initrd = "/boot/initrd.img-6.1.0-57-amd64";
@@ -46,26 +47,10 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static char *slurp(const char *path)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *s = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&s, &len);
-	char buf[8192];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	return s;
-}
-
 static bool wait_for_log(const char *log, const char *needle, double timeout)
 {
 	for (double end = now() + timeout; now() < end; usleep(200000)) {
-		_cleanup_free_ char *s = slurp(log);
+		_cleanup_free_ char *s = vn_test_read_all(log);
 		if (s && strstr(s, needle))
 			return true;
 	}
@@ -101,20 +86,9 @@ static bool qemu_alive(const char *name)
 
 static struct vn_topology *topo(const uint64_t mib[2])
 {
-	struct vn_topology *t = calloc(1, sizeof(*t));
-	struct vn_error err = {0};
+	struct vn_topology *t = vn_test_two_nodes(mib);
 
 	t->name = strdup("2node-it");
-	t->nnodes = 2;
-	t->ncpus_total = 2;
-	for (unsigned i = 0; i < 2; i++) {
-		t->nodes[i].id = i;
-		vn_cpulist_parse(i ? "1" : "0", &t->nodes[i].cpus, &err);
-		t->nodes[i].ncpus = 1;
-		t->nodes[i].memory = mib[i] << 20;
-		for (unsigned j = 0; j < 2; j++)
-			t->distance[i][j] = i == j ? 10 : 21;
-	}
 	t->distances_given = true;
 	return t;
 }
@@ -219,7 +193,7 @@ static struct vn_virt *test_lock_and_two_processes(const char *self, const char 
 	const char *log = vn_virt_domain_console_log(d);
 	bool ok = wait_for_log(log, "Fallback order for Node 1:", 180);
 	CHECK(ok, "console shows `Fallback order for Node 1:` %.1f s after start", now() - t0);
-	text = slurp(log);
+	text = vn_test_read_all(log);
 	CHECK(text && strstr(text, "ACPI: SRAT: Node 1 PXM 1"), "console has SRAT lines for node 1");
 	CHECK(text && !strstr(text, "No NUMA configuration found"), "no `No NUMA configuration found`");
 	CHECK(text && strstr(text, "node   1: [mem"), "node 1 has memory ranges");
@@ -287,8 +261,8 @@ static bool console_session(struct vn_virt *v, const struct vn_topology *t, cons
 	close(in[0]);
 	CHECK(rc == 0, "%s: console attach ended after %.1f s (boot, commands, power-off) %s", name, now() - t0,
 	      err.msg);
-	*console_out = slurp(outpath);
-	*log_text = slurp(log);
+	*console_out = vn_test_read_all(outpath);
+	*log_text = vn_test_read_all(log);
 	/* The console closes as QEMU exits, a moment before libvirt has seen the power-off. */
 	rc = vn_virt_domain_wait_shutoff(d, 10000, &err);
 	CHECK(rc == 0, "%s: guest powered off (sysrq o) and ended %s", name, err.msg);
@@ -352,15 +326,7 @@ static void test_hmat(struct vn_virt *v)
 	for (unsigned i = 0; i < 3; i++)
 		for (unsigned j = 0; j < 3; j++)
 			t->distance[i][j] = d[i][j];
-	struct vn_hmat_entry h[] = {
-		{.initiator = 0, .target = 0, .type = VN_HMAT_LATENCY, .value = 80},
-		{.initiator = 0, .target = 2, .type = VN_HMAT_LATENCY, .value = 250},
-		{.initiator = 0, .target = 0, .type = VN_HMAT_BANDWIDTH, .value = 20000},
-		{.initiator = 0, .target = 2, .type = VN_HMAT_BANDWIDTH, .value = 5000},
-	};
-	t->hmat = malloc(sizeof(h));
-	memcpy(t->hmat, h, sizeof(h));
-	t->nhmat = 4;
+	vn_test_cxl_hmat(t);
 	const char *cmds = "cd /sys/devices/system/node/node2/access0/initiators\n"
 			   "echo N2_LAT=$(cat read_latency) N2_BW=$(cat read_bandwidth) N2_INIT=$(ls -d node*)\n"
 			   "echo HAS_CPU=$(cat /sys/devices/system/node/has_cpu)"

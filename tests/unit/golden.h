@@ -11,22 +11,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
-
-static inline char *vn_test_read_all(const char *path)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *s = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&s, &len);
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	return s;
-}
+#include "testutil.h"
 
 /* what names the generated thing in the failure message ("generated XML"). */
 static inline void vn_test_golden(const char *dir, const char *file, const char *got, const char *what)

@@ -265,6 +265,19 @@ static void assert_infra_naming_guest(const struct vn_error *err)
 		fail_msg("error does not name the guest: %s", err->msg);
 }
 
+/* An exec of argv with no stdin, its stdout gathered in out (when not NULL). */
+static struct vn_agent_exec_opts exec_opts(const char *const *argv, struct vn_strbuf *out, double timeout_s)
+{
+	return (struct vn_agent_exec_opts){
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.stdout_buf = out,
+		.timeout_s = timeout_s,
+	};
+}
+
 /* vn_agent_call (exec false) or vn_agent_exec with a 1 s timeout against a flooding guest. */
 static void floods(enum mode mode, bool exec, int want_code)
 {
@@ -272,14 +285,7 @@ static void floods(enum mode mode, bool exec, int want_code)
 	struct vn_error err = {0};
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	const char *const argv[] = {"true", NULL};
-	struct vn_agent_exec_opts o = {
-		.argv = argv,
-		.stdin_fd = -1,
-		.stdout_fd = -1,
-		.stderr_fd = -1,
-		.stdout_buf = &out,
-		.timeout_s = 1,
-	};
+	struct vn_agent_exec_opts o = exec_opts(argv, &out, 1);
 	long peak0 = peak_mib();
 	int status = -1, rc;
 	double t0;
@@ -355,18 +361,11 @@ static void test_exec_output_truncated(void **state)
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	const char *const argv[] = {"cat", "/dev/zero", NULL};
 	bool truncated = false;
-	struct vn_agent_exec_opts o = {
-		.argv = argv,
-		.stdin_fd = -1,
-		.stdout_fd = -1,
-		.stderr_fd = -1,
-		.stdout_buf = &out,
-		.timeout_s = 10,
-		.buf_max = 1 << 20,
-		.truncated = &truncated,
-	};
+	struct vn_agent_exec_opts o = exec_opts(argv, &out, 10);
 	int status = -1;
 
+	o.buf_max = 1 << 20;
+	o.truncated = &truncated;
 	fake_start(&f, M_STDOUT_8MIB, NULL);
 	assert_int_equal(vn_agent_exec(f.a, &o, &status, &err), 0);
 	assert_int_equal(status, 0);
@@ -406,13 +405,7 @@ static void test_exec_malformed_replies(void **state)
 		struct fake f;
 		struct vn_error err = {0};
 		const char *const argv[] = {"true", NULL};
-		struct vn_agent_exec_opts o = {
-			.argv = argv,
-			.stdin_fd = -1,
-			.stdout_fd = -1,
-			.stderr_fd = -1,
-			.timeout_s = 0.5,
-		};
+		struct vn_agent_exec_opts o = exec_opts(argv, NULL, 0.5);
 		int status = -1;
 
 		fake_start(&f, M_REPLY, bad_exec_replies[i]);

@@ -290,51 +290,41 @@ static void test_exec_missing_program(void **state)
 
 static volatile sig_atomic_t fwd_sig;
 
-static void test_exec_forward_signal(void **state)
+/* SIGINT set in *flag before the exec reaches the program in the guest (128 + SIGINT) and clears the flag. */
+static void exec_forwarded(struct fixture *f, const char *script, volatile sig_atomic_t *flag, struct vn_strbuf *out)
 {
-	struct fixture *f = *state;
 	struct vn_error err = {0};
-	/* exec: sleep itself gets the signal, with no shell deciding what to do with it. */
-	const char *const argv[] = {"/bin/sh", "-c", "echo ready; exec sleep 10", NULL};
-	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	const char *const argv[] = {"/bin/sh", "-c", script, NULL};
 	struct vn_agent_exec_opts o = {
 		.argv = argv,
 		.stdin_fd = -1,
 		.stdout_fd = -1,
 		.stderr_fd = -1,
+		.stdout_buf = out,
 		.timeout_s = 20,
-		.forward_signal = &fwd_sig,
+		.forward_signal = flag,
 	};
 	int status = -1;
 
 	/* Set before the call: the flag is checked once the exec is under way. */
-	fwd_sig = SIGINT;
-	o.stdout_buf = &out;
+	*flag = SIGINT;
 	assert_int_equal(vn_agent_exec(f->a, &o, &status, &err), 0);
 	assert_int_equal(status, 128 + SIGINT);
-	assert_int_equal(fwd_sig, 0);
+	assert_int_equal(*flag, 0);
+}
+
+static void test_exec_forward_signal(void **state)
+{
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+
+	/* exec: sleep itself gets the signal, with no shell deciding what to do with it. */
+	exec_forwarded(*state, "echo ready; exec sleep 10", &fwd_sig, &out);
 }
 
 /* vnuma exec forwards Ctrl-C itself: with &vn_interrupted as the flag it is sent, not an end of the wait. */
 static void test_exec_forward_interrupt(void **state)
 {
-	struct fixture *f = *state;
-	struct vn_error err = {0};
-	const char *const argv[] = {"/bin/sh", "-c", "exec sleep 10", NULL};
-	struct vn_agent_exec_opts o = {
-		.argv = argv,
-		.stdin_fd = -1,
-		.stdout_fd = -1,
-		.stderr_fd = -1,
-		.timeout_s = 20,
-		.forward_signal = &vn_interrupted,
-	};
-	int status = -1;
-
-	vn_interrupted = SIGINT;
-	assert_int_equal(vn_agent_exec(f->a, &o, &status, &err), 0);
-	assert_int_equal(status, 128 + SIGINT);
-	assert_int_equal(vn_interrupted, 0);
+	exec_forwarded(*state, "exec sleep 10", &vn_interrupted, NULL);
 }
 
 static void test_read_proc(void **state)

@@ -269,6 +269,20 @@ static const struct ig_opt table[] = {
 	{"match", IG_OPT_CALL, .dst = &P, .call = on_call, .short_name = 'm'},
 	{0}};
 
+/* fork(), the child's stdout and stderr both into pe[1] and its messages named "test"; 0 in the child. */
+static pid_t fork_captured(int pe[2])
+{
+	assert_int_equal(pipe(pe), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pe[1], 2);
+		dup2(pe[1], 1);
+		ig_prog = "test";
+	}
+	return pid;
+}
+
 /* Parses args in a child; returns its exit status (0 when parsing returned) and its stdout + stderr in err. */
 static int parse_child(char *err, size_t errsz, ...)
 {
@@ -280,13 +294,8 @@ static int parse_child(char *err, size_t errsz, ...)
 	while (argc < 15 && (argv[argc] = va_arg(ap, char *)) != NULL)
 		argc++;
 	va_end(ap);
-	assert_int_equal(pipe(pe), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_captured(pe);
 	if (pid == 0) {
-		dup2(pe[1], 2);
-		dup2(pe[1], 1);
-		ig_prog = "test";
 		optind = 0;
 		ig_opts_parse(argc, argv, table, "a note\n");
 		_exit(0);
@@ -593,13 +602,8 @@ static int oom_child(void (*fn)(void), bool worker, char *out, size_t outsz)
 {
 	int pe[2], st;
 
-	assert_int_equal(pipe(pe), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_captured(pe);
 	if (pid == 0) {
-		dup2(pe[1], 2);
-		dup2(pe[1], 1);
-		ig_prog = "test";
 		setvbuf(stdout, NULL, _IOFBF, 4096);
 		printf("parent's-buffer\n"); /* unflushed, as a parent's output is when it forks without a flush */
 		if (worker) {

@@ -19,6 +19,7 @@
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/strbuf.h"
+#include "tmpdir.h"
 
 static char *fixture(const char *rel)
 {
@@ -37,17 +38,6 @@ static char *slurp(const char *path)
 	return text;
 }
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	_cleanup_free_ char *path = vn_xasprintf("%s/%s", dir, name);
-	_cleanup_free_ char *parent = vn_xstrdup(path);
-	struct vn_error err = {0};
-
-	*strrchr(parent, '/') = '\0';
-	assert_int_equal(vn_mkdir_p(parent, 0755, &err), 0);
-	assert_int_equal(vn_file_write_text(path, text, &err), 0);
-}
-
 /* The fixture's file, with every from replaced by to (from NULL: as it is), into dir/name. */
 static void copy_fixture(const char *rel, const char *dir, const char *name, const char *from, const char *to)
 {
@@ -64,7 +54,7 @@ static void copy_fixture(const char *rel, const char *dir, const char *name, con
 		vn_strbuf_append(&b, to, strlen(to));
 	}
 	_cleanup_free_ char *out = vn_strbuf_steal(&b);
-	put(dir, name, out);
+	vn_test_put(dir, name, out);
 }
 
 /* Writes the report of dir into dir/report.html and returns its text. */
@@ -220,7 +210,7 @@ static void test_downsampled(void **state)
 			"\"state\":\"R\"}]}],\"running_per_node\":{\"0\":1,\"1\":0},\"cost\":{\"cpu_s\":0.001}}\n",
 			i, i, i, 2 * i, i, LINES - i);
 	_cleanup_free_ char *samples = vn_strbuf_steal(&b);
-	put(dir, "samples.jsonl", samples);
+	vn_test_put(dir, "samples.jsonl", samples);
 	_cleanup_free_ char *html = report(dir);
 	assert_non_null(strstr(html, "300 samples drawn of 20000 lines, t = 0.0 .. 19999.0 s"));
 	/* Every series holds at most VN_HTML_MAX_POINTS points (a stacked area twice that: top and bottom). */
@@ -247,9 +237,10 @@ static void test_incomplete(void **state)
 		     "\"complete\": false,\n  \"error\": \"guest <b>crashed</b>: kernel panic\"");
 	copy_fixture("run/after/node0-distance", dir, "before/node0-distance", NULL, NULL);
 	copy_fixture("run/after/node1-distance", dir, "before/node1-distance", NULL, NULL);
-	put(dir, "samples.jsonl",
-	    "{\"seq\":0,\"t\":0,\"vmstat\":{},\"nodes\":[{\"node\":0}],\"procs\":[],\"running_per_node\":{\"0\":0},"
-	    "\"cost\":{\"cpu_s\":0.001}}\n{\"seq\":1,\"t\":1,\"vms");
+	vn_test_put(
+		dir, "samples.jsonl",
+		"{\"seq\":0,\"t\":0,\"vmstat\":{},\"nodes\":[{\"node\":0}],\"procs\":[],\"running_per_node\":{\"0\":0},"
+		"\"cost\":{\"cpu_s\":0.001}}\n{\"seq\":1,\"t\":1,\"vms");
 	_cleanup_free_ char *html = report(dir);
 	assert_non_null(strstr(html, "INCOMPLETE: guest &lt;b&gt;crashed&lt;/b&gt;: kernel panic"));
 	assert_null(strstr(html, "PASSED"));
@@ -264,7 +255,7 @@ static void test_incomplete(void **state)
 	copy_fixture("run/result.json", dir2, "result.json", NULL, NULL);
 	_cleanup_free_ char *none = report(dir2);
 	assert_non_null(strstr(none, "samples.jsonl: cannot open"));
-	put(dir2, "samples.jsonl", "<html>\n");
+	vn_test_put(dir2, "samples.jsonl", "<html>\n");
 	_cleanup_free_ char *bad = report(dir2);
 	assert_non_null(strstr(bad, "samples.jsonl:1:"));
 	vn_rm_rf(dir2);
@@ -277,16 +268,16 @@ static void test_trace(void **state)
 	(void)state;
 
 	copy_fixture("run/result.json", dir, "result.json", NULL, NULL);
-	put(dir, "trace.jsonl",
-	    "{\"type\":\"header\",\"version\":1,\"events\":[{\"event\":\"migrate:mm_migrate_pages\"},"
-	    "{\"event\":\"sched:<script>x</script>\"}]}\n"
-	    "{\"t\":0.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
-	    "{\"t\":1.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
-	    "{\"t\":2,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
-	    "{\"t\":2.5,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":1}\n"
-	    "{\"t\":-1,\"event\":\"migrate:mm_migrate_pages\"}\n"
-	    "{\"t\":1,\"event\":\"not:in_the_header\"}\n"
-	    "{\"type\":\"end\",\"complete\":true}\n");
+	vn_test_put(dir, "trace.jsonl",
+		    "{\"type\":\"header\",\"version\":1,\"events\":[{\"event\":\"migrate:mm_migrate_pages\"},"
+		    "{\"event\":\"sched:<script>x</script>\"}]}\n"
+		    "{\"t\":0.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
+		    "{\"t\":1.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
+		    "{\"t\":2,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
+		    "{\"t\":2.5,\"event\":\"sched:<script>x</script>\",\"fields\":{},\"from_node\":1,\"to_node\":1}\n"
+		    "{\"t\":-1,\"event\":\"migrate:mm_migrate_pages\"}\n"
+		    "{\"t\":1,\"event\":\"not:in_the_header\"}\n"
+		    "{\"type\":\"end\",\"complete\":true}\n");
 	_cleanup_free_ char *html = report(dir);
 	assert_non_null(strstr(html, "<h2 id=\"trace\">Tracepoints</h2>"));
 	assert_non_null(strstr(html, "4 events of 2 tracepoints in trace.jsonl.</p>"));
@@ -298,8 +289,9 @@ static void test_trace(void **state)
 	assert_inert(html);
 
 	/* Cut short (no end record), with lines that are not JSON. */
-	put(dir, "trace.jsonl",
-	    "{\"type\":\"header\",\"events\":[{\"event\":\"a:b\"}]}\n{\"t\":1,\"event\":\"a:b\"}\n<b>\n{\"t\":2,\"ev");
+	vn_test_put(dir, "trace.jsonl",
+		    "{\"type\":\"header\",\"events\":[{\"event\":\"a:b\"}]}\n{\"t\":1,\"event\":\"a:b\"}\n<b>\n{\"t\":"
+		    "2,\"ev");
 	_cleanup_free_ char *cut = report(dir);
 	assert_non_null(strstr(cut,
 			       "1 events of 1 tracepoints in trace.jsonl; it has no end record: the capture did not "
@@ -323,13 +315,13 @@ static void test_trace_from_memory(void **state)
 	(void)state;
 
 	copy_fixture("run/result.json", dir, "result.json", NULL, NULL);
-	put(dir, "trace.jsonl",
-	    "{\"type\":\"header\",\"version\":1,\"events\":[{\"event\":\"migrate:mm_migrate_pages\"},"
-	    "{\"event\":\"sched:sched_move_numa\"}]}\n"
-	    "{\"t\":0.000001,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
-	    "{\"t\":1.333333,\"event\":\"sched:sched_move_numa\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
-	    "{\"t\":2.5,\"event\":\"sched:sched_move_numa\",\"fields\":{},\"from_node\":-1,\"to_node\":0}\n"
-	    "{\"t\":3.75,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n");
+	vn_test_put(dir, "trace.jsonl",
+		    "{\"type\":\"header\",\"version\":1,\"events\":[{\"event\":\"migrate:mm_migrate_pages\"},"
+		    "{\"event\":\"sched:sched_move_numa\"}]}\n"
+		    "{\"t\":0.000001,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
+		    "{\"t\":1.333333,\"event\":\"sched:sched_move_numa\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
+		    "{\"t\":2.5,\"event\":\"sched:sched_move_numa\",\"fields\":{},\"from_node\":-1,\"to_node\":0}\n"
+		    "{\"t\":3.75,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n");
 	struct vn_html_trace tr = {.nnames = 2};
 	snprintf(tr.names[0], sizeof(tr.names[0]), "migrate:mm_migrate_pages");
 	snprintf(tr.names[1], sizeof(tr.names[1]), "sched:sched_move_numa");
@@ -399,15 +391,16 @@ static void test_group_no_compare(void **state)
 	_cleanup_free_ char *dir = tmpdir();
 	(void)state;
 
-	put(dir, "group.json",
-	    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b<i>\"}],\"runs\":["
-	    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
-	    "{\"variant\":\"b<i>\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0},"
-	    "{\"variant\":\"b<i>\",\"repeat\":2,\"dir\":\"../../etc\",\"exit\":null}],\"complete\":false}");
-	put(dir, "a/1/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":10}}");
-	put(dir, "b/1/result.json",
-	    "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":20,\"x<y\":1}}");
-	put(dir, "a/1/report.html", "");
+	vn_test_put(dir, "group.json",
+		    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b<i>\"}],\"runs\":["
+		    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
+		    "{\"variant\":\"b<i>\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0},"
+		    "{\"variant\":\"b<i>\",\"repeat\":2,\"dir\":\"../../etc\",\"exit\":null}],\"complete\":false}");
+	vn_test_put(dir, "a/1/result.json",
+		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":10}}");
+	vn_test_put(dir, "b/1/result.json",
+		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":20,\"x<y\":1}}");
+	vn_test_put(dir, "a/1/report.html", "");
 	_cleanup_free_ char *html = report(dir);
 	assert_inert(html);
 	assert_non_null(strstr(html, "INCOMPLETE"));
@@ -425,14 +418,14 @@ static void test_group_no_compare(void **state)
 	assert_non_null(strstr(html, "running"));
 
 	/* A compare.json that is not JSON costs the table, not the page. */
-	put(dir, "compare.json", "{\"rows\":[");
+	vn_test_put(dir, "compare.json", "{\"rows\":[");
 	_cleanup_free_ char *bad = report(dir);
 	assert_non_null(strstr(bad, "compare.json:1:"));
 	assert_int_equal(count(bad, "<svg class=\"strip\""), 3);
 	/* One with rows of the wrong shape: rows without a metric name are skipped. */
-	put(dir, "compare.json",
-	    "{\"rows\":[{\"metric\":7},{\"metric\":\"moves\",\"significant\":true,\"variants\":"
-	    "[{\"name\":\"a\",\"mean\":\"x\"},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}");
+	vn_test_put(dir, "compare.json",
+		    "{\"rows\":[{\"metric\":7},{\"metric\":\"moves\",\"significant\":true,\"variants\":"
+		    "[{\"name\":\"a\",\"mean\":\"x\"},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}");
 	_cleanup_free_ char *odd = report(dir);
 	assert_int_equal(count(odd, "<svg class=\"strip\""), 1);
 	assert_non_null(strstr(odd, "+100.0%"));
@@ -445,12 +438,12 @@ static void test_group_symlinked_run(void **state)
 	_cleanup_free_ char *dir = tmpdir(), *elsewhere = tmpdir();
 	(void)state;
 
-	put(dir, "group.json",
-	    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"runs\":["
-	    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
-	    "{\"variant\":\"b\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0}],\"complete\":true}");
-	put(dir, "a/1/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5}}");
-	put(elsewhere, "run/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"planted\":1}}");
+	vn_test_put(dir, "group.json",
+		    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"runs\":["
+		    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
+		    "{\"variant\":\"b\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0}],\"complete\":true}");
+	vn_test_put(dir, "a/1/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5}}");
+	vn_test_put(elsewhere, "run/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"planted\":1}}");
 	_cleanup_free_ char *b = vn_xasprintf("%s/b", dir), *link = vn_xasprintf("%s/b/1", dir);
 	_cleanup_free_ char *target = vn_xasprintf("%s/run", elsewhere);
 	assert_int_equal(mkdir(b, 0755), 0);
@@ -473,7 +466,7 @@ static void test_neither(void **state)
 	assert_non_null(strstr(err.msg, "neither a run directory"));
 	vn_error_clear(&err);
 
-	put(dir, "result.json", "{\"complete\":");
+	vn_test_put(dir, "result.json", "{\"complete\":");
 	assert_true(vn_report_html_write(dir, NULL, &err) < 0);
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	assert_non_null(strstr(err.msg, "result.json:1:"));

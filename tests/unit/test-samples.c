@@ -30,10 +30,9 @@ static const char *sampler_path(void)
 /* If not 0, the sampler runs with this few descriptors (soft and hard limit). */
 static rlim_t sampler_nofile;
 
-/* Everything the sampler prints until it exits; its exit status in *rc. */
-static char *run_sampler(char *const argv[], int *rc)
+/* fork(), the child's stdout into the pipe out; 0 in the child, which holds no other end of it. */
+static pid_t fork_piped(int out[2])
 {
-	int out[2];
 	assert_int_equal(pipe(out), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -41,6 +40,16 @@ static char *run_sampler(char *const argv[], int *rc)
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
+	}
+	return pid;
+}
+
+/* Everything the sampler prints until it exits; its exit status in *rc. */
+static char *run_sampler(char *const argv[], int *rc)
+{
+	int out[2];
+	pid_t pid = fork_piped(out);
+	if (pid == 0) {
 		if (sampler_nofile) {
 			struct rlimit rl = {sampler_nofile, sampler_nofile};
 			setrlimit(RLIMIT_NOFILE, &rl);
@@ -472,13 +481,8 @@ static void test_few_descriptors(void **state)
 static void test_sigterm_stops_cleanly(void **state)
 {
 	int out[2];
-	assert_int_equal(pipe(out), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_piped(out);
 	if (pid == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		close(out[1]);
 		execl(sampler_path(), "vnuma-sample", "--interval", "10", (char *)NULL);
 		_exit(127);
 	}
@@ -590,6 +594,23 @@ static void expect_error(const char *text, const char *want)
 	assert_null(s.v);
 }
 
+/* LINE(0, 0, 0) with the start of its "\"1\":3000" overwritten by patch (no longer than that). */
+static char *patched_line(const char *patch)
+{
+	char *line = strdup(LINE(0, 0, 0));
+
+	memcpy(strstr(line, "\"1\":3000"), patch, strlen(patch));
+	return line;
+}
+
+static void expect_patched_error(const char *patch, const char *want)
+{
+	char *line = patched_line(patch);
+
+	expect_error(line, want);
+	free(line);
+}
+
 static void test_malformed(void **state)
 {
 	expect_error(LINE(0, 0, 0) LINE(1, 0, 0) "{\"t\": 2,\n" LINE(3, 0, 0), "samples.jsonl:3:");
@@ -598,11 +619,7 @@ static void test_malformed(void **state)
 	expect_error("{\"t\":\"x\"}\n", "samples.jsonl:1: sample: \"t\" is not a number");
 	expect_error("[1,2]\n", "samples.jsonl:1: a sample is a JSON object");
 	/* A bad entry deep in a line still names the line. */
-	char *deep = strdup(LINE(0, 0, 0));
-	char *at = strstr(deep, "\"1\":3000");
-	memcpy(at, "\"x\"", 3);
-	expect_error(deep, "samples.jsonl:1: mem_kb_per_node: \"x\" is not a node id");
-	free(deep);
+	expect_patched_error("\"x\"", "samples.jsonl:1: mem_kb_per_node: \"x\" is not a node id");
 }
 
 /* The host takes every node id the model allows (VN_MAX_NODES), as the sampler does: 64 was once a wall. */
@@ -610,16 +627,13 @@ static void test_high_node_ids(void **state)
 {
 	struct vn_samples s;
 	struct vn_error err = {0};
-	char *line = strdup(LINE(0, 0, 0));
-	char *at = strstr(line, "\"1\":3000");
+	char *line = patched_line("\"64\":300"); /* same length: node 64 holds 300 kB */
 
-	memcpy(at, "\"64\":300", 8); /* same length: node 64 holds 300 kB */
 	assert_int_equal(vn_samples_parse(line, NULL, &s, &err), 0);
 	assert_float_equal(s.v[0].procs[0].mem_kb[64], 300, 1e-9);
 	vn_samples_free(&s);
-	memcpy(at, "\"128\":30", 8);
-	expect_error(line, "node 128");
 	free(line);
+	expect_patched_error("\"128\":30", "node 128");
 }
 
 static void test_truncated_tail_and_empty(void **state)

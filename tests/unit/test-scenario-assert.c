@@ -67,19 +67,37 @@ static const struct vn_verdict *find(const struct vn_report *r, const char *pref
 	return NULL;
 }
 
+/* A topology and a scenario parsed from text, owned together. */
+struct loaded {
+	struct vn_topology *t;
+	struct vn_scenario *s;
+};
+
+static struct loaded load(const char *topo_xml, const char *topo_name, const char *scn_json, const char *scn_name)
+{
+	struct loaded l = {0};
+	struct vn_error err = {0};
+
+	if (vn_topology_parse(topo_xml, strlen(topo_xml), topo_name, &l.t, &err) < 0 ||
+	    vn_scenario_parse(scn_json, scn_name, &l.s, &err) < 0)
+		fail_msg("%s", err.msg);
+	return l;
+}
+
+static void loaded_free(struct loaded *l)
+{
+	vn_scenario_free(l->s);
+	vn_topology_free(l->t);
+}
+
 static void test_every_type(void **state)
 {
-	struct vn_topology *t = NULL;
-	struct vn_scenario *s = NULL;
+	struct loaded l = load(topo, "t.xml", scn, "t.json");
 	struct vn_error err = {0};
-	struct vn_run_data d = {0};
+	struct vn_run_data d = {.s = l.s, .t = l.t};
 	struct vn_report r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
 
-	assert_int_equal(vn_topology_parse(topo, strlen(topo), "t.xml", &t, &err), 0);
-	assert_int_equal(vn_scenario_parse(scn, "t.json", &s, &err), 0);
-	d.s = s;
-	d.t = t;
 	d.vmstat_before = kv("{\"numa_pages_migrated\":5,\"numa_hint_faults\":100,\"numa_hint_faults_local\":10}");
 	d.vmstat_after = kv("{\"numa_pages_migrated\":900,\"numa_hint_faults\":200,\"numa_hint_faults_local\":50}");
 	d.dmesg = strdup("[0.0] Fallback order for Node 0: 0 1 \n[0.0] Fallback order for Node 1: 1 0 \n");
@@ -103,7 +121,7 @@ static void test_every_type(void **state)
 	d.steps = steps;
 
 	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
-	assert_int_equal(r.nverdicts, s->nasserts);
+	assert_int_equal(r.nverdicts, l.s->nasserts);
 
 	assert_true(find(&r, "fallback order matches model 5.18")->pass);
 	const struct vn_verdict *old = find(&r, "old model");
@@ -143,8 +161,7 @@ static void test_every_type(void **state)
 	free((char *)d.distances[0]);
 	free((char *)d.distances[1]);
 	vn_samples_free(&d.samples);
-	vn_scenario_free(s);
-	vn_topology_free(t);
+	loaded_free(&l);
 }
 
 /* Change assertions of a matrix, judged from a real comparison (the compare fixture group numa-ab). */
@@ -248,25 +265,18 @@ static void test_fallback_rebuilds(void **state)
 	static const char rebuilt[] =
 		"[9.0] Fallback order for Node 0: 0 1 2 3 \n[9.0] Fallback order for Node 1: 1 0 3 2 \n"
 		"[9.0] Fallback order for Node 2: 2 3 0 1 \n[9.0] Fallback order for Node 3: 3 2 1 0 \n";
-	struct vn_topology *t = NULL;
-	struct vn_scenario *s = NULL;
+	struct loaded l = load(t4, "t4.xml", s4, "h.json");
 	struct vn_error err = {0};
-	struct vn_run_data d = {0};
 	struct vn_report r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
+	struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps};
 
-	assert_int_equal(vn_topology_parse(t4, strlen(t4), "t4.xml", &t, &err), 0);
-	if (vn_scenario_parse(s4, "h.json", &s, &err) < 0)
-		fail_msg("%s", err.msg);
-	assert_true(s->steps[0].is_hotplug);
-	d.s = s;
-	d.t = t;
-	d.steps = steps;
+	assert_true(l.s->steps[0].is_hotplug);
 	struct vn_run_hotplug hotplugs[1];
 	d.nhotplugs = 1;
 	d.hotplugs = hotplugs;
-	d.hotplugs[0] = (struct vn_run_hotplug){.step = 0, .what = s->steps[0].hotplug, .rebuilds = 1};
-	vn_fallback_state_hotplugged(t, &d.hotplugs[0].seen);
+	d.hotplugs[0] = (struct vn_run_hotplug){.step = 0, .what = l.s->steps[0].hotplug, .rebuilds = 1};
+	vn_fallback_state_hotplugged(l.t, &d.hotplugs[0].seen);
 	d.dmesg = vn_xasprintf("%s%s", boot, rebuilt);
 
 	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
@@ -290,8 +300,7 @@ static void test_fallback_rebuilds(void **state)
 	assert_non_null(strstr(now->detail, "printed 1 build of its lists, the model expects 2"));
 	vn_report_clear(&r);
 	free((char *)d.dmesg);
-	vn_scenario_free(s);
-	vn_topology_free(t);
+	loaded_free(&l);
 }
 
 /*
@@ -569,19 +578,14 @@ static void test_metrics_deltas(void **state)
 {
 	(void)state;
 	char dir[] = "/tmp/vnuma-test-deltas.XXXXXX";
-	struct vn_topology *t = NULL;
-	struct vn_scenario *s = NULL;
+	struct loaded l = load(topo, "t.xml", scn, "t.json");
 	struct vn_error err = {0};
 	struct vn_report r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
-	struct vn_run_data d = {.steps = steps};
+	struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps};
 	double v;
 
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(vn_topology_parse(topo, strlen(topo), "t.xml", &t, &err), 0);
-	assert_int_equal(vn_scenario_parse(scn, "t.json", &s, &err), 0);
-	d.s = s;
-	d.t = t;
 	d.vmstat_before = kv("{\"up\":10,\"back\":100,\"only_before\":1,\"text\":1}");
 	d.vmstat_after = kv("{\"up\":15,\"back\":40,\"only_after\":2,\"text\":\"12\"}");
 	for (unsigned i = 0; i < 2; i++) {
@@ -618,8 +622,7 @@ static void test_metrics_deltas(void **state)
 	json_object_put(d.vmstat_before);
 	json_object_put(d.vmstat_after);
 	vn_rm_rf(dir);
-	vn_scenario_free(s);
-	vn_topology_free(t);
+	loaded_free(&l);
 }
 
 /* report.html from the snapshots and samples a run holds is the page `vnuma report DIR` draws from its files. */

@@ -303,22 +303,29 @@ static int json_name(const struct dirent *d)
 	return n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
 }
 
+/* The .json files in VN_SOURCE_DIR/rel, which becomes the working directory (loads name them relative to it). */
+static int scan_json(const char *rel, struct dirent ***ents)
+{
+	const char *src = getenv("VN_SOURCE_DIR");
+	char dir[4096];
+
+	if (!src)
+		skip();
+	snprintf(dir, sizeof(dir), "%s/%s", src, rel);
+	assert_int_equal(chdir(dir), 0);
+	return scandir(".", ents, json_name, alphasort);
+}
+
 /*
  * tests/scenario-bad: each FILE.json is refused with exactly FILE.err's line.
  * VN_UPDATE_GOLDEN=1 rewrites the .err files from the current messages.
  */
 static void test_bad_corpus(void **state)
 {
-	const char *src = getenv("VN_SOURCE_DIR");
-	char dir[4096];
 	struct dirent **ents = NULL;
 	int fails = 0;
+	int n = scan_json("tests/scenario-bad", &ents);
 
-	if (!src)
-		skip();
-	snprintf(dir, sizeof(dir), "%s/tests/scenario-bad", src);
-	assert_int_equal(chdir(dir), 0);
-	int n = scandir(".", &ents, json_name, alphasort);
 	assert_true(n >= 15);
 	bool update = getenv("VN_UPDATE_GOLDEN") && strcmp(getenv("VN_UPDATE_GOLDEN"), "1") == 0;
 	for (int i = 0; i < n; i++) {
@@ -352,16 +359,11 @@ static void test_bad_corpus(void **state)
 
 static void test_shipped_scenarios(void **state)
 {
-	const char *src = getenv("VN_SOURCE_DIR");
-	char dir[4096];
 	struct dirent **ents = NULL;
 	int fails = 0;
+	int n = scan_json("scenarios", &ents);
+	const char *src = getenv("VN_SOURCE_DIR");
 
-	if (!src)
-		skip();
-	snprintf(dir, sizeof(dir), "%s/scenarios", src);
-	assert_int_equal(chdir(dir), 0);
-	int n = scandir(".", &ents, json_name, alphasort);
 	assert_true(n >= 7);
 	for (int i = 0; i < n; i++) {
 		_cleanup_scenario_ struct vn_scenario *s = NULL, *again = NULL;
@@ -379,7 +381,7 @@ static void test_shipped_scenarios(void **state)
 			/* The topology must be a shipped one, and --quick must keep it valid. */
 			char topo[4200];
 			if (strchr(s->topology, '/'))
-				snprintf(topo, sizeof(topo), "%s/%s", dir, s->topology);
+				snprintf(topo, sizeof(topo), "%s/scenarios/%s", src, s->topology);
 			else
 				snprintf(topo, sizeof(topo), "%s/topologies/%s.xml", src, s->topology);
 			if (access(topo, R_OK) != 0) {

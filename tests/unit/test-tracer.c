@@ -24,17 +24,7 @@
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/strbuf.h"
-
-static void put(const char *dir, const char *name, const char *text)
-{
-	_cleanup_free_ char *path = vn_xasprintf("%s/%s", dir, name);
-	_cleanup_free_ char *parent = vn_xstrdup(path);
-	struct vn_error err = {0};
-
-	*strrchr(parent, '/') = '\0';
-	assert_int_equal(vn_mkdir_p(parent, 0755, &err), 0);
-	assert_int_equal(vn_file_write_text(path, text, &err), 0);
-}
+#include "tmpdir.h"
 
 static char *get(const char *dir, const char *name)
 {
@@ -66,17 +56,18 @@ static char *fake_tracefs(const char *pipe_text)
 	char tmpl[] = "/tmp/vnuma-test-tracer.XXXXXX";
 	char *dir = vn_xstrdup(mkdtemp(tmpl));
 
-	put(dir, "events/migrate/mm_migrate_pages/format", fmt);
+	vn_test_put(dir, "events/migrate/mm_migrate_pages/format", fmt);
 	/* Plain files are not truncated by a write as tracefs's are: what the helper writes, starting empty. */
-	put(dir, "events/migrate/mm_migrate_pages/enable", "");
-	put(dir, "events/enable", "1\n");
-	put(dir, "tracing_on", "1\n");
-	put(dir, "trace", "old events\n");
-	put(dir, "buffer_size_kb", "");
-	put(dir, "trace_clock", "");
-	put(dir, "trace_pipe", pipe_text);
-	put(dir, "per_cpu/cpu0/stats", "entries: 0\noverrun: 3\ncommit overrun: 0\nbytes: 0\ndropped events: 2\n");
-	put(dir, "per_cpu/cpu1/stats", "entries: 0\noverrun: 1\ndropped events: 0\n");
+	vn_test_put(dir, "events/migrate/mm_migrate_pages/enable", "");
+	vn_test_put(dir, "events/enable", "1\n");
+	vn_test_put(dir, "tracing_on", "1\n");
+	vn_test_put(dir, "trace", "old events\n");
+	vn_test_put(dir, "buffer_size_kb", "");
+	vn_test_put(dir, "trace_clock", "");
+	vn_test_put(dir, "trace_pipe", pipe_text);
+	vn_test_put(dir, "per_cpu/cpu0/stats",
+		    "entries: 0\noverrun: 3\ncommit overrun: 0\nbytes: 0\ndropped events: 2\n");
+	vn_test_put(dir, "per_cpu/cpu1/stats", "entries: 0\noverrun: 1\ndropped events: 0\n");
 	return dir;
 }
 

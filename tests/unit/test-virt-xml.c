@@ -17,6 +17,7 @@
 #include <libvirt/virterror.h>
 
 #include "golden.h"
+#include "testutil.h"
 #include "util/cleanup.h"
 #include "virt/domain-xml-parse.h"
 #include "virt/domain-xml.h"
@@ -119,15 +120,7 @@ static void test_cpuless_hmat(void **state)
 	const uint64_t mem[] = {512, 512, 1024};
 	const uint8_t d[] = {10, 20, 17, 20, 10, 28, 17, 28, 10};
 	struct vn_topology *t = mk(3, cpus, mem, d);
-	struct vn_hmat_entry h[] = {
-		{.initiator = 0, .target = 0, .type = VN_HMAT_LATENCY, .value = 80},
-		{.initiator = 0, .target = 2, .type = VN_HMAT_LATENCY, .value = 250},
-		{.initiator = 0, .target = 0, .type = VN_HMAT_BANDWIDTH, .value = 20000},
-		{.initiator = 0, .target = 2, .type = VN_HMAT_BANDWIDTH, .value = 5000},
-	};
-	t->hmat = malloc(sizeof(h));
-	memcpy(t->hmat, h, sizeof(h));
-	t->nhmat = VN_ARRAY_SIZE(h);
+	vn_test_cxl_hmat(t);
 	struct vn_domain_opts o = base_opts("vnuma-cxl");
 	_cleanup_free_ char *xml = build_ok(t, &o);
 

@@ -26,26 +26,14 @@
 #include "util/file.h"
 #include "util/interrupt.h"
 #include "virt/virt-priv.h"
+#include "testutil.h"
 #include "tmpdir.h"
 
 VN_TEST_TMPDIR(state, "virt")
 
 static struct vn_topology *two_nodes(void)
 {
-	struct vn_topology *t = calloc(1, sizeof(*t));
-	struct vn_error err = {0};
-
-	t->nnodes = 2;
-	t->ncpus_total = 2;
-	for (unsigned i = 0; i < 2; i++) {
-		t->nodes[i].id = i;
-		vn_cpulist_parse(i ? "1" : "0", &t->nodes[i].cpus, &err);
-		t->nodes[i].ncpus = 1;
-		t->nodes[i].memory = 256u << 20;
-		for (unsigned j = 0; j < 2; j++)
-			t->distance[i][j] = i == j ? 10 : 21;
-	}
-	return t;
+	return vn_test_two_nodes((const uint64_t[]){256, 256});
 }
 
 static void test_lifecycle(void **s)
