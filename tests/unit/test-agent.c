@@ -13,6 +13,8 @@
 #include "util/dir.h"
 #include "util/file.h"
 
+#include "testutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -58,22 +60,11 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct vn_error err = {0};
-	int sv[2];
 
 	assert_non_null(f);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	f->pid = fork();
-	assert_true(f->pid >= 0);
-	if (f->pid == 0) {
-		/* fd 3 without CLOEXEC is the agent's channel. */
-		if (dup2(sv[1], 3) < 0)
-			_exit(126);
-		execl(agent_path(), "vnuma-agent", "--fd", "3", (char *)NULL);
-		_exit(127);
-	}
-	close(sv[1]);
-	f->raw_fd = sv[0];
-	assert_int_equal(vn_agent_from_fd(sv[0], &f->a, &err), 0);
+	f->pid = vn_test_agent_spawn(agent_path(), &f->raw_fd);
+	assert_true(f->pid > 0);
+	assert_int_equal(vn_agent_from_fd(f->raw_fd, &f->a, &err), 0);
 	*state = f;
 	return 0;
 }

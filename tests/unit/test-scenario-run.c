@@ -32,6 +32,8 @@
 #include "util/file.h"
 #include "util/interrupt.h"
 #include "util/strbuf.h"
+
+#include "testutil.h"
 #include "compare/compare.h"
 
 struct fake {
@@ -85,24 +87,15 @@ static int fake_agent(void *data, const struct vn_testbed_ctx *ctx, const char *
 		      struct vn_agent **out, struct vn_error *err)
 {
 	struct fake *f = data;
-	int sv[2];
+	int fd = -1;
 
 	(void)ctx;
 	(void)name;
 	(void)timeout_ms;
 	assert_int_equal(f->agent, 0);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	f->agent = fork();
-	assert_true(f->agent >= 0);
-	if (f->agent == 0) {
-		if (dup2(sv[1], 3) < 0)
-			_exit(126);
-		const char *agent = built("VN_AGENT", "src/agent/vnuma-agent", VN_AGENT_BINARY);
-		execl(agent, "vnuma-agent", "--fd", "3", (char *)NULL);
-		_exit(127);
-	}
-	close(sv[1]);
-	return vn_agent_from_fd(sv[0], out, err);
+	f->agent = vn_test_agent_spawn(built("VN_AGENT", "src/agent/vnuma-agent", VN_AGENT_BINARY), &fd);
+	assert_true(f->agent > 0);
+	return vn_agent_from_fd(fd, out, err);
 }
 
 /* The runner closed the connection first: the agent ends on EOF, taking its commands with it. */

@@ -9,10 +9,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "topology/topology.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
+
+/*
+ * The agent binary at path started on one end of a socketpair (its --fd 3),
+ * as the guest's init starts it on the virtio-serial port. Returns its pid
+ * and our end in *fd, or -1.
+ */
+static inline pid_t vn_test_agent_spawn(const char *path, int *fd)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* fd 3 without CLOEXEC is the agent's channel. */
+		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		execl(path, "vnuma-agent", "--fd", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	*fd = sv[0];
+	return pid;
+}
 
 /* The file's text, or NULL if it cannot be opened. */
 static inline char *vn_test_read_all(const char *path)
