@@ -355,13 +355,12 @@ struct exec_req {
 	double timeout_s;
 };
 
-/* Reads req into r and co's user; replies the error itself and returns -1 when a field is bad. */
+/* Reads req into r (zeroed by the caller) and co's user; replies the error itself and returns -1 when a field is bad. */
 static int exec_req_parse(struct vn_agentd *d, struct json_object *id, struct json_object *req, struct exec_req *r,
 			  struct child_opts *co)
 {
 	struct json_object *v;
 
-	*r = (struct exec_req){0};
 	if (!json_object_object_get_ex(req, "argv", &r->argv) || !json_object_is_type(r->argv, json_type_array) ||
 	    (r->argc = json_object_array_length(r->argv)) == 0) {
 		vn_agentd_reply_error(d, id, EINVAL, "exec: \"argv\" must be a non-empty array of strings");
@@ -388,7 +387,7 @@ static int exec_req_parse(struct vn_agentd *d, struct json_object *id, struct js
 
 void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req)
 {
-	struct exec_req r;
+	struct exec_req r = {0};
 	struct child_opts co = {.tty = -1};
 	int pty_master = -1, pty_slave = -1;
 	struct vn_job *j = NULL;
@@ -401,7 +400,6 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 
 	if (exec_req_parse(d, id, req, &r, &co) < 0)
 		return;
-	bool want_stdin = r.want_stdin;
 	if (job_find(d, jid)) {
 		vn_agentd_reply_error(d, id, EEXIST, "exec: id %lld is already running", (long long)jid);
 		return;
@@ -427,7 +425,7 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 	}
 
 	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 || pipe2(ex_p, O_CLOEXEC) < 0 ||
-	    (want_stdin ? pipe2(in_p, O_CLOEXEC) : ((in_p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)))) < 0) {
+	    (r.want_stdin ? pipe2(in_p, O_CLOEXEC) : ((in_p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)))) < 0) {
 		e = errno;
 		vn_agentd_reply_error(d, id, e, "exec: pipe: %s", strerror(e));
 		goto cleanup;
@@ -475,7 +473,7 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		close_fd(&in_p[1]);
 		out_p[0] = fcntl(pty_master, F_DUPFD_CLOEXEC, 0);
 		in_p[1] = fcntl(pty_master, F_DUPFD_CLOEXEC, 0);
-		want_stdin = true;
+		r.want_stdin = true;
 	}
 	*j = (struct vn_job){
 		.used = true,
@@ -483,7 +481,7 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 		.pid = pid,
 		.out_fd = out_p[0],
 		.err_fd = err_p[0],
-		.in_fd = want_stdin ? in_p[1] : -1,
+		.in_fd = r.want_stdin ? in_p[1] : -1,
 		.pty_fd = pty_master,
 		.timeout_s = r.timeout_s,
 		.deadline_ms = r.timeout_s > 0 ? vn_agentd_now_ms() + (int64_t)(r.timeout_s * 1000) : 0,

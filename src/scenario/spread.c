@@ -349,7 +349,10 @@ int vn_matrix_spread(struct group *g, const struct vn_testbed_ctx *ctx, struct v
 	host_json(g, hosts, o->nhosts);
 	if (!hosts_alive(hosts, o->nhosts)) {
 		vn_matrix_group_write(g, err);
-		return vn_infra_error(err, -EHOSTUNREACH, "none of the %u hosts answers: %s", o->nhosts, hosts[0].dead);
+		rc = vn_infra_error(err, -EHOSTUNREACH, "none of the %u hosts answers: %s", o->nhosts, hosts[0].dead);
+		for (unsigned i = 0; i < o->nhosts; i++)
+			free(hosts[i].dead);
+		return rc;
 	}
 	for (unsigned k = 0; k < g->ncells; k++)
 		queue[sp.tail++] = k;

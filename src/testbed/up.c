@@ -315,7 +315,7 @@ static int up_record(struct up_state *s, struct vn_error *err)
 		vn_testbed_remote_hold(s->name, s->v, steal_pointer(&s->at.d));
 	else
 		vn_virt_close(s->v);
-	s->v = NULL;
+	s->v = s->at.v = NULL;
 
 	r->name = vn_xstrdup(s->name);
 	r->guest_dir = vn_xstrdup(s->at.dir);

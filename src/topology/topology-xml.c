@@ -626,6 +626,7 @@ static int validate_distances(struct ctx *c)
 	return 0;
 }
 
+/* The HMAT entries: nodes that exist, initiators with CPUs, targets with memory, each pair once. */
 static int validate_hmat(struct ctx *c)
 {
 	struct vn_topology *t = c->t;
@@ -658,15 +659,16 @@ static int validate_hmat(struct ctx *c)
 	return 0;
 }
 
-/* Whole-file checks that need every node: density, CPU coverage, the matrix. */
+/* Whole-file checks that need every node: dense ids, the nodes, SRAT order, sockets, distances, HMAT. */
 static int validate(struct ctx *c, xmlNodePtr root)
 {
 	int rc;
 
 	if ((rc = validate_dense(c, root)) < 0 || (rc = validate_nodes(c, root)) < 0 ||
-	    (rc = validate_srat_order(c)) < 0 || (rc = validate_sockets(c)) < 0 || (rc = validate_distances(c)) < 0)
+	    (rc = validate_srat_order(c)) < 0 || (rc = validate_sockets(c)) < 0 || (rc = validate_distances(c)) < 0 ||
+	    (rc = validate_hmat(c)) < 0)
 		return rc;
-	return validate_hmat(c);
+	return 0;
 }
 
 static int parse_root(struct ctx *c, xmlNodePtr root)
