@@ -284,9 +284,10 @@ static int check_distances(const struct vn_run_data *d, const struct vn_scn_asse
 		for (unsigned j = 0; j < d->t->nnodes; j++)
 			vn_strbuf_printf(&want, "%s%u", j ? " " : "", d->t->distance[i][j]);
 		const char *g = d->distances[i];
+		char shown[96];
 		if (strncmp(g, want.s, want.len) != 0 || (g[want.len] != '\n' && g[want.len] != '\0'))
-			vn_strbuf_printf(&diff, "node %u: expected %s, guest %.*s\n", i, want.s, (int)strcspn(g, "\n"),
-					 g);
+			vn_strbuf_printf(&diff, "node %u: expected %s, guest %s\n", i, want.s,
+					 vn_excerpt(g, strcspn(g, "\n"), 80, shown));
 		vn_strbuf_free(&want);
 	}
 	verdict(rep, a, !diff.len, NAN, diff.len ? "differ" : "equal", "equal", diff.s);

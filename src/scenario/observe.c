@@ -78,7 +78,8 @@ static void step_metrics(struct vn_report *rep, const struct vn_scn_step *st, co
 			walk(s, st->name, sd->results[p]);
 	for (unsigned i = 0; i < s->n; i++) {
 		/* The header's pid and version are not measurements. */
-		const char *leaf = strrchr(s->name[i], '.') + 1;
+		/* A scalar result is named by its step alone, with no '.'. */
+		const char *dot = strrchr(s->name[i], '.'), *leaf = dot ? dot + 1 : s->name[i];
 		if (strcmp(leaf, "pid") != 0 && strcmp(leaf, "version") != 0)
 			vn_report_metric(rep, s->name[i], s->sum[i] / s->count[i]);
 		free(s->name[i]);

@@ -112,6 +112,8 @@ int vn_testbed_up(const struct vn_testbed_ctx *ctx, const struct vn_up_opts *o, 
 	int rc = vn_isolate(up_child, &c, &lim, &text, err);
 	if (text)
 		up_from_json(text, r);
+	if (rc == 0 && !r->name)
+		return vn_infra_error(err, -EPROTO, "the boot's child process answered without the guest's name");
 	return rc;
 }
 

@@ -16,6 +16,7 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/parse.h"
+#include "util/strbuf.h"
 #include "util/alloc.h"
 #include "util/json.h"
 
@@ -101,19 +102,32 @@ cleanup:
 	return rc;
 }
 
-/* The guest's node ids: /sys/devices/system/node/possible. */
-static unsigned possible_nodes(const char *possible, unsigned *ids)
+/* The guest's node ids (/sys/devices/system/node/possible): a list we cannot read, or past the model's nodes, is not observed. */
+static int possible_nodes(struct vn_agent *a, char *possible, unsigned *ids, unsigned *n, struct vn_error *err)
 {
 	struct vn_cpuset set;
 	struct vn_error e = {0};
-	unsigned n = 0;
+	char shown[96];
 
-	vn_cpulist_parse(possible, &set, &e);
-	vn_error_clear(&e);
-	for (unsigned i = 0; i < VN_CPUSET_MAX; i++)
-		if (vn_cpuset_has(&set, i))
-			ids[n++] = i;
-	return n;
+	*n = 0;
+	size_t len = strlen(possible);
+	if (len && possible[len - 1] == '\n')
+		possible[len - 1] = '\0'; /* sysfs ends its one line with a newline */
+	if (vn_cpulist_parse(possible, &set, &e) < 0) {
+		vn_error_clear(&e);
+		return vn_infra_error(err, -EBADMSG, "%s: /sys/devices/system/node/possible is not a node list: '%s'",
+				      vn_agent_guest(a), vn_excerpt(possible, strlen(possible), 80, shown));
+	}
+	for (unsigned i = 0; i < VN_CPUSET_MAX; i++) {
+		if (!vn_cpuset_has(&set, i))
+			continue;
+		if (i >= VN_MAX_NODES)
+			return vn_infra_error(err, -EBADMSG,
+					      "%s: /sys/devices/system/node/possible names node %u (at most %d)",
+					      vn_agent_guest(a), i, VN_MAX_NODES - 1);
+		ids[(*n)++] = i;
+	}
+	return 0;
 }
 
 /* Every file in one round trip: under TCG each costs tens of ms. */
@@ -149,7 +163,7 @@ int vn_testbed_collect(struct vn_agent *a, const char *dir, struct vn_snapshot *
 	_cleanup_free_ char *possible = NULL, *numactl = NULL, *dmesg = NULL;
 	static const char *const numactl_argv[] = {"numactl", "-H", NULL};
 	static const char *const dmesg_argv[] = {"dmesg", NULL};
-	_cleanup_free_ unsigned *ids = vn_xcalloc(VN_CPUSET_MAX, sizeof(*ids));
+	unsigned ids[VN_MAX_NODES], nnodes;
 	size_t len;
 	int rc;
 
@@ -159,9 +173,10 @@ int vn_testbed_collect(struct vn_agent *a, const char *dir, struct vn_snapshot *
 	if ((rc = vn_agent_read_file(a, "/sys/devices/system/node/possible", VN_AGENT_REPLY_MS, &possible, &len, err)) <
 		    0 ||
 	    (rc = vn_testbed_run(a, numactl_argv, 20, &numactl, err)) < 0 ||
-	    (rc = vn_testbed_run(a, dmesg_argv, 20, &dmesg, err)) < 0)
+	    (rc = vn_testbed_run(a, dmesg_argv, 20, &dmesg, err)) < 0 ||
+	    (rc = possible_nodes(a, possible, ids, &nnodes, err)) < 0)
 		return rc;
-	vn_snapshot_init(snap, dir, ids, possible_nodes(possible, ids));
+	vn_snapshot_init(snap, dir, ids, nnodes);
 	snap->time = (int64_t)time(NULL);
 	vn_snapshot_set_sys(snap, VN_SNAP_NUMACTL, steal_pointer(&numactl), NULL);
 	vn_snapshot_set_sys(snap, VN_SNAP_DMESG, steal_pointer(&dmesg), NULL);

@@ -55,6 +55,9 @@ static bool counter_line(const char *s, size_t n)
 	digits = ++k;
 	while (k < n && isdigit((unsigned char)s[k]))
 		k++;
+	/* Past INT64_MAX (19 digits) a counter would wrap negative where it is stored. */
+	if (k - digits > 19 || (k - digits == 19 && strncmp(s + digits, "9223372036854775807", 19) > 0))
+		return false;
 	return k > digits && k == n;
 }
 
