@@ -467,6 +467,8 @@ static void test_judge_unobservable(void **state)
 		{"after/node1-distance", NULL, "after/node1-distance: cannot open"},
 		{"before/node0-numastat", NULL, "before/node0-numastat: cannot open"},
 		{"after/node1-numastat", "numa_hit x\n", "after/node1-numastat:1: not a"},
+		/* Past INT64_MAX it would wrap negative where counters are kept. */
+		{"after/node1-numastat", "numa_hit 9223372036854775808\n", "after/node1-numastat:1: not a"},
 	};
 	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
 		_cleanup_free_ char *path = vn_xasprintf("%s/%s", f.dir, broken[i].file);
