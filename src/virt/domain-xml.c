@@ -374,6 +374,38 @@ static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, c
 	return 0;
 }
 
+/*
+ * The passthrough arguments: checked like every other text the builder
+ * writes, and bounded so a caller's list cannot grow the command line without end.
+ */
+static int check_qemu_args(const struct vn_domain_opts *o, struct vn_error *err)
+{
+	if (o->nqemu_args > VN_DOMAIN_MAX_QEMU_ARGS)
+		return vn_input_error(err, "%zu extra QEMU arguments, at most %d", o->nqemu_args,
+				      VN_DOMAIN_MAX_QEMU_ARGS);
+	for (size_t i = 0; i < o->nqemu_args; i++) {
+		int rc;
+		if (!o->qemu_args[i] || !*o->qemu_args[i])
+			return vn_input_error(err, "extra QEMU argument %zu is empty", i);
+		if ((rc = check_text("extra QEMU argument", o->qemu_args[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void emit_qemu_args(struct vn_strbuf *b, const struct vn_domain_opts *o)
+{
+	if (!o->nqemu_args)
+		return;
+	vn_strbuf_printf(b, "  <qemu:commandline>\n");
+	for (size_t i = 0; i < o->nqemu_args; i++) {
+		vn_strbuf_printf(b, "    <qemu:arg");
+		attr(b, "value", o->qemu_args[i]);
+		vn_strbuf_printf(b, "/>\n");
+	}
+	vn_strbuf_printf(b, "  </qemu:commandline>\n");
+}
+
 int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml, struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
@@ -413,7 +445,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	for (size_t i = 0; i < VN_ARRAY_SIZE(texts); i++)
 		if ((rc = check_text(texts[i][0], texts[i][1], err)) < 0)
 			return rc;
-	if ((rc = vn_domain_cpu_layout(t, &cl, err)) < 0 || (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
+	if ((rc = check_qemu_args(o, err)) < 0 || (rc = vn_domain_cpu_layout(t, &cl, err)) < 0 || (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
 		return rc;
 	if (o->cmdline && *o->cmdline) {
 		cmdline = vn_xasprintf("%s %s", o->cmdline, extra);
@@ -421,7 +453,9 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		cmdline = steal_pointer(&extra);
 	}
 
-	vn_strbuf_printf(&b, "<domain type='%s'>\n", o->accel == VN_ACCEL_KVM ? "kvm" : "qemu");
+	/* The qemu namespace only when used: libvirt marks such a domain tainted (custom-argv). */
+	vn_strbuf_printf(&b, "<domain type='%s'%s>\n", o->accel == VN_ACCEL_KVM ? "kvm" : "qemu",
+			 o->nqemu_args ? " xmlns:qemu='" VN_XMLNS_QEMU "'" : "");
 	elem(&b, 2, "name", o->name);
 	elem(&b, 2, "uuid", o->uuid);
 	emit_metadata(&b, o);
@@ -490,7 +524,9 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	if ((rc = emit_node_devices(&b, t, o, err)) < 0)
 		return rc;
 	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
-	vn_strbuf_printf(&b, "  </devices>\n</domain>\n");
+	vn_strbuf_printf(&b, "  </devices>\n");
+	emit_qemu_args(&b, o);
+	vn_strbuf_printf(&b, "</domain>\n");
 	*xml = vn_strbuf_steal(&b);
 	return 0;
 }

@@ -22,6 +22,10 @@ const char *vn_accel_name(enum vn_accel a);
 /* Namespace of our <metadata> element; `vnuma list` finds its guests by it. */
 #define VN_XMLNS        "urn:x-vnuma:domain:1"
 #define VN_XMLNS_PREFIX "vnuma"
+/* libvirt's namespace for QEMU passthrough (<qemu:commandline>). */
+#define VN_XMLNS_QEMU "http://libvirt.org/schemas/domain/qemu/1.0"
+/* At most this many passthrough arguments: a bound, not a libvirt limit. */
+#define VN_DOMAIN_MAX_QEMU_ARGS 16
 
 /* Strings stored in <metadata> so later processes can tell what a guest is. */
 struct vn_domain_meta {
@@ -51,6 +55,12 @@ struct vn_domain_opts {
 	 * is streamed into the log), the agent channel's socket where libvirt puts it.
 	 */
 	bool streams;
+	/*
+	 * Extra QEMU arguments, in order, through libvirt's qemu:commandline
+	 * namespace: libvirt 9.0 has no element for -icount or -plugin. Borrowed.
+	 */
+	const char *const *qemu_args;
+	size_t nqemu_args;
 	struct vn_domain_meta meta; /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
 	void (*notify)(void *data, const char *line);

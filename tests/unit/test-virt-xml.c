@@ -392,6 +392,48 @@ static void test_libvirt_roundtrip(void **state)
 	vn_topology_free(t);
 }
 
+/*
+ * Passthrough arguments (-icount, -plugin): the qemu namespace appears only
+ * when there are some, libvirt's schema takes them and writes them back in
+ * order, and a control character or too many are refused.
+ */
+static void test_qemu_args(void **state)
+{
+	const uint64_t mib[] = {256, 256};
+	struct vn_topology *t = vn_test_two_nodes(mib);
+	struct vn_domain_opts o = base_opts("vnuma-qemu-args");
+	_cleanup_free_ char *plain = build_ok(t, &o);
+	assert_null(strstr(plain, "xmlns:qemu"));
+
+	const char *args[] = {"-icount", "shift=5,sleep=off", "-plugin", "/usr/lib/x/p.so,map=a&b"};
+	o.qemu_args = args;
+	o.nqemu_args = VN_ARRAY_SIZE(args);
+	o.agent_socket = NULL;
+	_cleanup_free_ char *xml = build_ok(t, &o);
+	golden("qemu-args.xml", xml);
+	virConnectPtr c;
+	virDomainPtr dom;
+	_cleanup_free_ char *back = roundtrip(xml, &c, &dom);
+	assert_non_null(strstr(back, "<qemu:commandline>\n    <qemu:arg value='-icount'/>\n    <qemu:arg "
+				     "value='shift=5,sleep=off'/>\n    <qemu:arg value='-plugin'/>\n    <qemu:arg "
+				     "value='/usr/lib/x/p.so,map=a&amp;b'/>\n  </qemu:commandline>"));
+	roundtrip_end(c, dom);
+
+	struct vn_error err = {0};
+	char *bad = NULL;
+	const char *ctl[] = {"-icount", "shift=5\n-bios x"};
+	o.qemu_args = ctl;
+	o.nqemu_args = 2;
+	assert_int_equal(vn_domain_xml_build(t, &o, &bad, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "extra QEMU argument contains a control character"));
+	vn_error_clear(&err);
+	o.nqemu_args = VN_DOMAIN_MAX_QEMU_ARGS + 1;
+	assert_int_equal(vn_domain_xml_build(t, &o, &bad, &err), -EINVAL);
+	assert_null(bad);
+	vn_error_clear(&err);
+	vn_topology_free(t);
+}
+
 /* The expander buses, root ports and devices as libvirt's parser (and its schema) takes them. */
 static void test_libvirt_roundtrip_devices(void **state)
 {
@@ -509,7 +551,7 @@ int main(void)
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
 		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
 		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
-		cmocka_unit_test(test_root_disk),
+		cmocka_unit_test(test_root_disk),       cmocka_unit_test(test_qemu_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
