@@ -171,7 +171,7 @@ static void test_memless_ranges(void **state)
 	assert_int_equal(r[0].size, MiB);
 	assert_int_equal(r[1].start, UINT64_C(4) << 30);
 	assert_int_equal(r[1].size, MiB);
-	assert_int_equal(vn_domain_cmdline_extra(t3, &extra, &err), 0);
+	assert_int_equal(vn_domain_cmdline_extra(t3, VN_ARCH_X86_64, &extra, &err), 0);
 	assert_string_equal(extra, "console=ttyS0 panic=-1 memmap=1024K$0x7ff00000 memmap=1024K$0x100000000");
 
 	/* A node 0 without memory never gets here: the topology parser refuses it (tests/topology-bad). */
@@ -551,7 +551,7 @@ int main(void)
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
 		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
 		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
-		cmocka_unit_test(test_root_disk),       cmocka_unit_test(test_qemu_args),
+		cmocka_unit_test(test_root_disk),      cmocka_unit_test(test_qemu_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

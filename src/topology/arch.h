@@ -1,0 +1,17 @@
+/*
+ * What a topology asks that an architecture's guest cannot be given, refused
+ * offline (`topo validate --arch`, `scenario validate`, before any boot). A
+ * topology file stays architecture-neutral; these are the limits of how NUMA
+ * reaches each kernel under QEMU 7.2 and libvirt 9.0 (docs/arches.md).
+ */
+#pragma once
+
+#include "topology/topology.h"
+#include "util/arch.h"
+#include "util/error.h"
+
+/*
+ * 0 when t boots on a as asked; else an input error `FILE:LINE: ARCH: what,
+ * and why`. x86_64 refuses nothing here.
+ */
+int vn_topology_arch_check(const struct vn_topology *t, enum vn_arch a, struct vn_error *err);
