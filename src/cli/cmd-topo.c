@@ -150,6 +150,7 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_cli_args a;
+	enum vn_arch arch;
 	bool json = false, hotplugged = false;
 	int c, rc;
 
@@ -161,6 +162,11 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 				return rc;
 			break;
 		case 'c': fo.cpus_visible = true; break;
+		case 'X':
+			if ((rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+				return rc;
+			vn_topology_arch_fallback(arch, &fo);
+			break;
 		case 'H': hotplugged = true; break;
 		case 'j': json = true; break;
 		}
@@ -276,6 +282,10 @@ static const struct vn_cli_opt topo_fallback_opts[] = {
 	 "apply the kernel's preference for CPU-less nodes; off by\n"
 	 "default because x86 builds the boot-time lists before any\n"
 	 "CPU is in a node's cpumask (lists rebuilt on hotplug see them)"},
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "the boot-time state of that architecture's kernel: ppc64le\n"
+	 "(pseries) maps CPUs to nodes before it builds the lists\n"
+	 "(as --cpus-visible); x86_64 and arm64 do not"},
 	{"hotplugged", 'H', false, NULL, VN_VAL_NONE,
 	 "the lists the kernel rebuilds at run time once every node's\n"
 	 "hotplug memory is online and its vCPUs are plugged in (CPUs\n"

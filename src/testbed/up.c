@@ -366,7 +366,8 @@ static int up_fidelity(struct up_state *s, struct vn_error *err)
 	struct vn_up_result *r = s->r;
 	int rc;
 
-	if ((rc = vn_testbed_fidelity(s->at.a, s->t, s->o->model, &r->fidelity_ok, &r->fidelity_report, err)) < 0)
+	if ((rc = vn_testbed_fidelity(s->at.a, s->t, s->o->model, s->arch, &r->fidelity_ok, &r->fidelity_report, err)) <
+	    0)
 		return rc;
 	vn_testbed_progress(s->o, "fidelity checked", "%s", r->fidelity_ok ? "ok" : "MISMATCH");
 	return 0;

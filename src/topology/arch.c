@@ -54,3 +54,8 @@ int vn_topology_arch_check(const struct vn_topology *t, enum vn_arch a, struct v
 				      src(t), t->cpu_line, t->threads);
 	return 0;
 }
+
+void vn_topology_arch_fallback(enum vn_arch a, struct vn_fallback_opts *o)
+{
+	o->cpus_visible = a == VN_ARCH_PPC64LE;
+}

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "topology/fallback.h"
 #include "topology/topology.h"
 #include "util/arch.h"
 #include "util/error.h"
@@ -15,3 +16,13 @@
  * and why`. x86_64 refuses nothing here.
  */
 int vn_topology_arch_check(const struct vn_topology *t, enum vn_arch a, struct vn_error *err);
+
+/*
+ * The fallback model's options for a's kernel. The model is the same generic
+ * build_zonelists(); what differs is the state its boot-time build sees: on
+ * x86 and arm64 no node has CPUs in its mask yet (they join as they come
+ * online, after), while pseries maps every present CPU to its node in
+ * setup_arch (mem_topology_setup), so find_next_best_node() already prefers
+ * CPU-less nodes at boot. Measured: docs/arches.md.
+ */
+void vn_topology_arch_fallback(enum vn_arch a, struct vn_fallback_opts *o);
