@@ -29,6 +29,9 @@ struct vn_arch_info {
 	int elf_machine;      /* e_machine of its programs */
 };
 
+/* vnuma's names, in enum order: what a scenario's "arch" takes. */
+#define VN_ARCH_NAMES "x86_64", "arm64", "ppc64le"
+
 const struct vn_arch_info *vn_arch_info(enum vn_arch a);
 const char *vn_arch_name(enum vn_arch a);
 
