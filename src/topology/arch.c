@@ -46,6 +46,12 @@ int vn_topology_arch_check(const struct vn_topology *t, enum vn_arch a, struct v
 				      "%s:%d: %s: HMAT is an ACPI table; the %s guest learns its nodes from a device "
 				      "tree, which has no latencies or bandwidths",
 				      src(t), t->nhmat ? t->hmat[0].line : 0, vn_arch_name(a), vn_arch_name(a));
+	/* QEMU 7.2 itself: "dies not supported by this machine's CPU topology" (only x86's has dies). */
+	if (t->cpu_topology_given && t->dies > 1)
+		return vn_input_error(err,
+				      "%s:%d: %s: %u dies per socket; QEMU's %s machine has no dies in its CPU "
+				      "topology (give the cores to the sockets)",
+				      src(t), t->cpu_line, vn_arch_name(a), t->dies, vn_arch_info(a)->machine);
 	/* spapr_set_vsmt_mode(): "TCG cannot support more than 1 thread/core on a pseries machine". */
 	if (a == VN_ARCH_PPC64LE && t->cpu_topology_given && t->threads > 1)
 		return vn_input_error(err,
