@@ -174,7 +174,8 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 	}
 	if (rc == 0 && root) {
 		k->release = vn_xstrdup(strrchr(k->image, '/') + strlen("/vmlinuz-"));
-		k->version = vn_xasprintf("Linux version %s (Debian package)", k->release);
+		/* No header to read it from: what is known is the package it came from. */
+		k->version = vn_xasprintf("linux-image-%s (Debian's package)", k->release);
 	} else if (rc == 0)
 		rc = vn_kernel_image_release(k->image, &k->release, &k->version, err);
 	if (rc == 0) {

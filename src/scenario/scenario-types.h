@@ -33,10 +33,8 @@ struct vn_scn_hotplug {
 	bool online_kernel; /* online_kernel rather than online_movable */
 };
 
-/*
- * "at t seconds, move this fraction of the step's processes to node N's
- * CPUs", or (is_hotplug) "at t seconds, plug this into a node".
- */
+/* "at t seconds, move this fraction of the step's processes to node N's CPUs",
+ * or (is_hotplug) "at t seconds, plug this into a node". */
 struct vn_scn_action {
 	double at_s;
 	double fraction;  /* 0 < f <= 1, of the step's processes, first ones first */
