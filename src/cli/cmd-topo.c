@@ -298,7 +298,7 @@ static const struct vn_cmd topo_fallback_cmd = {
 	.name = "fallback",
 	.fn = topo_fallback,
 	.summary = "print the per-node memory fallback order the guest kernel will build",
-	.synopsis = "TOPOLOGY [--kernel-model NAME] [--cpus-visible | --hotplugged] [--json]",
+	.synopsis = "TOPOLOGY [--kernel-model NAME] [--cpus-visible | --hotplugged] [--arch ARCH] [--json]",
 	.description = "Prints it in the kernel's own boot-log format, to diff against\n"
 		       "'dmesg | grep Fallback'.",
 	.opts = topo_fallback_opts,
