@@ -37,11 +37,11 @@ int main(int argc, char **argv)
 		if (vn_mkdir_p(argv[1], 0755, &err) < 0)
 			return die(&err);
 		int64_t t0 = vn_now_ms();
-		if (vn_testbed_guest_image(argv[1], k, NULL, false, &img, &err) < 0)
+		if (vn_testbed_guest_image(argv[1], k, NULL, NULL, false, &img, &err) < 0)
 			return die(&err);
 		int64_t t1 = vn_now_ms();
 		free(img);
-		if (vn_testbed_guest_image(argv[1], k, NULL, false, &img, &err) < 0)
+		if (vn_testbed_guest_image(argv[1], k, NULL, NULL, false, &img, &err) < 0)
 			return die(&err);
 		int64_t t2 = vn_now_ms();
 		if (vn_kernel_pvh_image(k->image, argv[1], &pvh, &err) < 0)

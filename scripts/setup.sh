@@ -2,7 +2,23 @@
 # One-time (idempotent) set-up of a fresh Debian 12 machine: installs every
 # package vnuma needs from Debian's archive, then configures and builds.
 # Run as root. Re-running only rebuilds what changed.
+#
+# --arches (or VN_ARCHES=1) also sets up the other guest architectures,
+# arm64 and ppc64le (docs/arches.md): Debian's arm64 and ppc64el archives
+# added to dpkg (`dpkg --add-architecture`), QEMU for them, the cross
+# compilers and their static json-c for the in-guest programs. Their kernels
+# and busybox are not installed: `vnuma up --arch` downloads and unpacks them
+# into its cache on first use. Not the default: it adds two architectures'
+# package lists to every apt-get update and ~600 MB that x86 users never use.
 set -eu
+
+arches=${VN_ARCHES:-0}
+for a in "$@"; do
+	case $a in
+	--arches) arches=1 ;;
+	*) echo "usage: $0 [--arches]" >&2; exit 2 ;;
+	esac
+done
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${VN_BUILD_DIR:-$top/build}
@@ -21,6 +37,21 @@ packages="
 	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1
 "
 
+arch_packages="
+	qemu-system-arm qemu-system-ppc gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
+	libjson-c-dev:arm64 libjson-c-dev:ppc64el
+"
+if [ "$arches" = 1 ]; then
+	packages="$packages $arch_packages"
+	for a in arm64 ppc64el; do
+		if ! dpkg --print-foreign-architectures | grep -qx "$a"; then
+			[ "$(id -u)" = 0 ] || { echo "setup: --arches: run as root (dpkg --add-architecture $a)" >&2; exit 2; }
+			dpkg --add-architecture "$a"
+			added_arch=1
+		fi
+	done
+fi
+
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -34,8 +65,15 @@ if [ -n "$missing" ]; then
 	echo "setup: installing:$missing"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
+	added_arch=0
 	apt-get install -y -q --no-install-recommends $missing
 fi
+
+# An architecture just added needs its package lists even when nothing is missing.
+if [ "${added_arch:-0}" = 1 ]; then
+	apt-get update -q
+fi
+[ "$arches" = 1 ] || echo "setup: arm64 and ppc64le guests (vnuma up --arch): scripts/setup.sh --arches"
 
 # As root, libvirt's embedded QEMU driver refuses to start unless the system
 # user libvirt-qemu exists (it checks before reading vnuma's qemu.conf, which

@@ -13,6 +13,7 @@
 #include "testbed/testbed.h"
 #include "testbed/up.h"
 #include "util/cleanup.h"
+#include "util/arch.h"
 #include "util/name.h"
 #include "util/parse.h"
 
@@ -24,6 +25,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	struct vn_up_result r;
 	_cleanup_strv_ char **with = NULL;
 	size_t nwith = 0;
+	enum vn_arch arch;
 	double t;
 	int c, rc;
 
@@ -36,6 +38,11 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		case 'a': o.append = optarg; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'I': o.image = optarg; break;
+		case 'X':
+			if ((rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+				return rc;
+			o.arch = optarg;
+			break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
 				return rc;
@@ -223,6 +230,10 @@ static const struct vn_cli_opt up_opts[] = {
 	 "use): a disk recipe boots its root from a qcow2 overlay on /dev/vda"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds, or 10m (at most 24h; default 180)"},
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "the guest's architecture: x86_64 (default: the host's), arm64\n"
+	 "(virt) or ppc64le (pseries), under TCG with Debian's stock\n"
+	 "kernel of that architecture (docs/arches.md)"},
 	VN_CLI_OPT_END,
 };
 

@@ -10,6 +10,7 @@
 #include "compare/compare.h"
 #include "scenario/runner.h"
 #include "util/alloc.h"
+#include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
 #include "virt/hosts.h"
@@ -117,6 +118,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	_cleanup_free_ struct vn_matrix_host *mhosts = NULL;
 	_cleanup_strv_ char **with = NULL;
 	size_t nwith = 0;
+	const char *arch = NULL;
+	enum vn_arch parsed;
 	struct vn_cli_args a;
 	int c, rc;
 
@@ -134,6 +137,11 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'K': ro.keep = true; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
+		case 'X':
+			if ((rc = vn_arch_parse(optarg, "--arch", &parsed, err)) < 0)
+				return rc;
+			arch = vn_arch_name(parsed);
+			break;
 		case 'r':
 			if (vn_cli_count(&a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &repeats, err) < 0)
 				return a.exit;
@@ -151,6 +159,11 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	if ((rc = vn_scenario_find(argv[optind], &path, err)) < 0 || (rc = vn_scenario_load(path, &s, err)) < 0 ||
 	    (rc = vn_cli_ctx(&a, &ctx, err)) < 0)
 		return rc;
+	/* In place of the scenario's "arch"; a variant's own still wins in its runs. */
+	if (arch) {
+		free(s->arch);
+		s->arch = vn_xstrdup(arch);
+	}
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
 	ro.progress = vn_cli_progress_up(&prog);
@@ -213,6 +226,9 @@ static const struct vn_cli_opt run_opts[] = {
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "boot the scenario's guest on this architecture (arm64, ppc64le;\n"
+	 "default: the scenario's \"arch\", else the host's; docs/arches.md)"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
 	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"

@@ -9,14 +9,16 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "testbed/testbed.h"
+#include "topology/arch.h"
 #include "topology/fallback.h"
 #include "topology/random.h"
 #include "topology/find.h"
 #include "topology/topology.h"
 #include "util/alloc.h"
+#include "util/arch.h"
 #include "util/cleanup.h"
 
-static const struct vn_cmd topo_fallback_cmd, topo_random_cmd;
+static const struct vn_cmd topo_fallback_cmd, topo_random_cmd, topo_validate_cmd;
 
 /* A file as given (its errors then name it as written), else a shipped topology's name. */
 static int topo_load(const char *arg, struct vn_topology **t, struct vn_error *err)
@@ -34,16 +36,24 @@ static int topo_load(const char *arg, struct vn_topology **t, struct vn_error *e
 
 static int topo_validate(int argc, char **argv, struct vn_error *err)
 {
-	int bad = 0;
+	struct vn_cli_args a;
+	enum vn_arch arch = vn_arch_host();
+	int bad = 0, c, rc;
 
-	if (argc < 2)
+	vn_cli_args_init(&a, &topo_validate_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0)
+		if (c == 'X' && (rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+			return rc;
+	if (c < 0)
+		return a.exit;
+	if (optind >= argc)
 		return vn_input_error(err, "validate needs at least one FILE");
-	for (int i = 1; i < argc; i++) {
+	for (int i = optind; i < argc; i++) {
 		_cleanup_topology_ struct vn_topology *t = NULL;
 		struct vn_error e = {0};
 		char mem[32];
 
-		if (topo_load(argv[i], &t, &e) < 0) {
+		if (topo_load(argv[i], &t, &e) < 0 || vn_topology_arch_check(t, arch, &e) < 0) {
 			fprintf(stderr, "%s\n", e.msg);
 			vn_error_clear(&e);
 			bad++;
@@ -140,6 +150,7 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_cli_args a;
+	enum vn_arch arch;
 	bool json = false, hotplugged = false;
 	int c, rc;
 
@@ -151,6 +162,11 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 				return rc;
 			break;
 		case 'c': fo.cpus_visible = true; break;
+		case 'X':
+			if ((rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+				return rc;
+			vn_topology_arch_fallback(arch, &fo);
+			break;
 		case 'H': hotplugged = true; break;
 		case 'j': json = true; break;
 		}
@@ -236,12 +252,20 @@ static int topo_random(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
+static const struct vn_cli_opt topo_validate_opts[] = {
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "also refuse what a guest of this architecture cannot be given\n"
+	 "(arm64, ppc64le; default: the host's; docs/arches.md)"},
+	VN_CLI_OPT_END,
+};
+
 static const struct vn_cmd topo_validate_cmd = {
 	.name = "validate",
 	.fn = topo_validate,
 	.summary = "check topologies, printing FILE:LINE: for every error",
-	.synopsis = "TOPOLOGY...",
+	.synopsis = "TOPOLOGY... [--arch ARCH]",
 	.operand = VN_VAL_TOPOLOGY,
+	.opts = topo_validate_opts,
 };
 
 static const struct vn_cmd topo_show_cmd = {
@@ -258,6 +282,10 @@ static const struct vn_cli_opt topo_fallback_opts[] = {
 	 "apply the kernel's preference for CPU-less nodes; off by\n"
 	 "default because x86 builds the boot-time lists before any\n"
 	 "CPU is in a node's cpumask (lists rebuilt on hotplug see them)"},
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "the boot-time state of that architecture's kernel: ppc64le\n"
+	 "(pseries) maps CPUs to nodes before it builds the lists\n"
+	 "(as --cpus-visible); x86_64 and arm64 do not"},
 	{"hotplugged", 'H', false, NULL, VN_VAL_NONE,
 	 "the lists the kernel rebuilds at run time once every node's\n"
 	 "hotplug memory is online and its vCPUs are plugged in (CPUs\n"
@@ -270,7 +298,7 @@ static const struct vn_cmd topo_fallback_cmd = {
 	.name = "fallback",
 	.fn = topo_fallback,
 	.summary = "print the per-node memory fallback order the guest kernel will build",
-	.synopsis = "TOPOLOGY [--kernel-model NAME] [--cpus-visible | --hotplugged] [--json]",
+	.synopsis = "TOPOLOGY [--kernel-model NAME] [--cpus-visible | --hotplugged] [--arch ARCH] [--json]",
 	.description = "Prints it in the kernel's own boot-log format, to diff against\n"
 		       "'dmesg | grep Fallback'.",
 	.opts = topo_fallback_opts,

@@ -14,8 +14,18 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 
+/* The other architectures' multiarch folders too: lib_fits() passes over a library of another machine. */
 static const char *const lib_dirs[] = {
-	VN_ELF_LIB_DIR, "/usr/lib/" VN_ELF_MULTIARCH, "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	VN_ELF_LIB_DIR,
+	"/usr/lib/" VN_ELF_MULTIARCH,
+	"/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu",
+	"/lib/powerpc64le-linux-gnu",
+	"/usr/lib/powerpc64le-linux-gnu",
+	"/lib64",
+	"/usr/lib64",
+	"/lib",
+	"/usr/lib",
 };
 
 VN_DEFINE_CLEANUP(Elf *, elf_end);
@@ -157,13 +167,16 @@ static bool lib_fits(const char *path, const struct vn_elf_deps *of)
 	return fits;
 }
 
-char *vn_elf_find_lib(const char *name, const struct vn_elf_deps *of, const char *origin)
+char *vn_elf_find_lib(const char *name, const struct vn_elf_deps *of, const char *origin, const char *sysroot)
 {
 	const char *runpath = of ? of->runpath : NULL;
+	const char *sr = sysroot ? sysroot : "";
 	char buf[PATH_MAX];
 
-	if (strchr(name, '/'))
-		return lib_fits(name, of) ? vn_xstrdup(name) : NULL;
+	if (strchr(name, '/')) {
+		snprintf(buf, sizeof(buf), "%s%s", sr, name);
+		return lib_fits(buf, of) ? vn_xstrdup(buf) : NULL;
+	}
 	if (runpath) {
 		_cleanup_free_ char *copy = vn_xstrdup(runpath);
 		char *save = NULL;
@@ -171,13 +184,13 @@ char *vn_elf_find_lib(const char *name, const struct vn_elf_deps *of, const char
 			if (strncmp(dir, "$ORIGIN", 7) == 0)
 				snprintf(buf, sizeof(buf), "%s%s/%s", origin, dir + 7, name);
 			else
-				snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+				snprintf(buf, sizeof(buf), "%s%s/%s", sr, dir, name);
 			if (lib_fits(buf, of))
 				return vn_xstrdup(buf);
 		}
 	}
 	for (size_t i = 0; i < VN_ARRAY_SIZE(lib_dirs); i++) {
-		snprintf(buf, sizeof(buf), "%s/%s", lib_dirs[i], name);
+		snprintf(buf, sizeof(buf), "%s%s/%s", sr, lib_dirs[i], name);
 		if (lib_fits(buf, of))
 			return vn_xstrdup(buf);
 	}

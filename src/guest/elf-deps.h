@@ -44,6 +44,8 @@ void vn_elf_deps_free(struct vn_elf_deps *d);
  * else of's runpath (with $ORIGIN = origin, the program's folder), else the
  * multiarch and plain lib directories; as ld.so does, a file of another ELF
  * class or machine than of's is passed over. Returns a malloc'd path, or
- * NULL when it is nowhere. of may be NULL: no runpath, any file.
+ * NULL when it is nowhere. of may be NULL: no runpath, any file. sysroot (NULL:
+ * /) is where another architecture's files are: every path but origin is
+ * looked up beneath it, and the path returned starts with it.
  */
-char *vn_elf_find_lib(const char *name, const struct vn_elf_deps *of, const char *origin);
+char *vn_elf_find_lib(const char *name, const struct vn_elf_deps *of, const char *origin, const char *sysroot);

@@ -66,6 +66,7 @@ struct ent {
 struct plan {
 	struct ent *v;
 	size_t n, cap;
+	const char *sysroot; /* spec->sysroot, or "" */
 };
 
 static void plan_free(struct plan *p)
@@ -178,7 +179,8 @@ static int plan_add_program(struct plan *p, const char *host, const char *guest,
 	if (r < 0)
 		return r;
 	if (d.interp) {
-		r = plan_add_program(p, d.interp, d.interp, NULL, err);
+		_cleanup_free_ char *interp = vn_xasprintf("%s%s", p->sysroot, d.interp);
+		r = plan_add_program(p, interp, d.interp, NULL, err);
 		if (r < 0)
 			return vn_error_prefix(err, "ELF interpreter of %s", host);
 	}
@@ -187,12 +189,13 @@ static int plan_add_program(struct plan *p, const char *host, const char *guest,
 	if (slash)
 		*slash = '\0';
 	for (size_t i = 0; i < d.n_needed; i++) {
-		_cleanup_free_ char *lib = vn_elf_find_lib(d.needed[i], &d, origin);
+		_cleanup_free_ char *lib = vn_elf_find_lib(d.needed[i], &d, origin, p->sysroot);
 		if (!lib)
 			return vn_infra_error(err, -ENOENT,
-					      "%s needs %s, which is not in %s or the other library directories", host,
-					      d.needed[i], VN_ELF_LIB_DIR);
-		r = plan_add_program(p, lib, lib, NULL, err);
+					      "%s needs %s, which is not in %s%s or the other library directories",
+					      host, d.needed[i], p->sysroot, VN_ELF_LIB_DIR);
+		/* Beneath the sysroot it was looked up in, so its guest path is what follows it. */
+		r = plan_add_program(p, lib, lib + strlen(p->sysroot), NULL, err);
 		if (r < 0)
 			return r;
 	}
@@ -347,13 +350,16 @@ static int plan_build(struct plan *p, const struct vn_initramfs_spec *spec, stru
 		if (r < 0)
 			return r;
 	}
-	r = plan_add_busybox(p, spec->busybox ? spec->busybox : "/bin/busybox", err);
+	_cleanup_free_ char *busybox = vn_xasprintf("%s/bin/busybox", p->sysroot);
+	_cleanup_free_ char *numactl = vn_xasprintf("%s/usr/bin/numactl", p->sysroot);
+	_cleanup_free_ char *numastat = vn_xasprintf("%s/usr/bin/numastat", p->sysroot);
+	r = plan_add_busybox(p, spec->busybox ? spec->busybox : busybox, err);
 	if (r < 0)
 		return r;
-	r = plan_add_program(p, "/usr/bin/numactl", "/usr/bin/numactl", "numactl", err);
+	r = plan_add_program(p, numactl, "/usr/bin/numactl", "numactl", err);
 	if (r < 0)
 		return r;
-	r = plan_add_program(p, "/usr/bin/numastat", "/usr/bin/numastat", "numactl", err);
+	r = plan_add_program(p, numastat, "/usr/bin/numastat", "numactl", err);
 	if (r < 0)
 		return r;
 	r = plan_add_modules(p, spec, err);
@@ -518,7 +524,7 @@ static int plan_write(const struct plan *p, const char *tmp, int fd, struct vn_e
 int vn_initramfs_build(const struct vn_initramfs_spec *spec, const char *cache_dir, char **out_path,
 		       struct vn_error *err)
 {
-	_cleanup_(plan_free) struct plan p = {0};
+	_cleanup_(plan_free) struct plan p = {.sysroot = spec->sysroot ? spec->sysroot : ""};
 	_cleanup_free_ char *final = NULL;
 	_cleanup_(unlink_tmpp) char *tmp = NULL;
 	_cleanup_close_ int fd = -1;

@@ -39,6 +39,12 @@ struct vn_initramfs_spec {
 	const char *const *extra_files;
 	/* NULL: /bin/busybox (must be statically linked: busybox-static). */
 	const char *busybox;
+	/*
+	 * Another architecture's root (Debian packages unpacked, testbed/arch-root.h):
+	 * busybox, numactl and numastat, and the libraries they need, from beneath
+	 * it. NULL: the host's.
+	 */
+	const char *sysroot;
 };
 
 /*

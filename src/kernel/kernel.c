@@ -52,15 +52,19 @@ int vn_kernel_image_release(const char *image, char **release, char **version, s
 	return 0;
 }
 
-/* Debian installs /boot/vmlinuz-<release>; pick the highest version sort. */
-static int find_stock_image(char **out, struct vn_error *err)
+/*
+ * Debian installs /boot/vmlinuz-<release> (ppc64el: vmlinux-<release>, an
+ * ELF); pick the highest version sort.
+ */
+static int find_stock_image(const char *root, char **out, struct vn_error *err)
 {
-	DIR *d = opendir("/boot");
+	_cleanup_free_ char *boot = vn_xasprintf("%s/boot", root ? root : "");
+	DIR *d = opendir(boot);
 	char *best = NULL;
 
 	if (d) {
 		for (struct dirent *e; (e = readdir(d));) {
-			if (strncmp(e->d_name, "vmlinuz-", 8) != 0)
+			if (strncmp(e->d_name, "vmlinuz-", 8) != 0 && strncmp(e->d_name, "vmlinux-", 8) != 0)
 				continue;
 			if (!best || strverscmp(e->d_name, best) > 0) {
 				free(best);
@@ -70,9 +74,11 @@ static int find_stock_image(char **out, struct vn_error *err)
 		closedir(d);
 	}
 	if (!best)
-		return vn_input_error(err, "no stock kernel: /boot/vmlinuz-* not found (install the Debian package "
-					   "linux-image-amd64, or pass --kernel PATH)");
-	*out = vn_xasprintf("/boot/%s", best);
+		return vn_input_error(err,
+				      "no stock kernel: %s/vmlinuz-* not found (install the Debian package "
+				      "linux-image-amd64, or pass --kernel PATH)",
+				      boot);
+	*out = vn_xasprintf("%s/%s", boot, best);
 	free(best);
 	return 0;
 }
@@ -136,8 +142,14 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 		k->recipe_path = vn_xstrdup(r->path);
 		stock = r->type == VN_RECIPE_STOCK;
 	}
-	if (stock) {
-		rc = find_stock_image(&k->image, err);
+	const char *root = o ? o->root : NULL;
+	if (root && !stock)
+		rc = vn_input_error(err,
+				    "kernel '%s': only the stock kernel boots on another architecture (recipes and "
+				    "bzImages are x86's)",
+				    spec);
+	else if (stock) {
+		rc = find_stock_image(root, &k->image, err);
 		if (!k->recipe)
 			k->recipe = vn_xstrdup("stock");
 	} else if (r && r->type == VN_RECIPE_PREBUILT) {
@@ -160,7 +172,11 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 		k->image = realpath(spec, NULL);
 		k->recipe = vn_xstrdup("prebuilt");
 	}
-	if (rc == 0)
+	if (rc == 0 && root) {
+		k->release = vn_xstrdup(strrchr(k->image, '/') + strlen("/vmlinuz-"));
+		/* No header to read it from: what is known is the package it came from. */
+		k->version = vn_xasprintf("linux-image-%s (Debian's package)", k->release);
+	} else if (rc == 0)
 		rc = vn_kernel_image_release(k->image, &k->release, &k->version, err);
 	if (rc == 0) {
 		char path[4096];
@@ -171,12 +187,12 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 				k->modules_dir = realpath(modules_dir, NULL);
 		} else if (!no_modules) {
 			/* Built kernels have CONFIG_MODULES off; a same-named stock release's modules would not load. */
-			snprintf(path, sizeof(path), "/lib/modules/%s", k->release);
+			snprintf(path, sizeof(path), "%s/lib/modules/%s", root ? root : "", k->release);
 			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 				k->modules_dir = vn_xstrdup(path);
 		}
 		if (stock) {
-			snprintf(path, sizeof(path), "/boot/config-%s", k->release);
+			snprintf(path, sizeof(path), "%s/boot/config-%s", root ? root : "", k->release);
 			if (access(path, R_OK) == 0)
 				k->config = vn_xstrdup(path);
 		}

@@ -34,6 +34,12 @@ struct vn_kernel_resolve_opts {
 	int jobs;              /* make -j for builds; 0: all CPUs */
 	vn_kernel_progress_fn progress;
 	void *progress_data;
+	/*
+	 * Another architecture's Debian packages unpacked here (testbed/arch-root.h):
+	 * "stock" is ROOT/boot/vmlinu[xz]-RELEASE with ROOT/lib/modules/RELEASE, its
+	 * release read from the file name (only x86 has a bzImage header). NULL: /boot.
+	 */
+	const char *root;
 };
 
 /*

@@ -17,6 +17,7 @@
 #include "metrics/kv.h"
 #include "scenario/run-priv.h"
 #include "scenario/schema-priv.h"
+#include "topology/arch.h"
 #include "topology/fallback.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -213,6 +214,12 @@ static int check_fallback(const struct vn_run_data *d, const struct vn_scn_asser
 	unsigned ngot = 0;
 
 	o.model = a->model;
+	/* The scenario's arch was checked when it was read; the host's when it has none. */
+	enum vn_arch arch = vn_arch_host();
+	struct vn_error aerr = {0};
+	if (d->s->arch && vn_arch_parse(d->s->arch, "$.arch", &arch, &aerr) < 0)
+		vn_error_clear(&aerr);
+	vn_topology_arch_fallback(arch, &o);
 	unsigned nwant = expected_builds(d, &o, want, VN_FALLBACK_BUILDS_MAX);
 	if (!d->dmesg)
 		return unobserved(err, a, "the guest's dmesg was not collected");

@@ -16,6 +16,7 @@
 
 #include "guest/image-recipe.h"
 #include "kernel/recipe.h"
+#include "topology/arch.h"
 #include "scenario/runner.h"
 #include "scenario/schema-priv.h"
 #include "topology/find.h"
@@ -108,6 +109,48 @@ static int check_image(const struct vn_scenario *s, struct vn_error *err)
 	return 0;
 }
 
+/* One architecture the scenario boots on ($.arch, or a variant's): the topology, kernel and image it can have. */
+static int arch_ok(const struct vn_scenario *s, const struct vn_topology *t, const char *arch, const char *kernel,
+		   const char *p, struct vn_error *err)
+{
+	struct vn_error e = {0};
+	enum vn_arch a;
+
+	if (!arch)
+		return 0;
+	int rc = vn_arch_parse(arch, p, &a, err);
+	if (rc < 0 || a == vn_arch_host())
+		return rc;
+	if (vn_topology_arch_check(t, a, &e) < 0) {
+		rc = vn_input_error(err, "%s: %s: %s", s->path, p, e.msg);
+		vn_error_clear(&e);
+		return rc;
+	}
+	if (kernel && strcmp(kernel, "stock") != 0)
+		return vn_input_error(err, "%s: %s: \"%s\" boots only Debian's stock kernel; the kernel is \"%s\"",
+				      s->path, p, arch, kernel);
+	if (s->image || (s->with && *s->with))
+		return vn_input_error(err, "%s: %s: \"%s\" takes no image or host packages (they are %s programs)",
+				      s->path, p, arch, vn_arch_name(vn_arch_host()));
+	return 0;
+}
+
+static int check_arches(const struct vn_scenario *s, const struct vn_topology *t, struct vn_error *err)
+{
+	char p[64];
+	int rc;
+
+	if ((rc = arch_ok(s, t, s->arch, s->kernel, "$.arch", err)) < 0)
+		return rc;
+	for (unsigned i = 0; i < s->nvariants; i++) {
+		const struct vn_scn_variant *v = &s->variants[i];
+		snprintf(p, sizeof(p), "$.variants[%u].arch", i);
+		if ((rc = arch_ok(s, t, v->arch ? v->arch : s->arch, v->kernel ? v->kernel : s->kernel, p, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo, struct vn_error *err)
 {
 	_cleanup_free_ char *path = NULL;
@@ -166,7 +209,7 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 		if ((rc = vn_assert_types[a->type].validate(a, t, path, s->path, p, err)) < 0)
 			return rc;
 	}
-	if ((rc = check_kernel(s, err)) < 0 || (rc = check_image(s, err)) < 0)
+	if ((rc = check_kernel(s, err)) < 0 || (rc = check_image(s, err)) < 0 || (rc = check_arches(s, t, err)) < 0)
 		return rc;
 	if (topo_path)
 		*topo_path = steal_pointer(&path);

@@ -682,6 +682,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.name_prefix = prefix,
 		.kernel = o->kernel ? o->kernel : s->kernel,
 		.append = s->append,
+		.arch = s->arch,
 		.timeout_s = VN_SCN_BOOT_MS / 1000,
 		.model = VN_FALLBACK_DEFAULT,
 		.progress = o->progress,

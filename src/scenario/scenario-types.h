@@ -33,10 +33,8 @@ struct vn_scn_hotplug {
 	bool online_kernel; /* online_kernel rather than online_movable */
 };
 
-/*
- * "at t seconds, move this fraction of the step's processes to node N's
- * CPUs", or (is_hotplug) "at t seconds, plug this into a node".
- */
+/* "at t seconds, move this fraction of the step's processes to node N's CPUs",
+ * or (is_hotplug) "at t seconds, plug this into a node". */
 struct vn_scn_action {
 	double at_s;
 	double fraction;  /* 0 < f <= 1, of the step's processes, first ones first */
@@ -107,6 +105,7 @@ struct vn_scn_variant {
 	char *name;   /* a directory name in the result group */
 	char *kernel; /* NULL: the scenario's */
 	char *append; /* NULL: the scenario's */
+	char *arch;   /* NULL: the scenario's */
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls; /* set over the scenario's (same key: the variant's wins) */
 	unsigned nstep_args;
@@ -127,6 +126,7 @@ struct vn_scenario {
 	char *topology; /* as written: a path (relative to the scenario file) or a name */
 	char *kernel;   /* NULL: stock */
 	char *append;   /* extra kernel arguments */
+	char *arch;     /* the guest's architecture (util/arch.h name); NULL: the host's */
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls;
 	char *thp; /* always, madvise, never; NULL: leave */

@@ -23,6 +23,7 @@
 
 #include "scenario/schema-priv.h"
 #include "util/alloc.h"
+#include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/json.h"
 #include "util/parse.h"
@@ -129,10 +130,26 @@ static int parse_sysctls(struct vn_scn_ctx *c, struct json_object *v, const char
 	return 0;
 }
 
+/* "arch": one of vnuma's architecture names, or absent (the host's). */
+static int parse_arch(struct vn_scn_ctx *c, struct json_object *o, const char *p, char **out)
+{
+	static const char *const names[] = {VN_ARCH_NAMES, NULL};
+	struct json_object *v = vn_json_get(o, "arch");
+	char kp[VN_JSON_PATH_MAX];
+	int m = 0, r;
+
+	if (!v)
+		return 0;
+	if ((r = vn_json_one_of(&c->r, v, vn_json_path_key(kp, p, "arch"), names, &m)) < 0)
+		return r;
+	*out = vn_xstrdup(names[m]);
+	return 0;
+}
+
 /* The matrix: each variant a name and what it changes (its sysctls merge over the scenario's). */
 static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const char *p)
 {
-	static const char *const keys[] = {"name", "kernel", "append", "sysctls", "args", NULL};
+	static const char *const keys[] = {"name", "kernel", "append", "arch", "sysctls", "args", NULL};
 	char ep[VN_JSON_PATH_MAX], kp[VN_JSON_PATH_MAX];
 	struct vn_scenario *s = c->s;
 	int r;
@@ -151,7 +168,8 @@ static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const cha
 		    (r = vn_json_check_keys(&c->r, o, ep, keys)) < 0 ||
 		    (r = vn_json_get_str(&c->r, o, ep, "name", VN_JSON_REQUIRED | VN_JSON_NAME, &var->name)) < 0 ||
 		    (r = vn_json_get_str(&c->r, o, ep, "kernel", 0, &var->kernel)) < 0 ||
-		    (r = vn_json_get_str(&c->r, o, ep, "append", 0, &var->append)) < 0)
+		    (r = vn_json_get_str(&c->r, o, ep, "append", 0, &var->append)) < 0 ||
+		    (r = parse_arch(c, o, ep, &var->arch)) < 0)
 			return r;
 		if ((sc = vn_json_get(o, "sysctls")) &&
 		    (r = parse_sysctls(c, sc, vn_json_path_key(kp, ep, "sysctls"), &var->nsysctls, &var->sysctls)) < 0)
@@ -605,7 +623,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        "tracepoints", "image",   NULL};
+					   "variants",  "with",        "tracepoints", "image",   "arch",
+					   NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -620,7 +639,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 		    0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "kernel", 0, &s->kernel)) < 0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "append", 0, &s->append)) < 0 ||
-	    (r = vn_json_get_str(&c->r, root, "$", "image", VN_JSON_NAME, &s->image)) < 0)
+	    (r = vn_json_get_str(&c->r, root, "$", "image", VN_JSON_NAME, &s->image)) < 0 ||
+	    (r = parse_arch(c, root, "$", &s->arch)) < 0)
 		return r;
 	if ((v = vn_json_get(root, "sysctls")) && (r = parse_sysctls(c, v, "$.sysctls", &s->nsysctls, &s->sysctls)) < 0)
 		return r;

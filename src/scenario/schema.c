@@ -36,7 +36,7 @@ void vn_scenario_free(struct vn_scenario *s)
 {
 	if (!s)
 		return;
-	vn_free_all(s->path, s->name, s->description, s->topology, s->kernel, s->append);
+	vn_free_all(s->path, s->name, s->description, s->topology, s->kernel, s->append, s->arch);
 	for (unsigned i = 0; i < s->nsysctls; i++) {
 		free(s->sysctls[i].key);
 		free(s->sysctls[i].value);
@@ -136,7 +136,7 @@ void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant
 {
 	for (unsigned i = 0; i < s->nvariants; i++) {
 		struct vn_scn_variant *x = &s->variants[i];
-		vn_free_all(x->name, x->kernel, x->append);
+		vn_free_all(x->name, x->kernel, x->append, x->arch);
 		for (unsigned j = 0; j < x->nsysctls; j++) {
 			free(x->sysctls[j].key);
 			free(x->sysctls[j].value);
@@ -155,6 +155,7 @@ void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant
 		struct vn_scn_variant *x = &s->variants[i];
 		x->name = vn_xstrdup(v[i].name);
 		x->kernel = vn_xstrdup_or_null(v[i].kernel);
+		x->arch = vn_xstrdup_or_null(v[i].arch);
 		x->append = vn_xstrdup_or_null(v[i].append);
 		for (unsigned j = 0; j < v[i].nsysctls; j++)
 			sysctl_set(&x->sysctls, &x->nsysctls, v[i].sysctls[j].key, v[i].sysctls[j].value);
@@ -170,6 +171,10 @@ void vn_scenario_apply_variant(struct vn_scenario *s, const struct vn_scn_varian
 	if (v && v->kernel) {
 		free(s->kernel);
 		s->kernel = vn_xstrdup(v->kernel);
+	}
+	if (v && v->arch) {
+		free(s->arch);
+		s->arch = vn_xstrdup(v->arch);
 	}
 	if (v && v->append) {
 		free(s->append);

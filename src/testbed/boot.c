@@ -217,6 +217,7 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 
 	struct vn_domain_opts dopts = {
 		.name = at->name,
+		.arch = at->arch,
 		.accel = VN_ACCEL_AUTO,
 		.kernel = at->image,
 		.loader = at->loader,
@@ -235,8 +236,10 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 		.notify = accel_notice,
 		.notify_data = (void *)o,
 	};
-	vn_testbed_progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s%s", at->name, t->nnodes, t->ncpus_total,
-			    at->release, at->image == at->kernel ? "" : " (PVH)");
+	vn_testbed_progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s%s%s%s", at->name, t->nnodes,
+			    t->ncpus_total, at->release, at->image == at->kernel ? "" : " (PVH)",
+			    at->arch == vn_arch_host() ? "" : ", ",
+			    at->arch == vn_arch_host() ? "" : vn_arch_name(at->arch));
 	at->t0 = vn_now_s();
 	if ((rc = vn_virt_domain_create(at->v, t, &dopts, &at->d, err)) < 0)
 		return rc;

@@ -19,9 +19,13 @@
 #include "testbed/doctor.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
+#include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/clock.h"
+#include "util/paths.h"
+#include "util/spawn.h"
+#include "util/strbuf.h"
 
 /* The probe guest: one node is enough to see a kernel start. */
 static const char probe_topology[] = "<topology name='vnuma-probe'>"
@@ -251,6 +255,47 @@ static void check_accelerators(struct vn_doctor *d, struct vn_virt *v, const cha
 		     : "no accelerator boots a guest");
 }
 
+/*
+ * The other architectures (docs/arches.md): what `up --arch` needs installed.
+ * Not probed by a boot: the first one downloads the architecture's kernel.
+ * A missing piece is a warning, not a failure: x86 guests boot without it.
+ */
+static void check_arches(struct vn_doctor *d)
+{
+	_cleanup_strbuf_ struct vn_strbuf foreign = VN_STRBUF_INIT;
+	struct vn_spawn_opts so = VN_SPAWN_OPTS_INIT;
+	const char *argv[] = {"dpkg", "--print-foreign-architectures", NULL};
+	struct vn_paths p;
+	struct vn_error e = {0};
+
+	so.capture = &foreign;
+	if (vn_spawn_run(argv, &so, &e) < 0 || vn_paths_self(&p, &e) < 0) {
+		vn_error_clear(&e);
+		return;
+	}
+	for (int a = 0; a < VN_ARCH_COUNT; a++) {
+		const struct vn_arch_info *ai = vn_arch_info((enum vn_arch)a);
+		char name[32], qemu[64], agent[PATH_MAX + 64];
+		if ((enum vn_arch)a == vn_arch_host())
+			continue;
+		snprintf(name, sizeof(name), "arch-%s", ai->name);
+		snprintf(qemu, sizeof(qemu), "/usr/bin/%s", ai->emulator);
+		snprintf(agent, sizeof(agent), "%s/%s/vnuma-agent", p.arch_dir, ai->name);
+		const char *missing = access(qemu, X_OK) != 0    ? qemu
+				      : access(agent, X_OK) != 0 ? "its cross-built in-guest programs"
+				      : !strstr(foreign.s ? foreign.s : "", ai->deb) ? "Debian's archive of it (dpkg)"
+										     : NULL;
+		if (missing)
+			add(d, name, VN_CHECK_WARN, "scripts/setup.sh --arches, then rebuild",
+			    "up --arch %s cannot boot: %s missing", ai->name, missing);
+		else
+			add(d, name, VN_CHECK_OK, NULL,
+			    "up --arch %s: %s, cross-built programs, Debian's %s archive (its kernel is fetched on "
+			    "first use)",
+			    ai->name, qemu, ai->deb);
+	}
+}
+
 int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct vn_error *err)
 {
 	_cleanup_kernel_ struct vn_kernel *k = NULL;
@@ -276,6 +321,7 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 		add(d, "kernel", VN_CHECK_FAIL, "apt-get install linux-image-amd64", "%s", e.msg);
 	vn_error_clear(&e);
 	check_resources(d, ctx->state_dir);
+	check_arches(d);
 
 	/* A short lock wait: a doctor that hangs behind another vnuma says nothing. */
 	if (vn_virt_open(ctx->uri, ctx->state_dir, VN_DOCTOR_LOCK_WAIT_MS, &v, &e) < 0) {

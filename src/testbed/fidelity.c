@@ -9,6 +9,8 @@
 
 #include "testbed/agent-session.h"
 #include "testbed/fidelity.h"
+
+#include "topology/arch.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "virt/domain-xml.h"
@@ -174,8 +176,8 @@ static void check_devices(struct vn_agent *a, const struct vn_topology *t, struc
 	}
 }
 
-int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model, bool *ok,
-			char **report, struct vn_error *err)
+int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model,
+			enum vn_arch arch, bool *ok, char **report, struct vn_error *err)
 {
 	struct vn_strbuf bad = VN_STRBUF_INIT, rep = VN_STRBUF_INIT;
 	_cleanup_free_ char *dmesg = NULL, *diff = NULL;
@@ -184,6 +186,7 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 	bool devices_ok = true;
 	int rc = 0;
 
+	vn_topology_arch_fallback(arch, &fo);
 	check_shape(a, t, &bad, &rc, err);
 	if (rc < 0)
 		goto cleanup;

@@ -19,7 +19,7 @@
 #include "util/strbuf.h"
 
 /* In-guest programs (agent, sampler, tracer, workloads) from vnuma's helper dirs (util/paths.h). */
-int vn_testbed_helper_files(char ***out, struct vn_error *err)
+int vn_testbed_helper_files(enum vn_arch a, char ***out, struct vn_error *err)
 {
 	struct vn_paths p;
 	char agent[PATH_MAX + 16] = "", sampler[PATH_MAX + 16] = "", tracer[PATH_MAX + 16] = "";
@@ -27,6 +27,12 @@ int vn_testbed_helper_files(char ***out, struct vn_error *err)
 
 	if ((rc = vn_paths_self(&p, err)) < 0)
 		return rc;
+	/* Another architecture's are the cross-built ones (CMakeLists.txt, cmake/inguest), in one folder. */
+	if (a != vn_arch_host()) {
+		p.nhelper_dirs = 1;
+		snprintf(p.helper_dirs[0], sizeof(p.helper_dirs[0]), "%.*s/%s", PATH_MAX - 16, p.arch_dir,
+			 vn_arch_name(a));
+	}
 	glob_t g = {0};
 	for (unsigned i = 0; i < p.nhelper_dirs; i++) {
 		char pat[PATH_MAX + 16], f[PATH_MAX + 16];
@@ -44,11 +50,14 @@ int vn_testbed_helper_files(char ***out, struct vn_error *err)
 	}
 	if (!agent[0]) {
 		globfree(&g);
-		return vn_infra_error(err, -ENOENT,
-				      "guest agent vnuma-agent not found in %s%s%s (build the vnuma-agent target, or "
-				      "set VNUMA_HELPER_DIR)",
-				      p.helper_dirs[0], p.nhelper_dirs > 1 ? " or " : "",
-				      p.nhelper_dirs > 1 ? p.helper_dirs[1] : "");
+		return vn_infra_error(
+			err, -ENOENT,
+			"guest agent vnuma-agent not found in %s%s%s (build the vnuma-agent target, or "
+			"set VNUMA_HELPER_DIR%s)",
+			p.helper_dirs[0], p.nhelper_dirs > 1 ? " or " : "", p.nhelper_dirs > 1 ? p.helper_dirs[1] : "",
+			a != vn_arch_host() ? "; another architecture's needs its cross compiler and json-c: "
+					      "scripts/setup.sh --arches, then rebuild"
+					    : "");
 	}
 
 	char **v = vn_xcalloc(g.gl_pathc + 4, sizeof(char *));
@@ -127,8 +136,8 @@ static int package_files(const char *pkg, char ***files, size_t *n, struct vn_er
 	return 0;
 }
 
-int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const char *const *with, bool disk_root,
-			   char **initrd, struct vn_error *err)
+int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const struct vn_guest_arch *ga,
+			   const char *const *with, bool disk_root, char **initrd, struct vn_error *err)
 {
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
 	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
@@ -137,7 +146,10 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 	_cleanup_strv_ char **files = NULL;
 	int rc;
 
-	if ((rc = vn_testbed_helper_files(&files, err)) < 0)
+	if (ga && with && *with)
+		return vn_input_error(err, "--with %s: the host's packages are %s programs; the guest is %s", *with,
+				      vn_arch_name(vn_arch_host()), vn_arch_name(ga->arch));
+	if ((rc = vn_testbed_helper_files(ga ? ga->arch : vn_arch_host(), &files, err)) < 0)
 		return rc;
 	size_t n = 0;
 	while (files[n])
@@ -152,6 +164,7 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 			   : disk_root     ? disk_modules
 					   : modules,
 		.extra_files = (const char *const *)files,
+		.sysroot = ga ? ga->root : NULL,
 	};
 	if ((rc = vn_initramfs_build(&spec, cache_dir, initrd, err)) < 0)
 		return vn_error_prefix(err, "building the guest initramfs");

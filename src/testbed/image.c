@@ -120,7 +120,7 @@ static int busybox_root(struct build *b, char **cpio, struct vn_error *err)
 
 	if (b->r->kind == VN_IMAGE_INITRAMFS && (rc = vn_kernel_resolve_with("stock", NULL, &ko, &k, err)) < 0)
 		return rc;
-	return vn_testbed_guest_image(cache, k ? k : &none, (const char *const *)b->r->with, false, cpio, err);
+	return vn_testbed_guest_image(cache, k ? k : &none, NULL, (const char *const *)b->r->with, false, cpio, err);
 }
 
 /* The key: the recipe's bytes and the digest of what goes in (the initramfs builder's own key). */
@@ -146,7 +146,7 @@ static int helpers_digest(char hex[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
 	uint8_t d[VN_SHA256_LEN];
 	int rc;
 
-	if ((rc = vn_testbed_helper_files(&helpers, err)) < 0)
+	if ((rc = vn_testbed_helper_files(vn_arch_host(), &helpers, err)) < 0)
 		return rc;
 	vn_sha256_init(&h);
 	for (char **p = helpers; *p; p++) {
@@ -235,7 +235,7 @@ static int debootstrap_root(struct build *b, const char *dir, const char *tar, s
 	if ((rc = run_logged(b, "debootstrap", argv, err)) < 0)
 		return rc;
 	stage(b, "helpers", "the agent, sampler and workloads; the agent as a service");
-	if ((rc = vn_testbed_helper_files(&helpers, err)) < 0)
+	if ((rc = vn_testbed_helper_files(vn_arch_host(), &helpers, err)) < 0)
 		return rc;
 	for (char **p = helpers; *p; p++) {
 		char *colon = strchr(*p, ':');

@@ -7,6 +7,7 @@
 #include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
+#include "util/arch.h"
 #include "util/isolate.h"
 #include "virt/virt.h"
 
@@ -46,8 +47,8 @@ char *vn_testbed_hotplug_script(const struct vn_hotplug_req *q, const struct vn_
 int vn_testbed_hotplug_report(const char *out, const struct vn_hotplug_req *q, struct vn_hotplug_result *r,
 			      struct vn_error *err);
 
-/* The in-guest programs as "HOST:GUEST" pairs (agent, sampler, workloads), NULL-terminated. */
-int vn_testbed_helper_files(char ***out, struct vn_error *err);
+/* The in-guest programs of architecture a as "HOST:GUEST" pairs (agent, sampler, workloads), NULL-terminated. */
+int vn_testbed_helper_files(enum vn_arch a, char ***out, struct vn_error *err);
 
 /* The firmware for PVH boots (QEMU's own minimal one; SeaBIOS when it is missing). */
 #define VN_TESTBED_QBOOT "/usr/share/qemu/qboot.rom"
@@ -71,6 +72,7 @@ struct vn_boot_attempt {
 	const char *root_image;               /* a cached disk image for the root, or NULL: the initramfs is the root */
 	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
+	enum vn_arch arch;                    /* the guest's */
 	double until;                         /* give up waiting for the agent then */
 	uint64_t root_image_size;             /* another host's: the image's virtual size, for its overlay volume */
 	/* out */

@@ -1,5 +1,6 @@
 /* vnuma up, in the process that holds libvirt: resolve, build, stage, boot, check fidelity. */
 #include "testbed/up.h"
+#include "testbed/arch-root.h"
 #include "testbed/fidelity.h"
 #include "testbed/guest-image.h"
 #include "testbed/image.h"
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "guest/image-recipe.h"
+#include "topology/arch.h"
 #include "topology/find.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -24,7 +26,7 @@
 void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
-		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report);
+		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report, r->arch);
 	vn_strv_free(r->kernel_patches);
 	vn_artifact_list_clear(&r->artifacts);
 	memset(r, 0, sizeof(*r));
@@ -102,7 +104,10 @@ struct up_state {
 	char *topo_path, *name, *kernel_id, *cmdline, *cache, *initrd;
 	struct vn_topology *t;
 	struct vn_kernel *k;
-	double deadline; /* the boot's, from after a possible first-use kernel build */
+	enum vn_arch arch;
+	char *arch_root;         /* another architecture's Debian packages, unpacked (arch-root.h) */
+	struct vn_guest_arch ga; /* what the guest image needs of it */
+	double deadline;         /* the boot's, from after a possible first-use kernel build */
 	struct vn_image *im;
 	char **with; /* a recipe's packages and --with, or NULL: --with alone */
 	bool disk;   /* a disk image is the root */
@@ -125,7 +130,7 @@ static void up_state_clear(struct up_state *s)
 	vn_topology_freep(&s->t);
 	vn_strv_free(s->with);
 	vn_free_all(s->topo_path, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image, s->r_initrd,
-		    s->r_loader, s->r_root);
+		    s->r_loader, s->r_root, s->arch_root);
 }
 
 /* The topology and the kernel; a derived name is checked before any work. */
@@ -136,8 +141,11 @@ static int up_resolve(struct up_state *s, struct vn_error *err)
 
 	if (o->name && (rc = vn_guest_name_check(o->name, err)) < 0)
 		return rc;
-	if ((rc = vn_topology_find(o->topology, &s->topo_path, err)) < 0 ||
-	    (rc = vn_topology_load(s->topo_path, &s->t, err)) < 0)
+	s->arch = vn_arch_host();
+	if ((o->arch && (rc = vn_arch_parse(o->arch, "--arch", &s->arch, err)) < 0) ||
+	    (rc = vn_topology_find(o->topology, &s->topo_path, err)) < 0 ||
+	    (rc = vn_topology_load(s->topo_path, &s->t, err)) < 0 ||
+	    (rc = vn_topology_arch_check(s->t, s->arch, err)) < 0)
 		return rc;
 	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
 	if (!o->name && (rc = vn_guest_name_check(o->name_prefix ? o->name_prefix : s->t->name, err)) < 0)
@@ -145,10 +153,20 @@ static int up_resolve(struct up_state *s, struct vn_error *err)
 				       o->name_prefix ? "the guest name derived from the scenario"
 						      : "the guest name derived from the topology (use --name)");
 	_cleanup_free_ char *kcache = vn_state_kernels_dir(s->ctx->state_dir);
+	_cleanup_free_ char *cache = vn_state_cache_dir(s->ctx->state_dir);
+	/* Another architecture's kernel and busybox: Debian's packages, fetched on first use. */
+	if (s->arch != vn_arch_host()) {
+		vn_testbed_progress(o, "defining", "%s: Debian's kernel and busybox (downloaded on first use)",
+				    vn_arch_name(s->arch));
+		if ((rc = vn_testbed_arch_root(s->arch, cache, &s->arch_root, err)) < 0)
+			return rc;
+		s->ga = (struct vn_guest_arch){.arch = s->arch, .root = s->arch_root};
+	}
 	struct vn_kernel_resolve_opts ko = {
 		.cache_dir = kcache,
 		.progress = o->progress.build,
 		.progress_data = o->progress.data,
+		.root = s->arch_root,
 	};
 	if ((rc = vn_kernel_resolve_with(o->kernel, o->modules, &ko, &s->k, err)) < 0)
 		return rc;
@@ -171,10 +189,12 @@ static int up_image(struct up_state *s, struct vn_error *err)
 			return rc;
 	}
 	s->cache = vn_state_cache_dir(s->ctx->state_dir);
-	if ((rc = vn_testbed_guest_image(s->cache, s->k, s->with ? (const char *const *)s->with : o->with, s->disk,
-					 &s->initrd, err)) < 0)
+	if ((rc = vn_testbed_guest_image(s->cache, s->k, s->arch_root ? &s->ga : NULL,
+					 s->with ? (const char *const *)s->with : o->with, s->disk, &s->initrd, err)) <
+	    0)
 		return rc;
-	return vn_testbed_boot_path(s->t, s->k->image, s->cache, &s->bc, err);
+	/* PVH and qboot are x86's; another architecture's kernel boots as its package has it. */
+	return s->arch_root ? 0 : vn_testbed_boot_path(s->t, s->k->image, s->cache, &s->bc, err);
 }
 
 static int up_stage(struct up_state *s, const char *local, char **remote, struct vn_error *err)
@@ -249,6 +269,7 @@ static void up_attempt_init(struct up_state *s)
 			 : s->bc.pvh ? s->bc.pvh
 				     : k->image,
 		.loader = s->remote ? s->r_loader : s->bc.loader,
+		.arch = s->arch,
 		.until = s->deadline,
 	};
 	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
@@ -324,6 +345,7 @@ static int up_record(struct up_state *s, struct vn_error *err)
 	r->kernel_version = vn_xstrdup(k->version);
 	r->kernel_recipe = vn_xstrdup(k->recipe);
 	r->topology_path = vn_xstrdup(s->topo_path);
+	r->arch = vn_xstrdup(vn_arch_name(s->arch));
 	if (k->npatches)
 		r->kernel_patches = vn_strv_copy(k->patches);
 	if (k->config) {
@@ -344,7 +366,8 @@ static int up_fidelity(struct up_state *s, struct vn_error *err)
 	struct vn_up_result *r = s->r;
 	int rc;
 
-	if ((rc = vn_testbed_fidelity(s->at.a, s->t, s->o->model, &r->fidelity_ok, &r->fidelity_report, err)) < 0)
+	if ((rc = vn_testbed_fidelity(s->at.a, s->t, s->o->model, s->arch, &r->fidelity_ok, &r->fidelity_report, err)) <
+	    0)
 		return rc;
 	vn_testbed_progress(s->o, "fidelity checked", "%s", r->fidelity_ok ? "ok" : "MISMATCH");
 	return 0;

@@ -37,6 +37,7 @@ struct vn_up_opts {
 	enum vn_fallback_model model;
 	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
+	const char *arch;        /* the guest's architecture (util/arch.h names), NULL: the host's */
 };
 
 /* A file a guest on another host needed there: sent by this boot, or found there already. */
@@ -58,6 +59,7 @@ struct vn_up_result {
 	char *kernel_config_sha256; /* NULL when the kernel's .config is unknown */
 	char **kernel_patches;      /* patch names of a recipe kernel in the order applied, NULL-terminated, or NULL */
 	char *topology_path;
+	char *arch; /* the guest's architecture */
 	enum vn_accel accel;
 	char *accel_reason; /* why that accelerator: proven, forced, cached, or why KVM was not usable */
 	double boot_s;      /* domain start until the agent answered */

@@ -127,12 +127,12 @@ int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_
 	return 0;
 }
 
-int vn_domain_cmdline_extra(const struct vn_topology *t, char **out, struct vn_error *err)
+int vn_domain_cmdline_extra(const struct vn_topology *t, enum vn_arch a, char **out, struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
 
 	/* Serial console for our log; a panic ends the domain (on_reboot=destroy) instead of hanging. */
-	vn_strbuf_printf(&b, "console=ttyS0 panic=-1");
+	vn_strbuf_printf(&b, "console=%s panic=-1", vn_arch_info(a)->console);
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		const struct vn_node *nd = &t->nodes[i];
 
@@ -437,6 +437,52 @@ static void emit_qemu_args(struct vn_strbuf *b, const struct vn_domain_opts *o)
 	vn_strbuf_printf(b, "  </qemu:commandline>\n");
 }
 
+/* <os>, <features> and <cpu> up to its <numa>: what differs between architectures. */
+static void emit_machine(struct vn_strbuf *b, const struct vn_domain_opts *o, const char *cmdline,
+			 const struct vn_cpu_layout *cl)
+{
+	const struct vn_arch_info *ai = vn_arch_info(o->arch);
+
+	vn_strbuf_printf(b, "  <os>\n    <type arch='%s' machine='%s'>hvm</type>\n", ai->libvirt, ai->machine);
+	if (o->loader) {
+		_cleanup_free_ char *l = vn_xml_escape(o->loader);
+		/* type='rom': QEMU's -bios, in place of SeaBIOS. */
+		vn_strbuf_printf(b, "    <loader readonly='yes' type='rom'>%s</loader>\n", l);
+	}
+	elem(b, 4, "kernel", o->kernel);
+	elem(b, 4, "initrd", o->initrd);
+	elem(b, 4, "cmdline", cmdline);
+	vn_strbuf_printf(b, "  </os>\n");
+	switch (o->arch) {
+	case VN_ARCH_ARM64:
+		/*
+		 * No ACPI: without UEFI firmware QEMU gives a directly booted kernel a
+		 * device tree, whose numa-node-id and distance-map carry the nodes and
+		 * the SLIT (docs/arches.md). GICv3: GICv2 stops at 8 vCPUs.
+		 */
+		vn_strbuf_printf(b, "  <features>\n    <gic version='3'/>\n  </features>\n");
+		/* cortex-a57: what TCG emulates cheaply (max adds pointer authentication, slow under TCG). */
+		vn_strbuf_printf(b, "  <cpu mode='custom' match='exact' check='none'>\n"
+				    "    <model fallback='forbid'>cortex-a57</model>\n");
+		break;
+	case VN_ARCH_PPC64LE:
+		/* pseries has no ACPI: ibm,associativity in the device tree; QEMU's default POWER CPU. */
+		vn_strbuf_printf(b, "  <cpu>\n");
+		break;
+	default:
+		/* Without ACPI there is no SRAT/SLIT and the guest sees a single node. */
+		vn_strbuf_printf(b, "  <features>\n    <acpi/>\n    <apic/>\n  </features>\n");
+		if (o->accel == VN_ACCEL_KVM)
+			vn_strbuf_printf(b, "  <cpu mode='host-passthrough' check='none' migratable='on'>\n");
+		else
+			/* qemu64 is what TCG emulates cheaply and every x86_64 kernel boots on. */
+			vn_strbuf_printf(b, "  <cpu mode='custom' match='exact' check='none'>\n"
+					    "    <model fallback='allow'>qemu64</model>\n");
+	}
+	vn_strbuf_printf(b, "    <topology sockets='%u' dies='%u' cores='%u' threads='%u'/>\n", cl->sockets, cl->dies,
+			 cl->cores, cl->threads);
+}
+
 int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts *o, char **xml, struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
@@ -454,7 +500,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	if (o->accel != VN_ACCEL_TCG && o->accel != VN_ACCEL_KVM)
 		return vn_input_error(err, "accelerator must be decided (tcg or kvm) before building the domain XML");
 	if ((rc = check_opts_texts(o, err)) < 0 || (rc = vn_domain_cpu_layout(t, &cl, err)) < 0 ||
-	    (rc = vn_domain_cmdline_extra(t, &extra, err)) < 0)
+	    (rc = vn_domain_cmdline_extra(t, o->arch, &extra, err)) < 0)
 		return rc;
 	if (o->cmdline && *o->cmdline) {
 		cmdline = vn_xasprintf("%s %s", o->cmdline, extra);
@@ -479,26 +525,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	else
 		vn_strbuf_printf(&b, "  <vcpu placement='static'>%u</vcpu>\n", t->ncpus_total);
 	emit_vcpus(&b, t);
-	vn_strbuf_printf(&b, "  <os>\n    <type arch='x86_64' machine='q35'>hvm</type>\n");
-	if (o->loader) {
-		_cleanup_free_ char *l = vn_xml_escape(o->loader);
-		/* type='rom': QEMU's -bios, in place of SeaBIOS. */
-		vn_strbuf_printf(&b, "    <loader readonly='yes' type='rom'>%s</loader>\n", l);
-	}
-	elem(&b, 4, "kernel", o->kernel);
-	elem(&b, 4, "initrd", o->initrd);
-	elem(&b, 4, "cmdline", cmdline);
-	vn_strbuf_printf(&b, "  </os>\n");
-	/* Without ACPI there is no SRAT/SLIT and the guest sees a single node. */
-	vn_strbuf_printf(&b, "  <features>\n    <acpi/>\n    <apic/>\n  </features>\n");
-	if (o->accel == VN_ACCEL_KVM)
-		vn_strbuf_printf(&b, "  <cpu mode='host-passthrough' check='none' migratable='on'>\n");
-	else
-		/* qemu64 is what TCG emulates cheaply and every x86_64 kernel boots on. */
-		vn_strbuf_printf(&b, "  <cpu mode='custom' match='exact' check='none'>\n"
-				     "    <model fallback='allow'>qemu64</model>\n");
-	vn_strbuf_printf(&b, "    <topology sockets='%u' dies='%u' cores='%u' threads='%u'/>\n", cl.sockets, cl.dies,
-			 cl.cores, cl.threads);
+	emit_machine(&b, o, cmdline, &cl);
 	emit_numa(&b, t);
 	vn_strbuf_printf(&b, "  </cpu>\n");
 	vn_strbuf_printf(&b, "  <clock offset='utc'/>\n");

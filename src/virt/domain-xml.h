@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "topology/topology.h"
+#include "util/arch.h"
 #include "util/error.h"
 
 enum vn_accel {
@@ -40,6 +41,7 @@ void vn_domain_meta_clear(struct vn_domain_meta *m);
 
 struct vn_domain_opts {
 	const char *name, *uuid;               /* uuid optional */
+	enum vn_arch arch;                     /* x86_64 (q35), arm64 (virt), ppc64le (pseries) */
 	enum vn_accel accel;                   /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
 	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
 	const char *loader;                    /* firmware ROM instead of SeaBIOS (qboot for a PVH vmlinux); optional */
@@ -74,23 +76,21 @@ struct vn_domain_opts {
  */
 #define VN_MEMLESS_DUMMY_BYTES (UINT64_C(2) << 20)
 
-/*
- * DIMM slots of a topology with hotplug memory (<maxMemory slots=>): each
- * `vnuma hotplug --memory` takes one. QEMU reserves 1 GiB of guest physical
- * address space per slot for alignment, which costs nothing else.
- */
+/* DIMM slots of a topology with hotplug memory (<maxMemory slots=>), one per `hotplug --memory`;
+ * QEMU reserves 1 GiB of guest physical address space per slot for alignment, which costs nothing else. */
 #define VN_DOMAIN_HOTPLUG_SLOTS 16
 
 /*
  * Kernel arguments the topology needs on top of the user's: `console=ttyS0
- * panic=-1` and one `memmap=SIZE$START` per memory-less node. libvirt 9.0
+ * panic=-1` (the architecture's console) and one `memmap=SIZE$START` per
+ * memory-less node (x86's; other architectures refuse them, topology/arch.h). libvirt 9.0
  * cannot express a NUMA cell without memory (memory='0' becomes a zero-sized
  * memory backend that QEMU refuses), so such a node gets a small cell that the
  * kernel is told is reserved (e820): the node then has no present pages and
  * Linux brings it up as memory-less ("Initializing node N as memoryless").
  * Returns a malloc'd string.
  */
-int vn_domain_cmdline_extra(const struct vn_topology *t, char **out, struct vn_error *err);
+int vn_domain_cmdline_extra(const struct vn_topology *t, enum vn_arch a, char **out, struct vn_error *err);
 
 /*
  * Guest-physical start of each part of a cell as QEMU's q35 lays them out:

@@ -281,7 +281,13 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	};
 	const struct vn_accel_limits lim = {.kvm_proof_ms = VN_KVM_PROOF_MS, .tcg_proof_ms = VN_TCG_PROOF_MS};
 	struct vn_accel_verdict verdict;
-	if (o->accel == VN_ACCEL_AUTO)
+	if (o->accel == VN_ACCEL_AUTO && o->arch != vn_arch_host()) {
+		/* KVM runs only the host's own instruction set: nothing to probe, and no verdict of the host's to cache. */
+		verdict = (struct vn_accel_verdict){.accel = VN_ACCEL_TCG};
+		snprintf(verdict.reason, sizeof(verdict.reason), "%s guest on an %s host: emulated by TCG",
+			 vn_arch_name(o->arch), vn_arch_name(vn_arch_host()));
+		rc = op_start(&at, VN_ACCEL_TCG, err);
+	} else if (o->accel == VN_ACCEL_AUTO)
 		rc = vn_accel_boot(&ops, getenv("VNUMA_ACCEL"), &lim, &verdict, err);
 	else {
 		verdict = (struct vn_accel_verdict){.accel = o->accel};

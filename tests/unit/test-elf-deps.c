@@ -153,11 +153,11 @@ static void test_find_lib_skips_other_machines(void **state)
 	assert_int_equal(vn_mkdir_p(other, 0755, &err), 0);
 	_cleanup_free_ char *ppc = write_elf("libfoo.so.1", true, true, EM_PPC64, 0, 768);
 	_cleanup_free_ char *ours = write_elf("other/libfoo.so.1", true, false, EM_X86_64, 0, 768);
-	_cleanup_free_ char *found = vn_elf_find_lib("libfoo.so.1", &d, dir);
+	_cleanup_free_ char *found = vn_elf_find_lib("libfoo.so.1", &d, dir, NULL);
 	assert_non_null(found);
 	assert_string_equal(found, ours);
 	/* Without a program to match, the first file of the name. */
-	_cleanup_free_ char *any = vn_elf_find_lib(ppc, NULL, dir);
+	_cleanup_free_ char *any = vn_elf_find_lib(ppc, NULL, dir, NULL);
 	assert_string_equal(any, ppc);
 }
 

@@ -173,7 +173,7 @@ static void test_memless_ranges(void **state)
 	assert_int_equal(r[0].size, MiB);
 	assert_int_equal(r[1].start, UINT64_C(4) << 30);
 	assert_int_equal(r[1].size, MiB);
-	assert_int_equal(vn_domain_cmdline_extra(t3, &extra, &err), 0);
+	assert_int_equal(vn_domain_cmdline_extra(t3, VN_ARCH_X86_64, &extra, &err), 0);
 	assert_string_equal(extra, "console=ttyS0 panic=-1 memmap=1024K$0x7ff00000 memmap=1024K$0x100000000");
 
 	/* A node 0 without memory never gets here: the topology parser refuses it (tests/topology-bad). */
