@@ -127,6 +127,7 @@ struct vn_scenario {
 	char *topology; /* as written: a path (relative to the scenario file) or a name */
 	char *kernel;   /* NULL: stock */
 	char *append;   /* extra kernel arguments */
+	bool cold;      /* "boot": "cold": always boot, never restore a booted snapshot (testbed/warm.h) */
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls;
 	char *thp; /* always, madvise, never; NULL: leave */

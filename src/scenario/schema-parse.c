@@ -605,7 +605,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        "tracepoints", "image",   NULL};
+					   "variants",  "with",        "tracepoints", "image",   "boot",
+					   NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -631,6 +632,12 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 		if ((r = vn_json_one_of(&c->r, v, "$.thp", vn_scn_thp_modes, &m)) < 0)
 			return r;
 		s->thp = vn_xstrdup(vn_scn_thp_modes[m]);
+	}
+	if ((v = vn_json_get(root, "boot"))) {
+		int m = 0;
+		if ((r = vn_json_one_of(&c->r, v, "$.boot", vn_scn_boot_modes, &m)) < 0)
+			return r;
+		s->cold = m == 1;
 	}
 	if ((v = vn_json_get(root, "hugetlb")) && (r = parse_hugetlb(c, v, "$.hugetlb")) < 0)
 		return r;
