@@ -348,7 +348,7 @@ int vn_testbed_restore_attempt(struct vn_boot_attempt *at, const char *save, con
 	dopts.accel = accel;
 	vn_testbed_progress(at->o, "restoring", "%s from snapshot %.16s", at->name, key);
 	at->t0 = vn_now_s();
-	if ((rc = vn_virt_domain_restore(at->v, at->t, &dopts, save, &at->d, err)) < 0)
+	if ((rc = vn_virt_domain_restore(at->v, &dopts, save, &at->d, err)) < 0)
 		return rc;
 	vn_testbed_progress(at->o, "restored", "QEMU loaded it in %.1f s", vn_now_s() - at->t0);
 	if ((rc = boot_wait(at, err)) < 0)

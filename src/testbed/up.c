@@ -379,6 +379,10 @@ static int up_restore(struct up_state *s, struct vn_error *err)
 	}
 	if (rc == -EINTR || err->kind == VN_ERR_INPUT)
 		return rc;
+	/* QEMU's own words end libvirt's message, over lines: one line here. */
+	for (char *p = err->msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 	vn_testbed_progress(s->o, "note", "snapshot %.16s did not restore (%s); deleted it, booting", s->warm.key,
 			    err->msg);
 	vn_error_clear(err);
@@ -475,7 +479,8 @@ static int up_record(struct up_state *s, struct vn_error *err)
 	r->boot_s = s->boot_s;
 	r->accel = vn_virt_domain_accel(s->at.d);
 	r->accel_reason = vn_xstrdup(vn_virt_domain_accel_reason(s->at.d));
-	r->restored = s->at.restored;
+	r->restored =
+		s->at.restored && !s->saved; /* a boot that made the snapshot was restored from it, still a boot */
 	r->clock_step_s = s->at.restored ? (double)s->at.clock_step_ns / 1e9 : 0;
 	if (s->warm_on && (r->restored || s->saved))
 		r->snapshot = vn_xstrdup(s->warm.key);

@@ -12,6 +12,7 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/state.h"
+#include "util/strbuf.h"
 #include "virt/virt-priv.h"
 
 int vn_virt_domain_save(struct vn_virt_domain *d, const char *path, struct vn_error *err)
@@ -47,6 +48,28 @@ static uint32_t le32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* The text of the first <TAG>...</TAG> of xml (as written, escaped), or NULL. */
+static char *elem_text(const char *xml, const char *tag)
+{
+	_cleanup_free_ char *open = vn_xasprintf("<%s>", tag), *close = vn_xasprintf("</%s>", tag);
+	const char *a = strstr(xml, open);
+	const char *b = a ? strstr(a, close) : NULL;
+
+	return b ? vn_xstrndup(a + strlen(open), (size_t)(b - a) - strlen(open)) : NULL;
+}
+
+/* xml with every from replaced by to. */
+static char *replace_all(const char *xml, const char *from, const char *to)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	size_t n = strlen(from);
+
+	for (const char *p; (p = strstr(xml, from)); xml = p + n)
+		vn_strbuf_printf(&b, "%.*s%s", (int)(p - xml), xml, to);
+	vn_strbuf_printf(&b, "%s", xml);
+	return vn_strbuf_steal(&b);
+}
+
 /* The first <TAG>...</TAG> of xml with its text replaced by value (escaped); NULL when there is none. */
 static char *replace_elem(const char *xml, const char *tag, const char *value)
 {
@@ -60,7 +83,32 @@ static char *replace_elem(const char *xml, const char *tag, const char *value)
 	return vn_xasprintf("%.*s%s%s%s", (int)(a - xml), xml, open, esc, b);
 }
 
-static int save_image_rename(const char *path, const char *name, const char *uuid, struct vn_error *err)
+/*
+ * The saved guest's XML made the new one's: its name, a new uuid, and its
+ * guest dir's paths (agent socket, console FIFO, disks, the metadata's
+ * guest_dir) moved to the new guest's dir. Everything else stays as libvirt
+ * wrote it: the live XML it checks the restore against (vCPU order, device
+ * addresses) is the saved guest's.
+ */
+static char *xml_renamed(struct vn_virt *v, const char *xml, const char *name, const char *uuid)
+{
+	_cleanup_free_ char *old = elem_text(xml, "name");
+
+	if (!old || !strstr(xml, "<uuid>"))
+		return NULL;
+	_cleanup_free_ char *old_dir = vn_state_guest_dir(v->state_dir, old);
+	_cleanup_free_ char *new_dir = vn_state_guest_dir(v->state_dir, name);
+	_cleanup_free_ char *old_esc = vn_xml_escape(old_dir), *new_esc = vn_xml_escape(new_dir);
+	_cleanup_free_ char *from_file = vn_xasprintf("%s/", old_esc), *to_file = vn_xasprintf("%s/", new_esc);
+	_cleanup_free_ char *from_text = vn_xasprintf("%s<", old_esc), *to_text = vn_xasprintf("%s<", new_esc);
+	_cleanup_free_ char *a = replace_all(xml, from_file, to_file);
+	_cleanup_free_ char *b = replace_all(a, from_text, to_text);
+	_cleanup_free_ char *c = replace_elem(b, "name", name);
+	return c ? replace_elem(c, "uuid", uuid) : NULL;
+}
+
+static int save_image_rename(struct vn_virt *v, const char *path, const char *name, const char *uuid,
+			     struct vn_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	unsigned char h[SAVE_HEADER_LEN];
@@ -78,8 +126,7 @@ static int save_image_rename(const char *path, const char *name, const char *uui
 	if (pread(fd, data, len, SAVE_HEADER_LEN) != (ssize_t)len || !memchr(data, '\0', len) ||
 	    (cookie && !memchr(data + cookie, '\0', len - cookie)))
 		return vn_infra_error(err, -EINVAL, "%s: its XML is cut short", path);
-	_cleanup_free_ char *named = replace_elem(data, "name", name);
-	_cleanup_free_ char *xml = named ? replace_elem(named, "uuid", uuid) : NULL;
+	_cleanup_free_ char *xml = xml_renamed(v, data, name, uuid);
 	if (!xml)
 		return vn_infra_error(err, -EINVAL, "%s: its XML has no name or uuid", path);
 	size_t xml_len = strlen(xml) + 1, cookie_len = cookie ? strlen(data + cookie) + 1 : 0;
@@ -153,31 +200,27 @@ static int restore_define(struct vn_virt *v, const char *xml, const char *name, 
 	return 0;
 }
 
-int vn_virt_domain_restore(struct vn_virt *v, const struct vn_topology *t, const struct vn_domain_opts *o,
-			   const char *path, struct vn_virt_domain **out, struct vn_error *err)
+int vn_virt_domain_restore(struct vn_virt *v, const struct vn_domain_opts *o, const char *path,
+			   struct vn_virt_domain **out, struct vn_error *err)
 {
 	_cleanup_free_ char *xml = NULL, *xml_path = NULL;
 	_cleanup_close_ int keeper = -1;
 	struct vn_domain_opts opts = *o;
 	struct restore_paths p = {0};
 	uint64_t log_max;
-	int rc;
-
 	char uuid[37];
+	int rc;
 
 	if (v->remote)
 		return vn_input_error(err, "restoring a snapshot on another host is not supported");
-	if ((rc = random_uuid(uuid, err)) < 0 || (rc = save_image_rename(path, o->name, uuid, err)) < 0)
+	if ((rc = restore_paths_fill(v, &opts, &p, err)) < 0)
 		return rc;
-	opts.uuid = uuid;
-	if ((rc = restore_paths_fill(v, &opts, &p, err)) < 0 || (rc = vn_domain_xml_build(t, &opts, &xml, err)) < 0)
-		goto cleanup;
-	xml_path = vn_guest_dir_file(p.dir, VN_GUEST_DOMAIN_XML);
-	if ((rc = vn_file_write_atomic(xml_path, xml, strlen(xml), 0600, err)) < 0 ||
+	if ((rc = random_uuid(uuid, err)) < 0 || (rc = save_image_rename(v, path, o->name, uuid, err)) < 0 ||
 	    (rc = vn_console_log_max(&log_max, err)) < 0 ||
 	    (rc = vn_console_keeper_start(opts.console_pipe, opts.console_log, log_max, true, &keeper, err)) < 0)
 		goto cleanup;
-	if (virDomainRestoreFlags(v->conn, path, xml, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+	/* No new XML: the file's own, renamed above, is the machine libvirt checks against. */
+	if (virDomainRestoreFlags(v->conn, path, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
 		rc = vn_virt_error(err, "cannot restore guest '%s' from %s", o->name, path);
 		goto cleanup;
 	}
@@ -192,13 +235,18 @@ int vn_virt_domain_restore(struct vn_virt *v, const struct vn_topology *t, const
 		 o->accel == VN_ACCEL_KVM ? "KVM" : "TCG");
 	free(d->console_log);
 	d->console_log = vn_xstrdup(opts.console_log);
-	if ((rc = restore_define(v, xml, o->name, err)) < 0) {
+	xml = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE);
+	xml_path = vn_guest_dir_file(p.dir, VN_GUEST_DOMAIN_XML);
+	if (!xml)
+		rc = vn_virt_error(err, "cannot read the restored guest '%s''s XML", o->name);
+	else if ((rc = vn_file_write_atomic(xml_path, xml, strlen(xml), 0600, err)) == 0)
+		rc = restore_define(v, xml, o->name, err);
+	if (rc < 0) {
 		virDomainDestroy(dom);
 		vn_virt_domain_free(d);
 		goto cleanup;
 	}
 	*out = d;
-	rc = 0;
 cleanup:
 	restore_paths_clear(&p);
 	return rc;
