@@ -36,7 +36,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		case 'a': o.append = optarg; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'I': o.image = optarg; break;
-		case 'C': o.cold = true; break;
+		case 'c': o.cold = true; break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
 				return rc;
@@ -231,7 +231,7 @@ static const struct vn_cli_opt up_opts[] = {
 	 "use): a disk recipe boots its root from a qcow2 overlay on /dev/vda"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds, or 10m (at most 24h; default 180)"},
-	{"cold", 'C', false, NULL, VN_VAL_NONE,
+	{"cold", 'c', false, NULL, VN_VAL_NONE,
 	 "boot, even where a booted snapshot of this guest could be restored\n"
 	 "(the first boot of a topology, kernel and command line saves one)"},
 	VN_CLI_OPT_END,

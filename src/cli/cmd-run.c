@@ -132,7 +132,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 			kernels[nkernels++] = optarg;
 			break;
 		case 'K': ro.keep = true; break;
-		case 'C': ro.cold = true; break;
+		case 'c': ro.cold = true; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'r':
@@ -214,7 +214,7 @@ static const struct vn_cli_opt run_opts[] = {
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
-	{"cold", 'C', false, NULL, VN_VAL_NONE,
+	{"cold", 'c', false, NULL, VN_VAL_NONE,
 	 "boot every guest, never restore a booted snapshot of it (as the\n"
 	 "scenario's \"boot\": \"cold\"; for what is measured from boot)"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,

@@ -365,7 +365,17 @@ static int up_restore(struct up_state *s, struct vn_error *err)
 {
 	int rc;
 
-	if ((rc = up_warm_key(s, err)) < 0 || !s->warm_on || (rc = vn_warm_lock(&s->warm, s->deadline, err)) < 0)
+	if ((rc = up_warm_key(s, err)) < 0 || !s->warm_on)
+		return rc;
+	if ((rc = vn_warm_lock(&s->warm, s->deadline, err)) == -ETIMEDOUT) {
+		/* Another boot of this key is still at it: this one boots, and leaves the snapshot to it. */
+		vn_testbed_progress(s->o, "note", "%s; booting without it", err->msg);
+		vn_error_clear(err);
+		vn_warm_clear(&s->warm);
+		s->warm_on = false;
+		return 0;
+	}
+	if (rc < 0)
 		return rc;
 	if (!vn_warm_ready(&s->warm)) {
 		s->make = true;
@@ -429,6 +439,24 @@ static int up_save_console(struct up_state *s, struct vn_error *err)
  * at once, so the guest the user gets is the same as every later one of
  * this key. A save that fails leaves no snapshot and fails the boot.
  */
+/* A save or its restore failed: nothing of the guest is left running, its logs kept (STATE/failed). */
+static int up_save_failed(struct up_state *s, int rc, struct vn_error *err)
+{
+	_cleanup_free_ char *kept = NULL;
+	struct vn_error e = {0};
+
+	vn_warm_drop(&s->warm);
+	/* A restore that failed waiting for the agent destroyed its guest already; one that never started has none. */
+	if (s->at.d && !s->at.restored)
+		vn_virt_domain_destroy_keep(s->at.d, &kept, &e);
+	else if (!s->at.d)
+		vn_virt_guest_dir_keep(s->v, s->name, &kept, &e);
+	vn_error_clear(&e);
+	if (kept)
+		vn_error_prefix(err, "saving the booted guest (its logs are in %s)", kept);
+	return rc;
+}
+
 static int up_save(struct up_state *s, struct vn_error *err)
 {
 	_cleanup_free_ char *tmp = NULL;
@@ -445,20 +473,18 @@ static int up_save(struct up_state *s, struct vn_error *err)
 	s->at.a = NULL;
 	if ((rc = up_save_console(s, err)) < 0 || (rc = vn_virt_domain_save(s->at.d, tmp, err)) < 0) {
 		unlink(tmp);
-		return rc;
+		return up_save_failed(s, rc, err);
 	}
 	if (rename(tmp, s->warm.save) < 0) {
 		rc = vn_infra_error(err, -errno, "cannot rename %s to %s: %s", tmp, s->warm.save, strerror(errno));
 		unlink(tmp);
-		return rc;
+		return up_save_failed(s, rc, err);
 	}
 	vn_virt_domain_free(s->at.d);
 	s->at.d = NULL;
 	if ((rc = vn_testbed_restore_attempt(&s->at, s->warm.save, s->warm.console, s->warm.key, s->warm_accel, err)) <
-	    0) {
-		vn_warm_drop(&s->warm);
-		return rc;
-	}
+	    0)
+		return up_save_failed(s, rc, err);
 	s->saved = true;
 	vn_testbed_progress(s->o, "saved", "snapshot %.16s, restored in %.1f s", s->warm.key, vn_now_s() - t0);
 	vn_warm_unlock(&s->warm);
