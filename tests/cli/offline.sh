@@ -102,10 +102,14 @@ mkdir -p "$tmp/held/libvirt/run/qemu"
 python3 -c 'import fcntl,sys,time; f=open(sys.argv[1],"w"); fcntl.lockf(f, fcntl.LOCK_EX, 1, 0); time.sleep(60)' \
 	"$tmp/held/libvirt/run/qemu/driver.pid" &
 holder=$!
-sleep 1
-timeout -s KILL 10 "$vnuma" list --state-dir "$tmp/held" >/dev/null 2>"$tmp/list.err" &
+# Fixed sleeps raced a loaded host (SIGTERM came before vnuma's handler): wait for what each side leaves.
+for _ in $(seq 100); do [ -e "$tmp/held/libvirt/run/qemu/driver.pid" ] && break; sleep 0.1; done
+sleep 0.3
+timeout -s KILL 30 "$vnuma" list --state-dir "$tmp/held" >/dev/null 2>"$tmp/list.err" &
 waiter=$!
-sleep 1.5
+# driver.queue is made by the connect, after main installed its signal handlers.
+for _ in $(seq 200); do [ -e "$tmp/held/driver.queue" ] && break; sleep 0.1; done
+sleep 0.5
 t0=$(date +%s%N)
 kill -TERM "$waiter" 2>/dev/null
 pkill -TERM -P "$waiter" 2>/dev/null
