@@ -36,6 +36,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		case 'a': o.append = optarg; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'I': o.image = optarg; break;
+		case 'V': o.virtual_time = true; break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
 				return rc;
@@ -71,8 +72,11 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		"  run:     vnuma exec %s -- numactl -H\n"
 		"  console: %s\n"
 		"  stop:    vnuma down %s\n",
-		r.name, r.kernel_release, r.accel == VN_ACCEL_KVM ? "KVM" : "TCG", r.accel_reason, r.boot_s,
-		r.fidelity_report, r.name, r.name, r.console_log, r.name);
+		r.name, r.kernel_release,
+		r.accel == VN_ACCEL_KVM ? "KVM"
+		: r.icount              ? "TCG, virtual time"
+					: "TCG",
+		r.accel_reason, r.boot_s, r.fidelity_report, r.name, r.name, r.console_log, r.name);
 	rc = r.fidelity_ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
 	if (!r.fidelity_ok)
 		fprintf(stderr,
@@ -223,6 +227,10 @@ static const struct vn_cli_opt up_opts[] = {
 	 "use): a disk recipe boots its root from a qcow2 overlay on /dev/vda"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds, or 10m (at most 24h; default 180)"},
+	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
+	 "guest time counts instructions (QEMU -icount, TCG only):\n"
+	 "what the guest times no longer depends on the host's load\n"
+	 "(docs/noise.md)"},
 	VN_CLI_OPT_END,
 };
 

@@ -64,8 +64,11 @@ static void print_verdicts(const struct vn_report *r)
 {
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		const struct vn_verdict *v = &r->verdicts[i];
-		printf("%s  %s\n      observed: %s\n      expected: %s\n", v->pass ? "PASS" : "FAIL", v->name,
-		       v->observed ? v->observed : "", v->expected ? v->expected : "");
+		printf("%s  %s\n      observed: %s\n      expected: %s\n",
+		       v->pass        ? "PASS"
+		       : v->undecided ? "NOISY"
+				      : "FAIL",
+		       v->name, v->observed ? v->observed : "", v->expected ? v->expected : "");
 		if (!v->pass && v->detail && *v->detail)
 			printf("%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
 	}
@@ -89,7 +92,7 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 		vn_compare_free(res.compare);
 	}
 	print_verdicts(&res.verdicts);
-	unsigned group_failed = vn_report_failures(&res.verdicts);
+	unsigned group_failed = vn_report_failures(&res.verdicts), noisy = vn_report_undecided(&res.verdicts);
 	vn_report_clear(&res.verdicts);
 	if (res.compare_error[0])
 		fprintf(stderr, "warning: %s\n", res.compare_error);
@@ -103,7 +106,15 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	if (res.broken)
 		return vn_infra_error(err, -EIO, "%u of %u runs could not run; the first: %s", res.broken, res.runs,
 				      res.first_error);
-	return res.failed || group_failed ? VN_EXIT_ASSERT : VN_EXIT_OK;
+	if (res.failed || group_failed)
+		return VN_EXIT_ASSERT;
+	/* Not seeing is no verdict on the kernel: the setup failed to observe (exit 3). */
+	if (noisy)
+		return vn_infra_error(err, -ERANGE,
+				      "%u change assertion%s too noisy to tell: the group cannot show a change of the "
+				      "bound's size (more repeats, --repeats auto, or --virtual-time; docs/noise.md)",
+				      noisy, noisy == 1 ? " is" : "s are");
+	return VN_EXIT_OK;
 }
 
 static int cmd_run(int argc, char **argv, struct vn_error *err)
@@ -126,6 +137,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'o': ro.outdir = optarg; break;
 		case 'q': ro.quick = true; break;
 		case 'f': ro.force = true; break;
+		case 'V': ro.virtual_time = true; break;
 		case 'k':
 			if (nkernels == MAX_KERNELS)
 				return vn_cli_bad_arg(&a, "kernel", "is one too many (16 at most)", err);
@@ -213,6 +225,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
+	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
+	 "every run in virtual time (QEMU -icount, TCG only): figures the\n"
+	 "guest times by its clock stop depending on the host's load;\n"
+	 "over the scenario's and its variants' \"virtual_time\" (docs/noise.md)"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
 	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"

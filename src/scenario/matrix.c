@@ -78,7 +78,7 @@ int vn_matrix_group_write(const struct group *g, struct vn_error *err)
 		const struct vn_verdict *v = &g->verdicts.verdicts[i];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "name", json_object_new_string(v->name));
-		json_object_object_add(j, "verdict", json_object_new_string(v->pass ? "pass" : "fail"));
+		json_object_object_add(j, "verdict", json_object_new_string(vn_verdict_word(v)));
 		json_object_object_add(j, "observed", json_object_new_string(v->observed ? v->observed : ""));
 		json_object_object_add(j, "expected", json_object_new_string(v->expected ? v->expected : ""));
 		json_object_array_add(as, j);
@@ -191,7 +191,7 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 	_cleanup_free_ char *expected = vn_xasprintf("%s %s %g%s against %s", a->metric, vn_scn_op_name(a->op),
 						     a->value, c && c->has_pct ? "%" : "", s->variants[0].name);
 	_cleanup_free_ char *observed = NULL;
-	bool pass = false;
+	bool pass = false, undecided = false;
 
 	if (!base || !base->n || !c || !c->n) {
 		observed = vn_xasprintf("no value of %s in the complete runs of %s", a->metric,
@@ -205,14 +205,29 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 	} else {
 		/* A percentage metric changes in points; one whose base mean is 0 has no %change either. */
 		double x = c->has_pct ? c->change_pct : c->change_abs;
+		double dx = c->has_pct ? c->detect_pct : c->detect_abs;
+		bool seen = c->has_pct ? c->detect_pct_ok : c->has_detect;
 		pass = vn_scn_op_eval(a->op, x, a->value) || (a->significant && !c->significant);
+		/*
+		 * A bound that only a significant change may break holds for sure when
+		 * the noise hides a change of the bound's size: that is no pass.
+		 */
+		undecided = a->significant && !c->significant && (!seen || dx > fabs(a->value));
+		_cleanup_free_ char *noise =
+			seen ? vn_xasprintf("; the noise shows changes from %.2f%s", dx, c->has_pct ? "%" : "")
+			     : vn_xstrdup("; no noise figure (fewer than 2 runs a side)");
 		observed = vn_xasprintf(
-			"%+.2f%s (%s: %g, %s: %g)%s%s", x, c->has_pct ? "%" : " (absolute)", s->variants[0].name,
+			"%+.2f%s (%s: %g, %s: %g)%s%s%s", x, c->has_pct ? "%" : " (absolute)", s->variants[0].name,
 			base->mean, variant, c->mean,
-			c->has_p ? (c->significant ? ", significant" : ", not significant") : "",
-			a->significant && !c->significant ? ": passes, since the change is not significant" : "");
+			c->has_p ? (c->significant ? ", significant" : ", not significant") : "", noise,
+			undecided ? ": too noisy to tell, since a change as large as the bound would not show (more "
+				    "repeats, --repeats auto, or --virtual-time: docs/noise.md)"
+			: a->significant && !c->significant ? ": passes, since the change is not significant"
+							    : "");
+		pass = pass && !undecided;
 	}
 	vn_report_add(out, name, pass, observed, expected, NULL);
+	out->verdicts[out->nverdicts - 1].undecided = undecided;
 }
 
 void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_report *out)

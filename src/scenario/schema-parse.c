@@ -129,10 +129,26 @@ static int parse_sysctls(struct vn_scn_ctx *c, struct json_object *v, const char
 	return 0;
 }
 
+/* An optional boolean: *given says whether it was there. */
+static int get_bool(struct vn_scn_ctx *c, struct json_object *o, const char *p, const char *key, bool *out, bool *given)
+{
+	char kp[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(o, key);
+	int r;
+
+	*given = v != NULL;
+	if (!v)
+		return 0;
+	if ((r = vn_json_check_type(&c->r, v, json_type_boolean, vn_json_path_key(kp, p, key))) < 0)
+		return r;
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
 /* The matrix: each variant a name and what it changes (its sysctls merge over the scenario's). */
 static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const char *p)
 {
-	static const char *const keys[] = {"name", "kernel", "append", "sysctls", "args", NULL};
+	static const char *const keys[] = {"name", "kernel", "append", "sysctls", "args", "virtual_time", NULL};
 	char ep[VN_JSON_PATH_MAX], kp[VN_JSON_PATH_MAX];
 	struct vn_scenario *s = c->s;
 	int r;
@@ -153,6 +169,10 @@ static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const cha
 		    (r = vn_json_get_str(&c->r, o, ep, "kernel", 0, &var->kernel)) < 0 ||
 		    (r = vn_json_get_str(&c->r, o, ep, "append", 0, &var->append)) < 0)
 			return r;
+		bool vt = false, given = false;
+		if ((r = get_bool(c, o, ep, "virtual_time", &vt, &given)) < 0)
+			return r;
+		var->virtual_time = !given ? 0 : vt ? 1 : -1;
 		if ((sc = vn_json_get(o, "sysctls")) &&
 		    (r = parse_sysctls(c, sc, vn_json_path_key(kp, ep, "sysctls"), &var->nsysctls, &var->sysctls)) < 0)
 			return r;
@@ -605,7 +625,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        "tracepoints", "image",   NULL};
+					   "variants",  "with",        "tracepoints", "image",   "virtual_time",
+					   NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -623,6 +644,9 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	    (r = vn_json_get_str(&c->r, root, "$", "image", VN_JSON_NAME, &s->image)) < 0)
 		return r;
 	if ((v = vn_json_get(root, "sysctls")) && (r = parse_sysctls(c, v, "$.sysctls", &s->nsysctls, &s->sysctls)) < 0)
+		return r;
+	bool given;
+	if ((r = get_bool(c, root, "$", "virtual_time", &s->virtual_time, &given)) < 0)
 		return r;
 	if ((v = vn_json_get(root, "variants")) && (r = parse_variants(c, v, "$.variants")) < 0)
 		return r;

@@ -26,9 +26,17 @@ static const struct {
 	{                                            \
 #f, offsetof(struct vn_up_result, f) \
 	}
-	S(name),           S(guest_dir),       S(console_log),          S(kernel_release),
-	S(kernel_version), S(kernel_recipe),   S(kernel_config_sha256), S(topology_path),
-	S(accel_reason),   S(fidelity_report),
+	S(name),
+	S(guest_dir),
+	S(console_log),
+	S(kernel_release),
+	S(kernel_version),
+	S(kernel_recipe),
+	S(kernel_config_sha256),
+	S(topology_path),
+	S(accel_reason),
+	S(fidelity_report),
+	S(icount),
 #undef S
 };
 

@@ -24,7 +24,7 @@
 void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
-		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report);
+		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report, r->icount);
 	vn_strv_free(r->kernel_patches);
 	vn_artifact_list_clear(&r->artifacts);
 	memset(r, 0, sizeof(*r));
@@ -112,6 +112,7 @@ struct up_state {
 	/* Another host's copies of what boots (vn_testbed_remote_stage), and the disk image's virtual size. */
 	char *r_image, *r_initrd, *r_loader, *r_root;
 	uint64_t root_size;
+	char *icount;              /* virtual time: -icount's value */
 	struct vn_boot_attempt at; /* its domain and agent, once it answered */
 };
 
@@ -125,7 +126,7 @@ static void up_state_clear(struct up_state *s)
 	vn_topology_freep(&s->t);
 	vn_strv_free(s->with);
 	vn_free_all(s->topo_path, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image, s->r_initrd,
-		    s->r_loader, s->r_root);
+		    s->r_loader, s->r_root, s->icount);
 }
 
 /* The topology and the kernel; a derived name is checked before any work. */
@@ -250,6 +251,7 @@ static void up_attempt_init(struct up_state *s)
 				     : k->image,
 		.loader = s->remote ? s->r_loader : s->bc.loader,
 		.until = s->deadline,
+		.icount = s->icount,
 	};
 	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
 	if (s->bc.pvh && !s->bc.proven)
@@ -288,6 +290,8 @@ static int up_boot(struct up_state *s, struct vn_error *err)
 	bool trial = s->bc.pvh && !s->bc.proven;
 	int rc;
 
+	if ((rc = vn_testbed_icount(s->o, &s->icount, err)) < 0)
+		return rc;
 	up_attempt_init(s);
 	rc = vn_testbed_boot_attempt(&s->at, err);
 	/* Anything but Ctrl-C or bad input: the bzImage decides whether PVH or the kernel is at fault. */
@@ -297,6 +301,22 @@ static int up_boot(struct up_state *s, struct vn_error *err)
 	if (rc == 0 && trial)
 		vn_testbed_pvh_mark(s->bc.pvh, "proven", NULL);
 	return rc;
+}
+
+/* Virtual time chose TCG, whatever the host's verdict: the reason says so, and a KVM host says it gave KVM up. */
+static void up_record_icount(struct up_state *s)
+{
+	struct vn_up_result *r = s->r;
+	enum vn_accel cached;
+	char why[64];
+
+	bool kvm = !s->remote && vn_virt_accel_cached(s->v, &cached, why, sizeof(why)) == 0 && cached == VN_ACCEL_KVM;
+	free(r->accel_reason);
+	r->accel_reason = vn_xasprintf("virtual time (-icount %s) runs under TCG only%s", s->icount,
+				       kvm ? "; KVM, proven on this host, was not used" : "");
+	r->icount = vn_xstrdup(s->icount);
+	if (kvm)
+		vn_testbed_progress(s->o, "note", "virtual time: TCG, although KVM is proven on this host");
 }
 
 /* The agent answered: what booted, into the result; a remote guest's connection held, a local one's closed. */
@@ -309,6 +329,8 @@ static int up_record(struct up_state *s, struct vn_error *err)
 	r->boot_s = vn_now_s() - s->at.t0;
 	r->accel = vn_virt_domain_accel(s->at.d);
 	r->accel_reason = vn_xstrdup(vn_virt_domain_accel_reason(s->at.d));
+	if (s->icount)
+		up_record_icount(s);
 	vn_testbed_progress(s->o, "agent answered", "%.1f s after start", r->boot_s);
 	/* A remote guest's streams need its connection: held until it is taken down. */
 	if (s->remote)

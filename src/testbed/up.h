@@ -8,6 +8,16 @@
 #include "topology/fallback.h"
 #include "virt/virt.h"
 
+/*
+ * Virtual time: QEMU's -icount shift=N,sleep=off (TCG only, and
+ * single-threaded). Guest time then advances by 2^N ns per instruction
+ * executed and skips idle time, so what the guest times by its own clock
+ * no longer depends on how busy the host is. A fixed shift, not "auto":
+ * auto retunes the ratio to the host's speed, which brings the host's load
+ * back in. VNUMA_ICOUNT_SHIFT=0..10|auto overrides it, for measuring.
+ */
+#define VN_TESTBED_ICOUNT_SHIFT 3
+
 /* vnuma up's default boot deadline, QEMU's start until the agent answers (a first-use kernel build is not counted), in ms. */
 #define VN_TESTBED_BOOT_MS 180000
 
@@ -37,6 +47,7 @@ struct vn_up_opts {
 	enum vn_fallback_model model;
 	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
+	bool virtual_time;       /* -icount (VN_TESTBED_ICOUNT_SHIFT): forces TCG */
 };
 
 /* A file a guest on another host needed there: sent by this boot, or found there already. */
@@ -61,6 +72,7 @@ struct vn_up_result {
 	enum vn_accel accel;
 	char *accel_reason; /* why that accelerator: proven, forced, cached, or why KVM was not usable */
 	double boot_s;      /* domain start until the agent answered */
+	char *icount;       /* virtual time: QEMU's -icount value ("shift=3,sleep=off"); NULL: real time */
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */
