@@ -159,7 +159,7 @@ static int same_machine(struct loader *ld, const struct vn_json_reader *r, struc
 	if (rc < 0 ||
 	    (rc = same(ld, r, root, "accelerator", "accelerators", NULL, &ld->c->accelerator, &ld->accel_file)) < 0)
 		return rc;
-	return same(ld, r, root, "time", "time (real or virtual)", "real", &ld->c->time, &ld->time_file);
+	return same(ld, r, root, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
 }
 
 static bool name_taken(const struct loader *ld, const char *name)

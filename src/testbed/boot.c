@@ -103,19 +103,19 @@ static void accel_notice(void *data, const char *line)
 int vn_testbed_icount(const struct vn_up_opts *o, char **out, struct vn_error *err)
 {
 	const char *shift = getenv("VNUMA_ICOUNT_SHIFT"), *accel = getenv("VNUMA_ACCEL");
-	long n = VN_TESTBED_ICOUNT_SHIFT;
 	struct vn_error e = {0};
+	long n;
 
 	*out = NULL;
 	if (!o->virtual_time)
 		return 0;
 	if (accel && strcmp(accel, "kvm") == 0)
 		return vn_input_error(err, "VNUMA_ACCEL=kvm: virtual time counts instructions, which only TCG can");
-	if (shift && strcmp(shift, "auto") == 0) {
+	if (!shift || !*shift || strcmp(shift, "auto") == 0) {
 		*out = vn_xstrdup("shift=auto,sleep=off");
 		return 0;
 	}
-	if (shift && *shift && vn_int_parse(shift, 0, 10, &n, &e) < 0) {
+	if (vn_int_parse(shift, 0, 10, &n, &e) < 0) {
 		vn_input_error(err, "VNUMA_ICOUNT_SHIFT=%s: %s (0..10 or auto)", shift, e.msg);
 		vn_error_clear(&e);
 		return err->code;

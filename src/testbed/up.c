@@ -113,6 +113,7 @@ struct up_state {
 	char *r_image, *r_initrd, *r_loader, *r_root;
 	uint64_t root_size;
 	char *icount;              /* virtual time: -icount's value */
+	char *vt_cmdline;          /* and the kernel's arguments then */
 	struct vn_boot_attempt at; /* its domain and agent, once it answered */
 };
 
@@ -126,7 +127,7 @@ static void up_state_clear(struct up_state *s)
 	vn_topology_freep(&s->t);
 	vn_strv_free(s->with);
 	vn_free_all(s->topo_path, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image, s->r_initrd,
-		    s->r_loader, s->r_root, s->icount);
+		    s->r_loader, s->r_root, s->icount, s->vt_cmdline);
 }
 
 /* The topology and the kernel; a derived name is checked before any work. */
@@ -253,6 +254,11 @@ static void up_attempt_init(struct up_state *s)
 		.until = s->deadline,
 		.icount = s->icount,
 	};
+	if (s->icount) {
+		s->vt_cmdline = vn_xasprintf(VN_TESTBED_ICOUNT_LPJ "%s%s", s->at.cmdline ? " " : "",
+					     s->at.cmdline ? s->at.cmdline : "");
+		s->at.cmdline = s->vt_cmdline;
+	}
 	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
 	if (s->bc.pvh && !s->bc.proven)
 		s->at.until = vn_now_s() + (s->deadline - vn_now_s()) / 2;
