@@ -123,6 +123,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	const char *kernels[MAX_KERNELS];
 	unsigned nkernels = 0;
 	uint64_t repeats = 0;
+	bool repeats_auto = false;
 	const char *hosts_file = NULL;
 	_cleanup_(vn_virt_hosts_clear) struct vn_hosts hosts = {0};
 	_cleanup_free_ struct vn_matrix_host *mhosts = NULL;
@@ -147,7 +148,9 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'r':
-			if (vn_cli_count(&a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &repeats, err) < 0)
+			if (strcmp(optarg, "auto") == 0)
+				repeats_auto = true;
+			else if (vn_cli_count(&a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &repeats, err) < 0)
 				return a.exit;
 			break;
 		}
@@ -167,7 +170,11 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	vn_cli_progress_init(&prog);
 	ro.progress = vn_cli_progress_up(&prog);
 	ro.with = (const char *const *)with;
-	struct vn_matrix_opts mo = {.run = ro, .kernels = kernels, .nkernels = nkernels, .repeats = (unsigned)repeats};
+	struct vn_matrix_opts mo = {.run = ro,
+				    .kernels = kernels,
+				    .nkernels = nkernels,
+				    .repeats = (unsigned)repeats,
+				    .repeats_auto = repeats_auto};
 	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
 	if (hosts_file && (rc = vn_virt_hosts_load(hosts_file, &hosts, err)) < 0)
 		return rc;
@@ -220,7 +227,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
 	 "(kernels/NAME.json, built on first use) or a bzImage path;\n"
 	 "given more than once, one variant per kernel (a matrix)"},
-	{"repeats", 'r', false, "N", VN_VAL_NONE, "run each variant N times (default: the scenario's repeats)"},
+	{"repeats", 'r', false, "N|auto", VN_VAL_NONE,
+	 "run each variant N times (default: the scenario's repeats); auto:\n"
+	 "the scenario's, then one more of each while a change assertion is\n"
+	 "too noisy to tell, up to 20 (docs/noise.md)"},
 	{"with", 'W', false, "PKG,...", VN_VAL_NONE,
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},

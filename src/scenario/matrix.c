@@ -14,6 +14,7 @@
 #include "scenario/matrix-priv.h"
 #include "report/html.h"
 #include "scenario/runner.h"
+#include "scenario/scenario-limits.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -268,6 +269,59 @@ static void kernel_variants(struct vn_scenario *s, const char *const *kernels, u
 	}
 }
 
+/* --repeats auto: whether the group so far leaves some change assertion too noisy to tell. */
+static bool needs_more(struct group *g)
+{
+	struct vn_error e = {0};
+	struct vn_compare *cmp = NULL;
+	struct vn_report rep = {0};
+
+	if (g->repeats >= VN_SCN_AUTO_REPEATS_MAX || vn_compare_write_group(g->dir, &cmp, &e) < 0) {
+		vn_error_clear(&e);
+		return false;
+	}
+	vn_scenario_judge_changes(g->s, cmp, &rep);
+	bool more = vn_report_undecided(&rep) > 0;
+	vn_report_clear(&rep);
+	vn_compare_free(cmp);
+	return more;
+}
+
+/* One more run of every variant, in the scenario's order, at the end of the cells. */
+static void add_round(struct group *g)
+{
+	unsigned r = ++g->repeats;
+
+	g->cells = vn_xreallocarray(g->cells, g->ncells + g->s->nvariants, sizeof(*g->cells));
+	for (unsigned i = 0; i < g->s->nvariants; i++)
+		g->cells[g->ncells++] = (struct cell){.variant = vn_xstrdup(g->s->variants[i].name),
+						      .repeat = r,
+						      .dir = vn_xasprintf("%s/%u", g->s->variants[i].name, r),
+						      .exit = -1};
+}
+
+/* The cells one after the other on this host; with --repeats auto, more rounds while the noise hides the bounds. */
+static int run_here(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
+		    struct vn_error *err)
+{
+	int rc = 0;
+
+	for (unsigned k = 0; !vn_was_interrupted() && rc == 0; k++) {
+		if (k == g->ncells && !(g->o->repeats_auto && needs_more(g)))
+			break;
+		if (k == g->ncells)
+			add_round(g);
+		struct vn_cell_end end = {0};
+		if (g->o->run_start)
+			g->o->run_start(g->o->run_start_data, k, g->ncells, g->cells[k].variant, g->cells[k].repeat,
+					vn_now_s() - g->t0);
+		vn_matrix_cell_run(g, k, ctx, &end);
+		rc = vn_matrix_cell_ended(g, k, &end, res, err);
+		vn_cell_end_clear(&end);
+	}
+	return rc;
+}
+
 int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_matrix_opts *o,
 			   struct vn_matrix_result *res, char **dirp, struct vn_error *err)
 {
@@ -284,6 +338,8 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 		s->nvariants = 1;
 	}
 	g.repeats = o->repeats ? o->repeats : s->repeats;
+	if (o->repeats_auto && o->nhosts)
+		return vn_input_error(err, "--repeats auto runs on this host only, not spread over hosts");
 	if ((rc = vn_scenario_check(s, NULL, NULL, err)) < 0)
 		return rc;
 	for (unsigned i = 0; i < s->nvariants; i++) {
@@ -311,18 +367,7 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	if ((rc = vn_matrix_group_write(&g, err)) < 0)
 		goto out;
 	g.t0 = vn_now_s();
-	if (o->nhosts)
-		rc = vn_matrix_spread(&g, ctx, res, err);
-	else
-		for (unsigned k = 0; k < g.ncells && !vn_was_interrupted() && rc == 0; k++) {
-			struct vn_cell_end end = {0};
-			if (o->run_start)
-				o->run_start(o->run_start_data, k, g.ncells, g.cells[k].variant, g.cells[k].repeat,
-					     vn_now_s() - g.t0);
-			vn_matrix_cell_run(&g, k, ctx, &end);
-			rc = vn_matrix_cell_ended(&g, k, &end, res, err);
-			vn_cell_end_clear(&end);
-		}
+	rc = o->nhosts ? vn_matrix_spread(&g, ctx, res, err) : run_here(&g, ctx, res, err);
 	if (rc < 0)
 		goto out;
 	g.complete = !vn_was_interrupted();
@@ -355,5 +400,5 @@ out:
 
 bool vn_scenario_is_matrix(const struct vn_scenario *s, const struct vn_matrix_opts *o)
 {
-	return s->nvariants || o->nkernels > 1 || (o->repeats ? o->repeats : s->repeats) > 1;
+	return s->nvariants || o->nkernels > 1 || o->repeats_auto || (o->repeats ? o->repeats : s->repeats) > 1;
 }
