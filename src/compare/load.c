@@ -153,11 +153,13 @@ static int same(struct loader *ld, const struct vn_json_reader *r, struct json_o
 	return 0;
 }
 
-static int same_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root)
+/* group.json names no clock (its runs do, and a missing one would read as real time): run says which this is. */
+static int same_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root, bool run)
 {
 	int rc = same(ld, r, root, "topology", "topologies", NULL, &ld->c->topology, &ld->topology_file);
 	if (rc < 0 ||
-	    (rc = same(ld, r, root, "accelerator", "accelerators", NULL, &ld->c->accelerator, &ld->accel_file)) < 0)
+	    (rc = same(ld, r, root, "accelerator", "accelerators", NULL, &ld->c->accelerator, &ld->accel_file)) < 0 ||
+	    !run)
 		return rc;
 	return same(ld, r, root, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
 }
@@ -274,7 +276,7 @@ static int read_run(struct loader *ld, const struct vn_json_reader *r, struct js
 				   group_variant);
 	if (!vn_json_get(root, "topology"))
 		return vn_json_missing(r, "$", "topology");
-	if ((rc = same_machine(ld, r, root)) < 0)
+	if ((rc = same_machine(ld, r, root, true)) < 0)
 		return rc;
 	_cleanup_free_ char *sc = printable(scenario);
 	add_item(&ld->c->scenario, sc);
@@ -402,7 +404,7 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 		return rc;
 	if (!vn_json_get(root, "topology"))
 		return vn_json_missing(&r, "$", "topology");
-	if ((rc = same_machine(ld, &r, root)) < 0)
+	if ((rc = same_machine(ld, &r, root, false)) < 0)
 		return rc;
 	_cleanup_free_ char *sc = printable(scenario);
 	add_item(&c->scenario, sc);

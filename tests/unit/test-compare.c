@@ -255,6 +255,10 @@ static void test_force(void **state)
 	const char *vt[] = {"run-a", "run-virtual"};
 	_cleanup_compare_ struct vn_compare *v = load_ok(vt, 2, true);
 	assert_string_equal(v->time, "real, virtual");
+	/* A group's runs in virtual time: group.json names no clock, so it is not read as real time. */
+	const char *vg[] = {"virtual-group"};
+	_cleanup_compare_ struct vn_compare *g = load_ok(vg, 1, false);
+	assert_string_equal(g->time, "virtual");
 }
 
 static void test_errors(void **state)
