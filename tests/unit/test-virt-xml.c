@@ -551,7 +551,7 @@ int main(void)
 		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
 		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
 		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
-		cmocka_unit_test(test_root_disk),      cmocka_unit_test(test_qemu_args),
+		cmocka_unit_test(test_root_disk),       cmocka_unit_test(test_qemu_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
