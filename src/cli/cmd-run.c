@@ -251,7 +251,8 @@ const struct vn_cmd vn_cmd_run = {
 	.name = "run",
 	.fn = cmd_run,
 	.summary = "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml",
-	.synopsis = "SCENARIO [-o DIR [--force]] [--quick] [--kernel K]... [--repeats N] [--keep] [OPTIONS]",
+	.synopsis = "SCENARIO [-o DIR [--force]] [--quick] [--kernel K]... [--repeats N|auto] [--virtual-time] "
+		    "[--keep] [OPTIONS]",
 	.description = "SCENARIO is a file or the name of a shipped scenario (e.g. memfollow-2node).\n"
 		       "Boots the scenario's topology, prepares the guest (sysctls, THP, hugetlb,\n"
 		       "cgroups), runs its steps while sampling inside the guest, checks its\n"
