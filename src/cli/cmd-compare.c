@@ -40,7 +40,8 @@ static const struct vn_cli_opt compare_opts[] = {
 	 "rows: [{metric, significant, variants: [{name, n, mean, stddev,\n"
 	 "change_pct, change_abs, p_value, significant}]}]}, every row"},
 	{"all", 'a', false, NULL, VN_VAL_NONE, "also the rows where every variant's mean equals the base's"},
-	{"force", 'f', false, NULL, VN_VAL_NONE, "compare results of different topologies or accelerators"},
+	{"force", 'f', false, NULL, VN_VAL_NONE,
+	 "compare results of different topologies, accelerators or times\n(real and virtual)"},
 	VN_CLI_OPT_END,
 };
 
@@ -49,17 +50,18 @@ const struct vn_cmd vn_cmd_compare = {
 	.fn = cmd_compare,
 	.summary = "kernel-test-robot style table of result groups and runs: mean, stddev, %change, Welch",
 	.synopsis = "GROUP [--json] [--all] [--force]\nDIR_A DIR_B... [--json] [--all] [--force]",
-	.description = "Reads a result group (GROUP/group.json and its runs) or two or more run\n"
-		       "directories or groups (docs/results.md); each adds its variants in order and\n"
-		       "the first is the base. One row per metric: each variant's mean and sample\n"
-		       "stddev over its complete runs (runs with \"complete\": false are skipped, and\n"
-		       "the header says so), its change against the base (in points for metrics\n"
-		       "that are percentages) and Welch's two-sided t-test; rows with p < 0.05 are\n"
-		       "marked '*' and come first, largest change first. Rows where no variant's\n"
-		       "mean differs from the base's are hidden unless --all.\n"
-		       "\n"
-		       "Results of different topologies or accelerators are refused unless --force.\n"
-		       "Exit 0 when the table was printed, 2 on bad input (FILE: $.json.path: message).",
+	.description =
+		"Reads a result group (GROUP/group.json and its runs) or two or more run\n"
+		"directories or groups (docs/results.md); each adds its variants in order and\n"
+		"the first is the base. One row per metric: each variant's mean and sample\n"
+		"stddev over its complete runs (runs with \"complete\": false are skipped, and\n"
+		"the header says so), its change against the base (in points for metrics\n"
+		"that are percentages) and Welch's two-sided t-test; rows with p < 0.05 are\n"
+		"marked '*' and come first, largest change first. Rows where no variant's\n"
+		"mean differs from the base's are hidden unless --all.\n"
+		"\n"
+		"Results of different topologies, accelerators or times (real, virtual)\nare refused unless --force.\n"
+		"Exit 0 when the table was printed, 2 on bad input (FILE: $.json.path: message).",
 	.opts = compare_opts,
 	.operand = VN_VAL_DIR,
 };

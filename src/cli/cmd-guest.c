@@ -44,6 +44,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 			o.arch = optarg;
 			break;
 		case 'c': o.cold = true; break;
+		case 'V': o.virtual_time = true; break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
 				return rc;
@@ -86,8 +87,11 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 		"  run:     vnuma exec %s -- numactl -H\n"
 		"  console: %s\n"
 		"  stop:    vnuma down %s\n",
-		r.name, r.kernel_release, r.accel == VN_ACCEL_KVM ? "KVM" : "TCG", r.accel_reason, how,
-		r.fidelity_report, r.name, r.name, r.console_log, r.name);
+		r.name, r.kernel_release,
+		r.accel == VN_ACCEL_KVM ? "KVM"
+		: r.icount              ? "TCG, virtual time"
+					: "TCG",
+		r.accel_reason, how, r.fidelity_report, r.name, r.name, r.console_log, r.name);
 	rc = r.fidelity_ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
 	if (!r.fidelity_ok)
 		fprintf(stderr,
@@ -245,6 +249,10 @@ static const struct vn_cli_opt up_opts[] = {
 	{"cold", 'c', false, NULL, VN_VAL_NONE,
 	 "boot, even where a booted snapshot of this guest could be restored\n"
 	 "(the first boot of a topology, kernel and command line saves one)"},
+	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
+	 "guest time counts instructions (QEMU -icount, TCG only):\n"
+	 "what the guest times no longer depends on the host's load\n"
+	 "(docs/noise.md)"},
 	VN_CLI_OPT_END,
 };
 

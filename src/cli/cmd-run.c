@@ -65,8 +65,11 @@ static void print_verdicts(const struct vn_report *r)
 {
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		const struct vn_verdict *v = &r->verdicts[i];
-		printf("%s  %s\n      observed: %s\n      expected: %s\n", v->pass ? "PASS" : "FAIL", v->name,
-		       v->observed ? v->observed : "", v->expected ? v->expected : "");
+		printf("%s  %s\n      observed: %s\n      expected: %s\n",
+		       v->pass        ? "PASS"
+		       : v->undecided ? "NOISY"
+				      : "FAIL",
+		       v->name, v->observed ? v->observed : "", v->expected ? v->expected : "");
 		if (!v->pass && v->detail && *v->detail)
 			printf("%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
 	}
@@ -90,7 +93,7 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 		vn_compare_free(res.compare);
 	}
 	print_verdicts(&res.verdicts);
-	unsigned group_failed = vn_report_failures(&res.verdicts);
+	unsigned group_failed = vn_report_failures(&res.verdicts), noisy = vn_report_undecided(&res.verdicts);
 	vn_report_clear(&res.verdicts);
 	if (res.compare_error[0])
 		fprintf(stderr, "warning: %s\n", res.compare_error);
@@ -104,7 +107,15 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	if (res.broken)
 		return vn_infra_error(err, -EIO, "%u of %u runs could not run; the first: %s", res.broken, res.runs,
 				      res.first_error);
-	return res.failed || group_failed ? VN_EXIT_ASSERT : VN_EXIT_OK;
+	if (res.failed || group_failed)
+		return VN_EXIT_ASSERT;
+	/* Not seeing is no verdict on the kernel: the setup failed to observe (exit 3). */
+	if (noisy)
+		return vn_infra_error(err, -ERANGE,
+				      "%u change assertion%s too noisy to tell: the group cannot show a change of the "
+				      "bound's size (more repeats, --repeats auto, or --virtual-time; docs/noise.md)",
+				      noisy, noisy == 1 ? " is" : "s are");
+	return VN_EXIT_OK;
 }
 
 static int cmd_run(int argc, char **argv, struct vn_error *err)
@@ -113,6 +124,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	const char *kernels[MAX_KERNELS];
 	unsigned nkernels = 0;
 	uint64_t repeats = 0;
+	bool repeats_auto = false;
 	const char *hosts_file = NULL;
 	_cleanup_(vn_virt_hosts_clear) struct vn_hosts hosts = {0};
 	_cleanup_free_ struct vn_matrix_host *mhosts = NULL;
@@ -129,6 +141,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		case 'o': ro.outdir = optarg; break;
 		case 'q': ro.quick = true; break;
 		case 'f': ro.force = true; break;
+		case 'V': ro.virtual_time = true; break;
 		case 'k':
 			if (nkernels == MAX_KERNELS)
 				return vn_cli_bad_arg(&a, "kernel", "is one too many (16 at most)", err);
@@ -144,7 +157,9 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 			arch = vn_arch_name(parsed);
 			break;
 		case 'r':
-			if (vn_cli_count(&a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &repeats, err) < 0)
+			if (strcmp(optarg, "auto") == 0)
+				repeats_auto = true;
+			else if (vn_cli_count(&a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &repeats, err) < 0)
 				return a.exit;
 			break;
 		}
@@ -169,7 +184,11 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	vn_cli_progress_init(&prog);
 	ro.progress = vn_cli_progress_up(&prog);
 	ro.with = (const char *const *)with;
-	struct vn_matrix_opts mo = {.run = ro, .kernels = kernels, .nkernels = nkernels, .repeats = (unsigned)repeats};
+	struct vn_matrix_opts mo = {.run = ro,
+				    .kernels = kernels,
+				    .nkernels = nkernels,
+				    .repeats = (unsigned)repeats,
+				    .repeats_auto = repeats_auto};
 	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
 	if (hosts_file && (rc = vn_virt_hosts_load(hosts_file, &hosts, err)) < 0)
 		return rc;
@@ -222,7 +241,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "boot K instead of the scenario's kernel: 'stock', a recipe NAME\n"
 	 "(kernels/NAME.json, built on first use) or a bzImage path;\n"
 	 "given more than once, one variant per kernel (a matrix)"},
-	{"repeats", 'r', false, "N", VN_VAL_NONE, "run each variant N times (default: the scenario's repeats)"},
+	{"repeats", 'r', false, "N|auto", VN_VAL_NONE,
+	 "run each variant N times (default: the scenario's repeats); auto:\n"
+	 "the scenario's, then one more of each while a change assertion is\n"
+	 "too noisy to tell, up to 20 (docs/noise.md)"},
 	{"with", 'W', false, "PKG,...", VN_VAL_NONE,
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
@@ -233,6 +255,10 @@ static const struct vn_cli_opt run_opts[] = {
 	{"cold", 'c', false, NULL, VN_VAL_NONE,
 	 "boot every guest, never restore a booted snapshot of it (as the\n"
 	 "scenario's \"boot\": \"cold\"; for what is measured from boot)"},
+	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
+	 "every run in virtual time (QEMU -icount, TCG only): figures the\n"
+	 "guest times by its clock stop depending on the host's load;\n"
+	 "over the scenario's and its variants' \"virtual_time\" (docs/noise.md)"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
 	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"
@@ -245,7 +271,8 @@ const struct vn_cmd vn_cmd_run = {
 	.name = "run",
 	.fn = cmd_run,
 	.summary = "run a scenario: boot, workloads, samples, assertions, result.json/junit.xml",
-	.synopsis = "SCENARIO [-o DIR [--force]] [--quick] [--kernel K]... [--repeats N] [--keep] [OPTIONS]",
+	.synopsis = "SCENARIO [-o DIR [--force]] [--quick] [--kernel K]... [--repeats N|auto] [--virtual-time] "
+		    "[--keep] [OPTIONS]",
 	.description = "SCENARIO is a file or the name of a shipped scenario (e.g. memfollow-2node).\n"
 		       "Boots the scenario's topology, prepares the guest (sysctls, THP, hugetlb,\n"
 		       "cgroups), runs its steps while sampling inside the guest, checks its\n"

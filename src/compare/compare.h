@@ -16,6 +16,8 @@
 
 /* A change is significant when Welch's two-sided p-value is below this. */
 #define VN_COMPARE_ALPHA 0.05
+/* The detectable change is the one found significant this often (compare/stats.h, vn_stats_detectable). */
+#define VN_COMPARE_POWER 0.8
 
 /* One variant: what ran, and how many of its runs count. */
 struct vn_compare_variant {
@@ -45,6 +47,14 @@ struct vn_compare_cell {
 	bool has_p;
 	double p_value;
 	bool significant; /* has_p and p_value < VN_COMPARE_ALPHA */
+	/*
+	 * The noise as a figure: the smallest change against the base that this
+	 * cell's and the base's n and stddev would show significant with
+	 * VN_COMPARE_POWER (the base's own: against a copy of itself). Absolute,
+	 * and in % of the base mean when that is not 0 (detect_pct_ok).
+	 */
+	bool has_detect, detect_pct_ok;
+	double detect_abs, detect_pct;
 };
 
 struct vn_compare_row {
@@ -57,6 +67,7 @@ struct vn_compare_row {
 
 struct vn_compare {
 	char *scenario, *topology, *accelerator; /* distinct values joined with ", " (only --force mixes them) */
+	char *time;                              /* "real", "virtual" (or both, forced), as topology */
 	unsigned repeats;                        /* the most runs any variant lists */
 	bool incomplete;                         /* some group's group.json says "complete": false */
 	size_t nvariants;
@@ -66,7 +77,7 @@ struct vn_compare {
 };
 
 struct vn_compare_opts {
-	bool force; /* compare results of different topologies or accelerators */
+	bool force; /* compare results of different topologies, accelerators or times */
 };
 
 /*

@@ -17,8 +17,9 @@
 #define W_MEAN   12
 #define W_SD     6
 #define W_CHANGE 10
+#define W_DETECT 9
 #define W_BASE   (W_MEAN + W_SD)
-#define W_OTHER  (W_CHANGE + 2 + W_MEAN + W_SD)
+#define W_OTHER  (W_CHANGE + W_DETECT + 2 + W_MEAN + W_SD)
 /* The stddev is shown only from this many percent of the mean (the robot's threshold). */
 #define SD_SHOWN_PCT 2
 
@@ -94,6 +95,20 @@ static void put_change(struct vn_strbuf *b, const struct vn_compare_row *row, co
 	vn_strbuf_printf(b, "%*s", W_CHANGE, s);
 }
 
+/* The smallest change the noise could show: "≥12.3%" (points for a percentage), blank when there is none. */
+static void put_detect(struct vn_strbuf *b, const struct vn_compare_row *row, const struct vn_compare_cell *cell)
+{
+	char s[64] = "";
+
+	if (cell->has_detect && (row->absolute || !cell->detect_pct_ok))
+		snprintf(s, sizeof(s), "%.3g", cell->detect_abs);
+	else if (cell->detect_pct_ok)
+		snprintf(s, sizeof(s), cell->detect_pct < 1000 ? "%.1f%%" : "%.0e%%", cell->detect_pct);
+	/* The sign is one column of three bytes: padded by hand. */
+	int cols = s[0] ? (int)strlen(s) + 1 : 0;
+	vn_strbuf_printf(b, "%*s%s%s", cols < W_DETECT ? W_DETECT - cols : 1, "", s[0] ? "\u2265" : "", s);
+}
+
 static void put_row(struct vn_strbuf *b, const struct vn_compare *c, const struct vn_compare_row *row)
 {
 	bool integral = row_integral(c, row);
@@ -102,6 +117,7 @@ static void put_row(struct vn_strbuf *b, const struct vn_compare *c, const struc
 	put_mean(b, &row->cells[0], integral);
 	for (size_t v = 1; v < c->nvariants; v++) {
 		put_change(b, row, &row->cells[v]);
+		put_detect(b, row, &row->cells[v]);
 		vn_strbuf_printf(b, "  ");
 		put_mean(b, &row->cells[v], integral);
 	}
@@ -140,6 +156,7 @@ static void put_header(struct vn_strbuf *b, const struct vn_compare *c)
 	vn_strbuf_printf(b, "scenario:    %s\n", c->scenario ? c->scenario : "-");
 	vn_strbuf_printf(b, "topology:    %s\n", c->topology ? c->topology : "-");
 	vn_strbuf_printf(b, "accelerator: %s\n", c->accelerator ? c->accelerator : "-");
+	vn_strbuf_printf(b, "time:        %s\n", c->time ? c->time : "-");
 	vn_strbuf_printf(b, "repeats:     %u\n", c->repeats);
 	if (c->incomplete)
 		vn_strbuf_printf(
@@ -166,7 +183,8 @@ static void put_header(struct vn_strbuf *b, const struct vn_compare *c)
 	}
 	vn_strbuf_printf(b, "\n  %*s", W_BASE, "%stddev");
 	for (size_t v = 1; v < c->nvariants; v++)
-		vn_strbuf_printf(b, "%*s%*s", W_CHANGE, "%change", W_OTHER - W_CHANGE, "%stddev");
+		vn_strbuf_printf(b, "%*s%*s%*s", W_CHANGE, "%change", W_DETECT, "detect", W_OTHER - W_CHANGE - W_DETECT,
+				 "%stddev");
 	vn_strbuf_printf(b, "\n");
 }
 
@@ -191,8 +209,9 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 	vn_strbuf_printf(&b,
 			 "* p < %.2f in Welch's two-sided t-test against the base; \u00b1 the sample stddev in %% of "
 			 "the mean (from %d%%);\n  %%change relative to the base, an absolute difference for metrics "
-			 "that are percentages\n",
-			 VN_COMPARE_ALPHA, SD_SHOWN_PCT);
+			 "that are percentages;\n  detect: the smallest change these n and stddevs show at p < %.2f "
+			 "%.0f%% of the time (Welch)\n",
+			 VN_COMPARE_ALPHA, SD_SHOWN_PCT, VN_COMPARE_ALPHA, VN_COMPARE_POWER * 100);
 	if (hidden)
 		vn_strbuf_printf(&b,
 				 "%zu row%s where every variant's mean equals the base's hidden (--all shows them)\n",
@@ -236,6 +255,8 @@ static json_object *json_cell(const char *name, const struct vn_compare_cell *ce
 	add_num(o, "change_pct", cell->has_pct, cell->change_pct);
 	add_num(o, "change_abs", cell->has_change, cell->change_abs);
 	add_num(o, "p_value", cell->has_p, cell->p_value);
+	add_num(o, "detectable_abs", cell->has_detect, cell->detect_abs);
+	add_num(o, "detectable_pct", cell->detect_pct_ok, cell->detect_pct);
 	json_object_object_add(o, "significant", json_object_new_boolean(cell->significant));
 	return o;
 }
@@ -247,9 +268,11 @@ char *vn_compare_format_json(const struct vn_compare *c)
 	vn_json_add_str(o, "scenario", c->scenario);
 	vn_json_add_str(o, "topology", c->topology);
 	vn_json_add_str(o, "accelerator", c->accelerator);
+	vn_json_add_str(o, "time", c->time);
 	json_object_object_add(o, "repeats", json_object_new_int64(c->repeats));
 	json_object_object_add(o, "complete", json_object_new_boolean(!c->incomplete));
 	json_object_object_add(o, "alpha", jnum(VN_COMPARE_ALPHA));
+	json_object_object_add(o, "power", jnum(VN_COMPARE_POWER));
 	vn_json_add_str(o, "base", c->variants[0].name);
 	for (size_t v = 0; v < c->nvariants; v++)
 		json_object_array_add(vars, json_variant(&c->variants[v]));

@@ -33,8 +33,8 @@ struct loader {
 	bool force;
 	struct vn_compare_obs *obs;
 	size_t nobs, cap;
-	/* Where the first topology and accelerator came from, for a mismatch's message. */
-	char *topology_file, *accel_file;
+	/* Where the first topology, accelerator and time came from, for a mismatch's message. */
+	char *topology_file, *accel_file, *time_file;
 	struct vn_error *err;
 	/* The variants' names so far (to c->variants' positions), and c->variants' room: no scan per variant. */
 	struct vn_strmap names;
@@ -45,7 +45,7 @@ static void loader_clear(struct loader *ld)
 {
 	for (size_t i = 0; i < ld->nobs; i++)
 		free(ld->obs[i].metric);
-	vn_free_all(ld->obs, ld->topology_file, ld->accel_file);
+	vn_free_all(ld->obs, ld->topology_file, ld->accel_file, ld->time_file);
 	vn_strmap_free(&ld->names);
 }
 
@@ -121,37 +121,47 @@ static void add_item(char **list, const char *item)
 }
 
 /*
- * The topology and the accelerator must be the same everywhere: a kernel
- * compared across different machines, or TCG against KVM, measures the
- * machine. --force mixes them, and the header lists every value.
+ * The topology, the accelerator and the time (real or virtual) must be the
+ * same everywhere: a kernel compared across different machines, TCG against
+ * KVM, or a figure timed by the host's clock against one timed by
+ * instructions, measures the machine. --force mixes them, and the header
+ * lists every value. what names the key in the message; dflt stands for an
+ * absent key (a result from before "time" was written ran in real time).
  */
 static int same(struct loader *ld, const struct vn_json_reader *r, struct json_object *o, const char *key,
-		char **joined, char **first_file)
+		const char *what, const char *dflt, char **joined, char **first_file)
 {
 	_cleanup_free_ char *v = NULL;
 	char p[VN_JSON_PATH_MAX];
 	int rc;
 
-	if ((rc = get_text(r, o, "$", key, &v)) < 0 || !v)
+	if ((rc = get_text(r, o, "$", key, &v)) < 0)
 		return rc;
+	if (!v && !dflt)
+		return 0;
+	if (!v)
+		v = vn_xstrdup(dflt);
 	if (!*joined) {
 		*first_file = vn_xstrdup(r->file);
 	} else if (!has_item(*joined, v) && !ld->force) {
 		return vn_json_bad(r, vn_json_path_key(p, "$", key),
 				   "\"%s\", but %s has \"%s\": results of different %s do not compare (--force "
 				   "compares them anyway)",
-				   v, *first_file, *joined, strcmp(key, "topology") ? "accelerators" : "topologies");
+				   v, *first_file, *joined, what);
 	}
 	add_item(joined, v);
 	return 0;
 }
 
-static int same_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root)
+/* group.json names no clock (its runs do, and a missing one would read as real time): run says which this is. */
+static int same_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root, bool run)
 {
-	int rc = same(ld, r, root, "topology", &ld->c->topology, &ld->topology_file);
-	if (rc < 0)
+	int rc = same(ld, r, root, "topology", "topologies", NULL, &ld->c->topology, &ld->topology_file);
+	if (rc < 0 ||
+	    (rc = same(ld, r, root, "accelerator", "accelerators", NULL, &ld->c->accelerator, &ld->accel_file)) < 0 ||
+	    !run)
 		return rc;
-	return same(ld, r, root, "accelerator", &ld->c->accelerator, &ld->accel_file);
+	return same(ld, r, root, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
 }
 
 static bool name_taken(const struct loader *ld, const char *name)
@@ -266,7 +276,7 @@ static int read_run(struct loader *ld, const struct vn_json_reader *r, struct js
 				   group_variant);
 	if (!vn_json_get(root, "topology"))
 		return vn_json_missing(r, "$", "topology");
-	if ((rc = same_machine(ld, r, root)) < 0)
+	if ((rc = same_machine(ld, r, root, true)) < 0)
 		return rc;
 	_cleanup_free_ char *sc = printable(scenario);
 	add_item(&ld->c->scenario, sc);
@@ -394,7 +404,7 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 		return rc;
 	if (!vn_json_get(root, "topology"))
 		return vn_json_missing(&r, "$", "topology");
-	if ((rc = same_machine(ld, &r, root)) < 0)
+	if ((rc = same_machine(ld, &r, root, false)) < 0)
 		return rc;
 	_cleanup_free_ char *sc = printable(scenario);
 	add_item(&c->scenario, sc);
@@ -494,5 +504,5 @@ void vn_compare_free(struct vn_compare *c)
 		free(c->rows[i].metric);
 		free(c->rows[i].cells);
 	}
-	vn_free_all(c->rows, c->scenario, c->topology, c->accelerator, c);
+	vn_free_all(c->rows, c->scenario, c->topology, c->accelerator, c->time, c);
 }

@@ -116,3 +116,20 @@ void vn_stats_welch(const struct vn_stats *a, const struct vn_stats *b, struct v
 	}
 	out->p = vn_stats_t_pvalue(out->t, out->df);
 }
+
+double vn_stats_detectable(const struct vn_stats *a, const struct vn_stats *b, double alpha, double power)
+{
+	if (a->n < 2 || b->n < 2 || !isfinite(a->stddev) || !isfinite(b->stddev))
+		return NAN;
+	/* In units of the larger spread, so that squaring near DBL_MAX cannot overflow. */
+	double s = fmax(a->stddev, b->stddev);
+	if (s == 0)
+		return 0;
+	double va = (a->stddev / s) * (a->stddev / s) / (double)a->n,
+	       vb = (b->stddev / s) * (b->stddev / s) / (double)b->n;
+	double se2 = va + vb, q = va * va / (double)(a->n - 1) + vb * vb / (double)(b->n - 1);
+	double df = q > 0 ? se2 * se2 / q : (double)(a->n + b->n - 2);
+	gsl_quiet();
+	double t = gsl_cdf_tdist_Pinv(1 - alpha / 2, df) + gsl_cdf_tdist_Pinv(power, df);
+	return isfinite(t) ? t * sqrt(se2) * s : NAN;
+}

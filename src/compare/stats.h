@@ -34,6 +34,17 @@ struct vn_welch {
  */
 void vn_stats_welch(const struct vn_stats *a, const struct vn_stats *b, struct vn_welch *out);
 
+/*
+ * The smallest difference of means Welch's test of samples like a and b
+ * would find significant at two-sided alpha with the given power (0.8: 80%
+ * of the time), in the unit of the samples: (t[1 - alpha/2] + t[power]) *
+ * sqrt(a.var/a.n + b.var/b.n), Student's t at the Welch-Satterthwaite df
+ * of these variances (the usual approximation of the noncentral t). 0 when
+ * both variances are 0 (any difference is certain); NaN when either sample
+ * has n < 2 or a spread that is not finite.
+ */
+double vn_stats_detectable(const struct vn_stats *a, const struct vn_stats *b, double alpha, double power);
+
 /* The regularized incomplete beta function I_x(a, b), a, b > 0, x clamped to [0, 1]. */
 double vn_stats_betainc(double a, double b, double x);
 

@@ -25,6 +25,23 @@ static bool is_percentage(const char *metric)
 	return (n >= 1 && metric[n - 1] == '%') || (n >= 4 && strcmp(metric + n - 4, "_pct") == 0);
 }
 
+/* The smallest change cell's noise and the base's would show (the base: against a copy of itself). */
+static void cell_detect(const struct vn_compare_cell *base, struct vn_compare_cell *cell)
+{
+	struct vn_stats a = {.n = base->n, .mean = base->mean, .stddev = base->stddev};
+	struct vn_stats b = {.n = cell->n, .mean = cell->mean, .stddev = cell->stddev};
+	double d = vn_stats_detectable(&a, &b, VN_COMPARE_ALPHA, VN_COMPARE_POWER);
+
+	if (!isfinite(d))
+		return;
+	cell->has_detect = true;
+	cell->detect_abs = d;
+	if (base->mean != 0 && isfinite(d / fabs(base->mean) * 100)) {
+		cell->detect_pct_ok = true;
+		cell->detect_pct = d / fabs(base->mean) * 100;
+	}
+}
+
 static void cell_change(const struct vn_compare_cell *base, struct vn_compare_cell *cell)
 {
 	if (!base->n || !cell->n)
@@ -55,8 +72,10 @@ static void row_finish(const struct vn_compare *c, struct vn_compare_row *row)
 	const struct vn_compare_cell *base = &row->cells[0];
 
 	row->absolute = is_percentage(row->metric);
+	cell_detect(base, &row->cells[0]);
 	for (size_t v = 1; v < c->nvariants; v++) {
 		struct vn_compare_cell *cell = &row->cells[v];
+		cell_detect(base, cell);
 		cell_change(base, cell);
 		row->significant |= cell->significant;
 		/* A variant without a complete run has no say in what changed. */

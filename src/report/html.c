@@ -315,6 +315,7 @@ void vn_html_page_begin(struct vn_strbuf *b, const char *title)
 		"text-align:left;vertical-align:top}th{background:#f3f3f3}\n"
 		"td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
 		".pass{background:#d9f5d9;color:#075e07;font-weight:bold}"
+		".noisy{background:#fff3c4;color:#6b5200;font-weight:bold}"
 		".fail{background:#fbd5d5;color:#9b0000;font-weight:bold}\n"
 		".banner{display:inline-block;padding:4px 12px;border-radius:4px;margin:4px 0 10px}\n"
 		".sig{background:#fff1c2}.note{color:#666}pre{white-space:pre-wrap;margin:0;font-size:12px}\n"
@@ -360,8 +361,8 @@ void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions)
 	for (size_t i = 0; i < n && i < VN_HTML_MAX_VERDICTS; i++) {
 		struct json_object *a = json_object_array_get_idx(assertions, i);
 		const char *v = vn_json_str(a, "verdict");
-		bool pass = v && strcmp(v, "pass") == 0;
-		vn_strbuf_printf(b, "<tr><td class=\"%s\">", pass ? "pass" : "fail");
+		bool pass = v && strcmp(v, "pass") == 0, noisy = v && strcmp(v, "too noisy") == 0;
+		vn_strbuf_printf(b, "<tr><td class=\"%s\">", pass ? "pass" : noisy ? "noisy" : "fail");
 		vn_html_text(b, v ? v : "?");
 		vn_strbuf_printf(b, "</td>");
 		cell(b, vn_json_str(a, "name"), false);

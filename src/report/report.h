@@ -19,6 +19,7 @@ enum vn_observed_kind {
 struct vn_verdict {
 	char *name;
 	bool pass;
+	bool undecided; /* not pass, not fail: the group's noise cannot show what it asks ("too noisy") */
 	char *observed; /* what the kernel did, as text */
 	char *expected; /* what the assertion asked for */
 	char *detail;   /* optional: a diff, a time series summary */
@@ -65,6 +66,7 @@ struct vn_report {
 	unsigned samples;   /* sample lines in samples.jsonl when the report was written */
 	char *accel;        /* tcg / kvm */
 	char *accel_reason; /* why: proven, forced, cached, or why KVM was not usable */
+	char *icount;       /* virtual time: QEMU's -icount value; NULL: real time */
 	char *guest;        /* the guest's name (unique among the runs sharing a state dir) */
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
 	char **kernel_patches; /* patch names of a recipe kernel, NULL-terminated, or NULL */
@@ -86,7 +88,11 @@ void vn_report_add_artifact(struct vn_report *r, const char *volume, bool upload
 /* Records one metric; beyond VN_REPORT_METRICS_MAX (or a value that is not finite) it is dropped. */
 #define VN_REPORT_METRICS_MAX 4096
 void vn_report_metric(struct vn_report *r, const char *name, double value);
+/* Verdicts that failed (undecided ones are not failures), and the undecided ones. */
 unsigned vn_report_failures(const struct vn_report *r);
+unsigned vn_report_undecided(const struct vn_report *r);
+/* "pass", "fail" or "too noisy", as result.json, group.json and the table say it. */
+const char *vn_verdict_word(const struct vn_verdict *v);
 
 /* result.json's object, as vn_report_write writes it (the guest's text cleaned): caller puts it. */
 struct json_object;

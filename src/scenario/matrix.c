@@ -14,6 +14,7 @@
 #include "scenario/matrix-priv.h"
 #include "report/html.h"
 #include "scenario/runner.h"
+#include "scenario/scenario-limits.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -78,7 +79,7 @@ int vn_matrix_group_write(const struct group *g, struct vn_error *err)
 		const struct vn_verdict *v = &g->verdicts.verdicts[i];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "name", json_object_new_string(v->name));
-		json_object_object_add(j, "verdict", json_object_new_string(v->pass ? "pass" : "fail"));
+		json_object_object_add(j, "verdict", json_object_new_string(vn_verdict_word(v)));
 		json_object_object_add(j, "observed", json_object_new_string(v->observed ? v->observed : ""));
 		json_object_object_add(j, "expected", json_object_new_string(v->expected ? v->expected : ""));
 		json_object_array_add(as, j);
@@ -191,7 +192,7 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 	_cleanup_free_ char *expected = vn_xasprintf("%s %s %g%s against %s", a->metric, vn_scn_op_name(a->op),
 						     a->value, c && c->has_pct ? "%" : "", s->variants[0].name);
 	_cleanup_free_ char *observed = NULL;
-	bool pass = false;
+	bool pass = false, undecided = false;
 
 	if (!base || !base->n || !c || !c->n) {
 		observed = vn_xasprintf("no value of %s in the complete runs of %s", a->metric,
@@ -205,14 +206,30 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 	} else {
 		/* A percentage metric changes in points; one whose base mean is 0 has no %change either. */
 		double x = c->has_pct ? c->change_pct : c->change_abs;
+		double dx = c->has_pct ? c->detect_pct : c->detect_abs;
+		bool seen = c->has_pct ? c->detect_pct_ok : c->has_detect;
 		pass = vn_scn_op_eval(a->op, x, a->value) || (a->significant && !c->significant);
+		/*
+		 * A change that is not significant, where the noise hides one of the
+		 * bound's size, says nothing about the bound: neither a pass (a
+		 * significant-only bound could never fail) nor a failure of the kernel.
+		 */
+		undecided = !c->significant && (!seen || dx > fabs(a->value));
+		_cleanup_free_ char *noise =
+			seen ? vn_xasprintf("; the noise shows changes from %.2f%s", dx, c->has_pct ? "%" : "")
+			     : vn_xstrdup("; no noise figure (fewer than 2 runs a side)");
 		observed = vn_xasprintf(
-			"%+.2f%s (%s: %g, %s: %g)%s%s", x, c->has_pct ? "%" : " (absolute)", s->variants[0].name,
+			"%+.2f%s (%s: %g, %s: %g)%s%s%s", x, c->has_pct ? "%" : " (absolute)", s->variants[0].name,
 			base->mean, variant, c->mean,
-			c->has_p ? (c->significant ? ", significant" : ", not significant") : "",
-			a->significant && !c->significant ? ": passes, since the change is not significant" : "");
+			c->has_p ? (c->significant ? ", significant" : ", not significant") : "", noise,
+			undecided ? ": too noisy to tell, since a change as large as the bound would not show (more "
+				    "repeats, --repeats auto, or --virtual-time: docs/noise.md)"
+			: a->significant && !c->significant ? ": passes, since the change is not significant"
+							    : "");
+		pass = pass && !undecided;
 	}
 	vn_report_add(out, name, pass, observed, expected, NULL);
+	out->verdicts[out->nverdicts - 1].undecided = undecided;
 }
 
 void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_report *out)
@@ -252,6 +269,59 @@ static void kernel_variants(struct vn_scenario *s, const char *const *kernels, u
 	}
 }
 
+/* --repeats auto: whether the group so far leaves some change assertion too noisy to tell. */
+static bool needs_more(struct group *g)
+{
+	struct vn_error e = {0};
+	struct vn_compare *cmp = NULL;
+	struct vn_report rep = {0};
+
+	if (g->repeats >= VN_SCN_AUTO_REPEATS_MAX || vn_compare_write_group(g->dir, &cmp, &e) < 0) {
+		vn_error_clear(&e);
+		return false;
+	}
+	vn_scenario_judge_changes(g->s, cmp, &rep);
+	bool more = vn_report_undecided(&rep) > 0;
+	vn_report_clear(&rep);
+	vn_compare_free(cmp);
+	return more;
+}
+
+/* One more run of every variant, in the scenario's order, at the end of the cells. */
+static void add_round(struct group *g)
+{
+	unsigned r = ++g->repeats;
+
+	g->cells = vn_xreallocarray(g->cells, g->ncells + g->s->nvariants, sizeof(*g->cells));
+	for (unsigned i = 0; i < g->s->nvariants; i++)
+		g->cells[g->ncells++] = (struct cell){.variant = vn_xstrdup(g->s->variants[i].name),
+						      .repeat = r,
+						      .dir = vn_xasprintf("%s/%u", g->s->variants[i].name, r),
+						      .exit = -1};
+}
+
+/* The cells one after the other on this host; with --repeats auto, more rounds while the noise hides the bounds. */
+static int run_here(struct group *g, const struct vn_testbed_ctx *ctx, struct vn_matrix_result *res,
+		    struct vn_error *err)
+{
+	int rc = 0;
+
+	for (unsigned k = 0; !vn_was_interrupted() && rc == 0; k++) {
+		if (k == g->ncells && !(g->o->repeats_auto && needs_more(g)))
+			break;
+		if (k == g->ncells)
+			add_round(g);
+		struct vn_cell_end end = {0};
+		if (g->o->run_start)
+			g->o->run_start(g->o->run_start_data, k, g->ncells, g->cells[k].variant, g->cells[k].repeat,
+					vn_now_s() - g->t0);
+		vn_matrix_cell_run(g, k, ctx, &end);
+		rc = vn_matrix_cell_ended(g, k, &end, res, err);
+		vn_cell_end_clear(&end);
+	}
+	return rc;
+}
+
 int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_matrix_opts *o,
 			   struct vn_matrix_result *res, char **dirp, struct vn_error *err)
 {
@@ -268,6 +338,8 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 		s->nvariants = 1;
 	}
 	g.repeats = o->repeats ? o->repeats : s->repeats;
+	if (o->repeats_auto && o->nhosts)
+		return vn_input_error(err, "--repeats auto runs on this host only, not spread over hosts");
 	if ((rc = vn_scenario_check(s, NULL, NULL, err)) < 0)
 		return rc;
 	for (unsigned i = 0; i < s->nvariants; i++) {
@@ -295,18 +367,7 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	if ((rc = vn_matrix_group_write(&g, err)) < 0)
 		goto out;
 	g.t0 = vn_now_s();
-	if (o->nhosts)
-		rc = vn_matrix_spread(&g, ctx, res, err);
-	else
-		for (unsigned k = 0; k < g.ncells && !vn_was_interrupted() && rc == 0; k++) {
-			struct vn_cell_end end = {0};
-			if (o->run_start)
-				o->run_start(o->run_start_data, k, g.ncells, g.cells[k].variant, g.cells[k].repeat,
-					     vn_now_s() - g.t0);
-			vn_matrix_cell_run(&g, k, ctx, &end);
-			rc = vn_matrix_cell_ended(&g, k, &end, res, err);
-			vn_cell_end_clear(&end);
-		}
+	rc = o->nhosts ? vn_matrix_spread(&g, ctx, res, err) : run_here(&g, ctx, res, err);
 	if (rc < 0)
 		goto out;
 	g.complete = !vn_was_interrupted();
@@ -339,5 +400,5 @@ out:
 
 bool vn_scenario_is_matrix(const struct vn_scenario *s, const struct vn_matrix_opts *o)
 {
-	return s->nvariants || o->nkernels > 1 || (o->repeats ? o->repeats : s->repeats) > 1;
+	return s->nvariants || o->nkernels > 1 || o->repeats_auto || (o->repeats ? o->repeats : s->repeats) > 1;
 }

@@ -386,6 +386,7 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 {
 	rep->accel = vn_xstrdup(vn_accel_name(up->accel));
 	rep->accel_reason = vn_xstrdup_or_null(up->accel_reason);
+	rep->icount = vn_xstrdup_or_null(up->icount);
 	rep->guest = vn_xstrdup(up->name);
 	rep->kernel_release = vn_xstrdup(up->kernel_release);
 	rep->kernel_version = vn_xstrdup_or_null(up->kernel_version);
@@ -691,6 +692,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.with = (const char *const *)with,
 		.image = s->image,
 		.cold = o->cold || s->cold,
+		.virtual_time = o->virtual_time || s->virtual_time,
 	};
 
 	/* From here on every way out rewrites the result with the reason. */

@@ -19,6 +19,7 @@ struct vn_run_opts {
 	bool keep;                      /* leave the guest running afterwards */
 	bool cold;                      /* boot, never restore a booted snapshot (as the scenario's "boot": "cold") */
 	bool force;                     /* use outdir even if it is not empty */
+	bool virtual_time;              /* --virtual-time: over the scenario's and its variants' "virtual_time" */
 	const char *const *with;        /* more host packages for the guest image (the scenario's come too) */
 	const char *variant;            /* for the result: the variant's name (NULL: "default") */
 	unsigned repeat;                /* and which repeat of it, from 1 (0: 1) */
@@ -67,6 +68,12 @@ struct vn_matrix_opts {
 	const char *const *kernels; /* --kernel A --kernel B: one variant per kernel, in place of the scenario's */
 	unsigned nkernels;
 	unsigned repeats; /* 0: the scenario's */
+	/*
+	 * --repeats auto: after those, one more run of every variant while some
+	 * change assertion is too noisy to tell, up to VN_SCN_AUTO_REPEATS_MAX
+	 * runs a variant (not with hosts).
+	 */
+	bool repeats_auto;
 	/* Before each run (k from 0 of n), and after it with its exit code (0, 1, 2, 3) and report. */
 	void (*run_start)(void *data, unsigned k, unsigned n, const char *variant, unsigned repeat, double elapsed_s);
 	void (*run_done)(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_report *rep,

@@ -22,6 +22,8 @@
 #define VN_SCN_THREADS_MAX 4096
 /* "repeats", as `vnuma run --repeats`: each repeat is a run, a guest booted. */
 #define VN_SCN_REPEATS_MAX 1000
+/* --repeats auto: rounds added while a change assertion is too noisy to tell, up to this many runs a variant. */
+#define VN_SCN_AUTO_REPEATS_MAX 20
 
 /* At most this many tracepoints a scenario; a name is "SUBSYS:EVENT" of [A-Za-z0-9_] each. */
 #define VN_SCN_TRACEPOINTS_MAX 32

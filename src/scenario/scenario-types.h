@@ -108,6 +108,7 @@ struct vn_scn_variant {
 	char *arch;   /* NULL: the scenario's */
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls; /* set over the scenario's (same key: the variant's wins) */
+	int virtual_time;              /* 0: the scenario's; 1 virtual time (-icount), -1 real time */
 	unsigned nstep_args;
 	struct vn_scn_step_args {
 		char *step;  /* a workload step (not a "cmd" one) */
@@ -116,13 +117,11 @@ struct vn_scn_variant {
 };
 
 struct vn_scn_hugetlb {
-	unsigned node;
-	unsigned pages; /* 2 MiB pages */
+	unsigned node, pages; /* pages: 2 MiB ones */
 };
 
 struct vn_scenario {
-	char *path;
-	char *name, *description;
+	char *path, *name, *description;
 	char *topology; /* as written: a path (relative to the scenario file) or a name */
 	char *kernel;   /* NULL: stock */
 	char *append;   /* extra kernel arguments */
@@ -143,6 +142,7 @@ struct vn_scenario {
 	unsigned nvariants;       /* 0: one run of the scenario as it is */
 	struct vn_scn_variant *variants;
 	double quick_scale; /* --quick multiplies durations, sizes and action times (default 0.25) */
+	bool virtual_time;  /* guest time by instructions executed (QEMU -icount, TCG), not host time */
 	unsigned nsteps;
 	struct vn_scn_step *steps;
 	unsigned nasserts;

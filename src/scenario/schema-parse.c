@@ -146,10 +146,26 @@ static int parse_arch(struct vn_scn_ctx *c, struct json_object *o, const char *p
 	return 0;
 }
 
+/* An optional boolean: *given says whether it was there. */
+static int get_bool(struct vn_scn_ctx *c, struct json_object *o, const char *p, const char *key, bool *out, bool *given)
+{
+	char kp[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(o, key);
+	int r;
+
+	*given = v != NULL;
+	if (!v)
+		return 0;
+	if ((r = vn_json_check_type(&c->r, v, json_type_boolean, vn_json_path_key(kp, p, key))) < 0)
+		return r;
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
 /* The matrix: each variant a name and what it changes (its sysctls merge over the scenario's). */
 static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const char *p)
 {
-	static const char *const keys[] = {"name", "kernel", "append", "arch", "sysctls", "args", NULL};
+	static const char *const keys[] = {"name", "kernel", "append", "arch", "sysctls", "args", "virtual_time", NULL};
 	char ep[VN_JSON_PATH_MAX], kp[VN_JSON_PATH_MAX];
 	struct vn_scenario *s = c->s;
 	int r;
@@ -171,6 +187,10 @@ static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const cha
 		    (r = vn_json_get_str(&c->r, o, ep, "append", 0, &var->append)) < 0 ||
 		    (r = parse_arch(c, o, ep, &var->arch)) < 0)
 			return r;
+		bool vt = false, given = false;
+		if ((r = get_bool(c, o, ep, "virtual_time", &vt, &given)) < 0)
+			return r;
+		var->virtual_time = !given ? 0 : vt ? 1 : -1;
 		if ((sc = vn_json_get(o, "sysctls")) &&
 		    (r = parse_sysctls(c, sc, vn_json_path_key(kp, ep, "sysctls"), &var->nsysctls, &var->sysctls)) < 0)
 			return r;
@@ -630,13 +650,36 @@ static int parse_boot(struct vn_scn_ctx *c, struct json_object *root)
 	return 0;
 }
 
+/* A variant's args replace a workload step's: the step must be one, and not a command. */
+static int check_variant_args(struct vn_scn_ctx *c)
+{
+	const struct vn_scenario *s = c->s;
+	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
+
+	for (unsigned i = 0; i < s->nvariants; i++)
+		for (unsigned j = 0; j < s->variants[i].nstep_args; j++) {
+			const char *name = s->variants[i].step_args[j].step;
+			unsigned k = 0;
+			while (k < s->nsteps && strcmp(s->steps[k].name, name) != 0)
+				k++;
+			vn_json_path_idx(ep, "$.variants", i);
+			vn_json_path_key(kp, vn_json_path_key(kp, ep, "args"), name);
+			if (k == s->nsteps)
+				return vn_json_bad(&c->r, kp, "no step is named \"%s\"", name);
+			if (!s->steps[k].workload || strcmp(s->steps[k].workload, "cmd") == 0)
+				return vn_json_bad(&c->r, kp, "step \"%s\" runs a command: a variant cannot change it",
+						   name);
+		}
+	return 0;
+}
+
 static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 {
-	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
-					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
-					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        "tracepoints", "image",   "arch",
-					   "boot",      NULL};
+	static const char *const keys[] = {"name",      "description",  "topology",    "kernel",  "append",
+					   "sysctls",   "thp",          "hugetlb",     "cgroups", "sample_interval_s",
+					   "timeout_s", "repeats",      "quick_scale", "steps",   "assertions",
+					   "variants",  "with",         "tracepoints", "image",   "arch",
+					   "boot",      "virtual_time", NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -655,6 +698,9 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	    (r = parse_arch(c, root, "$", &s->arch)) < 0)
 		return r;
 	if ((v = vn_json_get(root, "sysctls")) && (r = parse_sysctls(c, v, "$.sysctls", &s->nsysctls, &s->sysctls)) < 0)
+		return r;
+	bool given;
+	if ((r = get_bool(c, root, "$", "virtual_time", &s->virtual_time, &given)) < 0)
 		return r;
 	if ((v = vn_json_get(root, "variants")) && (r = parse_variants(c, v, "$.variants")) < 0)
 		return r;
@@ -715,21 +761,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	if ((r = check_running(c)) < 0)
 		return r;
 
-	/* A variant's args replace a workload step's: the step must be one, and not a command. */
-	for (unsigned i = 0; i < s->nvariants; i++)
-		for (unsigned j = 0; j < s->variants[i].nstep_args; j++) {
-			const char *name = s->variants[i].step_args[j].step;
-			unsigned k = 0;
-			while (k < s->nsteps && strcmp(s->steps[k].name, name) != 0)
-				k++;
-			vn_json_path_idx(ep, "$.variants", i);
-			vn_json_path_key(kp, vn_json_path_key(kp, ep, "args"), name);
-			if (k == s->nsteps)
-				return vn_json_bad(&c->r, kp, "no step is named \"%s\"", name);
-			if (!s->steps[k].workload || strcmp(s->steps[k].workload, "cmd") == 0)
-				return vn_json_bad(&c->r, kp, "step \"%s\" runs a command: a variant cannot change it",
-						   name);
-		}
+	if ((r = check_variant_args(c)) < 0)
+		return r;
 
 	if ((v = vn_json_get(root, "assertions"))) {
 		if ((r = vn_json_check_type(&c->r, v, json_type_array, "$.assertions")) < 0)

@@ -158,6 +158,7 @@ void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant
 		x->kernel = vn_xstrdup_or_null(v[i].kernel);
 		x->arch = vn_xstrdup_or_null(v[i].arch);
 		x->append = vn_xstrdup_or_null(v[i].append);
+		x->virtual_time = v[i].virtual_time;
 		for (unsigned j = 0; j < v[i].nsysctls; j++)
 			sysctl_set(&x->sysctls, &x->nsysctls, v[i].sysctls[j].key, v[i].sysctls[j].value);
 		x->step_args = vn_xcalloc(v[i].nstep_args + 1, sizeof(*x->step_args));
@@ -181,6 +182,8 @@ void vn_scenario_apply_variant(struct vn_scenario *s, const struct vn_scn_varian
 		free(s->append);
 		s->append = vn_xstrdup(v->append);
 	}
+	if (v && v->virtual_time)
+		s->virtual_time = v->virtual_time > 0;
 	for (unsigned i = 0; v && i < v->nsysctls; i++)
 		sysctl_set(&s->sysctls, &s->nsysctls, v->sysctls[i].key, v->sysctls[i].value);
 	for (unsigned i = 0; v && i < v->nstep_args; i++)

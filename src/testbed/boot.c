@@ -25,6 +25,7 @@
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/interrupt.h"
+#include "util/parse.h"
 #include "util/state.h"
 #include "virt/save.h"
 
@@ -101,6 +102,30 @@ static void accel_notice(void *data, const char *line)
  * kernel's PVH path is marked "stalled" and not tried again. The fidelity check
  * proves on every boot that the guest still sees the topology.
  */
+
+int vn_testbed_icount(const struct vn_up_opts *o, char **out, struct vn_error *err)
+{
+	const char *shift = getenv("VNUMA_ICOUNT_SHIFT"), *accel = getenv("VNUMA_ACCEL");
+	struct vn_error e = {0};
+	long n;
+
+	*out = NULL;
+	if (!o->virtual_time)
+		return 0;
+	if (accel && strcmp(accel, "kvm") == 0)
+		return vn_input_error(err, "VNUMA_ACCEL=kvm: virtual time counts instructions, which only TCG can");
+	if (!shift || !*shift || strcmp(shift, "auto") == 0) {
+		*out = vn_xstrdup("shift=auto,sleep=off");
+		return 0;
+	}
+	if (vn_int_parse(shift, 0, 10, &n, &e) < 0) {
+		vn_input_error(err, "VNUMA_ICOUNT_SHIFT=%s: %s (0..10 or auto)", shift, e.msg);
+		vn_error_clear(&e);
+		return err->code;
+	}
+	*out = vn_xasprintf("shift=%ld,sleep=off", n);
+	return 0;
+}
 
 void vn_testbed_boot_choice_clear(struct vn_boot_choice *bc)
 {
@@ -194,7 +219,10 @@ static struct vn_domain_opts boot_dopts(struct vn_boot_attempt *at)
 	return (struct vn_domain_opts){
 		.name = at->name,
 		.arch = at->arch,
-		.accel = VN_ACCEL_AUTO,
+		/* Virtual time is TCG's alone: no KVM probe. */
+		.accel = at->icount ? VN_ACCEL_TCG : VN_ACCEL_AUTO,
+		.qemu_args = at->icount ? at->icount_args : NULL,
+		.nqemu_args = at->icount ? 2 : 0,
 		.kernel = at->image,
 		.loader = at->loader,
 		.initrd = at->initrd,
@@ -313,8 +341,12 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 	at->t0 = vn_now_s();
 	if ((rc = vn_virt_domain_create(at->v, t, &dopts, &at->d, err)) < 0)
 		return rc;
-	vn_testbed_progress(o, "booting", "%s (%s)", vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
-			    vn_virt_domain_accel_reason(at->d));
+	if (at->icount)
+		vn_testbed_progress(o, "booting", "TCG in virtual time (-icount %s)", at->icount);
+	else
+		vn_testbed_progress(o, "booting", "%s (%s)",
+				    vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+				    vn_virt_domain_accel_reason(at->d));
 	return boot_wait(at, err);
 }
 

@@ -38,6 +38,7 @@ static const struct {
 	S(fidelity_report),
 	S(arch),
 	S(snapshot),
+	S(icount),
 #undef S
 };
 

@@ -73,6 +73,8 @@ struct vn_boot_attempt {
 	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
 	enum vn_arch arch;                    /* the guest's */
+	const char *icount;                   /* virtual time: -icount's value (TCG forced); NULL: real time */
+	const char *icount_args[2];           /* -icount and its value, when icount is set */
 	double until;                         /* give up waiting for the agent then */
 	uint64_t root_image_size;             /* another host's: the image's virtual size, for its overlay volume */
 	/* out */
@@ -86,6 +88,8 @@ struct vn_boot_attempt {
 };
 
 void vn_testbed_boot_choice_clear(struct vn_boot_choice *bc);
+/* -icount's value for o (NULL: real time); bad VNUMA_ICOUNT_SHIFT, or VNUMA_ACCEL=kvm with virtual time: input error. */
+int vn_testbed_icount(const struct vn_up_opts *o, char **out, struct vn_error *err);
 int vn_testbed_boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, struct vn_boot_choice *bc,
 			 struct vn_error *err);
 /* The PVH verdict for this vmlinux, "proven" or "stalled" (with why), as a marker file beside it. */

@@ -31,7 +31,7 @@ void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
 		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report, r->arch,
-		    r->snapshot);
+		    r->snapshot, r->icount);
 	vn_strv_free(r->kernel_patches);
 	vn_artifact_list_clear(&r->artifacts);
 	memset(r, 0, sizeof(*r));
@@ -122,6 +122,8 @@ struct up_state {
 	/* Another host's copies of what boots (vn_testbed_remote_stage), and the disk image's virtual size. */
 	char *r_image, *r_initrd, *r_loader, *r_root;
 	uint64_t root_size;
+	char *icount;              /* virtual time: -icount's value */
+	char *vt_cmdline;          /* and the kernel's arguments then */
 	struct vn_boot_attempt at; /* its domain and agent, once it answered */
 	double boot_s;
 	/* A booted snapshot: the one restored, or the one this boot makes (make), holding its lock. */
@@ -141,7 +143,7 @@ static void up_state_clear(struct up_state *s)
 	vn_topology_freep(&s->t);
 	vn_strv_free(s->with);
 	vn_free_all(s->topo_path, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image, s->r_initrd,
-		    s->r_loader, s->r_root, s->arch_root);
+		    s->r_loader, s->r_root, s->arch_root, s->icount, s->vt_cmdline);
 }
 
 /* The topology and the kernel; a derived name is checked before any work. */
@@ -282,7 +284,14 @@ static void up_attempt_init(struct up_state *s)
 		.loader = s->remote ? s->r_loader : s->bc.loader,
 		.arch = s->arch,
 		.until = s->deadline,
+		.icount = s->icount,
+		.icount_args = {"-icount", s->icount},
 	};
+	if (s->icount) {
+		s->vt_cmdline = vn_xasprintf(VN_TESTBED_ICOUNT_LPJ "%s%s", s->at.cmdline ? " " : "",
+					     s->at.cmdline ? s->at.cmdline : "");
+		s->at.cmdline = s->vt_cmdline;
+	}
 	/* A PVH path not yet proven for this kernel here gets half the deadline, then the bzImage gets the rest. */
 	if (s->bc.pvh && !s->bc.proven)
 		s->at.until = vn_now_s() + (s->deadline - vn_now_s()) / 2;
@@ -354,8 +363,8 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 		s->warm_accel = strcmp(force, "kvm") == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
 	else if (force && *force)
 		return 0; /* $VNUMA_ACCEL's other words are the accelerator code's to refuse */
-	else if (vn_virt_accel_cached(s->v, &s->warm_accel, reason, sizeof(reason)) < 0)
-		s->warm_accel = VN_ACCEL_TCG;
+	else if (s->icount || vn_virt_accel_cached(s->v, &s->warm_accel, reason, sizeof(reason)) < 0)
+		s->warm_accel = VN_ACCEL_TCG; /* virtual time is TCG's alone */
 	if ((rc = up_digest(s, s->at.image, kernel, err)) < 0 || (rc = up_digest(s, s->at.initrd, initrd, err)) < 0 ||
 	    (s->at.loader && (rc = up_digest(s, s->at.loader, loader, err)) < 0) ||
 	    (rc = vn_virt_hypervisor_version(s->v, &qemu, err)) < 0)
@@ -366,6 +375,10 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 		.initrd_sha256 = initrd,
 		.loader_sha256 = s->at.loader ? loader : NULL,
 		.cmdline = s->at.cmdline,
+		.arch = s->at.arch,
+		/* A snapshot in virtual time is another machine: its key has -icount. */
+		.qemu_args = s->at.icount ? s->at.icount_args : NULL,
+		.nqemu_args = s->at.icount ? 2 : 0,
 		.qemu_version = qemu,
 		.accel = s->warm_accel,
 	};
@@ -429,6 +442,8 @@ static int up_boot(struct up_state *s, struct vn_error *err)
 	bool trial = s->bc.pvh && !s->bc.proven;
 	int rc;
 
+	if ((rc = vn_testbed_icount(s->o, &s->icount, err)) < 0)
+		return rc;
 	up_attempt_init(s);
 	if ((rc = up_restore(s, err)) != 0) {
 		s->boot_s = vn_now_s() - s->at.t0;
@@ -517,6 +532,22 @@ static int up_save(struct up_state *s, struct vn_error *err)
 	return 0;
 }
 
+/* Virtual time chose TCG, whatever the host's verdict: the reason says so, and a KVM host says it gave KVM up. */
+static void up_record_icount(struct up_state *s)
+{
+	struct vn_up_result *r = s->r;
+	enum vn_accel cached;
+	char why[64];
+
+	bool kvm = !s->remote && vn_virt_accel_cached(s->v, &cached, why, sizeof(why)) == 0 && cached == VN_ACCEL_KVM;
+	free(r->accel_reason);
+	r->accel_reason = vn_xasprintf("virtual time (-icount %s) runs under TCG only%s", s->icount,
+				       kvm ? "; KVM, proven on this host, was not used" : "");
+	r->icount = vn_xstrdup(s->icount);
+	if (kvm)
+		vn_testbed_progress(s->o, "note", "virtual time: TCG, although KVM is proven on this host");
+}
+
 /* The agent answered: what booted, into the result; a remote guest's connection held, a local one's closed. */
 static int up_record(struct up_state *s, struct vn_error *err)
 {
@@ -532,6 +563,8 @@ static int up_record(struct up_state *s, struct vn_error *err)
 	r->clock_step_s = s->at.restored ? (double)s->at.clock_step_ns / 1e9 : 0;
 	if (s->warm_on && (r->restored || s->saved))
 		r->snapshot = vn_xstrdup(s->warm.key);
+	if (s->icount)
+		up_record_icount(s);
 	/* A remote guest's streams need its connection: held until it is taken down. */
 	if (s->remote)
 		vn_testbed_remote_hold(s->name, s->v, steal_pointer(&s->at.d));

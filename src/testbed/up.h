@@ -8,6 +8,19 @@
 #include "topology/fallback.h"
 #include "virt/virt.h"
 
+/*
+ * Virtual time: QEMU's -icount shift=auto,sleep=off (TCG only, and
+ * single-threaded): guest time advances by instructions executed and skips
+ * idle time. QEMU 7.2 hangs an x86 guest's secondary CPU bring-up with any
+ * fixed shift (0, 3, 6 tried; docs/noise.md), so the shift is "auto",
+ * which QEMU retunes to the host's speed. VNUMA_ICOUNT_SHIFT=0..10 asks
+ * for a fixed one, for a QEMU where that boots. The guest's TSC then runs
+ * at 1 GHz of virtual time: VN_TESTBED_ICOUNT_LPJ (HZ=250) is given on its
+ * command line, since calibrating the delay loop of each secondary CPU
+ * under icount takes minutes.
+ */
+#define VN_TESTBED_ICOUNT_LPJ "lpj=4000000"
+
 /* vnuma up's default boot deadline, QEMU's start until the agent answers (a first-use kernel build is not counted), in ms. */
 #define VN_TESTBED_BOOT_MS 180000
 
@@ -40,6 +53,7 @@ struct vn_up_opts {
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
 	const char *arch;        /* the guest's architecture (util/arch.h names), NULL: the host's */
 	bool cold;               /* boot even where a snapshot of this guest could be restored (testbed/warm.h) */
+	bool virtual_time;       /* -icount (above): forces TCG */
 };
 
 /* A file a guest on another host needed there: sent by this boot, or found there already. */
@@ -69,6 +83,7 @@ struct vn_up_result {
 	bool restored;
 	char *snapshot;
 	double clock_step_s; /* restored: how far waking it set its clock forward */
+	char *icount;        /* virtual time: QEMU's -icount value ("shift=auto,sleep=off"); NULL: real time */
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */

@@ -35,6 +35,7 @@
 struct opts {
 	int threads, burners;
 	uint64_t work; /* spin iterations per round; 0 = calibrate from work_ms */
+	int work_pct;  /* then scaled to this % of it: a known change of work for calibrating compare */
 	double work_ms;
 	uint64_t rounds;
 	double duration;
@@ -227,6 +228,8 @@ static void parse(int argc, char **argv)
 		 .help = "barrier-synchronised spinning threads (default: online CPUs)"},
 		{"work", IG_OPT_U64, .dst = &o.work, .min = 1, .max = 1ULL << 50,
 		 .help = "spin iterations per thread per round (default: calibrated to --work-ms)"},
+		{"work-pct", IG_OPT_INT, .dst = &o.work_pct, .min = 1, .max = 10000, .arg = "P",
+		 .help = "do P% of that work per round (default 100; 105: 5% more, a known change to detect)"},
 		{"work-ms", IG_OPT_SECONDS, .dst = &o.work_ms, .min_s = 0.001, .arg = "MS",
 		 .help = "calibrated work per round when --work is not given (default 20)"},
 		{"rounds", IG_OPT_U64, .dst = &o.rounds, .min = 1, .max = 1ULL << 40,
@@ -246,7 +249,7 @@ static void parse(int argc, char **argv)
 		{0}};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	o = (struct opts){.threads = ncpu > 0 ? (int)ncpu : 1, .work_ms = 20, .sample_ms = 10};
+	o = (struct opts){.threads = ncpu > 0 ? (int)ncpu : 1, .work_ms = 20, .sample_ms = 10, .work_pct = 100};
 	ig_opts_parse(argc, argv, opts, NULL);
 	if (!o.rounds && o.duration <= 0)
 		o.duration = 10;
@@ -356,6 +359,7 @@ static void print_result(const pid_t *burners, double elapsed)
 	ig_json_str(&j, "bench_cgroup", o.bench_cgroup);
 	ig_json_str(&j, "burner_cgroup", o.burner_cgroup ? o.burner_cgroup : o.bench_cgroup);
 	ig_json_uint(&j, "work", o.work);
+	ig_json_int(&j, "work_pct", o.work_pct);
 	ig_json_uint(&j, "rounds", nrounds);
 	ig_json_double(&j, "elapsed_s", elapsed);
 	ig_json_double(&j, "rounds_per_s", ig_rate((double)nrounds, elapsed));
@@ -406,6 +410,9 @@ int main(int argc, char **argv)
 	burners = start_burners();
 	if (!o.work)
 		o.work = calibrate(o.work_ms);
+	/* Scaled in integers: 105% of 200000 is exactly 210000 iterations. */
+	if (o.work_pct != 100)
+		o.work = o.work * (uint64_t)o.work_pct / 100 ? o.work * (uint64_t)o.work_pct / 100 : 1;
 
 	threads = ig_xcalloc((size_t)o.threads, sizeof(*threads), "thread table");
 	pthread_barrier_init(&barrier, NULL, (unsigned)o.threads);

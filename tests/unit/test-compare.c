@@ -249,13 +249,21 @@ static void test_force(void **state)
 
 	assert_string_equal(c->topology, "2node, 4node-amd");
 	assert_string_equal(c->accelerator, "tcg, kvm");
+	assert_string_equal(c->time, "real"); /* no "time": real time, as before it was written */
 	_cleanup_free_ char *text = vn_compare_format_text(c, 0);
 	golden("forced.txt", text);
+	const char *vt[] = {"run-a", "run-virtual"};
+	_cleanup_compare_ struct vn_compare *v = load_ok(vt, 2, true);
+	assert_string_equal(v->time, "real, virtual");
+	/* A group's runs in virtual time: group.json names no clock, so it is not read as real time. */
+	const char *vg[] = {"virtual-group"};
+	_cleanup_compare_ struct vn_compare *g = load_ok(vg, 1, false);
+	assert_string_equal(g->time, "virtual");
 }
 
 static void test_errors(void **state)
 {
-	const char *topo[] = {"run-a", "run-4node"}, *accel[] = {"run-a", "run-kvm"},
+	const char *topo[] = {"run-a", "run-4node"}, *accel[] = {"run-a", "run-kvm"}, *vt[] = {"run-virtual", "run-a"},
 		   *metric[] = {"run-a", "bad-metric"};
 	const char *dir[] = {"bad-dir"}, *single[] = {"run-a"}, *missing[] = {"run-a", "no-such-dir"};
 
@@ -266,6 +274,9 @@ static void test_errors(void **state)
 		accel, 2,
 		"run-kvm/result.json: $.accelerator: \"kvm\", but run-a/result.json has \"tcg\": results of different "
 		"accelerators do not compare (--force compares them anyway)");
+	load_fails(vt, 2,
+		   "run-a/result.json: $.time: \"real\", but run-virtual/result.json has \"virtual\": results of "
+		   "different clocks (real or virtual time) do not compare (--force compares them anyway)");
 	load_fails(metric, 2, "bad-metric/result.json: $.metrics[\"vmstat.pgfault\"]: expected a number, got \"lots\"");
 	load_fails(
 		dir, 1,

@@ -177,6 +177,10 @@ static void test_change_against_base(void **state)
 		"\"variant\":\"balancing-off\",\"op\":\">=\",\"value\":-5},"
 		"{\"type\":\"change\",\"name\":\"duration within 1%\",\"metric\":\"run.duration_s\",\"op\":\">=\","
 		"\"value\":1,\"significant\":true},"
+		"{\"type\":\"change\",\"name\":\"duration up 1%\",\"metric\":\"run.duration_s\",\"op\":\">=\","
+		"\"value\":1},"
+		"{\"type\":\"change\",\"name\":\"duration within 10%\",\"metric\":\"run.duration_s\",\"op\":\">=\","
+		"\"value\":10,\"significant\":true},"
 		"{\"type\":\"change\",\"name\":\"missing\",\"metric\":\"vmstat.no_such\",\"op\":\"<=\",\"value\":1}]}";
 	struct vn_scenario *s = NULL;
 	struct vn_compare *cmp = NULL;
@@ -189,15 +193,31 @@ static void test_change_against_base(void **state)
 	assert_int_equal(vn_scenario_parse(m, "m.json", &s, &err), 0);
 	assert_int_equal(vn_compare_load(dirs, 1, &(struct vn_compare_opts){0}, &cmp, &err), 0);
 	vn_scenario_judge_changes(s, cmp, &rep);
-	assert_int_equal(rep.nverdicts, 4);
+	assert_int_equal(rep.nverdicts, 6);
 	const struct vn_verdict *v = find(&rep, "migrations drop");
 	assert_true(v->pass);
 	assert_non_null(strstr(v->observed, "-100.00%"));
 	assert_non_null(strstr(v->observed, "significant"));
 	assert_false(find(&rep, "migrations hold")->pass);
-	/* Not significant: passes whatever its %change says. */
+	/*
+	 * Not significant, and the noise (3 runs, ~1.5% stddev: changes show from
+	 * 4.5%) hides a change of 1%: too noisy to tell, neither pass nor fail.
+	 */
 	v = find(&rep, "duration within 1%");
+	assert_false(v->pass);
+	assert_true(v->undecided);
+	assert_non_null(strstr(v->observed, "too noisy to tell"));
+	assert_int_equal(vn_report_failures(&rep), 2);
+	assert_string_equal(vn_verdict_word(v), "too noisy");
+	/* Without "significant" too: -2.18% is below the bound, but not surely, so it is no failure of the kernel. */
+	v = find(&rep, "duration up 1%");
+	assert_true(v->undecided);
+	assert_int_equal(vn_report_undecided(&rep), 2);
+	/* A bound of 10% the same noise can show: not significant, so it passes whatever its %change says. */
+	v = find(&rep, "duration within 10%");
 	assert_true(v->pass);
+	assert_false(v->undecided);
+	assert_non_null(strstr(v->observed, "the noise shows changes from 4.49%"));
 	v = find(&rep, "missing");
 	assert_false(v->pass);
 	assert_non_null(strstr(v->observed, "no value of vmstat.no_such"));
