@@ -34,7 +34,7 @@ struct loader {
 	struct vn_compare_obs *obs;
 	size_t nobs, cap;
 	/* Where the first topology and accelerator came from, for a mismatch's message. */
-	char *topology_file, *accel_file;
+	char *topology_file, *accel_file, *arch_file;
 	struct vn_error *err;
 	/* The variants' names so far (to c->variants' positions), and c->variants' room: no scan per variant. */
 	struct vn_strmap names;
@@ -45,7 +45,7 @@ static void loader_clear(struct loader *ld)
 {
 	for (size_t i = 0; i < ld->nobs; i++)
 		free(ld->obs[i].metric);
-	vn_free_all(ld->obs, ld->topology_file, ld->accel_file);
+	vn_free_all(ld->obs, ld->topology_file, ld->accel_file, ld->arch_file);
 	vn_strmap_free(&ld->names);
 }
 
@@ -140,7 +140,10 @@ static int same(struct loader *ld, const struct vn_json_reader *r, struct json_o
 		return vn_json_bad(r, vn_json_path_key(p, "$", key),
 				   "\"%s\", but %s has \"%s\": results of different %s do not compare (--force "
 				   "compares them anyway)",
-				   v, *first_file, *joined, strcmp(key, "topology") ? "accelerators" : "topologies");
+				   v, *first_file, *joined,
+				   !strcmp(key, "topology") ? "topologies"
+				   : !strcmp(key, "arch")   ? "architectures"
+							    : "accelerators");
 	}
 	add_item(joined, v);
 	return 0;
@@ -151,7 +154,10 @@ static int same_machine(struct loader *ld, const struct vn_json_reader *r, struc
 	int rc = same(ld, r, root, "topology", &ld->c->topology, &ld->topology_file);
 	if (rc < 0)
 		return rc;
-	return same(ld, r, root, "accelerator", &ld->c->accelerator, &ld->accel_file);
+	/* A result from before architectures has none: the host's, which is what it ran on. */
+	if ((rc = same(ld, r, root, "accelerator", &ld->c->accelerator, &ld->accel_file)) < 0)
+		return rc;
+	return same(ld, r, root, "arch", &ld->c->arch, &ld->arch_file);
 }
 
 static bool name_taken(const struct loader *ld, const char *name)
@@ -494,5 +500,5 @@ void vn_compare_free(struct vn_compare *c)
 		free(c->rows[i].metric);
 		free(c->rows[i].cells);
 	}
-	vn_free_all(c->rows, c->scenario, c->topology, c->accelerator, c);
+	vn_free_all(c->rows, c->scenario, c->topology, c->accelerator, c->arch, c);
 }

@@ -63,6 +63,7 @@ struct vn_report {
 	unsigned samples;   /* sample lines in samples.jsonl when the report was written */
 	char *accel;        /* tcg / kvm */
 	char *accel_reason; /* why: proven, forced, cached, or why KVM was not usable */
+	char *arch;         /* the guest's architecture (docs/arches.md) */
 	char *guest;        /* the guest's name (unique among the runs sharing a state dir) */
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
 	char **kernel_patches; /* patch names of a recipe kernel, NULL-terminated, or NULL */
