@@ -95,6 +95,7 @@ void vn_agentd_op_mkdir(struct vn_agentd *d, struct json_object *id, struct json
 void vn_agentd_op_chmod(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_rename(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_remove(struct vn_agentd *d, struct json_object *id, struct json_object *req);
+void vn_agentd_op_wake(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 
 /* exec.c */
 void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req);

@@ -157,7 +157,7 @@ static const struct {
 	{"signal", vn_agentd_op_signal}, {"read", vn_agentd_op_read},       {"write", vn_agentd_op_write},
 	{"stat", vn_agentd_op_stat},     {"readdir", vn_agentd_op_readdir}, {"mkdir", vn_agentd_op_mkdir},
 	{"chmod", vn_agentd_op_chmod},   {"rename", vn_agentd_op_rename},   {"remove", vn_agentd_op_remove},
-	{"resize", vn_agentd_op_resize}, {"poweroff", op_poweroff},
+	{"resize", vn_agentd_op_resize}, {"poweroff", op_poweroff},         {"wake", vn_agentd_op_wake},
 };
 
 static void dispatch_line(struct vn_agentd *d, const char *line, size_t len)

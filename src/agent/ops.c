@@ -1,4 +1,4 @@
-/* Small synchronous requests: hello, read, write (whole files, or chunks of big ones for vnuma cp). */
+/* Small synchronous requests: hello, read, write (whole files, or chunks of big ones for vnuma cp), wake. */
 #include "agent/agent-priv.h"
 #include "agent/protocol.h"
 
@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <linux/random.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -15,8 +18,9 @@ void vn_agentd_op_hello(struct vn_agentd *d, struct json_object *id, struct json
 {
 	struct json_object *r = vn_agentd_reply_new(id, true);
 	struct json_object *ops = json_object_new_array();
-	static const char *const op_names[] = {"hello", "exec",    "stdin", "signal", "resize", "read",   "write",
-					       "stat",  "readdir", "mkdir", "chmod",  "rename", "remove", "poweroff"};
+	static const char *const op_names[] = {"hello", "exec",   "stdin",  "signal",   "resize",
+					       "read",  "write",  "stat",   "readdir",  "mkdir",
+					       "chmod", "rename", "remove", "poweroff", "wake"};
 	struct utsname u;
 	char buf[128];
 	int fd;
@@ -259,4 +263,71 @@ void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json
 		vn_agentd_send(d, v);
 	}
 	free(buf);
+}
+
+/*
+ * A guest restored from a snapshot wakes with the clock and the random pool
+ * it was saved with: the host's time set, and its random bytes mixed into
+ * the pool and credited (RNDADDENTROPY), so that two guests restored from
+ * one snapshot never share random state. The step is how far the clock
+ * moved, for the host to record.
+ */
+void vn_agentd_op_wake(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+{
+	struct {
+		struct rand_pool_info info;
+		char buf[VN_AGENT_WAKE_SEED_MAX];
+	} seed;
+	struct json_object *v, *r;
+	struct timespec before, now;
+	uint64_t ns;
+	long len;
+	int fd;
+
+	if (vn_agentd_get_u64(d, id, req, "realtime_ns", "wake", INT64_MAX, &ns) <= 0) {
+		if (!json_object_object_get_ex(req, "realtime_ns", &v))
+			vn_agentd_reply_error(d, id, EINVAL, "wake: \"realtime_ns\" is missing");
+		return;
+	}
+	if (!json_object_object_get_ex(req, "seed", &v) || !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) == 0 ||
+	    (size_t)json_object_get_string_len(v) > vn_base64_encoded_len(VN_AGENT_WAKE_SEED_MAX)) {
+		vn_agentd_reply_error(d, id, EINVAL, "wake: \"seed\" must be base64 of 1..%d bytes",
+				      VN_AGENT_WAKE_SEED_MAX);
+		return;
+	}
+	char *b64 = malloc((size_t)json_object_get_string_len(v) / 4 * 3 + 3);
+	if (!b64)
+		abort();
+	len = vn_base64_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), b64);
+	if (len <= 0 || len > VN_AGENT_WAKE_SEED_MAX) {
+		free(b64);
+		vn_agentd_reply_error(d, id, EINVAL, "wake: \"seed\" is not valid base64 of 1..%d bytes",
+				      VN_AGENT_WAKE_SEED_MAX);
+		return;
+	}
+	memcpy(seed.buf, b64, (size_t)len);
+	free(b64);
+	seed.info.entropy_count = (int)len * 8;
+	seed.info.buf_size = (int)len;
+	fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, RNDADDENTROPY, &seed.info) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		vn_agentd_reply_error(d, id, e, "wake: cannot seed the random pool: %s", strerror(e));
+		return;
+	}
+	close(fd);
+	now = (struct timespec){.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+	clock_gettime(CLOCK_REALTIME, &before);
+	if (clock_settime(CLOCK_REALTIME, &now) < 0) {
+		vn_agentd_reply_error(d, id, errno, "wake: cannot set the clock: %s", strerror(errno));
+		return;
+	}
+	r = vn_agentd_reply_new(id, true);
+	json_object_object_add(r, "step_ns",
+			       json_object_new_int64(((int64_t)now.tv_sec - before.tv_sec) * 1000000000 +
+						     (now.tv_nsec - before.tv_nsec)));
+	vn_agentd_send(d, r);
 }

@@ -29,6 +29,9 @@
  */
 #define VN_AGENT_MAX_JOBS 16
 
+/* Most random bytes one "wake" mixes into a restored guest's pool (the kernel's pool is 256 bits). */
+#define VN_AGENT_WAKE_SEED_MAX 512
+
 /* Returns the encoded length (excluding the NUL). out needs vn_base64_encoded_len()+1 bytes. */
 size_t vn_base64_encode(const void *in, size_t len, char *out);
 #define vn_base64_encoded_len(n) ((((n) + 2) / 3) * 4)

@@ -43,6 +43,7 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 				return rc;
 			o.arch = optarg;
 			break;
+		case 'c': o.cold = true; break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
 				return rc;
@@ -72,13 +73,20 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	if (rc < 0)
 		return rc;
 	printf("%s\n", r.name);
+	char how[128];
+	if (r.restored)
+		snprintf(how, sizeof(how), "restored from snapshot %.16s, agent answered %.1f s after the restore",
+			 r.snapshot ? r.snapshot : "", r.boot_s);
+	else
+		snprintf(how, sizeof(how), "agent answered %.1f s after start%s", r.boot_s,
+			 r.snapshot ? "; saved as a snapshot for the next up" : "");
 	fprintf(stderr,
-		"guest %s is up: kernel %s, %s (%s), agent answered %.1f s after start\n%s"
+		"guest %s is up: kernel %s, %s (%s), %s\n%s"
 		"  shell:   vnuma shell %s   (Ctrl-] leaves)\n"
 		"  run:     vnuma exec %s -- numactl -H\n"
 		"  console: %s\n"
 		"  stop:    vnuma down %s\n",
-		r.name, r.kernel_release, r.accel == VN_ACCEL_KVM ? "KVM" : "TCG", r.accel_reason, r.boot_s,
+		r.name, r.kernel_release, r.accel == VN_ACCEL_KVM ? "KVM" : "TCG", r.accel_reason, how,
 		r.fidelity_report, r.name, r.name, r.console_log, r.name);
 	rc = r.fidelity_ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
 	if (!r.fidelity_ok)
@@ -234,6 +242,9 @@ static const struct vn_cli_opt up_opts[] = {
 	 "the guest's architecture: x86_64 (default: the host's), arm64\n"
 	 "(virt) or ppc64le (pseries), under TCG with Debian's stock\n"
 	 "kernel of that architecture (docs/arches.md)"},
+	{"cold", 'c', false, NULL, VN_VAL_NONE,
+	 "boot, even where a booted snapshot of this guest could be restored\n"
+	 "(the first boot of a topology, kernel and command line saves one)"},
 	VN_CLI_OPT_END,
 };
 

@@ -135,6 +135,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 			kernels[nkernels++] = optarg;
 			break;
 		case 'K': ro.keep = true; break;
+		case 'c': ro.cold = true; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'X':
@@ -229,6 +230,9 @@ static const struct vn_cli_opt run_opts[] = {
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
 	 "boot the scenario's guest on this architecture (arm64, ppc64le;\n"
 	 "default: the scenario's \"arch\", else the host's; docs/arches.md)"},
+	{"cold", 'c', false, NULL, VN_VAL_NONE,
+	 "boot every guest, never restore a booted snapshot of it (as the\n"
+	 "scenario's \"boot\": \"cold\"; for what is measured from boot)"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
 	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"

@@ -711,3 +711,27 @@ int vn_agent_poweroff(struct vn_agent *a, int timeout_ms, struct vn_error *err)
 {
 	return vn_agent_call(a, vn_agent_new_request("poweroff"), timeout_ms, NULL, err);
 }
+
+int vn_agent_wake(struct vn_agent *a, int64_t realtime_ns, const void *seed, size_t len, int timeout_ms,
+		  int64_t *step_ns, struct vn_error *err)
+{
+	struct json_object *req = vn_agent_new_request("wake"), *reply = NULL, *v = NULL;
+	char b64[vn_base64_encoded_len(VN_AGENT_WAKE_SEED_MAX) + 1];
+
+	if (len == 0 || len > VN_AGENT_WAKE_SEED_MAX) {
+		json_object_put(req);
+		return vn_input_error(err, "a wake's seed is 1..%d bytes, not %zu", VN_AGENT_WAKE_SEED_MAX, len);
+	}
+	vn_base64_encode(seed, len, b64);
+	json_object_object_add(req, "realtime_ns", json_object_new_int64(realtime_ns));
+	json_object_object_add(req, "seed", json_object_new_string(b64));
+	int rc = vn_agent_call(a, req, timeout_ms, &reply, err);
+	if (rc < 0)
+		return vn_error_prefix(err, "waking the restored guest");
+	/* The guest's word: an integer or nothing, never trusted further than a number to print. */
+	*step_ns = json_object_object_get_ex(reply, "step_ns", &v) && json_object_is_type(v, json_type_int)
+			   ? json_object_get_int64(v)
+			   : 0;
+	json_object_put(reply);
+	return 0;
+}

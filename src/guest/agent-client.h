@@ -82,6 +82,15 @@ VN_DEFINE_CLEANUP(struct vn_agent *, vn_agent_close);
 int vn_agent_hello(struct vn_agent *a, int timeout_ms, struct json_object **reply, struct vn_error *err);
 
 /*
+ * A guest restored from a snapshot made current: its clock set to
+ * realtime_ns (CLOCK_REALTIME, ns) and seed (1..VN_AGENT_WAKE_SEED_MAX
+ * bytes, the host's random ones) mixed into its random pool. *step_ns: how
+ * far the guest's clock moved (0 when it did not say).
+ */
+int vn_agent_wake(struct vn_agent *a, int64_t realtime_ns, const void *seed, size_t len, int timeout_ms,
+		  int64_t *step_ns, struct vn_error *err);
+
+/*
  * Low level, for ops without a wrapper. vn_agent_call() assigns req's "id",
  * sends it, and returns the final reply (a message without "stream") with
  * that id; other messages are dropped, events of running execs included. An

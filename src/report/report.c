@@ -53,15 +53,11 @@ void vn_report_clear(struct vn_report *r)
 			    r->verdicts[i].detail);
 	}
 	free(r->verdicts);
-	char **strs[] = {&r->scenario,       &r->description,
-			 &r->started_utc,    &r->error,
-			 &r->accel,          &r->kernel_release,
-			 &r->kernel_version, &r->kernel_cmdline,
-			 &r->kernel_recipe,  &r->kernel_config_sha256,
-			 &r->topology,       &r->fidelity,
-			 &r->sampling_cost,  &r->accel_reason,
-			 &r->guest,          &r->variant,
-			 &r->host,           &r->arch};
+	char **strs[] = {
+		&r->scenario,       &r->description,    &r->started_utc,    &r->error,         &r->accel,
+		&r->kernel_release, &r->kernel_version, &r->kernel_cmdline, &r->kernel_recipe, &r->kernel_config_sha256,
+		&r->topology,       &r->fidelity,       &r->sampling_cost,  &r->accel_reason,  &r->guest,
+		&r->variant,        &r->host,           &r->boot,           &r->snapshot,      &r->arch};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	for (unsigned i = 0; i < r->nmetrics; i++)
@@ -144,6 +140,8 @@ json_object *vn_report_json(const struct vn_report *r)
 	vn_json_add_str(o, "started_utc", r->started_utc);
 	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
 	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
+	vn_json_add_str(o, "boot", r->boot);
+	vn_json_add_str(o, "snapshot", r->snapshot);
 	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
 	vn_json_add_str(o, "error", r->error);
 	/* What samples.jsonl held when this was written: an incomplete run keeps what it sampled. */

@@ -57,7 +57,9 @@ struct vn_report {
 	struct vn_metric *metrics;
 	char *started_utc;
 	double duration_s;
-	double boot_s;      /* QEMU's start until the agent answered (0: it did not) */
+	double boot_s;      /* QEMU's start (or the restore) until the agent answered (0: it did not) */
+	char *boot;         /* "cold" or "restored" (from a booted snapshot), NULL: no guest yet */
+	char *snapshot;     /* the booted snapshot's key (restored, or made by this boot), or NULL */
 	bool complete;      /* false: interrupted or an infrastructure failure cut the run short */
 	char *error;        /* why it is incomplete, or NULL */
 	unsigned samples;   /* sample lines in samples.jsonl when the report was written */

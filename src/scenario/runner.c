@@ -395,6 +395,8 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->kernel_patches = up->kernel_patches ? vn_strv_copy(up->kernel_patches) : NULL;
 	rep->fidelity = vn_xstrdup(up->fidelity_report);
 	rep->boot_s = up->boot_s;
+	rep->boot = vn_xstrdup(up->restored ? "restored" : "cold");
+	rep->snapshot = vn_xstrdup_or_null(up->snapshot);
 	for (unsigned i = 0; i < up->artifacts.n; i++)
 		vn_report_add_artifact(rep, up->artifacts.v[i].volume, up->artifacts.v[i].how == VN_ARTIFACT_UPLOADED);
 }
@@ -689,6 +691,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.progress = o->progress,
 		.with = (const char *const *)with,
 		.image = s->image,
+		.cold = o->cold || s->cold,
 	};
 
 	/* From here on every way out rewrites the result with the reason. */

@@ -17,6 +17,7 @@ struct vn_run_opts {
 	const char *kernel;             /* overrides the scenario's kernel */
 	bool quick;                     /* scale durations and sizes for CI */
 	bool keep;                      /* leave the guest running afterwards */
+	bool cold;                      /* boot, never restore a booted snapshot (as the scenario's "boot": "cold") */
 	bool force;                     /* use outdir even if it is not empty */
 	const char *const *with;        /* more host packages for the guest image (the scenario's come too) */
 	const char *variant;            /* for the result: the variant's name (NULL: "default") */

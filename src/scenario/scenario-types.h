@@ -127,6 +127,7 @@ struct vn_scenario {
 	char *kernel;   /* NULL: stock */
 	char *append;   /* extra kernel arguments */
 	char *arch;     /* the guest's architecture (util/arch.h name); NULL: the host's */
+	bool cold;      /* "boot": "cold": always boot, never restore a booted snapshot (testbed/warm.h) */
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls;
 	char *thp; /* always, madvise, never; NULL: leave */

@@ -133,6 +133,7 @@ char *vn_scenario_to_json(const struct vn_scenario *s)
 	put_str(o, "kernel", s->kernel);
 	put_str(o, "append", s->append);
 	put_str(o, "arch", s->arch);
+	put_str(o, "boot", s->cold ? "cold" : "restore");
 	struct json_object *sc = json_object_new_object();
 	for (unsigned i = 0; i < s->nsysctls; i++)
 		put(sc, s->sysctls[i].key, json_object_new_string(s->sysctls[i].value));

@@ -618,13 +618,25 @@ static int check_running(struct vn_scn_ctx *c)
 	return 0;
 }
 
+/* "boot": "restore" (the default: a booted snapshot where one fits) or "cold". */
+static int parse_boot(struct vn_scn_ctx *c, struct json_object *root)
+{
+	struct json_object *v = vn_json_get(root, "boot");
+	int m = 0, r;
+
+	if (v && (r = vn_json_one_of(&c->r, v, "$.boot", vn_scn_boot_modes, &m)) < 0)
+		return r;
+	c->s->cold = m == 1;
+	return 0;
+}
+
 static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 {
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
 					   "variants",  "with",        "tracepoints", "image",   "arch",
-					   NULL};
+					   "boot",      NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -652,6 +664,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 			return r;
 		s->thp = vn_xstrdup(vn_scn_thp_modes[m]);
 	}
+	if ((r = parse_boot(c, root)) < 0)
+		return r;
 	if ((v = vn_json_get(root, "hugetlb")) && (r = parse_hugetlb(c, v, "$.hugetlb")) < 0)
 		return r;
 	size_t ncg = 0;

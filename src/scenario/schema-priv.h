@@ -16,8 +16,9 @@ struct vn_run_data;
 /* JSON names of the enums in scenario.h, indexed by them, NULL-terminated. */
 extern const char *const vn_scn_workloads[];
 extern const char *const vn_scn_thp_modes[];
-extern const char *const vn_scn_policies[]; /* enum vn_placement_policy */
-extern const char *const vn_scn_op_names[]; /* enum vn_scn_op */
+extern const char *const vn_scn_boot_modes[]; /* "boot": a snapshot restored where one fits, or always cold */
+extern const char *const vn_scn_policies[];   /* enum vn_placement_policy */
+extern const char *const vn_scn_op_names[];   /* enum vn_scn_op */
 
 /* The parser's state: where errors go, and the scenario as read so far (its steps come before its assertions). */
 struct vn_scn_ctx {

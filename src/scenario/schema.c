@@ -17,6 +17,7 @@
 const char *const vn_scn_workloads[] = {"stream", "memfollow", "anon-cow-rand", "groupfair", "multi-instance",
 					"cmd",    NULL};
 const char *const vn_scn_thp_modes[] = {"always", "madvise", "never", NULL};
+const char *const vn_scn_boot_modes[] = {"restore", "cold", NULL};
 const char *const vn_scn_policies[] = {"none", "cpunodebind", "membind", "preferred", "interleave", NULL};
 const char *const vn_scn_op_names[] = {"<", "<=", ">", ">=", "==", "!=", NULL};
 

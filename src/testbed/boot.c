@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guest/agent.h"
@@ -24,6 +26,7 @@
 #include "util/file.h"
 #include "util/interrupt.h"
 #include "util/state.h"
+#include "virt/save.h"
 
 /* The "Kernel panic - not syncing: ..." line, if the console has one (malloc'd). */
 static char *console_panic_line(const char *log_path)
@@ -185,11 +188,35 @@ void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at)
 	at->dir = at->sock = at->log = at->root_disk = at->disk_dir = at->disk_prefix = NULL;
 }
 
-/* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
-int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
+/* The domain a boot attempt (or a restore) starts, all of it borrowed from at. */
+static struct vn_domain_opts boot_dopts(struct vn_boot_attempt *at)
 {
-	const struct vn_up_opts *o = at->o;
-	const struct vn_topology *t = at->t;
+	return (struct vn_domain_opts){
+		.name = at->name,
+		.arch = at->arch,
+		.accel = VN_ACCEL_AUTO,
+		.kernel = at->image,
+		.loader = at->loader,
+		.initrd = at->initrd,
+		.cmdline = at->cmdline, /* the builder adds what the topology needs */
+		.root_disk = at->root_disk,
+		.disk_dir = at->disk_dir,
+		.disk_prefix = at->disk_prefix,
+		.console_log = at->log,
+		.agent_socket = at->sock,
+		.meta = {.topology_name = at->t->name,
+			 .topology_path = at->topo_path,
+			 .kernel = at->kernel,
+			 .kernel_id = at->kernel_id,
+			 .guest_dir = at->dir},
+		.notify = accel_notice,
+		.notify_data = (void *)at->o,
+	};
+}
+
+/* The guest's dir with its disks; on failure nothing of it is left. */
+static int boot_dir(struct vn_boot_attempt *at, struct vn_error *err)
+{
 	int rc;
 
 	if ((rc = vn_virt_guest_dir(at->v, at->name, &at->dir, err)) < 0)
@@ -200,7 +227,7 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 		return rc;
 	}
 	/* Nothing of this guest exists yet but its dir: take it back whole. */
-	if (!vn_virt_is_remote(at->v) && (rc = create_disk_images(t, at->dir, err)) < 0) {
+	if (!vn_virt_is_remote(at->v) && (rc = create_disk_images(at->t, at->dir, err)) < 0) {
 		vn_rm_rf(at->dir);
 		return rc;
 	}
@@ -214,40 +241,16 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 	}
 	at->sock = vn_guest_dir_file(at->dir, VN_GUEST_AGENT_SOCK);
 	at->log = vn_guest_dir_file(at->dir, VN_GUEST_CONSOLE_LOG);
+	return 0;
+}
 
-	struct vn_domain_opts dopts = {
-		.name = at->name,
-		.arch = at->arch,
-		.accel = VN_ACCEL_AUTO,
-		.kernel = at->image,
-		.loader = at->loader,
-		.initrd = at->initrd,
-		.cmdline = at->cmdline, /* the builder adds what the topology needs */
-		.root_disk = at->root_disk,
-		.disk_dir = at->disk_dir,
-		.disk_prefix = at->disk_prefix,
-		.console_log = at->log,
-		.agent_socket = at->sock,
-		.meta = {.topology_name = t->name,
-			 .topology_path = at->topo_path,
-			 .kernel = at->kernel,
-			 .kernel_id = at->kernel_id,
-			 .guest_dir = at->dir},
-		.notify = accel_notice,
-		.notify_data = (void *)o,
-	};
-	vn_testbed_progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s%s%s%s", at->name, t->nnodes,
-			    t->ncpus_total, at->release, at->image == at->kernel ? "" : " (PVH)",
-			    at->arch == vn_arch_host() ? "" : ", ",
-			    at->arch == vn_arch_host() ? "" : vn_arch_name(at->arch));
-	at->t0 = vn_now_s();
-	if ((rc = vn_virt_domain_create(at->v, t, &dopts, &at->d, err)) < 0)
-		return rc;
-	vn_testbed_progress(o, "booting", "%s (%s)", vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
-			    vn_virt_domain_accel_reason(at->d));
+/* The wait for the agent, in short slices, so that a panic or a dead QEMU ends it early. */
+static int boot_wait(struct vn_boot_attempt *at, struct vn_error *err)
+{
+	const struct vn_up_opts *o = at->o;
 	bool kernel_seen = false;
+	int rc;
 
-	/* Wait for the agent in short slices, so a panic or a dead QEMU ends the wait early. */
 	if (vn_virt_is_remote(at->v))
 		rc = vn_testbed_remote_agent(at->d, at->name, &at->a, err);
 	else
@@ -273,17 +276,100 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 		_cleanup_free_ char *panic = console_panic_line(at->log);
 		if (panic)
 			return boot_failed(at->d, at->log, err, -EIO, "guest %s: %s", at->name, panic);
-		if (!kernel_seen && (kernel_seen = vn_console_log_shows_kernel(at->log)))
+		if (!at->restored && !kernel_seen && (kernel_seen = vn_console_log_shows_kernel(at->log)))
 			vn_testbed_progress(o, "kernel started", "%.1f s after start", vn_now_s() - at->t0);
 		if (vn_now_s() > at->until)
 			return boot_failed(at->d, at->log, err, -ETIMEDOUT,
 					   "guest %s: agent did not answer within %.0f s (%s%s%s)", at->name,
 					   at->until - at->t0,
 					   vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
-					   at->image == at->kernel ? "" : ", PVH",
-					   kernel_seen ? ", the kernel started" : ", the kernel printed nothing");
+					   at->restored              ? ", restored"
+					   : at->image == at->kernel ? ""
+								     : ", PVH",
+					   at->restored  ? ""
+					   : kernel_seen ? ", the kernel started"
+							 : ", the kernel printed nothing");
 		if (vn_agent_hello(at->a, 1500, NULL, &e) == 0)
 			return 0;
 		vn_error_clear(&e);
 	}
+}
+
+/* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
+int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
+{
+	const struct vn_up_opts *o = at->o;
+	const struct vn_topology *t = at->t;
+	int rc;
+
+	at->restored = false;
+	if ((rc = boot_dir(at, err)) < 0)
+		return rc;
+	struct vn_domain_opts dopts = boot_dopts(at);
+	vn_testbed_progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s%s%s%s", at->name, t->nnodes,
+			    t->ncpus_total, at->release, at->image == at->kernel ? "" : " (PVH)",
+			    at->arch == vn_arch_host() ? "" : ", ",
+			    at->arch == vn_arch_host() ? "" : vn_arch_name(at->arch));
+	at->t0 = vn_now_s();
+	if ((rc = vn_virt_domain_create(at->v, t, &dopts, &at->d, err)) < 0)
+		return rc;
+	vn_testbed_progress(o, "booting", "%s (%s)", vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
+			    vn_virt_domain_accel_reason(at->d));
+	return boot_wait(at, err);
+}
+
+/*
+ * The restored guest's console log begins with its boot's, then a line
+ * saying where it was restored from; what it prints from then on follows.
+ */
+static void restore_console(struct vn_boot_attempt *at, const char *boot_log, const char *key)
+{
+	_cleanup_close_ int in = open(boot_log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int out = open(at->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	char buf[64 * 1024];
+	ssize_t n;
+
+	if (out < 0)
+		return;
+	while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (vn_write_all(out, buf, (size_t)n) < 0)
+			return;
+	n = snprintf(buf, sizeof(buf), "\r\n[vnuma: restored from snapshot %.16s]\r\n", key);
+	(void)vn_write_all(out, buf, (size_t)n);
+}
+
+int vn_testbed_restore_attempt(struct vn_boot_attempt *at, const char *save, const char *boot_log, const char *key,
+			       enum vn_accel accel, struct vn_error *err)
+{
+	int rc;
+
+	at->restored = true;
+	if (!at->dir && (rc = boot_dir(at, err)) < 0)
+		return rc;
+	restore_console(at, boot_log, key);
+	struct vn_domain_opts dopts = boot_dopts(at);
+	dopts.accel = accel;
+	vn_testbed_progress(at->o, "restoring", "%s from snapshot %.16s", at->name, key);
+	at->t0 = vn_now_s();
+	if ((rc = vn_virt_domain_restore(at->v, &dopts, save, &at->d, err)) < 0)
+		return rc;
+	vn_testbed_progress(at->o, "restored", "QEMU loaded it in %.1f s", vn_now_s() - at->t0);
+	if ((rc = boot_wait(at, err)) < 0)
+		return rc;
+	/* Woken: the host's time and fresh random bytes, or it is not as good as a booted guest. */
+	uint8_t seed[64];
+	struct timespec now;
+	struct vn_error e = {0};
+	if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+		return boot_failed(at->d, at->log, err, -EIO, "guest %s: no random bytes for its pool: %s", at->name,
+				   strerror(errno));
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (vn_agent_wake(at->a, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, seed, sizeof(seed), 10000,
+			  &at->clock_step_ns, &e) < 0) {
+		char why[VN_ERROR_MSG_MAX];
+		snprintf(why, sizeof(why), "%s", e.msg);
+		vn_error_clear(&e);
+		return boot_failed(at->d, at->log, err, -EIO, "guest %s: %s", at->name, why);
+	}
+	return 0;
 }

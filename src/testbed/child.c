@@ -37,6 +37,7 @@ static const struct {
 	S(accel_reason),
 	S(fidelity_report),
 	S(arch),
+	S(snapshot),
 #undef S
 };
 
@@ -62,6 +63,8 @@ static char *up_to_json(struct vn_up_result *r)
 	json_object_object_add(o, "accel", json_object_new_int(r->accel));
 	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
 	json_object_object_add(o, "fidelity_ok", json_object_new_boolean(r->fidelity_ok));
+	json_object_object_add(o, "restored", json_object_new_boolean(r->restored));
+	json_object_object_add(o, "clock_step_s", json_object_new_double(r->clock_step_s));
 	char *text = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return text;
@@ -86,6 +89,8 @@ static void up_from_json(const char *text, struct vn_up_result *r)
 	r->accel = (enum vn_accel)vn_json_int64(o, "accel");
 	r->boot_s = vn_json_double(o, "boot_s");
 	r->fidelity_ok = vn_json_bool(o, "fidelity_ok");
+	r->restored = vn_json_bool(o, "restored");
+	r->clock_step_s = vn_json_double(o, "clock_step_s");
 	json_object_put(o);
 }
 

@@ -81,6 +81,8 @@ struct vn_boot_attempt {
 	struct vn_virt_domain *d;
 	struct vn_agent *a;
 	double t0;
+	bool restored;         /* from a snapshot, not booted */
+	int64_t clock_step_ns; /* restored: how far waking it moved its clock */
 };
 
 void vn_testbed_boot_choice_clear(struct vn_boot_choice *bc);
@@ -91,6 +93,14 @@ void vn_testbed_pvh_mark(const char *pvh, const char *what, const char *why);
 /* 0 with the agent answering; else the guest destroyed and its logs kept, -ETIMEDOUT at at->until. */
 int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err);
 void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at);
+/*
+ * The same guest started from the snapshot save (its boot's console log
+ * boot_log, its key for the log), on accel; at->dir is made unless a save
+ * of it left it there. Once its agent answers it is woken (vn_agent_wake:
+ * the host's time, random bytes from the host). Its failures are a boot's.
+ */
+int vn_testbed_restore_attempt(struct vn_boot_attempt *at, const char *save, const char *boot_log, const char *key,
+			       enum vn_accel accel, struct vn_error *err);
 
 /*
  * remote.c: guests on another host. Their connection is held by this

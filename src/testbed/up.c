@@ -6,11 +6,13 @@
 #include "testbed/image.h"
 #include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
+#include "testbed/warm.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "guest/image-recipe.h"
 #include "topology/arch.h"
@@ -18,15 +20,18 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
+#include "util/file.h"
 #include "util/name.h"
 #include "util/sha256.h"
 #include "util/state.h"
 #include "util/strbuf.h"
+#include "virt/save.h"
 
 void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,
-		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report, r->arch);
+		    r->kernel_config_sha256, r->topology_path, r->accel_reason, r->fidelity_report, r->arch,
+		    r->snapshot);
 	vn_strv_free(r->kernel_patches);
 	vn_artifact_list_clear(&r->artifacts);
 	memset(r, 0, sizeof(*r));
@@ -118,12 +123,18 @@ struct up_state {
 	char *r_image, *r_initrd, *r_loader, *r_root;
 	uint64_t root_size;
 	struct vn_boot_attempt at; /* its domain and agent, once it answered */
+	double boot_s;
+	/* A booted snapshot: the one restored, or the one this boot makes (make), holding its lock. */
+	struct vn_warm warm;
+	bool warm_on, make, saved;
+	enum vn_accel warm_accel;
 };
 
 static void up_state_clear(struct up_state *s)
 {
 	vn_testbed_boot_attempt_clear(&s->at);
 	vn_testbed_boot_choice_clear(&s->bc);
+	vn_warm_clear(&s->warm);
 	vn_virt_close(s->v);
 	vn_image_freep(&s->im);
 	vn_kernel_freep(&s->k);
@@ -304,13 +315,131 @@ static int up_boot_bzimage(struct up_state *s, struct vn_error *err)
 	return 0;
 }
 
+/* A digest (hex) of a file that boots, memoized by file identity in CACHE/digests. */
+static int up_digest(struct up_state *s, const char *path, char hex[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
+{
+	_cleanup_free_ char *memo = vn_cache_digests_dir(s->cache);
+	uint8_t d[VN_SHA256_LEN];
+	int rc;
+
+	if ((rc = vn_sha256_file_memo(path, memo, d, err)) < 0)
+		return rc;
+	vn_sha256_hex(d, hex);
+	return 0;
+}
+
+/*
+ * Whether this guest can be restored from (or saved as) a booted snapshot,
+ * and its key: a local guest with an initramfs root (a disk root's writes
+ * are not in the snapshot), unless --cold or a cache cap of 0 says no. The
+ * accelerator is the one it will run on: forced, else the proven verdict,
+ * else TCG (a guest that ends up elsewhere makes no snapshot).
+ */
+static int up_warm_key(struct up_state *s, struct vn_error *err)
+{
+	const char *force = getenv("VNUMA_ACCEL");
+	char kernel[VN_SHA256_HEX_LEN + 1], initrd[VN_SHA256_HEX_LEN + 1], loader[VN_SHA256_HEX_LEN + 1];
+	char key[VN_WARM_KEY_LEN + 1], reason[8];
+	unsigned long qemu = 0;
+	uint64_t max;
+	int rc;
+
+	if (s->o->cold || s->remote || s->disk)
+		return 0;
+	if ((rc = vn_warm_cache_max(&max, err)) < 0)
+		return rc;
+	if (!max)
+		return 0;
+	if (force && (strcmp(force, "kvm") == 0 || strcmp(force, "tcg") == 0))
+		s->warm_accel = strcmp(force, "kvm") == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
+	else if (force && *force)
+		return 0; /* $VNUMA_ACCEL's other words are the accelerator code's to refuse */
+	else if (vn_virt_accel_cached(s->v, &s->warm_accel, reason, sizeof(reason)) < 0)
+		s->warm_accel = VN_ACCEL_TCG;
+	if ((rc = up_digest(s, s->at.image, kernel, err)) < 0 || (rc = up_digest(s, s->at.initrd, initrd, err)) < 0 ||
+	    (s->at.loader && (rc = up_digest(s, s->at.loader, loader, err)) < 0) ||
+	    (rc = vn_virt_hypervisor_version(s->v, &qemu, err)) < 0)
+		return rc;
+	struct vn_warm_key_in in = {
+		.t = s->t,
+		.kernel_sha256 = kernel,
+		.initrd_sha256 = initrd,
+		.loader_sha256 = s->at.loader ? loader : NULL,
+		.cmdline = s->at.cmdline,
+		.qemu_version = qemu,
+		.accel = s->warm_accel,
+	};
+	if ((rc = vn_warm_key(&in, key, err)) < 0 || (rc = vn_warm_open(s->cache, key, &s->warm, err)) < 0)
+		return rc;
+	s->warm_on = true;
+	return 0;
+}
+
+/*
+ * 1: restored from the snapshot; 0: to boot, making the snapshot (holding
+ * its lock) if warm. The lock is held through a restore too (the file's
+ * XML is renamed for each guest), so boots of one key take turns, and wait
+ * for the one making it. A snapshot that does not restore, whatever the
+ * reason (truncated, corrupt, from another QEMU), is deleted and this boot
+ * makes it again.
+ */
+static int up_restore(struct up_state *s, struct vn_error *err)
+{
+	int rc;
+
+	if ((rc = up_warm_key(s, err)) < 0 || !s->warm_on)
+		return rc;
+	if ((rc = vn_warm_lock(&s->warm, s->deadline, err)) == -ETIMEDOUT) {
+		/* Another boot of this key is still at it: this one boots, and leaves the snapshot to it. */
+		vn_testbed_progress(s->o, "note", "%s; booting without it", err->msg);
+		vn_error_clear(err);
+		vn_warm_clear(&s->warm);
+		s->warm_on = false;
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	if (!vn_warm_ready(&s->warm)) {
+		s->make = true;
+		return 0;
+	}
+	rc = vn_testbed_restore_attempt(&s->at, s->warm.save, s->warm.console, s->warm.key, s->warm_accel, err);
+	if (rc == 0) {
+		vn_warm_unlock(&s->warm);
+		vn_warm_touch(&s->warm);
+		return 1;
+	}
+	if (rc == -EINTR || err->kind == VN_ERR_INPUT)
+		return rc;
+	/* QEMU's own words end libvirt's message, over lines: one line here. */
+	for (char *p = err->msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	vn_testbed_progress(s->o, "note", "snapshot %.16s did not restore (%s); deleted it, booting", s->warm.key,
+			    err->msg);
+	vn_error_clear(err);
+	vn_warm_drop(&s->warm);
+	vn_testbed_boot_attempt_clear(&s->at);
+	s->make = true;
+	return 0;
+}
+
 static int up_boot(struct up_state *s, struct vn_error *err)
 {
 	bool trial = s->bc.pvh && !s->bc.proven;
 	int rc;
 
 	up_attempt_init(s);
+	if ((rc = up_restore(s, err)) != 0) {
+		s->boot_s = vn_now_s() - s->at.t0;
+		if (rc > 0)
+			vn_testbed_progress(s->o, "agent answered", "%.1f s after the restore", s->boot_s);
+		return rc < 0 ? rc : 0;
+	}
 	rc = vn_testbed_boot_attempt(&s->at, err);
+	s->boot_s = vn_now_s() - s->at.t0;
+	if (rc == 0)
+		vn_testbed_progress(s->o, "agent answered", "%.1f s after start", s->boot_s);
 	/* Anything but Ctrl-C or bad input: the bzImage decides whether PVH or the kernel is at fault. */
 	/* ... and a host that went away took both with it. */
 	if (rc < 0 && rc != -EINTR && err->kind == VN_ERR_INFRA && trial && vn_virt_alive(s->v))
@@ -320,6 +449,74 @@ static int up_boot(struct up_state *s, struct vn_error *err)
 	return rc;
 }
 
+/* The boot's console log, as the snapshot's: a restored guest's log begins with it. */
+static int up_save_console(struct up_state *s, struct vn_error *err)
+{
+	return vn_file_copy_atomic(s->at.log, s->warm.console, err);
+}
+
+/*
+ * A guest this boot is to make the snapshot of, once its fidelity held:
+ * saved (which stops it), the file renamed into place whole, and restored
+ * at once, so the guest the user gets is the same as every later one of
+ * this key. A save that fails leaves no snapshot and fails the boot.
+ */
+/* A save or its restore failed: nothing of the guest is left running, its logs kept (STATE/failed). */
+static int up_save_failed(struct up_state *s, int rc, struct vn_error *err)
+{
+	_cleanup_free_ char *kept = NULL;
+	struct vn_error e = {0};
+
+	vn_warm_drop(&s->warm);
+	/* A restore that failed waiting for the agent destroyed its guest already; one that never started has none. */
+	if (s->at.d && !s->at.restored)
+		vn_virt_domain_destroy_keep(s->at.d, &kept, &e);
+	else if (!s->at.d)
+		vn_virt_guest_dir_keep(s->v, s->name, &kept, &e);
+	vn_error_clear(&e);
+	if (kept)
+		vn_error_prefix(err, "saving the booted guest (its logs are in %s)", kept);
+	return rc;
+}
+
+static int up_save(struct up_state *s, struct vn_error *err)
+{
+	_cleanup_free_ char *tmp = NULL;
+	uint64_t max;
+	unsigned pruned = 0;
+	int rc;
+
+	if (!s->make || !s->r->fidelity_ok || vn_virt_domain_accel(s->at.d) != s->warm_accel)
+		return 0;
+	tmp = vn_cache_warm_temp(s->cache, s->warm.key, (long)getpid());
+	vn_testbed_progress(s->o, "saving", "snapshot %.16s", s->warm.key);
+	double t0 = vn_now_s();
+	vn_agent_close(s->at.a);
+	s->at.a = NULL;
+	if ((rc = up_save_console(s, err)) < 0 || (rc = vn_virt_domain_save(s->at.d, tmp, err)) < 0) {
+		unlink(tmp);
+		return up_save_failed(s, rc, err);
+	}
+	if (rename(tmp, s->warm.save) < 0) {
+		rc = vn_infra_error(err, -errno, "cannot rename %s to %s: %s", tmp, s->warm.save, strerror(errno));
+		unlink(tmp);
+		return up_save_failed(s, rc, err);
+	}
+	vn_virt_domain_free(s->at.d);
+	s->at.d = NULL;
+	if ((rc = vn_testbed_restore_attempt(&s->at, s->warm.save, s->warm.console, s->warm.key, s->warm_accel, err)) <
+	    0)
+		return up_save_failed(s, rc, err);
+	s->saved = true;
+	vn_testbed_progress(s->o, "saved", "snapshot %.16s, restored in %.1f s", s->warm.key, vn_now_s() - t0);
+	vn_warm_unlock(&s->warm);
+	struct vn_error e = {0};
+	if (vn_warm_cache_max(&max, &e) == 0 && vn_warm_prune(s->cache, max, s->warm.key, &pruned, &e) == 0 && pruned)
+		vn_testbed_progress(s->o, "note", "%u older snapshots pruned (cache cap)", pruned);
+	vn_error_clear(&e);
+	return 0;
+}
+
 /* The agent answered: what booted, into the result; a remote guest's connection held, a local one's closed. */
 static int up_record(struct up_state *s, struct vn_error *err)
 {
@@ -327,10 +524,14 @@ static int up_record(struct up_state *s, struct vn_error *err)
 	const struct vn_kernel *k = s->k;
 
 	(void)err;
-	r->boot_s = vn_now_s() - s->at.t0;
+	r->boot_s = s->boot_s;
 	r->accel = vn_virt_domain_accel(s->at.d);
 	r->accel_reason = vn_xstrdup(vn_virt_domain_accel_reason(s->at.d));
-	vn_testbed_progress(s->o, "agent answered", "%.1f s after start", r->boot_s);
+	r->restored =
+		s->at.restored && !s->saved; /* a boot that made the snapshot was restored from it, still a boot */
+	r->clock_step_s = s->at.restored ? (double)s->at.clock_step_ns / 1e9 : 0;
+	if (s->warm_on && (r->restored || s->saved))
+		r->snapshot = vn_xstrdup(s->warm.key);
 	/* A remote guest's streams need its connection: held until it is taken down. */
 	if (s->remote)
 		vn_testbed_remote_hold(s->name, s->v, steal_pointer(&s->at.d));
@@ -377,7 +578,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		       struct vn_error *err)
 {
 	static int (*const phases[])(struct up_state *, struct vn_error *) = {
-		up_resolve, up_image, up_connect, up_name, up_boot, up_record, up_fidelity,
+		up_resolve, up_image, up_connect, up_name, up_boot, up_fidelity, up_save, up_record,
 	};
 	struct up_state s = {.ctx = ctx, .o = o, .r = r};
 	int rc = 0;

@@ -13,8 +13,9 @@
 
 /*
  * Boot progress: stage is "defining", "booting", "kernel started", "agent
- * answered", "fidelity checked", or "note" for a line worth keeping (KVM
- * given up for TCG); detail may be NULL.
+ * answered", "fidelity checked", "restoring" and "restored" (a guest from a
+ * booted snapshot), "saving" and "saved" (the snapshot a boot makes), or
+ * "note" for a line worth keeping (KVM given up for TCG); detail may be NULL.
  */
 typedef void (*vn_up_progress_fn)(void *data, const char *stage, const char *detail);
 
@@ -38,6 +39,7 @@ struct vn_up_opts {
 	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
 	const char *arch;        /* the guest's architecture (util/arch.h names), NULL: the host's */
+	bool cold;               /* boot even where a snapshot of this guest could be restored (testbed/warm.h) */
 };
 
 /* A file a guest on another host needed there: sent by this boot, or found there already. */
@@ -62,7 +64,11 @@ struct vn_up_result {
 	char *arch; /* the guest's architecture */
 	enum vn_accel accel;
 	char *accel_reason; /* why that accelerator: proven, forced, cached, or why KVM was not usable */
-	double boot_s;      /* domain start until the agent answered */
+	double boot_s;      /* domain start (or restore) until the agent answered */
+	/* A guest restored from a booted snapshot (its key, hex), else booted (snapshot NULL, or the one it made). */
+	bool restored;
+	char *snapshot;
+	double clock_step_s; /* restored: how far waking it set its clock forward */
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -197,4 +198,20 @@ bool vn_is_file(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+uint64_t vn_dir_usage(const char *path)
+{
+	char *const paths[] = {(char *)path, NULL};
+	/* FTS_PHYSICAL: links are counted, not followed; FTS_XDEV: nothing mounted below. */
+	FTS *f = fts_open(paths, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR, NULL);
+	uint64_t sum = 0;
+
+	if (!f)
+		return 0;
+	for (FTSENT *e; (e = fts_read(f));)
+		if (e->fts_info != FTS_DP && e->fts_info != FTS_NS && e->fts_info != FTS_ERR && e->fts_statp)
+			sum += (uint64_t)e->fts_statp->st_blocks * 512;
+	fts_close(f);
+	return sum;
 }

@@ -5,6 +5,8 @@
  */
 #pragma once
 
+#include <stdint.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -29,6 +31,9 @@ int vn_mkdir_p(const char *path, mode_t mode, struct vn_error *err);
  * and what it points to stays. -EINVAL for a path ending in "." or "..".
  */
 int vn_rm_rf(const char *path);
+
+/* The bytes path takes on disk, everything beneath it counted (du -s, links not followed); 0 when it is not there. */
+uint64_t vn_dir_usage(const char *path);
 
 /*
  * The directory rel names beneath the directory open at dirfd (dir: its

@@ -131,6 +131,21 @@ char *vn_state_upload_lock(const char *state, const char *hex)
 	return vn_xasprintf("%s/cache/uploads/%s.lock", state, hex);
 }
 
+char *vn_cache_warm_dir(const char *cache)
+{
+	return vn_xasprintf("%s/warm", cache);
+}
+
+char *vn_cache_warm_file(const char *cache, const char *hex, const char *ext)
+{
+	return vn_xasprintf("%s/warm/%s.%s", cache, hex, ext);
+}
+
+char *vn_cache_warm_temp(const char *cache, const char *hex, long pid)
+{
+	return vn_xasprintf("%s/warm/.%s.save.%ld", cache, hex, pid);
+}
+
 char *vn_cache_vmlinux_dir(const char *cache)
 {
 	return vn_xasprintf("%s/vmlinux", cache);

@@ -23,6 +23,9 @@
  *       uploads/HEX.lock       one per remote host and volume: its uploads take turns
  *       vmlinux/HEX.elf        a bzImage's PVH vmlinux (HEX.none: it has none), with
  *                              HEX.elf.{proven,stalled}, its boot verdict (testbed/boot.c)
+ *       warm/HEX.save          a booted guest saved by libvirt, HEX its snapshot key (testbed/warm.c),
+ *                              with HEX.console (its boot's console log) and HEX.lock (its
+ *                              making takes turns); .HEX.save.PID while written
  *       digests/HEX            file digests memoized by file identity (util/sha256.c)
  *       initramfs-HEX.cpio.gz  built initramfs images (.initramfs-HEX16.XXXXXX while written)
  *
@@ -41,6 +44,11 @@
 #define VN_GUEST_DOMAIN_XML   "domain.xml"
 #define VN_GUEST_ROOT_DISK    "root.qcow2"
 #define VN_GUEST_QEMU_LOG     "qemu.log"
+
+/* The files of a booted snapshot under CACHE/warm. */
+#define VN_WARM_SAVE    "save"
+#define VN_WARM_CONSOLE "console"
+#define VN_WARM_LOCK    "lock"
 
 /* STATE: GIVEN, else the fallbacks above (not created, not resolved); an input error when none applies. */
 int vn_state_locate(const char *given, char **out, struct vn_error *err);
@@ -77,6 +85,11 @@ char *vn_state_upload_lock(const char *state, const char *hex);
 /* Inside CACHE, the STATE/cache the layers below testbed are handed (tests hand them any dir). */
 char *vn_cache_vmlinux_dir(const char *cache);
 char *vn_cache_digests_dir(const char *cache);
+char *vn_cache_warm_dir(const char *cache);
+/* CACHE/warm/HEX.EXT, EXT one of VN_WARM_*. */
+char *vn_cache_warm_file(const char *cache, const char *hex, const char *ext);
+/* CACHE/warm/.HEX.save.PID: the snapshot process PID is writing. */
+char *vn_cache_warm_temp(const char *cache, const char *hex, long pid);
 char *vn_cache_initramfs(const char *cache, const char *hex);
 /* CACHE/.initramfs-HEX16.XXXXXX: mkostemp()'s template for one being written. */
 char *vn_cache_initramfs_temp(const char *cache, const char *hex);

@@ -182,7 +182,7 @@ static void keeper_fds(int *fds, int n)
 	close_range((unsigned)(3 + n), ~0U, 0);
 }
 
-int vn_console_keeper_start(const char *fifo_path, const char *log_path, uint64_t max, int *ctl_out,
+int vn_console_keeper_start(const char *fifo_path, const char *log_path, uint64_t max, bool keep, int *ctl_out,
 			    struct vn_error *err)
 {
 	_cleanup_close_ int fifo = -1, dummy = -1, log = -1;
@@ -200,12 +200,16 @@ int vn_console_keeper_start(const char *fifo_path, const char *log_path, uint64_
 		return vn_infra_error(err, -errno, "cannot open the console FIFO %s: %s", fifo_path, strerror(errno));
 	/* Best effort: the default 64 KiB only makes QEMU wait sooner on a flood. */
 	(void)fcntl(fifo, F_SETPIPE_SZ, FIFO_SIZE);
-	log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	log = open(log_path, O_WRONLY | O_CREAT | (keep ? 0 : O_TRUNC) | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (log < 0)
 		return vn_infra_error(err, -errno, "cannot create %s: %s", log_path, strerror(errno));
 	if (pipe2(ctl, O_CLOEXEC) < 0)
 		return vn_infra_error(err, -errno, "pipe: %s", strerror(errno));
 	vn_console_sink_init(&sink, log, max);
+	/* A restored guest's log goes on from its boot's: what is there counts against the same cap. */
+	struct stat sb;
+	if (keep && fstat(log, &sb) == 0)
+		sink.logged = (uint64_t)sb.st_size < sink.budget ? (uint64_t)sb.st_size : sink.budget;
 
 	pid_t pid = fork();
 	if (pid < 0) {

@@ -393,6 +393,37 @@ static int check_qemu_args(const struct vn_domain_opts *o, struct vn_error *err)
 	return 0;
 }
 
+/* Every text the caller hands the builder, before any of it is written. */
+static int check_opts_texts(const struct vn_domain_opts *o, struct vn_error *err)
+{
+	int rc;
+
+	const char *texts[][2] = {
+		{"domain name", o->name},
+		{"uuid", o->uuid},
+		{"kernel path", o->kernel},
+		{"loader path", o->loader},
+		{"initrd path", o->initrd},
+		{"kernel command line", o->cmdline},
+		{"console log path", o->console_log},
+		{"console FIFO path", o->console_pipe},
+		{"agent socket path", o->agent_socket},
+		{"emulator path", o->emulator},
+		{"disk dir", o->disk_dir},
+		{"disk name prefix", o->disk_prefix},
+		{"root disk path", o->root_disk},
+		{"topology name", o->meta.topology_name},
+		{"topology path", o->meta.topology_path},
+		{"kernel id", o->meta.kernel_id},
+		{"scenario", o->meta.scenario},
+		{"guest dir", o->meta.guest_dir},
+	};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(texts); i++)
+		if ((rc = check_text(texts[i][0], texts[i][1], err)) < 0)
+			return rc;
+	return check_qemu_args(o, err);
+}
+
 static void emit_qemu_args(struct vn_strbuf *b, const struct vn_domain_opts *o)
 {
 	if (!o->nqemu_args)
@@ -468,30 +499,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		return vn_input_error(err, "no kernel given");
 	if (o->accel != VN_ACCEL_TCG && o->accel != VN_ACCEL_KVM)
 		return vn_input_error(err, "accelerator must be decided (tcg or kvm) before building the domain XML");
-	const char *texts[][2] = {
-		{"domain name", o->name},
-		{"uuid", o->uuid},
-		{"kernel path", o->kernel},
-		{"loader path", o->loader},
-		{"initrd path", o->initrd},
-		{"kernel command line", o->cmdline},
-		{"console log path", o->console_log},
-		{"console FIFO path", o->console_pipe},
-		{"agent socket path", o->agent_socket},
-		{"emulator path", o->emulator},
-		{"disk dir", o->disk_dir},
-		{"disk name prefix", o->disk_prefix},
-		{"root disk path", o->root_disk},
-		{"topology name", o->meta.topology_name},
-		{"topology path", o->meta.topology_path},
-		{"kernel id", o->meta.kernel_id},
-		{"scenario", o->meta.scenario},
-		{"guest dir", o->meta.guest_dir},
-	};
-	for (size_t i = 0; i < VN_ARRAY_SIZE(texts); i++)
-		if ((rc = check_text(texts[i][0], texts[i][1], err)) < 0)
-			return rc;
-	if ((rc = check_qemu_args(o, err)) < 0 || (rc = vn_domain_cpu_layout(t, &cl, err)) < 0 ||
+	if ((rc = check_opts_texts(o, err)) < 0 || (rc = vn_domain_cpu_layout(t, &cl, err)) < 0 ||
 	    (rc = vn_domain_cmdline_extra(t, o->arch, &extra, err)) < 0)
 		return rc;
 	if (o->cmdline && *o->cmdline) {

@@ -16,7 +16,7 @@
 #include "util/alloc.h"
 #include "util/state.h"
 
-static struct vn_virt_domain *domain_new(struct vn_virt *v, virDomainPtr dom, const char *name)
+struct vn_virt_domain *vn_virt_domain_new(struct vn_virt *v, virDomainPtr dom, const char *name)
 {
 	struct vn_virt_domain *d = vn_xcalloc(1, sizeof(*d));
 
@@ -120,7 +120,7 @@ static int define_and_start(struct vn_virt *v, const struct vn_topology *t, cons
 	uint64_t log_max;
 	if (!o->streams &&
 	    ((rc = vn_console_log_max(&log_max, err)) < 0 ||
-	     (rc = vn_console_keeper_start(o->console_pipe, o->console_log, log_max, &keeper, err)) < 0)) {
+	     (rc = vn_console_keeper_start(o->console_pipe, o->console_log, log_max, false, &keeper, err)) < 0)) {
 		virDomainUndefine(dom);
 		virDomainFree(dom);
 		return rc;
@@ -302,7 +302,7 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 			vn_virt_guest_dir_remove(dir, &ignored);
 		return rc;
 	}
-	struct vn_virt_domain *d = domain_new(v, at.dom, o->name);
+	struct vn_virt_domain *d = vn_virt_domain_new(v, at.dom, o->name);
 	d->accel = verdict.accel;
 	snprintf(d->accel_reason, sizeof(d->accel_reason), "%s", verdict.reason);
 	free(d->console_log);
@@ -333,7 +333,7 @@ int vn_virt_domain_lookup(struct vn_virt *v, const char *name, struct vn_virt_do
 			return vn_input_error(err, "no guest named '%s' (see `vnuma list`)", name);
 		return vn_virt_error(err, "cannot look up '%s'", name);
 	}
-	struct vn_virt_domain *d = domain_new(v, dom, name);
+	struct vn_virt_domain *d = vn_virt_domain_new(v, dom, name);
 	load_meta_bits(d);
 	*out = d;
 	return 0;

@@ -25,6 +25,9 @@ struct vn_virt_domain {
 	char accel_reason[VN_ACCEL_REASON_MAX];
 };
 
+/* A domain handle of ours around dom (owned from then on), its dir and log where the state dir puts them. */
+struct vn_virt_domain *vn_virt_domain_new(struct vn_virt *v, virDomainPtr dom, const char *name);
+
 /* The libvirt streams of storage.c's uploads and console.c's console. */
 VN_DEFINE_CLEANUP(virStreamPtr, virStreamFree);
 #define _cleanup_stream_ _cleanup_(virStreamFreep)
@@ -62,12 +65,12 @@ void vn_console_sink_init(struct vn_console_sink *s, int fd, uint64_t max);
 int vn_console_sink_write(struct vn_console_sink *s, const char *buf, size_t n);
 
 /*
- * A local guest's console keeper: FIFO made (a new one), log truncated, the
- * keeper forked to drain one into the other through a sink. *ctl is to be
+ * A local guest's console keeper: FIFO made (a new one), log truncated (kept
+ * and appended to with keep: a restored guest's), the keeper forked to drain one into the other through a sink. *ctl is to be
  * closed once the domain started or failed to: until then the keeper holds
  * the FIFO open itself, after that it ends when QEMU closes it.
  */
-int vn_console_keeper_start(const char *fifo, const char *log, uint64_t max, int *ctl, struct vn_error *err);
+int vn_console_keeper_start(const char *fifo, const char *log, uint64_t max, bool keep, int *ctl, struct vn_error *err);
 
 /* Remove a guest dir and what is in it (no recursion beyond one level is ever needed). */
 int vn_virt_guest_dir_remove(const char *dir, struct vn_error *err);

@@ -39,7 +39,7 @@ is() { # EXPECTED(newline-separated) COMPLETION-ARGS...
 	[ "$(comp "$@" | sort)" = "$(sort <<<"$want")" ]
 }
 
-check "commands" is "$(printf '%s\n' collect compare cp doctor down exec help hosts hotplug image kernel list report run scenario shell status topo up)" vnuma ''
+check "commands" is "$(printf '%s\n' cache collect compare cp doctor down exec help hosts hotplug image kernel list report run scenario shell status topo up)" vnuma ''
 check "command prefix" is "$(printf '%s\n' status scenario shell)" vnuma s
 check "the hidden helper is not offered" not has complete vnuma c
 check "up options" is "$(printf '%s\n' --kernel --kernel-model)" vnuma up --ke
@@ -56,6 +56,7 @@ check "topo fallback options" is "$(printf '%s\n' --cpus-visible)" vnuma topo fa
 check "topo validate: topology names" has 4node-cxl vnuma topo validate 4node-amd 4
 check "kernel subcommands" is "$(printf '%s\n' build list)" vnuma kernel ''
 check "image subcommands" is "$(printf '%s\n' build extract inject list)" vnuma image ''
+check "cache subcommands" is "$(printf '%s\n' list prune)" vnuma cache ''
 check "kernel build: recipe names" has minimal-numa vnuma kernel build m
 check "help: command names" has collect vnuma help co
 check "hosts subcommands" is "check" vnuma hosts ''

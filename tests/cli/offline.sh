@@ -220,4 +220,22 @@ check "exec --timeout 10m is a duration (past the options, to the guest lookup)"
 check "topo random --seed 18446744073709551615" test "$(rc "$vnuma" topo random --seed 18446744073709551615)" = 0
 rm -rf "$tmp"
 
+# vnuma cache: booted snapshots listed least recently used first, pruned to a size (fake files: no guest).
+tmp=$(mktemp -d)
+mkdir -p "$tmp/s/cache/warm"
+for k in a b c; do
+	key=$(printf "$k%.0s" $(seq 64))
+	head -c 1048576 /dev/zero | tr '\0' x >"$tmp/s/cache/warm/$key.save"
+done
+touch -d '3 hours ago' "$tmp/s/cache/warm/$(printf 'a%.0s' $(seq 64)).save"
+touch -d '2 hours ago' "$tmp/s/cache/warm/$(printf 'b%.0s' $(seq 64)).save"
+out=$("$vnuma" cache list --state-dir "$tmp/s")
+check "cache list counts 3 snapshots" grep -q '^3 booted snapshots' <<<"$out"
+check "cache list: least recently used first" test "$(grep -o '^  [abc]\{16\}' <<<"$out" | tr -d ' ' | cut -c1 | tr -d '\n')" = abc
+check "cache prune --max 2500K removes the oldest" sh -c "'$vnuma' cache prune --state-dir '$tmp/s' --max 2500K | grep -qx 'removed 1 booted snapshot'"
+check "...and keeps the others" test "$(ls "$tmp/s/cache/warm" | tr '\n' ' ' | cut -c1,72)" = "bc"
+check "cache prune --all" sh -c "'$vnuma' cache prune --state-dir '$tmp/s' --all | grep -qx 'removed 2 booted snapshots'"
+check "cache prune --max lots exits 2" test "$(rc "$vnuma" cache prune --state-dir "$tmp/s" --max lots)" = 2
+rm -rf "$tmp"
+
 finish

@@ -50,6 +50,11 @@ static void test_state_paths(void **state)
 	eq(vn_state_uploads_dir(S), S "/cache/uploads");
 	eq(vn_state_upload_lock(S, "ff00"), S "/cache/uploads/ff00.lock");
 	eq(vn_cache_vmlinux_dir(S "/cache"), S "/cache/vmlinux");
+	eq(vn_cache_warm_dir(S "/cache"), S "/cache/warm");
+	eq(vn_cache_warm_file(S "/cache", "ab", VN_WARM_SAVE), S "/cache/warm/ab.save");
+	eq(vn_cache_warm_file(S "/cache", "ab", VN_WARM_CONSOLE), S "/cache/warm/ab.console");
+	eq(vn_cache_warm_file(S "/cache", "ab", VN_WARM_LOCK), S "/cache/warm/ab.lock");
+	eq(vn_cache_warm_temp(S "/cache", "ab", 42), S "/cache/warm/.ab.save.42");
 	eq(vn_cache_digests_dir(S "/cache"), S "/cache/digests");
 	eq(vn_cache_initramfs(S "/cache", "ab12"), S "/cache/initramfs-ab12.cpio.gz");
 	eq(vn_cache_initramfs_temp(S "/cache", "0123456789abcdef0123"), S "/cache/.initramfs-0123456789abcdef.XXXXXX");

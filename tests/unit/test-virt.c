@@ -384,7 +384,7 @@ static void test_console_keeper(void **s)
 	snprintf(log, sizeof(log), "%s/console.log", state);
 	/* An fd of ours without O_CLOEXEC (libvirt's embed root lock is one): the keeper must not hold it. */
 	assert_int_equal(pipe(other), 0);
-	assert_int_equal(vn_console_keeper_start(fifo, log, 8192, &ctl, &err), 0);
+	assert_int_equal(vn_console_keeper_start(fifo, log, 8192, false, &ctl, &err), 0);
 	close(other[1]);
 	char c;
 	assert_int_equal(read(other[0], &c, 1), 0);
@@ -407,7 +407,7 @@ static void test_console_keeper(void **s)
 	free(text);
 
 	/* A start that failed: nobody ever opened the FIFO, the keeper ends when ctl closes. */
-	assert_int_equal(vn_console_keeper_start(fifo, log, 8192, &ctl, &err), 0);
+	assert_int_equal(vn_console_keeper_start(fifo, log, 8192, false, &ctl, &err), 0);
 	assert_int_equal(file_size(log), 0);
 	close(ctl);
 	assert_true(keeper_gone(fifo));

@@ -1,0 +1,62 @@
+#!/bin/bash
+# Integration: warm starts (issue 28). The first up of 4node-amd-hotplug
+# boots and saves a snapshot; the next two restore it: fidelity holds, the
+# guest's clock is the host's, the two read different random bytes, and a
+# DIMM still plugs into node 3. A truncated snapshot is deleted and replaced
+# by a cold boot, which saves a whole one. Two TCG boots, two restores, ~3 min.
+#   warm.sh VNUMA_BINARY [SOURCE_DIR]
+set -u
+vnuma=$1
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
+export VNUMA_ACCEL=tcg
+unset VNUMA_WARM_CACHE_MAX
+. "$src/tests/integration/lib.sh"
+it_state warm
+topo=$src/topologies/4node-amd-hotplug.xml
+up() { "$vnuma" up "$topo" --name "$1" --timeout 180 "${@:2}" >/dev/null 2>"$w/up-$1.err"; }
+saves() { find "$VNUMA_STATE_DIR/cache/warm" -name '*.save' 2>/dev/null; }
+g() { "$vnuma" exec "$1" -- sh -c "$2" </dev/null; }
+
+up a
+check "the first up of a key boots (exit 0)" test $? = 0
+check "...and saves its snapshot" grep -q 'saved as a snapshot' "$w/up-a.err"
+check "...one file in the cache" test "$(saves | wc -l)" = 1
+check "down a" test "$(rc "$vnuma" down a)" = 0
+sleep 3 # the snapshot's clock falls behind, as an old snapshot's would
+
+up b
+check "the next up restores it (exit 0: fidelity holds)" test $? = 0
+check "...says so" grep -q 'restored from snapshot' "$w/up-b.err"
+check "...its fidelity report is the boot's" grep -q 'fallback order (model 5.18): ok' "$w/up-b.err"
+up c
+check "a second guest restores from it too (exit 0)" test $? = 0
+check "...under its own name" grep -q 'guest c is up:.*restored' "$w/up-c.err"
+
+t0=$(date +%s.%N)
+gt=$(g b 'date +%s')
+t1=$(date +%s.%N)
+check "the restored guest's clock is the host's, within 1 s ($t0 <= $gt <= $t1)" \
+	awk -v a="$t0" -v g="$gt" -v b="$t1" 'BEGIN { exit !(g >= a - 1 && g <= b + 1) }'
+rb=$(g b 'head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n"')
+rcc=$(g c 'head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n"')
+check "two restored guests read different random bytes" test -n "$rb" -a "$rb" != "$rcc"
+check "hotplug --memory 256M into node 3 after a restore (exit 0)" \
+	test "$(rc "$vnuma" hotplug b --node 3 --memory 256M)" = 0
+check "...node 3 has memory" test "$(g b 'cat /sys/devices/system/node/has_memory')" = 0-3
+check "down b" test "$(rc "$vnuma" down b)" = 0
+check "down c" test "$(rc "$vnuma" down c)" = 0
+
+save=$(saves)
+size=$(stat -c %s "$save")
+truncate -s $((size / 2)) "$save"
+up d
+check "a truncated snapshot: up still succeeds (exit 0)" test $? = 0
+check "...says the snapshot did not restore and was deleted" grep -q 'did not restore.*deleted it, booting' "$w/up-d.err"
+check "...booted cold and saved a new one" grep -q 'saved as a snapshot' "$w/up-d.err"
+check "...a whole one (more than the truncated half)" test "$(stat -c %s "$(saves)")" -gt $((size / 2))
+check "down d" test "$(rc "$vnuma" down d)" = 0
+check "nothing left: no QEMU" no_qemu_left
+check "nothing left: no domain" no_domain_left
+check "nothing left: no guest dir" test -z "$(ls "$VNUMA_STATE_DIR/guests")"
+check "nothing left: no snapshot being written" test -z "$(find "$VNUMA_STATE_DIR/cache/warm" -name '.*')"
+finish
