@@ -368,6 +368,7 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 		.cmdline = s->at.cmdline,
 		.qemu_version = qemu,
 		.accel = s->warm_accel,
+		.arch = s->arch,
 	};
 	if ((rc = vn_warm_key(&in, key, err)) < 0 || (rc = vn_warm_open(s->cache, key, &s->warm, err)) < 0)
 		return rc;

@@ -30,6 +30,7 @@ int vn_warm_key(const struct vn_warm_key_in *in, char hex[VN_WARM_KEY_LEN + 1], 
 	/* Stand-ins for the guest's own paths: the same for every guest, so only the machine counts. */
 	struct vn_domain_opts o = {
 		.name = "vnuma-warm",
+		.arch = in->arch,
 		.accel = in->accel,
 		.kernel = "/warm/kernel",
 		.initrd = "/warm/initrd",

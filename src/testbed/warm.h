@@ -27,6 +27,7 @@ struct vn_warm_key_in {
 	size_t nqemu_args;
 	unsigned long qemu_version; /* libvirt's number for it */
 	enum vn_accel accel;        /* TCG or KVM */
+	enum vn_arch arch;          /* the guest's (its machine is in the XML) */
 };
 
 /*
