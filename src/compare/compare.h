@@ -66,10 +66,10 @@ struct vn_compare_row {
 };
 
 struct vn_compare {
-	char *scenario, *topology, *accelerator; /* distinct values joined with ", " (only --force mixes them) */
-	char *time;                              /* "real", "virtual" (or both, forced), as topology */
-	unsigned repeats;                        /* the most runs any variant lists */
-	bool incomplete;                         /* some group's group.json says "complete": false */
+	char *scenario, *topology, *accelerator, *arch; /* distinct values joined with ", " (only --force mixes them) */
+	char *time;                                     /* "real", "virtual" (or both, forced), as topology */
+	unsigned repeats;                               /* the most runs any variant lists */
+	bool incomplete;                                /* some group's group.json says "complete": false */
 	size_t nvariants;
 	struct vn_compare_variant *variants; /* variants[0] is the base */
 	size_t nrows;
@@ -77,7 +77,7 @@ struct vn_compare {
 };
 
 struct vn_compare_opts {
-	bool force; /* compare results of different topologies, accelerators or times */
+	bool force; /* compare results of different topologies, accelerators, architectures or times */
 };
 
 /*

@@ -157,6 +157,8 @@ static void put_header(struct vn_strbuf *b, const struct vn_compare *c)
 	vn_strbuf_printf(b, "topology:    %s\n", c->topology ? c->topology : "-");
 	vn_strbuf_printf(b, "accelerator: %s\n", c->accelerator ? c->accelerator : "-");
 	vn_strbuf_printf(b, "time:        %s\n", c->time ? c->time : "-");
+	if (c->arch) /* results from before architectures have none */
+		vn_strbuf_printf(b, "arch:        %s\n", c->arch);
 	vn_strbuf_printf(b, "repeats:     %u\n", c->repeats);
 	if (c->incomplete)
 		vn_strbuf_printf(
@@ -269,6 +271,8 @@ char *vn_compare_format_json(const struct vn_compare *c)
 	vn_json_add_str(o, "topology", c->topology);
 	vn_json_add_str(o, "accelerator", c->accelerator);
 	vn_json_add_str(o, "time", c->time);
+	if (c->arch)
+		vn_json_add_str(o, "arch", c->arch);
 	json_object_object_add(o, "repeats", json_object_new_int64(c->repeats));
 	json_object_object_add(o, "complete", json_object_new_boolean(!c->incomplete));
 	json_object_object_add(o, "alpha", jnum(VN_COMPARE_ALPHA));

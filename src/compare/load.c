@@ -33,8 +33,8 @@ struct loader {
 	bool force;
 	struct vn_compare_obs *obs;
 	size_t nobs, cap;
-	/* Where the first topology, accelerator and time came from, for a mismatch's message. */
-	char *topology_file, *accel_file, *time_file;
+	/* Where the first topology, accelerator, architecture and time came from, for a mismatch's message. */
+	char *topology_file, *accel_file, *arch_file, *time_file;
 	struct vn_error *err;
 	/* The variants' names so far (to c->variants' positions), and c->variants' room: no scan per variant. */
 	struct vn_strmap names;
@@ -45,7 +45,7 @@ static void loader_clear(struct loader *ld)
 {
 	for (size_t i = 0; i < ld->nobs; i++)
 		free(ld->obs[i].metric);
-	vn_free_all(ld->obs, ld->topology_file, ld->accel_file, ld->time_file);
+	vn_free_all(ld->obs, ld->topology_file, ld->accel_file, ld->arch_file, ld->time_file);
 	vn_strmap_free(&ld->names);
 }
 
@@ -159,7 +159,8 @@ static int same_machine(struct loader *ld, const struct vn_json_reader *r, struc
 	int rc = same(ld, r, root, "topology", "topologies", NULL, &ld->c->topology, &ld->topology_file);
 	if (rc < 0 ||
 	    (rc = same(ld, r, root, "accelerator", "accelerators", NULL, &ld->c->accelerator, &ld->accel_file)) < 0 ||
-	    !run)
+	    /* A result from before architectures names none: it is not compared on it. */
+	    (rc = same(ld, r, root, "arch", "architectures", NULL, &ld->c->arch, &ld->arch_file)) < 0 || !run)
 		return rc;
 	return same(ld, r, root, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
 }
@@ -504,5 +505,5 @@ void vn_compare_free(struct vn_compare *c)
 		free(c->rows[i].metric);
 		free(c->rows[i].cells);
 	}
-	vn_free_all(c->rows, c->scenario, c->topology, c->accelerator, c->time, c);
+	vn_free_all(c->rows, c->scenario, c->topology, c->accelerator, c->arch, c->time, c);
 }

@@ -67,11 +67,27 @@ void vn_report_clear(struct vn_report *r)
 			    r->verdicts[i].detail);
 	}
 	free(r->verdicts);
-	char **strs[] = {
-		&r->scenario,       &r->description,    &r->started_utc,    &r->error,         &r->accel,
-		&r->kernel_release, &r->kernel_version, &r->kernel_cmdline, &r->kernel_recipe, &r->kernel_config_sha256,
-		&r->topology,       &r->fidelity,       &r->sampling_cost,  &r->accel_reason,  &r->guest,
-		&r->variant,        &r->host,           &r->boot,           &r->snapshot,      &r->icount};
+	char **strs[] = {&r->scenario,
+			 &r->description,
+			 &r->started_utc,
+			 &r->error,
+			 &r->accel,
+			 &r->kernel_release,
+			 &r->kernel_version,
+			 &r->kernel_cmdline,
+			 &r->kernel_recipe,
+			 &r->kernel_config_sha256,
+			 &r->topology,
+			 &r->fidelity,
+			 &r->sampling_cost,
+			 &r->accel_reason,
+			 &r->guest,
+			 &r->variant,
+			 &r->host,
+			 &r->boot,
+			 &r->snapshot,
+			 &r->icount,
+			 &r->arch};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	for (unsigned i = 0; i < r->nmetrics; i++)
@@ -167,6 +183,7 @@ json_object *vn_report_json(const struct vn_report *r)
 	/* Figures timed by the guest's clock mean something else in virtual time: compare keeps the two apart. */
 	vn_json_add_str(o, "time", r->icount ? "virtual" : "real");
 	vn_json_add_str(o, "icount", r->icount);
+	vn_json_add_str(o, "arch", r->arch);
 	vn_json_add_str(o, "guest", r->guest);
 	const char *const kernel[][2] = {{"release", r->kernel_release},
 					 {"version", r->kernel_version},

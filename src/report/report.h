@@ -67,6 +67,7 @@ struct vn_report {
 	char *accel;        /* tcg / kvm */
 	char *accel_reason; /* why: proven, forced, cached, or why KVM was not usable */
 	char *icount;       /* virtual time: QEMU's -icount value; NULL: real time */
+	char *arch;         /* the guest's architecture (docs/arches.md) */
 	char *guest;        /* the guest's name (unique among the runs sharing a state dir) */
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
 	char **kernel_patches; /* patch names of a recipe kernel, NULL-terminated, or NULL */

@@ -387,6 +387,7 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->accel = vn_xstrdup(vn_accel_name(up->accel));
 	rep->accel_reason = vn_xstrdup_or_null(up->accel_reason);
 	rep->icount = vn_xstrdup_or_null(up->icount);
+	rep->arch = vn_xstrdup_or_null(up->arch);
 	rep->guest = vn_xstrdup(up->name);
 	rep->kernel_release = vn_xstrdup(up->kernel_release);
 	rep->kernel_version = vn_xstrdup_or_null(up->kernel_version);

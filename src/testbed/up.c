@@ -375,12 +375,12 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 		.initrd_sha256 = initrd,
 		.loader_sha256 = s->at.loader ? loader : NULL,
 		.cmdline = s->at.cmdline,
-		.arch = s->at.arch,
 		/* A snapshot in virtual time is another machine: its key has -icount. */
 		.qemu_args = s->at.icount ? s->at.icount_args : NULL,
 		.nqemu_args = s->at.icount ? 2 : 0,
 		.qemu_version = qemu,
 		.accel = s->warm_accel,
+		.arch = s->arch,
 	};
 	if ((rc = vn_warm_key(&in, key, err)) < 0 || (rc = vn_warm_open(s->cache, key, &s->warm, err)) < 0)
 		return rc;

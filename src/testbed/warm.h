@@ -23,11 +23,11 @@ struct vn_warm_key_in {
 	const char *initrd_sha256; /* hex */
 	const char *loader_sha256; /* hex, or NULL: SeaBIOS */
 	const char *cmdline;       /* the user's part (the topology's own is in the XML), or NULL */
-	enum vn_arch arch;
 	const char *const *qemu_args;
 	size_t nqemu_args;
 	unsigned long qemu_version; /* libvirt's number for it */
 	enum vn_accel accel;        /* TCG or KVM */
+	enum vn_arch arch;          /* the guest's (its machine is in the XML) */
 };
 
 /*

@@ -277,6 +277,12 @@ static void test_errors(void **state)
 	load_fails(vt, 2,
 		   "run-a/result.json: $.time: \"real\", but run-virtual/result.json has \"virtual\": results of "
 		   "different clocks (real or virtual time) do not compare (--force compares them anyway)");
+
+	/* run-a, from before architectures, has no "arch": the one from an arm64 run is the first seen. */
+	const char *arches[] = {"run-arm64", "run-a-x86"};
+	load_fails(arches, 2,
+		   "run-a-x86/result.json: $.arch: \"x86_64\", but run-arm64/result.json has \"arm64\": results of "
+		   "different architectures do not compare (--force compares them anyway)");
 	load_fails(metric, 2, "bad-metric/result.json: $.metrics[\"vmstat.pgfault\"]: expected a number, got \"lots\"");
 	load_fails(
 		dir, 1,
