@@ -132,6 +132,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 			kernels[nkernels++] = optarg;
 			break;
 		case 'K': ro.keep = true; break;
+		case 'L': ro.locality = true; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'r':
@@ -213,6 +214,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
+	{"locality", 'L', false, NULL, VN_VAL_NONE,
+	 "count every guest memory access by CPU node and memory node\n"
+	 "(a TCG plugin; boots under TCG; docs/locality.md), as the\n"
+	 "scenario's \"locality\": true"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
 	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"

@@ -213,22 +213,18 @@ double vn_loc_model_s(const struct vn_loc_counts *c, const double *lat_ns)
 
 int vn_loc_proof_judge(const struct vn_loc_counts *d, unsigned node, uint64_t min_accesses, struct vn_error *err)
 {
-	uint64_t on = 0, all = 0;
-	for (unsigned k = 0; k < VN_LOC_NKINDS; k++) {
-		if (!kind_in(k, VN_LOC_USER))
-			continue;
-		all += d->unmapped[k] + d->unplaced[k];
-		for (unsigned i = 0; i < d->nnodes; i++)
-			for (unsigned j = 0; j < d->nnodes; j++) {
-				uint64_t v = *vn_loc_at(d, i, j, k);
-				all += v;
-				on += j == node ? v : 0;
-			}
-	}
+	const unsigned k = VN_LOC_USER_STORE;
+	uint64_t on = 0, all = d->unmapped[k] + d->unplaced[k];
+	for (unsigned i = 0; i < d->nnodes; i++)
+		for (unsigned j = 0; j < d->nnodes; j++) {
+			uint64_t v = *vn_loc_at(d, i, j, k);
+			all += v;
+			on += j == node ? v : 0;
+		}
 	if (node < d->nnodes && on >= min_accesses && (double)on >= VN_LOC_PROOF_SHARE * (double)all)
 		return 0;
 	return vn_infra_error(err, -EPROTO,
-			      "locality map not proven: memory bound to node %u took %llu of %llu user accesses "
+			      "locality map not proven: memory bound to node %u took %llu of %llu user stores "
 			      "(want at least %llu and %.0f%%); no locality figures",
 			      node, (unsigned long long)on, (unsigned long long)all, (unsigned long long)min_accesses,
 			      VN_LOC_PROOF_SHARE * 100);

@@ -75,11 +75,13 @@ double vn_loc_remote_fraction(const struct vn_loc_counts *c, enum vn_loc_mode m)
 double vn_loc_model_s(const struct vn_loc_counts *c, const double *lat_ns);
 
 /*
- * The proof for one node: over a window where the guest touched memory bound
- * to node (d = after - before), user accesses to that node must be at least
- * min_accesses and at least VN_LOC_PROOF_SHARE of all user RAM accesses
+ * The proof for one node: over a window where the guest wrote memory bound
+ * to node (d = after - before), user stores to that node must be at least
+ * min_accesses and at least VN_LOC_PROOF_SHARE of all user RAM stores
  * (unmapped ones included). Else an infrastructure error with the figures:
- * the map is wrong and no locality figure may be given.
+ * the map is wrong and no locality figure may be given. Stores, because a
+ * load may rightly read memory of another node: an untouched page reads
+ * the kernel's shared zero page, wherever the kernel put it.
  */
 #define VN_LOC_PROOF_SHARE 0.9
 int vn_loc_proof_judge(const struct vn_loc_counts *d, unsigned node, uint64_t min_accesses, struct vn_error *err);

@@ -18,6 +18,7 @@ struct vn_run_opts {
 	bool quick;                     /* scale durations and sizes for CI */
 	bool keep;                      /* leave the guest running afterwards */
 	bool force;                     /* use outdir even if it is not empty */
+	bool locality;                  /* as the scenario's "locality": true */
 	const char *const *with;        /* more host packages for the guest image (the scenario's come too) */
 	const char *variant;            /* for the result: the variant's name (NULL: "default") */
 	unsigned repeat;                /* and which repeat of it, from 1 (0: 1) */

@@ -142,6 +142,7 @@ struct vn_scenario {
 	unsigned nvariants;       /* 0: one run of the scenario as it is */
 	struct vn_scn_variant *variants;
 	double quick_scale; /* --quick multiplies durations, sizes and action times (default 0.25) */
+	bool locality;      /* count accesses by CPU node x memory node (docs/locality.md); forces TCG */
 	unsigned nsteps;
 	struct vn_scn_step *steps;
 	unsigned nasserts;

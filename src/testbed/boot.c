@@ -17,6 +17,7 @@
 #include "guest/agent.h"
 #include "guest/disk.h"
 #include "kernel/kernel.h"
+#include "testbed/locality.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -215,9 +216,18 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 	at->sock = vn_guest_dir_file(at->dir, VN_GUEST_AGENT_SOCK);
 	at->log = vn_guest_dir_file(at->dir, VN_GUEST_CONSOLE_LOG);
 
+	_cleanup_free_ char *plugin_opt = NULL;
+	if (o->locality && (rc = vn_testbed_locality_arg(t, at->dir, &plugin_opt, err)) < 0) {
+		vn_rm_rf(at->dir);
+		return rc;
+	}
 	struct vn_domain_opts dopts = {
 		.name = at->name,
-		.accel = VN_ACCEL_AUTO,
+		/* TCG plugins count every access; KVM runs the guest natively, where none can. */
+		.accel = o->locality ? VN_ACCEL_TCG : VN_ACCEL_AUTO,
+		.accel_reason = o->locality ? "locality accounting needs TCG (a TCG plugin counts the accesses)" : NULL,
+		.qemu_args = (const char *const[]){"-plugin", plugin_opt},
+		.nqemu_args = o->locality ? 2 : 0,
 		.kernel = at->image,
 		.loader = at->loader,
 		.initrd = at->initrd,

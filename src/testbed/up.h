@@ -37,6 +37,12 @@ struct vn_up_opts {
 	enum vn_fallback_model model;
 	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
+	/*
+	 * Load the locality plugin (testbed/locality.h), counting into the guest
+	 * dir's VN_GUEST_LOCALITY. Plugins are TCG's: the guest boots under TCG
+	 * whatever the accelerator verdict, and says so.
+	 */
+	bool locality;
 };
 
 /* A file a guest on another host needed there: sent by this boot, or found there already. */

@@ -67,9 +67,11 @@ void vn_paths_locate(const char *exe, struct vn_paths *p)
 		snprintf(p->data_dir, sizeof(p->data_dir), "%s", VN_SOURCE_DIR);
 		join(p->helper_dirs[p->nhelper_dirs++], dir, "src/agent");
 		join(p->helper_dirs[p->nhelper_dirs++], dir, "src/workloads");
+		join(p->plugin_dir, dir, "src/plugin");
 	} else {
 		join(p->data_dir, dir, VN_REL_DATADIR);
 		join(p->helper_dirs[p->nhelper_dirs++], dir, VN_REL_LIBEXECDIR);
+		join(p->plugin_dir, dir, VN_REL_LIBEXECDIR);
 	}
 	if (over && *over) {
 		p->nhelper_dirs = 1;

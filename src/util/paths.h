@@ -24,6 +24,8 @@ struct vn_paths {
 	/* vnuma-agent, vnuma-sample, vnuma-wl-*; $VNUMA_HELPER_DIR replaces them */
 	unsigned nhelper_dirs;
 	char helper_dirs[VN_PATHS_MAX_HELPER_DIRS][PATH_MAX];
+	/* QEMU plugins (vnuma-locality.so): BUILD/src/plugin, or PREFIX/libexec/vnuma */
+	char plugin_dir[PATH_MAX];
 };
 
 /* The layout for an executable at exe (an absolute path). */

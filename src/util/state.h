@@ -41,6 +41,7 @@
 #define VN_GUEST_DOMAIN_XML   "domain.xml"
 #define VN_GUEST_ROOT_DISK    "root.qcow2"
 #define VN_GUEST_QEMU_LOG     "qemu.log"
+#define VN_GUEST_LOCALITY     "locality.bin" /* the locality plugin's counters (metrics/locality.h) */
 
 /* STATE: GIVEN, else the fallbacks above (not created, not resolved); an input error when none applies. */
 int vn_state_locate(const char *given, char **out, struct vn_error *err);
