@@ -175,21 +175,39 @@ static bool kind_in(unsigned k, enum vn_loc_mode m)
 	return m == VN_LOC_ALL || (m == VN_LOC_KERNEL) == kernel;
 }
 
-uint64_t vn_loc_sum(const struct vn_loc_counts *c, enum vn_loc_mode m, uint64_t *remote)
+uint64_t vn_loc_sum_row(const struct vn_loc_counts *c, enum vn_loc_mode m, unsigned cpu_node, uint64_t *remote)
 {
 	uint64_t all = 0, rem = 0;
-	for (unsigned i = 0; i < c->nnodes; i++)
-		for (unsigned j = 0; j < c->nnodes; j++)
-			for (unsigned k = 0; k < VN_LOC_NKINDS; k++) {
-				if (!kind_in(k, m))
-					continue;
-				uint64_t v = *vn_loc_at(c, i, j, k);
-				all += v;
-				rem += i != j ? v : 0;
-			}
+	for (unsigned j = 0; cpu_node < c->nnodes && j < c->nnodes; j++)
+		for (unsigned k = 0; k < VN_LOC_NKINDS; k++) {
+			if (!kind_in(k, m))
+				continue;
+			uint64_t v = *vn_loc_at(c, cpu_node, j, k);
+			all += v;
+			rem += cpu_node != j ? v : 0;
+		}
 	if (remote)
 		*remote = rem;
 	return all;
+}
+
+uint64_t vn_loc_sum(const struct vn_loc_counts *c, enum vn_loc_mode m, uint64_t *remote)
+{
+	uint64_t all = 0, rem = 0;
+	for (unsigned i = 0; i < c->nnodes; i++) {
+		uint64_t r;
+		all += vn_loc_sum_row(c, m, i, &r);
+		rem += r;
+	}
+	if (remote)
+		*remote = rem;
+	return all;
+}
+
+double vn_loc_remote_fraction_row(const struct vn_loc_counts *c, enum vn_loc_mode m, unsigned cpu_node)
+{
+	uint64_t rem, all = vn_loc_sum_row(c, m, cpu_node, &rem);
+	return all ? (double)rem / (double)all : NAN;
 }
 
 double vn_loc_remote_fraction(const struct vn_loc_counts *c, enum vn_loc_mode m)

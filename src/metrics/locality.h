@@ -65,8 +65,12 @@ int vn_loc_delta(const struct vn_loc_counts *after, const struct vn_loc_counts *
 enum vn_loc_mode { VN_LOC_USER, VN_LOC_KERNEL, VN_LOC_ALL };
 /* RAM accesses in the matrix for the mode, and the remote ones (cpu node != mem node). */
 uint64_t vn_loc_sum(const struct vn_loc_counts *c, enum vn_loc_mode m, uint64_t *remote);
+/* The same for the accesses of one CPU node's vCPUs (one row of the matrix). */
+uint64_t vn_loc_sum_row(const struct vn_loc_counts *c, enum vn_loc_mode m, unsigned cpu_node, uint64_t *remote);
 /* remote / all for the mode; NAN with no access. */
 double vn_loc_remote_fraction(const struct vn_loc_counts *c, enum vn_loc_mode m);
+/* Of one CPU node's accesses; NAN with none (or no such node). */
+double vn_loc_remote_fraction_row(const struct vn_loc_counts *c, enum vn_loc_mode m, unsigned cpu_node);
 
 /*
  * Modeled memory time in seconds: each matrix access weighted by its pair's

@@ -93,7 +93,8 @@ int vn_run_locality_end(struct run *r, struct vn_error *err)
 		return 0;
 	vn_loc_counts_init(&now, n);
 	vn_loc_counts_init(&r->d->loc, n);
-	if ((rc = vn_loc_read(r->loc, &now, err)) == 0 && (rc = vn_loc_delta(&now, &r->loc_start, &r->d->loc, err)) == 0) {
+	if ((rc = vn_loc_read(r->loc, &now, err)) == 0 &&
+	    (rc = vn_loc_delta(&now, &r->loc_start, &r->d->loc, err)) == 0) {
 		r->d->loc_lat_ns = vn_xcalloc((size_t)n * n, sizeof(double));
 		vn_testbed_locality_latency(r->t, r->d->loc_lat_ns);
 		r->d->loc_have = true;

@@ -75,6 +75,7 @@ enum vn_scn_assert_type {
 	VN_ASSERT_METRIC,           /* a workload result field (dotted path) OP value */
 	VN_ASSERT_MEMORY_ON_NODE,   /* >= fraction of the step's memory ended on node */
 	VN_ASSERT_CHANGE,           /* matrix: a metric's %change against the base variant OP value */
+	VN_ASSERT_LOCALITY,         /* the steps' remote fraction (user, kernel, all) or modeled time OP value */
 	VN_ASSERT_NTYPES,           /* not a type: how many there are (scenario/schema-priv.h, vn_assert_types) */
 };
 
@@ -95,11 +96,11 @@ struct vn_scn_assert {
 	char *metric;     /* CHANGE: a metric name of result.json (docs/results.md), e.g. vmstat.numa_hint_faults */
 	char *variant;    /* CHANGE: the variant judged against the base; NULL: every one but the base */
 	bool significant; /* CHANGE: fail only when the change is also significant (Welch p < 0.05) */
+	int measure, cpu_node; /* LOCALITY: assert.c's locality_measures[measure]; cpu_node's CPUs only (-1: all) */
 };
 
 struct vn_scn_sysctl {
-	char *key; /* kernel.numa_balancing */
-	char *value;
+	char *key, *value; /* kernel.numa_balancing, "1" */
 };
 
 /* One column of a matrix run: what it changes against the scenario. */
@@ -117,8 +118,7 @@ struct vn_scn_variant {
 };
 
 struct vn_scn_hugetlb {
-	unsigned node;
-	unsigned pages; /* 2 MiB pages */
+	unsigned node, pages; /* pages: 2 MiB ones */
 };
 
 struct vn_scenario {

@@ -600,12 +600,21 @@ static int check_running(struct vn_scn_ctx *c)
 	return 0;
 }
 
+static int parse_bool(struct vn_scn_ctx *c, struct json_object *v, const char *p, bool *out)
+{
+	int r = vn_json_check_type(&c->r, v, json_type_boolean, p);
+	if (r == 0)
+		*out = json_object_get_boolean(v);
+	return r;
+}
+
 static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 {
 	static const char *const keys[] = {"name",      "description", "topology",    "kernel",  "append",
 					   "sysctls",   "thp",         "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",     "quick_scale", "steps",   "assertions",
-					   "variants",  "with",        "tracepoints", "image",   "locality", NULL};
+					   "variants",  "with",        "tracepoints", "image",   "locality",
+					   NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -646,11 +655,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 		return r;
 	if ((r = parse_tracepoints(c, vn_json_get(root, "tracepoints"), "$.tracepoints")) < 0)
 		return r;
-	if ((v = vn_json_get(root, "locality"))) {
-		if ((r = vn_json_check_type(&c->r, v, json_type_boolean, "$.locality")) < 0)
-			return r;
-		s->locality = json_object_get_boolean(v);
-	}
+	if ((v = vn_json_get(root, "locality")) && (r = parse_bool(c, v, "$.locality", &s->locality)) < 0)
+		return r;
 	s->sample_interval_s = 1;
 	s->timeout_s = 900;
 	s->repeats = 1;

@@ -64,11 +64,18 @@ void vn_testbed_locality_latency(const struct vn_topology *t, double *lat_ns)
 	for (unsigned i = 0; i < t->nnodes; i++)
 		for (unsigned j = 0; j < t->nnodes; j++)
 			lat_ns[i * t->nnodes + j] = VN_LOCALITY_BASE_NS * t->distance[i][j] / 10.0;
-	for (unsigned h = 0; t->hmat_given && h < t->nhmat; h++) {
-		const struct vn_hmat_entry *e = &t->hmat[h];
-		if (e->type == VN_HMAT_LATENCY && e->initiator < t->nnodes && e->target < t->nnodes)
-			lat_ns[e->initiator * t->nnodes + e->target] = (double)e->value;
-	}
+	/*
+	 * libvirt 9.0 takes an HMAT pair in one direction only ("Link already
+	 * defined"), so one direction stands for both unless the other is given.
+	 */
+	for (int exact = 0; exact < 2; exact++)
+		for (unsigned h = 0; t->hmat_given && h < t->nhmat; h++) {
+			const struct vn_hmat_entry *e = &t->hmat[h];
+			if (e->type != VN_HMAT_LATENCY || e->initiator >= t->nnodes || e->target >= t->nnodes)
+				continue;
+			unsigned i = exact ? e->initiator : e->target, j = exact ? e->target : e->initiator;
+			lat_ns[i * t->nnodes + j] = (double)e->value;
+		}
 }
 
 /* One node: read, touch memory bound to it, read again, judge. */

@@ -27,8 +27,9 @@ int vn_testbed_locality_arg(const struct vn_topology *t, const char *guest_dir, 
 
 /*
  * The model's latency of each node pair, lat_ns[cpu node * nnodes + mem
- * node]: the topology's HMAT access latency where it gives the pair, else
- * VN_LOCALITY_BASE_NS scaled by the SLIT distance over 10 (local = 10).
+ * node]: the topology's HMAT access latency where it gives the pair (or,
+ * failing that, the pair the other way round), else VN_LOCALITY_BASE_NS
+ * scaled by the SLIT distance over 10 (local = 10).
  */
 #define VN_LOCALITY_BASE_NS 100.0
 void vn_testbed_locality_latency(const struct vn_topology *t, double *lat_ns);

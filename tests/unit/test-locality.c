@@ -81,6 +81,11 @@ static void test_fold_adds_up(void **state)
 	assert_float_equal(vn_loc_remote_fraction(&c, VN_LOC_USER), 0.1, 1e-12);
 	assert_float_equal(vn_loc_remote_fraction(&c, VN_LOC_KERNEL), 0.7, 1e-12);
 	assert_float_equal(vn_loc_remote_fraction(&c, VN_LOC_ALL), 0.4, 1e-12);
+	/* Node 1's CPUs alone: 70 of 100 remote, all kernel. */
+	assert_float_equal(vn_loc_remote_fraction_row(&c, VN_LOC_ALL, 1), 0.7, 1e-12);
+	assert_float_equal(vn_loc_remote_fraction_row(&c, VN_LOC_USER, 0), 0.1, 1e-12);
+	assert_true(isnan(vn_loc_remote_fraction_row(&c, VN_LOC_USER, 1)));
+	assert_true(isnan(vn_loc_remote_fraction_row(&c, VN_LOC_ALL, 2)));
 	/* Folding again starts from zero. */
 	vn_loc_fold(b, &map, &c);
 	assert_int_equal(c.total, 215);
