@@ -723,6 +723,8 @@ static int parse_locality(struct vn_scn_ctx *c, struct json_object *v, const cha
 	if ((r = vn_json_one_of(&c->r, m, vn_json_path_key(kp, p, "measure"), locality_measures, &a->measure)) < 0)
 		return r;
 	a->cpu_node = -1;
+	if (vn_json_get(v, "step") && (r = vn_scn_step_ref(c, v, p, &a->step)) < 0)
+		return r;
 	if (vn_json_get(v, "cpu_node")) {
 		unsigned n;
 		if ((r = vn_json_get_uint(&c->r, v, p, "cpu_node", true, 0, VN_MAX_NODES - 1, VN_SCN_NODE_WHAT, &n)) <
@@ -748,6 +750,8 @@ static int validate_locality(const struct vn_scn_assert *a, const struct vn_topo
 
 static void emit_locality(struct json_object *o, const struct vn_scn_assert *a)
 {
+	if (a->step)
+		put_str(o, "step", a->step);
 	put_str(o, "measure", locality_measures[a->measure]);
 	if (a->cpu_node >= 0)
 		json_object_object_add(o, "cpu_node", json_object_new_int(a->cpu_node));
@@ -759,7 +763,8 @@ static char *name_locality(const struct vn_scn_assert *a)
 	char row[32] = "";
 	if (a->cpu_node >= 0)
 		snprintf(row, sizeof(row), " cpu_node %d", a->cpu_node);
-	return vn_xasprintf("locality %s%s %s %g", locality_measures[a->measure], row, vn_scn_op_name(a->op), a->value);
+	return vn_xasprintf("locality %s%s %s%s %s %g", a->step ? "step " : "run", a->step ? a->step : "",
+			    locality_measures[a->measure], row, vn_scn_op_name(a->op), a->value);
 }
 
 /* The emulator's counts of the steps' accesses; a run without them (locality off, map unproven) is not judged. */
@@ -767,12 +772,21 @@ static int check_locality(const struct vn_run_data *d, const struct vn_scn_asser
 			  struct vn_error *err)
 {
 	char obs[64], exp[64];
+	const struct vn_loc_counts *c = &d->loc;
 	if (!d->loc_have)
 		return unobserved(err, a, "no locality counts: run with --locality or \"locality\": true");
-	double v = a->measure == 3 ? vn_loc_model_s(&d->loc, d->loc_lat_ns)
+	if (a->step) {
+		int si = step_index(d, a->step);
+		c = si >= 0 && d->loc_steps ? &d->loc_steps[si] : NULL;
+		if (!c || !c->ram)
+			return unobserved(err, a,
+					  "step %s has no locality counts of its own (it ran beside a background step)",
+					  a->step);
+	}
+	double v = a->measure == 3 ? vn_loc_model_s(c, d->loc_lat_ns)
 		   : a->cpu_node < 0
-			   ? vn_loc_remote_fraction(&d->loc, (enum vn_loc_mode)a->measure)
-			   : vn_loc_remote_fraction_row(&d->loc, (enum vn_loc_mode)a->measure, (unsigned)a->cpu_node);
+			   ? vn_loc_remote_fraction(c, (enum vn_loc_mode)a->measure)
+			   : vn_loc_remote_fraction_row(c, (enum vn_loc_mode)a->measure, (unsigned)a->cpu_node);
 	if (v != v)
 		return unobserved(err, a, "no access was counted for %s", locality_measures[a->measure]);
 	snprintf(obs, sizeof(obs), "%.4g", v);

@@ -53,9 +53,10 @@ struct vn_run_data {
 	struct vn_run_hotplug *hotplugs;
 	/* Locality (docs/locality.md): the steps' accesses, once the map was proven. */
 	bool loc_have;
-	struct vn_loc_counts loc; /* after the proof until after the last step */
-	double *loc_lat_ns;       /* the model's [cpu node][mem node] latencies */
-	char *loc_proof;          /* what the proof saw, for result.json */
+	struct vn_loc_counts loc;        /* after the proof until after the last step */
+	double *loc_lat_ns;              /* the model's [cpu node][mem node] latencies */
+	char *loc_proof;                 /* what the proof saw, for result.json */
+	struct vn_loc_counts *loc_steps; /* s->nsteps: those of a step that ran alone (nnodes 0: none) */
 };
 
 /*

@@ -83,6 +83,34 @@ void vn_run_locality_sample(struct run *r, struct vn_strbuf *head)
 	vn_loc_counts_clear(&d);
 }
 
+void vn_run_locality_step(struct run *r, unsigned step, bool end)
+{
+	struct vn_error err = {0};
+	unsigned n = r->t->nnodes;
+
+	if (!r->loc)
+		return;
+	if (!end) {
+		vn_loc_counts_clear(&r->loc_step);
+		vn_loc_counts_init(&r->loc_step, n);
+		if (vn_loc_read(r->loc, &r->loc_step, &err) < 0)
+			vn_loc_counts_clear(&r->loc_step);
+	} else if (r->loc_step.ram) {
+		struct vn_loc_counts now, *d;
+		if (!r->d->loc_steps)
+			r->d->loc_steps = vn_xcalloc(r->s->nsteps, sizeof(*r->d->loc_steps));
+		d = &r->d->loc_steps[step];
+		vn_loc_counts_init(&now, n);
+		vn_loc_counts_init(d, n);
+		/* A step whose counts cannot be read has none: its metrics are missing, the run's stay. */
+		if (vn_loc_read(r->loc, &now, &err) < 0 || vn_loc_delta(&now, &r->loc_step, d, &err) < 0)
+			vn_loc_counts_clear(d);
+		vn_loc_counts_clear(&now);
+		vn_loc_counts_clear(&r->loc_step);
+	}
+	vn_error_clear(&err);
+}
+
 int vn_run_locality_end(struct run *r, struct vn_error *err)
 {
 	struct vn_loc_counts now;
@@ -109,4 +137,5 @@ void vn_run_locality_close(struct run *r)
 	r->loc = NULL;
 	vn_loc_counts_clear(&r->loc_start);
 	vn_loc_counts_clear(&r->loc_last);
+	vn_loc_counts_clear(&r->loc_step);
 }

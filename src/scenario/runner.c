@@ -305,6 +305,9 @@ static void free_data(struct vn_run_data *d, unsigned nsteps)
 	vn_snapshot_clear(&d->before);
 	vn_snapshot_clear(&d->after);
 	vn_loc_counts_clear(&d->loc);
+	for (unsigned i = 0; d->loc_steps && i < nsteps; i++)
+		vn_loc_counts_clear(&d->loc_steps[i]);
+	free(d->loc_steps);
 	free(d->loc_lat_ns);
 	free(d->loc_proof);
 	vn_samples_free(&d->samples);
