@@ -19,8 +19,13 @@ int vn_run_locality_start(struct run *r, const char *guest_dir, struct vn_error 
 {
 	struct vn_loc_map map;
 	struct vn_locality_proof proof;
-	_cleanup_free_ char *path = vn_xasprintf("%s/%s", guest_dir, VN_GUEST_LOCALITY);
 	int rc;
+
+	/* A guest on another host keeps its counters there. */
+	if (!guest_dir)
+		return vn_infra_error(err, -ENOENT, "locality: guest %s has no local state dir to count into",
+				      r->guest);
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s", guest_dir, VN_GUEST_LOCALITY);
 
 	vn_testbed_locality_map(r->t, &map);
 	if ((rc = vn_loc_open(path, &map, &r->loc, err)) < 0)
