@@ -869,7 +869,7 @@ const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 			      .name = name_change,
 			      .observed = VN_OBSERVED_NONE},
 	[VN_ASSERT_LOCALITY] = {.json = "locality",
-				.keys = {"type", "name", "measure", "cpu_node", "op", "value", NULL},
+				.keys = {"type", "name", "step", "measure", "cpu_node", "op", "value", NULL},
 				.parse = parse_locality,
 				.emit = emit_locality,
 				.validate = validate_locality,
