@@ -37,7 +37,7 @@ assert "locality.step.stream.remote_fraction.user" in m, "the lone step's own fi
 assert sum(cells) == m["locality.accesses"], "matrix sum %d != accesses %d" % (sum(cells), m["locality.accesses"])
 samples = [json.loads(l) for l in open(d + "/samples.jsonl")]
 assert samples and all(len(s["locality"]["matrix"]) == n for s in samples), "a matrix per sample"
-print("step: user remote %.4f; node 0's CPUs: " % m["locality.step.stream.remote_fraction.user"] + + " ".join("mem%d=%d" % (j, m["locality.matrix.cpu0.mem%d" % j]) for j in range(n)) +
+print("step: user remote %.4f; node 0's CPUs: " % m["locality.step.stream.remote_fraction.user"] + " ".join("mem%d=%d" % (j, m["locality.matrix.cpu0.mem%d" % j]) for j in range(n)) +
       "; all CPUs' user remote fraction %.4f, accesses %d, model %.3f s, %d samples" % (
       m["locality.remote_fraction.user"], m["locality.accesses"], m["locality.model_s"], len(samples)))
 PY
