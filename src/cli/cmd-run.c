@@ -149,6 +149,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 			break;
 		case 'K': ro.keep = true; break;
 		case 'c': ro.cold = true; break;
+		case 'L': ro.locality = true; break;
 		case 'W': vn_cli_with(optarg, &with, &nwith); break;
 		case 'H': hosts_file = optarg; break;
 		case 'X':
@@ -259,6 +260,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "every run in virtual time (QEMU -icount, TCG only): figures the\n"
 	 "guest times by its clock stop depending on the host's load;\n"
 	 "over the scenario's and its variants' \"virtual_time\" (docs/noise.md)"},
+	{"locality", 'L', false, NULL, VN_VAL_NONE,
+	 "count every guest memory access by CPU node and memory node\n"
+	 "(a TCG plugin; boots under TCG; docs/locality.md), as the\n"
+	 "scenario's \"locality\": true"},
 	{"hosts", 'H', false, "FILE", VN_VAL_FILE,
 	 "spread the matrix's runs over the libvirt hosts in FILE (a URI,\n"
 	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"

@@ -715,6 +715,93 @@ static int check_change(const struct vn_run_data *d, const struct vn_scn_assert 
 }
 
 /* The one table of assertion types, indexed by enum vn_scn_assert_type. */
+/* What a locality assertion can judge: the metrics of the same names, locality.MEASURE (observe.c). */
+static const char *const locality_measures[] = {"remote_fraction.user", "remote_fraction.kernel", "remote_fraction.all",
+						"model_s", NULL};
+
+static int parse_locality(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	char kp[VN_JSON_PATH_MAX];
+	struct json_object *m = vn_json_get(v, "measure");
+	int r;
+
+	if (!m)
+		return vn_json_missing(&c->r, p, "measure");
+	if ((r = vn_json_one_of(&c->r, m, vn_json_path_key(kp, p, "measure"), locality_measures, &a->measure)) < 0)
+		return r;
+	a->cpu_node = -1;
+	if (vn_json_get(v, "step") && (r = vn_scn_step_ref(c, v, p, &a->step)) < 0)
+		return r;
+	if (vn_json_get(v, "cpu_node")) {
+		unsigned n;
+		if ((r = vn_json_get_uint(&c->r, v, p, "cpu_node", true, 0, VN_MAX_NODES - 1, VN_SCN_NODE_WHAT, &n)) <
+		    0)
+			return r;
+		if (a->measure == 3)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "cpu_node"),
+					   "cpu_node goes with a remote_fraction measure, not model_s");
+		a->cpu_node = (int)n;
+	}
+	return parse_op_value(c, v, p, a);
+}
+
+/* A cpu_node must be a node of the topology with CPUs. */
+static int validate_locality(const struct vn_scn_assert *a, const struct vn_topology *t, const char *topo,
+			     const char *file, const char *p, struct vn_error *err)
+{
+	char kp[VN_JSON_PATH_MAX];
+	if (a->cpu_node < 0)
+		return 0;
+	return vn_scn_node_ok(file, t, topo, vn_json_path_key(kp, p, "cpu_node"), (unsigned)a->cpu_node, true, err);
+}
+
+static void emit_locality(struct json_object *o, const struct vn_scn_assert *a)
+{
+	if (a->step)
+		put_str(o, "step", a->step);
+	put_str(o, "measure", locality_measures[a->measure]);
+	if (a->cpu_node >= 0)
+		json_object_object_add(o, "cpu_node", json_object_new_int(a->cpu_node));
+	emit_op(o, a);
+}
+
+static char *name_locality(const struct vn_scn_assert *a)
+{
+	char row[32] = "";
+	if (a->cpu_node >= 0)
+		snprintf(row, sizeof(row), " cpu_node %d", a->cpu_node);
+	return vn_xasprintf("locality %s%s %s%s %s %g", a->step ? "step " : "run", a->step ? a->step : "",
+			    locality_measures[a->measure], row, vn_scn_op_name(a->op), a->value);
+}
+
+/* The emulator's counts of the steps' accesses; a run without them (locality off, map unproven) is not judged. */
+static int check_locality(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+			  struct vn_error *err)
+{
+	char obs[64], exp[64];
+	const struct vn_loc_counts *c = &d->loc;
+	if (!d->loc_have)
+		return unobserved(err, a, "no locality counts: run with --locality or \"locality\": true");
+	if (a->step) {
+		int si = step_index(d, a->step);
+		c = si >= 0 && d->loc_steps ? &d->loc_steps[si] : NULL;
+		if (!c || !c->ram)
+			return unobserved(err, a,
+					  "step %s has no locality counts of its own (it ran beside a background step)",
+					  a->step);
+	}
+	double v = a->measure == 3 ? vn_loc_model_s(c, d->loc_lat_ns)
+		   : a->cpu_node < 0
+			   ? vn_loc_remote_fraction(c, (enum vn_loc_mode)a->measure)
+			   : vn_loc_remote_fraction_row(c, (enum vn_loc_mode)a->measure, (unsigned)a->cpu_node);
+	if (v != v)
+		return unobserved(err, a, "no access was counted for %s", locality_measures[a->measure]);
+	snprintf(obs, sizeof(obs), "%.4g", v);
+	snprintf(exp, sizeof(exp), "%s %g", vn_scn_op_name(a->op), a->value);
+	verdict(rep, a, vn_scn_op_eval(a->op, v, a->value), v, obs, exp, NULL);
+	return 0;
+}
+
 const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 	[VN_ASSERT_FALLBACK] = {.json = "fallback",
 				.keys = {"type", "name", "model", NULL},
@@ -788,6 +875,14 @@ const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 			      .judge = check_change,
 			      .name = name_change,
 			      .observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_LOCALITY] = {.json = "locality",
+				.keys = {"type", "name", "step", "measure", "cpu_node", "op", "value", NULL},
+				.parse = parse_locality,
+				.emit = emit_locality,
+				.validate = validate_locality,
+				.judge = check_locality,
+				.name = name_locality,
+				.observed = VN_OBSERVED_VALUE},
 };
 
 char *vn_scn_assert_default_name(const struct vn_scn_assert *a)

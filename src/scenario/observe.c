@@ -99,8 +99,57 @@ static int node_counters(const struct vn_snapshot *s, unsigned n, enum vn_snap_n
 	return vn_snapshot_counters(p, out, err);
 }
 
+/* The steps' accesses (docs/locality.md, docs/results.md "Metric names"): the run's, then each lone step's. */
+static void step_locality(const struct vn_run_data *d, struct vn_report *rep, const char *step,
+			  const struct vn_loc_counts *c)
+{
+	static const char *const modes[] = {"user", "kernel", "all"};
+	char name[METRIC_NAME_MAX + 64];
+
+	snprintf(name, sizeof(name), "locality.step.%s.accesses", step);
+	vn_report_metric(rep, name, (double)vn_loc_sum(c, VN_LOC_ALL, NULL));
+	for (unsigned m = 0; m < 3; m++) {
+		snprintf(name, sizeof(name), "locality.step.%s.remote_fraction.%s", step, modes[m]);
+		vn_report_metric(rep, name, vn_loc_remote_fraction(c, (enum vn_loc_mode)m));
+	}
+	snprintf(name, sizeof(name), "locality.step.%s.model_s", step);
+	vn_report_metric(rep, name, vn_loc_model_s(c, d->loc_lat_ns));
+}
+
+static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
+{
+	static const char *const modes[] = {"user", "kernel", "all"};
+	const struct vn_loc_counts *c = &d->loc;
+	uint64_t outside = 0;
+
+	for (unsigned i = 0; d->loc_steps && i < d->s->nsteps; i++)
+		if (d->loc_steps[i].ram)
+			step_locality(d, rep, d->s->steps[i].name, &d->loc_steps[i]);
+	for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
+		outside += c->unmapped[k] + c->io[k] + c->unplaced[k];
+	vn_report_metric(rep, "locality.accesses", (double)vn_loc_sum(c, VN_LOC_ALL, NULL));
+	vn_report_metric(rep, "locality.accesses_outside", (double)outside);
+	for (unsigned m = 0; m < 3; m++) {
+		char name[64];
+		snprintf(name, sizeof(name), "locality.remote_fraction.%s", modes[m]);
+		vn_report_metric(rep, name, vn_loc_remote_fraction(c, (enum vn_loc_mode)m));
+	}
+	vn_report_metric(rep, "locality.model_s", vn_loc_model_s(c, d->loc_lat_ns));
+	for (unsigned i = 0; i < c->nnodes; i++)
+		for (unsigned j = 0; j < c->nnodes; j++) {
+			char name[64];
+			uint64_t s = 0;
+			for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
+				s += *vn_loc_at(c, i, j, k);
+			snprintf(name, sizeof(name), "locality.matrix.cpu%u.mem%u", i, j);
+			vn_report_metric(rep, name, (double)s);
+		}
+}
+
 int vn_run_metrics(const struct vn_run_data *d, struct vn_report *rep, struct vn_error *err)
 {
+	if (d->loc_have)
+		locality_metrics(d, rep);
 	deltas(rep, "vmstat.", d->vmstat_before, d->vmstat_after);
 	for (unsigned n = 0; n < d->t->nnodes; n++) {
 		char prefix[48];

@@ -3,6 +3,7 @@
 
 #include <json-c/json.h>
 
+#include "metrics/locality.h"
 #include "metrics/samples.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
@@ -50,6 +51,12 @@ struct vn_run_data {
 	struct vn_run_move *moves;
 	unsigned nhotplugs, hotplugs_cap; /* as many as its hotplug steps and actions */
 	struct vn_run_hotplug *hotplugs;
+	/* Locality (docs/locality.md): the steps' accesses, once the map was proven. */
+	bool loc_have;
+	struct vn_loc_counts loc;        /* after the proof until after the last step */
+	double *loc_lat_ns;              /* the model's [cpu node][mem node] latencies */
+	char *loc_proof;                 /* what the proof saw, for result.json */
+	struct vn_loc_counts *loc_steps; /* s->nsteps: those of a step that ran alone (nnodes 0: none) */
 };
 
 /*

@@ -72,7 +72,18 @@ struct run {
 	/* What report.html charts of the capture, kept as trace.jsonl is written (traced: it was opened). */
 	bool traced;
 	struct vn_html_trace trace_page;
+	/* Locality: the plugin's counters, at the proof's end and at the last sample. */
+	struct vn_loc_reader *loc;
+	struct vn_loc_counts loc_start, loc_last, loc_step;
 };
+
+/* Locality (runner-locality.c): map proven and counters read before the steps, per sample, after them. */
+int vn_run_locality_start(struct run *r, const char *guest_dir, struct vn_error *err);
+void vn_run_locality_sample(struct run *r, struct vn_strbuf *head);
+/* A step that runs alone: read at its start (end false), and its figures at its end. */
+void vn_run_locality_step(struct run *r, unsigned step, bool end);
+int vn_run_locality_end(struct run *r, struct vn_error *err);
+void vn_run_locality_close(struct run *r);
 
 /* Where the guest has vnuma's programs, and the steps' pidfiles: the backend's, else the image's. */
 static inline const char *vn_run_libdir(const struct run *r)

@@ -283,6 +283,10 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 				return rc;
 			continue;
 		}
+		/* A step alone in the guest (no background step still running) gets its own locality figures. */
+		bool alone = !st->background && !any_running(r, EX_WORKLOAD);
+		if (alone)
+			vn_run_locality_step(r, si, false);
 		if ((rc = start_step(r, si, err)) < 0)
 			return rc;
 		for (unsigned k = 0; k < st->nactions; k++) {
@@ -295,6 +299,8 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 			if ((rc = fire_due(r, pend, np, err)) < 0 || (rc = vn_run_pump(r, 100, err)) < 0)
 				return rc;
 		}
+		if (alone && !r->stop)
+			vn_run_locality_step(r, si, true);
 	}
 	/* Background steps, and actions still due while they run. */
 	while (any_running(r, EX_WORKLOAD) && !r->stop)

@@ -89,13 +89,14 @@ void vn_run_signal(struct run *r, struct exec *e, int sig)
 /* One complete sampler line gets the host's clock too, then goes to samples.jsonl. */
 static void sample_line(struct run *r, struct exec *e, const char *line, size_t n)
 {
-	char head[64];
-	size_t hn;
-
 	/* Not a JSON object, or one with a NUL inside that the parsers would cut short: not a sample. */
 	if (!n || line[0] != '{' || memchr(line, '\0', n))
 		return;
-	hn = (size_t)snprintf(head, sizeof(head), "{\"host_t\":%.3f,", vn_now_s() - r->t0);
+	_cleanup_strbuf_ struct vn_strbuf hb = VN_STRBUF_INIT;
+	vn_strbuf_printf(&hb, "{\"host_t\":%.3f,", vn_now_s() - r->t0);
+	vn_run_locality_sample(r, &hb);
+	const char *head = hb.s;
+	size_t hn = hb.len;
 	if (r->samples.len + hn + n > SAMPLES_MAX) {
 		r->samples_cut = true;
 		return;
@@ -303,6 +304,12 @@ static void free_data(struct vn_run_data *d, unsigned nsteps)
 {
 	vn_snapshot_clear(&d->before);
 	vn_snapshot_clear(&d->after);
+	vn_loc_counts_clear(&d->loc);
+	for (unsigned i = 0; d->loc_steps && i < nsteps; i++)
+		vn_loc_counts_clear(&d->loc_steps[i]);
+	free(d->loc_steps);
+	free(d->loc_lat_ns);
+	free(d->loc_proof);
 	vn_samples_free(&d->samples);
 	for (unsigned i = 0; d->steps && i < nsteps; i++) {
 		for (unsigned k = 0; k < d->steps[i].nresults; k++)
@@ -591,6 +598,13 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 	r->ex = NULL;
 	r->nex = 0;
 	vn_run_trace_free(r);
+	vn_run_locality_close(r);
+	if (r->d->loc_proof) {
+		struct vn_error pe = {0};
+		_cleanup_free_ char *pp = vn_run_path(r->dir, "locality-proof.txt");
+		vn_file_write_text(pp, r->d->loc_proof, &pe);
+		vn_error_clear(&pe);
+	}
 	/* A guest that died under the run failed like a boot does: its logs are kept under STATE/failed. */
 	bool died = r->a && vn_agent_watch_fired(r->a);
 	if (r->a)
@@ -694,6 +708,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		.image = s->image,
 		.cold = o->cold || s->cold,
 		.virtual_time = o->virtual_time || s->virtual_time,
+		.locality = s->locality || o->locality,
 	};
 
 	/* From here on every way out rewrites the result with the reason. */
@@ -707,8 +722,10 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		goto finish;
 	r.t0 = vn_now_s();
 	r.deadline = t_start + s->timeout_s;
-	if ((rc = vn_run_prepare(&r, err)) < 0 || (rc = vn_testbed_collect(r.a, before, &d.before, err)) < 0 ||
-	    (rc = sample_steps(&r, err)) < 0 || (rc = collect_after(&r, after, err)) < 0 ||
+	if ((rc = vn_run_prepare(&r, err)) < 0 ||
+	    (uo.locality && (rc = vn_run_locality_start(&r, up.guest_dir, err)) < 0) ||
+	    (rc = vn_testbed_collect(r.a, before, &d.before, err)) < 0 || (rc = sample_steps(&r, err)) < 0 ||
+	    (rc = vn_run_locality_end(&r, err)) < 0 || (rc = collect_after(&r, after, err)) < 0 ||
 	    (rc = check_workloads(&r, err)) < 0 || (rc = judge(&r, rep, err)) < 0)
 		goto finish;
 finish:

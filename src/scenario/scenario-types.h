@@ -17,8 +17,7 @@ enum vn_placement_policy {
 
 struct vn_scn_placement {
 	enum vn_placement_policy policy;
-	unsigned nnodes;
-	unsigned nodes[VN_MAX_NODES]; /* the policy's nodes */
+	unsigned nnodes, nodes[VN_MAX_NODES]; /* the policy's nodes */
 	/* CPUs to run on for membind/preferred/interleave; empty = anywhere. */
 	unsigned ncpu_nodes;
 	unsigned cpu_nodes[VN_MAX_NODES];
@@ -29,8 +28,7 @@ struct vn_scn_hotplug {
 	unsigned node;
 	uint64_t memory; /* bytes, whole 128M blocks; 0: vCPUs */
 	unsigned cpus;
-	bool remove;        /* memory only */
-	bool online_kernel; /* online_kernel rather than online_movable */
+	bool remove, online_kernel; /* memory only; online_kernel rather than online_movable */
 };
 
 /* "at t seconds, move this fraction of the step's processes to node N's CPUs",
@@ -73,6 +71,7 @@ enum vn_scn_assert_type {
 	VN_ASSERT_METRIC,           /* a workload result field (dotted path) OP value */
 	VN_ASSERT_MEMORY_ON_NODE,   /* >= fraction of the step's memory ended on node */
 	VN_ASSERT_CHANGE,           /* matrix: a metric's %change against the base variant OP value */
+	VN_ASSERT_LOCALITY,         /* the steps' remote fraction (user, kernel, all) or modeled time OP value */
 	VN_ASSERT_NTYPES,           /* not a type: how many there are (scenario/schema-priv.h, vn_assert_types) */
 };
 
@@ -93,11 +92,11 @@ struct vn_scn_assert {
 	char *metric;     /* CHANGE: a metric name of result.json (docs/results.md), e.g. vmstat.numa_hint_faults */
 	char *variant;    /* CHANGE: the variant judged against the base; NULL: every one but the base */
 	bool significant; /* CHANGE: fail only when the change is also significant (Welch p < 0.05) */
+	int measure, cpu_node; /* LOCALITY: assert.c's locality_measures[measure]; cpu_node's CPUs only (-1: all) */
 };
 
 struct vn_scn_sysctl {
-	char *key; /* kernel.numa_balancing */
-	char *value;
+	char *key, *value; /* kernel.numa_balancing, "1" */
 };
 
 /* One column of a matrix run: what it changes against the scenario. */
@@ -143,6 +142,7 @@ struct vn_scenario {
 	struct vn_scn_variant *variants;
 	double quick_scale; /* --quick multiplies durations, sizes and action times (default 0.25) */
 	bool virtual_time;  /* guest time by instructions executed (QEMU -icount, TCG), not host time */
+	bool locality;      /* count accesses by CPU node x memory node (docs/locality.md); forces TCG */
 	unsigned nsteps;
 	struct vn_scn_step *steps;
 	unsigned nasserts;

@@ -157,6 +157,8 @@ char *vn_scenario_to_json(const struct vn_scenario *s)
 	put(o, "repeats", json_object_new_int64(s->repeats));
 	put(o, "quick_scale", vn_scn_json_num(s->quick_scale));
 	put(o, "virtual_time", json_object_new_boolean(s->virtual_time));
+	if (s->locality)
+		put(o, "locality", json_object_new_boolean(true));
 	struct json_object *steps = json_object_new_array();
 	for (unsigned i = 0; i < s->nsteps; i++)
 		json_object_array_add(steps, step_json(&s->steps[i]));

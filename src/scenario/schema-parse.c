@@ -679,7 +679,7 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 					   "sysctls",   "thp",          "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",      "quick_scale", "steps",   "assertions",
 					   "variants",  "with",         "tracepoints", "image",   "arch",
-					   "boot",      "virtual_time", NULL};
+					   "boot",      "virtual_time", "locality",    NULL};
 	struct vn_scenario *s = c->s;
 	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
 	struct json_object *v;
@@ -725,6 +725,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 	    (r = vn_json_strv_append(&c->r, v, "$.with", VN_JSON_NAME, &s->with, &nwith)) < 0)
 		return r;
 	if ((r = parse_tracepoints(c, vn_json_get(root, "tracepoints"), "$.tracepoints")) < 0)
+		return r;
+	if ((r = get_bool(c, root, "$", "locality", &s->locality, &given)) < 0)
 		return r;
 	s->sample_interval_s = 1;
 	s->timeout_s = 900;

@@ -19,6 +19,7 @@
 #include "guest/agent.h"
 #include "guest/disk.h"
 #include "kernel/kernel.h"
+#include "testbed/locality.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -207,22 +208,33 @@ void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at)
 {
 	vn_agent_close(at->a);
 	vn_virt_domain_free(at->d);
-	vn_free_all(at->dir, at->sock, at->log, at->root_disk, at->disk_dir, at->disk_prefix);
+	vn_free_all(at->dir, at->sock, at->log, at->root_disk, at->disk_dir, at->disk_prefix, at->plugin_opt);
 	at->a = NULL;
 	at->d = NULL;
-	at->dir = at->sock = at->log = at->root_disk = at->disk_dir = at->disk_prefix = NULL;
+	at->dir = at->sock = at->log = at->root_disk = at->disk_dir = at->disk_prefix = at->plugin_opt = NULL;
 }
 
 /* The domain a boot attempt (or a restore) starts, all of it borrowed from at. */
 static struct vn_domain_opts boot_dopts(struct vn_boot_attempt *at)
 {
+	at->nqemu_args = 0;
+	if (at->icount) {
+		at->qemu_args[at->nqemu_args++] = "-icount";
+		at->qemu_args[at->nqemu_args++] = at->icount;
+	}
+	if (at->plugin_opt) {
+		at->qemu_args[at->nqemu_args++] = "-plugin";
+		at->qemu_args[at->nqemu_args++] = at->plugin_opt;
+	}
 	return (struct vn_domain_opts){
 		.name = at->name,
 		.arch = at->arch,
-		/* Virtual time is TCG's alone: no KVM probe. */
-		.accel = at->icount ? VN_ACCEL_TCG : VN_ACCEL_AUTO,
-		.qemu_args = at->icount ? at->icount_args : NULL,
-		.nqemu_args = at->icount ? 2 : 0,
+		/* Virtual time and plugins are TCG's alone: no KVM probe. */
+		.accel = at->icount || at->plugin_opt ? VN_ACCEL_TCG : VN_ACCEL_AUTO,
+		.accel_reason =
+			at->plugin_opt ? "locality accounting needs TCG (a TCG plugin counts the accesses)" : NULL,
+		.qemu_args = at->qemu_args,
+		.nqemu_args = at->nqemu_args,
 		.kernel = at->image,
 		.loader = at->loader,
 		.initrd = at->initrd,
@@ -333,6 +345,10 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 	at->restored = false;
 	if ((rc = boot_dir(at, err)) < 0)
 		return rc;
+	if (o->locality && (rc = vn_testbed_locality_arg(t, at->dir, &at->plugin_opt, err)) < 0) {
+		vn_rm_rf(at->dir);
+		return rc;
+	}
 	struct vn_domain_opts dopts = boot_dopts(at);
 	vn_testbed_progress(o, "defining", "%s: %u nodes, %u vCPUs, kernel %s%s%s%s", at->name, t->nnodes,
 			    t->ncpus_total, at->release, at->image == at->kernel ? "" : " (PVH)",

@@ -75,8 +75,11 @@ struct vn_boot_attempt {
 	enum vn_arch arch;                    /* the guest's */
 	const char *icount;                   /* virtual time: -icount's value (TCG forced); NULL: real time */
 	const char *icount_args[2];           /* -icount and its value, when icount is set */
-	double until;                         /* give up waiting for the agent then */
-	uint64_t root_image_size;             /* another host's: the image's virtual size, for its overlay volume */
+	char *plugin_opt;                     /* -plugin's value when counting locality (testbed/locality.h) */
+	const char *qemu_args[4];             /* what boot_dopts() passes QEMU: -icount, -plugin */
+	size_t nqemu_args;
+	double until;             /* give up waiting for the agent then */
+	uint64_t root_image_size; /* another host's: the image's virtual size, for its overlay volume */
 	/* out */
 	char *dir, *sock, *log, *root_disk;
 	char *disk_dir, *disk_prefix; /* another host's: the pool dir and GUEST@ its disk volumes are named with */

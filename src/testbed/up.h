@@ -54,6 +54,12 @@ struct vn_up_opts {
 	const char *arch;        /* the guest's architecture (util/arch.h names), NULL: the host's */
 	bool cold;               /* boot even where a snapshot of this guest could be restored (testbed/warm.h) */
 	bool virtual_time;       /* -icount (above): forces TCG */
+	/*
+	 * Load the locality plugin (testbed/locality.h), counting into the guest
+	 * dir's VN_GUEST_LOCALITY. Plugins are TCG's: the guest boots under TCG
+	 * whatever the accelerator verdict, and says so.
+	 */
+	bool locality;
 };
 
 /* A file a guest on another host needed there: sent by this boot, or found there already. */

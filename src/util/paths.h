@@ -26,6 +26,8 @@ struct vn_paths {
 	char helper_dirs[VN_PATHS_MAX_HELPER_DIRS][PATH_MAX];
 	/* The other architectures' in-guest programs, one folder each: BUILD/arch or LIBEXEC/vnuma. */
 	char arch_dir[PATH_MAX];
+	/* QEMU plugins (vnuma-locality.so): BUILD/src/plugin, or PREFIX/libexec/vnuma */
+	char plugin_dir[PATH_MAX];
 };
 
 /* The layout for an executable at exe (an absolute path). */

@@ -44,6 +44,7 @@
 #define VN_GUEST_DOMAIN_XML   "domain.xml"
 #define VN_GUEST_ROOT_DISK    "root.qcow2"
 #define VN_GUEST_QEMU_LOG     "qemu.log"
+#define VN_GUEST_LOCALITY     "locality.bin" /* the locality plugin's counters (metrics/locality.h) */
 
 /* The files of a booted snapshot under CACHE/warm. */
 #define VN_WARM_SAVE    "save"

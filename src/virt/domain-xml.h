@@ -43,6 +43,7 @@ struct vn_domain_opts {
 	const char *name, *uuid;               /* uuid optional */
 	enum vn_arch arch;                     /* x86_64 (q35), arm64 (virt), ppc64le (pseries) */
 	enum vn_accel accel;                   /* TCG or KVM (AUTO: vn_virt_domain_create decides) */
+	const char *accel_reason;              /* optional, with TCG or KVM: why the caller chose it */
 	const char *kernel, *initrd, *cmdline; /* direct kernel boot; cmdline/initrd optional */
 	const char *loader;                    /* firmware ROM instead of SeaBIOS (qboot for a PVH vmlinux); optional */
 	const char *console_log;               /* serial console log file (written by vnuma, never by QEMU) */

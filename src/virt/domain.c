@@ -291,7 +291,8 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 		rc = vn_accel_boot(&ops, getenv("VNUMA_ACCEL"), &lim, &verdict, err);
 	else {
 		verdict = (struct vn_accel_verdict){.accel = o->accel};
-		snprintf(verdict.reason, sizeof(verdict.reason), "chosen by the caller");
+		snprintf(verdict.reason, sizeof(verdict.reason), "%s",
+			 o->accel_reason ? o->accel_reason : "chosen by the caller");
 		rc = op_start(&at, o->accel, err);
 	}
 	if (rc < 0) {

@@ -165,6 +165,63 @@ static void test_every_type(void **state)
 }
 
 /* Change assertions of a matrix, judged from a real comparison (the compare fixture group numa-ab). */
+/* The locality assertion: the run's figures, a lone step's, one CPU node's, and none (locality off). */
+static void test_locality(void **state)
+{
+	static const char s_json[] =
+		"{\"name\": \"l\", \"topology\": \"t.xml\", \"locality\": true,"
+		" \"steps\": [{\"name\": \"a\", \"workload\": \"stream\"}],"
+		" \"assertions\": ["
+		"  {\"type\": \"locality\", \"name\": \"run\", \"measure\": \"remote_fraction.user\", \"op\": \">=\", "
+		"\"value\": 0.5},"
+		"  {\"type\": \"locality\", \"name\": \"row\", \"measure\": \"remote_fraction.user\", \"cpu_node\": 1,"
+		"   \"op\": \"<=\", \"value\": 0.05},"
+		"  {\"type\": \"locality\", \"name\": \"step\", \"step\": \"a\", \"measure\": \"remote_fraction.all\","
+		"   \"op\": \">\", \"value\": 0.9},"
+		"  {\"type\": \"locality\", \"name\": \"model\", \"measure\": \"model_s\", \"op\": \"<\", \"value\": "
+		"1}]}";
+	struct loaded l = load(topo, "t.xml", s_json, "l.json");
+	struct vn_error err = {0};
+	struct vn_run_data d = {.s = l.s, .t = l.t};
+	struct vn_report r = {0};
+	struct vn_run_step_data steps[1] = {{0}};
+	double lat[4] = {100, 210, 210, 100};
+	d.steps = steps;
+
+	/* Locality off: not judged, an infrastructure error naming the way to turn it on. */
+	assert_int_not_equal(vn_scenario_assert(&d, &r, &err), 0);
+	assert_non_null(strstr(err.msg, "--locality"));
+	vn_report_clear(&r);
+	vn_error_clear(&err);
+
+	d.loc_have = true;
+	d.loc_lat_ns = lat;
+	vn_loc_counts_init(&d.loc, 2);
+	*vn_loc_at(&d.loc, 0, 1, VN_LOC_USER_STORE) = 900; /* node 0's CPUs, remote */
+	*vn_loc_at(&d.loc, 1, 1, VN_LOC_USER_LOAD) = 100;  /* node 1's, local */
+	/* The step did not run alone: its assertion cannot be judged. */
+	assert_int_not_equal(vn_scenario_assert(&d, &r, &err), 0);
+	assert_non_null(strstr(err.msg, "step a has no locality counts"));
+	vn_report_clear(&r);
+	vn_error_clear(&err);
+
+	struct vn_loc_counts st[1];
+	vn_loc_counts_init(&st[0], 2);
+	*vn_loc_at(&st[0], 0, 1, VN_LOC_KERNEL_LOAD) = 95;
+	*vn_loc_at(&st[0], 0, 0, VN_LOC_KERNEL_LOAD) = 5;
+	d.loc_steps = st;
+	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
+	assert_true(find(&r, "run")->pass);   /* 0.9 >= 0.5 */
+	assert_true(find(&r, "row")->pass);   /* node 1: 0 of 100 remote */
+	assert_true(find(&r, "step")->pass);  /* 0.95 > 0.9 */
+	assert_true(find(&r, "model")->pass); /* 900 x 210 + 100 x 100 ns */
+	assert_float_equal(find(&r, "model")->value, 199000e-9, 1e-15);
+	vn_report_clear(&r);
+	vn_loc_counts_clear(&st[0]);
+	vn_loc_counts_clear(&d.loc);
+	loaded_free(&l);
+}
+
 static void test_change_against_base(void **state)
 {
 	(void)state;
@@ -695,7 +752,7 @@ int main(void)
 		cmocka_unit_test(test_page_from_memory),        cmocka_unit_test(test_every_type),
 		cmocka_unit_test(test_metrics_deltas),          cmocka_unit_test(test_change_against_base),
 		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
-		cmocka_unit_test(test_observations_as_metrics),
+		cmocka_unit_test(test_observations_as_metrics), cmocka_unit_test(test_locality),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

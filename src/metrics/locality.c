@@ -1,0 +1,249 @@
+/* The locality plugin's counters file, read by the host (locality.h). */
+#include "metrics/locality.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/cleanup.h"
+
+void vn_loc_counts_init(struct vn_loc_counts *c, unsigned nnodes)
+{
+	*c = (struct vn_loc_counts){.nnodes = nnodes};
+	c->ram = vn_xcalloc((size_t)nnodes * nnodes * VN_LOC_NKINDS, sizeof(uint64_t));
+}
+
+void vn_loc_counts_clear(struct vn_loc_counts *c)
+{
+	free(c->ram);
+	*c = (struct vn_loc_counts){0};
+}
+
+int vn_loc_check(const void *buf, size_t len, const struct vn_loc_map *map, struct vn_error *err)
+{
+	struct vn_loc_header h;
+	if (len < sizeof(h))
+		return vn_infra_error(err, -EPROTO, "locality counters: %zu bytes, shorter than their header", len);
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != VN_LOC_MAGIC || h.layout != VN_LOC_LAYOUT)
+		return vn_infra_error(err, -EPROTO, "locality counters: not a layout-%d counters file", VN_LOC_LAYOUT);
+	if (h.nvcpus == 0 || h.nvcpus > VN_LOC_MAX_VCPUS || h.nranges != map->nranges ||
+	    h.vcpu_bytes != VN_LOC_VCPU_BYTES(h.nranges) || h.counters_at != sizeof(h))
+		return vn_infra_error(
+			err, -EPROTO,
+			"locality counters: header says %u vCPUs, %u ranges (asked for %u), not the layout", h.nvcpus,
+			h.nranges, map->nranges);
+	if (len < VN_LOC_FILE_BYTES(h.nvcpus, h.nranges))
+		return vn_infra_error(err, -EPROTO, "locality counters: %zu bytes, the header needs %llu", len,
+				      (unsigned long long)VN_LOC_FILE_BYTES(h.nvcpus, h.nranges));
+	for (unsigned r = 0; r < h.nranges; r++)
+		if (memcmp(&h.ranges[r], &map->ranges[r], sizeof(h.ranges[r])) != 0)
+			return vn_infra_error(err, -EPROTO, "locality counters: range %u is not the one asked for", r);
+	return 0;
+}
+
+static uint64_t load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void fold_vcpu(const uint64_t *blk, int cpu_node, const struct vn_loc_map *map, struct vn_loc_counts *out)
+{
+	for (unsigned s = 0; s < VN_LOC_NSLOTS(map->nranges); s++)
+		for (unsigned k = 0; k < VN_LOC_NKINDS; k++) {
+			uint64_t v = load(&blk[s * VN_LOC_NKINDS + k]);
+			out->total += v;
+			if (s == VN_LOC_SLOT_IO(map->nranges))
+				out->io[k] += v;
+			else if (s == VN_LOC_SLOT_UNMAPPED(map->nranges))
+				out->unmapped[k] += v;
+			else if (cpu_node < 0)
+				out->unplaced[k] += v;
+			else
+				*vn_loc_at(out, (unsigned)cpu_node, (unsigned)map->ranges[s].node, k) += v;
+		}
+}
+
+void vn_loc_fold(const void *buf, const struct vn_loc_map *map, struct vn_loc_counts *out)
+{
+	const struct vn_loc_header *h = buf;
+	unsigned nnodes = out->nnodes;
+	uint64_t *ram = out->ram;
+	memset(ram, 0, (size_t)nnodes * nnodes * VN_LOC_NKINDS * sizeof(uint64_t));
+	*out = (struct vn_loc_counts){.nnodes = nnodes, .ram = ram};
+	for (unsigned v = 0; v < h->nvcpus; v++) {
+		const uint64_t *blk =
+			(const uint64_t *)((const unsigned char *)buf + h->counters_at + v * h->vcpu_bytes);
+		fold_vcpu(blk, v < map->ncpus ? map->cpu_node[v] : -1, map, out);
+	}
+}
+
+struct vn_loc_reader {
+	void *base;
+	size_t size;
+	struct vn_loc_map map;
+};
+
+int vn_loc_open(const char *path, const struct vn_loc_map *map, struct vn_loc_reader **out, struct vn_error *err)
+{
+	*out = NULL;
+	for (unsigned r = 0; r < map->nranges; r++)
+		if (map->ranges[r].node >= map->nnodes)
+			return vn_input_error(err, "locality map: range %u names node %llu of %u", r,
+					      (unsigned long long)map->ranges[r].node, map->nnodes);
+	for (unsigned v = 0; v < map->ncpus; v++)
+		if (map->cpu_node[v] >= map->nnodes)
+			return vn_input_error(err, "locality map: vCPU %u on node %u of %u", v, map->cpu_node[v],
+					      map->nnodes);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return vn_infra_error(err, -errno, "locality counters %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct vn_loc_header) ||
+	    (uint64_t)st.st_size > VN_LOC_FILE_BYTES(VN_LOC_MAX_VCPUS, VN_LOC_MAX_RANGES))
+		return vn_infra_error(err, -EPROTO, "locality counters %s: not a counters file (%lld bytes)", path,
+				      (long long)st.st_size);
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return vn_infra_error(err, -errno, "locality counters %s: mmap: %s", path, strerror(errno));
+	int rc = vn_loc_check(m, (size_t)st.st_size, map, err);
+	if (rc < 0) {
+		munmap(m, (size_t)st.st_size);
+		vn_error_prefix(err, "%s: ", path);
+		return rc;
+	}
+	struct vn_loc_reader *r = vn_xmalloc(sizeof(*r));
+	*r = (struct vn_loc_reader){.base = m, .size = (size_t)st.st_size, .map = *map};
+	*out = r;
+	return 0;
+}
+
+int vn_loc_read(struct vn_loc_reader *r, struct vn_loc_counts *out, struct vn_error *err)
+{
+	/* QEMU may have rewritten the header since it was checked: check again, it is cheap. */
+	int rc = vn_loc_check(r->base, r->size, &r->map, err);
+	if (rc < 0)
+		return rc;
+	vn_loc_fold(r->base, &r->map, out);
+	return 0;
+}
+
+void vn_loc_close(struct vn_loc_reader *r)
+{
+	if (!r)
+		return;
+	munmap(r->base, r->size);
+	free(r);
+}
+
+static int sub(uint64_t a, uint64_t b, uint64_t *out, struct vn_error *err)
+{
+	if (a < b)
+		return vn_infra_error(err, -EPROTO, "locality counters went back (%llu after %llu)",
+				      (unsigned long long)a, (unsigned long long)b);
+	*out = a - b;
+	return 0;
+}
+
+int vn_loc_delta(const struct vn_loc_counts *after, const struct vn_loc_counts *before, struct vn_loc_counts *out,
+		 struct vn_error *err)
+{
+	int rc = 0;
+	size_t n = (size_t)after->nnodes * after->nnodes * VN_LOC_NKINDS;
+	if (after->nnodes != before->nnodes || out->nnodes != after->nnodes)
+		return vn_infra_error(err, -EINVAL, "locality counters of %u and %u nodes", after->nnodes,
+				      before->nnodes);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = sub(after->ram[i], before->ram[i], &out->ram[i], err);
+	for (unsigned k = 0; k < VN_LOC_NKINDS && rc == 0; k++)
+		if ((rc = sub(after->unmapped[k], before->unmapped[k], &out->unmapped[k], err)) == 0 &&
+		    (rc = sub(after->io[k], before->io[k], &out->io[k], err)) == 0)
+			rc = sub(after->unplaced[k], before->unplaced[k], &out->unplaced[k], err);
+	if (rc == 0)
+		rc = sub(after->total, before->total, &out->total, err);
+	return rc;
+}
+
+static bool kind_in(unsigned k, enum vn_loc_mode m)
+{
+	bool kernel = k == VN_LOC_KERNEL_LOAD || k == VN_LOC_KERNEL_STORE;
+	return m == VN_LOC_ALL || (m == VN_LOC_KERNEL) == kernel;
+}
+
+uint64_t vn_loc_sum_row(const struct vn_loc_counts *c, enum vn_loc_mode m, unsigned cpu_node, uint64_t *remote)
+{
+	uint64_t all = 0, rem = 0;
+	for (unsigned j = 0; cpu_node < c->nnodes && j < c->nnodes; j++)
+		for (unsigned k = 0; k < VN_LOC_NKINDS; k++) {
+			if (!kind_in(k, m))
+				continue;
+			uint64_t v = *vn_loc_at(c, cpu_node, j, k);
+			all += v;
+			rem += cpu_node != j ? v : 0;
+		}
+	if (remote)
+		*remote = rem;
+	return all;
+}
+
+uint64_t vn_loc_sum(const struct vn_loc_counts *c, enum vn_loc_mode m, uint64_t *remote)
+{
+	uint64_t all = 0, rem = 0;
+	for (unsigned i = 0; i < c->nnodes; i++) {
+		uint64_t r;
+		all += vn_loc_sum_row(c, m, i, &r);
+		rem += r;
+	}
+	if (remote)
+		*remote = rem;
+	return all;
+}
+
+double vn_loc_remote_fraction_row(const struct vn_loc_counts *c, enum vn_loc_mode m, unsigned cpu_node)
+{
+	uint64_t rem, all = vn_loc_sum_row(c, m, cpu_node, &rem);
+	return all ? (double)rem / (double)all : NAN;
+}
+
+double vn_loc_remote_fraction(const struct vn_loc_counts *c, enum vn_loc_mode m)
+{
+	uint64_t rem, all = vn_loc_sum(c, m, &rem);
+	return all ? (double)rem / (double)all : NAN;
+}
+
+double vn_loc_model_s(const struct vn_loc_counts *c, const double *lat_ns)
+{
+	double ns = 0;
+	for (unsigned i = 0; i < c->nnodes; i++)
+		for (unsigned j = 0; j < c->nnodes; j++) {
+			uint64_t n = 0;
+			for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
+				n += *vn_loc_at(c, i, j, k);
+			ns += (double)n * lat_ns[i * c->nnodes + j];
+		}
+	return ns * 1e-9;
+}
+
+int vn_loc_proof_judge(const struct vn_loc_counts *d, unsigned node, uint64_t min_accesses, struct vn_error *err)
+{
+	const unsigned k = VN_LOC_USER_STORE;
+	uint64_t on = 0, all = d->unmapped[k] + d->unplaced[k];
+	for (unsigned i = 0; i < d->nnodes; i++)
+		for (unsigned j = 0; j < d->nnodes; j++) {
+			uint64_t v = *vn_loc_at(d, i, j, k);
+			all += v;
+			on += j == node ? v : 0;
+		}
+	if (node < d->nnodes && on >= min_accesses && (double)on >= VN_LOC_PROOF_SHARE * (double)all)
+		return 0;
+	return vn_infra_error(err, -EPROTO,
+			      "locality map not proven: memory bound to node %u took %llu of %llu user stores "
+			      "(want at least %llu and %.0f%%); no locality figures",
+			      node, (unsigned long long)on, (unsigned long long)all, (unsigned long long)min_accesses,
+			      VN_LOC_PROOF_SHARE * 100);
+}

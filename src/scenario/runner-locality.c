@@ -1,0 +1,146 @@
+/*
+ * Locality in a run (docs/locality.md): the plugin's map proven on the booted
+ * guest before the steps, the counters read at the start, at each sample
+ * (the matrix since the last one, into samples.jsonl) and after the steps.
+ * A map that fails its proof ends the run as an infrastructure failure: no
+ * locality figure rather than a wrong one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/runner-priv.h"
+#include "testbed/locality.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/state.h"
+
+int vn_run_locality_start(struct run *r, const char *guest_dir, struct vn_error *err)
+{
+	struct vn_loc_map map;
+	struct vn_locality_proof proof;
+	int rc;
+
+	/* A guest on another host keeps its counters there. */
+	if (!guest_dir)
+		return vn_infra_error(err, -ENOENT, "locality: guest %s has no local state dir to count into",
+				      r->guest);
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s", guest_dir, VN_GUEST_LOCALITY);
+
+	vn_testbed_locality_map(r->t, &map);
+	if ((rc = vn_loc_open(path, &map, &r->loc, err)) < 0)
+		return rc;
+	if (r->progress)
+		r->progress(r->progress_data, "locality", "proving the address map: memory bound to each node in turn");
+	rc = vn_testbed_locality_prove(r->a, r->loc, r->t, vn_run_libdir(r), &proof, err);
+	free(r->d->loc_proof);
+	r->d->loc_proof = proof.report;
+	if (rc < 0)
+		return rc;
+	vn_loc_counts_init(&r->loc_start, r->t->nnodes);
+	vn_loc_counts_init(&r->loc_last, r->t->nnodes);
+	if ((rc = vn_loc_read(r->loc, &r->loc_start, err)) < 0)
+		return rc;
+	/* The first sample's matrix starts where the steps do. */
+	uint64_t *ram = r->loc_last.ram;
+	memcpy(ram, r->loc_start.ram, (size_t)r->t->nnodes * r->t->nnodes * VN_LOC_NKINDS * sizeof(*ram));
+	r->loc_last = r->loc_start;
+	r->loc_last.ram = ram;
+	return 0;
+}
+
+/* "locality":{"accesses":N,"remote_fraction":F,"matrix":[[...],...]}, since the last sample; host-made. */
+void vn_run_locality_sample(struct run *r, struct vn_strbuf *head)
+{
+	struct vn_loc_counts now, d;
+	struct vn_error err = {0};
+	unsigned n = r->t->nnodes;
+
+	if (!r->loc)
+		return;
+	vn_loc_counts_init(&now, n);
+	vn_loc_counts_init(&d, n);
+	if (vn_loc_read(r->loc, &now, &err) == 0 && vn_loc_delta(&now, &r->loc_last, &d, &err) == 0) {
+		double f = vn_loc_remote_fraction(&d, VN_LOC_ALL);
+		vn_strbuf_printf(head, "\"locality\":{\"accesses\":%llu,",
+				 (unsigned long long)vn_loc_sum(&d, VN_LOC_ALL, NULL));
+		if (f == f)
+			vn_strbuf_printf(head, "\"remote_fraction\":%.6f,", f);
+		vn_strbuf_printf(head, "\"matrix\":[");
+		for (unsigned i = 0; i < n; i++) {
+			vn_strbuf_printf(head, "%s[", i ? "," : "");
+			for (unsigned j = 0; j < n; j++) {
+				uint64_t s = 0;
+				for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
+					s += *vn_loc_at(&d, i, j, k);
+				vn_strbuf_printf(head, "%s%llu", j ? "," : "", (unsigned long long)s);
+			}
+			vn_strbuf_printf(head, "]");
+		}
+		vn_strbuf_printf(head, "]},");
+		/* now becomes the last: swap the arrays so neither leaks. */
+		struct vn_loc_counts old = r->loc_last;
+		r->loc_last = now;
+		now = old;
+	}
+	vn_error_clear(&err);
+	vn_loc_counts_clear(&now);
+	vn_loc_counts_clear(&d);
+}
+
+void vn_run_locality_step(struct run *r, unsigned step, bool end)
+{
+	struct vn_error err = {0};
+	unsigned n = r->t->nnodes;
+
+	if (!r->loc)
+		return;
+	if (!end) {
+		vn_loc_counts_clear(&r->loc_step);
+		vn_loc_counts_init(&r->loc_step, n);
+		if (vn_loc_read(r->loc, &r->loc_step, &err) < 0)
+			vn_loc_counts_clear(&r->loc_step);
+	} else if (r->loc_step.ram) {
+		struct vn_loc_counts now, *d;
+		if (!r->d->loc_steps)
+			r->d->loc_steps = vn_xcalloc(r->s->nsteps, sizeof(*r->d->loc_steps));
+		d = &r->d->loc_steps[step];
+		vn_loc_counts_init(&now, n);
+		vn_loc_counts_init(d, n);
+		/* A step whose counts cannot be read has none: its metrics are missing, the run's stay. */
+		if (vn_loc_read(r->loc, &now, &err) < 0 || vn_loc_delta(&now, &r->loc_step, d, &err) < 0)
+			vn_loc_counts_clear(d);
+		vn_loc_counts_clear(&now);
+		vn_loc_counts_clear(&r->loc_step);
+	}
+	vn_error_clear(&err);
+}
+
+int vn_run_locality_end(struct run *r, struct vn_error *err)
+{
+	struct vn_loc_counts now;
+	unsigned n = r->t->nnodes;
+	int rc;
+
+	if (!r->loc)
+		return 0;
+	vn_loc_counts_init(&now, n);
+	vn_loc_counts_init(&r->d->loc, n);
+	if ((rc = vn_loc_read(r->loc, &now, err)) == 0 &&
+	    (rc = vn_loc_delta(&now, &r->loc_start, &r->d->loc, err)) == 0) {
+		r->d->loc_lat_ns = vn_xcalloc((size_t)n * n, sizeof(double));
+		vn_testbed_locality_latency(r->t, r->d->loc_lat_ns);
+		r->d->loc_have = true;
+	}
+	vn_loc_counts_clear(&now);
+	return rc;
+}
+
+void vn_run_locality_close(struct run *r)
+{
+	vn_loc_close(r->loc);
+	r->loc = NULL;
+	vn_loc_counts_clear(&r->loc_start);
+	vn_loc_counts_clear(&r->loc_last);
+	vn_loc_counts_clear(&r->loc_step);
+}

@@ -1,0 +1,51 @@
+/*
+ * Locality accounting on a booted topology (locality.c): the address map the
+ * plugin is given, the -plugin argument that loads it, and the boot-time proof
+ * that the map is right. docs/locality.md says why the map is what it is.
+ */
+#pragma once
+
+#include "guest/agent.h"
+#include "metrics/locality.h"
+#include "topology/topology.h"
+#include "util/error.h"
+
+/* The plugin, in vnuma's plugin dir (util/paths.h). */
+#define VN_LOCALITY_PLUGIN "vnuma-locality.so"
+
+/*
+ * The map for QEMU 7.2 with libvirt's one memory backend per cell: cell i's
+ * backend is the i-th RAM block (offset base_i, the cells before it summed),
+ * and mapped at base_i in the machine's RAM container, so the plugin API's
+ * address of its byte o is 2 * base_i + o. Assumed here, proven at boot.
+ * vCPU v's node is the cell holding CPU v.
+ */
+void vn_testbed_locality_map(const struct vn_topology *t, struct vn_loc_map *map);
+
+/* -plugin's value that loads the plugin counting into guest_dir's VN_GUEST_LOCALITY: malloc'd. */
+int vn_testbed_locality_arg(const struct vn_topology *t, const char *guest_dir, char **out, struct vn_error *err);
+
+/*
+ * The model's latency of each node pair, lat_ns[cpu node * nnodes + mem
+ * node]: the topology's HMAT access latency where it gives the pair (or,
+ * failing that, the pair the other way round), else VN_LOCALITY_BASE_NS
+ * scaled by the SLIT distance over 10 (local = 10).
+ */
+#define VN_LOCALITY_BASE_NS 100.0
+void vn_testbed_locality_latency(const struct vn_topology *t, double *lat_ns);
+
+/* What the proof saw, one line per node ("node 1: 6913024 of 6920012 user accesses"). */
+struct vn_locality_proof {
+	unsigned nproven;
+	char *report; /* malloc'd */
+};
+
+/*
+ * Prove the map on a running guest: for each node with memory, the guest runs
+ * libdir's vnuma-wl-stream under numactl --membind=N, and the counters (read
+ * through r) must move on node N and only there (vn_loc_proof_judge). Any
+ * node that fails is an infrastructure error saying no locality figures can
+ * be given.
+ */
+int vn_testbed_locality_prove(struct vn_agent *a, struct vn_loc_reader *r, const struct vn_topology *t,
+			      const char *libdir, struct vn_locality_proof *out, struct vn_error *err);
