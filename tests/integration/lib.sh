@@ -9,6 +9,10 @@ no_qemu_left() { ! qemu_pids >/dev/null; }
 vnuma_domains() { "$vnuma" list 2>/dev/null | tail -n +2 | wc -l; }
 no_domain_left() { [ "$(vnuma_domains)" = 0 ]; }
 
+# Booted snapshots are off unless a script asks for them (warm.sh): the other
+# scripts check what a boot does, and each first boot would pay a save.
+export VNUMA_WARM_CACHE_MAX=${VNUMA_WARM_CACHE_MAX-0}
+
 # it_state NAME: a fresh state dir for this script ($VNUMA_STATE_DIR, with a
 # work dir $w in it), every guest in it taken down and the dir removed on exit.
 it_state() {

@@ -9,7 +9,7 @@ set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 export VNUMA_ACCEL=tcg
-unset VNUMA_WARM_CACHE_MAX
+export VNUMA_WARM_CACHE_MAX=8G
 . "$src/tests/integration/lib.sh"
 it_state warm
 topo=$src/topologies/4node-amd-hotplug.xml
