@@ -545,7 +545,8 @@ static void test_watch_ends_wait(void **state)
 	assert_false(vn_agent_watch_fired(f.a));
 	double t0 = now_s();
 	assert_int_equal(vn_agent_call(f.a, poweroff_request(), 20000, NULL, &err), -EHOSTDOWN);
-	assert_true(now_s() - t0 < 1.2 + 1.5);
+	/* Far below the call's 20 s; the slack is for a loaded host under ASan, where the flood itself is slow. */
+	assert_true(now_s() - t0 < 1.2 + 4);
 	assert_int_equal(err.kind, VN_ERR_INFRA);
 	assert_non_null(strstr(err.msg, "guest fake powered off"));
 	assert_true(vn_agent_watch_fired(f.a));
