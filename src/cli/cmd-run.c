@@ -181,6 +181,9 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		free(s->arch);
 		s->arch = vn_xstrdup(arch);
 	}
+	/* As the scenario's own key, so that its checks (an architecture that cannot count) see it. */
+	if (ro.locality)
+		s->locality = true;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
 	ro.progress = vn_cli_progress_up(&prog);

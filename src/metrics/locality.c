@@ -69,23 +69,34 @@ static void fold_vcpu(const uint64_t *blk, int cpu_node, const struct vn_loc_map
 		}
 }
 
-void vn_loc_fold(const void *buf, const struct vn_loc_map *map, struct vn_loc_counts *out)
+/*
+ * The blocks of nvcpus vCPUs, placed as the checked layout places them
+ * (vn_loc_check: counters right after the header, one block per vCPU of the
+ * map's ranges): nothing here is read again from a header that QEMU, or
+ * whatever else maps the file, could rewrite after it was checked.
+ */
+static void fold_n(const void *buf, unsigned nvcpus, const struct vn_loc_map *map, struct vn_loc_counts *out)
 {
-	const struct vn_loc_header *h = buf;
 	unsigned nnodes = out->nnodes;
 	uint64_t *ram = out->ram;
 	memset(ram, 0, (size_t)nnodes * nnodes * VN_LOC_NKINDS * sizeof(uint64_t));
 	*out = (struct vn_loc_counts){.nnodes = nnodes, .ram = ram};
-	for (unsigned v = 0; v < h->nvcpus; v++) {
-		const uint64_t *blk =
-			(const uint64_t *)((const unsigned char *)buf + h->counters_at + v * h->vcpu_bytes);
+	for (unsigned v = 0; v < nvcpus; v++) {
+		const uint64_t *blk = (const uint64_t *)((const unsigned char *)buf + sizeof(struct vn_loc_header) +
+							 (size_t)v * VN_LOC_VCPU_BYTES(map->nranges));
 		fold_vcpu(blk, v < map->ncpus ? map->cpu_node[v] : -1, map, out);
 	}
+}
+
+void vn_loc_fold(const void *buf, const struct vn_loc_map *map, struct vn_loc_counts *out)
+{
+	fold_n(buf, ((const struct vn_loc_header *)buf)->nvcpus, map, out);
 }
 
 struct vn_loc_reader {
 	void *base;
 	size_t size;
+	unsigned nvcpus; /* as checked at open: the plugin writes it once */
 	struct vn_loc_map map;
 };
 
@@ -117,19 +128,25 @@ int vn_loc_open(const char *path, const struct vn_loc_map *map, struct vn_loc_re
 		vn_error_prefix(err, "%s: ", path);
 		return rc;
 	}
+	/* Read once and bounded again: the file may change under the check above. */
+	unsigned nvcpus = __atomic_load_n(&((const struct vn_loc_header *)m)->nvcpus, __ATOMIC_RELAXED);
+	if (nvcpus == 0 || nvcpus > VN_LOC_MAX_VCPUS || (size_t)st.st_size < VN_LOC_FILE_BYTES(nvcpus, map->nranges)) {
+		munmap(m, (size_t)st.st_size);
+		return vn_infra_error(err, -EPROTO, "locality counters %s: changed while read", path);
+	}
 	struct vn_loc_reader *r = vn_xmalloc(sizeof(*r));
-	*r = (struct vn_loc_reader){.base = m, .size = (size_t)st.st_size, .map = *map};
+	*r = (struct vn_loc_reader){.base = m, .size = (size_t)st.st_size, .nvcpus = nvcpus, .map = *map};
 	*out = r;
 	return 0;
 }
 
 int vn_loc_read(struct vn_loc_reader *r, struct vn_loc_counts *out, struct vn_error *err)
 {
-	/* QEMU may have rewritten the header since it was checked: check again, it is cheap. */
+	/* A header rewritten since it was checked means the file is not the plugin's any more. */
 	int rc = vn_loc_check(r->base, r->size, &r->map, err);
 	if (rc < 0)
 		return rc;
-	vn_loc_fold(r->base, &r->map, out);
+	fold_n(r->base, r->nvcpus, &r->map, out);
 	return 0;
 }
 

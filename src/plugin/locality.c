@@ -81,9 +81,10 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 static void on_exit_cb(qemu_plugin_id_t id, void *userdata)
 {
-	if (g.base)
-		munmap(g.base, g.size);
-	g.base = NULL;
+	/*
+	 * No munmap: another vCPU thread may still be counting while QEMU exits,
+	 * and the mapping goes with the process.
+	 */
 	g.nvcpus = 0;
 }
 

@@ -126,6 +126,11 @@ static int arch_ok(const struct vn_scenario *s, const struct vn_topology *t, con
 		vn_error_clear(&e);
 		return rc;
 	}
+	if (s->locality)
+		return vn_input_error(err,
+				      "%s: %s: \"%s\" cannot count locality: the plugin reads x86-64 guests only "
+				      "(docs/locality.md)",
+				      s->path, p, arch);
 	if (kernel && strcmp(kernel, "stock") != 0)
 		return vn_input_error(err, "%s: %s: \"%s\" boots only Debian's stock kernel; the kernel is \"%s\"",
 				      s->path, p, arch, kernel);

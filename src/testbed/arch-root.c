@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,33 +125,52 @@ static int fetch(enum vn_arch a, const char *dl, const char *root, struct vn_err
 	return 0;
 }
 
+/*
+ * Fetch into a fresh dir beside the root, marked complete there, and renamed
+ * into place whole: the rename alone publishes a root, so a reader never
+ * sees one half-unpacked or being replaced.
+ */
+static int fetch_publish(enum vn_arch a, const char *base, const char *dir, struct vn_error *err)
+{
+	_cleanup_free_ char *tmpl = vn_xasprintf("%s/tmp-XXXXXX", base);
+	int rc;
+
+	if (!mkdtemp(tmpl))
+		return vn_infra_error(err, -errno, "%s: %s", tmpl, strerror(errno));
+	_cleanup_free_ char *dl = vn_xasprintf("%s/debs", tmpl), *troot = vn_xasprintf("%s/root", tmpl);
+	_cleanup_free_ char *tdone = vn_xasprintf("%s/" ROOT_DONE, troot);
+	if ((rc = vn_mkdir_p(dl, 0755, err)) == 0 && (rc = vn_mkdir_p(troot, 0755, err)) == 0 &&
+	    (rc = fetch(a, dl, troot, err)) == 0) {
+		int fd = creat(tdone, 0644);
+		vn_rm_rf(dir); /* an older layout's, without its marker: we hold the lock */
+		if (fd < 0 || rename(troot, dir) < 0)
+			rc = vn_infra_error(err, -errno, "%s: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	vn_rm_rf(tmpl);
+	return rc;
+}
+
 int vn_testbed_arch_root(enum vn_arch a, const char *cache_dir, char **root, struct vn_error *err)
 {
 	_cleanup_free_ char *base = vn_xasprintf("%s/arches/%s", cache_dir, vn_arch_name(a));
 	_cleanup_free_ char *dir = vn_xasprintf("%s/root", base);
 	_cleanup_free_ char *done = vn_xasprintf("%s/" ROOT_DONE, dir);
+	_cleanup_free_ char *lock = vn_xasprintf("%s/lock", base);
 	int rc;
 
 	if (access(done, F_OK) == 0) {
 		*root = steal_pointer(&dir);
 		return 0;
 	}
-	/* Built aside and renamed: a fetch cut short leaves no half root. */
-	_cleanup_free_ char *tmp = vn_xasprintf("%s/tmp-%d", base, (int)getpid());
-	_cleanup_free_ char *dl = vn_xasprintf("%s/debs", tmp), *troot = vn_xasprintf("%s/root", tmp);
-	if ((rc = vn_mkdir_p(dl, 0755, err)) < 0 || (rc = vn_mkdir_p(troot, 0755, err)) < 0)
+	/* Runs that start together fetch once: the others wait here, then find the root made. */
+	if ((rc = vn_mkdir_p(base, 0755, err)) < 0)
 		return rc;
-	rc = fetch(a, dl, troot, err);
-	if (rc == 0) {
-		vn_rm_rf(dir); /* an earlier fetch's, cut short before its marker */
-		int fd = rename(troot, dir) < 0 ? -1 : creat(done, 0644);
-		if (fd < 0)
-			rc = vn_infra_error(err, -errno, "%s: %s", dir, strerror(errno));
-		else
-			close(fd);
-	}
-	vn_rm_rf(tmp);
-	if (rc < 0)
+	_cleanup_close_ int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0)
+		return vn_infra_error(err, -errno, "%s: %s", lock, strerror(errno));
+	if (access(done, F_OK) != 0 && (rc = fetch_publish(a, base, dir, err)) < 0)
 		return vn_error_prefix(err, "fetching Debian's %s kernel and busybox", vn_arch_name(a));
 	*root = steal_pointer(&dir);
 	return 0;
