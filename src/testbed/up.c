@@ -389,6 +389,15 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 	return 0;
 }
 
+/* The boot's deadline from now (a PVH path not yet proven gets half of it first, as up_attempt_init gives). */
+static void up_deadline_restart(struct up_state *s)
+{
+	s->deadline = vn_now_s() + (s->o->timeout_s > 0 ? s->o->timeout_s : VN_TESTBED_BOOT_MS / 1000);
+	s->at.until = s->deadline;
+	if (s->bc.pvh && !s->bc.proven)
+		s->at.until = vn_now_s() + (s->deadline - vn_now_s()) / 2;
+}
+
 /*
  * 1: restored from the snapshot; 0: to boot, making the snapshot (holding
  * its lock) if warm. The lock is held through a restore too (the file's
@@ -403,7 +412,11 @@ static int up_restore(struct up_state *s, struct vn_error *err)
 
 	if ((rc = up_warm_key(s, err)) < 0 || !s->warm_on)
 		return rc;
-	if ((rc = vn_warm_lock(&s->warm, s->deadline, err)) == -ETIMEDOUT) {
+	/* Waiting on another boot of this key takes at most half the deadline, and is not this boot's time. */
+	rc = vn_warm_lock(&s->warm, vn_now_s() + (s->deadline - vn_now_s()) / 2, err);
+	if (rc == 0 || rc == -ETIMEDOUT)
+		up_deadline_restart(s);
+	if (rc == -ETIMEDOUT) {
 		/* Another boot of this key is still at it: this one boots, and leaves the snapshot to it. */
 		vn_testbed_progress(s->o, "note", "%s; booting without it", err->msg);
 		vn_error_clear(err);

@@ -231,6 +231,11 @@ int vn_warm_prune(const char *cache, uint64_t max, const char *keep, unsigned *r
 	for (size_t i = 0; i < n && total > max; i++) {
 		if (keep && strcmp(v[i].key, keep) == 0)
 			continue;
+		/* One a boot is making or restoring from (it holds the lock) stays: the next prune may take it. */
+		_cleanup_free_ char *lp = vn_cache_warm_file(cache, v[i].key, VN_WARM_LOCK);
+		_cleanup_close_ int lfd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
+			continue;
 		struct vn_warm w = {.save = vn_cache_warm_file(cache, v[i].key, VN_WARM_SAVE),
 				    .console = vn_cache_warm_file(cache, v[i].key, VN_WARM_CONSOLE)};
 		vn_warm_drop(&w);
