@@ -99,7 +99,10 @@ echo "# killed the private libvirtd $((i / 5)) s into the matrix, as its run sta
 wait $pid
 rc=$?
 grep -v '^boot:\|^run:' "$w/err2" | sed 's/^/#   /'
-check "the matrix still ran (exit 0 or 1)" test "$rc" -le 1
+# One run a variant: its change assertion may be too noisy to tell (exit 3 saying so, docs/noise.md),
+# which is the group's noise, not the killed host.
+check "the matrix still ran (exit 0 or 1, or 3 for a too-noisy change alone; rc $rc)" sh -c \
+	"[ $rc -le 1 ] || { [ $rc = 3 ] && grep -q 'too noisy to tell' '$w/err2' && grep -q ' 0 could not run)' '$w/err2'; }"
 runs "$g2" >"$w/runs2"
 sed 's/^/#   run: /' "$w/runs2"
 check "both runs ran, on the embedded driver" test "$(awk '$4 <= 1 && $2 == "qemu:///embed"' "$w/runs2" | wc -l)" = 2
