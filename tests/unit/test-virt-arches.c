@@ -18,13 +18,12 @@
 #include <libxml/parser.h>
 #include <libxml/relaxng.h>
 
+#include "domain-schema.h"
 #include "golden.h"
 #include "testutil.h"
 #include "topology/arch.h"
 #include "util/cleanup.h"
 #include "virt/domain-xml.h"
-
-#define DOMAIN_RNG "/usr/share/libvirt/schemas/domain.rng"
 
 static const uint8_t dist4[] = {10, 12, 32, 32, 12, 10, 32, 32, 32, 32, 10, 12, 32, 32, 12, 10};
 
@@ -71,34 +70,10 @@ static char *build(enum vn_arch a)
 	return xml;
 }
 
-static void silent(void *ctx, const char *msg, ...)
-{
-}
-
-/* What virt-xml-validate does, in process: libvirt's RELAX NG schema of a domain; 0 when valid. */
-static int schema_check(const char *xml)
-{
-	if (access(DOMAIN_RNG, R_OK) != 0)
-		fail_msg("%s is missing (Debian package libvirt-daemon)", DOMAIN_RNG);
-	xmlRelaxNGParserCtxtPtr pc = xmlRelaxNGNewParserCtxt(DOMAIN_RNG);
-	xmlRelaxNGPtr rng = xmlRelaxNGParse(pc);
-	assert_non_null(rng);
-	xmlRelaxNGValidCtxtPtr vc = xmlRelaxNGNewValidCtxt(rng);
-	xmlRelaxNGSetValidErrors(vc, silent, silent, NULL);
-	xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL, XML_PARSE_NONET);
-	assert_non_null(doc);
-	int rc = xmlRelaxNGValidateDoc(vc, doc);
-	xmlFreeDoc(doc);
-	xmlRelaxNGFreeValidCtxt(vc);
-	xmlRelaxNGFree(rng);
-	xmlRelaxNGFreeParserCtxt(pc);
-	return rc;
-}
-
 static void schema_valid(const char *xml)
 {
-	if (schema_check(xml) != 0)
-		fail_msg("not valid against %s:\n%s", DOMAIN_RNG, xml);
+	if (vn_test_domain_schema_check(xml) != 0)
+		fail_msg("not valid against %s:\n%s", VN_TEST_DOMAIN_RNG, xml);
 }
 
 static void test_arm64(void **state)
@@ -139,7 +114,7 @@ static void test_x86_and_schema(void **state)
 	assert_non_null(strstr(xml, "console=ttyS0 panic=-1"));
 	_cleanup_free_ char *bad = strdup(xml);
 	memcpy(strstr(bad, "<acpi/>"), "<acpx/>", 7); /* well-formed, not a libvirt feature */
-	assert_int_not_equal(schema_check(bad), 0);
+	assert_int_not_equal(vn_test_domain_schema_check(bad), 0);
 }
 
 /* The model's boot-time state per architecture: only pseries sees CPUs in nodes. */
