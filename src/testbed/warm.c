@@ -112,28 +112,47 @@ bool vn_warm_ready(const struct vn_warm *w)
 	return w->save && lstat(w->save, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
 }
 
+/*
+ * Try once to take the lock file at path. Prune unlinks a dropped snapshot's
+ * lock while holding it, so a lock taken on a file no longer at path is no lock:
+ * it is given up and the caller tries again. 1: held in *fd; 0: busy; <0: -errno.
+ */
+static int warm_lock_try(const char *path, int *fd)
+{
+	struct stat a, b;
+
+	for (;;) {
+		int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (f < 0)
+			return -errno;
+		if (flock(f, LOCK_EX | LOCK_NB) < 0) {
+			int e = errno;
+			close(f);
+			return e == EWOULDBLOCK || e == EINTR ? 0 : -e;
+		}
+		if (fstat(f, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			*fd = f;
+			return 1;
+		}
+		close(f);
+	}
+}
+
 int vn_warm_lock(struct vn_warm *w, double until, struct vn_error *err)
 {
+	int fd = -1, rc;
+
 	if (w->lock_fd >= 0)
 		return 0;
-	int fd = open(w->lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return vn_infra_error(err, -errno, "cannot open %s: %s", w->lock, strerror(errno));
-	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			int e = errno;
-			close(fd);
-			return vn_infra_error(err, -e, "cannot lock %s: %s", w->lock, strerror(e));
-		}
-		if (vn_was_interrupted() || vn_now_s() > until) {
-			close(fd);
-			return vn_was_interrupted()
-				       ? vn_infra_error(err, -EINTR, "interrupted")
-				       : vn_infra_error(err, -ETIMEDOUT, "another process still makes snapshot %.16s",
-							w->key);
-		}
+	while ((rc = warm_lock_try(w->lock, &fd)) == 0) {
+		if (vn_was_interrupted())
+			return vn_infra_error(err, -EINTR, "interrupted");
+		if (vn_now_s() > until)
+			return vn_infra_error(err, -ETIMEDOUT, "another process still makes snapshot %.16s", w->key);
 		usleep(200 * 1000);
 	}
+	if (rc < 0)
+		return vn_infra_error(err, rc, "cannot lock %s: %s", w->lock, strerror(-rc));
 	w->lock_fd = fd;
 	return 0;
 }
@@ -233,14 +252,16 @@ int vn_warm_prune(const char *cache, uint64_t max, const char *keep, unsigned *r
 			continue;
 		/* One a boot is making or restoring from (it holds the lock) stays: the next prune may take it. */
 		_cleanup_free_ char *lp = vn_cache_warm_file(cache, v[i].key, VN_WARM_LOCK);
-		_cleanup_close_ int lfd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
+		_cleanup_close_ int lfd = -1;
+		if (warm_lock_try(lp, &lfd) <= 0)
 			continue;
 		struct vn_warm w = {.save = vn_cache_warm_file(cache, v[i].key, VN_WARM_SAVE),
 				    .console = vn_cache_warm_file(cache, v[i].key, VN_WARM_CONSOLE)};
 		vn_warm_drop(&w);
 		free(w.save);
 		free(w.console);
+		/* Held, so a waiter finds its file gone and takes a new one (warm_lock_try). */
+		unlink(lp);
 		total -= v[i].bytes;
 		(*removed)++;
 	}

@@ -149,6 +149,7 @@ check "the failed run's result says why" grep -q 'no-such-bzImage' "$tmp/out/res
 check "junit.xml has the error testcase" grep -q '<error message=' "$tmp/out/junit.xml"
 check "no temporary files left" test -z "$(find "$tmp/out" -name '*.tmp.*')"
 # vnuma report on that cut-short run (no samples, no snapshots): a page that says so, never written through a symlink.
+rm -f "$tmp/out/report.html" # run made one; plant a symlink in its place
 ln -s "$tmp/victim" "$tmp/out/report.html"
 check "report on the failed run exits 0" test "$(rc "$vnuma" report "$tmp/out")" = 0
 check "its report.html says INCOMPLETE and why" grep -q 'INCOMPLETE: .*no-such-bzImage' "$tmp/out/report.html"
@@ -237,7 +238,7 @@ out=$("$vnuma" cache list --state-dir "$tmp/s")
 check "cache list counts 3 snapshots" grep -q '^3 booted snapshots' <<<"$out"
 check "cache list: least recently used first" test "$(grep -o '^  [abc]\{16\}' <<<"$out" | tr -d ' ' | cut -c1 | tr -d '\n')" = abc
 check "cache prune --max 2500K removes the oldest" sh -c "'$vnuma' cache prune --state-dir '$tmp/s' --max 2500K | grep -qx 'removed 1 booted snapshot'"
-check "...and keeps the others" test "$(ls "$tmp/s/cache/warm" | tr '\n' ' ' | cut -c1,72)" = "bc"
+check "...and keeps the others, the pruned one's lock gone with it" test "$(ls "$tmp/s/cache/warm" | tr '\n' ' ' | cut -c1,72)" = "bc"
 check "cache prune --all" sh -c "'$vnuma' cache prune --state-dir '$tmp/s' --all | grep -qx 'removed 2 booted snapshots'"
 check "cache prune --max lots exits 2" test "$(rc "$vnuma" cache prune --state-dir "$tmp/s" --max lots)" = 2
 rm -rf "$tmp"

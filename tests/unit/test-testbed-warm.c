@@ -159,6 +159,7 @@ static void test_list_prune(void **state)
 	assert_int_equal(vn_warm_open(cache, HEX_B, &w, &err), 0);
 	assert_false(vn_warm_ready(&w));
 	assert_int_equal(access(w.console, F_OK), -1);
+	assert_int_equal(access(w.lock, F_OK), -1); /* its lock went with it */
 	vn_warm_clear(&w);
 
 	/* Touched, A is the newest: a cap for one keeps it. */
@@ -192,6 +193,19 @@ static void test_lock_taken_once(void **state)
 	vn_error_clear(&err);
 	vn_warm_unlock(&a);
 	assert_int_equal(vn_warm_lock(&b, 0, &err), 0);
+
+	/* A held snapshot is not pruned; once free it is, its lock file with it. */
+	unsigned removed = 0;
+	make_file(b.save, 4096, 1000000);
+	assert_int_equal(vn_warm_prune(cache, 0, NULL, &removed, &err), 0);
+	assert_int_equal(removed, 0);
+	vn_warm_unlock(&b);
+	assert_int_equal(vn_warm_prune(cache, 0, NULL, &removed, &err), 0);
+	assert_int_equal(removed, 1);
+	assert_int_equal(access(b.lock, F_OK), -1);
+	/* ...and the next maker takes a new one. */
+	assert_int_equal(vn_warm_lock(&a, 0, &err), 0);
+	assert_int_equal(access(a.lock, F_OK), 0);
 	vn_warm_clear(&a);
 	vn_warm_clear(&b);
 	vn_rm_rf(cache);
