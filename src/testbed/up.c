@@ -508,6 +508,31 @@ static int up_save_failed(struct up_state *s, int rc, struct vn_error *err)
 	return rc;
 }
 
+/*
+ * The save did not happen (a full disk, say): libvirt resumes a guest whose
+ * save failed, and that guest is the one the user asked for, so it is kept,
+ * its agent connected again, and the boot goes on without a snapshot. Only a
+ * guest that is no longer running fails the boot.
+ */
+static int up_save_unsaved(struct up_state *s, int rc, struct vn_error *err)
+{
+	struct vn_error e = {0};
+	bool running = false;
+	double left = s->at.until - vn_now_s();
+
+	if (vn_virt_domain_is_running(s->at.d, &running, &e) < 0 || !running ||
+	    vn_agent_connect(s->at.sock, (int)((left > 5 ? left : 5) * 1000), &s->at.a, &e) < 0) {
+		vn_error_clear(&e);
+		return up_save_failed(s, rc, err);
+	}
+	vn_testbed_progress(s->o, "note", "snapshot %.16s not saved (%s); the guest goes on without it", s->warm.key,
+			    err->msg);
+	vn_error_clear(err);
+	vn_warm_drop(&s->warm); /* the console log copied for it, if that much was done */
+	vn_warm_unlock(&s->warm);
+	return 0;
+}
+
 static int up_save(struct up_state *s, struct vn_error *err)
 {
 	_cleanup_free_ char *tmp = NULL;
@@ -524,7 +549,7 @@ static int up_save(struct up_state *s, struct vn_error *err)
 	s->at.a = NULL;
 	if ((rc = up_save_console(s, err)) < 0 || (rc = vn_virt_domain_save(s->at.d, tmp, err)) < 0) {
 		unlink(tmp);
-		return up_save_failed(s, rc, err);
+		return up_save_unsaved(s, rc, err);
 	}
 	if (rename(tmp, s->warm.save) < 0) {
 		rc = vn_infra_error(err, -errno, "cannot rename %s to %s: %s", tmp, s->warm.save, strerror(errno));
