@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,34 @@ int vn_warm_list(const char *cache, struct vn_warm_entry **out, size_t *n, struc
 	return 0;
 }
 
+/*
+ * A snapshot being written is .KEY.save.PID, PID the writer's (util/state.h):
+ * one whose writer is gone (killed mid-save) would never be listed, nor pruned.
+ */
+static void warm_prune_orphans(const char *cache)
+{
+	_cleanup_free_ char *dir = vn_cache_warm_dir(cache);
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		const char *name = e->d_name, *tail = name + 1 + VN_WARM_KEY_LEN;
+		struct vn_error perr = {0};
+		uint64_t pid;
+		if (name[0] != '.' || strnlen(name, 1 + VN_WARM_KEY_LEN + 1) <= VN_WARM_KEY_LEN ||
+		    !is_key(name + 1, VN_WARM_KEY_LEN) ||
+		    strncmp(tail, "." VN_WARM_SAVE ".", strlen(VN_WARM_SAVE) + 2) ||
+		    vn_count_parse(tail + strlen(VN_WARM_SAVE) + 2, 1, INT32_MAX, &pid, &perr) < 0) {
+			vn_error_clear(&perr);
+			continue;
+		}
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd(d), name, 0);
+	}
+	closedir(d);
+}
+
 int vn_warm_prune(const char *cache, uint64_t max, const char *keep, unsigned *removed, struct vn_error *err)
 {
 	struct vn_warm_entry *v = NULL;
@@ -243,6 +272,7 @@ int vn_warm_prune(const char *cache, uint64_t max, const char *keep, unsigned *r
 	int rc;
 
 	*removed = 0;
+	warm_prune_orphans(cache);
 	if ((rc = vn_warm_list(cache, &v, &n, err)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++)

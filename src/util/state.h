@@ -25,7 +25,7 @@
  *                              HEX.elf.{proven,stalled}, its boot verdict (testbed/boot.c)
  *       warm/HEX.save          a booted guest saved by libvirt, HEX its snapshot key (testbed/warm.c),
  *                              with HEX.console (its boot's console log) and HEX.lock (its
- *                              making takes turns); .HEX.save.PID while written
+ *                              making takes turns); .HEX.save.PID while written (pruned once PID is gone)
  *       digests/HEX            file digests memoized by file identity (util/sha256.c)
  *       initramfs-HEX.cpio.gz  built initramfs images (.initramfs-HEX16.XXXXXX while written)
  *

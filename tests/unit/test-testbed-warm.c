@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testbed/warm.h"
@@ -134,9 +135,17 @@ static void test_list_prune(void **state)
 		vn_warm_clear(&w);
 	}
 	/* Not snapshots: a temporary one, another name. */
-	char *tmp = vn_cache_warm_temp(cache, HEX_A, 42), *other = vn_cache_warm_file(cache, "zz", VN_WARM_SAVE);
+	char *tmp = vn_cache_warm_temp(cache, HEX_A, (long)getpid()),
+	     *other = vn_cache_warm_file(cache, "zz", VN_WARM_SAVE);
 	make_file(tmp, 4096, 1);
 	make_file(other, 4096, 1);
+	/* One whose writer is gone (a child that has exited): prune removes it. */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	char *orphan = vn_cache_warm_temp(cache, HEX_B, (long)dead);
+	make_file(orphan, 4096, 1);
 
 	struct vn_warm_entry *e = NULL;
 	size_t n = 0;
@@ -173,7 +182,9 @@ static void test_list_prune(void **state)
 	assert_string_equal(e[0].key, HEX_A);
 	free(e);
 	assert_int_equal(access(tmp, F_OK), 0);
+	assert_int_equal(access(orphan, F_OK), -1);
 	free(tmp);
+	free(orphan);
 	free(other);
 	vn_rm_rf(cache);
 }
