@@ -29,7 +29,7 @@ fifo_holders() {
 }
 
 name=$("$vnuma" up "$src/topologies/2node.xml" --timeout 180 2>"$w/up.err")
-check "up 2node with a 256K console cap" test $? = 0 || { show "$w/up.err"; finish; }
+check "up 2node with a 256K console cap" test $? = 0 || { show "$w/up.err"; finish; exit; }
 dir=$VNUMA_STATE_DIR/guests/$name
 log=$dir/console.log
 check "QEMU logs into a FIFO" test -p "$dir/console.pipe"

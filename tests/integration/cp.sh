@@ -26,7 +26,7 @@ sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
 name=$("$vnuma" up "$src/topologies/2node.xml" --timeout 180 2>"$w/up.err")
 rc=$?
-check "up 2node" test "$rc" = 0 || { sed 's/^/#   /' "$w/up.err"; finish; }
+check "up 2node" test "$rc" = 0 || { sed 's/^/#   /' "$w/up.err"; finish; exit; }
 
 "$vnuma" cp "$w/big" "$name:/tmp/big" 2>"$w/in.err"
 rc=$?

@@ -69,7 +69,7 @@ run_death poweroff 'poweroff -f' "powered off" "reboot: Power down"
 # 3. exec into a guest that resets itself; the guest stays defined for `down`, as `up` left it.
 name=$("$vnuma" up "$src/topologies/2node.xml" --timeout 180 2>"$w/up.err")
 rc=$?
-check "up 2node" test "$rc" = 0 || { show "$w/up.err"; finish; }
+check "up 2node" test "$rc" = 0 || { show "$w/up.err"; finish; exit; }
 t0=$(date +%s)
 "$vnuma" exec "$name" -- sh -c 'sleep 2; echo b > /proc/sysrq-trigger; sleep 600' >"$w/exec.log" 2>&1
 rc=$?

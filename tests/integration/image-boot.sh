@@ -18,7 +18,7 @@ t0=$(date +%s.%N)
 "$vnuma" image build "$src/guest-images/tiny.json" >"$w/build.out" 2>"$w/build.err"
 rc=$?
 echo "# build: $(head -1 "$w/build.out") ($(echo "$(date +%s.%N) - $t0" | bc) s)"
-check "image build tiny" test "$rc" = 0 || { sed 's/^/#   /' "$w/build.err"; finish; }
+check "image build tiny" test "$rc" = 0 || { sed 's/^/#   /' "$w/build.err"; finish; exit; }
 check "...shows its stages" grep -q "image: disk:" "$w/build.err"
 img=$(sed -n 's/^  image: \([^ ]*\) .*/\1/p' "$w/build.out")
 log=$(sed -n 's/^  log:   //p' "$w/build.out")
@@ -32,7 +32,7 @@ check "image list shows it" sh -c "'$vnuma' image list | grep -q '^tiny .*disk'"
 name=$("$vnuma" up "$src/topologies/4node-amd.xml" --image tiny --timeout 180 2>"$w/up.err")
 rc=$?
 grep -E "^boot: (agent|fidelity)" "$w/up.err" | sed 's/^/# /'
-check "up 4node-amd --image tiny" test "$rc" = 0 || { sed 's/^/#   /' "$w/up.err"; finish; }
+check "up 4node-amd --image tiny" test "$rc" = 0 || { sed 's/^/#   /' "$w/up.err"; finish; exit; }
 check "...fidelity ok" grep -q "fidelity checked: ok" "$w/up.err"
 mounts=$("$vnuma" exec "$name" -- cat /proc/mounts </dev/null)
 echo "$mounts" | grep ' / ' | sed 's/^/# /'

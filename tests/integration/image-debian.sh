@@ -16,13 +16,13 @@ t0=$(date +%s)
 "$vnuma" image build "$src/guest-images/debian-12.json" >"$w/build.out" 2>"$w/build.err"
 rc=$?
 echo "# build: $(head -1 "$w/build.out") ($(($(date +%s) - t0)) s)"
-check "image build debian-12" test "$rc" = 0 || { sed 's/^/#   /' "$w/build.err" | tail -20; finish; }
+check "image build debian-12" test "$rc" = 0 || { sed 's/^/#   /' "$w/build.err" | tail -20; finish; exit; }
 check "...a qcow2" sh -c "'$vnuma' image list | grep -q '^debian-12 .*disk .*qcow2'"
 
 name=$("$vnuma" up "$src/topologies/4node-amd.xml" --image debian-12 --timeout 300 2>"$w/up.err")
 rc=$?
 grep -E "^boot: (agent|fidelity)" "$w/up.err" | sed 's/^/# /'
-check "up 4node-amd --image debian-12" test "$rc" = 0 || { sed 's/^/#   /' "$w/up.err" | tail -30; finish; }
+check "up 4node-amd --image debian-12" test "$rc" = 0 || { sed 's/^/#   /' "$w/up.err" | tail -30; finish; exit; }
 x() { "$vnuma" exec "$name" -- "$@" </dev/null; }
 check "/ is /dev/vda" sh -c "'$vnuma' exec '$name' -- cat /proc/mounts </dev/null | grep -q '^/dev/vda / ext4'"
 check "PID 1 is systemd" test "$(x cat /proc/1/comm)" = systemd
