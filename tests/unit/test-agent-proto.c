@@ -301,7 +301,7 @@ static void floods(enum mode mode, bool exec, int want_code)
 		rc = vn_agent_call(f.a, req, 1000, NULL, &err);
 	}
 	assert_int_equal(rc, want_code);
-	assert_true(now_s() - t0 < 1.5);
+	assert_true(now_s() - t0 < 1.0 + 4); /* the 1 s timeout, and slack for ASan */
 	assert_infra_naming_guest(&err);
 	assert_bounded(f.a, peak0, VN_AGENT_LINE_MAX_SMALL);
 	fake_stop(&f);
@@ -346,7 +346,11 @@ static void test_read_endless_bytes(void **state)
 	t0 = now_s();
 	int rc = vn_agent_read_file(f.a, "/proc/vmstat", 1000, &data, &len, &err);
 	assert_true(rc == -EMSGSIZE || rc == -ETIMEDOUT);
-	assert_true(now_s() - t0 < 1.5);
+	/*
+	 * A bound that catches a hang, not a speed target: under ASan on a
+	 * loaded 2-core CI machine, 64 MiB through the reader took over 1.5 s.
+	 */
+	assert_true(now_s() - t0 < 1.0 + 4);
 	assert_infra_naming_guest(&err);
 	assert_null(data);
 	assert_bounded(f.a, peak0, VN_AGENT_LINE_MAX_READ);
