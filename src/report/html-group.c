@@ -498,21 +498,26 @@ int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	header(b, &g);
 	vn_strbuf_printf(b, "<h2>Group assertions</h2>\n");
 	vn_html_verdicts(b, vn_json_get(g.json, "assertions"));
+	_cleanup_free_ char *cmp_why = NULL;
 	if (vn_is_file(cmp)) {
 		struct vn_error e = {0};
 		/* Another command writes it: a bad one costs the table, not the page. */
 		if (vn_html_read_json(dir, "compare.json", GROUP_MAX, &g.cmp, &e) < 0 ||
 		    !json_object_is_type(g.cmp, json_type_object)) {
-			vn_strbuf_printf(b, "<h2>Comparison</h2>\n");
-			vn_html_note(b, e.msg[0] ? e.msg : "compare.json: not a JSON object");
+			cmp_why = vn_xstrdup(e.msg[0] ? e.msg : "compare.json: not a JSON object");
 			if (g.cmp)
 				json_object_put(steal_pointer(&g.cmp));
-		} else {
-			compare_table(b, &g);
 		}
 		vn_error_clear(&e);
 	}
+	/* Before the whole table, which runs to hundreds of rows. */
 	locality(b, &g);
+	if (cmp_why) {
+		vn_strbuf_printf(b, "<h2>Comparison</h2>\n");
+		vn_html_note(b, cmp_why);
+	} else if (g.cmp) {
+		compare_table(b, &g);
+	}
 	strips(b, &g);
 	runs_table(b, &g, dir);
 	vn_html_page_end(b);

@@ -748,6 +748,7 @@ static void test_locality_group(void **state)
 	assert_non_null(run);
 	assert_non_null(step);
 	assert_true(run < step && step < strstr(sec, "<h2>Metrics"));
+	assert_true(strstr(plain, "<h2>Group assertions") < sec);
 	_cleanup_free_ char *section = vn_xstrndup(sec, (size_t)(strstr(sec, "<h2>Metrics") - sec));
 	assert_null(strstr(section, "locality.matrix"));
 
@@ -767,6 +768,8 @@ static void test_locality_group(void **state)
 	sec = strstr(html, "<h2 id=\"locality\">");
 	assert_non_null(sec);
 	assert_non_null(strstr(sec, "<table class=\"compare locality\">"));
+	/* Before the whole table. */
+	assert_true(sec < strstr(html, "<h2>Comparison (compare.json)</h2>"));
 	assert_non_null(strstr(sec, "<tr><td>locality.remote_fraction.user</td><td class=\"n\">0.02 <span "
 				    "class=\"note\">n=1</span></td><td class=\"n\">0.24 <span class=\"note\">n=1</span>"
 				    "<br>+1100.0% <span class=\"note\">p=0.087</span></td></tr>"));
