@@ -372,6 +372,115 @@ static void strips(struct vn_strbuf *b, const struct group *g)
 	vn_strbuf_printf(b, "</div>\n");
 }
 
+/* Remote fractions shown in the group's locality section: the run's three, then lone steps'. */
+#define MAX_LOC_METRICS 12
+
+/* The run's or a lone step's remote fraction (docs/results.md): what a locality comparison is about. */
+static bool remote_metric(const char *m)
+{
+	return m && strncmp(m, "locality.", 9) == 0 && strstr(m, ".remote_fraction.") && strlen(m) < 256;
+}
+
+static void add_loc_metric(struct json_object *seen, const char *m)
+{
+	if (remote_metric(m) && !vn_json_get(seen, m))
+		json_object_object_add(seen, m, json_object_new_boolean(1));
+}
+
+/* compare.json's row for metric, or NULL. */
+static struct json_object *find_row(struct json_object *cmp, const char *metric)
+{
+	struct json_object *rows = vn_json_get(cmp, "rows");
+	size_t n = json_object_is_type(rows, json_type_array) ? json_object_array_length(rows) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *m = vn_json_str(json_object_array_get_idx(rows, i), "metric");
+		if (m && strcmp(m, metric) == 0)
+			return json_object_array_get_idx(rows, i);
+	}
+	return NULL;
+}
+
+/* The remote fractions compare.json (or else some run) holds, the run's first; names are keys of seen. */
+static unsigned loc_metrics(const struct group *g, struct json_object *seen, const char **out)
+{
+	struct json_object *rows = vn_json_get(g->cmp, "rows");
+	size_t nrows = json_object_is_type(rows, json_type_array) ? json_object_array_length(rows) : 0;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < nrows; i++)
+		add_loc_metric(seen, vn_json_str(json_object_array_get_idx(rows, i), "metric"));
+	for (unsigned i = 0; !g->cmp && i < g->nruns; i++) {
+		struct json_object *m = vn_json_get(g->runs[i].res, "metrics");
+		if (!json_object_is_type(m, json_type_object))
+			continue;
+		json_object_object_foreach(m, key, val)
+		{
+			(void)val;
+			add_loc_metric(seen, key);
+		}
+	}
+	for (int steps = 0; steps < 2; steps++) {
+		json_object_object_foreach(seen, key, val)
+		{
+			(void)val;
+			if ((strncmp(key, "locality.step.", 14) == 0) == steps && n < MAX_LOC_METRICS)
+				out[n++] = key;
+		}
+	}
+	return n;
+}
+
+/* Where the variants' runs counted accesses: their remote fractions side by side, whatever their rank above. */
+static void locality(struct vn_strbuf *b, const struct group *g)
+{
+	_cleanup_json_ struct json_object *seen = json_object_new_object();
+	const char *metrics[MAX_LOC_METRICS];
+	unsigned n = loc_metrics(g, seen, metrics);
+
+	if (!n)
+		return;
+	vn_strbuf_printf(b, "<h2 id=\"locality\">Locality: remote fraction per variant (the emulator's count)</h2>\n");
+	if (g->cmp) {
+		vn_strbuf_printf(b, "<table class=\"compare locality\"><tr><th>metric</th>");
+		for (unsigned v = 0; v < g->nvariants; v++) {
+			vn_strbuf_printf(b, "<th>");
+			vn_html_text(b, g->variants[v]);
+			vn_strbuf_printf(b, "</th>");
+		}
+		vn_strbuf_printf(b, "</tr>\n");
+		for (unsigned i = 0; i < n; i++) {
+			struct json_object *row = find_row(g->cmp, metrics[i]);
+			vn_strbuf_printf(b, "<tr><td%s>", vn_json_bool(row, "significant") ? " class=\"sig\"" : "");
+			vn_html_text(b, metrics[i]);
+			vn_strbuf_printf(b, "</td>");
+			for (unsigned v = 0; v < g->nvariants; v++)
+				compare_cell(b, row_variant(row, g->variants[v]));
+			vn_strbuf_printf(b, "</tr>\n");
+		}
+		vn_strbuf_printf(b, "</table>\n");
+	}
+	vn_strbuf_printf(b, "<div class=\"charts\">\n");
+	for (unsigned i = 0; i < n; i++) {
+		double *values[MAX_VARIANTS];
+		unsigned count[MAX_VARIANTS];
+		metric_values(g, metrics[i], values, count);
+		struct vn_html_strip st = {
+			.title = metrics[i],
+			.ngroups = g->nvariants,
+			.names = g->variants,
+			.count = count,
+			.values = (const double *const *)values,
+		};
+		vn_html_strip(b, &st);
+		for (unsigned v = 0; v < g->nvariants; v++)
+			free(values[v]);
+	}
+	vn_strbuf_printf(b, "</div>\n<p class=\"note\">The share of the guest's memory accesses that reached "
+			    "another node's memory, user, kernel and all (docs/locality.md); each variant's runs as "
+			    "points.</p>\n");
+}
+
 int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 {
 	_cleanup_(group_clear) struct group g = {0};
@@ -389,19 +498,25 @@ int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	header(b, &g);
 	vn_strbuf_printf(b, "<h2>Group assertions</h2>\n");
 	vn_html_verdicts(b, vn_json_get(g.json, "assertions"));
+	_cleanup_free_ char *cmp_why = NULL;
 	if (vn_is_file(cmp)) {
 		struct vn_error e = {0};
 		/* Another command writes it: a bad one costs the table, not the page. */
 		if (vn_html_read_json(dir, "compare.json", GROUP_MAX, &g.cmp, &e) < 0 ||
 		    !json_object_is_type(g.cmp, json_type_object)) {
-			vn_strbuf_printf(b, "<h2>Comparison</h2>\n");
-			vn_html_note(b, e.msg[0] ? e.msg : "compare.json: not a JSON object");
+			cmp_why = vn_xstrdup(e.msg[0] ? e.msg : "compare.json: not a JSON object");
 			if (g.cmp)
 				json_object_put(steal_pointer(&g.cmp));
-		} else {
-			compare_table(b, &g);
 		}
 		vn_error_clear(&e);
+	}
+	/* Before the whole table, which runs to hundreds of rows. */
+	locality(b, &g);
+	if (cmp_why) {
+		vn_strbuf_printf(b, "<h2>Comparison</h2>\n");
+		vn_html_note(b, cmp_why);
+	} else if (g.cmp) {
+		compare_table(b, &g);
 	}
 	strips(b, &g);
 	runs_table(b, &g, dir);

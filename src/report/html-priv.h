@@ -16,6 +16,10 @@
 void vn_html_text(struct vn_strbuf *b, const char *s);
 /* A number compactly ("%.4g"); NAN and infinities as "-". */
 void vn_html_num(struct vn_strbuf *b, double v);
+/* A heatmap cell's colour for frac in 0..1: pale to dark blue, as both heatmaps draw them. */
+void vn_html_heat_color(double frac, char out[8]);
+/* One JSONL line (n bytes) as a JSON object, strictly; NULL when it is anything else. */
+struct json_object *vn_html_parse_line(const char *line, size_t n);
 /* The colour of node (or series) i: one palette across the page, so node 1 is one colour everywhere. */
 const char *vn_html_color(unsigned i);
 
@@ -71,6 +75,36 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err);
 struct vn_html_run_in;
 void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in);
 int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err);
+
+/*
+ * A run's locality figures (docs/locality.md) as its page draws them
+ * (html-locality.c): the steps' access matrix and remote fractions from
+ * result.json's metrics, the remote fraction over time from samples.jsonl.
+ */
+#define VN_HTML_LOC_ROWS 11 /* CPU nodes drawn as a series each (with "all", the chart's 12 legend entries) */
+struct vn_html_loc {
+	bool on;                           /* the run counted: its proof, a figure or a sample line says so */
+	unsigned nnodes;                   /* the matrix's side (result.json's highest node + 1); 0: no matrix */
+	double *matrix;                    /* [cpu node * nnodes + memory node]; NAN: result.json lacks the cell */
+	double remote[3];                  /* remote_fraction .user, .kernel, .all; NAN: not recorded */
+	double accesses, outside, model_s; /* NAN: not recorded */
+	const char *proof, *error;         /* borrowed: locality-proof.txt, result.json's error */
+	unsigned npoints, nrows;           /* drawn samples; CPU nodes with a series of their own */
+	double *t, *all, *row[VN_HTML_LOC_ROWS];
+	unsigned lines, bad; /* sample lines with a readable matrix, and with an unreadable one */
+};
+void vn_html_loc_load(struct vn_html_loc *l, struct json_object *result, const char *samples, const char *proof);
+void vn_html_loc_clear(struct vn_html_loc *l);
+/*
+ * The matrix the runner put at the head of one samples.jsonl line (n bytes):
+ * 1 with *side and m[side * side] filled (m holds VN_MAX_NODES squared),
+ * 0 when the line has none, -1 when it is not one the runner could write.
+ */
+int vn_html_loc_line(const char *line, size_t n, double *m, unsigned *side);
+/* The access heatmap with its figures, or why there are none. */
+void vn_html_loc_heatmap(struct vn_strbuf *b, const struct vn_html_loc *l);
+/* The remote fraction over time (nothing without points); x0..x1 as the charts beside it when fixed. */
+void vn_html_loc_chart(struct vn_strbuf *b, const struct vn_html_loc *l, bool fixed, double x0, double x1);
 
 /*
  * text with all but at most max of its lines blanked (first and last kept,

@@ -19,6 +19,8 @@
 #define SAMPLES_MAX (256u << 20)
 #define RESULT_MAX  (16u << 20)
 #define DMESG_MAX   (16u << 20)
+/* A line per node: a few kB even at VN_MAX_NODES. */
+#define PROOF_MAX (1u << 20)
 /* trace.jsonl: its events' cap (runner-trace.c) plus the header's format files and the end record. */
 #define TRACE_MAX (160u << 20)
 
@@ -79,22 +81,13 @@ static void header(struct vn_strbuf *b, struct json_object *res)
 	}
 }
 
-static void heat_color(double frac, char out[8])
-{
-	/* From pale (local) to dark blue (farthest). */
-	int r = (int)lround(239 + (8 - 239) * frac), g = (int)lround(243 + (48 - 243) * frac),
-	    bl = (int)lround(255 + (107 - 255) * frac);
-	snprintf(out, 8, "#%02x%02x%02x", r, g, bl);
-}
-
-static void distances(struct vn_strbuf *b, const struct vn_html_run_in *in)
+static void distance_map(struct vn_strbuf *b, const struct vn_html_run_in *in)
 {
 	unsigned n = in->ndist, lo = 255, hi = 0;
 	const unsigned *const *m = in->dist_row;
 	const unsigned *ids = in->dist_ids, *len = in->dist_len;
 	const char *snap = in->dist_from;
 
-	vn_strbuf_printf(b, "<h2>Distances (the kernel's view)</h2>\n");
 	if (!n) {
 		vn_html_note(b, "No nodeN-distance files in after/ or before/.");
 		return;
@@ -120,7 +113,7 @@ static void distances(struct vn_strbuf *b, const struct vn_html_run_in *in)
 			unsigned d = m[i][j];
 			double frac = hi > lo ? (double)(d - lo) / (hi - lo) : 0;
 			char color[8];
-			heat_color(frac, color);
+			vn_html_heat_color(frac, color);
 			int x = off + cellpx * (int)j, y = off + cellpx * (int)i;
 			vn_strbuf_printf(b,
 					 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
@@ -139,6 +132,22 @@ static void distances(struct vn_strbuf *b, const struct vn_html_run_in *in)
 			break;
 		}
 	vn_strbuf_printf(b, "</p>\n");
+}
+
+/* The kernel's distances, and beside them where the emulator counted them the accesses by node pair. */
+static void distances(struct vn_strbuf *b, const struct vn_html_run_in *in, const struct vn_html_loc *loc)
+{
+	if (!loc->on) {
+		vn_strbuf_printf(b, "<h2>Distances (the kernel's view)</h2>\n");
+		distance_map(b, in);
+		return;
+	}
+	vn_strbuf_printf(b, "<h2 id=\"locality\">Distances (the kernel's view) and accesses (the emulator's "
+			    "count)</h2>\n<div class=\"charts\"><div class=\"side\">\n");
+	distance_map(b, in);
+	vn_strbuf_printf(b, "</div><div class=\"side\">\n");
+	vn_html_loc_heatmap(b, loc);
+	vn_strbuf_printf(b, "</div></div>\n");
 }
 
 static void fallback(struct vn_strbuf *b, const struct vn_html_run_in *in)
@@ -256,7 +265,34 @@ static void memory_chart(struct vn_strbuf *b, const struct vn_samples *ss, int p
 	set_draw(b, &set, title, true, ss->v[0].t, ss->v[ss->n - 1].t);
 }
 
-static void memory(struct vn_strbuf *b, const struct vn_samples *ss, unsigned nnodes)
+/* What the remote fraction chart shows, under the charts it sits among. */
+static void loc_note(struct vn_strbuf *b, const struct vn_html_loc *loc)
+{
+	if (!loc->npoints && !loc->bad)
+		return;
+	vn_strbuf_printf(b,
+			 "<p class=\"note\">Remote fraction: the share of the accesses counted since the sample "
+			 "drawn before that went to another node's memory, from samples.jsonl's per-sample "
+			 "matrices (%u lines), which count user and kernel together; the steps' user and kernel "
+			 "fractions are under the access heatmap.",
+			 loc->lines);
+	if (loc->bad)
+		vn_strbuf_printf(b, " %u lines' locality could not be read and are left out.", loc->bad);
+	vn_strbuf_printf(b, "</p>\n");
+}
+
+/* The remote fraction where no memory chart is drawn: under its own heading, on its own time axis. */
+static void loc_alone(struct vn_strbuf *b, const struct vn_html_loc *loc)
+{
+	if (!loc->npoints && !loc->bad)
+		return;
+	vn_strbuf_printf(b, "<h2>Remote fraction over time (the emulator's count)</h2>\n<div class=\"charts\">\n");
+	vn_html_loc_chart(b, loc, false, 0, 0);
+	vn_strbuf_printf(b, "</div>\n");
+	loc_note(b, loc);
+}
+
+static void memory(struct vn_strbuf *b, const struct vn_samples *ss, unsigned nnodes, const struct vn_html_loc *loc)
 {
 	int pids[VN_HTML_MAX_PROCS];
 	char comms[VN_HTML_MAX_PROCS][32];
@@ -277,20 +313,27 @@ static void memory(struct vn_strbuf *b, const struct vn_samples *ss, unsigned nn
 			pids[np] = pr->pid;
 			snprintf(comms[np++], sizeof(comms[0]), "%s", pr->comm);
 		}
-	vn_strbuf_printf(b, "<h2>Workload memory per node (numa_maps)</h2>\n");
-	if (!np) {
+	vn_strbuf_printf(b, "<h2>Workload memory per node (numa_maps)%s</h2>\n",
+			 loc->npoints ? " and remote fraction (the emulator's count)" : "");
+	if (!np)
 		vn_html_note(b, "No workload process in the samples.");
+	if (!np && !loc->npoints)
 		return;
-	}
 	vn_strbuf_printf(b, "<div class=\"charts\">\n");
 	if (np > 1)
 		memory_chart(b, ss, -1, "all workload processes: MiB per node", nnodes);
-	for (unsigned j = 0; j < np; j++) {
+	for (unsigned j = 0; j <= np; j++) {
+		/* Beside the first memory chart, on the same time axis. */
+		if (j == (np == 1 ? 1u : 0u))
+			vn_html_loc_chart(b, loc, true, ss->v[0].t, ss->v[ss->n - 1].t);
+		if (j == np)
+			break;
 		char title[96];
 		snprintf(title, sizeof(title), "pid %d %.40s: MiB per node", pids[j], comms[j]);
 		memory_chart(b, ss, pids[j], title, nnodes);
 	}
 	vn_strbuf_printf(b, "</div>\n");
+	loc_note(b, loc);
 	if (more)
 		vn_strbuf_printf(b, "<p class=\"note\">%u more processes not drawn (at most %d).</p>\n", more,
 				 VN_HTML_MAX_PROCS);
@@ -340,7 +383,7 @@ static void running(struct vn_strbuf *b, const struct vn_samples *ss, unsigned n
 	set_draw(b, &set, "running workload threads per node", false, ss->v[0].t, ss->v[ss->n - 1].t);
 }
 
-static void samples(struct vn_strbuf *b, const struct vn_html_run_in *in)
+static void samples(struct vn_strbuf *b, const struct vn_html_run_in *in, const struct vn_html_loc *loc)
 {
 	_cleanup_free_ char *picked = NULL;
 	struct vn_samples ss = {0};
@@ -356,18 +399,20 @@ static void samples(struct vn_strbuf *b, const struct vn_html_run_in *in)
 	if (vn_samples_parse(picked, "samples.jsonl", &ss, &e) < 0) {
 		vn_html_note(b, e.msg);
 		vn_error_clear(&e);
+		loc_alone(b, loc);
 		return;
 	}
 	if (!ss.n) {
 		vn_html_note(b, "samples.jsonl holds no sample.");
 		vn_samples_free(&ss);
+		loc_alone(b, loc);
 		return;
 	}
 	for (unsigned i = 0; i < ss.n; i++)
 		nnodes = ss.v[i].nnodes > nnodes ? ss.v[i].nnodes : nnodes;
 	vn_strbuf_printf(b, "<p class=\"note\">%u samples drawn of %u lines, t = %.1f .. %.1f s%s.</p>\n", ss.n, total,
 			 ss.v[0].t, ss.v[ss.n - 1].t, ss.truncated ? "; the last line was cut off mid-write" : "");
-	memory(b, &ss, nnodes);
+	memory(b, &ss, nnodes, loc);
 	vn_strbuf_printf(b, "<h2>Migrations and NUMA hint faults (vmstat, from the first sample)</h2>\n"
 			    "<div class=\"charts\">\n");
 	static const char *const migr[] = {"numa_pages_migrated", "pgmigrate_success"};
@@ -377,24 +422,6 @@ static void samples(struct vn_strbuf *b, const struct vn_html_run_in *in)
 	vn_strbuf_printf(b, "</div>\n<h2>Where the workload runs</h2>\n");
 	running(b, &ss, nnodes);
 	vn_samples_free(&ss);
-}
-
-static json_object *parse_line(const char *line, size_t n)
-{
-	json_tokener *tok = json_tokener_new_ex(16);
-	json_object *o;
-
-	if (!tok)
-		vn_oom();
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	o = json_tokener_parse_ex(tok, line, (int)n);
-	if (o && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != n ||
-		  !json_object_is_type(o, json_type_object))) {
-		json_object_put(o);
-		o = NULL;
-	}
-	json_tokener_free(tok);
-	return o;
 }
 
 void vn_html_trace_add(struct vn_html_trace *tr, double t, unsigned k, bool crossed)
@@ -432,7 +459,7 @@ static bool trace_load(const char *dir, struct vn_html_trace *tr)
 	for (char *line = text; line < text + len;) {
 		char *nl = memchr(line, '\n', (size_t)(text + len - line));
 		size_t ln = (size_t)((nl ? nl : text + len) - line);
-		json_object *o = parse_line(line, ln), *v;
+		json_object *o = vn_html_parse_line(line, ln), *v;
 		const char *type = o ? vn_json_str(o, "type") : NULL, *name = o ? vn_json_str(o, "event") : NULL;
 		double x;
 		line += ln + 1;
@@ -524,12 +551,14 @@ void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
 	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s", scenario ? scenario : in->dir);
 
 	vn_html_page_begin(b, title);
+	_cleanup_(vn_html_loc_clear) struct vn_html_loc loc;
+	vn_html_loc_load(&loc, in->result, in->samples, in->loc_proof);
 	header(b, in->result);
 	vn_strbuf_printf(b, "<h2>Assertions</h2>\n");
 	vn_html_verdicts(b, vn_json_get(in->result, "assertions"));
-	distances(b, in);
+	distances(b, in, &loc);
 	fallback(b, in);
-	samples(b, in);
+	samples(b, in, &loc);
 	trace(b, in->trace);
 	vn_html_page_end(b);
 }
@@ -537,7 +566,7 @@ void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
 /* What a run directory holds for its page, read as `vnuma report DIR` finds it. */
 struct loaded {
 	json_object *res;
-	char *samples, *samples_why, *fallback_why;
+	char *samples, *samples_why, *fallback_why, *loc_proof;
 	struct vn_fallback fallback;
 	unsigned rows[VN_MAX_NODES][VN_MAX_NODES];
 	struct vn_html_trace trace;
@@ -553,6 +582,7 @@ static void loaded_free(struct loaded **lp)
 	free(l->samples);
 	free(l->samples_why);
 	free(l->fallback_why);
+	free(l->loc_proof);
 	vn_html_trace_clear(&l->trace);
 	free(l);
 }
@@ -635,6 +665,21 @@ static void load_fallback(const char *dir, struct loaded *l, struct vn_html_run_
 	in->fallback_from = which;
 }
 
+/* locality-proof.txt: a run with locality wrote it, proven or not; one that cannot be read says why instead. */
+static void load_proof(const char *dir, struct loaded *l, struct vn_html_run_in *in)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/locality-proof.txt", dir);
+	struct vn_error e = {0};
+	size_t len;
+
+	if (access(path, F_OK) != 0)
+		return;
+	if (vn_file_read(path, PROOF_MAX, &l->loc_proof, &len, &e) < 0)
+		l->loc_proof = vn_xasprintf("%s", e.msg);
+	vn_error_clear(&e);
+	in->loc_proof = l->loc_proof;
+}
+
 int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 {
 	_cleanup_(loaded_free) struct loaded *l = vn_xcalloc(1, sizeof(*l));
@@ -656,6 +701,7 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	in.samples = l->samples;
 	in.samples_why = l->samples_why;
 	load_distances(dir, l, &in);
+	load_proof(dir, l, &in);
 	load_fallback(dir, l, &in);
 	if (trace_load(dir, &l->trace))
 		in.trace = &l->trace;

@@ -59,6 +59,32 @@ void vn_html_num(struct vn_strbuf *b, double v)
 		vn_strbuf_printf(b, "%.4g", v);
 }
 
+void vn_html_heat_color(double frac, char out[8])
+{
+	frac = frac > 0 ? frac < 1 ? frac : 1 : 0;
+	int r = (int)lround(239 + (8 - 239) * frac), g = (int)lround(243 + (48 - 243) * frac),
+	    bl = (int)lround(255 + (107 - 255) * frac);
+	snprintf(out, 8, "#%02x%02x%02x", r, g, bl);
+}
+
+json_object *vn_html_parse_line(const char *line, size_t n)
+{
+	json_tokener *tok = json_tokener_new_ex(16);
+	json_object *o;
+
+	if (!tok)
+		vn_oom();
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, line, (int)n);
+	if (o && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != n ||
+		  !json_object_is_type(o, json_type_object))) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
 const char *vn_html_color(unsigned i)
 {
 	static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
@@ -319,7 +345,7 @@ void vn_html_page_begin(struct vn_strbuf *b, const char *title)
 		".fail{background:#fbd5d5;color:#9b0000;font-weight:bold}\n"
 		".banner{display:inline-block;padding:4px 12px;border-radius:4px;margin:4px 0 10px}\n"
 		".sig{background:#fff1c2}.note{color:#666}pre{white-space:pre-wrap;margin:0;font-size:12px}\n"
-		".charts{display:flex;flex-wrap:wrap;gap:10px 18px}\n"
+		".charts{display:flex;flex-wrap:wrap;gap:10px 18px}.side{max-width:520px}\n"
 		".chip{display:inline-block;min-width:22px;text-align:center;color:#fff;border-radius:3px;"
 		"margin:1px 2px;padding:0 3px}\n"
 		"svg text{font:11px system-ui,sans-serif;fill:#333}svg text.title{font-size:13px;font-weight:bold}\n"

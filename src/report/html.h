@@ -75,6 +75,8 @@ struct vn_html_run_in {
 	const struct vn_fallback *fallback;
 	const char *fallback_why;
 	const struct vn_html_trace *trace; /* NULL: the run captured no tracepoints (it has no trace.jsonl) */
+	/* What the locality map's proof saw (locality-proof.txt); NULL: no proof ran (docs/locality.md). */
+	const char *loc_proof;
 };
 
 /* Writes DIR/report.html (in->dir) atomically from in. */

@@ -575,6 +575,7 @@ static int write_page(const struct run *r, const struct vn_report *rep, bool sam
 	}
 	vn_run_page(r->d, &in);
 	in.trace = r->traced ? &r->trace_page : NULL;
+	in.loc_proof = r->d->loc_proof;
 	return vn_report_html_write_run(&in, err);
 }
 

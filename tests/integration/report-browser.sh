@@ -1,8 +1,8 @@
 #!/bin/bash
 # report.html as a browser draws it: vnuma report on the fixtures
-# (tests/fixtures/report/), each page rendered headless by Chromium to a PNG
-# that must be non-trivial, and every <svg> measured in the browser, which must
-# give it a size and a drawn shape. Skips (77) without Chromium.
+# (tests/fixtures/report/: a run, a group, a locality run), each page
+# rendered headless by Chromium to a PNG that must be non-trivial, and every
+# <svg> measured in the browser, which must give it a size and a drawn shape. Skips (77) without Chromium.
 # VN_REPORT_RUN / VN_REPORT_GROUP: draw these real result dirs instead of the
 # fixtures (the matrix test does), with "at least" in place of exact counts.
 #   report-browser.sh VNUMA SOURCE_DIR
@@ -41,9 +41,10 @@ browser() {
 }
 
 declare -A dirs=([run]=${VN_REPORT_RUN:-$src/tests/fixtures/report/run}
-	[group]=${VN_REPORT_GROUP:-$src/tests/fixtures/report/group})
+	[group]=${VN_REPORT_GROUP:-$src/tests/fixtures/report/group}
+	[locality]=$src/tests/fixtures/report/locality)
 real=${VN_REPORT_RUN:+yes}
-for page in run group; do
+for page in run group locality; do
 	"$vnuma" report "${dirs[$page]}" -o "$tmp/$page.html" 2>"$tmp/err"
 	status=$?
 	check "vnuma report on the $page fixture exits 0 ($(cat "$tmp/err"))" [ "$status" = 0 ]
@@ -59,7 +60,7 @@ png_ok() {
 	[ "$(stat -c %s "$f")" -gt 40000 ] || return 1
 	[ "$(od -An -tu1 -j16 -N8 "$f" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8}')" = "${w}x$h" ]
 }
-for page in run group; do
+for page in run group locality; do
 	browser "$tmp/$page.shot.log" --window-size=1400,2600 --screenshot="$tmp/$page.png" "file://$tmp/$page.html"
 	check "$page page rendered to a non-trivial 1400x2600 PNG ($(stat -c %s "$tmp/$page.png" 2>/dev/null) bytes)" \
 		png_ok "$tmp/$page.png" 1400 2600
@@ -71,9 +72,10 @@ cat >"$tmp/measure.html" <<'EOF'
 <!DOCTYPE html><html><body>
 <iframe id="run" src="run.html" style="width:1400px;height:3000px"></iframe>
 <iframe id="group" src="group.html" style="width:1400px;height:3000px"></iframe>
+<iframe id="locality" src="locality.html" style="width:1400px;height:3000px"></iframe>
 <pre id="out">pending</pre>
 <script>
-var left = 2, lines = [];
+var left = 3, lines = [];
 function measure(f) {
 	var d = f.contentDocument, svgs = d.querySelectorAll("svg");
 	for (var i = 0; i < svgs.length; i++) {
@@ -93,6 +95,7 @@ function measure(f) {
 }
 document.getElementById("run").onload = function () { measure(this); };
 document.getElementById("group").onload = function () { measure(this); };
+document.getElementById("locality").onload = function () { measure(this); };
 </script></body></html>
 EOF
 # --allow-file-access-from-files: file:// pages are each their own origin otherwise, and the iframes would be closed.
@@ -109,8 +112,11 @@ else
 	check "run page: 6 charts ($(count run chart))" [ "$(count run chart)" = 6 ]
 	check "group page: 4 strip charts ($(count group strip))" [ "$(count group strip)" = 4 ]
 fi
+# A locality run: the access heatmap beside the distances, the remote fraction beside memory per node.
+check "locality page: 2 heatmaps ($(count locality heatmap))" [ "$(count locality heatmap)" = 2 ]
+check "locality page: 7 charts ($(count locality chart))" [ "$(count locality chart)" = 7 ]
 check "every svg has a size and a drawn shape" \
 	[ "$(awk '$1 == "SVG" && ($4 < 100 || $5 < 100 || $6 < 1)' "$tmp/svgs" | wc -l)" = 0 -a -s "$tmp/svgs" ]
-check "no script in either page" [ "$(grep -c '^SCRIPTS .* 0$' "$tmp/svgs")" = 2 ]
+check "no script in any page" [ "$(grep -c '^SCRIPTS .* 0$' "$tmp/svgs")" = 3 ]
 [ "${VN_TEST_VERBOSE:-0}" = 1 ] && sed 's/^/  /' "$tmp/svgs"
 finish

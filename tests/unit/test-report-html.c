@@ -455,6 +455,340 @@ static void test_group_symlinked_run(void **state)
 	vn_rm_rf(elsewhere);
 }
 
+/* The locality fixture (a real memfollow-balancing-2node run with locality, trimmed) into a temp dir. */
+static char *locality_run(void)
+{
+	char *dir = tmpdir();
+	static const char *const files[] = {"result.json", "samples.jsonl", "locality-proof.txt",
+					    "after/node0-distance", "after/node1-distance"};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
+		_cleanup_free_ char *rel = vn_xasprintf("locality/%s", files[i]);
+		copy_fixture(rel, dir, files[i], NULL, NULL);
+	}
+	return dir;
+}
+
+/* The access matrix beside the distances, its cells' counts and row shares, the local diagonal outlined. */
+static void test_locality_heatmap(void **state)
+{
+	_cleanup_free_ char *dir = locality_run();
+	(void)state;
+
+	_cleanup_free_ char *html = report(dir);
+	assert_inert(html);
+	const char *sec = strstr(html, "<h2 id=\"locality\">Distances (the kernel's view) and accesses");
+	assert_non_null(sec);
+	/* The distance heatmap first, the access heatmap beside it, both before the fallback lists. */
+	assert_int_equal(count(html, "<svg class=\"heatmap\""), 2);
+	const char *dist = strstr(sec, "<title>node 0 to node 1: 21</title>"), *acc = strstr(sec, "CPU\\mem");
+	assert_non_null(dist);
+	assert_non_null(acc);
+	assert_true(dist < acc && acc < strstr(html, "Fallback order"));
+	/* result.json's locality.matrix.cpuI.memJ: 74138288 6264912 / 13245929 89206329 */
+	assert_non_null(strstr(acc, "<title>CPUs of node 0 to memory of node 0 (local): 74138288 accesses, 92.21% "
+				    "of node 0's</title>"));
+	assert_non_null(strstr(acc, "<title>CPUs of node 0 to memory of node 1 (remote): 6264912 accesses, 7.792% "
+				    "of node 0's</title>"));
+	assert_non_null(strstr(acc, "<title>CPUs of node 1 to memory of node 0 (remote): 13245929 accesses, 12.93% "
+				    "of node 1's</title>"));
+	assert_non_null(strstr(acc, "<title>CPUs of node 1 to memory of node 1 (local): 89206329 accesses, 87.07% "
+				    "of node 1's</title>"));
+	static const char *const cells[] = {">74M</text>", ">92%</text>", ">6.3M</text>", ">7.8%</text>",
+					    ">13M</text>", ">13%</text>", ">89M</text>",  ">87%</text>"};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cells); i++)
+		assert_non_null(strstr(acc, cells[i]));
+	/* Exactly the diagonal is outlined. */
+	assert_int_equal(count(html, "class=\"local\""), 2);
+	for (const char *p = html; (p = strstr(p, "class=\"local\"")); p++)
+		assert_true(strstr(p, "(local)") < strstr(p, "</rect>"));
+	/* The run's remote fractions, user, kernel, all; the totals; the proof. */
+	assert_non_null(strstr(acc, "<th>over the steps</th><td class=\"n\">0.0155</td><td class=\"n\">0.169</td>"
+				    "<td class=\"n\">0.1067</td>"));
+	assert_non_null(strstr(acc, "183M accesses in the matrix, 119k outside it"));
+	assert_non_null(strstr(acc, "modeled memory time 20.43 s"));
+	assert_non_null(strstr(acc, "node 1 bound: user stores node0=35009 node1=5287141"));
+	vn_rm_rf(dir);
+}
+
+/* The remote fraction per sample beside memory per node: every line's matrix, on the memory charts' time axis. */
+static void test_locality_series(void **state)
+{
+	_cleanup_free_ char *dir = locality_run();
+	_cleanup_free_ char *rpath = vn_xasprintf("%s/result.json", dir),
+			    *spath = vn_xasprintf("%s/samples.jsonl", dir);
+	_cleanup_free_ char *samples = slurp(spath);
+	(void)state;
+
+	_cleanup_free_ char *html = report(dir);
+	const char *mem = strstr(html, "<h2>Workload memory per node (numa_maps) and remote fraction");
+	assert_non_null(mem);
+	const char *chart = strstr(mem, "remote fraction of accesses per sample (user and kernel)");
+	/* Second in the row: after the all-processes chart, before the first process's. */
+	assert_non_null(chart);
+	assert_true(strstr(mem, "all workload processes: MiB per node") < chart);
+	assert_true(chart < strstr(mem, "pid 160 vnuma-wl-memfol: MiB per node"));
+	assert_true(chart < strstr(html, "<h2>Migrations"));
+	assert_int_equal(count(html, "remote fraction of accesses per sample"), 1);
+	assert_non_null(strstr(chart, ">all CPUs</text>"));
+	assert_non_null(strstr(chart, ">CPUs of node 1</text>"));
+	assert_non_null(strstr(html, "per-sample matrices (15 lines)"));
+
+	json_object *res = json_object_from_file(rpath);
+	struct vn_html_loc l;
+	vn_html_loc_load(&l, res, samples, "proof");
+	assert_true(l.on);
+	assert_int_equal(l.nnodes, 2);
+	assert_int_equal(l.lines, 15);
+	assert_int_equal(l.bad, 0);
+	assert_int_equal(l.npoints, 15);
+	assert_int_equal(l.nrows, 2);
+	/* The first line: [[4167039,1614954],[1428014,2925519]], at t = 0.014063 */
+	assert_float_equal(l.t[0], 0.014063, 1e-9);
+	assert_float_equal(l.all[0], 0.300228, 1e-6);
+	assert_float_equal(l.row[0][0], 1614954.0 / (4167039 + 1614954), 1e-12);
+	assert_float_equal(l.row[1][0], 1428014.0 / (1428014 + 2925519), 1e-12);
+	assert_float_equal(l.remote[0], 0.015498321890785571, 1e-15);
+	assert_float_equal(l.matrix[1 * 2 + 0], 13245929, 0);
+	vn_html_loc_clear(&l);
+
+	/* 300 of 600 lines drawn: each point sums the lines since the one drawn before, so none is lost. */
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	for (unsigned i = 0; i < 600; i++) {
+		vn_strbuf_printf(&b,
+				 "{\"host_t\":%u.5,\"locality\":{\"accesses\":4,\"matrix\":[[%u,1],[0,%u]]},"
+				 "\"seq\":%u,\"t\":%u}\n",
+				 i, i, 2, i, i);
+	}
+	vn_html_loc_load(&l, res, b.s, NULL);
+	assert_int_equal(l.lines, 600);
+	assert_int_equal(l.npoints, 300);
+	double sum_t = 0;
+	for (unsigned i = 1; i < l.npoints; i++)
+		sum_t += l.t[i] - l.t[i - 1];
+	assert_float_equal(sum_t, 599, 0);
+	/* Point 1 covers lines 1 and 2 (line 2 is drawn), [[1,1],[0,2]] and [[2,1],[0,2]]: 2 of 9 remote. */
+	assert_float_equal(l.t[1], 2, 0);
+	assert_float_equal(l.all[1], 2.0 / 9, 1e-12);
+	assert_float_equal(l.row[0][1], 2.0 / 5, 1e-12);
+	assert_float_equal(l.row[1][1], 0, 0);
+	vn_html_loc_clear(&l);
+	vn_strbuf_free(&b);
+	json_object_put(res);
+	vn_rm_rf(dir);
+}
+
+/* The same section from the runner's memory as from the directory. */
+static void test_locality_from_memory(void **state)
+{
+	_cleanup_free_ char *dir = locality_run();
+	_cleanup_free_ char *rpath = vn_xasprintf("%s/result.json", dir),
+			    *spath = vn_xasprintf("%s/samples.jsonl", dir);
+	_cleanup_free_ char *ppath = vn_xasprintf("%s/locality-proof.txt", dir);
+	_cleanup_free_ char *samples = slurp(spath), *proof = slurp(ppath), *file = report(dir);
+	json_object *res = json_object_from_file(rpath);
+	struct vn_strbuf mem = VN_STRBUF_INIT;
+	(void)state;
+
+	struct vn_html_run_in in = {.dir = dir, .result = res, .samples = samples, .loc_proof = proof};
+	vn_html_run_page(&mem, &in);
+	const char *a = strstr(file,
+			       "<div class=\"side\">\n<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" "
+			       "width=\"192\""),
+		   *b = strstr(mem.s,
+			       "<div class=\"side\">\n<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" "
+			       "width=\"192\"");
+	assert_non_null(a);
+	assert_non_null(b);
+	/* The access heatmap, its figures and the proof; then the remote fraction chart. */
+	assert_memory_equal(a, b, (size_t)(strstr(a, "</details>") - a));
+	a = strstr(file, "<svg class=\"chart\""), b = strstr(mem.s, "<svg class=\"chart\"");
+	a = strstr(a + 1, "<svg class=\"chart\""), b = strstr(b + 1, "<svg class=\"chart\"");
+	assert_non_null(strstr(a, "remote fraction of accesses per sample"));
+	assert_memory_equal(a, b, (size_t)(strstr(a, "</svg>") - a));
+	json_object_put(res);
+	vn_strbuf_free(&mem);
+	vn_rm_rf(dir);
+}
+
+/* Without locality, neither; with a proof that failed, its reason and what it saw, escaped. */
+static void test_locality_absent_or_failed(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	static const char *const files[] = {"result.json", "samples.jsonl", "after/node0-distance",
+					    "after/node1-distance"};
+	(void)state;
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
+		_cleanup_free_ char *rel = vn_xasprintf("run/%s", files[i]);
+		copy_fixture(rel, dir, files[i], NULL, NULL);
+	}
+	_cleanup_free_ char *off = report(dir);
+	assert_int_equal(count(off, "<svg class=\"heatmap\""), 1);
+	assert_null(strstr(off, "id=\"locality\""));
+	assert_null(strstr(off, "remote fraction"));
+	assert_null(strstr(off, "locality"));
+
+	copy_fixture("run/result.json", dir, "result.json", "\"complete\": true,\n  \"error\": null",
+		     "\"complete\": false,\n  \"error\": \"locality map not proven: memory bound to node 1 took 12 of "
+		     "5300000 user stores\"");
+	vn_test_put(dir, "locality-proof.txt",
+		    "node 0 bound: user stores node0=5283801 node1=44336 unmapped=0 unplaced=0 io=0\n"
+		    "node 1 bound: user stores node0=5287141 node1=12 unmapped=0 unplaced=0 io=0 <script>\n");
+	_cleanup_free_ char *failed = report(dir);
+	assert_inert(failed);
+	assert_int_equal(count(failed, "<svg class=\"heatmap\""), 1);
+	assert_non_null(strstr(failed, "<p class=\"note\">No locality figures in result.json: locality map not "
+				       "proven: memory bound to node 1 took 12 of 5300000 user stores</p>"));
+	assert_non_null(strstr(failed, "node1=12 unmapped=0 unplaced=0 io=0 &lt;script&gt;"));
+	assert_null(strstr(failed, "remote fraction of accesses"));
+	vn_rm_rf(dir);
+}
+
+/* One line's matrix: only the runner's head of the line, every value checked. */
+static void test_locality_line(void **state)
+{
+	double m[VN_MAX_NODES * VN_MAX_NODES];
+	unsigned side = 0;
+	(void)state;
+
+#define LINE(s) vn_html_loc_line(s, strlen(s), m, &side)
+	assert_int_equal(LINE("{\"host_t\":1.5,\"locality\":{\"accesses\":10,\"matrix\":[[1,2],[3,4]]},\"t\":1}"), 1);
+	assert_int_equal(side, 2);
+	assert_float_equal(m[0] + m[1] + m[2] + m[3], 10, 0);
+	assert_float_equal(m[2], 3, 0);
+	/* No matrix at the head: none, whatever the guest's part holds. */
+	assert_int_equal(LINE("{\"host_t\":1.5,\"t\":1,\"locality\":{\"matrix\":[[9,9],[9,9]]}}"), 0);
+	assert_int_equal(LINE("{\"seq\":0,\"t\":1}"), 0);
+	assert_int_equal(LINE(""), 0);
+	/* Not one the runner writes. */
+	static const char *const bad[] = {
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[1,2],[3]]},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[1,-2],[3,4]]},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[1,\"2\"],[3,4]]},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[1e999,2],[3,4]]},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[1,2],[3,4]]}}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[[1]]]},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[]},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":7},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"x\":{\"matrix\":[[1]]}},\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[1]],\"matrix\":[[1",
+		"{\"host_t\":1.5,\"locality\":[[1]],\"t\":1}",
+		"{\"host_t\":1.5,\"locality\":{\"matrix\":[[18446744073709551616]]},\"t\":1}",
+	};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++)
+		if (LINE(bad[i]) != -1)
+			fail_msg("accepted: %s", bad[i]);
+	/* The widest the model has, and one wider. */
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	for (unsigned wide = VN_MAX_NODES; wide <= VN_MAX_NODES + 1; wide++) {
+		b.len = 0;
+		vn_strbuf_printf(&b, "{\"host_t\":1,\"locality\":{\"matrix\":[");
+		for (unsigned i = 0; i < wide; i++) {
+			vn_strbuf_printf(&b, "%s[", i ? "," : "");
+			for (unsigned j = 0; j < wide; j++)
+				vn_strbuf_printf(&b, "%s%u", j ? "," : "", i == j);
+			vn_strbuf_printf(&b, "]");
+		}
+		vn_strbuf_printf(&b, "]},\"t\":0}");
+		assert_int_equal(LINE(b.s), wide == VN_MAX_NODES ? 1 : -1);
+	}
+	vn_strbuf_free(&b);
+#undef LINE
+}
+
+/* samples.jsonl with lines that are not the runner's: the chart still drawn from the others, and says so. */
+static void test_locality_bad_samples(void **state)
+{
+	_cleanup_free_ char *dir = locality_run();
+	(void)state;
+
+	vn_test_put(dir, "samples.jsonl",
+		    "{\"host_t\":1,\"locality\":{\"matrix\":[[3,1],[0,4]]},\"seq\":0,\"t\":0}\n"
+		    "<html><script>\n"
+		    "{\"host_t\":2,\"locality\":{\"matrix\":[[1,2,3]]},\"seq\":1,\"t\":1}\n"
+		    "{\"host_t\":3,\"locality\":{\"matrix\":[[1,1],[1,1]]},\"seq\":2,\"t\":2}\n"
+		    "{\"host_t\":4,\"locality\":{\"matrix\":[[1,1],[1,1]]},\"seq\":3,\"t\":3,\"vms");
+	_cleanup_free_ char *html = report(dir);
+	assert_inert(html);
+	/* The samples' own charts cannot be drawn (their parser refuses the file); the remote fraction can. */
+	assert_non_null(strstr(html, "samples.jsonl:1:"));
+	assert_non_null(strstr(html, "<h2>Remote fraction over time (the emulator's count)</h2>"));
+	assert_non_null(strstr(html, "remote fraction of accesses per sample"));
+	/* Lines 1, 4 and 5 (its head is whole); line 3 is not square; line 2 has no head: not a locality line. */
+	assert_non_null(strstr(html, "(3 lines)"));
+	assert_non_null(strstr(html, "1 lines' locality could not be read"));
+	vn_rm_rf(dir);
+}
+
+/* A group whose runs counted: the remote fractions per variant, however many metrics rank above them. */
+static void test_locality_group(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	struct vn_strbuf cmp = VN_STRBUF_INIT;
+	(void)state;
+
+	vn_test_put(dir, "group.json",
+		    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"on\"},{\"name\":\"off\"}],\"runs\":["
+		    "{\"variant\":\"on\",\"repeat\":1,\"dir\":\"on/1\",\"exit\":0},"
+		    "{\"variant\":\"off\",\"repeat\":1,\"dir\":\"off/1\",\"exit\":0}],\"complete\":true}");
+	vn_test_put(dir, "on/1/result.json",
+		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"locality.remote_fraction.user\":0.02,"
+		    "\"locality.step.mf.remote_fraction.user\":0.01,\"locality.matrix.cpu0.mem0\":5}}");
+	vn_test_put(dir, "off/1/result.json",
+		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"locality.remote_fraction.user\":0.24,"
+		    "\"locality.step.mf.remote_fraction.user\":0.25,\"locality.matrix.cpu0.mem0\":6}}");
+	_cleanup_free_ char *plain = report(dir);
+	const char *sec = strstr(plain, "<h2 id=\"locality\">Locality: remote fraction per variant");
+	assert_non_null(sec);
+	assert_null(strstr(sec, "<table class=\"compare locality\">"));
+	/* The run's first, then the step's; the matrix is not a fraction. */
+	const char *run = strstr(sec, ">locality.remote_fraction.user</text>"),
+		   *step = strstr(sec, ">locality.step.mf.remote_fraction.user</text>");
+	assert_non_null(run);
+	assert_non_null(step);
+	assert_true(run < step && step < strstr(sec, "<h2>Metrics"));
+	assert_true(strstr(plain, "<h2>Group assertions") < sec);
+	_cleanup_free_ char *section = vn_xstrndup(sec, (size_t)(strstr(sec, "<h2>Metrics") - sec));
+	assert_null(strstr(section, "locality.matrix"));
+
+	/* 80 significant rows rank above the fractions: the strips stop at 60, the section does not. */
+	vn_strbuf_printf(&cmp, "{\"rows\":[");
+	for (unsigned i = 0; i < 80; i++)
+		vn_strbuf_printf(&cmp,
+				 "{\"metric\":\"vmstat.c%u\",\"significant\":true,\"variants\":[{\"name\":\"on\","
+				 "\"mean\":1},{\"name\":\"off\",\"mean\":2,\"change_pct\":100}]},",
+				 i);
+	vn_strbuf_printf(&cmp, "{\"metric\":\"locality.remote_fraction.user\",\"significant\":false,\"variants\":["
+			       "{\"name\":\"on\",\"n\":1,\"mean\":0.02},{\"name\":\"off\",\"n\":1,\"mean\":0.24,"
+			       "\"change_pct\":1100,\"p_value\":0.087}]}]}");
+	vn_test_put(dir, "compare.json", cmp.s);
+	_cleanup_free_ char *html = report(dir);
+	assert_inert(html);
+	sec = strstr(html, "<h2 id=\"locality\">");
+	assert_non_null(sec);
+	assert_non_null(strstr(sec, "<table class=\"compare locality\">"));
+	/* Before the whole table. */
+	assert_true(sec < strstr(html, "<h2>Comparison (compare.json)</h2>"));
+	assert_non_null(strstr(sec, "<tr><td>locality.remote_fraction.user</td><td class=\"n\">0.02 <span "
+				    "class=\"note\">n=1</span></td><td class=\"n\">0.24 <span class=\"note\">n=1</span>"
+				    "<br>+1100.0% <span class=\"note\">p=0.087</span></td></tr>"));
+	assert_non_null(strstr(sec, ">locality.remote_fraction.user</text>"));
+	/* Among the strips below (60 of 81 rows), the fraction is not. */
+	assert_null(strstr(strstr(html, "<h2>Metrics"), ">locality.remote_fraction.user</text>"));
+	vn_strbuf_free(&cmp);
+
+	/* Without locality metrics: no section. */
+	_cleanup_free_ char *gdir = fixture("group");
+	_cleanup_free_ char *out = vn_xasprintf("/tmp/vn-html-group-loc-%ld.html", (long)getpid());
+	struct vn_error err = {0};
+	assert_int_equal(vn_report_html_write(gdir, out, &err), 0);
+	_cleanup_free_ char *none = slurp(out);
+	unlink(out);
+	assert_null(strstr(none, "Locality"));
+	vn_rm_rf(dir);
+}
+
 static void test_neither(void **state)
 {
 	_cleanup_free_ char *dir = tmpdir();
@@ -489,6 +823,13 @@ int main(void)
 		cmocka_unit_test(test_group_no_compare),
 		cmocka_unit_test(test_group_symlinked_run),
 		cmocka_unit_test(test_neither),
+		cmocka_unit_test(test_locality_heatmap),
+		cmocka_unit_test(test_locality_series),
+		cmocka_unit_test(test_locality_from_memory),
+		cmocka_unit_test(test_locality_absent_or_failed),
+		cmocka_unit_test(test_locality_line),
+		cmocka_unit_test(test_locality_bad_samples),
+		cmocka_unit_test(test_locality_group),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
