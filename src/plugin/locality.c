@@ -2,7 +2,9 @@
  * vnuma's locality plugin, loaded into QEMU (-plugin, through libvirt's
  * qemu:commandline): counts every guest memory access by vCPU and by the
  * range of QEMU's plugin physical addresses it falls in (one range per NUMA
- * node, given by the host as nN=LO:HI), loads and stores, kernel and user
+ * node, given by the host as nN=LO:HI, and the extra ranges the host adds to
+ * the file's header while the guest runs: hot-plugged DIMMs), loads and
+ * stores, kernel and user
  * apart, device accesses apart, into the shared counters file of
  * locality-shm.h named by out=PATH.
  *
@@ -45,6 +47,27 @@ static void count(unsigned vcpu, unsigned slot, unsigned kind)
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * The slot of an address outside the boot ranges: an extra range the host
+ * added (a hot-plugged DIMM), else unmapped. Only these accesses read the
+ * shared header, and only with loads: nextra with acquire, so the slots
+ * below it are whole; a slot retired meanwhile (hi stored 0) matches nothing.
+ */
+static unsigned extra_slot(uint64_t pa)
+{
+	const struct vn_loc_header *h = (const struct vn_loc_header *)g.base;
+	unsigned n = __atomic_load_n(&h->nextra, __ATOMIC_ACQUIRE);
+	if (n > VN_LOC_MAX_EXTRA)
+		n = VN_LOC_MAX_EXTRA;
+	for (unsigned e = 0; e < n; e++) {
+		uint64_t lo = __atomic_load_n(&h->extra[e].lo, __ATOMIC_RELAXED);
+		uint64_t hi = __atomic_load_n(&h->extra[e].hi, __ATOMIC_RELAXED);
+		if (pa >= lo && pa < hi)
+			return VN_LOC_SLOT_EXTRA(g.nranges, e);
+	}
+	return VN_LOC_SLOT_UNMAPPED(g.nranges);
+}
+
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
 {
 	if (vcpu >= g.nvcpus)
@@ -68,7 +91,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 			return;
 		}
 	}
-	count(vcpu, VN_LOC_SLOT_UNMAPPED(g.nranges), kind);
+	count(vcpu, extra_slot(pa), kind);
 }
 
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)

@@ -132,3 +132,65 @@ int vn_testbed_locality_prove(struct vn_agent *a, struct vn_loc_reader *r, const
 	out->report = vn_strbuf_steal(&rep);
 	return rc;
 }
+
+/* The touch of a DIMM's proof: its window's counts into d. */
+static int touch_dimm(struct vn_loc_reader *r, vn_hotplug_sh_fn sh, void *sh_data, const char *libdir, unsigned node,
+		      struct vn_loc_counts *d, struct vn_error *err)
+{
+	struct vn_loc_counts before, after;
+	_cleanup_free_ char *out = NULL;
+	/* The boot proof's touch, as a script: sh is how the caller reaches the guest. */
+	_cleanup_free_ char *script = vn_xasprintf(
+		"numactl --membind=%u %s/vnuma-wl-stream --size 8M --iterations 2 >/dev/null", node, libdir);
+	int rc;
+
+	vn_loc_counts_init(&before, d->nnodes);
+	vn_loc_counts_init(&after, d->nnodes);
+	if ((rc = vn_loc_read(r, &before, err)) == 0 && (rc = sh(sh_data, script, &out, err)) == 0 &&
+	    (rc = vn_loc_read(r, &after, err)) == 0)
+		rc = vn_loc_delta(&after, &before, d, err);
+	vn_loc_counts_clear(&before);
+	vn_loc_counts_clear(&after);
+	return rc;
+}
+
+int vn_testbed_locality_dimm(struct vn_loc_reader *r, vn_hotplug_sh_fn sh, void *sh_data, const char *libdir,
+			     unsigned nnodes, unsigned node, const struct vn_hotplug_plan *plan, struct vn_strbuf *rep,
+			     unsigned *slot, struct vn_error *err)
+{
+	const char *alias = plan->ndimms ? plan->dimms[plan->ndimms - 1].alias : "?";
+	struct vn_loc_counts d;
+	int rc;
+
+	if (!plan->loc_hi) {
+		vn_strbuf_printf(rep, "%s (node %u): not counted, where it lies is unknown: %s\n", alias, node,
+				 plan->loc_why[0] ? plan->loc_why : "the hotplug did not say");
+		return vn_infra_error(err, -ENOENT, "where %s lies is unknown: %s", alias,
+				      plan->loc_why[0] ? plan->loc_why : "the hotplug did not say");
+	}
+	if ((rc = vn_loc_extra_add(r, plan->loc_lo, plan->loc_hi, node, slot, err)) < 0) {
+		vn_strbuf_printf(rep, "%s (node %u): not counted: %s\n", alias, node, err->msg);
+		return rc;
+	}
+	vn_loc_counts_init(&d, nnodes);
+	if ((rc = touch_dimm(r, sh, sh_data, libdir, node, &d, err)) == 0) {
+		uint64_t all = d.unmapped[VN_LOC_USER_STORE] + d.unplaced[VN_LOC_USER_STORE];
+		for (unsigned i = 0; i < nnodes; i++)
+			for (unsigned j = 0; j < nnodes; j++)
+				all += *vn_loc_at(&d, i, j, VN_LOC_USER_STORE);
+		vn_strbuf_printf(rep, "%s (node %u, 0x%llx-0x%llx) bound: user stores in its range=%llu of %llu\n",
+				 alias, node, (unsigned long long)plan->loc_lo, (unsigned long long)plan->loc_hi,
+				 (unsigned long long)d.extra[*slot][VN_LOC_USER_STORE], (unsigned long long)all);
+		rc = vn_loc_proof_judge_extra(&d, *slot, 1000000, err);
+	}
+	vn_loc_counts_clear(&d);
+	/* A settle that fails leaves the slot unproven: unmapped, as a failed proof's. */
+	struct vn_error e = {0};
+	int src = vn_loc_extra_settle(r, *slot, rc == 0, rc == 0 ? err : &e);
+	vn_error_clear(&e);
+	if (rc == 0)
+		rc = src;
+	if (rc < 0)
+		vn_strbuf_printf(rep, "%s (node %u): not counted: %s\n", alias, node, err->msg);
+	return rc;
+}

@@ -7,6 +7,8 @@
 
 #include "guest/agent.h"
 #include "metrics/locality.h"
+#include "testbed/hotplug-guest.h"
+#include "util/strbuf.h"
 #include "topology/topology.h"
 #include "util/error.h"
 
@@ -49,3 +51,16 @@ struct vn_locality_proof {
  */
 int vn_testbed_locality_prove(struct vn_agent *a, struct vn_loc_reader *r, const struct vn_topology *t,
 			      const char *libdir, struct vn_locality_proof *out, struct vn_error *err);
+
+/*
+ * A DIMM plugged into a counting guest (plan: where the hotplug found it lies,
+ * or why not) joins the map: its range is handed to the running plugin
+ * (vn_loc_extra_add) and proven like a boot cell's, with the guest (through
+ * sh) writing memory bound to its node, where it is the newest and highest
+ * zone: the range's own counters must take the stores. What the proof saw
+ * is appended to rep. 0 with *slot when proven; else an error saying why,
+ * and the range's accesses stay unmapped (never another node's).
+ */
+int vn_testbed_locality_dimm(struct vn_loc_reader *r, vn_hotplug_sh_fn sh, void *sh_data, const char *libdir,
+			     unsigned nnodes, unsigned node, const struct vn_hotplug_plan *plan, struct vn_strbuf *rep,
+			     unsigned *slot, struct vn_error *err);
