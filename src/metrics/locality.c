@@ -225,21 +225,25 @@ static int header_rw(struct vn_loc_reader *r, struct vn_loc_header **h, struct v
 	return 0;
 }
 
-int vn_loc_extra_add(struct vn_loc_reader *r, uint64_t lo, uint64_t hi, unsigned node, unsigned *slot,
+int vn_loc_extra_add(struct vn_loc_reader *r, uint64_t lo, uint64_t hi, uint64_t node, unsigned *slot,
 		     struct vn_error *err)
 {
 	struct vn_loc_map *m = &r->map;
 	struct vn_loc_header *h;
 	int rc;
 
-	if (lo >= hi || node >= m->nnodes)
-		return vn_input_error(err, "locality: range 0x%llx-0x%llx for node %u of %u", (unsigned long long)lo,
-				      (unsigned long long)hi, node, m->nnodes);
+	if (lo >= hi || (node >= m->nnodes && node != VN_LOC_NODE_NONE))
+		return vn_input_error(err, "locality: range 0x%llx-0x%llx for node %llu of %u", (unsigned long long)lo,
+				      (unsigned long long)hi, (unsigned long long)node, m->nnodes);
 	if (m->nextra >= VN_LOC_MAX_EXTRA)
 		return vn_input_error(err, "locality: all %d extra ranges are taken", VN_LOC_MAX_EXTRA);
-	/* Two ranges on one address would give its accesses to whichever the plugin tries first. */
-	for (unsigned i = 0; i < m->nranges + m->nextra; i++) {
-		const struct vn_loc_range *o = i < m->nranges ? &m->ranges[i] : &m->extra[i - m->nranges].range;
+	/*
+	 * Two extra ranges on one address would give its accesses to whichever
+	 * the plugin tries first. A boot range may be overlapped: extra ones
+	 * come first, which is how a shared part is carved out of a cell.
+	 */
+	for (unsigned i = 0; i < m->nextra; i++) {
+		const struct vn_loc_range *o = &m->extra[i].range;
 		if (lo < o->hi && o->lo < hi)
 			return vn_input_error(err, "locality: range 0x%llx-0x%llx overlaps 0x%llx-0x%llx (node %llu)",
 					      (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)o->lo,
@@ -265,8 +269,8 @@ int vn_loc_extra_settle(struct vn_loc_reader *r, unsigned slot, bool proven, str
 	struct vn_loc_counts now;
 	int rc;
 
-	if (slot >= m->nextra || m->extra[slot].proven)
-		return vn_input_error(err, "locality: no unproven extra range %u", slot);
+	if (slot >= m->nextra || m->extra[slot].proven || (proven && m->extra[slot].range.node >= m->nnodes))
+		return vn_input_error(err, "locality: no unproven extra range %u of a node", slot);
 	if (!proven)
 		return 0;
 	/* Each CPU node's accesses to it so far: unmapped, as they were when counted. */
@@ -410,17 +414,24 @@ static uint64_t user_stores(const struct vn_loc_counts *d, unsigned node, uint64
 	return all;
 }
 
-int vn_loc_proof_judge_extra(const struct vn_loc_counts *d, unsigned slot, uint64_t min_accesses, struct vn_error *err)
+int vn_loc_proof_judge_extra(const struct vn_loc_counts *d, const unsigned *slots, unsigned nslots,
+			     uint64_t min_accesses, struct vn_error *err)
 {
-	uint64_t on_node, all = user_stores(d, 0, &on_node);
-	uint64_t on = slot < VN_LOC_MAX_EXTRA ? d->extra[slot][VN_LOC_USER_STORE] : 0;
-	if (slot < VN_LOC_MAX_EXTRA && on >= min_accesses && (double)on >= VN_LOC_PROOF_SHARE * (double)all)
+	uint64_t on_node, on = 0, all = user_stores(d, 0, &on_node);
+	for (unsigned i = 0; i < nslots; i++)
+		on += slots[i] < VN_LOC_MAX_EXTRA ? d->extra[slots[i]][VN_LOC_USER_STORE] : 0;
+	if (nslots && on >= min_accesses && (double)on >= VN_LOC_PROOF_SHARE * (double)all)
 		return 0;
 	return vn_infra_error(err, -EPROTO,
 			      "hot-plugged range not proven: memory bound to its node took %llu of %llu user stores "
 			      "in the range (want at least %llu and %.0f%%); its accesses stay unmapped",
 			      (unsigned long long)on, (unsigned long long)all, (unsigned long long)min_accesses,
 			      VN_LOC_PROOF_SHARE * 100);
+}
+
+const struct vn_loc_map *vn_loc_reader_map(const struct vn_loc_reader *r)
+{
+	return &r->map;
 }
 
 int vn_loc_proof_judge(const struct vn_loc_counts *d, unsigned node, uint64_t min_accesses, struct vn_error *err)

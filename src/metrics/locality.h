@@ -74,13 +74,17 @@ int vn_loc_read(struct vn_loc_reader *r, struct vn_loc_counts *out, struct vn_er
 void vn_loc_close(struct vn_loc_reader *r);
 
 /*
- * Hand the running plugin one more range, [lo, hi) for node, unproven; its
- * slot in *slot. The file is written through a mapping of its own (the
- * reader's stays read-only). A range that overlaps one already mapped, a
- * node out of the map, or no slot left: an input error.
+ * Hand the running plugin one more range, [lo, hi) for node (or
+ * VN_LOC_NODE_NONE: addresses two memories share, never a node's),
+ * unproven; its slot in *slot. The plugin tries it before the boot ranges.
+ * The file is written through a mapping of its own (the reader's stays
+ * read-only). A range that overlaps another extra one, a node out of the
+ * map, or no slot left: an input error.
  */
-int vn_loc_extra_add(struct vn_loc_reader *r, uint64_t lo, uint64_t hi, unsigned node, unsigned *slot,
+int vn_loc_extra_add(struct vn_loc_reader *r, uint64_t lo, uint64_t hi, uint64_t node, unsigned *slot,
 		     struct vn_error *err);
+/* The map as the reader now has it, extra ranges included. */
+const struct vn_loc_map *vn_loc_reader_map(const struct vn_loc_reader *r);
 /* The proof's verdict on a slot: proven, its accesses from now on are its node's. */
 int vn_loc_extra_settle(struct vn_loc_reader *r, unsigned slot, bool proven, struct vn_error *err);
 /* The slot's DIMM is gone: the plugin stops matching it; its counts stay as they were attributed. */
@@ -117,5 +121,6 @@ double vn_loc_model_s(const struct vn_loc_counts *c, const double *lat_ns);
  */
 #define VN_LOC_PROOF_SHARE 0.9
 int vn_loc_proof_judge(const struct vn_loc_counts *d, unsigned node, uint64_t min_accesses, struct vn_error *err);
-/* The same for an extra range: its own slot's user stores, not its node's (the node has its boot range too). */
-int vn_loc_proof_judge_extra(const struct vn_loc_counts *d, unsigned slot, uint64_t min_accesses, struct vn_error *err);
+/* The same for a DIMM's extra ranges: their own slots' user stores, not the node's (it may have a boot cell too). */
+int vn_loc_proof_judge_extra(const struct vn_loc_counts *d, const unsigned *slots, unsigned nslots,
+			     uint64_t min_accesses, struct vn_error *err);

@@ -46,6 +46,7 @@ enum vn_loc_kind {
 #define VN_LOC_VCPU_BYTES(nranges) \
 	((((uint64_t)VN_LOC_NSLOTS(nranges) * VN_LOC_NKINDS * sizeof(uint64_t)) + 63) / 64 * 64)
 
+#define VN_LOC_NODE_NONE UINT64_MAX
 struct vn_loc_range {
 	uint64_t lo, hi; /* [lo, hi) in the API's physical addresses */
 	uint64_t node;
@@ -64,8 +65,10 @@ struct vn_loc_header {
 	 * and then publishes nextra + 1 with a release store; the plugin loads
 	 * nextra with acquire and reads only the slots below it. A slot is
 	 * retired (its DIMM unplugged) by storing hi = 0, which no address is
-	 * below. The host's node for a slot is a label for people: the host
-	 * decides from its own record whether a slot's accesses have a node.
+	 * below. The plugin tries them before the boot ranges. The host's node
+	 * for a slot (VN_LOC_NODE_NONE: an address two memories share) is a
+	 * label for people: the host decides from its own record whether a
+	 * slot's accesses have a node.
 	 */
 	uint32_t nextra, pad;
 	struct vn_loc_range extra[VN_LOC_MAX_EXTRA];

@@ -48,12 +48,15 @@ static void count(unsigned vcpu, unsigned slot, unsigned kind)
 }
 
 /*
- * The slot of an address outside the boot ranges: an extra range the host
- * added (a hot-plugged DIMM), else unmapped. Only these accesses read the
- * shared header, and only with loads: nextra with acquire, so the slots
- * below it are whole; a slot retired meanwhile (hi stored 0) matches nothing.
+ * The slot of an address in an extra range the host added (a hot-plugged
+ * DIMM, or the part of one that QEMU 7.2's addresses make indistinguishable
+ * from a boot cell's: docs/locality.md), or -1. Extra ranges come before the
+ * boot ones, so the host can carve such a part out of a cell. The header's
+ * line is read-mostly (the host writes it once per hotplug), so every
+ * core keeps it cached: nextra loaded with acquire, then the slots below it
+ * whole; a slot retired meanwhile (hi stored 0) matches nothing.
  */
-static unsigned extra_slot(uint64_t pa)
+static int extra_slot(uint64_t pa)
 {
 	const struct vn_loc_header *h = (const struct vn_loc_header *)g.base;
 	unsigned n = __atomic_load_n(&h->nextra, __ATOMIC_ACQUIRE);
@@ -63,9 +66,9 @@ static unsigned extra_slot(uint64_t pa)
 		uint64_t lo = __atomic_load_n(&h->extra[e].lo, __ATOMIC_RELAXED);
 		uint64_t hi = __atomic_load_n(&h->extra[e].hi, __ATOMIC_RELAXED);
 		if (pa >= lo && pa < hi)
-			return VN_LOC_SLOT_EXTRA(g.nranges, e);
+			return (int)VN_LOC_SLOT_EXTRA(g.nranges, e);
 	}
-	return VN_LOC_SLOT_UNMAPPED(g.nranges);
+	return -1;
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
@@ -85,13 +88,18 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 		return;
 	}
 	uint64_t pa = qemu_plugin_hwaddr_phys_addr(h);
+	int e = extra_slot(pa);
+	if (e >= 0) {
+		count(vcpu, (unsigned)e, kind);
+		return;
+	}
 	for (unsigned r = 0; r < g.nranges; r++) {
 		if (pa >= g.ranges[r].lo && pa < g.ranges[r].hi) {
 			count(vcpu, r, kind);
 			return;
 		}
 	}
-	count(vcpu, extra_slot(pa), kind);
+	count(vcpu, VN_LOC_SLOT_UNMAPPED(g.nranges), kind);
 }
 
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)

@@ -161,8 +161,6 @@ void vn_run_locality_hotplug(struct run *r, const struct vn_hotplug_req *q, cons
 {
 	struct vn_strbuf rep = VN_STRBUF_INIT;
 	struct vn_error err = {0};
-	unsigned slot;
-
 	if (!r->loc || !q->memory)
 		return;
 	if (r->d->loc_proof)
@@ -173,18 +171,24 @@ void vn_run_locality_hotplug(struct run *r, const struct vn_hotplug_req *q, cons
 				if (strcmp(r->loc_dimm[e], res->plan.dimms[i].alias) == 0) {
 					/* Unplugged: its range may be another DIMM's next. */
 					if (vn_loc_extra_retire(r->loc, e, &err) == 0)
-						vn_strbuf_printf(&rep, "%s (node %u): unplugged, left the map\n",
-								 r->loc_dimm[e], q->node);
+						vn_strbuf_printf(
+							&rep,
+							"%s (node %u): unplugged, its extra range %u left the map\n",
+							r->loc_dimm[e], q->node, e);
 					vn_error_clear(&err);
 					r->loc_dimm[e][0] = '\0';
 				}
-	} else if (vn_testbed_locality_dimm(r->loc, sh_run, r, vn_run_libdir(r), r->t->nnodes, q->node, &res->plan,
-					    &rep, &slot, &err) == 0) {
-		r->d->loc_dimms_counted++;
-		snprintf(r->loc_dimm[slot], sizeof(r->loc_dimm[slot]), "%s",
-			 res->plan.dimms[res->plan.ndimms - 1].alias);
 	} else {
-		r->d->loc_dimms_unmapped++;
+		struct vn_locality_dimm dimm;
+		if (vn_testbed_locality_dimm(r->loc, sh_run, r, vn_run_libdir(r), q->node, &res->plan, &rep, &dimm,
+					     &err) == 0)
+			r->d->loc_dimms_counted++;
+		else
+			r->d->loc_dimms_unmapped++;
+		/* Every slot it took, proven or not, leaves the map with it. */
+		for (unsigned i = 0; i < dimm.nslots; i++)
+			snprintf(r->loc_dimm[dimm.slots[i]], sizeof(r->loc_dimm[0]), "%s",
+				 res->plan.dimms[res->plan.ndimms - 1].alias);
 	}
 	vn_error_clear(&err);
 	free(r->d->loc_proof);

@@ -289,10 +289,10 @@ static void test_extra_range(void **state)
 	assert_int_equal(c1.unmapped[VN_LOC_USER_STORE], 2000000);
 	assert_int_equal(*vn_loc_at(&c1, 0, 1, VN_LOC_USER_STORE), 0);
 	assert_int_equal(vn_loc_delta(&c1, &c0, &d, &err), 0);
-	assert_int_equal(vn_loc_proof_judge_extra(&d, slot, 1000000, &err), 0);
-	/* Node 1's boot range took none of it: the slot's own counts, not the node's, prove the range. */
+	assert_int_equal(vn_loc_proof_judge_extra(&d, &slot, 1, 1000000, &err), 0);
+	/* Another slot took none of it: the slots' own counts, not the node's, prove the range. */
 	err = (struct vn_error){0};
-	assert_int_not_equal(vn_loc_proof_judge_extra(&d, 1, 1000000, &err), 0);
+	assert_int_not_equal(vn_loc_proof_judge_extra(&d, (unsigned[]){1}, 1, 1000000, &err), 0);
 	assert_non_null(strstr(err.msg, "stay unmapped"));
 	assert_int_equal(vn_loc_extra_settle(r, slot, true, &err), 0);
 	/* From the proof on: node 0's CPUs reaching node 1's new memory. */
@@ -312,18 +312,23 @@ static void test_extra_range(void **state)
 	err = (struct vn_error){0};
 	assert_int_not_equal(vn_loc_extra_add(r, hi - 4096, hi + 4096, 1, &slot, &err), 0);
 	assert_non_null(strstr(err.msg, "overlaps"));
-	assert_int_not_equal(vn_loc_extra_add(r, 0, 4096, 0, &slot, &err), 0);
 	assert_int_not_equal(vn_loc_extra_add(r, hi, hi + 4096, 2, &slot, &err), 0);
+	/* A part of a boot range two memories share: carved out of node 0, nobody's, unmapped. */
+	assert_int_equal(vn_loc_extra_add(r, 0, 4096, VN_LOC_NODE_NONE, &slot, &err), 0);
+	assert_int_not_equal(vn_loc_extra_settle(r, slot, true, &err), 0);
+	*counter(b, 0, VN_LOC_SLOT_EXTRA(NR, slot), VN_LOC_USER_LOAD) += 11;
+	assert_int_equal(vn_loc_read(r, &c2, &err), 0);
+	assert_int_equal(c2.unmapped[VN_LOC_USER_LOAD], 11);
 	assert_int_equal(vn_loc_extra_retire(r, 0, &err), 0);
 	assert_int_equal(h->extra[0].hi, 0);
 	assert_int_equal(vn_loc_read(r, &c2, &err), 0);
 	assert_int_equal(*vn_loc_at(&c2, 0, 1, VN_LOC_USER_LOAD), 300);
 	/* A header whose extra ranges the host did not write is not the plugin's file. */
-	h->nextra = 2;
+	h->nextra = 3;
 	err = (struct vn_error){0};
 	assert_int_not_equal(vn_loc_read(r, &c2, &err), 0);
 	assert_non_null(strstr(err.msg, "extra ranges"));
-	h->nextra = 1;
+	h->nextra = 2;
 	h->extra[0].lo = 0;
 	assert_int_not_equal(vn_loc_read(r, &c2, &err), 0);
 	vn_loc_counts_clear(&c0);
