@@ -30,7 +30,8 @@ static struct {
 	unsigned char *base; /* the mapped file */
 	uint64_t size, vcpu_bytes;
 	unsigned nvcpus, nranges;
-	struct vn_loc_range ranges[VN_LOC_MAX_RANGES]; /* a private copy: the hot path reads no shared line */
+	struct vn_loc_range
+		ranges[VN_LOC_MAX_RANGES]; /* a private copy; of the header, only nextra is read per access */
 } g;
 
 static void say(const char *what, const char *detail)
