@@ -16,6 +16,18 @@
 #include "topology/limits.h"
 #include "util/error.h"
 
+/*
+ * An extra range the host added while the guest ran (a hot-plugged DIMM):
+ * unproven, its accesses are unmapped; once proven, those made after the
+ * proof (the counts past base, folded by CPU node, the last row for vCPUs of
+ * no node) are its node's, so no folded counter ever goes back.
+ */
+struct vn_loc_extra {
+	struct vn_loc_range range; /* as written to the file; hi 0 once retired */
+	bool proven;
+	uint64_t base[VN_MAX_NODES + 1][VN_LOC_NKINDS];
+};
+
 /* What the host asked the plugin to count: node of each range, node of each vCPU. */
 struct vn_loc_map {
 	unsigned nnodes; /* the matrix's side: node ids are < nnodes */
@@ -23,16 +35,19 @@ struct vn_loc_map {
 	struct vn_loc_range ranges[VN_LOC_MAX_RANGES];
 	unsigned ncpus;                     /* vCPUs with a known node */
 	uint8_t cpu_node[VN_LOC_MAX_VCPUS]; /* vCPU index -> node */
+	unsigned nextra;                    /* extra ranges published to the plugin */
+	struct vn_loc_extra extra[VN_LOC_MAX_EXTRA];
 };
 
 /* Accesses since the plugin started (or between two snapshots), folded. */
 struct vn_loc_counts {
 	unsigned nnodes;
-	uint64_t *ram;                    /* [cpu node][mem node][kind]: vn_loc_at() */
-	uint64_t unmapped[VN_LOC_NKINDS]; /* RAM outside every range of the map */
-	uint64_t io[VN_LOC_NKINDS];       /* device accesses */
-	uint64_t unplaced[VN_LOC_NKINDS]; /* RAM accesses by a vCPU of no known node */
-	uint64_t total;                   /* every access counted, summed straight from the file */
+	uint64_t *ram;                                   /* [cpu node][mem node][kind]: vn_loc_at() */
+	uint64_t unmapped[VN_LOC_NKINDS];                /* RAM outside every range of the map */
+	uint64_t io[VN_LOC_NKINDS];                      /* device accesses */
+	uint64_t unplaced[VN_LOC_NKINDS];                /* RAM accesses by a vCPU of no known node */
+	uint64_t extra[VN_LOC_MAX_EXTRA][VN_LOC_NKINDS]; /* each extra range's, all vCPUs (also in the above) */
+	uint64_t total;                                  /* every access counted, summed straight from the file */
 };
 
 static inline uint64_t *vn_loc_at(const struct vn_loc_counts *c, unsigned cpu_node, unsigned mem_node, unsigned kind)
@@ -57,6 +72,23 @@ struct vn_loc_reader;
 int vn_loc_open(const char *path, const struct vn_loc_map *map, struct vn_loc_reader **out, struct vn_error *err);
 int vn_loc_read(struct vn_loc_reader *r, struct vn_loc_counts *out, struct vn_error *err);
 void vn_loc_close(struct vn_loc_reader *r);
+
+/*
+ * Hand the running plugin one more range, [lo, hi) for node (or
+ * VN_LOC_NODE_NONE: addresses two memories share, never a node's),
+ * unproven; its slot in *slot. The plugin tries it before the boot ranges.
+ * The file is written through a mapping of its own (the reader's stays
+ * read-only). A range that overlaps another extra one, a node out of the
+ * map, or no slot left: an input error.
+ */
+int vn_loc_extra_add(struct vn_loc_reader *r, uint64_t lo, uint64_t hi, uint64_t node, unsigned *slot,
+		     struct vn_error *err);
+/* The map as the reader now has it, extra ranges included. */
+const struct vn_loc_map *vn_loc_reader_map(const struct vn_loc_reader *r);
+/* The proof's verdict on a slot: proven, its accesses from now on are its node's. */
+int vn_loc_extra_settle(struct vn_loc_reader *r, unsigned slot, bool proven, struct vn_error *err);
+/* The slot's DIMM is gone: the plugin stops matching it; its counts stay as they were attributed. */
+int vn_loc_extra_retire(struct vn_loc_reader *r, unsigned slot, struct vn_error *err);
 
 /* out = after - before; a counter that went back is an infrastructure error. */
 int vn_loc_delta(const struct vn_loc_counts *after, const struct vn_loc_counts *before, struct vn_loc_counts *out,
@@ -89,3 +121,6 @@ double vn_loc_model_s(const struct vn_loc_counts *c, const double *lat_ns);
  */
 #define VN_LOC_PROOF_SHARE 0.9
 int vn_loc_proof_judge(const struct vn_loc_counts *d, unsigned node, uint64_t min_accesses, struct vn_error *err);
+/* The same for a DIMM's extra ranges: their own slots' user stores, not the node's (it may have a boot cell too). */
+int vn_loc_proof_judge_extra(const struct vn_loc_counts *d, const unsigned *slots, unsigned nslots,
+			     uint64_t min_accesses, struct vn_error *err);

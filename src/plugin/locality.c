@@ -2,7 +2,9 @@
  * vnuma's locality plugin, loaded into QEMU (-plugin, through libvirt's
  * qemu:commandline): counts every guest memory access by vCPU and by the
  * range of QEMU's plugin physical addresses it falls in (one range per NUMA
- * node, given by the host as nN=LO:HI), loads and stores, kernel and user
+ * node, given by the host as nN=LO:HI, and the extra ranges the host adds to
+ * the file's header while the guest runs: hot-plugged DIMMs), loads and
+ * stores, kernel and user
  * apart, device accesses apart, into the shared counters file of
  * locality-shm.h named by out=PATH.
  *
@@ -28,7 +30,8 @@ static struct {
 	unsigned char *base; /* the mapped file */
 	uint64_t size, vcpu_bytes;
 	unsigned nvcpus, nranges;
-	struct vn_loc_range ranges[VN_LOC_MAX_RANGES]; /* a private copy: the hot path reads no shared line */
+	struct vn_loc_range
+		ranges[VN_LOC_MAX_RANGES]; /* a private copy; of the header, only nextra is read per access */
 } g;
 
 static void say(const char *what, const char *detail)
@@ -43,6 +46,30 @@ static void count(unsigned vcpu, unsigned slot, unsigned kind)
 		(uint64_t *)(g.base + sizeof(struct vn_loc_header) + vcpu * g.vcpu_bytes) + slot * VN_LOC_NKINDS + kind;
 	/* One writer per counter: a plain add, published whole. */
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The slot of an address in an extra range the host added (a hot-plugged
+ * DIMM, or the part of one that QEMU 7.2's addresses make indistinguishable
+ * from a boot cell's: docs/locality.md), or -1. Extra ranges come before the
+ * boot ones, so the host can carve such a part out of a cell. The header's
+ * line is read-mostly (the host writes it once per hotplug), so every
+ * core keeps it cached: nextra loaded with acquire, then the slots below it
+ * whole; a slot retired meanwhile (hi stored 0) matches nothing.
+ */
+static int extra_slot(uint64_t pa)
+{
+	const struct vn_loc_header *h = (const struct vn_loc_header *)g.base;
+	unsigned n = __atomic_load_n(&h->nextra, __ATOMIC_ACQUIRE);
+	if (n > VN_LOC_MAX_EXTRA)
+		n = VN_LOC_MAX_EXTRA;
+	for (unsigned e = 0; e < n; e++) {
+		uint64_t lo = __atomic_load_n(&h->extra[e].lo, __ATOMIC_RELAXED);
+		uint64_t hi = __atomic_load_n(&h->extra[e].hi, __ATOMIC_RELAXED);
+		if (pa >= lo && pa < hi)
+			return (int)VN_LOC_SLOT_EXTRA(g.nranges, e);
+	}
+	return -1;
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
@@ -62,6 +89,11 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 		return;
 	}
 	uint64_t pa = qemu_plugin_hwaddr_phys_addr(h);
+	int e = extra_slot(pa);
+	if (e >= 0) {
+		count(vcpu, (unsigned)e, kind);
+		return;
+	}
 	for (unsigned r = 0; r < g.nranges; r++) {
 		if (pa >= g.ranges[r].lo && pa < g.ranges[r].hi) {
 			count(vcpu, r, kind);

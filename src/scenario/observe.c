@@ -129,6 +129,9 @@ static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
 		outside += c->unmapped[k] + c->io[k] + c->unplaced[k];
 	vn_report_metric(rep, "locality.accesses", (double)vn_loc_sum(c, VN_LOC_ALL, NULL));
 	vn_report_metric(rep, "locality.accesses_outside", (double)outside);
+	/* Hot-plugged DIMMs: proven and in the map, or unmapped (locality-proof.txt says why). */
+	vn_report_metric(rep, "locality.dimms_counted", (double)d->loc_dimms_counted);
+	vn_report_metric(rep, "locality.dimms_unmapped", (double)d->loc_dimms_unmapped);
 	for (unsigned m = 0; m < 3; m++) {
 		char name[64];
 		snprintf(name, sizeof(name), "locality.remote_fraction.%s", modes[m]);

@@ -57,6 +57,8 @@ struct vn_run_data {
 	double *loc_lat_ns;              /* the model's [cpu node][mem node] latencies */
 	char *loc_proof;                 /* what the proof saw, for result.json */
 	struct vn_loc_counts *loc_steps; /* s->nsteps: those of a step that ran alone (nnodes 0: none) */
+	unsigned loc_dimms_counted;      /* DIMMs plugged whose range was proven and joined the map */
+	unsigned loc_dimms_unmapped;     /* those whose accesses stay unmapped (the proof says why) */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "scenario/runner-priv.h"
+#include "testbed/hotplug-guest.h"
 #include "testbed/locality.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -143,4 +144,53 @@ void vn_run_locality_close(struct run *r)
 	vn_loc_counts_clear(&r->loc_start);
 	vn_loc_counts_clear(&r->loc_last);
 	vn_loc_counts_clear(&r->loc_step);
+}
+
+static int sh_run(void *data, const char *script, char **out, struct vn_error *err)
+{
+	return vn_run_guest_sh(data, script, out, err);
+}
+
+/*
+ * After the hotplug itself succeeded: what becomes of the DIMM in the map
+ * goes into the proof's report (locality-proof.txt) and the counts of
+ * DIMMs counted or not (result.json), and never fails the run: a DIMM not
+ * proven is counted as unmapped, which the figures show.
+ */
+void vn_run_locality_hotplug(struct run *r, const struct vn_hotplug_req *q, const struct vn_hotplug_result *res)
+{
+	struct vn_strbuf rep = VN_STRBUF_INIT;
+	struct vn_error err = {0};
+	if (!r->loc || !q->memory)
+		return;
+	if (r->d->loc_proof)
+		vn_strbuf_printf(&rep, "%s", r->d->loc_proof);
+	if (q->remove) {
+		for (size_t i = 0; i < res->plan.ndimms; i++)
+			for (unsigned e = 0; e < VN_LOC_MAX_EXTRA; e++)
+				if (strcmp(r->loc_dimm[e], res->plan.dimms[i].alias) == 0) {
+					/* Unplugged: its range may be another DIMM's next. */
+					if (vn_loc_extra_retire(r->loc, e, &err) == 0)
+						vn_strbuf_printf(
+							&rep,
+							"%s (node %u): unplugged, its extra range %u left the map\n",
+							r->loc_dimm[e], q->node, e);
+					vn_error_clear(&err);
+					r->loc_dimm[e][0] = '\0';
+				}
+	} else {
+		struct vn_locality_dimm dimm;
+		if (vn_testbed_locality_dimm(r->loc, sh_run, r, vn_run_libdir(r), q->node, &res->plan, &rep, &dimm,
+					     &err) == 0)
+			r->d->loc_dimms_counted++;
+		else
+			r->d->loc_dimms_unmapped++;
+		/* Every slot it took, proven or not, leaves the map with it. */
+		for (unsigned i = 0; i < dimm.nslots; i++)
+			snprintf(r->loc_dimm[dimm.slots[i]], sizeof(r->loc_dimm[0]), "%s",
+				 res->plan.dimms[res->plan.ndimms - 1].alias);
+	}
+	vn_error_clear(&err);
+	free(r->d->loc_proof);
+	r->d->loc_proof = vn_strbuf_steal(&rep);
 }

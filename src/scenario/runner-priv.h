@@ -75,6 +75,7 @@ struct run {
 	/* Locality: the plugin's counters, at the proof's end and at the last sample. */
 	struct vn_loc_reader *loc;
 	struct vn_loc_counts loc_start, loc_last, loc_step;
+	char loc_dimm[VN_LOC_MAX_EXTRA][64]; /* the DIMM (libvirt alias) each extra range is for */
 };
 
 /* Locality (runner-locality.c): map proven and counters read before the steps, per sample, after them. */
@@ -84,6 +85,10 @@ void vn_run_locality_sample(struct run *r, struct vn_strbuf *head);
 void vn_run_locality_step(struct run *r, unsigned step, bool end);
 int vn_run_locality_end(struct run *r, struct vn_error *err);
 void vn_run_locality_close(struct run *r);
+/* A hotplug done in a counting run: a plugged DIMM joins the map (proven), an unplugged one leaves it. */
+struct vn_hotplug_req;
+struct vn_hotplug_result;
+void vn_run_locality_hotplug(struct run *r, const struct vn_hotplug_req *q, const struct vn_hotplug_result *res);
 
 /* Where the guest has vnuma's programs, and the steps' pidfiles: the backend's, else the image's. */
 static inline const char *vn_run_libdir(const struct run *r)

@@ -176,6 +176,7 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 		.remove = h->remove,
 		.online = h->online_kernel ? VN_ONLINE_KERNEL : VN_ONLINE_MOVABLE,
 		.timeout_ms = VN_HOTPLUG_TIMEOUT_MS,
+		.locality = r->loc != NULL,
 	};
 	struct vn_hotplug_result res;
 	char what[64], sz[32];
@@ -204,6 +205,7 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 		.seen = res.seen,
 		.node_memtotal = res.node_memtotal,
 	};
+	vn_run_locality_hotplug(r, &q, &res);
 	return 0;
 }
 

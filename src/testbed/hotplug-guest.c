@@ -38,6 +38,10 @@ static char *plan_text(const struct vn_hotplug_plan *p)
 	for (size_t i = 0; i < p->ndimms; i++)
 		vn_strbuf_printf(&b, "dimm %s %u %" PRIu64 " %" PRIu64 "\n", p->dimms[i].alias, p->dimms[i].node,
 				 p->dimms[i].bytes, p->dimms[i].base);
+	if (p->loc_hi)
+		vn_strbuf_printf(&b, "locrange %" PRIu64 " %" PRIu64 "\n", p->loc_lo, p->loc_hi);
+	else if (p->loc_why[0])
+		vn_strbuf_printf(&b, "locwhy %s\n", p->loc_why);
 	return vn_strbuf_steal(&b);
 }
 
@@ -52,7 +56,7 @@ static bool alias_ok(const char *s)
 /* From our own child: trusted in content, still checked so a bug cannot overrun. */
 static void plan_parse(const char *text, struct vn_hotplug_plan *p)
 {
-	char line[256];
+	char line[512];
 
 	for (const char *s = text; s && *s;) {
 		size_t len = strcspn(s, "\n");
@@ -69,6 +73,9 @@ static void plan_parse(const char *text, struct vn_hotplug_plan *p)
 					&d.base) == 4 &&
 				 alias_ok(d.alias))
 				p->dimms[p->ndimms++] = d;
+			else if (sscanf(line, "locrange %" SCNu64 " %" SCNu64, &p->loc_lo, &p->loc_hi) != 2 &&
+				 strncmp(line, "locwhy ", 7) == 0)
+				vn_excerpt(line + 7, strlen(line + 7), sizeof(p->loc_why) - 4, p->loc_why);
 			vn_error_clear(&e);
 		}
 		s += len + (s[len] == '\n');
@@ -184,6 +191,14 @@ static int hp_plan(struct hp_call *c, struct vn_virt_domain *d, struct vn_error 
 		return vn_infra_error(err, -EBADMSG, "libvirt does not report the DIMM it plugged into node %u",
 				      q->node);
 	p->dimms[p->ndimms++] = dimms[n - 1];
+	/* Not knowing where it lies fails no hotplug: its accesses stay unmapped, with this reason. */
+	struct vn_error e = {0};
+	if (q->locality && vn_virt_domain_dimm_plugin_range(d, &dimms[n - 1], &p->loc_lo, &p->loc_hi, &e) < 0) {
+		p->loc_lo = p->loc_hi = 0;
+		/* One line: the plan crosses back from the child as lines. */
+		vn_excerpt(e.msg, strlen(e.msg), sizeof(p->loc_why) - 4, p->loc_why);
+	}
+	vn_error_clear(&e);
 	return 0;
 }
 
@@ -373,6 +388,7 @@ int vn_testbed_hotplug(const struct vn_testbed_ctx *ctx, const struct vn_hotplug
 	if ((rc = vn_testbed_hotplug_report(out, q, r, err)) < 0)
 		return rc;
 	r->cpus = plan.cpus;
+	r->plan = plan;
 	if (q->remove) {
 		c.op = HP_DETACH;
 		if ((rc = hp_libvirt(&c, err)) < 0)

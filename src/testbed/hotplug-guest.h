@@ -33,6 +33,7 @@ struct vn_hotplug_req {
 	bool remove;     /* take memory out of the node instead */
 	enum vn_hotplug_online online;
 	int timeout_ms; /* for the guest to show the new devices */
+	bool locality;  /* the guest counts locality: find where a plugged DIMM lies for the plugin */
 };
 
 /* What the libvirt half decided: the DIMM plugged (or those to unplug), the vCPUs plugged. */
@@ -40,6 +41,9 @@ struct vn_hotplug_plan {
 	struct vn_domain_dimm dimms[VN_DOMAIN_DIMMS_MAX];
 	size_t ndimms;
 	struct vn_cpuset cpus;
+	/* With locality, where the plugged DIMM lies in the plugin's addresses, or why that is not known. */
+	uint64_t loc_lo, loc_hi;
+	char loc_why[200];
 };
 
 struct vn_hotplug_result {
@@ -50,6 +54,7 @@ struct vn_hotplug_result {
 	unsigned rebuilds;          /* builds of the fallback lists the change made the kernel print */
 	/* What such a rebuild saw: N_MEMORY (after an online, before an offline) and the nodes with CPUs online. */
 	struct vn_fallback_state seen;
+	struct vn_hotplug_plan plan; /* the DIMMs plugged or unplugged, and where a plugged one lies */
 };
 
 #define VN_HOTPLUG_TIMEOUT_MS 30000

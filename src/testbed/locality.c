@@ -132,3 +132,133 @@ int vn_testbed_locality_prove(struct vn_agent *a, struct vn_loc_reader *r, const
 	out->report = vn_strbuf_steal(&rep);
 	return rc;
 }
+
+/* The touch of a DIMM's proof: its window's counts into d. */
+static int touch_dimm(struct vn_loc_reader *r, vn_hotplug_sh_fn sh, void *sh_data, const char *libdir, unsigned node,
+		      struct vn_loc_counts *d, struct vn_error *err)
+{
+	struct vn_loc_counts before, after;
+	_cleanup_free_ char *out = NULL;
+	/* The boot proof's touch, as a script: sh is how the caller reaches the guest. */
+	_cleanup_free_ char *script = vn_xasprintf(
+		"numactl --membind=%u %s/vnuma-wl-stream --size 8M --iterations 2 >/dev/null", node, libdir);
+	int rc;
+
+	vn_loc_counts_init(&before, d->nnodes);
+	vn_loc_counts_init(&after, d->nnodes);
+	if ((rc = vn_loc_read(r, &before, err)) == 0 && (rc = sh(sh_data, script, &out, err)) == 0 &&
+	    (rc = vn_loc_read(r, &after, err)) == 0)
+		rc = vn_loc_delta(&after, &before, d, err);
+	vn_loc_counts_clear(&before);
+	vn_loc_counts_clear(&after);
+	return rc;
+}
+
+unsigned vn_testbed_locality_pieces(const struct vn_loc_map *m, uint64_t lo, uint64_t hi, uint64_t node,
+				    struct vn_loc_range *out, unsigned max)
+{
+	uint64_t cut[2 * VN_LOC_MAX_RANGES + 2];
+	unsigned ncut = 0, n = 0;
+
+	cut[ncut++] = lo;
+	cut[ncut++] = hi;
+	for (unsigned r = 0; r < m->nranges; r++) {
+		if (m->ranges[r].lo > lo && m->ranges[r].lo < hi)
+			cut[ncut++] = m->ranges[r].lo;
+		if (m->ranges[r].hi > lo && m->ranges[r].hi < hi)
+			cut[ncut++] = m->ranges[r].hi;
+	}
+	/* Insertion sort: a few dozen points at most. */
+	for (unsigned i = 1; i < ncut; i++)
+		for (unsigned j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
+			uint64_t t = cut[j];
+			cut[j] = cut[j - 1];
+			cut[j - 1] = t;
+		}
+	for (unsigned i = 0; i + 1 < ncut && n < max; i++) {
+		if (cut[i] == cut[i + 1])
+			continue;
+		uint64_t owner = node;
+		for (unsigned r = 0; r < m->nranges; r++)
+			if (cut[i] >= m->ranges[r].lo && cut[i] < m->ranges[r].hi)
+				owner = VN_LOC_NODE_NONE;
+		/* Neighbours of the same owner stay one piece. */
+		if (n && out[n - 1].hi == cut[i] && out[n - 1].node == owner)
+			out[n - 1].hi = cut[i + 1];
+		else
+			out[n++] = (struct vn_loc_range){.lo = cut[i], .hi = cut[i + 1], .node = owner};
+	}
+	return n;
+}
+
+/* The DIMM's pieces into the plugin: those shared with a cell first, for good; then its own, to prove. */
+static int add_pieces(struct vn_loc_reader *r, const struct vn_hotplug_plan *plan, unsigned node,
+		      struct vn_locality_dimm *out, unsigned *own, uint64_t *shared, struct vn_error *err)
+{
+	struct vn_loc_range p[VN_LOC_MAX_EXTRA];
+	unsigned np =
+		vn_testbed_locality_pieces(vn_loc_reader_map(r), plan->loc_lo, plan->loc_hi, node, p, VN_LOC_MAX_EXTRA);
+	int rc;
+
+	*shared = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < np; i++) {
+			bool mine = p[i].node != VN_LOC_NODE_NONE;
+			if (mine != (pass == 1))
+				continue;
+			if ((rc = vn_loc_extra_add(r, p[i].lo, p[i].hi, p[i].node, &out->slots[out->nslots], err)) < 0)
+				return rc;
+			if (mine)
+				own[out->nown++] = out->slots[out->nslots];
+			else
+				*shared += p[i].hi - p[i].lo;
+			out->nslots++;
+		}
+	if (!out->nown)
+		return vn_infra_error(err, -ENOSPC, "every address of it is also a boot cell's");
+	return 0;
+}
+
+int vn_testbed_locality_dimm(struct vn_loc_reader *r, vn_hotplug_sh_fn sh, void *sh_data, const char *libdir,
+			     unsigned node, const struct vn_hotplug_plan *plan, struct vn_strbuf *rep,
+			     struct vn_locality_dimm *out, struct vn_error *err)
+{
+	const char *alias = plan->ndimms ? plan->dimms[plan->ndimms - 1].alias : "?";
+	unsigned nnodes = vn_loc_reader_map(r)->nnodes, own[VN_LOC_MAX_EXTRA];
+	uint64_t shared = 0;
+	struct vn_loc_counts d;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!plan->loc_hi)
+		rc = vn_infra_error(err, -ENOENT, "where it lies is unknown: %s",
+				    plan->loc_why[0] ? plan->loc_why : "the hotplug did not say");
+	else
+		rc = add_pieces(r, plan, node, out, own, &shared, err);
+	if (rc < 0) {
+		vn_strbuf_printf(rep, "%s (node %u): not counted: %s\n", alias, node, err->msg);
+		return rc;
+	}
+	vn_loc_counts_init(&d, nnodes);
+	if ((rc = touch_dimm(r, sh, sh_data, libdir, node, &d, err)) == 0) {
+		uint64_t on = 0, all = d.unmapped[VN_LOC_USER_STORE] + d.unplaced[VN_LOC_USER_STORE];
+		for (unsigned i = 0; i < nnodes; i++)
+			for (unsigned j = 0; j < nnodes; j++)
+				all += *vn_loc_at(&d, i, j, VN_LOC_USER_STORE);
+		for (unsigned i = 0; i < out->nown; i++)
+			on += d.extra[own[i]][VN_LOC_USER_STORE];
+		vn_strbuf_printf(rep,
+				 "%s (node %u, 0x%llx-0x%llx, %llu bytes shared with a boot cell: unmapped) bound: "
+				 "user stores in its range=%llu of %llu\n",
+				 alias, node, (unsigned long long)plan->loc_lo, (unsigned long long)plan->loc_hi,
+				 (unsigned long long)shared, (unsigned long long)on, (unsigned long long)all);
+		rc = vn_loc_proof_judge_extra(&d, own, out->nown, 1000000, err);
+	}
+	vn_loc_counts_clear(&d);
+	/* A settle that fails leaves its slot unproven: unmapped, as a failed proof's. */
+	for (unsigned i = 0; rc == 0 && i < out->nown; i++)
+		rc = vn_loc_extra_settle(r, own[i], true, err);
+	if (rc < 0)
+		vn_strbuf_printf(rep, "%s (node %u): not counted: %s\n", alias, node, err->msg);
+	return rc;
+}

@@ -7,6 +7,8 @@
 
 #include "guest/agent.h"
 #include "metrics/locality.h"
+#include "testbed/hotplug-guest.h"
+#include "util/strbuf.h"
 #include "topology/topology.h"
 #include "util/error.h"
 
@@ -49,3 +51,32 @@ struct vn_locality_proof {
  */
 int vn_testbed_locality_prove(struct vn_agent *a, struct vn_loc_reader *r, const struct vn_topology *t,
 			      const char *libdir, struct vn_locality_proof *out, struct vn_error *err);
+
+/*
+ * A DIMM's plugin range [lo, hi) cut where the boot ranges of m begin and
+ * end: pieces no boot range holds are node's, the others VN_LOC_NODE_NONE
+ * (in QEMU 7.2 a DIMM's addresses can be a cell's too: docs/locality.md).
+ * At most max pieces into out; their count.
+ */
+unsigned vn_testbed_locality_pieces(const struct vn_loc_map *m, uint64_t lo, uint64_t hi, uint64_t node,
+				    struct vn_loc_range *out, unsigned max);
+
+/* The extra ranges a DIMM took: all of them (to retire on unplug), own the first nown's indices into slots. */
+struct vn_locality_dimm {
+	unsigned nslots, nown;
+	unsigned slots[VN_LOC_MAX_EXTRA];
+};
+
+/*
+ * A DIMM plugged into a counting guest (plan: where the hotplug found it
+ * lies, or why not) joins the map: its range is handed to the running
+ * plugin, the parts a boot cell shares as nobody's (unmapped), the rest as
+ * its node's once proven like a boot cell, with the guest (through sh)
+ * writing memory bound to its node, where it is the newest and highest zone:
+ * the DIMM's own slots must take the stores. What the proof saw is appended
+ * to rep. 0 when proven; else an error saying why, and its accesses stay
+ * unmapped (never another node's).
+ */
+int vn_testbed_locality_dimm(struct vn_loc_reader *r, vn_hotplug_sh_fn sh, void *sh_data, const char *libdir,
+			     unsigned node, const struct vn_hotplug_plan *plan, struct vn_strbuf *rep,
+			     struct vn_locality_dimm *out, struct vn_error *err);

@@ -86,6 +86,13 @@ int vn_virt_domain_attach_dimm(struct vn_virt_domain *d, unsigned node, uint64_t
 /* The live domain's DIMMs, in the order they were plugged: the count, or a negative errno. */
 int vn_virt_domain_dimms(struct vn_virt_domain *d, struct vn_domain_dimm *out, size_t max, struct vn_error *err);
 int vn_virt_domain_detach_dimm(struct vn_virt_domain *d, const struct vn_domain_dimm *dimm, struct vn_error *err);
+/*
+ * Where a plugged DIMM's memory lies in the locality plugin's addresses
+ * ([lo, hi), virt/hmp.h), asked of QEMU's monitor through libvirt
+ * (`info ramblock`, `info mtree`): a discovery to prove, not a fact.
+ */
+int vn_virt_domain_dimm_plugin_range(struct vn_virt_domain *d, const struct vn_domain_dimm *dimm, uint64_t *lo,
+				     uint64_t *hi, struct vn_error *err);
 /* Plug (on) or unplug one hot-pluggable vCPU. */
 int vn_virt_domain_set_vcpu(struct vn_virt_domain *d, unsigned cpu, bool on, struct vn_error *err);
 /* The live domain's enabled vCPUs. */

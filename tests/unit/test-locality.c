@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "metrics/locality.h"
@@ -232,12 +234,144 @@ static void test_open_read(void **state)
 	free(b);
 }
 
+/* The reader's file, for the tests that write through it. */
+static struct vn_loc_reader *open_file(const struct vn_loc_map *map, char *path, unsigned char **b, size_t *len)
+{
+	struct vn_error err = {0};
+	struct vn_loc_reader *r;
+	*b = fake_file(len, map);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, *b, *len), (ssize_t)*len);
+	close(fd);
+	assert_int_equal(vn_loc_open(path, map, &r, &err), 0);
+	/* The file as the plugin sees it: a shared mapping, so the host's writes show in it. */
+	free(*b);
+	fd = open(path, O_RDWR);
+	*b = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(*b != MAP_FAILED);
+	return r;
+}
+
+/*
+ * A hot-plugged DIMM's range: published to the plugin's header (slot, then
+ * the count), unmapped until proven, its node's from the proof on, and the
+ * counts before the proof stay unmapped, so no folded counter goes back.
+ */
+static void test_extra_range(void **state)
+{
+	struct vn_loc_map map;
+	struct vn_error err = {0};
+	char path[] = "/tmp/vn-test-locality-XXXXXX";
+	unsigned char *b;
+	size_t len;
+	unsigned slot;
+	two_nodes(&map);
+	struct vn_loc_reader *r = open_file(&map, path, &b, &len);
+	struct vn_loc_header *h = (struct vn_loc_header *)b;
+	const uint64_t lo = UINT64_C(3) << 30, hi = lo + (128 << 20);
+
+	assert_int_equal(vn_loc_extra_add(r, lo, hi, 1, &slot, &err), 0);
+	assert_int_equal(slot, 0);
+	assert_int_equal(h->nextra, 1);
+	assert_true(h->extra[0].lo == lo && h->extra[0].hi == hi && h->extra[0].node == 1);
+	struct vn_loc_counts c0, c1, c2, d;
+	vn_loc_counts_init(&c0, 2);
+	vn_loc_counts_init(&c1, 2);
+	vn_loc_counts_init(&c2, 2);
+	vn_loc_counts_init(&d, 2);
+	assert_int_equal(vn_loc_read(r, &c0, &err), 0);
+	/* The proof's touch from vCPU 0 (node 0), in the new range's slot: unmapped while unproven. */
+	*counter(b, 0, VN_LOC_SLOT_EXTRA(NR, 0), VN_LOC_USER_STORE) += 2000000;
+	*counter(b, 0, 0, VN_LOC_USER_STORE) += 1000;
+	assert_int_equal(vn_loc_read(r, &c1, &err), 0);
+	assert_int_equal(c1.unmapped[VN_LOC_USER_STORE], 2000000);
+	assert_int_equal(*vn_loc_at(&c1, 0, 1, VN_LOC_USER_STORE), 0);
+	assert_int_equal(vn_loc_delta(&c1, &c0, &d, &err), 0);
+	assert_int_equal(vn_loc_proof_judge_extra(&d, &slot, 1, 1000000, &err), 0);
+	/* Another slot took none of it: the slots' own counts, not the node's, prove the range. */
+	err = (struct vn_error){0};
+	assert_int_not_equal(vn_loc_proof_judge_extra(&d, (unsigned[]){1}, 1, 1000000, &err), 0);
+	assert_non_null(strstr(err.msg, "stay unmapped"));
+	assert_int_equal(vn_loc_extra_settle(r, slot, true, &err), 0);
+	/* From the proof on: node 0's CPUs reaching node 1's new memory. */
+	*counter(b, 0, VN_LOC_SLOT_EXTRA(NR, 0), VN_LOC_USER_LOAD) += 300;
+	*counter(b, 3, VN_LOC_SLOT_EXTRA(NR, 0), VN_LOC_USER_LOAD) += 7; /* vCPU 3: no node */
+	assert_int_equal(vn_loc_read(r, &c2, &err), 0);
+	assert_int_equal(*vn_loc_at(&c2, 0, 1, VN_LOC_USER_LOAD), 300);
+	assert_int_equal(*vn_loc_at(&c2, 0, 1, VN_LOC_USER_STORE), 0);
+	assert_int_equal(c2.unmapped[VN_LOC_USER_STORE], 2000000);
+	assert_int_equal(c2.unplaced[VN_LOC_USER_LOAD], 7);
+	assert_int_equal(vn_loc_delta(&c2, &c1, &d, &err), 0);
+	uint64_t outside = 0;
+	for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
+		outside += c2.unmapped[k] + c2.io[k] + c2.unplaced[k];
+	assert_int_equal(vn_loc_sum(&c2, VN_LOC_ALL, NULL) + outside, c2.total);
+	/* Overlaps and bad nodes are refused; retiring stops the plugin matching it. */
+	err = (struct vn_error){0};
+	assert_int_not_equal(vn_loc_extra_add(r, hi - 4096, hi + 4096, 1, &slot, &err), 0);
+	assert_non_null(strstr(err.msg, "overlaps"));
+	assert_int_not_equal(vn_loc_extra_add(r, hi, hi + 4096, 2, &slot, &err), 0);
+	/* A part of a boot range two memories share: carved out of node 0, nobody's, unmapped. */
+	assert_int_equal(vn_loc_extra_add(r, 0, 4096, VN_LOC_NODE_NONE, &slot, &err), 0);
+	assert_int_not_equal(vn_loc_extra_settle(r, slot, true, &err), 0);
+	*counter(b, 0, VN_LOC_SLOT_EXTRA(NR, slot), VN_LOC_USER_LOAD) += 11;
+	assert_int_equal(vn_loc_read(r, &c2, &err), 0);
+	assert_int_equal(c2.unmapped[VN_LOC_USER_LOAD], 11);
+	assert_int_equal(vn_loc_extra_retire(r, 0, &err), 0);
+	assert_int_equal(h->extra[0].hi, 0);
+	assert_int_equal(vn_loc_read(r, &c2, &err), 0);
+	assert_int_equal(*vn_loc_at(&c2, 0, 1, VN_LOC_USER_LOAD), 300);
+	/* A header whose extra ranges the host did not write is not the plugin's file. */
+	h->nextra = 3;
+	err = (struct vn_error){0};
+	assert_int_not_equal(vn_loc_read(r, &c2, &err), 0);
+	assert_non_null(strstr(err.msg, "extra ranges"));
+	h->nextra = 2;
+	h->extra[0].lo = 0;
+	assert_int_not_equal(vn_loc_read(r, &c2, &err), 0);
+	vn_loc_counts_clear(&c0);
+	vn_loc_counts_clear(&c1);
+	vn_loc_counts_clear(&c2);
+	vn_loc_counts_clear(&d);
+	vn_loc_close(r);
+	munmap(b, len);
+	unlink(path);
+}
+
+/* A range whose proof failed stays unmapped for good. */
+static void test_extra_unproven(void **state)
+{
+	struct vn_loc_map map;
+	struct vn_error err = {0};
+	char path[] = "/tmp/vn-test-locality-XXXXXX";
+	unsigned char *b;
+	size_t len;
+	unsigned slot;
+	two_nodes(&map);
+	struct vn_loc_reader *r = open_file(&map, path, &b, &len);
+	assert_int_equal(vn_loc_extra_add(r, UINT64_C(1) << 32, (UINT64_C(1) << 32) + 4096, 0, &slot, &err), 0);
+	assert_int_equal(vn_loc_extra_settle(r, slot, false, &err), 0);
+	*counter(b, 2, VN_LOC_SLOT_EXTRA(NR, slot), VN_LOC_USER_STORE) += 50;
+	struct vn_loc_counts c;
+	vn_loc_counts_init(&c, 2);
+	assert_int_equal(vn_loc_read(r, &c, &err), 0);
+	assert_int_equal(c.unmapped[VN_LOC_USER_STORE], 50);
+	assert_int_equal(vn_loc_sum(&c, VN_LOC_ALL, NULL), 0);
+	vn_loc_counts_clear(&c);
+	vn_loc_close(r);
+	munmap(b, len);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fold_adds_up),          cmocka_unit_test(test_model_arithmetic),
 		cmocka_unit_test(test_check_refuses),         cmocka_unit_test(test_delta_and_proof),
 		cmocka_unit_test(test_proof_wrong_map_fails), cmocka_unit_test(test_open_read),
+		cmocka_unit_test(test_extra_range),           cmocka_unit_test(test_extra_unproven),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
