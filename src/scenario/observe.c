@@ -114,6 +114,13 @@ static void step_locality(const struct vn_run_data *d, struct vn_report *rep, co
 	}
 	snprintf(name, sizeof(name), "locality.step.%s.model_s", step);
 	vn_report_metric(rep, name, vn_loc_model_s(c, d->loc_lat_ns));
+	/* Per CPU node, user only: a workload placed on a node is judged by its own CPUs' accesses. */
+	for (unsigned n = 0; n < c->nnodes; n++) {
+		double f = vn_loc_remote_fraction_row(c, VN_LOC_USER, n);
+		snprintf(name, sizeof(name), "locality.step.%s.cpu%u.remote_fraction.user", step, n);
+		if (!isnan(f))
+			vn_report_metric(rep, name, f);
+	}
 }
 
 static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
@@ -138,6 +145,13 @@ static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
 		vn_report_metric(rep, name, vn_loc_remote_fraction(c, (enum vn_loc_mode)m));
 	}
 	vn_report_metric(rep, "locality.model_s", vn_loc_model_s(c, d->loc_lat_ns));
+	for (unsigned n = 0; n < c->nnodes; n++) {
+		char name[64];
+		double f = vn_loc_remote_fraction_row(c, VN_LOC_USER, n);
+		snprintf(name, sizeof(name), "locality.cpu%u.remote_fraction.user", n);
+		if (!isnan(f))
+			vn_report_metric(rep, name, f);
+	}
 	for (unsigned i = 0; i < c->nnodes; i++)
 		for (unsigned j = 0; j < c->nnodes; j++) {
 			char name[64];
