@@ -45,6 +45,23 @@ check "pages migrate (numa_pages_migrated grows across samples.jsonl)" sh -c "
 	first=\$(head -1 '$out/memfollow/samples.jsonl' | grep -o '\"numa_pages_migrated\":[0-9]*' | cut -d: -f2)
 	last=\$(tail -1 '$out/memfollow/samples.jsonl' | grep -o '\"numa_pages_migrated\":[0-9]*' | cut -d: -f2)
 	[ -n \"\$first\" ] && [ \"\$last\" -gt \"\$first\" ]"
+# The seed scenario counts locality (#27): the map proven on both nodes, the
+# matrix in result.json adding up to the total, a remote fraction for node
+# 0's CPUs (where half the processes were moved), a matrix per sample.
+check "memfollow-2node's locality map is proven on both nodes" test "$(grep -c '^node .* bound' "$out/memfollow/locality-proof.txt" 2>/dev/null)" = 2
+check "...its figures add up, with node 0's CPUs' remote fraction and a matrix per sample" python3 - "$out/memfollow" <<'PY'
+import json, math, sys
+d = sys.argv[1]
+m = json.load(open(d + "/result.json"))["metrics"]
+cells = [m["locality.matrix.cpu%d.mem%d" % (i, j)] for i in range(2) for j in range(2)]
+assert m["locality.accesses"] > 0 and sum(cells) == m["locality.accesses"], cells
+f = m["locality.step.memfollow.cpu0.remote_fraction.user"]
+assert 0 <= f <= 1, f
+samples = [json.loads(l) for l in open(d + "/samples.jsonl")]
+assert samples and all(len(s["locality"]["matrix"]) == 2 for s in samples)
+print("# memfollow-2node: node 0's CPUs' user remote fraction %.3f, all CPUs' %.3f, %d accesses" % (
+    f, m["locality.remote_fraction.user"], m["locality.accesses"]))
+PY
 
 # 4. Bad scenarios are exit 2 and boot nothing; an interrupted run is marked incomplete.
 "$vnuma" run "$src/tests/scenario-bad/$(ls "$src/tests/scenario-bad" | grep '\.json$' | head -1)" >/dev/null 2>&1
