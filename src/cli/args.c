@@ -135,7 +135,13 @@ void vn_cli_with(const char *arg, char ***with, size_t *n)
 int vn_cli_agent(const struct vn_cli_args *a, const char *name, struct vn_agent **out, struct vn_error *err)
 {
 	struct vn_testbed_ctx ctx;
-	int rc = vn_cli_ctx(a, &ctx, err);
+	/*
+	 * A local guest's agent is a socket in its guest dir, reached without
+	 * libvirt: no start again for libvirt's log settings, which was half
+	 * of a `vnuma exec NAME -- true` (the second load of every library).
+	 */
+	int rc = vn_virt_uri_is_remote(a->uri) ? vn_cli_ctx(a, &ctx, err)
+					       : vn_testbed_ctx_init(&ctx, a->state_dir, a->uri, err);
 
 	if (rc < 0)
 		return rc;
