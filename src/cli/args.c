@@ -6,12 +6,10 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "testbed/agent-session.h"
-#include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/name.h"
 #include "util/parse.h"
-#include "virt/connect.h"
 
 void vn_cli_args_init(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv)
 {
@@ -105,24 +103,6 @@ int vn_cli_size(struct vn_cli_args *a, const char *option, const char *text, uin
 	return 0;
 }
 
-int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err)
-{
-	int rc = vn_testbed_ctx_init(ctx, a->state_dir, a->uri, err);
-
-	/*
-	 * libvirt's log settings reach it only in a process started with them
-	 * (virt.h), so vnuma starts again, once, before it has done anything:
-	 * else libvirt writes its info and warning lines to the terminal. If
-	 * that fails, they do, and the command goes on.
-	 */
-	if (rc == 0 && vn_virt_log_setup(ctx->state_dir) && vn_cli_argv) {
-		fflush(stdout);
-		fflush(stderr);
-		execv("/proc/self/exe", vn_cli_argv);
-	}
-	return rc;
-}
-
 void vn_cli_with(const char *arg, char ***with, size_t *n)
 {
 	_cleanup_free_ char *copy = vn_xstrdup(arg);
@@ -132,20 +112,44 @@ void vn_cli_with(const char *arg, char ***with, size_t *n)
 		vn_strv_push(with, n, p);
 }
 
-int vn_cli_agent(const struct vn_cli_args *a, const char *name, struct vn_agent **out, struct vn_error *err)
+int vn_cli_guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv,
+		      int (*opt)(struct vn_cli_args *, int, void *, struct vn_error *), void *data, const char **name,
+		      struct vn_error *err)
 {
-	struct vn_testbed_ctx ctx;
-	/*
-	 * A local guest's agent is a socket in its guest dir, reached without
-	 * libvirt: no start again for libvirt's log settings, which was half
-	 * of a `vnuma exec NAME -- true` (the second load of every library).
-	 */
-	int rc = vn_virt_uri_is_remote(a->uri) ? vn_cli_ctx(a, &ctx, err)
-					       : vn_testbed_ctx_init(&ctx, a->state_dir, a->uri, err);
+	int c;
 
-	if (rc < 0)
+	vn_cli_args_init(a, cmd, argc, argv);
+	while ((c = vn_cli_next(a, err)) > 0)
+		if (opt && opt(a, c, data, err) < 0)
+			return -1;
+	if (c < 0 || vn_cli_operands(a, 1, -1, err) < 0)
+		return -1;
+	*name = argv[optind++];
+	if ((a->exit = vn_guest_name_check(*name, err)) < 0)
+		return -1;
+	return 0;
+}
+
+int vn_cli_exit(const struct vn_cmd *c, int rc, struct vn_error *err)
+{
+	if (rc >= 0)
 		return rc;
-	rc = vn_testbed_agent(&ctx, name, VN_TESTBED_AGENT_MS, out, err);
-	vn_testbed_ctx_clear(&ctx);
+	fprintf(stderr, "vnuma %s: %s\n", c->name, err->msg[0] ? err->msg : strerror(-rc));
+	if (err->detail)
+		fprintf(stderr, "%s%s", err->detail,
+			err->detail[0] && err->detail[strlen(err->detail) - 1] == '\n' ? "" : "\n");
+	rc = err->kind == VN_ERR_NONE ? VN_EXIT_INFRA : (int)err->kind;
+	vn_error_clear(err);
 	return rc;
+}
+
+int vn_cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	}
+	return 0;
 }

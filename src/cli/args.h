@@ -70,8 +70,20 @@ extern char **vn_cli_argv;
 int vn_cli_ctx(const struct vn_cli_args *a, struct vn_testbed_ctx *ctx, struct vn_error *err);
 
 struct vn_agent;
-/* The agent of guest name, through --state-dir (exec, collect, cp). */
+/* The agent of guest name, through --state-dir (exec, collect, cp): cli/connect.c; cli/front.c's for local guests only. */
 int vn_cli_agent(const struct vn_cli_args *a, const char *name, struct vn_agent **out, struct vn_error *err);
+
+/*
+ * The options of a command on one guest (exec, shell, collect), each given
+ * to opt (with data) when not NULL, then NAME, checked: 0 with optind past
+ * NAME, or -1 when the command ends with a->exit.
+ */
+int vn_cli_guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv,
+		      int (*opt)(struct vn_cli_args *, int, void *, struct vn_error *), void *data, const char **name,
+		      struct vn_error *err);
+
+/* A command's exit code from its rc: an error printed once, as "vnuma CMD: why" and its detail. */
+int vn_cli_exit(const struct vn_cmd *c, int rc, struct vn_error *err);
 
 /* True when argv holds -h/--help before any "--". */
 int vn_cli_wants_help(int argc, char **argv);

@@ -1,4 +1,7 @@
-/* vnuma exec / shell / collect: reaching into a running guest. */
+/*
+ * vnuma exec: a command in a running guest. Also linked into the light
+ * front (front.c), so nothing here may need libvirt.
+ */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +14,10 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "guest/agent-exec.h"
-#include "testbed/snapshot.h"
-#include "testbed/collect.h"
-#include "testbed/testbed.h"
+#include "guest/agent-client.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
-#include "util/name.h"
-#include "virt/virt.h"
 
 #define MAX_ENV 64
 /* A month: longer is a typo, and the guest agent's deadline arithmetic stays far from overflow. */
@@ -34,8 +33,10 @@ struct exec_args {
 	unsigned nenv;
 };
 
-static int exec_opt(struct vn_cli_args *a, int c, struct exec_args *x, struct vn_error *err)
+static int exec_opt(struct vn_cli_args *a, int c, void *data, struct vn_error *err)
 {
+	struct exec_args *x = data;
+
 	switch (c) {
 	case 'T':
 		if (vn_cli_duration(a, "timeout", optarg, EXEC_TIMEOUT_MAX_S, &x->timeout, err) < 0)
@@ -67,30 +68,6 @@ static int exec_opt(struct vn_cli_args *a, int c, struct exec_args *x, struct vn
 		break;
 	}
 	}
-	return 0;
-}
-
-/*
- * The command's options and NAME, stopping at the first operand (exec's "--"
- * CMD). 0, or -1 when the command ends with a->exit.
- */
-static int guest_args(struct vn_cli_args *a, const struct vn_cmd *cmd, int argc, char **argv, struct exec_args *x,
-		      const char **outdir, const char **name, struct vn_error *err)
-{
-	int c;
-
-	vn_cli_args_init(a, cmd, argc, argv);
-	while ((c = vn_cli_next(a, err)) > 0) {
-		if (c == 'o')
-			*outdir = optarg;
-		else if (x && exec_opt(a, c, x, err) < 0)
-			return -1;
-	}
-	if (c < 0 || vn_cli_operands(a, 1, -1, err) < 0)
-		return -1;
-	*name = argv[optind++];
-	if ((a->exit = vn_guest_name_check(*name, err)) < 0)
-		return -1;
 	return 0;
 }
 
@@ -134,7 +111,7 @@ static int cmd_exec(int argc, char **argv, struct vn_error *err)
 	const char *name;
 	int rc, status = 0;
 
-	if (guest_args(&args, &vn_cmd_exec, argc, argv, &x, NULL, &name, err) < 0)
+	if (vn_cli_guest_args(&args, &vn_cmd_exec, argc, argv, exec_opt, &x, &name, err) < 0)
 		return args.exit;
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
@@ -174,55 +151,6 @@ static int cmd_exec(int argc, char **argv, struct vn_error *err)
 	return status;
 }
 
-static int cmd_shell(int argc, char **argv, struct vn_error *err)
-{
-	struct vn_cli_args args;
-	struct vn_testbed_ctx ctx;
-	struct vn_virt *v = NULL;
-	const char *name;
-	int rc;
-
-	if (guest_args(&args, &vn_cmd_shell, argc, argv, NULL, NULL, &name, err) < 0)
-		return args.exit;
-	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
-		return rc;
-	rc = vn_virt_open(ctx.uri, ctx.state_dir, ctx.lock_timeout_ms, &v, err);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0)
-		return rc;
-	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
-	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0) {
-		if (isatty(STDIN_FILENO))
-			fprintf(stderr, "Connected to %s's console; Ctrl-] leaves. Press Enter for a prompt.\r\n",
-				name);
-		rc = vn_virt_console_attach(d, STDIN_FILENO, STDOUT_FILENO, VN_CONSOLE_ESCAPE, err);
-	}
-	vn_virt_domain_free(steal_pointer(&d));
-	vn_virt_close(v);
-	return rc < 0 ? rc : VN_EXIT_OK;
-}
-
-static int cmd_collect(int argc, char **argv, struct vn_error *err)
-{
-	struct vn_cli_args args;
-	const char *name, *outdir = NULL;
-	int rc;
-
-	if (guest_args(&args, &vn_cmd_collect, argc, argv, NULL, &outdir, &name, err) < 0)
-		return args.exit;
-	/* Also accept "NAME -o DIR" with the option after the name. */
-	if (!outdir && optind + 1 < argc && strcmp(argv[optind], "-o") == 0)
-		outdir = argv[optind + 1];
-	if (!outdir)
-		return vn_input_error(err, "collect needs -o DIR");
-	_cleanup_agent_ struct vn_agent *a = NULL;
-	_cleanup_(vn_snapshot_clear) struct vn_snapshot snap = {0};
-	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0 || (rc = vn_testbed_collect(a, outdir, &snap, err)) < 0)
-		return rc;
-	fprintf(stderr, "snapshot of %s written to %s (snapshot.json and raw files)\n", name, outdir);
-	return VN_EXIT_OK;
-}
-
 static const struct vn_cli_opt exec_opts[] = {
 	{"interactive", 'i', true, NULL, VN_VAL_NONE, "forward stdin to the command (otherwise it reads /dev/null)"},
 	{"tty", 't', true, NULL, VN_VAL_NONE,
@@ -247,36 +175,6 @@ const struct vn_cmd vn_cmd_exec = {
 		       "input alone; -t gives it a terminal (and the keyboard, when stdin is one). A\n"
 		       "program the guest does not have is bad input (exit 2).",
 	.opts = exec_opts,
-	.common = VN_CLI_GUEST,
-	.operand = VN_VAL_GUEST,
-	.stop_at_operand = true,
-};
-
-const struct vn_cmd vn_cmd_shell = {
-	.name = "shell",
-	.fn = cmd_shell,
-	.summary = "interactive root shell on a guest's console (Ctrl-] leaves)",
-	.synopsis = "NAME",
-	.description = "Attaches to the guest's serial console; Ctrl-] leaves (also inside tmux).",
-	.common = VN_CLI_GUEST,
-	.operand = VN_VAL_GUEST,
-	.stop_at_operand = true,
-};
-
-static const struct vn_cli_opt collect_opts[] = {
-	{"output", 'o', true, "DIR", VN_VAL_DIR, "where to write the snapshot (required)"},
-	VN_CLI_OPT_END,
-};
-
-const struct vn_cmd vn_cmd_collect = {
-	.name = "collect",
-	.fn = cmd_collect,
-	.summary = "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg",
-	.synopsis = "NAME -o DIR",
-	.description = "Writes /proc/vmstat, per-node numastat, meminfo, vmstat, distance and cpulist,\n"
-		       "numactl -H, dmesg, the kernel command line and version, and snapshot.json\n"
-		       "holding all of it parsed.",
-	.opts = collect_opts,
 	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_GUEST,
 	.stop_at_operand = true,

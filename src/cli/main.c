@@ -1,3 +1,7 @@
+/*
+ * vnuma-core.so: the command table and its dispatch. The vnuma executable
+ * (front.c) loads it for every command but an exec on a local guest.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,18 +58,10 @@ const struct vn_cmd vn_cmd_help = {
 	.operand = VN_VAL_COMMAND,
 };
 
-int vn_cli_wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return 0;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return 1;
-	}
-	return 0;
-}
+/* Every command, as `vnuma ARGS...` runs it; called by front.c's main once this module is loaded. */
+__attribute__((visibility("default"))) int vn_cli_main(int argc, char **argv);
 
-int main(int argc, char **argv)
+int vn_cli_main(int argc, char **argv)
 {
 	struct vn_error err = {0};
 	int rc;
@@ -88,15 +84,7 @@ int main(int argc, char **argv)
 		memcpy(vn_cli_argv, argv, (size_t)argc * sizeof(*argv));
 		vn_interrupt_install();
 		rc = vn_cli_run(c, argc - 1, argv + 1, &err);
-		if (rc >= 0)
-			return rc;
-		fprintf(stderr, "vnuma %s: %s\n", c->name, err.msg[0] ? err.msg : strerror(-rc));
-		if (err.detail)
-			fprintf(stderr, "%s%s", err.detail,
-				err.detail[0] && err.detail[strlen(err.detail) - 1] == '\n' ? "" : "\n");
-		rc = err.kind == VN_ERR_NONE ? VN_EXIT_INFRA : (int)err.kind;
-		vn_error_clear(&err);
-		return rc;
+		return vn_cli_exit(c, rc, &err);
 	}
 	fprintf(stderr, "vnuma: unknown command '%s' (see 'vnuma --help')\n", argv[1]);
 	return VN_EXIT_INPUT;

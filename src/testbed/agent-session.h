@@ -18,6 +18,14 @@
 int vn_testbed_agent(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
 		     struct vn_error *err);
 
+/* vn_testbed_agent for a guest on this host only; links no libvirt (agent-local.c, for cli/front.c). */
+int vn_testbed_agent_local(const struct vn_testbed_ctx *ctx, const char *name, int timeout_ms, struct vn_agent **out,
+			   struct vn_error *err);
+
+/* The watch of NAME's death (virt/console.h), and the hello over *a under it: *a closed and NULL on failure. */
+struct vn_virt_watch *vn_testbed_agent_watch(const struct vn_testbed_ctx *ctx, const char *name);
+int vn_testbed_agent_greet(struct vn_agent **a, struct vn_virt_watch *w, int timeout_ms, struct vn_error *err);
+
 /*
  * Run a command in the guest and collect stdout (exit code must be 0): at most
  * VN_AGENT_EXEC_BUF_MAX bytes, then a line saying the output was truncated.

@@ -69,11 +69,13 @@ void vn_paths_locate(const char *exe, struct vn_paths *p)
 		join(p->helper_dirs[p->nhelper_dirs++], dir, "src/workloads");
 		join(p->arch_dir, dir, "arch");
 		join(p->plugin_dir, dir, "src/plugin");
+		join(p->core_dir, dir, ".");
 	} else {
 		join(p->data_dir, dir, VN_REL_DATADIR);
 		join(p->helper_dirs[p->nhelper_dirs++], dir, VN_REL_LIBEXECDIR);
 		join(p->arch_dir, dir, VN_REL_LIBEXECDIR);
 		join(p->plugin_dir, dir, VN_REL_LIBEXECDIR);
+		join(p->core_dir, dir, VN_REL_LIBEXECDIR);
 	}
 	if (over && *over) {
 		p->nhelper_dirs = 1;

@@ -28,6 +28,8 @@ struct vn_paths {
 	char arch_dir[PATH_MAX];
 	/* QEMU plugins (vnuma-locality.so): BUILD/src/plugin, or PREFIX/libexec/vnuma */
 	char plugin_dir[PATH_MAX];
+	/* vnuma-core.so, every command but a local exec (cli/front.c): BUILD, or PREFIX/libexec/vnuma */
+	char core_dir[PATH_MAX];
 };
 
 /* The layout for an executable at exe (an absolute path). */

@@ -337,28 +337,6 @@ static int open_within(const char *uri, int timeout_ms, virConnectPtr *conn, str
 	return rc;
 }
 
-bool vn_virt_uri_is_remote(const char *uri)
-{
-	if (!uri)
-		uri = getenv("VNUMA_URI");
-	const char *sep = uri ? strstr(uri, "://") : NULL;
-	if (!sep)
-		return false;
-	/* A host in the URI (qemu://big1/system), or a transport that goes to one (qemu+ssh://, not qemu+unix://). */
-	const char *auth = sep + 3;
-	if (*auth && *auth != '/' && *auth != '?')
-		return true;
-	const char *plus = memchr(uri, '+', (size_t)(sep - uri));
-	return plus && strncmp(plus + 1, "unix", 4) != 0;
-}
-
-bool vn_virt_uri_is_embedded(const char *uri)
-{
-	if (!uri)
-		uri = getenv("VNUMA_URI");
-	return !uri || !*uri || strncmp(uri, "qemu:///embed", 13) == 0;
-}
-
 int vn_virt_open(const char *uri, const char *state_dir, int timeout_ms, struct vn_virt **out, struct vn_error *err)
 {
 	return vn_virt_open_within(uri, state_dir, timeout_ms, 0, out, err);
@@ -487,6 +465,12 @@ bool vn_virt_alive(struct vn_virt *v)
 bool vn_virt_is_remote(const struct vn_virt *v)
 {
 	return v->remote;
+}
+
+/* Here, not in watch.c: the watch of a local guest then links no libvirt (the light `vnuma exec`, cli/front.c). */
+void vn_virt_watch_connection(struct vn_virt_watch *w, struct vn_virt *v)
+{
+	vn_virt_watch_link(w, v, vn_virt_alive, vn_virt_uri(v));
 }
 
 const char *vn_virt_uri(const struct vn_virt *v)

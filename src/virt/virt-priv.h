@@ -110,3 +110,7 @@ int vn_accel_boot(const struct vn_accel_ops *ops, const char *force, const struc
  * is not there is not an error.
  */
 int vn_virt_volume_delete(struct vn_virt *v, const char *name, struct vn_error *err);
+
+/* A remote guest's connection joined to its watch (vn_virt_watch_connection): how to ask it, and what to call it. */
+struct vn_virt_watch;
+void vn_virt_watch_link(struct vn_virt_watch *w, struct vn_virt *v, bool (*alive)(struct vn_virt *), const char *uri);

@@ -29,6 +29,7 @@
 #include "util/strbuf.h"
 #include "virt/connect.h"
 #include "virt/console.h"
+#include "virt/virt-priv.h"
 
 /*
  * The kernel prints these just before the machine goes (kernel/reboot.c,
@@ -88,7 +89,9 @@ struct vn_virt_watch {
 	char *cmdline;        /* what QEMU's /proc/PID/cmdline holds: "guest=NAME," */
 	bool dead;            /* once dead, every check says so again */
 	struct vn_virt *conn; /* a remote guest's connection, borrowed: its loss is the host's death; or NULL */
-	char msg[1024];       /* why */
+	bool (*conn_alive)(struct vn_virt *);
+	const char *conn_uri;
+	char msg[1024]; /* why */
 	char *tail;
 };
 
@@ -186,9 +189,11 @@ static enum vn_console_death scan_console(struct vn_virt_watch *w, char *line, s
 	return d;
 }
 
-void vn_virt_watch_connection(struct vn_virt_watch *w, struct vn_virt *v)
+void vn_virt_watch_link(struct vn_virt_watch *w, struct vn_virt *v, bool (*alive)(struct vn_virt *), const char *uri)
 {
 	w->conn = v;
+	w->conn_alive = alive;
+	w->conn_uri = uri;
 }
 
 int vn_virt_watch_check(struct vn_virt_watch *w, struct vn_error *err)
@@ -203,10 +208,10 @@ int vn_virt_watch_check(struct vn_virt_watch *w, struct vn_error *err)
 		} else if (w->qemu && !qemu_alive(w)) {
 			snprintf(w->msg, sizeof(w->msg), "guest %s: its QEMU process (pid %d) ended", w->name,
 				 (int)w->qemu);
-		} else if (w->conn && !vn_virt_alive(w->conn)) {
+		} else if (w->conn && !w->conn_alive(w->conn)) {
 			snprintf(w->msg, sizeof(w->msg),
 				 "guest %s: the connection to %s was lost (its host or its libvirtd went away)",
-				 w->name, vn_virt_uri(w->conn));
+				 w->name, w->conn_uri);
 		} else {
 			return 0;
 		}

@@ -15,6 +15,11 @@ trap 'rm -rf "$tmp"' EXIT
 }
 p=$tmp/prefix
 check "bin/vnuma" test -x "$p/bin/vnuma"
+check "libexec/vnuma/vnuma-core.so, every command but a local exec (src/cli/front.c)" test -f "$p/libexec/vnuma/vnuma-core.so"
+# The light front: what exec on a local guest loads is json-c and libc, not libvirt and its ~60 libraries.
+needed=$(objdump -p "$p/bin/vnuma" | awk '/NEEDED/ {print $2}' | sort | tr '\n' ' ')
+check "bin/vnuma needs json-c and libc only ($needed)" test "$needed" = "libc.so.6 libjson-c.so.5 "
+check "...and vnuma-core.so libvirt" sh -c "objdump -p '$p/libexec/vnuma/vnuma-core.so' | grep -q 'NEEDED.*libvirt.so'"
 for f in vnuma-agent vnuma-sample vnuma-trace; do
 	check "libexec/vnuma/$f" test -x "$p/libexec/vnuma/$f"
 done
@@ -24,8 +29,12 @@ static() { ! objdump -p "$1" | grep -q NEEDED; }
 for f in "$p"/libexec/vnuma/*; do
 	# The locality plugin is QEMU's, on the host: a shared object by nature.
 	[ "${f##*/}" = vnuma-locality.so ] && continue
+	# vnuma's own commands, on the host.
+	[ "${f##*/}" = vnuma-core.so ] && continue
 	check "${f##*/} is static (the guest has no libraries)" static "$f"
 done
+exports=$(nm -D --defined-only "$p/libexec/vnuma/vnuma-core.so" 2>/dev/null | awk '{print $3}' | tr '\n' ' ')
+check "libexec/vnuma/vnuma-core.so exports vn_cli_main only ($exports)" test "$exports" = "vn_cli_main "
 exports=$(nm -D --defined-only "$p/libexec/vnuma/vnuma-locality.so" 2>/dev/null | awk '{print $3}' | sort | tr '\n' ' ')
 check "libexec/vnuma/vnuma-locality.so exports QEMU's two entry points only ($exports)" \
 	test "$exports" = "qemu_plugin_install qemu_plugin_version "

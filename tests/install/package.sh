@@ -22,7 +22,7 @@ check "cpack made vnuma_VERSION_ARCH.deb" test -f "$deb"
 info=$(dpkg-deb -I "$deb")
 list=$(dpkg-deb -c "$deb" | awk '{print $6}')
 depends=$(dpkg-deb -f "$deb" Depends | tr -d ' ' | tr ',' '\n')
-for f in ./usr/bin/vnuma ./usr/libexec/vnuma/vnuma-agent ./usr/libexec/vnuma/vnuma-sample ./usr/libexec/vnuma/vnuma-trace \
+for f in ./usr/bin/vnuma ./usr/libexec/vnuma/vnuma-core.so ./usr/libexec/vnuma/vnuma-agent ./usr/libexec/vnuma/vnuma-sample ./usr/libexec/vnuma/vnuma-trace \
 	./usr/libexec/vnuma/vnuma-wl-memfollow ./usr/share/vnuma/topologies/8node-snc.xml \
 	./usr/share/vnuma/scenarios/memfollow-2node.json ./usr/share/vnuma/kernels/minimal-numa/numa.config \
 	./usr/share/man/man1/vnuma.1 ./usr/share/bash-completion/completions/vnuma; do
@@ -30,8 +30,8 @@ for f in ./usr/bin/vnuma ./usr/libexec/vnuma/vnuma-agent ./usr/libexec/vnuma/vnu
 done
 check "Package: vnuma" grep -q '^ Package: vnuma$' <<<"$info"
 check "Architecture is the host's" grep -q "^ Architecture: $(dpkg --print-architecture)$" <<<"$info"
-# Every shared library the binary needs comes from a package it depends on.
-for lib in $(objdump -p "$build/vnuma" | awk '/NEEDED/ {print $2}'); do
+# Every shared library the front or the core needs comes from a package it depends on.
+for lib in $(objdump -p "$build/vnuma" "$build/vnuma-core.so" | awk '/NEEDED/ {print $2}' | sort -u); do
 	path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
 	# dpkg knows the path it installed (/lib/... on a merged /usr), not always the resolved one.
 	pkg=$( (dpkg-query -S "$path" || dpkg-query -S "$(readlink -f "$path")") 2>/dev/null | head -1 | cut -d: -f1)
