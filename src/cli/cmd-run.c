@@ -13,6 +13,7 @@
 #include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
+#include "virt/connect.h"
 #include "virt/hosts.h"
 
 #define MAX_KERNELS 16
@@ -199,6 +200,15 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	for (unsigned i = 0; (hosts_file || a.nuris > 1) && i < a.nuris; i++)
 		if ((rc = vn_virt_hosts_add(&hosts, a.uris[i], err)) < 0)
 			return rc; /* its message starts with --connect */
+	/* The plugin writes its counters into this host's state dir, where a remote host's QEMU cannot reach. */
+	for (size_t i = 0; s->locality && i <= hosts.n; i++) {
+		const char *uri = i < hosts.n ? hosts.v[i].uri : ctx.uri;
+		if (vn_virt_uri_is_remote(uri))
+			return vn_input_error(err,
+					      "%s: \"locality\" counts accesses on guests of this host only, not on %s "
+					      "(docs/locality.md)",
+					      path, uri);
+	}
 	if (hosts.n) {
 		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));
 		for (size_t i = 0; i < hosts.n; i++)

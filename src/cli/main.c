@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -58,34 +59,47 @@ const struct vn_cmd vn_cmd_help = {
 	.operand = VN_VAL_COMMAND,
 };
 
-/* Every command, as `vnuma ARGS...` runs it; called by front.c's main once this module is loaded. */
+/* Every command, as `vnuma ARGS...` runs it; called by front.c's main once this module is loaded. Does not return. */
 __attribute__((visibility("default"))) int vn_cli_main(int argc, char **argv);
+
+/*
+ * The end of every command, without exit()'s destructors. Opening the
+ * embedded driver starts a thread per running guest that reconnects to its
+ * QEMU (seconds, under TCG with the locality plugin), and libvirt has no call
+ * that waits for them: exit() ran libnuma's destructor under such a thread,
+ * which crashed in numa_bitmask_isbitset (`vnuma list` while two runs boot,
+ * integration-faults). Every file of ours is closed by now; stdio is flushed
+ * here. A reconnect cut short is redone by the driver's next opener.
+ */
+static _Noreturn void quit(int rc)
+{
+	fflush(NULL);
+	_exit(rc);
+}
 
 int vn_cli_main(int argc, char **argv)
 {
 	struct vn_error err = {0};
-	int rc;
 
 	if (argc < 2) {
 		vn_cli_main_usage(stderr);
-		return VN_EXIT_INPUT;
+		quit(VN_EXIT_INPUT);
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		vn_cli_main_usage(stdout);
-		return VN_EXIT_OK;
+		quit(VN_EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("vnuma %s\n", VN_VERSION);
-		return VN_EXIT_OK;
+		quit(VN_EXIT_OK);
 	}
 	const struct vn_cmd *c = find_cmd(argv[1]);
-	if (c) {
-		vn_cli_argv = vn_xcalloc((size_t)argc + 1, sizeof(*vn_cli_argv));
-		memcpy(vn_cli_argv, argv, (size_t)argc * sizeof(*argv));
-		vn_interrupt_install();
-		rc = vn_cli_run(c, argc - 1, argv + 1, &err);
-		return vn_cli_exit(c, rc, &err);
+	if (!c) {
+		fprintf(stderr, "vnuma: unknown command '%s' (see 'vnuma --help')\n", argv[1]);
+		quit(VN_EXIT_INPUT);
 	}
-	fprintf(stderr, "vnuma: unknown command '%s' (see 'vnuma --help')\n", argv[1]);
-	return VN_EXIT_INPUT;
+	vn_cli_argv = vn_xcalloc((size_t)argc + 1, sizeof(*vn_cli_argv));
+	memcpy(vn_cli_argv, argv, (size_t)argc * sizeof(*argv));
+	vn_interrupt_install();
+	quit(vn_cli_exit(c, vn_cli_run(c, argc - 1, argv + 1, &err), &err));
 }
