@@ -89,4 +89,12 @@ check "run FILE: a shipped scenario's topology resolves (the bad --kernel is wha
 mv "$p" "$tmp/moved"
 check "a moved prefix still finds its data" sh -c "'$tmp/moved/bin/vnuma' topo show 4node-amd | grep -q '^available: 4 nodes'"
 
+# A broken install (no vnuma-core.so): every command of the core says which file is missing, exit 3; the front's own
+# exec still answers.
+rm "$tmp/moved/libexec/vnuma/vnuma-core.so"
+err=$("$tmp/moved/bin/vnuma" topo show 4node-amd 2>&1 >/dev/null)
+check "without vnuma-core.so: exit 3" test "$(rc "$tmp/moved/bin/vnuma" topo show 4node-amd)" = 3
+check "...naming the file" grep -qF "cannot load $tmp/moved/libexec/vnuma/vnuma-core.so" <<<"$err"
+check "...exec --help is the front's alone" sh -c "'$tmp/moved/bin/vnuma' exec --help | grep -q '^usage: vnuma exec'"
+
 finish
