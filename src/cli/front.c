@@ -62,7 +62,7 @@ static int core_main(int argc, char **argv)
 		return VN_EXIT_INFRA;
 	}
 	snprintf(path, sizeof(path), "%s/vnuma-core.so", p.core_dir);
-	/* Never closed: exit() runs its destructors while it is still mapped. */
+	/* Never closed: vn_cli_main ends the process itself (main.c, quit()). */
 	void *core = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	int (*fn)(int, char **) = core ? (int (*)(int, char **))dlsym(core, "vn_cli_main") : NULL;
 	if (!fn) {
