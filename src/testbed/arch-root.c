@@ -104,7 +104,7 @@ static int fetch(enum vn_arch a, const char *dl, const char *root, struct vn_err
 	_cleanup_free_ char *kpkg = NULL;
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	struct vn_spawn_opts so = VN_SPAWN_OPTS_INIT;
-	const char *argv[4 + VN_ARRAY_SIZE(pkgs)] = {"apt-get", "download", "-q"};
+	const char *argv[5 + VN_ARRAY_SIZE(pkgs)] = {"apt-get", "download", "-q"}; /* NULL-terminated */
 	char *names[VN_ARRAY_SIZE(pkgs)] = {0};
 	int rc;
 
