@@ -245,7 +245,8 @@ static const struct vn_cli_opt up_opts[] = {
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
 	 "the guest's architecture: x86_64 (default: the host's), arm64\n"
 	 "(virt) or ppc64le (pseries), under TCG with Debian's stock\n"
-	 "kernel of that architecture (docs/arches.md)"},
+	 "kernel of that architecture or a source recipe cross-built\n"
+	 "for it (docs/arches.md)"},
 	{"cold", 'c', false, NULL, VN_VAL_NONE,
 	 "boot, even where a booted snapshot of this guest could be restored\n"
 	 "(the first boot of a topology, kernel and command line saves one)"},

@@ -12,6 +12,7 @@
 #include "kernel/kernel.h"
 #include "kernel/recipe.h"
 #include "util/alloc.h"
+#include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/state.h"
 
@@ -33,12 +34,16 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 	_cleanup_free_ char *cache = NULL;
 	struct vn_cli_args a;
 	uint64_t jobs = 0;
+	enum vn_arch arch = vn_arch_host();
 	int c, rc;
 
 	vn_cli_args_init(&a, &kernel_build_cmd, argc, argv);
-	while ((c = vn_cli_next(&a, err)) > 0)
+	while ((c = vn_cli_next(&a, err)) > 0) {
 		if (c == 'j' && vn_cli_count(&a, "jobs", optarg, 1, 1024, &jobs, err) < 0)
 			return a.exit;
+		if (c == 'X' && (rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+			return rc;
+	}
 	if (c < 0 || vn_cli_operands(&a, 1, -1, err) < 0)
 		return a.exit;
 	if ((rc = state_cache(a.state_dir, &cache, err)) < 0)
@@ -63,14 +68,19 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 			continue;
 		}
 		struct vn_kernel_build_opts bo = {
-			.cache_dir = cache, .jobs = (int)jobs, .progress = vn_cli_progress, .progress_data = &p};
+			.cache_dir = cache,
+			.jobs = (int)jobs,
+			.progress = vn_cli_progress,
+			.progress_data = &p,
+			.arch = arch,
+		};
 		rc = vn_kernel_build(r, &bo, &b, err);
 		vn_cli_progress_done(&p);
 		if (rc < 0)
 			return rc;
 		double took = vn_cli_progress_elapsed(&p);
-		printf("%s: %s %s (%.16s)", r->name, b->cached ? "cached" : "built", b->release ? b->release : "?",
-		       b->key);
+		printf("%s: %s %s for %s (%.16s)", r->name, b->cached ? "cached" : "built",
+		       b->release ? b->release : "?", vn_arch_name(b->arch), b->key);
 		if (b->cached)
 			printf(", found in %.2f s\n", took);
 		else
@@ -101,7 +111,8 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 	if (!n)
 		printf("no kernels built yet in %s ('vnuma kernel build kernels/NAME.json')\n", cache);
 	else
-		printf("%-18s %-16s %-16s %9s %8s  %s\n", "RECIPE", "RELEASE", "HASH", "SIZE", "BUILD", "PATCHES");
+		printf("%-18s %-16s %-8s %-16s %9s %8s  %s\n", "RECIPE", "RELEASE", "ARCH", "HASH", "SIZE", "BUILD",
+		       "PATCHES");
 	for (size_t i = 0; i < n; i++) {
 		struct vn_kernel_built *b = v[i];
 		char patches[512] = "-";
@@ -111,8 +122,9 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 		char took[16] = "?";
 		if (b->build_s > 0)
 			snprintf(took, sizeof(took), "%dm%02ds", (int)b->build_s / 60, (int)b->build_s % 60);
-		printf("%-18s %-16s %-16.16s %6lld KiB %8s  %s\n", b->recipe ? b->recipe : "?",
-		       b->release ? b->release : "?", b->key ? b->key : "?", b->size / 1024, took, patches);
+		printf("%-18s %-16s %-8s %-16.16s %6lld KiB %8s  %s\n", b->recipe ? b->recipe : "?",
+		       b->release ? b->release : "?", vn_arch_name(b->arch), b->key ? b->key : "?", b->size / 1024,
+		       took, patches);
 		vn_kernel_built_free(b);
 	}
 	free(v);
@@ -121,6 +133,10 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 
 static const struct vn_cli_opt kernel_build_opts[] = {
 	{"jobs", 'j', true, "N", VN_VAL_NONE, "make -j (default: all CPUs)"},
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "build for x86_64 (default: the host's), arm64 or ppc64le, with\n"
+	 "Debian's cross compiler (gcc-aarch64-linux-gnu,\n"
+	 "gcc-powerpc64le-linux-gnu) and the recipe's config.arch entry"},
 	VN_CLI_OPT_END,
 };
 
@@ -128,7 +144,7 @@ static const struct vn_cmd kernel_build_cmd = {
 	.name = "build",
 	.fn = kernel_build,
 	.summary = "build the kernels of source recipes (a cache hit is instant)",
-	.synopsis = "[--state-dir DIR] [-j N] RECIPE...",
+	.synopsis = "[--state-dir DIR] [-j N] [--arch ARCH] RECIPE...",
 	.opts = kernel_build_opts,
 	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_KERNEL,

@@ -44,14 +44,25 @@ static void make_line(void *data, const char *line)
 int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char *target, int jobs,
 		   struct vn_error *err)
 {
-	char o_arg[PATH_MAX + 8], j_arg[32];
+	char o_arg[PATH_MAX + 8], j_arg[32], arch_arg[64], cross_arg[128];
 	struct make_progress mp = {.w = w, .stage = stage};
 	struct vn_spawn_opts so = {
 		.cwd = w->src, .log_fd = w->log_fd, .line = w->o->progress ? make_line : NULL, .line_data = &mp};
+	const struct vn_arch_info *ai = vn_arch_info(w->o->arch);
+	const char *argv[7] = {"make", o_arg, j_arg};
+	size_t a = 3;
 
 	snprintf(o_arg, sizeof(o_arg), "O=%s", w->obj);
 	snprintf(j_arg, sizeof(j_arg), "-j%d", jobs);
-	const char *argv[] = {"make", o_arg, j_arg, target, NULL};
+	/* Another architecture: the kernel's name for it and Debian's cross compiler (gcc-TRIPLET). */
+	if (w->o->arch != vn_arch_host()) {
+		snprintf(arch_arg, sizeof(arch_arg), "ARCH=%s", ai->karch);
+		snprintf(cross_arg, sizeof(cross_arg), "CROSS_COMPILE=%s-", ai->triplet);
+		argv[a++] = arch_arg;
+		argv[a++] = cross_arg;
+	}
+	argv[a++] = target;
+	argv[a] = NULL;
 	int rc = vn_spawn_run(argv, &so, err);
 	if (rc > 0)
 		return vn_input_error(err, "%s: make %s failed (exit %d)", w->r->name, target, rc);
@@ -73,7 +84,7 @@ static bool in_path(const char *tool)
 	return false;
 }
 
-static int check_tools(const struct vn_recipe *r, struct vn_error *err)
+static int check_tools(const struct vn_recipe *r, enum vn_arch arch, struct vn_error *err)
 {
 	static const struct {
 		const char *tool, *pkg;
@@ -92,6 +103,14 @@ static int check_tools(const struct vn_recipe *r, struct vn_error *err)
 	if (r->tree_kind == VN_TREE_TARBALL && strstr(r->tree_path, ".xz") && !in_path("xz")) {
 		vn_strbuf_printf(&missing, "%sxz (Debian package xz-utils)", missing.len ? ", " : "");
 		vn_strbuf_printf(&pkgs, " xz-utils");
+	}
+	if (arch != vn_arch_host()) {
+		const char *t = vn_arch_info(arch)->triplet;
+		_cleanup_free_ char *gcc = vn_xasprintf("%s-gcc", t);
+		if (!in_path(gcc)) {
+			vn_strbuf_printf(&missing, "%s%s (Debian package gcc-%s)", missing.len ? ", " : "", gcc, t);
+			vn_strbuf_printf(&pkgs, " gcc-%s", t);
+		}
 	}
 	if (r->tree_kind == VN_TREE_GIT && !in_path("git")) {
 		vn_strbuf_printf(&missing, "%sgit (Debian package git)", missing.len ? ", " : "");
@@ -147,7 +166,7 @@ static int build_locked(const struct vn_kernel_work *w, const char *sid, const c
 	if ((rc = vn_kernel_patches_sync(&wt, phash, err)) < 0 ||
 	    (rc = vn_kernel_configure(&wt, chash, jobs, err)) < 0 || (rc = vn_kernel_config_check(&wt, err)) < 0)
 		return rc;
-	if ((rc = vn_kernel_make(&wt, "build", "bzImage", jobs, err)) < 0)
+	if ((rc = vn_kernel_make(&wt, "build", vn_arch_info(w->o->arch)->kimage, jobs, err)) < 0)
 		return rc;
 	vn_kernel_say(&wt, "install", NULL);
 	b->build_s = vn_now_s() - t0;
@@ -175,7 +194,8 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		return rc;
 
 	if ((rc = vn_kernel_source_id(r, o->cache_dir, sid, &diff, err)) < 0 ||
-	    (rc = vn_kernel_cache_key(r, sid, key, chash, err)) < 0 || (rc = vn_kernel_patches_hash(r, phash, err)) < 0)
+	    (rc = vn_kernel_cache_key(r, o->arch, sid, key, chash, err)) < 0 ||
+	    (rc = vn_kernel_patches_hash(r, phash, err)) < 0)
 		return rc;
 	kdir = vn_xasprintf("%s/kernels", o->cache_dir);
 	final = vn_xasprintf("%s/%.16s", kdir, key);
@@ -188,7 +208,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		*out = steal_pointer(&b);
 		return 0;
 	}
-	if ((rc = check_tools(r, err)) < 0)
+	if ((rc = check_tools(r, o->arch, err)) < 0)
 		return rc;
 	vn_kernel_cache_sweep(kdir);
 
@@ -206,13 +226,19 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		return vn_infra_error(err, -errno, "%s: %s", lock, strerror(errno));
 	if ((log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return vn_infra_error(err, -errno, "%s: %s", log, strerror(errno));
-	dprintf(log_fd, "vnuma kernel build: recipe %s, key %s\n", r->path, key);
+	dprintf(log_fd, "vnuma kernel build: recipe %s, arch %s, key %s\n", r->path, vn_arch_name(o->arch), key);
 
 	b = vn_kernel_built_new(r);
 	b->key = vn_xstrdup(key);
 	b->config_hash = vn_xstrdup(chash);
 	b->source_id = vn_xstrdup(sid);
-	const struct vn_kernel_work w = {.r = r, .o = o, .src = src, .obj = obj, .dir = wdir, .log_fd = log_fd};
+	const struct vn_kernel_work w = {.r = r,
+					 .cf = vn_recipe_config_for(r, o->arch),
+					 .o = o,
+					 .src = src,
+					 .obj = obj,
+					 .dir = wdir,
+					 .log_fd = log_fd};
 	rc = build_locked(&w, sid, diff, chash, phash, jobs, staging, final, t0, b, err);
 	if (rc < 0) {
 		/* Keep the log where the user can read it; the half-built staging folder goes. */

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "kernel/recipe.h"
+#include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/error.h"
 #include "util/sha256.h"
@@ -27,6 +28,9 @@ typedef void (*vn_kernel_progress_fn)(void *data, const char *stage, const char 
 struct vn_kernel_build_opts {
 	const char *cache_dir; /* e.g. STATE/cache/kernels */
 	int jobs;              /* make -j; 0: the number of online CPUs */
+	/* The kernel's architecture (zero: x86_64); another than the host's cross-builds
+	 * with Debian's gcc-TRIPLET and the recipe's config.arch entry where it has one. */
+	enum vn_arch arch;
 	vn_kernel_progress_fn progress;
 	void *progress_data;
 };
@@ -34,7 +38,7 @@ struct vn_kernel_build_opts {
 /* What a cached kernel is; also what kernel.json in its cache folder holds. */
 struct vn_kernel_built {
 	char *dir;         /* CACHE/kernels/<key> */
-	char *image;       /* .../bzImage */
+	char *image;       /* .../bzImage (arm64: Image, ppc64le: vmlinux) */
 	char *config;      /* .../config (the final .config) */
 	char *log;         /* .../build.log */
 	char *key;         /* hex cache key */
@@ -48,6 +52,7 @@ struct vn_kernel_built {
 	long long size; /* bzImage bytes */
 	double build_s; /* how long the build took (0 when unknown) */
 	bool cached;    /* true when this call found it in the cache */
+	enum vn_arch arch;
 };
 
 /* Build (or find in the cache) the kernel a source recipe describes. */

@@ -60,27 +60,33 @@ static int finish_with_patches(struct vn_sha256 *c, const struct vn_recipe *r, c
 	return 0;
 }
 
-int vn_kernel_cache_key(const struct vn_recipe *r, const char *source_id, char key[VN_SHA256_HEX_LEN + 1],
-			char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
+int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, const char *source_id,
+			char key[VN_SHA256_HEX_LEN + 1], char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
 {
+	const struct vn_recipe_config *cf = vn_recipe_config_for(r, arch);
 	struct vn_sha256 c;
 	uint8_t d[VN_SHA256_LEN];
 	int rc;
 
 	vn_sha256_init(&c);
 	vn_kernel_hash_str(&c, "vnuma-kernel-config-v1");
-	vn_kernel_hash_str(&c, r->config_base ? r->config_base : "");
+	/* x86's keys predate other architectures: only another one adds its name, so x86 caches stay valid. */
+	if (arch != VN_ARCH_X86_64) {
+		vn_kernel_hash_str(&c, "arch");
+		vn_kernel_hash_str(&c, vn_arch_name(arch));
+	}
+	vn_kernel_hash_str(&c, cf->base ? cf->base : "");
 	/*
 	 * Contents, not names: two recipes sharing a fragment from different
 	 * folders share one incremental build tree. A fragment taken from the
 	 * kernel tree is named; its content is covered by the source identity.
 	 * "require" is a check on the result, not an input, so it is left out.
 	 */
-	for (size_t i = 0; i < r->nfragments; i++) {
-		if (r->fragments[i])
-			rc = vn_kernel_hash_file(&c, r->fragments[i], err);
+	for (size_t i = 0; i < cf->nfragments; i++) {
+		if (cf->fragments[i])
+			rc = vn_kernel_hash_file(&c, cf->fragments[i], err);
 		else
-			vn_kernel_hash_str(&c, r->fragment_names[i]), rc = 0;
+			vn_kernel_hash_str(&c, cf->fragment_names[i]), rc = 0;
 		if (rc < 0)
 			return rc;
 	}
@@ -103,8 +109,9 @@ int vn_kernel_patches_hash(const struct vn_recipe *r, char out[VN_SHA256_HEX_LEN
 	return finish_with_patches(&c, r, out, err);
 }
 
-static int write_meta(const char *path, const struct vn_kernel_built *b, const struct vn_recipe *r)
+static int write_meta(const char *path, const struct vn_kernel_built *b, const struct vn_kernel_work *w)
 {
+	const struct vn_recipe *r = w->r;
 	struct json_object *o = json_object_new_object(), *p = json_object_new_array(), *f = json_object_new_array();
 	json_object_object_add(o, "key", json_object_new_string(b->key));
 	json_object_object_add(o, "recipe", json_object_new_string(b->recipe));
@@ -112,9 +119,10 @@ static int write_meta(const char *path, const struct vn_kernel_built *b, const s
 	json_object_object_add(o, "tree", json_object_new_string(r->tree));
 	json_object_object_add(o, "source_id", json_object_new_string(b->source_id));
 	json_object_object_add(o, "config_hash", json_object_new_string(b->config_hash));
-	json_object_object_add(o, "config_base", json_object_new_string(r->config_base));
-	for (size_t i = 0; i < r->nfragments; i++)
-		json_object_array_add(f, json_object_new_string(r->fragment_names[i]));
+	json_object_object_add(o, "arch", json_object_new_string(vn_arch_name(w->o->arch)));
+	json_object_object_add(o, "config_base", json_object_new_string(w->cf->base));
+	for (size_t i = 0; i < w->cf->nfragments; i++)
+		json_object_array_add(f, json_object_new_string(w->cf->fragment_names[i]));
 	json_object_object_add(o, "fragments", f);
 	for (size_t i = 0; i < b->npatches; i++)
 		json_object_array_add(p, json_object_new_string(b->patches[i]));
@@ -150,7 +158,14 @@ int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
 		return -ENOENT;
 	struct vn_kernel_built *b = vn_xcalloc(1, sizeof(*b));
 	b->dir = vn_xstrdup(dir);
-	b->image = vn_xasprintf("%s/bzImage", dir);
+	/* Before arches: no "arch", an x86 bzImage. */
+	b->arch = VN_ARCH_X86_64;
+	if (jstr(o, "arch") && vn_arch_parse(jstr(o, "arch"), "arch", &b->arch, NULL) < 0) {
+		json_object_put(o);
+		vn_kernel_built_free(b);
+		return -ENOENT;
+	}
+	b->image = vn_xasprintf("%s/%s", dir, vn_arch_info(b->arch)->kimage);
 	b->config = vn_xasprintf("%s/config", dir);
 	b->log = vn_xasprintf("%s/build.log", dir);
 	b->key = vn_xstrdup_or_null(jstr(o, "key"));
@@ -178,6 +193,36 @@ int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
 	return 0;
 }
 
+/*
+ * Only x86's image carries its release in a header; any build has it in
+ * O=/include/config/kernel.release, and the banner's build string in
+ * include/generated/utsversion.h (6.1; compile.h before).
+ */
+static int built_release(const struct vn_kernel_work *w, const char *image, struct vn_kernel_built *b,
+			 struct vn_error *err)
+{
+	_cleanup_free_ char *rel = NULL, *uts = NULL, *p = NULL, *q = NULL;
+	int rc;
+
+	if (w->o->arch == VN_ARCH_X86_64)
+		return vn_kernel_image_release(image, &b->release, &b->version, err);
+	p = vn_xasprintf("%s/include/config/kernel.release", w->obj);
+	if ((rc = vn_file_read(p, 4096, &rel, &(size_t){0}, err)) < 0)
+		return rc;
+	rel[strcspn(rel, "\n")] = '\0';
+	if (!rel[0])
+		return vn_infra_error(err, -EINVAL, "%s is empty", p);
+	q = vn_xasprintf("%s/include/generated/utsversion.h", w->obj);
+	if (vn_file_read(q, 4096, &uts, &(size_t){0}, NULL) == 0 && strstr(uts, "UTS_VERSION \"")) {
+		char *s = strstr(uts, "UTS_VERSION \"") + 13;
+		s[strcspn(s, "\"")] = '\0';
+		b->version = vn_xasprintf("%s %s", rel, s);
+	} else
+		b->version = vn_xstrdup(rel);
+	b->release = steal_pointer(&rel);
+	return 0;
+}
+
 int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging, const char *final,
 			    struct vn_kernel_built *b, struct vn_error *err)
 {
@@ -185,11 +230,13 @@ int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging,
 	struct stat st;
 	int rc;
 
-	snprintf(from, sizeof(from), "%s/arch/x86/boot/bzImage", w->obj);
-	snprintf(to, sizeof(to), "%s/bzImage", staging);
+	const struct vn_arch_info *ai = vn_arch_info(w->o->arch);
+	snprintf(from, sizeof(from), "%s/%s", w->obj, ai->kimage_path);
+	snprintf(to, sizeof(to), "%s/%s", staging, ai->kimage);
 	if ((rc = vn_file_copy(from, to)) < 0)
 		return vn_infra_error(err, rc, "copying %s: %s", from, strerror(-rc));
-	if ((rc = vn_kernel_image_release(to, &b->release, &b->version, err)) < 0)
+	b->arch = w->o->arch;
+	if ((rc = built_release(w, to, b, err)) < 0)
 		return rc;
 	b->size = stat(to, &st) == 0 ? (long long)st.st_size : 0;
 	snprintf(from, sizeof(from), "%s/.config", w->obj);
@@ -197,7 +244,7 @@ int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging,
 	if ((rc = vn_file_copy(from, to)) < 0)
 		return vn_infra_error(err, rc, "copying %s: %s", from, strerror(-rc));
 	snprintf(to, sizeof(to), "%s/kernel.json", staging);
-	if ((rc = write_meta(to, b, w->r)) < 0)
+	if ((rc = write_meta(to, b, w)) < 0)
 		return vn_infra_error(err, rc, "writing %s", to);
 	if (rename(staging, final) < 0) {
 		/* Someone else installed the same key meanwhile: theirs is as good. */

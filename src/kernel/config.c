@@ -17,35 +17,39 @@
 #include "util/spawn.h"
 #include "util/file.h"
 
-const char *const vn_kernel_required_options[] = {
-	"CONFIG_NUMA",
-	"CONFIG_ACPI_NUMA",
-	"CONFIG_NUMA_BALANCING",
-	"CONFIG_MIGRATION",
-	"CONFIG_TRANSPARENT_HUGEPAGE",
-	"CONFIG_HUGETLBFS",
-	"CONFIG_ACPI_HMAT",
-	"CONFIG_CGROUPS",
-	"CONFIG_CGROUP_SCHED",
-	"CONFIG_CPUSETS",
-	"CONFIG_DEBUG_FS",
-	"CONFIG_SERIAL_8250",
-	"CONFIG_SERIAL_8250_CONSOLE",
-	"CONFIG_VIRTIO_PCI",
-	"CONFIG_VIRTIO_CONSOLE",
-	"CONFIG_VIRTIO_BLK",
-	"CONFIG_BLK_DEV_INITRD",
-	"CONFIG_DEVTMPFS",
-	"CONFIG_PROC_FS",
-	"CONFIG_SYSFS",
-	"CONFIG_TMPFS",
-	"CONFIG_BINFMT_ELF",
-	"CONFIG_BINFMT_SCRIPT",
-	"CONFIG_FUTEX",
-	"CONFIG_EPOLL",
-	"CONFIG_PRINTK",
-	NULL,
+/* What the guest needs on every architecture; then each one's firmware tables, serial console and PCI host. */
+#define VN_KERNEL_REQUIRED_COMMON                                                                                      \
+	"CONFIG_NUMA", "CONFIG_NUMA_BALANCING", "CONFIG_MIGRATION", "CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_HUGETLBFS", \
+		"CONFIG_CGROUPS", "CONFIG_CGROUP_SCHED", "CONFIG_CPUSETS", "CONFIG_DEBUG_FS", "CONFIG_VIRTIO_PCI",     \
+		"CONFIG_VIRTIO_CONSOLE", "CONFIG_VIRTIO_BLK", "CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS",              \
+		"CONFIG_PROC_FS", "CONFIG_SYSFS", "CONFIG_TMPFS", "CONFIG_BINFMT_ELF", "CONFIG_BINFMT_SCRIPT",         \
+		"CONFIG_FUTEX", "CONFIG_EPOLL", "CONFIG_PRINTK"
+
+static const char *const required_x86[] = {
+	VN_KERNEL_REQUIRED_COMMON, "CONFIG_ACPI_NUMA",           "CONFIG_ACPI_HMAT",
+	"CONFIG_SERIAL_8250",      "CONFIG_SERIAL_8250_CONSOLE", NULL,
 };
+
+/* The virt machine without UEFI: a device tree (OF_NUMA), a PL011, the generic PCIe host. */
+static const char *const required_arm64[] = {
+	VN_KERNEL_REQUIRED_COMMON,          "CONFIG_OF_NUMA",          "CONFIG_SERIAL_AMBA_PL011",
+	"CONFIG_SERIAL_AMBA_PL011_CONSOLE", "CONFIG_PCI_HOST_GENERIC", NULL,
+};
+
+/* pseries: ibm,associativity in the device tree, the hypervisor's console (hvc0). */
+static const char *const required_ppc64le[] = {
+	VN_KERNEL_REQUIRED_COMMON, "CONFIG_PPC64",       "CONFIG_CPU_LITTLE_ENDIAN",
+	"CONFIG_PPC_PSERIES",      "CONFIG_HVC_CONSOLE", NULL,
+};
+
+const char *const *vn_kernel_required_options(enum vn_arch arch)
+{
+	switch (arch) {
+	case VN_ARCH_ARM64: return required_arm64;
+	case VN_ARCH_PPC64LE: return required_ppc64le;
+	default: return required_x86;
+	}
+}
 
 /* The value of CONFIG_X in a .config text: "y", "64", "n" for "is not set" or absent. */
 static void config_value(const char *text, const char *opt, char *val, size_t cap)
@@ -105,25 +109,33 @@ int vn_kernel_config_verify(const char *final_config, const char *wanted, char *
 
 static int fragment_path(const struct vn_kernel_work *w, size_t i, char *buf, size_t cap)
 {
-	static const char *const dirs[] = {"arch/x86/configs", "kernel/configs"};
-	if (w->r->fragments[i]) {
-		snprintf(buf, cap, "%s", w->r->fragments[i]);
+	if (w->cf->fragments[i]) {
+		snprintf(buf, cap, "%s", w->cf->fragments[i]);
 		return 0;
 	}
-	for (size_t d = 0; d < VN_ARRAY_SIZE(dirs); d++) {
-		snprintf(buf, cap, "%s/%s/%s", w->src, dirs[d], w->r->fragment_names[i]);
-		if (access(buf, F_OK) == 0)
-			return 0;
-	}
-	return -ENOENT;
+	snprintf(buf, cap, "%s/arch/%s/configs/%s", w->src, vn_arch_info(w->o->arch)->karch, w->cf->fragment_names[i]);
+	if (access(buf, F_OK) == 0)
+		return 0;
+	snprintf(buf, cap, "%s/kernel/configs/%s", w->src, w->cf->fragment_names[i]);
+	return access(buf, F_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Where the config in use sits in the recipe, for errors. */
+static const char *config_jpath(const struct vn_kernel_work *w)
+{
+	static __thread char p[64];
+	if (w->cf == &w->r->kconfig)
+		return "$.config";
+	snprintf(p, sizeof(p), "$.config.arch.%s", vn_arch_name(w->o->arch));
+	return p;
 }
 
 /* sh merge_config.sh -m -O obj obj/.config FRAGMENT...: the fragments over the base. */
 static int merge_fragments(const struct vn_kernel_work *w, const char *dotconfig, struct vn_error *err)
 {
 	_cleanup_free_ char *script = vn_xasprintf("%s/scripts/kconfig/merge_config.sh", w->src);
-	_cleanup_free_ const char **argv = vn_xcalloc(w->r->nfragments + 7, sizeof(char *));
-	_cleanup_(vn_strvfreep) char **paths = vn_xcalloc(w->r->nfragments + 1, sizeof(char *));
+	_cleanup_free_ const char **argv = vn_xcalloc(w->cf->nfragments + 7, sizeof(char *));
+	_cleanup_(vn_strvfreep) char **paths = vn_xcalloc(w->cf->nfragments + 1, sizeof(char *));
 	struct vn_spawn_opts so = {.cwd = w->src, .log_fd = w->log_fd};
 	size_t a = 0;
 
@@ -133,13 +145,14 @@ static int merge_fragments(const struct vn_kernel_work *w, const char *dotconfig
 	argv[a++] = "-O";
 	argv[a++] = w->obj;
 	argv[a++] = dotconfig;
-	for (size_t i = 0; i < w->r->nfragments; i++) {
+	for (size_t i = 0; i < w->cf->nfragments; i++) {
 		char buf[PATH_MAX];
 		if (fragment_path(w, i, buf, sizeof(buf)) < 0)
 			return vn_input_error(err,
-					      "%s: $.config.fragments[%zu]: %s is neither beside the recipe (%s/) "
-					      "nor in the kernel's arch/x86/configs or kernel/configs",
-					      w->r->path, i, w->r->fragment_names[i], w->r->dir);
+					      "%s: %s.fragments[%zu]: %s is neither beside the recipe (%s/) "
+					      "nor in the kernel's arch/%s/configs or kernel/configs",
+					      w->r->path, config_jpath(w), i, w->cf->fragment_names[i], w->r->dir,
+					      vn_arch_info(w->o->arch)->karch);
 		argv[a++] = paths[i] = vn_xstrdup(buf);
 	}
 	argv[a] = NULL;
@@ -161,9 +174,9 @@ int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int j
 		return 0;
 	unlink(marker);
 	unlink(dotconfig);
-	if ((rc = vn_kernel_make(w, "config", w->r->config_base, jobs, err)) < 0)
+	if ((rc = vn_kernel_make(w, "config", w->cf->base, jobs, err)) < 0)
 		return rc;
-	if (w->r->nfragments && (rc = merge_fragments(w, dotconfig, err)) < 0)
+	if (w->cf->nfragments && (rc = merge_fragments(w, dotconfig, err)) < 0)
 		return rc;
 	if ((rc = vn_kernel_make(w, "config", "olddefconfig", jobs, err)) < 0)
 		return rc;
@@ -176,18 +189,18 @@ static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_err
 	struct vn_strbuf b = VN_STRBUF_INIT;
 	int rc = 0;
 
-	for (size_t i = 0; i < w->r->nfragments && rc == 0; i++) {
+	for (size_t i = 0; i < w->cf->nfragments && rc == 0; i++) {
 		char p[PATH_MAX];
 		_cleanup_free_ char *s = NULL;
 		if (fragment_path(w, i, p, sizeof(p)) < 0 ||
 		    vn_file_read(p, VN_FILE_STATE_MAX, &s, &(size_t){0}, NULL) < 0)
-			rc = vn_input_error(err, "%s: fragment %s: cannot read", w->r->path, w->r->fragment_names[i]);
+			rc = vn_input_error(err, "%s: fragment %s: cannot read", w->r->path, w->cf->fragment_names[i]);
 		else
 			vn_strbuf_printf(&b, "%s\n", s);
 	}
-	for (size_t i = 0; i < w->r->nrequire; i++)
-		vn_strbuf_printf(&b, "%s=y\n", w->r->require[i]);
-	for (const char *const *o = vn_kernel_required_options; *o; o++)
+	for (size_t i = 0; i < w->cf->nrequire; i++)
+		vn_strbuf_printf(&b, "%s=y\n", w->cf->require[i]);
+	for (const char *const *o = vn_kernel_required_options(w->o->arch); *o; o++)
 		vn_strbuf_printf(&b, "%s=y\n", *o);
 	if (rc < 0) {
 		vn_strbuf_free(&b);

@@ -9,16 +9,16 @@
 #include "util/sha256.h"
 #include "util/strbuf.h"
 
-/* Options every vnuma-built kernel must have =y, whatever the recipe says. */
-extern const char *const vn_kernel_required_options[];
+/* Options every vnuma-built kernel of arch must have =y, whatever the recipe says (NULL-terminated). */
+const char *const *vn_kernel_required_options(enum vn_arch arch);
 
 /*
  * Hashes of a recipe's inputs: config_hash covers the config base and the
  * fragments' contents (not the require list, which only checks the result); key covers the
  * source identity, config_hash and the patches' contents in order.
  */
-int vn_kernel_cache_key(const struct vn_recipe *r, const char *source_id, char key[VN_SHA256_HEX_LEN + 1],
-			char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err);
+int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, const char *source_id,
+			char key[VN_SHA256_HEX_LEN + 1], char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err);
 
 /* Files a unified diff touches, relative to the tree (-p1), deduplicated. */
 int vn_kernel_patch_files(const char *patch, char ***files, size_t *n, struct vn_error *err);
@@ -44,6 +44,7 @@ int vn_kernel_config_verify(const char *final_config, const char *wanted, char *
 /* One build in progress: the recipe, the options and its folders. */
 struct vn_kernel_work {
 	const struct vn_recipe *r;
+	const struct vn_recipe_config *cf; /* r's config for o->arch */
 	const struct vn_kernel_build_opts *o;
 	const char *pristine; /* CACHE/src/<id>/tree */
 	const char *src;      /* the patched hardlink farm */

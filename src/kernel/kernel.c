@@ -100,6 +100,7 @@ static int resolve_source(const struct vn_recipe *r, const struct vn_kernel_reso
 		.jobs = o ? o->jobs : 0,
 		.progress = o ? o->progress : NULL,
 		.progress_data = o ? o->progress_data : NULL,
+		.arch = o ? o->arch : VN_ARCH_X86_64,
 	};
 	if ((rc = vn_kernel_build(r, &bo, &b, err)) < 0)
 		return rc;
@@ -108,6 +109,8 @@ static int resolve_source(const struct vn_recipe *r, const struct vn_kernel_reso
 	k->config_hash = steal_pointer(&b->config_hash);
 	k->build_key = steal_pointer(&b->key);
 	k->source_id = steal_pointer(&b->source_id);
+	k->release = steal_pointer(&b->release);
+	k->version = steal_pointer(&b->version);
 	k->built_now = !b->cached;
 	k->npatches = r->npatches;
 	k->patches = vn_xcalloc(r->npatches + 1, sizeof(char *));
@@ -143,10 +146,10 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 		stock = r->type == VN_RECIPE_STOCK;
 	}
 	const char *root = o ? o->root : NULL;
-	if (root && !stock)
+	if (root && !stock && !(r && r->type == VN_RECIPE_SOURCE))
 		rc = vn_input_error(err,
-				    "kernel '%s': only the stock kernel boots on another architecture (recipes and "
-				    "bzImages are x86's)",
+				    "kernel '%s': on another architecture only the stock kernel and source recipes "
+				    "boot (a bzImage, or a prebuilt recipe's image, is x86's)",
 				    spec);
 	else if (stock) {
 		rc = find_stock_image(root, &k->image, err);
@@ -172,11 +175,12 @@ int vn_kernel_resolve_with(const char *spec, const char *modules_dir, const stru
 		k->image = realpath(spec, NULL);
 		k->recipe = vn_xstrdup("prebuilt");
 	}
-	if (rc == 0 && root) {
+	/* A build has said what it is; a stock kernel of another architecture has only its file name. */
+	if (rc == 0 && !k->release && root) {
 		k->release = vn_xstrdup(strrchr(k->image, '/') + strlen("/vmlinuz-"));
 		/* No header to read it from: what is known is the package it came from. */
 		k->version = vn_xasprintf("linux-image-%s (Debian's package)", k->release);
-	} else if (rc == 0)
+	} else if (rc == 0 && !k->release)
 		rc = vn_kernel_image_release(k->image, &k->release, &k->version, err);
 	if (rc == 0) {
 		char path[4096];

@@ -40,6 +40,8 @@ struct vn_kernel_resolve_opts {
 	 * release read from the file name (only x86 has a bzImage header). NULL: /boot.
 	 */
 	const char *root;
+	/* The guest's architecture (zero: x86_64): a source recipe cross-builds for it. */
+	enum vn_arch arch;
 };
 
 /*

@@ -95,10 +95,72 @@ static bool valid_option(const char *s)
 	return true;
 }
 
+/* config's base, fragments and require (jp: its JSON path) into cf; base may be absent when dflt_base is given. */
+static int parse_config(const struct vn_json_reader *c, struct json_object *cfg, const char *jp, const char *dflt_base,
+			const struct vn_recipe *r, struct vn_recipe_config *cf)
+{
+	char p[VN_JSON_PATH_MAX];
+	int rc;
+
+	if ((rc = vn_json_get_str(c, cfg, jp, "base", dflt_base ? VN_JSON_NONEMPTY : STR_REQUIRED, &cf->base)) < 0 ||
+	    (rc = get_strv(c, cfg, jp, "fragments", &cf->fragment_names, &cf->nfragments)) < 0 ||
+	    (rc = get_strv(c, cfg, jp, "require", &cf->require, &cf->nrequire)) < 0)
+		return rc;
+	if (!cf->base)
+		cf->base = vn_xstrdup(dflt_base);
+	/* The base is a make target; keep it to the names make defines for configs. */
+	if (strpbrk(cf->base, "/ \t") || !strstr(cf->base, "config"))
+		return vn_json_bad(c, vn_json_path_key(p, jp, "base"),
+				   "\"%s\" is not a config target (tinyconfig, defconfig, x86_64_defconfig, ...)",
+				   cf->base);
+	cf->fragments = vn_xcalloc(cf->nfragments + 1, sizeof(char *));
+	for (size_t i = 0; i < cf->nfragments; i++) {
+		_cleanup_free_ char *f = beside(r, cf->fragment_names[i]);
+		if (vn_is_file(f))
+			cf->fragments[i] = steal_pointer(&f);
+		else if (strchr(cf->fragment_names[i], '/')) {
+			snprintf(p, sizeof(p), "%s.fragments[%zu]", jp, i);
+			return vn_json_bad(c, p, "%s: no such file", f);
+		}
+	}
+	for (size_t i = 0; i < cf->nrequire; i++) {
+		if (!valid_option(cf->require[i])) {
+			snprintf(p, sizeof(p), "%s.require[%zu]", jp, i);
+			return vn_json_bad(c, p, "\"%s\" is not a CONFIG_ option name", cf->require[i]);
+		}
+	}
+	return 0;
+}
+
+/* $.config.arch: {"arm64": {...}, "ppc64le": {...}}, each a config of its own (base defaults to the recipe's). */
+static int parse_arch_configs(const struct vn_json_reader *c, struct json_object *arch, struct vn_recipe *r)
+{
+	static const char *const keys[] = {"base", "fragments", "require", NULL};
+	int rc;
+
+	if ((rc = vn_json_check_type(c, arch, json_type_object, "$.config.arch")) < 0)
+		return rc;
+	json_object_object_foreach(arch, name, v)
+	{
+		char jp[VN_JSON_PATH_MAX];
+		enum vn_arch a;
+		vn_json_path_key(jp, "$.config.arch", name);
+		if (vn_arch_parse(name, jp, &a, NULL) < 0)
+			return vn_json_bad(c, jp, "\"%s\" is not an architecture (x86_64, arm64, ppc64le)", name);
+		if (r->arch_config[a].base)
+			return vn_json_bad(c, jp, "%s's config is given twice", vn_arch_name(a));
+		if ((rc = vn_json_check_type(c, v, json_type_object, jp)) < 0 ||
+		    (rc = vn_json_check_keys(c, v, jp, keys)) < 0 ||
+		    (rc = parse_config(c, v, jp, r->kconfig.base, r, &r->arch_config[a])) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int parse_source(const struct vn_json_reader *c, struct json_object *root, struct vn_recipe *r)
 {
-	static const char *const cfg_keys[] = {"base", "fragments", "require", NULL};
-	struct json_object *cfg;
+	static const char *const cfg_keys[] = {"base", "fragments", "require", "arch", NULL};
+	struct json_object *cfg, *arch;
 	int rc;
 
 	if ((rc = vn_json_get_str(c, root, "$", "tree", STR_REQUIRED, &r->tree)) < 0 || (rc = parse_tree(c, r)) < 0)
@@ -120,34 +182,18 @@ static int parse_source(const struct vn_json_reader *c, struct json_object *root
 				   "missing \"config\" (a source build needs {\"base\": ..., \"fragments\": [...]})");
 	if ((rc = vn_json_check_type(c, cfg, json_type_object, "$.config")) < 0 ||
 	    (rc = vn_json_check_keys(c, cfg, "$.config", cfg_keys)) < 0 ||
-	    (rc = vn_json_get_str(c, cfg, "$.config", "base", STR_REQUIRED, &r->config_base)) < 0 ||
-	    (rc = get_strv(c, cfg, "$.config", "fragments", &r->fragment_names, &r->nfragments)) < 0 ||
-	    (rc = get_strv(c, cfg, "$.config", "require", &r->require, &r->nrequire)) < 0)
+	    (rc = parse_config(c, cfg, "$.config", NULL, r, &r->kconfig)) < 0)
 		return rc;
-	/* The base is a make target; keep it to the names make defines for configs. */
-	if (strpbrk(r->config_base, "/ \t") || !strstr(r->config_base, "config"))
-		return vn_json_bad(c, "$.config.base",
-				   "\"%s\" is not a config target (tinyconfig, defconfig, x86_64_defconfig, ...)",
-				   r->config_base);
-	r->fragments = vn_xcalloc(r->nfragments + 1, sizeof(char *));
-	for (size_t i = 0; i < r->nfragments; i++) {
-		_cleanup_free_ char *p = beside(r, r->fragment_names[i]);
-		if (vn_is_file(p))
-			r->fragments[i] = steal_pointer(&p);
-		else if (strchr(r->fragment_names[i], '/')) {
-			char jp[64];
-			snprintf(jp, sizeof(jp), "$.config.fragments[%zu]", i);
-			return vn_json_bad(c, jp, "%s: no such file", p);
-		}
-	}
-	for (size_t i = 0; i < r->nrequire; i++) {
-		if (!valid_option(r->require[i])) {
-			char jp[64];
-			snprintf(jp, sizeof(jp), "$.config.require[%zu]", i);
-			return vn_json_bad(c, jp, "\"%s\" is not a CONFIG_ option name", r->require[i]);
-		}
-	}
+	if (json_object_object_get_ex(cfg, "arch", &arch) && (rc = parse_arch_configs(c, arch, r)) < 0)
+		return rc;
 	return 0;
+}
+
+const struct vn_recipe_config *vn_recipe_config_for(const struct vn_recipe *r, enum vn_arch arch)
+{
+	if (arch < VN_ARCH_COUNT && r->arch_config[arch].base)
+		return &r->arch_config[arch];
+	return &r->kconfig;
 }
 
 int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *err)
@@ -233,6 +279,14 @@ int vn_recipe_find(const char *spec, char **path, struct vn_strbuf *tried)
 	return vn_paths_search(spec, "kernels", ".json", env && *env ? env : NULL, path, tried);
 }
 
+static void config_free(struct vn_recipe_config *cf)
+{
+	free(cf->base);
+	vn_strv_free_n(cf->fragments, cf->nfragments);
+	vn_strv_free_n(cf->fragment_names, cf->nfragments);
+	vn_strv_free_n(cf->require, cf->nrequire);
+}
+
 void vn_recipe_free(struct vn_recipe *r)
 {
 	if (!r)
@@ -240,9 +294,8 @@ void vn_recipe_free(struct vn_recipe *r)
 	vn_free_all(r->path, r->name, r->dir, r->description, r->image, r->modules, r->config, r->tree, r->tree_path);
 	vn_strv_free_n(r->patches, r->npatches);
 	vn_strv_free_n(r->patch_names, r->npatches);
-	free(r->config_base);
-	vn_strv_free_n(r->fragments, r->nfragments);
-	vn_strv_free_n(r->fragment_names, r->nfragments);
-	vn_strv_free_n(r->require, r->nrequire);
+	config_free(&r->kconfig);
+	for (int a = 0; a < VN_ARCH_COUNT; a++)
+		config_free(&r->arch_config[a]);
 	free(r);
 }

@@ -4,7 +4,8 @@
  *   {"type": "prebuilt", "image": PATH, "modules": DIR, "config": PATH}
  *   {"type": "source", "tree": "linux-source-6.1" | GIT_CHECKOUT,
  *    "patches": ["x.patch", ...],
- *    "config": {"base": "tinyconfig", "fragments": ["numa.config"], "require": ["CONFIG_NUMA"]}}
+ *    "config": {"base": "tinyconfig", "fragments": ["numa.config"], "require": ["CONFIG_NUMA"],
+ *               "arch": {"arm64": {"fragments": ["numa-arm64.config"], "require": [...]}}}}
  * Relative paths (image, patches, fragments) are read beside the recipe: a
  * recipe kernels/NAME.json keeps its files in kernels/NAME/.
  */
@@ -12,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/error.h"
 #include "util/strbuf.h"
@@ -25,6 +27,24 @@ enum vn_recipe_type {
 enum vn_tree_kind {
 	VN_TREE_TARBALL, /* Debian's /usr/src/linux-source-X.tar.xz */
 	VN_TREE_GIT,     /* a git checkout: HEAD plus its uncommitted diff */
+};
+
+/*
+ * A config: the base target, the fragments over it, the options the result
+ * must have. A recipe has one, and may give another architecture its own
+ * (a fragment names options of one architecture: x86's 8250 serial, arm64's
+ * PL011), which replaces it whole for that architecture.
+ */
+struct vn_recipe_config {
+	char *base; /* make target: tinyconfig, x86_64_defconfig, ... */
+	size_t nfragments;
+	char **fragment_names; /* as written */
+	/* Beside the recipe when it exists there; otherwise NULL and looked up
+	 * in the kernel tree (arch/ARCH/configs, kernel/configs) at build time,
+	 * so "kvm_guest.config" works without a copy. */
+	char **fragments;
+	size_t nrequire;
+	char **require; /* "CONFIG_X" */
 };
 
 struct vn_recipe {
@@ -42,17 +62,11 @@ struct vn_recipe {
 	char *tree;      /* as written */
 	char *tree_path; /* tarball or checkout, absolute */
 	size_t npatches;
-	char **patches;     /* absolute paths, in order */
-	char **patch_names; /* as written */
-	char *config_base;  /* make target: tinyconfig, x86_64_defconfig, ... */
-	size_t nfragments;
-	char **fragment_names; /* as written */
-	/* Beside the recipe when it exists there; otherwise NULL and looked up
-	 * in the kernel tree (arch/x86/configs, kernel/configs) at build time,
-	 * so "kvm_guest.config" works without a copy. */
-	char **fragments;
-	size_t nrequire;
-	char **require; /* "CONFIG_X" */
+	char **patches;                  /* absolute paths, in order */
+	char **patch_names;              /* as written */
+	struct vn_recipe_config kconfig; /* $.config */
+	/* config.arch.NAME: that architecture's own config; base NULL where none is given. */
+	struct vn_recipe_config arch_config[VN_ARCH_COUNT];
 };
 
 /* Parse a recipe file; errors name the file and the JSON path ($.config.base). */
@@ -65,6 +79,9 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
  * directories searched).
  */
 int vn_recipe_find(const char *spec, char **path, struct vn_strbuf *tried);
+
+/* The config a build for arch uses: its own where the recipe gives one, else the recipe's. */
+const struct vn_recipe_config *vn_recipe_config_for(const struct vn_recipe *r, enum vn_arch arch);
 
 void vn_recipe_free(struct vn_recipe *r);
 VN_DEFINE_CLEANUP(struct vn_recipe *, vn_recipe_free);

@@ -180,6 +180,7 @@ static int up_resolve(struct up_state *s, struct vn_error *err)
 		.progress = o->progress.build,
 		.progress_data = o->progress.data,
 		.root = s->arch_root,
+		.arch = s->arch,
 	};
 	if ((rc = vn_kernel_resolve_with(o->kernel, o->modules, &ko, &s->k, err)) < 0)
 		return rc;

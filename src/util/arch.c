@@ -5,13 +5,14 @@
 
 static const struct vn_arch_info arches[VN_ARCH_COUNT] = {
 	[VN_ARCH_X86_64] = {"x86_64", "amd64", "x86_64", "q35", "x86_64-linux-gnu", "ttyS0", "qemu-system-x86_64",
-			    "qemu-system-x86", "amd64", EM_X86_64},
-	/* PL011 on the virt machine. */
+			    "qemu-system-x86", "amd64", EM_X86_64, "x86", "bzImage", "arch/x86/boot/bzImage"},
+	/* PL011 on the virt machine; QEMU boots the uncompressed Image directly. */
 	[VN_ARCH_ARM64] = {"arm64", "arm64", "aarch64", "virt", "aarch64-linux-gnu", "ttyAMA0", "qemu-system-aarch64",
-			   "qemu-system-arm", "arm64", EM_AARCH64},
-	/* pseries' console is the hypervisor's virtual terminal (spapr-vty). */
+			   "qemu-system-arm", "arm64", EM_AARCH64, "arm64", "Image", "arch/arm64/boot/Image"},
+	/* pseries' console is the hypervisor's virtual terminal (spapr-vty); SLOF boots the ELF vmlinux. */
 	[VN_ARCH_PPC64LE] = {"ppc64le", "ppc64el", "ppc64le", "pseries", "powerpc64le-linux-gnu", "hvc0",
-			     "qemu-system-ppc64", "qemu-system-ppc", "powerpc64le", EM_PPC64},
+			     "qemu-system-ppc64", "qemu-system-ppc", "powerpc64le", EM_PPC64, "powerpc", "vmlinux",
+			     "vmlinux"},
 };
 
 const struct vn_arch_info *vn_arch_info(enum vn_arch a)

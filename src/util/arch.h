@@ -27,6 +27,9 @@ struct vn_arch_info {
 	const char *qemu_deb; /* the Debian package that has it */
 	const char *flavour;  /* Debian kernel flavour: linux-image-FLAVOUR */
 	int elf_machine;      /* e_machine of its programs */
+	const char *karch;    /* the kernel's ARCH=: "x86", "arm64", "powerpc" */
+	const char *kimage;   /* the make target of what boots, and where it lands under O= */
+	const char *kimage_path;
 };
 
 /* vnuma's names, in enum order: what a scenario's "arch" takes. */

@@ -15,6 +15,7 @@
 #include "kernel/kernel-priv.h"
 #include "kernel/kernel.h"
 #include "kernel/recipe.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/spawn.h"
@@ -90,11 +91,56 @@ static void test_recipe_source(void **state)
 	assert_int_equal(r->tree_kind, VN_TREE_TARBALL);
 	assert_int_equal(r->npatches, 1);
 	assert_non_null(strstr(r->patches[0], "/k/0001-fix.patch"));
-	assert_string_equal(r->config_base, "tinyconfig");
-	assert_int_equal(r->nfragments, 1);
-	assert_non_null(r->fragments[0]);
-	assert_int_equal(r->nrequire, 1);
+	assert_string_equal(r->kconfig.base, "tinyconfig");
+	assert_int_equal(r->kconfig.nfragments, 1);
+	assert_non_null(r->kconfig.fragments[0]);
+	assert_int_equal(r->kconfig.nrequire, 1);
+	/* No config.arch: every architecture builds with the recipe's config. */
+	assert_ptr_equal(vn_recipe_config_for(r, VN_ARCH_ARM64), &r->kconfig);
 	vn_recipe_free(r);
+}
+
+/* config.arch gives an architecture its own config, which replaces the recipe's whole; base is inherited. */
+static void test_recipe_arch(void **state)
+{
+	(void)state;
+	put("ka/numa-arm64.config", "CONFIG_NUMA=y\nCONFIG_SERIAL_AMBA_PL011=y\n");
+	put("ka/numa.config", "CONFIG_NUMA=y\n");
+	put("ka.json",
+	    "{\"type\": \"source\", \"tree\": \"tree.tar.xz\",\n"
+	    " \"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"],\n"
+	    "  \"arch\": {\"aarch64\": {\"fragments\": [\"numa-arm64.config\"], \"require\": [\"CONFIG_OF_NUMA\"]},\n"
+	    "           \"ppc64le\": {\"base\": \"ppc64le_defconfig\"}}}}\n");
+	_cleanup_free_ char *p = path_of("ka.json");
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	struct vn_error err = {0};
+
+	if (vn_recipe_load(p, &r, &err) != 0)
+		fail_msg("%s", err.msg);
+	const struct vn_recipe_config *x = vn_recipe_config_for(r, VN_ARCH_X86_64),
+				      *a = vn_recipe_config_for(r, VN_ARCH_ARM64),
+				      *pp = vn_recipe_config_for(r, VN_ARCH_PPC64LE);
+	assert_ptr_equal(x, &r->kconfig);
+	assert_string_equal(a->base, "tinyconfig");
+	assert_int_equal(a->nfragments, 1);
+	assert_string_equal(a->fragment_names[0], "numa-arm64.config");
+	assert_non_null(strstr(a->fragments[0], "/ka/numa-arm64.config"));
+	assert_int_equal(a->nrequire, 1);
+	assert_string_equal(a->require[0], "CONFIG_OF_NUMA");
+	assert_string_equal(pp->base, "ppc64le_defconfig");
+	assert_int_equal(pp->nfragments, 0); /* replaced whole: not the recipe's numa.config */
+
+	/* The arm64 config is its own input: another arm64 fragment changes arm64's key, not x86's. */
+	char kx[65], cx[65], ka[65], ca[65], ka2[65], ca2[65], kx2[65], cx2[65];
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, "s", kx, cx, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, "s", ka, ca, &err), 0);
+	assert_string_not_equal(kx, ka);
+	assert_string_not_equal(cx, ca);
+	put("ka/numa-arm64.config", "CONFIG_NUMA=y\nCONFIG_SERIAL_AMBA_PL011=y\nCONFIG_NR_CPUS=8\n");
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, "s", kx2, cx2, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, "s", ka2, ca2, &err), 0);
+	assert_string_equal(kx, kx2);
+	assert_string_not_equal(ka, ka2);
 }
 
 /* Each bad recipe must be refused with the file and the JSON path in the message. */
@@ -127,6 +173,18 @@ static void test_recipe_errors(void **state)
 		 "[\"NUMA\"]}}",
 		 "$.config.require[0]: \"NUMA\" is not a CONFIG_ option"},
 		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\"}", "$: missing \"config\""},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"arch\": "
+		 "{\"riscv64\": {}}}}",
+		 "$.config.arch.riscv64: \"riscv64\" is not an architecture"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"arch\": "
+		 "{\"arm64\": {\"fragments\": [\"a/b.config\"]}}}}",
+		 "$.config.arch.arm64.fragments[0]: "},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"arch\": "
+		 "{\"arm64\": {\"patches\": []}}}}",
+		 "$.config.arch.arm64: unknown key \"patches\""},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"arch\": "
+		 "{\"arm64\": {}, \"aarch64\": {}}}}",
+		 "arm64's config is given twice"},
 		{"{\"type\": \"source\", \"tree\": \"no/such/dir\", \"config\": {\"base\": \"tinyconfig\"}}",
 		 "$.tree: "},
 		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": []}", "$.config: expected an object"},
@@ -174,7 +232,7 @@ static void keys(const char *sid, char key[65], char cfg[65])
 	struct vn_recipe *r = NULL;
 	struct vn_error err = {0};
 	assert_int_equal(vn_recipe_load(p, &r, &err), 0);
-	assert_int_equal(vn_kernel_cache_key(r, sid, key, cfg, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, sid, key, cfg, &err), 0);
 	vn_recipe_free(r);
 }
 
@@ -307,19 +365,25 @@ static void test_shipped_recipes(void **state)
 	assert_int_equal(r->type, VN_RECIPE_STOCK);
 	vn_recipe_free(r);
 
-	snprintf(p, sizeof(p), "%s/kernels/minimal-numa/numa.config", src);
-	FILE *f = fopen(p, "r");
-	assert_non_null(f);
-	frag = calloc(1, 65536);
-	fread(frag, 1, 65535, f);
-	fclose(f);
-	for (const char *const *o = vn_kernel_required_options; *o; o++)
-		vn_strbuf_printf(&want, "%s=y\n", *o);
-	/* Verifying the wanted list against the fragment itself: every required option is in it. */
-	if (vn_kernel_config_verify(frag, want.s, &report) != 0)
-		fail_msg("numa.config lacks: %s", report);
-	vn_strbuf_free(&want);
-	free(frag);
+	/* Each shipped fragment has every option vnuma requires of its architecture. */
+	static const struct {
+		const char *file;
+		enum vn_arch arch;
+	} frags[] = {{"numa.config", VN_ARCH_X86_64}, {"numa-arm64.config", VN_ARCH_ARM64}};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(frags); i++) {
+		snprintf(p, sizeof(p), "%s/kernels/minimal-numa/%s", src, frags[i].file);
+		FILE *f = fopen(p, "r");
+		assert_non_null(f);
+		frag = calloc(1, 65536);
+		assert_true(fread(frag, 1, 65535, f) > 0);
+		fclose(f);
+		for (const char *const *o = vn_kernel_required_options(frags[i].arch); *o; o++)
+			vn_strbuf_printf(&want, "%s=y\n", *o);
+		if (vn_kernel_config_verify(frag, want.s, &report) != 0)
+			fail_msg("%s lacks: %s", frags[i].file, report);
+		vn_strbuf_free(&want);
+		free(frag);
+	}
 
 	if (access("/usr/src/linux-source-6.1.tar.xz", R_OK) != 0)
 		return; /* the source recipes name Debian's tarball */
@@ -329,7 +393,7 @@ static void test_shipped_recipes(void **state)
 		snprintf(p, sizeof(p), "%s/kernels/%s.json", src, names[i]);
 		if (vn_recipe_load(p, &r, &err) != 0)
 			fail_msg("%s", err.msg);
-		assert_int_equal(vn_kernel_cache_key(r, "src", keyv[i], cfgv[i], &err), 0);
+		assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, "src", keyv[i], cfgv[i], &err), 0);
 		vn_recipe_free(r);
 	}
 	/* The revert differs only in its patch: one build tree, two kernels. */
@@ -353,12 +417,18 @@ static void make_fake_tree(void)
 	    "tinyconfig:\n\tmkdir -p $(O) && : > $(O)/.config\n"
 	    "olddefconfig:\n\tcat required.config >> $(O)/.config\n"
 	    "bzImage:\n\tmkdir -p $(O)/arch/x86/boot && cat bzImage.in mm/x.c > $(O)/arch/x86/boot/bzImage\n"
-	    ".PHONY: tinyconfig olddefconfig bzImage\n");
+	    /* arm64's Image has no header to read: the release is Kbuild's file, the banner's tail utsversion.h. */
+	    "Image:\n\tmkdir -p $(O)/arch/arm64/boot $(O)/include/config $(O)/include/generated\n"
+	    "\techo 'ARCH=$(ARCH) CROSS_COMPILE=$(CROSS_COMPILE)' | cat - mm/x.c > $(O)/arch/arm64/boot/Image\n"
+	    "\techo 6.1.0-fake > $(O)/include/config/kernel.release\n"
+	    "\techo '#define UTS_VERSION \"#1 SMP fake\"' > $(O)/include/generated/utsversion.h\n"
+	    ".PHONY: tinyconfig olddefconfig bzImage Image\n");
 	/* merge_config.sh -m -O OBJ OBJ/.config FRAGMENT...: here, the fragments appended. */
 	put("fake-src/linux-fake/scripts/kconfig/merge_config.sh", "base=$4\nshift 4\ncat \"$@\" >> \"$base\"\n");
 	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\n");
-	for (const char *const *o = vn_kernel_required_options; *o; o++)
-		vn_strbuf_printf(&req, "%s=y\n", *o);
+	for (int a = 0; a < VN_ARCH_COUNT; a++)
+		for (const char *const *o = vn_kernel_required_options((enum vn_arch)a); *o; o++)
+			vn_strbuf_printf(&req, "%s=y\n", *o);
 	put("fake-src/linux-fake/required.config", req.s);
 	/* The boot header vn_kernel_image_release reads: "HdrS" at 0x202, the version at 0x20e + 0x200. */
 	char hdr[0x400] = {0};
@@ -385,8 +455,8 @@ static void progress_count(void *data, const char *stage, const char *line)
 		++*(int *)data;
 }
 
-static struct vn_kernel_built *build_fake(const char *name, const char *json, int *patches_applied,
-					  struct vn_error *err, int *rc)
+static struct vn_kernel_built *build_fake_arch(const char *name, const char *json, enum vn_arch arch,
+					       int *patches_applied, struct vn_error *err, int *rc)
 {
 	char rel[64];
 	/* A recipe keeps its files in NAME/. */
@@ -406,9 +476,20 @@ static struct vn_kernel_built *build_fake(const char *name, const char *json, in
 	struct vn_kernel_built *b = NULL;
 	assert_int_equal(vn_recipe_load(p, &r, err), 0);
 	struct vn_kernel_build_opts o = {
-		.cache_dir = cache, .jobs = 1, .progress = progress_count, .progress_data = patches_applied};
+		.cache_dir = cache,
+		.jobs = 1,
+		.progress = progress_count,
+		.progress_data = patches_applied,
+		.arch = arch,
+	};
 	*rc = vn_kernel_build(r, &o, &b, err);
 	return b;
+}
+
+static struct vn_kernel_built *build_fake(const char *name, const char *json, int *patches_applied,
+					  struct vn_error *err, int *rc)
+{
+	return build_fake_arch(name, json, VN_ARCH_X86_64, patches_applied, err, rc);
 }
 
 static void test_build_fake_tree(void **state)
@@ -487,6 +568,42 @@ static void test_build_fake_tree(void **state)
 	vn_error_clear(&err);
 	assert_int_equal(vn_kernel_cache_list(cache, &list, &n, &err), 0);
 	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++)
+		vn_kernel_built_free(list[i]);
+	free(list);
+
+	/* A stand-in for Debian's cross compiler, which the build checks for before it starts. */
+	put("bin/aarch64-linux-gnu-gcc", "#!/bin/sh\nexit 0\n");
+	_cleanup_free_ char *bin = path_of("bin"), *fakegcc = path_of("bin/aarch64-linux-gnu-gcc");
+	assert_int_equal(chmod(fakegcc, 0755), 0);
+	_cleanup_free_ char *path = vn_xasprintf("%s:%s", bin, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	/*
+	 * The first recipe for arm64: make gets ARCH= and CROSS_COMPILE=, the
+	 * target is Image, the release comes from Kbuild's file, and the cache
+	 * keeps it apart from the x86 kernel of the same recipe.
+	 */
+	_cleanup_kernel_built_ struct vn_kernel_built *e =
+		build_fake_arch("fake-a", base, VN_ARCH_ARM64, &patched, &err, &rc);
+	if (rc < 0)
+		fail_msg("arm64 build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	assert_int_equal(e->arch, VN_ARCH_ARM64);
+	assert_string_not_equal(e->key, b->key);
+	assert_string_not_equal(e->config_hash, b->config_hash);
+	assert_string_equal(e->release, "6.1.0-fake");
+	assert_string_equal(e->version, "6.1.0-fake #1 SMP fake");
+	assert_non_null(strstr(e->image, "/Image"));
+	_cleanup_free_ char *image3 = NULL;
+	assert_int_equal(vn_file_read(e->image, VN_FILE_STATE_MAX, &image3, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(image3, "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-\none\nTWO\nthree\n"));
+	_cleanup_kernel_built_ struct vn_kernel_built *e2 =
+		build_fake_arch("fake-a", base, VN_ARCH_ARM64, &patched, &err, &rc);
+	assert_int_equal(rc, 0);
+	assert_true(e2->cached);
+	assert_int_equal(e2->arch, VN_ARCH_ARM64);
+	assert_string_equal(e2->image, e->image);
+	assert_int_equal(vn_kernel_cache_list(cache, &list, &n, &err), 0);
+	assert_int_equal(n, 3);
 	for (size_t i = 0; i < n; i++)
 		vn_kernel_built_free(list[i]);
 	free(list);
@@ -592,12 +709,12 @@ static void test_pvh_extract(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recipe_source),   cmocka_unit_test(test_recipe_errors),
-		cmocka_unit_test(test_recipe_find),     cmocka_unit_test(test_cache_key),
-		cmocka_unit_test(test_patch_apply),     cmocka_unit_test(test_patch_reject),
-		cmocka_unit_test(test_config_verify),   cmocka_unit_test(test_shipped_recipes),
-		cmocka_unit_test(test_build_fake_tree), cmocka_unit_test(test_pvh_note),
-		cmocka_unit_test(test_pvh_extract),
+		cmocka_unit_test(test_recipe_source),   cmocka_unit_test(test_recipe_arch),
+		cmocka_unit_test(test_recipe_errors),   cmocka_unit_test(test_recipe_find),
+		cmocka_unit_test(test_cache_key),       cmocka_unit_test(test_patch_apply),
+		cmocka_unit_test(test_patch_reject),    cmocka_unit_test(test_config_verify),
+		cmocka_unit_test(test_shipped_recipes), cmocka_unit_test(test_build_fake_tree),
+		cmocka_unit_test(test_pvh_note),        cmocka_unit_test(test_pvh_extract),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
