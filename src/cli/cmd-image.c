@@ -11,6 +11,7 @@
 #include "testbed/image.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
+#include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/state.h"
 
@@ -20,11 +21,13 @@ static int image_build(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args a;
 	struct vn_testbed_ctx ctx;
+	enum vn_arch arch = vn_arch_host();
 	int c, rc = 0;
 
 	vn_cli_args_init(&a, &image_build_cmd, argc, argv);
 	while ((c = vn_cli_next(&a, err)) > 0)
-		;
+		if (c == 'X' && (rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+			return rc;
 	if (c < 0 || vn_cli_operands(&a, 1, -1, err) < 0)
 		return a.exit;
 	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0)
@@ -34,12 +37,12 @@ static int image_build(int argc, char **argv, struct vn_error *err)
 		struct vn_cli_progress p;
 		vn_cli_progress_init(&p);
 		snprintf(p.what, sizeof(p.what), "image");
-		rc = vn_image_build(&ctx, argv[i], vn_cli_progress, &p, &im, err);
+		rc = vn_image_build(&ctx, argv[i], arch, vn_cli_progress, &p, &im, err);
 		vn_cli_progress_done(&p);
 		if (rc < 0)
 			break;
-		printf("%s: %s %s (%.16s) %s in %.1f s\n", im->name, im->cached ? "cached" : "built",
-		       vn_image_kind_name(im->kind), im->key, im->cached ? "found" : "made",
+		printf("%s: %s %s for %s (%.16s) %s in %.1f s\n", im->name, im->cached ? "cached" : "built",
+		       vn_image_kind_name(im->kind), vn_arch_name(im->arch), im->key, im->cached ? "found" : "made",
 		       im->cached ? vn_cli_progress_elapsed(&p) : im->build_s);
 		printf("  image: %s (%lld KiB)\n  log:   %s\n", im->path, im->size / 1024, im->log);
 	}
@@ -67,10 +70,11 @@ static int image_list(int argc, char **argv, struct vn_error *err)
 		_cleanup_free_ char *dir = vn_state_images_dir(ctx.state_dir);
 		printf("no images built yet in %s ('vnuma image build guest-images/NAME.json')\n", dir);
 	} else if (rc == 0)
-		printf("%-16s %-10s %-16s %10s %8s  %s\n", "NAME", "KIND", "KEY", "SIZE", "BUILD", "IMAGE");
+		printf("%-16s %-10s %-8s %-16s %10s %8s  %s\n", "NAME", "KIND", "ARCH", "KEY", "SIZE", "BUILD",
+		       "IMAGE");
 	for (size_t i = 0; i < n; i++) {
-		printf("%-16s %-10s %-16.16s %6lld MiB %7.1fs  %s\n", v[i]->name, vn_image_kind_name(v[i]->kind),
-		       v[i]->key, v[i]->size >> 20, v[i]->build_s, v[i]->path);
+		printf("%-16s %-10s %-8s %-16.16s %6lld MiB %7.1fs  %s\n", v[i]->name, vn_image_kind_name(v[i]->kind),
+		       vn_arch_name(v[i]->arch), v[i]->key, v[i]->size >> 20, v[i]->build_s, v[i]->path);
 		vn_image_free(v[i]);
 	}
 	free(v);
@@ -141,11 +145,19 @@ static int image_extract(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
+static const struct vn_cli_opt image_build_opts[] = {
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "build for x86_64 (default: the host's), arm64 or ppc64le: a busybox\n"
+	 "root from that architecture's Debian packages (docs/arches.md)"},
+	VN_CLI_OPT_END,
+};
+
 static const struct vn_cmd image_build_cmd = {
 	.name = "build",
 	.fn = image_build,
 	.summary = "build guest images from recipes (a cache hit is instant)",
-	.synopsis = "[--state-dir DIR] RECIPE...",
+	.synopsis = "[--state-dir DIR] [--arch ARCH] RECIPE...",
+	.opts = image_build_opts,
 	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_FILE,
 };

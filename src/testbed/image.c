@@ -4,6 +4,7 @@
  * builder, without kernel modules: the boot initramfs brings those), so the
  * two userlands cannot drift apart; a Debian root comes from debootstrap.
  */
+#include "testbed/arch-root.h"
 #include "testbed/image.h"
 #include "testbed/guest-image.h"
 #include "testbed/testbed.h"
@@ -78,6 +79,7 @@ void vn_testbed_disk_opts(const struct vn_testbed_ctx *ctx, struct vn_disk_opts 
 struct build {
 	const struct vn_testbed_ctx *ctx;
 	const struct vn_image_recipe *r;
+	enum vn_arch arch;
 	vn_kernel_progress_fn progress;
 	void *progress_data;
 	char *dir, *base; /* STATE/cache/images, NAME-KEY16 */
@@ -113,18 +115,28 @@ static int busybox_root(struct build *b, char **cpio, struct vn_error *err)
 {
 	_cleanup_free_ char *cache = vn_state_cache_dir(b->ctx->state_dir);
 	_cleanup_free_ char *kcache = vn_state_kernels_dir(b->ctx->state_dir);
+	_cleanup_free_ char *arch_root = NULL;
 	_cleanup_kernel_ struct vn_kernel *k = NULL;
 	struct vn_kernel none = {0};
-	struct vn_kernel_resolve_opts ko = {.cache_dir = kcache};
+	struct vn_kernel_resolve_opts ko = {.cache_dir = kcache, .arch = b->arch};
+	struct vn_guest_arch ga = {.arch = b->arch};
 	int rc;
 
+	/* Another architecture's busybox, numactl and libraries: its Debian packages, as a guest of it boots with. */
+	if (b->arch != vn_arch_host()) {
+		if ((rc = vn_testbed_arch_root(b->arch, cache, &arch_root, err)) < 0)
+			return rc;
+		ga.root = ko.root = arch_root;
+	}
 	if (b->r->kind == VN_IMAGE_INITRAMFS && (rc = vn_kernel_resolve_with("stock", NULL, &ko, &k, err)) < 0)
 		return rc;
-	return vn_testbed_guest_image(cache, k ? k : &none, NULL, (const char *const *)b->r->with, false, cpio, err);
+	return vn_testbed_guest_image(cache, k ? k : &none, arch_root ? &ga : NULL, (const char *const *)b->r->with,
+				      false, cpio, err);
 }
 
 /* The key: the recipe's bytes and the digest of what goes in (the initramfs builder's own key). */
-static void make_key(const struct vn_image_recipe *r, const char *root_id, char hex[VN_SHA256_HEX_LEN + 1])
+static void make_key(const struct vn_image_recipe *r, enum vn_arch arch, const char *root_id,
+		     char hex[VN_SHA256_HEX_LEN + 1])
 {
 	struct vn_sha256 h;
 	uint8_t d[VN_SHA256_LEN];
@@ -132,6 +144,9 @@ static void make_key(const struct vn_image_recipe *r, const char *root_id, char 
 	vn_sha256_init(&h);
 	vn_sha256_update(&h, IMAGE_FORMAT, sizeof(IMAGE_FORMAT));
 	vn_sha256_update(&h, r->sha256, strlen(r->sha256) + 1);
+	/* x86's keys predate other architectures: only another one adds its name. */
+	if (arch != VN_ARCH_X86_64)
+		vn_sha256_update(&h, vn_arch_name(arch), strlen(vn_arch_name(arch)) + 1);
 	if (root_id)
 		vn_sha256_update(&h, root_id, strlen(root_id) + 1);
 	vn_sha256_final(&h, d);
@@ -276,6 +291,7 @@ static int write_meta(struct build *b, const struct vn_image *im, struct vn_erro
 	json_object_object_add(o, "key", json_object_new_string(im->key));
 	json_object_object_add(o, "image", json_object_new_string(im->path));
 	json_object_object_add(o, "recipe", json_object_new_string(im->recipe));
+	json_object_object_add(o, "arch", json_object_new_string(vn_arch_name(im->arch)));
 	if (im->init)
 		json_object_object_add(o, "init", json_object_new_string(im->init));
 	json_object_object_add(o, "build_s", json_object_new_double(im->build_s));
@@ -315,11 +331,15 @@ static int read_meta(const char *path, struct vn_image **out, struct vn_error *e
 #undef STR
 	if (json_object_object_get_ex(o, "build_s", &v))
 		im->build_s = json_object_get_double(v);
+	/* Records from before other architectures are x86's; a name we do not know is an incomplete record. */
+	im->arch = VN_ARCH_X86_64;
+	bool arch_ok = !json_object_object_get_ex(o, "arch", &v) ||
+		       vn_arch_parse(json_object_get_string(v), "arch", &im->arch, NULL) == 0;
 	/* The record is ours, but a file on disk: a kind we do not know is an incomplete record, never a guess. */
 	const char *kind = json_object_object_get_ex(o, "kind", &v) ? json_object_get_string(v) : NULL;
 	bool known = kind && (strcmp(kind, "disk") == 0 || strcmp(kind, "initramfs") == 0);
 	im->kind = known && strcmp(kind, "disk") == 0 ? VN_IMAGE_DISK : VN_IMAGE_INITRAMFS;
-	if (!im->name || !known || !im->key || !im->path) {
+	if (!im->name || !known || !arch_ok || !im->key || !im->path) {
 		vn_image_free(im);
 		return vn_infra_error(err, -EINVAL, "%s: incomplete image record", path);
 	}
@@ -332,20 +352,32 @@ static int read_meta(const char *path, struct vn_image **out, struct vn_error *e
 	return 0;
 }
 
-int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kernel_progress_fn progress,
-		   void *progress_data, struct vn_image **out, struct vn_error *err)
+int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, enum vn_arch arch,
+		   vn_kernel_progress_fn progress, void *progress_data, struct vn_image **out, struct vn_error *err)
 {
 	_cleanup_free_ char *path = NULL, *root = NULL, *image = NULL, *meta = NULL, *tmp = NULL, *tar = NULL;
 	_cleanup_free_ char *rootdir = NULL;
 	_cleanup_image_recipe_ struct vn_image_recipe *r = NULL;
 	char key[VN_SHA256_HEX_LEN + 1], why[VN_ACCEL_REASON_MAX + 64];
-	struct build b = {.ctx = ctx, .progress = progress, .progress_data = progress_data};
+	struct build b = {.ctx = ctx, .arch = arch, .progress = progress, .progress_data = progress_data};
 	double t0 = vn_now_s();
 	int rc;
 
 	if ((rc = vn_image_recipe_find(recipe, &path, err)) < 0 || (rc = vn_image_recipe_load(path, &r, err)) < 0)
 		return rc;
 	b.r = r;
+	/*
+	 * debootstrap's second stage configures the packages by running the
+	 * root's own programs (chroot ROOT dpkg --configure): another
+	 * architecture's need qemu-user-static registered with binfmt_misc,
+	 * which vnuma does not set up (it is the host's, for every process).
+	 */
+	if (arch != vn_arch_host() && r->kind == VN_IMAGE_DISK && r->root == VN_IMAGE_ROOT_DEBOOTSTRAP)
+		return vn_input_error(err,
+				      "%s: a debootstrap root cannot be built for %s here: its second stage runs "
+				      "%s programs (needs qemu-user-static and binfmt_misc); a busybox root (\"root\": "
+				      "\"busybox\", e.g. guest-images/tiny.json) can",
+				      path, vn_arch_name(arch), vn_arch_name(arch));
 	b.dir = vn_state_images_dir(ctx->state_dir);
 	if ((rc = vn_mkdir_p(b.dir, 0700, err)) < 0)
 		goto cleanup;
@@ -358,7 +390,7 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kern
 	char helpers[VN_SHA256_HEX_LEN + 1] = "";
 	if (r->kind == VN_IMAGE_DISK && r->root == VN_IMAGE_ROOT_DEBOOTSTRAP && (rc = helpers_digest(helpers, err)) < 0)
 		goto cleanup;
-	make_key(r, root ? strrchr(root, '/') + 1 : helpers, key);
+	make_key(r, arch, root ? strrchr(root, '/') + 1 : helpers, key);
 	b.base = vn_xasprintf("%s-%.16s", r->name, key);
 	meta = vn_xasprintf("%s/%s.json", b.dir, b.base);
 	image = vn_xasprintf("%s/%s.%s", b.dir, b.base, r->kind == VN_IMAGE_DISK ? "qcow2" : "cpio.gz");
@@ -374,7 +406,8 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kern
 		goto cleanup;
 	}
 	stage(&b, "recipe", "%s (%s, key %.16s)", path, vn_image_kind_name(r->kind), key);
-	struct vn_image im = {.name = r->name, .kind = r->kind, .key = key, .path = image, .recipe = path};
+	struct vn_image im = {
+		.name = r->name, .kind = r->kind, .key = key, .path = image, .recipe = path, .arch = arch};
 	if (r->kind == VN_IMAGE_INITRAMFS) {
 		if ((rc = vn_file_copy_atomic(root, image, err)) < 0)
 			goto cleanup;

@@ -20,13 +20,14 @@
 struct vn_image {
 	char *name, *key;
 	enum vn_image_kind kind;
-	char *path;     /* the image */
-	char *log;      /* its build log */
-	char *recipe;   /* the recipe file it was built from */
-	char *init;     /* disk: what the initramfs hands the root to (/init, /sbin/init) */
-	double build_s; /* how long the build took */
-	long long size; /* bytes the image takes on disk */
-	bool cached;    /* vn_image_build found it */
+	char *path;        /* the image */
+	char *log;         /* its build log */
+	char *recipe;      /* the recipe file it was built from */
+	char *init;        /* disk: what the initramfs hands the root to (/init, /sbin/init) */
+	double build_s;    /* how long the build took */
+	long long size;    /* bytes the image takes on disk */
+	bool cached;       /* vn_image_build found it */
+	enum vn_arch arch; /* whose programs the root holds */
 };
 void vn_image_free(struct vn_image *im);
 VN_DEFINE_CLEANUP(struct vn_image *, vn_image_free);
@@ -39,9 +40,15 @@ VN_DEFINE_CLEANUP(struct vn_image *, vn_image_free);
  */
 void vn_testbed_disk_opts(const struct vn_testbed_ctx *ctx, struct vn_disk_opts *o, char *why, size_t len);
 
-/* Build a recipe (a path or a name in guest-images/), or find it cached; progress may be NULL. */
-int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, vn_kernel_progress_fn progress,
-		   void *progress_data, struct vn_image **out, struct vn_error *err);
+/*
+ * Build a recipe (a path or a name in guest-images/) for arch, or find it
+ * cached; progress may be NULL. Another architecture than the host's gets
+ * its busybox root from that architecture's Debian packages
+ * (testbed/arch-root.h); a debootstrap root is refused for it (its second
+ * stage runs the root's own programs).
+ */
+int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, enum vn_arch arch,
+		   vn_kernel_progress_fn progress, void *progress_data, struct vn_image **out, struct vn_error *err);
 /* Every cached image, by name then key. */
 int vn_image_list(const struct vn_testbed_ctx *ctx, struct vn_image ***out, size_t *n, struct vn_error *err);
 

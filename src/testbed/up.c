@@ -196,7 +196,8 @@ static int up_image(struct up_state *s, struct vn_error *err)
 	int rc;
 
 	if (o->image) {
-		if ((rc = vn_image_build(s->ctx, o->image, o->progress.stage, o->progress.data, &s->im, err)) < 0)
+		if ((rc = vn_image_build(s->ctx, o->image, s->arch, o->progress.stage, o->progress.data, &s->im, err)) <
+		    0)
 			return rc;
 		s->disk = s->im->kind == VN_IMAGE_DISK;
 		if (!s->disk && (rc = recipe_with(s->im->recipe, o->with, &s->with, err)) < 0)

@@ -3,7 +3,8 @@
 # each architecture's Debian kernel and busybox are downloaded once (~40 s
 # each): an arm64 boot of 4node-amd with the fidelity check, a ppc64le boot
 # of a 4-node shape whose fallback lists only pseries' boot-time state
-# explains (tests/fixtures/arches/cpuless-tie.xml), fallback-4node run on
+# explains (tests/fixtures/arches/cpuless-tie.xml), an arm64 busybox disk
+# image built and booted (a Debian one refused), fallback-4node run on
 # arm64, and what an architecture cannot be given refused before any boot.
 # Exit 77 (skipped) without the cross-built in-guest programs, i.e. on a
 # machine set up without `scripts/setup.sh --arches`; CI sets it up with it.
@@ -38,6 +39,19 @@ check "arm64: the guest is aarch64" sh -c "'$vnuma' exec a64 -- uname -m </dev/n
 check "arm64: the SLIT came by device tree" sh -c "'$vnuma' exec a64 -- dmesg </dev/null | grep -q 'OF: NUMA: parsing numa-distance-map-v1'"
 check "arm64: node 3's distances" sh -c "'$vnuma' exec a64 -- cat /sys/devices/system/node/node3/distance </dev/null | grep -qx '32 32 12 10'"
 check "arm64: down" "$vnuma" down a64
+
+# A disk image of arm64's own busybox root (libguestfs writes ext4 whatever the root's architecture).
+"$vnuma" image build --arch arm64 "$src/guest-images/tiny.json" >"$w/img.out" 2>"$w/img.err"
+check "image build --arch arm64 tiny (exit 0)" test "$?" = 0
+check "...says arm64" grep -q '^tiny: built disk for arm64' "$w/img.out"
+"$vnuma" up "$src/topologies/2node.xml" --arch arm64 --image tiny --name i64 --timeout 240 >"$w/i64.out" 2>"$w/i64.err"
+check "arm64 2node boots from it, fidelity ok (exit 0)" test "$?" = 0
+check "...its root is the disk" sh -c "'$vnuma' exec i64 -- cat /proc/mounts </dev/null | grep -q '^/dev/vda / ext4'"
+check "...its busybox is arm64's" sh -c "'$vnuma' exec i64 -- uname -m </dev/null | grep -qx aarch64"
+check "i64: down" "$vnuma" down i64
+"$vnuma" image build --arch arm64 "$src/guest-images/debian-12.json" >"$w/deb.out" 2>&1
+check "a debootstrap root for arm64 is refused (exit 2)" test "$?" = 2
+check "...saying what it needs" grep -q 'second stage runs arm64 programs (needs qemu-user-static and binfmt_misc)' "$w/deb.out"
 
 t0=$(date +%s)
 "$vnuma" up "$src/tests/fixtures/arches/cpuless-tie.xml" --arch ppc64le --name p64 --timeout 300 \
