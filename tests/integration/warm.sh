@@ -4,7 +4,9 @@
 # guest's clock is the host's, the two read different random bytes, and a
 # DIMM still plugs into node 3. A truncated snapshot is deleted and replaced
 # by a cold boot, which saves a whole one. A snapshot that cannot be written
-# leaves the guest up without one. Three TCG boots, two restores, ~4 min.
+# leaves the guest up without one. A changed command line boots anew, and
+# two concurrent ups of it save one snapshot. Four TCG boots, three
+# restores, ~5 min.
 #   warm.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -46,6 +48,25 @@ check "hotplug --memory 256M into node 3 after a restore (exit 0)" \
 check "...node 3 has memory" test "$(g b 'cat /sys/devices/system/node/has_memory')" = 0-3
 check "down b" test "$(rc "$vnuma" down b)" = 0
 check "down c" test "$(rc "$vnuma" down c)" = 0
+
+# A changed key (here the command line) never restores the old snapshot; two
+# ups that want the same new one at once make it once (they take turns on its lock).
+old=$(basename "$(saves)" .save | cut -c1-16)
+up f --append vnuma.warmtest=1 &
+pf=$!
+up g --append vnuma.warmtest=1
+rc_g=$?
+wait $pf
+rc_f=$?
+check "a changed command line: both concurrent ups succeed (exit 0)" test "$rc_f$rc_g" = 00
+check "...neither restored the old snapshot ($old)" sh -c "! cat '$w/up-f.err' '$w/up-g.err' | grep -q 'snapshot $old'"
+check "...one of them booted and saved" test "$(cat "$w/up-f.err" "$w/up-g.err" | grep -c 'saved as a snapshot')" = 1
+check "...the other restored that new one" test "$(cat "$w/up-f.err" "$w/up-g.err" | grep -c 'restored from snapshot')" = 1
+check "...two snapshots in the cache now" test "$(saves | wc -l)" = 2
+check "...f's kernel got the command line" sh -c "'$vnuma' exec f -- cat /proc/cmdline </dev/null | grep -q vnuma.warmtest=1"
+check "down f" test "$(rc "$vnuma" down f)" = 0
+check "down g" test "$(rc "$vnuma" down g)" = 0
+find "$VNUMA_STATE_DIR/cache/warm" -name '*.save' ! -name "$old*" -delete # the old key's is the one below
 
 save=$(saves)
 size=$(stat -c %s "$save")
