@@ -36,10 +36,21 @@ static const char *const required_arm64[] = {
 	"CONFIG_SERIAL_AMBA_PL011_CONSOLE", "CONFIG_PCI_HOST_GENERIC", NULL,
 };
 
-/* pseries: ibm,associativity in the device tree, the hypervisor's console (hvc0). */
+/*
+ * pseries: ibm,associativity in the device tree, the hypervisor's console
+ * (hvc0), prom_init, through which SLOF hands over (without it SLOF stops
+ * at "Booting from memory..." with a program exception), and VSX, which
+ * Debian's ppc64el programs use from their first instructions (busybox's
+ * init dies of an illegal instruction without it).
+ */
 static const char *const required_ppc64le[] = {
-	VN_KERNEL_REQUIRED_COMMON, "CONFIG_PPC64",       "CONFIG_CPU_LITTLE_ENDIAN",
-	"CONFIG_PPC_PSERIES",      "CONFIG_HVC_CONSOLE", NULL,
+	VN_KERNEL_REQUIRED_COMMON,
+	"CONFIG_PPC64",
+	"CONFIG_CPU_LITTLE_ENDIAN",
+	"CONFIG_PPC_PSERIES",
+	"CONFIG_HVC_CONSOLE",
+	"CONFIG_PPC_OF_BOOT_TRAMPOLINE",
+	NULL,
 };
 
 const char *const *vn_kernel_required_options(enum vn_arch arch)

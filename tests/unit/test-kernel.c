@@ -369,7 +369,9 @@ static void test_shipped_recipes(void **state)
 	static const struct {
 		const char *file;
 		enum vn_arch arch;
-	} frags[] = {{"numa.config", VN_ARCH_X86_64}, {"numa-arm64.config", VN_ARCH_ARM64}};
+	} frags[] = {{"numa.config", VN_ARCH_X86_64},
+		     {"numa-arm64.config", VN_ARCH_ARM64},
+		     {"numa-ppc64le.config", VN_ARCH_PPC64LE}};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(frags); i++) {
 		snprintf(p, sizeof(p), "%s/kernels/minimal-numa/%s", src, frags[i].file);
 		FILE *f = fopen(p, "r");
