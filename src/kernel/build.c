@@ -30,6 +30,21 @@ void vn_kernel_say(const struct vn_kernel_work *w, const char *stage, const char
 		w->o->progress(w->o->progress_data, stage, line);
 }
 
+static bool in_path(const char *tool)
+{
+	const char *path = getenv("PATH");
+	_cleanup_free_ char *copy = vn_xstrdup(path && *path ? path : "/usr/bin:/bin");
+	char *save = NULL;
+
+	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char buf[PATH_MAX];
+		snprintf(buf, sizeof(buf), "%s/%s", d, tool);
+		if (access(buf, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 struct make_progress {
 	const struct vn_kernel_work *w;
 	const char *stage;
@@ -44,12 +59,12 @@ static void make_line(void *data, const char *line)
 int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char *target, int jobs,
 		   struct vn_error *err)
 {
-	char o_arg[PATH_MAX + 8], j_arg[32], arch_arg[64], cross_arg[128];
+	char o_arg[PATH_MAX + 8], j_arg[32], arch_arg[64], cross_arg[128], cc_arg[160];
 	struct make_progress mp = {.w = w, .stage = stage};
 	struct vn_spawn_opts so = {
 		.cwd = w->src, .log_fd = w->log_fd, .line = w->o->progress ? make_line : NULL, .line_data = &mp};
 	const struct vn_arch_info *ai = vn_arch_info(w->o->arch);
-	const char *argv[7] = {"make", o_arg, j_arg};
+	const char *argv[8] = {"make", o_arg, j_arg};
 	size_t a = 3;
 
 	snprintf(o_arg, sizeof(o_arg), "O=%s", w->obj);
@@ -61,27 +76,18 @@ int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char
 		argv[a++] = arch_arg;
 		argv[a++] = cross_arg;
 	}
+	/* Where installed, ccache keeps what a bisection's or a rebuild's steps compiled once. */
+	if (in_path("ccache")) {
+		snprintf(cc_arg, sizeof(cc_arg), "CC=ccache %s%sgcc", w->o->arch != vn_arch_host() ? ai->triplet : "",
+			 w->o->arch != vn_arch_host() ? "-" : "");
+		argv[a++] = cc_arg;
+	}
 	argv[a++] = target;
 	argv[a] = NULL;
 	int rc = vn_spawn_run(argv, &so, err);
 	if (rc > 0)
 		return vn_input_error(err, "%s: make %s failed (exit %d)", w->r->name, target, rc);
 	return rc;
-}
-
-static bool in_path(const char *tool)
-{
-	const char *path = getenv("PATH");
-	_cleanup_free_ char *copy = vn_xstrdup(path && *path ? path : "/usr/bin:/bin");
-	char *save = NULL;
-
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char buf[PATH_MAX];
-		snprintf(buf, sizeof(buf), "%s/%s", d, tool);
-		if (access(buf, X_OK) == 0)
-			return true;
-	}
-	return false;
 }
 
 static int check_tools(const struct vn_recipe *r, enum vn_arch arch, struct vn_error *err)
@@ -150,18 +156,25 @@ static char *tail_lines(const char *path, int nlines)
 }
 
 /* The build proper, with the lock held: worktree, patches, config, make, install into final. */
-static int build_locked(const struct vn_kernel_work *w, const char *sid, const char *diff, const char *chash,
-			const char *phash, int jobs, const char *staging, const char *final, double t0,
-			struct vn_kernel_built *b, struct vn_error *err)
+static int build_locked(const struct vn_kernel_work *w, const char *sid, const char *commit, const char *diff,
+			const char *chash, const char *phash, int jobs, const char *staging, const char *final,
+			double t0, struct vn_kernel_built *b, struct vn_error *err)
 {
 	struct vn_kernel_work wt = *w;
 	_cleanup_free_ char *pristine = NULL;
 	int rc;
 
-	if ((rc = vn_kernel_source_extract(&wt, sid, diff, &pristine, err)) < 0)
-		return rc;
-	wt.pristine = pristine;
-	if ((rc = vn_kernel_source_worktree(&wt, err)) < 0 || (rc = vn_mkdir_p(wt.obj, 0755, err)) < 0)
+	if (w->r->tree_kind == VN_TREE_GIT) {
+		if ((rc = vn_kernel_source_checkout(&wt, commit, diff, err)) < 0)
+			return rc;
+	} else {
+		if ((rc = vn_kernel_source_extract(&wt, sid, &pristine, err)) < 0)
+			return rc;
+		wt.pristine = pristine;
+		if ((rc = vn_kernel_source_worktree(&wt, err)) < 0)
+			return rc;
+	}
+	if ((rc = vn_mkdir_p(wt.obj, 0755, err)) < 0)
 		return rc;
 	if ((rc = vn_kernel_patches_sync(&wt, phash, err)) < 0 ||
 	    (rc = vn_kernel_configure(&wt, chash, jobs, err)) < 0 || (rc = vn_kernel_config_check(&wt, err)) < 0)
@@ -177,7 +190,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		    struct vn_error *err)
 {
 	char key[VN_SHA256_HEX_LEN + 1], chash[VN_SHA256_HEX_LEN + 1], phash[VN_SHA256_HEX_LEN + 1];
-	char sid[VN_SHA256_HEX_LEN + 1];
+	char sid[VN_SHA256_HEX_LEN + 1], commit[VN_GIT_HASH_MAX + 1];
 	_cleanup_free_ char *srcdir = NULL, *kdir = NULL, *final = NULL, *staging = NULL, *wdir = NULL;
 	_cleanup_free_ char *src = NULL, *obj = NULL, *diff = NULL, *lock = NULL, *log = NULL, *failed = NULL;
 	_cleanup_close_ int lock_fd = -1, log_fd = -1;
@@ -193,7 +206,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 	if ((rc = vn_mkdir_p(srcdir, 0755, err)) < 0)
 		return rc;
 
-	if ((rc = vn_kernel_source_id(r, o->cache_dir, sid, &diff, err)) < 0 ||
+	if ((rc = vn_kernel_source_id(r, o->rev, o->cache_dir, sid, &diff, commit, err)) < 0 ||
 	    (rc = vn_kernel_cache_key(r, o->arch, sid, key, chash, err)) < 0 ||
 	    (rc = vn_kernel_patches_hash(r, phash, err)) < 0)
 		return rc;
@@ -212,7 +225,18 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		return rc;
 	vn_kernel_cache_sweep(kdir);
 
-	wdir = vn_xasprintf("%s/work/%.16s-%.16s", o->cache_dir, sid, chash);
+	if (r->tree_kind == VN_TREE_GIT) {
+		char th[VN_SHA256_HEX_LEN + 1];
+		uint8_t d[VN_SHA256_LEN];
+		struct vn_sha256 c;
+		vn_sha256_init(&c);
+		vn_kernel_hash_str(&c, r->tree_path);
+		vn_sha256_final(&c, d);
+		vn_sha256_hex(d, th);
+		wdir = vn_xasprintf("%s/work/git-%.16s-%.16s", o->cache_dir, th, chash);
+	} else {
+		wdir = vn_xasprintf("%s/work/%.16s-%.16s", o->cache_dir, sid, chash);
+	}
 	src = vn_xasprintf("%s/src", wdir);
 	obj = vn_xasprintf("%s/obj", wdir);
 	lock = vn_xasprintf("%s.lock", wdir);
@@ -232,6 +256,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 	b->key = vn_xstrdup(key);
 	b->config_hash = vn_xstrdup(chash);
 	b->source_id = vn_xstrdup(sid);
+	b->commit = commit[0] ? vn_xstrdup(commit) : NULL;
 	const struct vn_kernel_work w = {.r = r,
 					 .cf = vn_recipe_config_for(r, o->arch),
 					 .o = o,
@@ -239,7 +264,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 					 .obj = obj,
 					 .dir = wdir,
 					 .log_fd = log_fd};
-	rc = build_locked(&w, sid, diff, chash, phash, jobs, staging, final, t0, b, err);
+	rc = build_locked(&w, sid, commit, diff, chash, phash, jobs, staging, final, t0, b, err);
 	if (rc < 0) {
 		/* Keep the log where the user can read it; the half-built staging folder goes. */
 		if (access(log, F_OK) == 0 && rename(log, failed) == 0 && err && err->kind == VN_ERR_INPUT &&

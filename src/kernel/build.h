@@ -1,11 +1,14 @@
 /*
  * Building a kernel from a source recipe, into a content-addressed cache.
  *
- * CACHE/src/<source-id>/tree          pristine extracted source, one per source identity
- * CACHE/work/<source-id>-<config>/    an incremental build per (source, config):
+ * CACHE/src/<source-id>/tree          pristine extracted tarball, one per source identity
+ * CACHE/work/<source-id>-<config>/    an incremental build per (tarball, config):
  *     src/   hardlink farm of the pristine tree with this build's patches applied
  *            (patch writes new files, so the pristine inodes stay untouched)
  *     obj/   make O= directory, reused by every patch set on this (source, config)
+ * CACHE/work/git-<tree>-<config>/     the same per (git tree, config), whatever the
+ *     commit: src/ is a clone sharing the tree's objects, checked out at each
+ *     build's commit, so the next commit recompiles only what changed
  * CACHE/kernels/<key>/                bzImage, config, build.log, kernel.json
  *
  * key = sha256(source identity, config inputs, patch contents in order), so
@@ -31,6 +34,8 @@ struct vn_kernel_build_opts {
 	/* The kernel's architecture (zero: x86_64); another than the host's cross-builds
 	 * with Debian's gcc-TRIPLET and the recipe's config.arch entry where it has one. */
 	enum vn_arch arch;
+	/* A git tree's commit (any name git knows) to build instead of its HEAD and uncommitted changes. */
+	const char *rev;
 	vn_kernel_progress_fn progress;
 	void *progress_data;
 };
@@ -44,6 +49,7 @@ struct vn_kernel_built {
 	char *key;         /* hex cache key */
 	char *config_hash; /* hex hash of the config inputs (base, fragment contents) */
 	char *source_id;   /* hex source identity */
+	char *commit;      /* a git tree's commit hash, or NULL */
 	char *release, *version;
 	char *recipe; /* recipe name */
 	char *recipe_path;

@@ -118,6 +118,8 @@ static int write_meta(const char *path, const struct vn_kernel_built *b, const s
 	json_object_object_add(o, "recipe_path", json_object_new_string(b->recipe_path ? b->recipe_path : ""));
 	json_object_object_add(o, "tree", json_object_new_string(r->tree));
 	json_object_object_add(o, "source_id", json_object_new_string(b->source_id));
+	if (b->commit)
+		json_object_object_add(o, "commit", json_object_new_string(b->commit));
 	json_object_object_add(o, "config_hash", json_object_new_string(b->config_hash));
 	json_object_object_add(o, "arch", json_object_new_string(vn_arch_name(w->o->arch)));
 	json_object_object_add(o, "config_base", json_object_new_string(w->cf->base));
@@ -172,6 +174,7 @@ int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
 	b->recipe = vn_xstrdup_or_null(jstr(o, "recipe"));
 	b->recipe_path = vn_xstrdup_or_null(jstr(o, "recipe_path"));
 	b->source_id = vn_xstrdup_or_null(jstr(o, "source_id"));
+	b->commit = vn_xstrdup_or_null(jstr(o, "commit"));
 	b->config_hash = vn_xstrdup_or_null(jstr(o, "config_hash"));
 	b->release = vn_xstrdup_or_null(jstr(o, "release"));
 	b->version = vn_xstrdup_or_null(jstr(o, "version"));
@@ -339,8 +342,8 @@ void vn_kernel_built_free(struct vn_kernel_built *b)
 {
 	if (!b)
 		return;
-	vn_free_all(b->dir, b->image, b->config, b->log, b->key, b->config_hash, b->source_id, b->release, b->version,
-		    b->recipe, b->recipe_path);
+	vn_free_all(b->dir, b->image, b->config, b->log, b->key, b->config_hash, b->source_id, b->commit, b->release,
+		    b->version, b->recipe, b->recipe_path);
 	vn_strv_free_n(b->patches, b->npatches);
 	free(b);
 }

@@ -9,6 +9,9 @@
 #include "util/sha256.h"
 #include "util/strbuf.h"
 
+/* A git commit hash: 40 hex digits, 64 in a SHA-256 repository. */
+#define VN_GIT_HASH_MAX 64
+
 /* Options every vnuma-built kernel of arch must have =y, whatever the recipe says (NULL-terminated). */
 const char *const *vn_kernel_required_options(enum vn_arch arch);
 
@@ -46,8 +49,8 @@ struct vn_kernel_work {
 	const struct vn_recipe *r;
 	const struct vn_recipe_config *cf; /* r's config for o->arch */
 	const struct vn_kernel_build_opts *o;
-	const char *pristine; /* CACHE/src/<id>/tree */
-	const char *src;      /* the patched hardlink farm */
+	const char *pristine; /* CACHE/src/<id>/tree (a tarball's; NULL for a git tree) */
+	const char *src;      /* the patched hardlink farm, or a git tree's shared checkout */
 	const char *obj;      /* make O= */
 	const char *dir;      /* CACHE/work/<id>-<config> */
 	int log_fd;
@@ -59,12 +62,18 @@ void vn_kernel_say(const struct vn_kernel_work *w, const char *stage, const char
 int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char *target, int jobs,
 		   struct vn_error *err);
 
-/* source.c: the source identity (sha256 of the tarball, or git HEAD + uncommitted diff, in *diff). */
-int vn_kernel_source_id(const struct vn_recipe *r, const char *cache, char id[VN_SHA256_HEX_LEN + 1], char **diff,
-			struct vn_error *err);
-/* source.c: CACHE/src/<id>/tree, extracted once per identity; *tree gets its path. */
-int vn_kernel_source_extract(const struct vn_kernel_work *w, const char *id, const char *diff, char **tree,
-			     struct vn_error *err);
+/*
+ * source.c: the source identity: sha256 of the tarball, or of a git tree's
+ * HEAD and uncommitted diff (in *diff), or of its commit rev alone (rev not
+ * NULL); commit gets a git tree's full commit hash ("" for a tarball).
+ */
+int vn_kernel_source_id(const struct vn_recipe *r, const char *rev, const char *cache, char id[VN_SHA256_HEX_LEN + 1],
+			char **diff, char commit[VN_GIT_HASH_MAX + 1], struct vn_error *err);
+/* source.c: CACHE/src/<id>/tree, a tarball extracted once per identity; *tree gets its path. */
+int vn_kernel_source_extract(const struct vn_kernel_work *w, const char *id, char **tree, struct vn_error *err);
+/* source.c: a git tree's commit (and diff, when not NULL) in w->src, the tree's shared checkout. */
+int vn_kernel_source_checkout(const struct vn_kernel_work *w, const char *commit, const char *diff,
+			      struct vn_error *err);
 /* source.c: the worktree w->src as a hardlink farm of w->pristine, unless it exists. */
 int vn_kernel_source_worktree(const struct vn_kernel_work *w, struct vn_error *err);
 

@@ -62,10 +62,17 @@ static int tarball_id(const char *cache, const char *tarball, char id[VN_SHA256_
 	return 0;
 }
 
-static int git_id(const char *tree, char id[VN_SHA256_HEX_LEN + 1], char **diff, struct vn_error *err)
+/*
+ * A checkout's identity: HEAD and its uncommitted diff, or (rev) that commit
+ * alone, hashed the same way so that a clean checkout of REV and REV built
+ * by name are one kernel. commit gets the full hash.
+ */
+static int git_id(const char *tree, const char *rev, char id[VN_SHA256_HEX_LEN + 1], char **diff,
+		  char commit[VN_GIT_HASH_MAX + 1], struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf head = VN_STRBUF_INIT, d = VN_STRBUF_INIT;
-	const char *a1[] = {"git", "-C", tree, "rev-parse", "HEAD", NULL};
+	_cleanup_free_ char *spec = vn_xasprintf("%s^{commit}", rev ? rev : "HEAD");
+	const char *a1[] = {"git", "-C", tree, "rev-parse", "--verify", "-q", spec, NULL};
 	const char *a2[] = {"git", "-C", tree, "diff", "--binary", "HEAD", NULL};
 	struct vn_spawn_opts o1 = {.log_fd = -1, .capture = &head}, o2 = {.log_fd = -1, .capture = &d};
 	uint8_t dg[VN_SHA256_LEN];
@@ -73,13 +80,17 @@ static int git_id(const char *tree, char id[VN_SHA256_HEX_LEN + 1], char **diff,
 	int rc;
 
 	if ((rc = vn_spawn_run(a1, &o1, err)) != 0)
-		return rc < 0 ? rc
-			      : vn_input_error(err, "%s: git rev-parse HEAD failed: %s", tree, head.s ? head.s : "");
-	if ((rc = vn_spawn_run(a2, &o2, err)) != 0)
+		return rc < 0 ? rc : vn_input_error(err, "%s: no commit %s in this git tree", tree, rev ? rev : "HEAD");
+	size_t hl = head.s ? strcspn(head.s, "\n") : 0;
+	if (hl < 40 || hl > VN_GIT_HASH_MAX)
+		return vn_infra_error(err, -EINVAL, "%s: git rev-parse %s gave no commit hash", tree, spec);
+	memcpy(commit, head.s, hl);
+	commit[hl] = '\0';
+	if (!rev && (rc = vn_spawn_run(a2, &o2, err)) != 0)
 		return rc < 0 ? rc : vn_input_error(err, "%s: git diff HEAD failed", tree);
 	vn_sha256_init(&c);
 	vn_kernel_hash_str(&c, "git");
-	vn_kernel_hash_str(&c, head.s ? head.s : "");
+	vn_kernel_hash_str(&c, head.s);
 	vn_kernel_hash_str(&c, d.s ? d.s : "");
 	vn_sha256_final(&c, dg);
 	vn_sha256_hex(dg, id);
@@ -87,12 +98,14 @@ static int git_id(const char *tree, char id[VN_SHA256_HEX_LEN + 1], char **diff,
 	return 0;
 }
 
-int vn_kernel_source_id(const struct vn_recipe *r, const char *cache, char id[VN_SHA256_HEX_LEN + 1], char **diff,
-			struct vn_error *err)
+int vn_kernel_source_id(const struct vn_recipe *r, const char *rev, const char *cache, char id[VN_SHA256_HEX_LEN + 1],
+			char **diff, char commit[VN_GIT_HASH_MAX + 1], struct vn_error *err)
 {
+	commit[0] = '\0';
 	if (r->tree_kind == VN_TREE_TARBALL)
-		return tarball_id(cache, r->tree_path, id, err);
-	return git_id(r->tree_path, id, diff, err);
+		return rev ? vn_input_error(err, "%s: a commit (%s) needs a git tree, not a tarball", r->path, rev)
+			   : tarball_id(cache, r->tree_path, id, err);
+	return git_id(r->tree_path, rev, id, diff, commit, err);
 }
 
 static int only_subdir(const char *dir, char **out)
@@ -117,34 +130,7 @@ static int only_subdir(const char *dir, char **out)
 	return 0;
 }
 
-static int export_git(const struct vn_recipe *r, const char *tmp, const char *dst, const char *diff, int log_fd,
-		      struct vn_error *err)
-{
-	_cleanup_free_ char *tar = vn_xasprintf("%s/src.tar", tmp);
-	const char *a1[] = {"git", "-C", r->tree_path, "archive", "--format=tar", "--prefix=tree/",
-			    "-o",  tar,  "HEAD",       NULL};
-	const char *a2[] = {"tar", "-xf", tar, "-C", tmp, NULL};
-	int rc = run_logged(a1, NULL, log_fd, err);
-
-	if (rc == 0)
-		rc = run_logged(a2, NULL, log_fd, err);
-	if (rc > 0)
-		rc = vn_infra_error(err, -EIO, "exporting %s failed (see the build log)", r->tree_path);
-	unlink(tar);
-	/* The checkout's uncommitted changes are part of its identity, so part of the tree. */
-	if (rc == 0 && diff && *diff) {
-		_cleanup_free_ char *dp = vn_xasprintf("%s/dirty.patch", tmp);
-		const char *a3[] = {"git", "apply", "--binary", dp, NULL};
-		if ((rc = vn_file_write(dp, diff)) < 0)
-			rc = vn_infra_error(err, rc, "%s: %s", dp, strerror(-rc));
-		else if ((rc = run_logged(a3, dst, log_fd, err)) > 0)
-			rc = vn_infra_error(err, -EIO, "applying %s's uncommitted changes failed", r->tree_path);
-	}
-	return rc;
-}
-
-int vn_kernel_source_extract(const struct vn_kernel_work *w, const char *id, const char *diff, char **tree,
-			     struct vn_error *err)
+int vn_kernel_source_extract(const struct vn_kernel_work *w, const char *id, char **tree, struct vn_error *err)
 {
 	const struct vn_recipe *r = w->r;
 	const char *cache = w->o->cache_dir;
@@ -170,7 +156,7 @@ int vn_kernel_source_extract(const struct vn_kernel_work *w, const char *id, con
 		if (rc == 0 && rename(top, dst) < 0)
 			rc = vn_infra_error(err, -errno, "rename %s: %s", top, strerror(errno));
 	} else {
-		rc = export_git(r, tmp, dst, diff, w->log_fd, err);
+		rc = vn_input_error(err, "%s: a git tree is checked out, not extracted", r->tree_path);
 	}
 	if (rc == 0 && rename(tmp, dir) < 0 && errno != ENOTEMPTY && errno != EEXIST)
 		rc = vn_infra_error(err, -errno, "rename %s: %s", tmp, strerror(errno));
@@ -191,5 +177,55 @@ int vn_kernel_source_worktree(const struct vn_kernel_work *w, struct vn_error *e
 	vn_kernel_say(w, "extract", "hardlink farm of the pristine tree");
 	if ((rc = run_logged(argv, NULL, w->log_fd, err)) != 0 || rename(tmp, w->src) < 0)
 		return vn_infra_error(err, rc < 0 ? rc : -EIO, "cp -al %s %s failed", w->pristine, tmp);
+	return 0;
+}
+
+/*
+ * A git tree builds in one checkout per (tree, config), whatever its commit:
+ * a clone sharing the tree's objects (so commits made later are there too),
+ * moved to the commit with checkout -f, which rewrites only the files that
+ * differ, so make recompiles only those. The user's checkout, index and HEAD
+ * are only read. Patches and the uncommitted diff are applied afresh each time.
+ */
+int vn_kernel_source_checkout(const struct vn_kernel_work *w, const char *commit, const char *diff,
+			      struct vn_error *err)
+{
+	const struct vn_recipe *r = w->r;
+	_cleanup_free_ char *dotgit = vn_xasprintf("%s/.git", w->src), *tmp = vn_xasprintf("%s.tmp", w->src);
+	_cleanup_free_ char *touched = vn_xasprintf("%s/touched", w->dir),
+			    *phash = vn_xasprintf("%s/patches.sha256", w->dir);
+	const char *clone[] = {"git", "clone", "-q", "--shared", "--no-checkout", r->tree_path, tmp, NULL};
+	const char *co[] = {"git", "-C",       w->src, "-c", "advice.detachedHead=false", "checkout", "-q",
+			    "-f",  "--detach", commit, NULL};
+	const char *clean[] = {"git", "-C", w->src, "clean", "-q", "-f", "-d", "-x", NULL};
+	int rc;
+
+	if (access(dotgit, F_OK) != 0) {
+		vn_rm_rf(w->src);
+		vn_rm_rf(tmp);
+		vn_kernel_say(w, "extract", "clone sharing the tree's objects");
+		if ((rc = run_logged(clone, NULL, w->log_fd, err)) != 0 || rename(tmp, w->src) < 0) {
+			vn_rm_rf(tmp);
+			return vn_infra_error(err, rc < 0 ? rc : -EIO,
+					      "git clone --shared %s failed (see the build log)", r->tree_path);
+		}
+	}
+	/* The last build's patches are undone by the checkout: forget them first, so they are applied again. */
+	unlink(touched);
+	unlink(phash);
+	vn_kernel_say(w, "extract", commit);
+	if ((rc = run_logged(co, NULL, w->log_fd, err)) != 0 || (rc = run_logged(clean, NULL, w->log_fd, err)) != 0)
+		return vn_infra_error(err, rc < 0 ? rc : -EIO, "checking out %.12s in %s failed (see the build log)",
+				      commit, w->src);
+	/* The checkout's uncommitted changes are part of its identity, so part of the tree. */
+	if (diff && *diff) {
+		_cleanup_free_ char *dp = vn_xasprintf("%s/dirty.patch", w->dir);
+		const char *ap[] = {"git", "apply", "--binary", dp, NULL};
+		if ((rc = vn_file_write(dp, diff)) < 0)
+			return vn_infra_error(err, rc, "%s: %s", dp, strerror(-rc));
+		if ((rc = run_logged(ap, w->src, w->log_fd, err)) != 0)
+			return vn_infra_error(err, rc < 0 ? rc : -EIO, "applying %s's uncommitted changes failed",
+					      r->tree_path);
+	}
 	return 0;
 }

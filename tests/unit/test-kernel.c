@@ -4,7 +4,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <elf.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -708,6 +710,120 @@ static void test_pvh_extract(void **state)
 	assert_int_equal(vn_kernel_pvh_image(junk, cache, &out, &err), 0);
 }
 
+static void git(const char *dir, const char *a1, const char *a2, const char *a3)
+{
+	const char *argv[] = {"git", "-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", a1, a2, a3, NULL};
+	struct vn_error err = {0};
+	assert_int_equal(vn_spawn_run(argv, &(struct vn_spawn_opts){.log_fd = -1}, &err), 0);
+}
+
+static char *git_out(const char *dir, const char *a1, const char *a2)
+{
+	const char *argv[] = {"git", "-C", dir, a1, a2, NULL};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	struct vn_error err = {0};
+	assert_int_equal(vn_spawn_run(argv, &(struct vn_spawn_opts){.log_fd = -1, .capture = &out}, &err), 0);
+	return vn_strbuf_steal(&out);
+}
+
+/*
+ * A git tree: any commit builds (opts.rev) in one shared checkout and object
+ * dir whatever the commit, so a second commit recompiles in place; each
+ * build carries its commit; the user's checkout, index and HEAD stay as they were.
+ */
+static void test_build_git_tree(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	int patched = 0;
+	_cleanup_free_ char *repo = path_of("fake-src/linux-fake"), *cache = path_of("gitcache");
+
+	make_fake_tree();
+	git(repo, "init", "-q", ".");
+	git(repo, "add", "-A", ".");
+	git(repo, "commit", "-q", "-mfirst");
+	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\nfour\n");
+	git(repo, "commit", "-qa", "-msecond");
+	/* Uncommitted work in the user's tree: built only when HEAD is, never by a rev. */
+	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\nfour\ndirty\n");
+	_cleanup_free_ char *head = git_out(repo, "rev-parse", "HEAD"), *first = git_out(repo, "rev-parse", "HEAD~1");
+	head[40] = first[40] = '\0';
+
+	put("g/numa.config", "CONFIG_NUMA=y\n");
+	put("g/0001-fix.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
+	put("g.json", "{\"type\": \"source\", \"tree\": \"fake-src/linux-fake\", \"patches\": [\"0001-fix.patch\"], "
+		      "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}");
+	_cleanup_free_ char *rp = path_of("g.json");
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	assert_int_equal(vn_recipe_load(rp, &r, &err), 0);
+	struct vn_kernel_build_opts o = {
+		.cache_dir = cache, .jobs = 1, .progress = progress_count, .progress_data = &patched, .rev = "HEAD~1"};
+	_cleanup_kernel_built_ struct vn_kernel_built *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+	if (vn_kernel_build(r, &o, &a, &err) < 0)
+		fail_msg("build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	assert_string_equal(a->commit, first);
+	_cleanup_free_ char *img = NULL;
+	assert_int_equal(vn_file_read(a->image, VN_FILE_STATE_MAX, &img, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(img + 0x400, "one\nTWO\nthree\n"));
+	assert_null(strstr(img + 0x400, "four"));
+
+	/* One checkout and one object dir for every commit: a marker in obj/ survives the next commit. */
+	_cleanup_free_ char *wdir = path_of("gitcache/work"), *marker = NULL;
+	DIR *dh = opendir(wdir);
+	size_t works = 0;
+	assert_non_null(dh);
+	for (struct dirent *de; (de = readdir(dh));)
+		if (strncmp(de->d_name, "git-", 4) == 0 && !strchr(de->d_name, '.')) {
+			works++;
+			free(marker);
+			marker = vn_xasprintf("%s/%s/obj/marker", wdir, de->d_name);
+		}
+	closedir(dh);
+	assert_int_equal(works, 1);
+	assert_int_equal(vn_file_write(marker, "x"), 0);
+
+	o.rev = head;
+	patched = 0;
+	assert_int_equal(vn_kernel_build(r, &o, &b, &err), 0);
+	assert_string_equal(b->commit, head);
+	assert_false(b->cached);
+	assert_int_equal(patched, 1); /* the checkout undid the patch: applied again */
+	assert_string_not_equal(a->key, b->key);
+	free(img);
+	img = NULL;
+	assert_int_equal(vn_file_read(b->image, VN_FILE_STATE_MAX, &img, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(img + 0x400, "one\nTWO\nthree\nfour\n"));
+	assert_null(strstr(img + 0x400, "dirty"));
+	assert_int_equal(access(marker, F_OK), 0);
+
+	/* The first commit again: its kernel is in the cache by its identity. */
+	o.rev = first;
+	assert_int_equal(vn_kernel_build(r, &o, &c, &err), 0);
+	assert_true(c->cached);
+
+	/* No rev: HEAD with its uncommitted change, in the same checkout. */
+	o.rev = NULL;
+	assert_int_equal(vn_kernel_build(r, &o, &d, &err), 0);
+	free(img);
+	img = NULL;
+	assert_int_equal(vn_file_read(d->image, VN_FILE_STATE_MAX, &img, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(img + 0x400, "four\ndirty\n"));
+	assert_string_equal(d->commit, head);
+
+	/* The user's tree: HEAD where it was, the change still uncommitted, nothing staged. */
+	_cleanup_free_ char *after = git_out(repo, "rev-parse", "HEAD"), *st = git_out(repo, "status", "--porcelain");
+	after[40] = '\0';
+	assert_string_equal(after, head);
+	assert_string_equal(st, " M mm/x.c\n");
+
+	/* A commit the tree does not have: bad input, naming it. */
+	o.rev = "no-such-rev";
+	_cleanup_kernel_built_ struct vn_kernel_built *e = NULL;
+	assert_int_equal(vn_kernel_build(r, &o, &e, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "no commit no-such-rev"));
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -716,7 +832,8 @@ int main(void)
 		cmocka_unit_test(test_cache_key),       cmocka_unit_test(test_patch_apply),
 		cmocka_unit_test(test_patch_reject),    cmocka_unit_test(test_config_verify),
 		cmocka_unit_test(test_shipped_recipes), cmocka_unit_test(test_build_fake_tree),
-		cmocka_unit_test(test_pvh_note),        cmocka_unit_test(test_pvh_extract),
+		cmocka_unit_test(test_build_git_tree),  cmocka_unit_test(test_pvh_note),
+		cmocka_unit_test(test_pvh_extract),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
