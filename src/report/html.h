@@ -81,3 +81,21 @@ struct vn_html_run_in {
 
 /* Writes DIR/report.html (in->dir) atomically from in. */
 int vn_report_html_write_run(const struct vn_html_run_in *in, struct vn_error *err);
+
+/* A bisection's page (bisect/): the metric, or the verdicts, across the tested commits in commit order. */
+struct vn_html_bisect_commit {
+	unsigned position; /* in good..bad, 0 the good endpoint */
+	const char *hash, *subject, *mark, *why;
+	bool first_bad;
+	unsigned nvalues;
+	const double *values; /* the metric's values of its runs */
+};
+struct vn_html_bisect {
+	const char *path;    /* where report.html goes */
+	const char *title;   /* escaped when drawn */
+	const char *outcome; /* one line */
+	const char *metric;  /* NULL: judged by verdict */
+	unsigned ncommits;
+	const struct vn_html_bisect_commit *commits; /* tested ones, in commit order */
+};
+int vn_report_html_write_bisect(const struct vn_html_bisect *in, struct vn_error *err);

@@ -1,0 +1,30 @@
+/* The bisect room's internals: git (git.c) and the log (log.c), shared by bisect.c and its tests. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bisect/bisect.h"
+#include "util/error.h"
+
+/* ---- git.c: every call reads the user's tree only ---- */
+
+/* REV as a full commit hash; an input error naming REV when the tree has no such commit. */
+int vn_bisect_git_resolve(const char *repo, const char *rev, char hash[VN_BISECT_HASH_MAX + 1], struct vn_error *err);
+/* 1 when a is an ancestor of b (or b itself), 0 when not, or a negative errno. */
+int vn_bisect_git_is_ancestor(const char *repo, const char *a, const char *b, struct vn_error *err);
+/* good and every commit of good..bad, oldest first (topological), with subjects, into commits (*n of them). */
+int vn_bisect_git_range(const char *repo, const char *good, const char *bad, struct vn_bisect_commit **commits,
+			size_t *n, struct vn_error *err);
+/*
+ * The commits still in question, best to test first (git rev-list
+ * --bisect-all): those reachable from bad and from none of goods, bad
+ * itself included. *hashes is NULL-terminated.
+ */
+int vn_bisect_git_candidates(const char *repo, const char *bad, char *const *goods, size_t ngoods, char ***hashes,
+			     size_t *n, struct vn_error *err);
+
+bool vn_bisect_hash_ok(const char *s);
+
+/* Free n commits and the array. */
+void vn_bisect_commits_free(struct vn_bisect_commit *v, size_t n);

@@ -1,0 +1,782 @@
+/*
+ * The bisection: the endpoints first, then the commit git says halves what
+ * is left, until one bad commit has only good parents in question. Each
+ * build, run and mark is one line of OUT/bisect.log, appended and synced as
+ * it happens: the log is the state, so a second start reads it and goes on,
+ * and a run cut short (no line) is run again into a fresh directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bisect/bisect-priv.h"
+#include "report/html.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/dir.h"
+#include "util/file.h"
+#include "util/interrupt.h"
+#include "util/strbuf.h"
+
+#define LOG_MAX     (64u << 20)
+#define LOG_VERSION 1
+
+struct bisect {
+	const struct vn_bisect_opts *o;
+	const struct vn_bisect_ops *ops;
+	struct vn_bisect_result *res;
+	char good[VN_BISECT_HASH_MAX + 1], bad[VN_BISECT_HASH_MAX + 1];
+	char cur_bad[VN_BISECT_HASH_MAX + 1]; /* the newest commit marked bad: git's bad */
+	char *log_path;
+	int log_fd;
+	double t0;
+	unsigned builds;  /* builds this process ran (not cache hits) after the first */
+	double build_sum; /* and their time */
+	unsigned runs;    /* runs this process made */
+	double run_sum;
+	unsigned ncands; /* commits still in question at the last count */
+};
+
+void vn_bisect_commits_free(struct vn_bisect_commit *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		vn_free_all(v[i].subject, v[i].why, v[i].kernel);
+		for (size_t r = 0; r < v[i].nruns; r++)
+			free(v[i].runs[r].dir);
+		free(v[i].runs);
+	}
+	free(v);
+}
+
+void vn_bisect_result_clear(struct vn_bisect_result *res)
+{
+	free(res->message);
+	free(res->first_bad_subject);
+	vn_strv_free_n(res->candidates, res->ncandidates);
+	vn_bisect_commits_free(res->commits, res->ncommits);
+	*res = (struct vn_bisect_result){0};
+}
+
+static struct vn_bisect_commit *find(struct bisect *b, const char *hash)
+{
+	for (size_t i = 0; i < b->res->ncommits; i++)
+		if (strcmp(b->res->commits[i].hash, hash) == 0)
+			return &b->res->commits[i];
+	return NULL;
+}
+
+static void say(struct bisect *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct bisect *b, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	if (!b->ops->say)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	b->ops->say(b->ops->data, line);
+}
+
+/* ---- the log ---- */
+
+/* One record, one line, on disk before anything acts on it. */
+static int log_put(struct bisect *b, struct json_object *rec, struct vn_error *err)
+{
+	const char *s = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	_cleanup_free_ char *line = vn_xasprintf("%s\n", s);
+	int rc = vn_write_all(b->log_fd, line, strlen(line));
+	json_object_put(rec);
+	if (rc == 0 && fdatasync(b->log_fd) < 0)
+		rc = -errno;
+	return rc < 0 ? vn_infra_error(err, rc, "%s: %s", b->log_path, strerror(-rc)) : 0;
+}
+
+static struct json_object *record(const char *event, const char *commit)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "event", json_object_new_string(event));
+	if (commit)
+		json_object_object_add(o, "commit", json_object_new_string(commit));
+	return o;
+}
+
+static struct json_object *num_or_null(double v)
+{
+	return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+static int log_mark(struct bisect *b, struct vn_bisect_commit *c, enum vn_bisect_mark m, char *why,
+		    struct vn_error *err)
+{
+	struct json_object *r = record("mark", c->hash);
+	json_object_object_add(r, "mark", json_object_new_string(vn_bisect_mark_name(m)));
+	json_object_object_add(r, "why", json_object_new_string(why ? why : ""));
+	free(c->why);
+	c->mark = m;
+	c->why = why;
+	if (m == VN_BISECT_BAD)
+		snprintf(b->cur_bad, sizeof(b->cur_bad), "%s", c->hash);
+	say(b, "%.12s is %s: %s", c->hash, vn_bisect_mark_name(m), why ? why : "");
+	return log_put(b, r, err);
+}
+
+static const char *jstr(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
+
+static bool jnum(struct json_object *o, const char *k, double *out)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(o, k, &v) ||
+	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+		return false;
+	*out = json_object_get_double(v);
+	return isfinite(*out);
+}
+
+static void start_fields(struct bisect *b, struct json_object *r)
+{
+	const struct vn_bisect_policy *p = &b->o->policy;
+	json_object_object_add(r, "version", json_object_new_int(LOG_VERSION));
+	json_object_object_add(r, "repo", json_object_new_string(b->o->repo));
+	json_object_object_add(r, "good", json_object_new_string(b->good));
+	json_object_object_add(r, "bad", json_object_new_string(b->bad));
+	json_object_object_add(r, "scenario", json_object_new_string(b->o->scenario ? b->o->scenario : ""));
+	json_object_object_add(r, "recipe", json_object_new_string(b->o->recipe ? b->o->recipe : ""));
+	json_object_object_add(r, "metric", p->metric ? json_object_new_string(p->metric) : NULL);
+	json_object_object_add(r, "flaky", json_object_new_int((int)p->flaky));
+	json_object_object_add(r, "repeats", json_object_new_int((int)p->repeats));
+	json_object_object_add(r, "repeats_max", json_object_new_int((int)p->repeats_max));
+	json_object_object_add(r, "alpha", json_object_new_double(p->alpha));
+}
+
+/* A start record of another bisection: what differs, or NULL when it is this one. */
+static char *start_differs(struct bisect *b, struct json_object *r)
+{
+	const char *metric = jstr(r, "metric"), *good = jstr(r, "good"), *bad = jstr(r, "bad");
+	const char *want = b->o->policy.metric;
+	if (!good || strcmp(good, b->good) != 0)
+		return vn_xasprintf("its good commit is %.12s, not %.12s", good ? good : "?", b->good);
+	if (!bad || strcmp(bad, b->bad) != 0)
+		return vn_xasprintf("its bad commit is %.12s, not %.12s", bad ? bad : "?", b->bad);
+	if ((metric == NULL) != (want == NULL) || (metric && strcmp(metric, want) != 0))
+		return vn_xasprintf("it judges by %s, not by %s", metric ? metric : "verdict", want ? want : "verdict");
+	return NULL;
+}
+
+static int apply_record(struct bisect *b, struct json_object *r, const char *where, bool *started, struct vn_error *err)
+{
+	const char *ev = jstr(r, "event"), *hash = jstr(r, "commit");
+	struct vn_bisect_commit *c;
+	double v;
+
+	if (!ev)
+		return vn_input_error(err, "%s: a record without \"event\"", where);
+	if (strcmp(ev, "start") == 0) {
+		_cleanup_free_ char *d = start_differs(b, r);
+		if (d)
+			return vn_input_error(err, "%s: another bisection's log: %s (use another output dir)", where,
+					      d);
+		*started = true;
+		return 0;
+	}
+	if (strcmp(ev, "end") == 0)
+		return 0;
+	if (!*started)
+		return vn_input_error(err, "%s: a %s record before the start record", where, ev);
+	if (!hash || !vn_bisect_hash_ok(hash))
+		return vn_input_error(err, "%s: $.commit: not a commit hash", where);
+	/* A commit outside good..bad (an edited log): nothing to apply it to. */
+	if (!(c = find(b, hash)))
+		return 0;
+	if (strcmp(ev, "build") == 0) {
+		bool ok = json_object_get_boolean(json_object_object_get(r, "ok"));
+		c->built = ok;
+		c->build_failed = !ok;
+		if (!ok) {
+			free(c->why);
+			c->why = vn_xasprintf("does not build: %s", jstr(r, "error") ? jstr(r, "error") : "?");
+		}
+		if (jnum(r, "build_s", &v))
+			c->build_s = v;
+	} else if (strcmp(ev, "run") == 0) {
+		struct vn_bisect_run run = {.exit = 3, .value = NAN};
+		if (jnum(r, "exit", &v) && (v == 0 || v == 1 || v == 3))
+			run.exit = (int)v;
+		if (jnum(r, "value", &v))
+			run.value = v;
+		if (jnum(r, "run_s", &v))
+			run.run_s = v;
+		run.dir = vn_xstrdup_or_null(jstr(r, "dir"));
+		if (c->nruns >= VN_BISECT_RUNS_MAX) {
+			free(run.dir);
+			return vn_input_error(err, "%s: more than %d runs of %.12s", where, VN_BISECT_RUNS_MAX, hash);
+		}
+		c->runs = vn_xreallocarray(c->runs, c->nruns + 1, sizeof(*c->runs));
+		c->runs[c->nruns++] = run;
+	} else if (strcmp(ev, "mark") == 0) {
+		const char *m = jstr(r, "mark");
+		enum vn_bisect_mark mk = VN_BISECT_UNTESTED;
+		for (int i = VN_BISECT_GOOD; i <= VN_BISECT_SKIP; i++)
+			if (m && strcmp(m, vn_bisect_mark_name((enum vn_bisect_mark)i)) == 0)
+				mk = (enum vn_bisect_mark)i;
+		if (mk == VN_BISECT_UNTESTED)
+			return vn_input_error(err, "%s: $.mark: \"%s\" is not good, bad or skip", where, m ? m : "");
+		free(c->why);
+		c->mark = mk;
+		c->why = vn_xstrdup_or_null(jstr(r, "why"));
+		if (mk == VN_BISECT_BAD)
+			snprintf(b->cur_bad, sizeof(b->cur_bad), "%s", c->hash);
+	} else {
+		return vn_input_error(err, "%s: $.event: unknown event \"%s\"", where, ev);
+	}
+	return 0;
+}
+
+/* Read the log at path into the commits; a last line cut short by a crash is dropped, any other bad one refused. */
+static int log_load(struct bisect *b, const char *path, bool *started, struct vn_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, lineno = 0;
+	int rc;
+
+	if ((rc = vn_file_read(path, LOG_MAX, &text, &len, err)) < 0)
+		return rc;
+	for (char *l = text; l < text + len;) {
+		char *e = memchr(l, '\n', (size_t)(text + len - l));
+		char where[PATH_MAX + 32];
+		lineno++;
+		if (!e)
+			break; /* no newline: the write was cut short */
+		*e = '\0';
+		snprintf(where, sizeof(where), "%s:%zu", path, lineno);
+		struct json_tokener *tok = json_tokener_new();
+		struct json_object *r = json_tokener_parse_ex(tok, l, (int)(e - l));
+		bool whole = json_tokener_get_error(tok) == json_tokener_success && tok->char_offset == (int)(e - l);
+		json_tokener_free(tok);
+		if (!r || !whole || !json_object_is_type(r, json_type_object)) {
+			json_object_put(r);
+			return vn_input_error(err, "%s: not a JSON object", where);
+		}
+		rc = apply_record(b, r, where, started, err);
+		json_object_put(r);
+		if (rc < 0)
+			return rc;
+		l = e + 1;
+	}
+	return 0;
+}
+
+static int log_open(struct bisect *b, struct vn_error *err)
+{
+	bool started = false, have = access(b->log_path, F_OK) == 0;
+	int rc;
+
+	if (b->o->replay) {
+		char a[PATH_MAX], c[PATH_MAX];
+		bool same = realpath(b->o->replay, a) && realpath(b->log_path, c) && strcmp(a, c) == 0;
+		if (have && !same)
+			return vn_input_error(err, "%s already holds a bisection: replay %s into another output dir",
+					      b->o->outdir, b->o->replay);
+		if (!same && (rc = vn_file_copy_atomic(b->o->replay, b->log_path, err)) < 0)
+			return rc;
+		have = true;
+	}
+	if (have && (rc = log_load(b, b->log_path, &started, err)) < 0)
+		return rc;
+	if (have && !started)
+		return vn_input_error(err, "%s: no start record", b->log_path);
+	if ((b->log_fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		return vn_infra_error(err, -errno, "%s: %s", b->log_path, strerror(errno));
+	/* A line cut short by a crash would glue onto the next one: end it. */
+	struct stat st;
+	if (have && fstat(b->log_fd, &st) == 0 && st.st_size > 0) {
+		char last = '\n';
+		int fd = open(b->log_path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+			(void)vn_write_all(b->log_fd, "\n", 1);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (have) {
+		say(b, "resuming from %s", b->log_path);
+		return 0;
+	}
+	struct json_object *r = record("start", NULL);
+	start_fields(b, r);
+	return log_put(b, r, err);
+}
+
+/* ---- judging one commit ---- */
+
+static double mean_or(double sum, unsigned n, double dflt)
+{
+	return n ? sum / n : dflt;
+}
+
+static void progress(struct bisect *b, const struct vn_bisect_commit *c, const char *why)
+{
+	unsigned left = b->ncands, steps = 0;
+	while ((1u << steps) < left + 1 && steps < 31)
+		steps++;
+	double per_run = mean_or(b->run_sum, b->runs, 0), per_build = mean_or(b->build_sum, b->builds, 0);
+	unsigned per = b->o->policy.metric ? b->o->policy.repeats : (b->o->policy.flaky ? b->o->policy.flaky : 1);
+	char eta[64] = "";
+	if (b->runs)
+		snprintf(eta, sizeof(eta), ", ~%.0f min left", steps * (per_build + per * per_run) / 60.0);
+	say(b, "step %u: %s %.12s %s (%u commits in question, ~%u steps%s; %.0f s so far)", b->res->steps + 1, why,
+	    c->hash, c->subject ? c->subject : "", left, steps, eta, vn_now_s() - b->t0);
+}
+
+static int build(struct bisect *b, struct vn_bisect_commit *c, struct vn_error *err)
+{
+	struct vn_error e = {0};
+	double s = 0, t = vn_now_s();
+	int rc;
+
+	if (c->build_failed || c->kernel)
+		return 0;
+	free(c->kernel);
+	c->kernel = NULL;
+	rc = b->ops->build(b->ops->data, c->hash, &c->kernel, &s, &e);
+	if (rc < 0 && (e.kind != VN_ERR_INPUT || vn_was_interrupted())) {
+		*err = e;
+		return rc;
+	}
+	struct json_object *r = record("build", c->hash);
+	json_object_object_add(r, "ok", json_object_new_boolean(rc == 0));
+	if (rc < 0) {
+		c->build_failed = true;
+		json_object_object_add(r, "error", json_object_new_string(e.msg));
+		free(c->why);
+		c->why = vn_xasprintf("does not build: %s", e.msg);
+		say(b, "%.12s does not build: %s", c->hash, e.msg);
+		vn_error_clear(&e);
+	} else {
+		c->built = true;
+		/* A cache hit takes no time: only real builds make the ETA. */
+		if (s > 0 && vn_now_s() - t > 1) {
+			c->build_s = s;
+			if (b->res->steps > 0)
+				b->builds++, b->build_sum += s;
+		}
+		json_object_object_add(r, "kernel", json_object_new_string(c->kernel));
+		json_object_object_add(r, "build_s", json_object_new_double(c->build_s));
+	}
+	return log_put(b, r, err);
+}
+
+static int run_once(struct bisect *b, struct vn_bisect_commit *c, struct vn_error *err)
+{
+	struct vn_bisect_run run = {.exit = 3, .value = NAN};
+	struct vn_error e = {0};
+	_cleanup_free_ char *rel = vn_xasprintf("commits/%.12s/run-%zu", c->hash, c->nruns + 1);
+	_cleanup_free_ char *dir = vn_xasprintf("%s/%s", b->o->outdir, rel);
+	_cleanup_free_ char *parent = vn_xasprintf("%s/commits/%.12s", b->o->outdir, c->hash);
+	double t = vn_now_s();
+	int rc;
+
+	if (c->nruns >= VN_BISECT_RUNS_MAX)
+		return vn_infra_error(err, -E2BIG, "%.12s: %d runs and still undecided", c->hash, VN_BISECT_RUNS_MAX);
+	/* A run cut short before its line was logged left a directory: it is run again, from nothing. */
+	vn_rm_rf(dir);
+	if ((rc = vn_mkdir_p(parent, 0755, err)) < 0)
+		return rc;
+	rc = b->ops->run(b->ops->data, c->kernel, dir, &run.exit, &run.value, &e);
+	if (vn_was_interrupted()) {
+		vn_error_clear(&e);
+		return vn_infra_error(err, -EINTR, "interrupted: the same command goes on from %s", b->log_path);
+	}
+	if (rc < 0) {
+		run.exit = 3;
+		say(b, "%.12s: run %zu could not run: %s", c->hash, c->nruns + 1, e.msg);
+		vn_error_clear(&e);
+	}
+	run.run_s = vn_now_s() - t;
+	b->runs++;
+	b->run_sum += run.run_s;
+	struct json_object *r = record("run", c->hash);
+	json_object_object_add(r, "n", json_object_new_int((int)c->nruns + 1));
+	json_object_object_add(r, "exit", json_object_new_int(run.exit));
+	json_object_object_add(r, "value", num_or_null(run.value));
+	json_object_object_add(r, "run_s", json_object_new_double(run.run_s));
+	json_object_object_add(r, "dir", json_object_new_string(rel));
+	run.dir = steal_pointer(&rel);
+	c->runs = vn_xreallocarray(c->runs, c->nruns + 1, sizeof(*c->runs));
+	c->runs[c->nruns++] = run;
+	return log_put(b, r, err);
+}
+
+/* The endpoints' figures, for the metric's judgement. */
+static void endpoint_stats(struct bisect *b, struct vn_stats *good, struct vn_stats *bad)
+{
+	const struct vn_bisect_commit *g = find(b, b->good), *x = find(b, b->bad);
+	vn_bisect_runs_stats(g->runs, g->nruns, good);
+	vn_bisect_runs_stats(x->runs, x->nruns, bad);
+}
+
+/* Build and run c until it is decided (by verdict, or by metric against the endpoints). */
+static int judge(struct bisect *b, struct vn_bisect_commit *c, struct vn_error *err)
+{
+	const struct vn_bisect_policy *p = &b->o->policy;
+	int rc;
+
+	if (c->mark != VN_BISECT_UNTESTED)
+		return 0;
+	if ((rc = build(b, c, err)) < 0)
+		return rc;
+	if (c->build_failed)
+		return log_mark(b, c, VN_BISECT_SKIP, vn_xstrdup(c->why), err);
+	for (;;) {
+		enum vn_bisect_mark m;
+		char *why = NULL;
+		enum vn_bisect_step st;
+		if (p->metric) {
+			struct vn_stats g, x;
+			endpoint_stats(b, &g, &x);
+			st = vn_bisect_judge_metric(p, &g, &x, c->runs, c->nruns, &m, &why);
+		} else {
+			st = vn_bisect_judge_verdict(p, c->runs, c->nruns, &m, &why);
+		}
+		if (st == VN_BISECT_DECIDED)
+			return log_mark(b, c, m, why, err);
+		if ((rc = run_once(b, c, err)) < 0)
+			return rc;
+	}
+}
+
+/* Runs of c by metric until it has n values (or could not run too often). */
+static int run_until(struct bisect *b, struct vn_bisect_commit *c, size_t n, struct vn_error *err)
+{
+	struct vn_stats s;
+	int rc;
+
+	if ((rc = build(b, c, err)) < 0)
+		return rc;
+	if (c->build_failed)
+		return vn_infra_error(err, -EIO, "the %s endpoint %.12s %s", c == find(b, b->good) ? "good" : "bad",
+				      c->hash, c->why ? c->why : "does not build");
+	for (;;) {
+		vn_bisect_runs_stats(c->runs, c->nruns, &s);
+		if (s.n >= n)
+			return 0;
+		if (c->nruns - s.n > b->o->policy.infra_max)
+			return vn_infra_error(err, -EIO, "%.12s: %zu runs gave no %s (see %s/%s)", c->hash,
+					      c->nruns - s.n, b->o->policy.metric, b->o->outdir,
+					      c->runs[c->nruns - 1].dir ? c->runs[c->nruns - 1].dir : "");
+		if ((rc = run_once(b, c, err)) < 0)
+			return rc;
+	}
+}
+
+static int endpoints_metric(struct bisect *b, bool *differ, struct vn_error *err)
+{
+	struct vn_bisect_commit *g = find(b, b->good), *x = find(b, b->bad);
+	const struct vn_bisect_policy *p = &b->o->policy;
+	size_t want = p->repeats < 2 ? 2 : p->repeats;
+	int rc;
+
+	if (g->mark == VN_BISECT_GOOD && x->mark == VN_BISECT_BAD) {
+		*differ = true;
+		return 0;
+	}
+	for (;;) {
+		struct vn_stats sg, sx;
+		char *why = NULL;
+		say(b, "endpoints: %zu runs of each, by %s", want, p->metric);
+		if ((rc = run_until(b, x, want, err)) < 0 || (rc = run_until(b, g, want, err)) < 0)
+			return rc;
+		endpoint_stats(b, &sg, &sx);
+		if (vn_bisect_judge_endpoints(p, &sg, &sx, differ, &why) == VN_BISECT_DECIDED) {
+			if (!*differ) {
+				free(b->res->message);
+				b->res->message = vn_xasprintf("the endpoints do not differ by %s: %s", p->metric, why);
+				free(why);
+				return 0;
+			}
+			if ((rc = log_mark(b, x, VN_BISECT_BAD, vn_xstrdup(why), err)) < 0 ||
+			    (rc = log_mark(b, g, VN_BISECT_GOOD, why, err)) < 0)
+				return rc;
+			return 0;
+		}
+		want++;
+	}
+}
+
+static int endpoints_verdict(struct bisect *b, bool *differ, struct vn_error *err)
+{
+	struct vn_bisect_commit *g = find(b, b->good), *x = find(b, b->bad);
+	int rc;
+
+	say(b, "endpoints: the bad one %.12s, then the good one %.12s", x->hash, g->hash);
+	if ((rc = judge(b, x, err)) < 0)
+		return rc;
+	if (x->mark == VN_BISECT_BAD && (rc = judge(b, g, err)) < 0)
+		return rc;
+	for (struct vn_bisect_commit *e = x; e; e = e == x ? g : NULL)
+		if (e->mark == VN_BISECT_SKIP)
+			return vn_infra_error(err, -EIO, "the %s endpoint %.12s cannot be judged: %s",
+					      e == x ? "bad" : "good", e->hash, e->why ? e->why : "");
+	*differ = x->mark == VN_BISECT_BAD && g->mark == VN_BISECT_GOOD;
+	if (!*differ)
+		b->res->message = vn_xasprintf(
+			"the endpoints do not differ: the %s one %.12s is %s too (%s)",
+			x->mark == VN_BISECT_GOOD ? "bad" : "good", x->mark == VN_BISECT_GOOD ? x->hash : g->hash,
+			x->mark == VN_BISECT_GOOD ? "good" : "bad", x->mark == VN_BISECT_GOOD ? x->why : g->why);
+	return 0;
+}
+
+/* ---- the loop ---- */
+
+static int next_commit(struct bisect *b, struct vn_bisect_commit **next, struct vn_error *err)
+{
+	_cleanup_strv_ char **goods = NULL, **cands = NULL;
+	size_t ngoods = 0, n = 0, skipped = 0;
+	int rc;
+
+	*next = NULL;
+	goods = vn_xcalloc(b->res->ncommits + 1, sizeof(char *));
+	for (size_t i = 0; i < b->res->ncommits; i++)
+		if (b->res->commits[i].mark == VN_BISECT_GOOD)
+			goods[ngoods++] = vn_xstrdup(b->res->commits[i].hash);
+	if ((rc = vn_bisect_git_candidates(b->o->repo, b->cur_bad, goods, ngoods, &cands, &n, err)) < 0)
+		return rc;
+	b->ncands = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct vn_bisect_commit *c = find(b, cands[i]);
+		if (!c || strcmp(c->hash, b->cur_bad) == 0)
+			continue;
+		if (c->mark == VN_BISECT_SKIP) {
+			skipped++;
+			continue;
+		}
+		b->ncands++;
+		if (!*next)
+			*next = c;
+	}
+	if (*next)
+		return 0;
+	struct vn_bisect_result *res = b->res;
+	struct vn_bisect_commit *fb = find(b, b->cur_bad);
+	if (!skipped) {
+		res->outcome = VN_BISECT_FOUND;
+		snprintf(res->first_bad, sizeof(res->first_bad), "%s", fb->hash);
+		res->first_bad_subject = vn_xstrdup_or_null(fb->subject);
+		res->message = vn_xasprintf("the first bad commit is %s %s", fb->hash, fb->subject ? fb->subject : "");
+		return 0;
+	}
+	/* Like git bisect: only skipped commits are left, and the first bad is one of them or bad. */
+	res->outcome = VN_BISECT_AMBIGUOUS;
+	res->candidates = vn_xcalloc(skipped + 2, sizeof(char *));
+	res->candidates[res->ncandidates++] = vn_xstrdup(fb->hash);
+	for (size_t i = 0; i < n; i++) {
+		struct vn_bisect_commit *c = find(b, cands[i]);
+		if (c && c->mark == VN_BISECT_SKIP)
+			res->candidates[res->ncandidates++] = vn_xstrdup(c->hash);
+	}
+	res->message = vn_xasprintf("only skipped commits are left: the first bad commit is %.12s or one of the %zu "
+				    "skipped before it",
+				    fb->hash, res->ncandidates - 1);
+	return 0;
+}
+
+static int bisect_loop(struct bisect *b, struct vn_error *err)
+{
+	bool differ = false;
+	int rc;
+
+	rc = b->o->policy.metric ? endpoints_metric(b, &differ, err) : endpoints_verdict(b, &differ, err);
+	if (rc < 0)
+		return rc;
+	if (!differ) {
+		b->res->outcome = VN_BISECT_NO_DIFFERENCE;
+		return 0;
+	}
+	for (;;) {
+		struct vn_bisect_commit *c;
+		if ((rc = next_commit(b, &c, err)) < 0)
+			return rc;
+		if (!c)
+			return 0;
+		progress(b, c, "testing");
+		if ((rc = judge(b, c, err)) < 0)
+			return rc;
+		b->res->steps++;
+	}
+}
+
+/* ---- the results ---- */
+
+char *vn_bisect_format_table(const struct vn_bisect_result *res, const struct vn_bisect_policy *p)
+{
+	struct vn_strbuf s = VN_STRBUF_INIT;
+	vn_strbuf_printf(&s, "%5s  %-12s  %-5s  %4s  %-28s  %s\n", "#", "commit", "mark", "runs",
+			 p->metric ? p->metric : "verdicts (pass/fail/broken)", "subject");
+	for (size_t i = 0; i < res->ncommits; i++) {
+		const struct vn_bisect_commit *c = &res->commits[i];
+		char fig[64];
+		if (c->mark == VN_BISECT_UNTESTED && !c->nruns && !c->build_failed)
+			continue;
+		if (p->metric) {
+			struct vn_stats st;
+			vn_bisect_runs_stats(c->runs, c->nruns, &st);
+			if (st.n)
+				snprintf(fig, sizeof(fig), "%.6g ± %.3g (n=%zu)", st.mean, st.stddev, st.n);
+			else
+				snprintf(fig, sizeof(fig), "-");
+		} else {
+			unsigned k[3] = {0};
+			for (size_t r = 0; r < c->nruns; r++)
+				k[c->runs[r].exit == 0 ? 0 : c->runs[r].exit == 1 ? 1 : 2]++;
+			snprintf(fig, sizeof(fig), "%u/%u/%u", k[0], k[1], k[2]);
+		}
+		/* Why a commit was skipped is what the reader needs next: it goes after the subject. */
+		bool skip = c->mark == VN_BISECT_SKIP || c->build_failed;
+		vn_strbuf_printf(&s, "%5zu  %.12s  %-5s  %4zu  %-28s  %s%s%s%s%s\n", i, c->hash,
+				 c->build_failed ? "skip" : vn_bisect_mark_name(c->mark), c->nruns, fig,
+				 c->subject ? c->subject : "", skip && c->why ? " [" : "", skip && c->why ? c->why : "",
+				 skip && c->why ? "]" : "",
+				 strcmp(c->hash, res->first_bad) == 0 ? "   <- first bad" : "");
+	}
+	return vn_strbuf_steal(&s);
+}
+
+static const char *outcome_name(enum vn_bisect_outcome o)
+{
+	static const char *const names[] = {"found", "no-difference", "not-ancestor", "ambiguous"};
+	return names[o];
+}
+
+static int write_results(struct bisect *b, struct vn_error *err)
+{
+	const struct vn_bisect_result *res = b->res;
+	const struct vn_bisect_policy *p = &b->o->policy;
+	_cleanup_free_ char *table = vn_bisect_format_table(res, p);
+	_cleanup_free_ char *txt = vn_xasprintf("%s\n%s\n", table, res->message ? res->message : "");
+	_cleanup_free_ char *tpath = vn_xasprintf("%s/bisect.txt", b->o->outdir);
+	_cleanup_free_ char *jpath = vn_xasprintf("%s/bisect.json", b->o->outdir);
+	_cleanup_free_ char *hpath = vn_xasprintf("%s/report.html", b->o->outdir);
+	struct json_object *o = json_object_new_object(), *cs = json_object_new_array();
+	struct vn_html_bisect_commit *hc = vn_xcalloc(res->ncommits + 1, sizeof(*hc));
+	double **vals = vn_xcalloc(res->ncommits + 1, sizeof(*vals));
+	unsigned nh = 0;
+	int rc;
+
+	json_object_object_add(o, "outcome", json_object_new_string(outcome_name(res->outcome)));
+	json_object_object_add(o, "message", json_object_new_string(res->message ? res->message : ""));
+	json_object_object_add(o, "first_bad",
+			       res->outcome == VN_BISECT_FOUND ? json_object_new_string(res->first_bad) : NULL);
+	json_object_object_add(o, "good", json_object_new_string(b->good));
+	json_object_object_add(o, "bad", json_object_new_string(b->bad));
+	json_object_object_add(o, "metric", p->metric ? json_object_new_string(p->metric) : NULL);
+	json_object_object_add(o, "steps", json_object_new_int((int)res->steps));
+	for (size_t i = 0; i < res->ncommits; i++) {
+		const struct vn_bisect_commit *c = &res->commits[i];
+		if (c->mark == VN_BISECT_UNTESTED && !c->nruns && !c->build_failed)
+			continue;
+		struct json_object *j = json_object_new_object(), *runs = json_object_new_array();
+		json_object_object_add(j, "commit", json_object_new_string(c->hash));
+		json_object_object_add(j, "position", json_object_new_int((int)i));
+		json_object_object_add(j, "subject", json_object_new_string(c->subject ? c->subject : ""));
+		json_object_object_add(j, "mark", json_object_new_string(vn_bisect_mark_name(c->mark)));
+		json_object_object_add(j, "why", json_object_new_string(c->why ? c->why : ""));
+		vals[nh] = vn_xcalloc(c->nruns + 1, sizeof(double));
+		unsigned nv = 0;
+		for (size_t r = 0; r < c->nruns; r++) {
+			struct json_object *rj = json_object_new_object();
+			json_object_object_add(rj, "exit", json_object_new_int(c->runs[r].exit));
+			json_object_object_add(rj, "value", num_or_null(c->runs[r].value));
+			json_object_object_add(rj, "dir", json_object_new_string(c->runs[r].dir ? c->runs[r].dir : ""));
+			json_object_array_add(runs, rj);
+			if (isfinite(c->runs[r].value) && c->runs[r].exit != 3)
+				vals[nh][nv++] = c->runs[r].value;
+		}
+		json_object_object_add(j, "runs", runs);
+		json_object_array_add(cs, j);
+		hc[nh] = (struct vn_html_bisect_commit){.position = (unsigned)i,
+							.hash = c->hash,
+							.subject = c->subject,
+							.mark = vn_bisect_mark_name(c->mark),
+							.why = c->why,
+							.first_bad = strcmp(c->hash, res->first_bad) == 0,
+							.nvalues = nv,
+							.values = vals[nh]};
+		nh++;
+	}
+	json_object_object_add(o, "commits", cs);
+	_cleanup_free_ char *title =
+		vn_xasprintf("bisect %s: %.12s..%.12s", b->o->scenario ? b->o->scenario : "", b->good, b->bad);
+	struct vn_html_bisect h = {.path = hpath,
+				   .title = title,
+				   .outcome = res->message,
+				   .metric = p->metric,
+				   .ncommits = nh,
+				   .commits = hc};
+	const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if ((rc = vn_file_write_atomic(tpath, txt, strlen(txt), 0644, err)) == 0 &&
+	    (rc = vn_file_write_atomic(jpath, js, strlen(js), 0644, err)) == 0)
+		rc = vn_report_html_write_bisect(&h, err);
+	json_object_put(o);
+	for (unsigned i = 0; i < nh; i++)
+		free(vals[i]);
+	free(vals);
+	free(hc);
+	return rc;
+}
+
+int vn_bisect(const struct vn_bisect_opts *o, const struct vn_bisect_ops *ops, struct vn_bisect_result *res,
+	      struct vn_error *err)
+{
+	struct bisect b = {.o = o, .ops = ops, .res = res, .log_fd = -1, .t0 = vn_now_s()};
+	int rc;
+
+	*res = (struct vn_bisect_result){0};
+	if ((rc = vn_bisect_git_resolve(o->repo, o->good, b.good, err)) < 0 ||
+	    (rc = vn_bisect_git_resolve(o->repo, o->bad, b.bad, err)) < 0)
+		return rc;
+	snprintf(b.cur_bad, sizeof(b.cur_bad), "%s", b.bad);
+	if ((rc = vn_bisect_git_is_ancestor(o->repo, b.good, b.bad, err)) < 0)
+		return rc;
+	if (rc == 0 || strcmp(b.good, b.bad) == 0) {
+		res->outcome = VN_BISECT_NOT_ANCESTOR;
+		res->message = vn_xasprintf("good %.12s (%s) is not an ancestor of bad %.12s (%s)", b.good, o->good,
+					    b.bad, o->bad);
+		return 0;
+	}
+	if ((rc = vn_bisect_git_range(o->repo, b.good, b.bad, &res->commits, &res->ncommits, err)) < 0)
+		return rc;
+	if ((rc = vn_mkdir_p(o->outdir, 0755, err)) < 0)
+		return rc;
+	b.log_path = vn_xasprintf("%s/bisect.log", o->outdir);
+	if ((rc = log_open(&b, err)) == 0 && (rc = bisect_loop(&b, err)) == 0) {
+		struct json_object *r = record("end", NULL);
+		json_object_object_add(r, "outcome", json_object_new_string(outcome_name(res->outcome)));
+		if (res->outcome == VN_BISECT_FOUND)
+			json_object_object_add(r, "first_bad", json_object_new_string(res->first_bad));
+		rc = log_put(&b, r, err);
+	}
+	/* What is known so far is worth a table even when the bisection stopped. */
+	if (!res->message && rc < 0)
+		res->message = vn_xasprintf("stopped after %u steps: %s", res->steps, err->msg);
+	struct vn_error e2 = {0};
+	if (write_results(&b, rc < 0 ? &e2 : err) < 0 && rc == 0)
+		rc = err->code ? err->code : -EIO;
+	vn_error_clear(&e2);
+	if (b.log_fd >= 0)
+		close(b.log_fd);
+	free(b.log_path);
+	return rc;
+}

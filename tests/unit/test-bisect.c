@@ -1,0 +1,436 @@
+/*
+ * Bisect: the decision rules (verdict, flaky majority, metric, inconclusive,
+ * skip), then whole bisections over a real git history the test makes, with
+ * fake builds and runs: every position of the bad commit, an unbuildable
+ * neighbour, a metric, resume after a stop, replay, and the refusals.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bisect/bisect-priv.h"
+#include "bisect/bisect.h"
+#include "tmpdir.h"
+#include "util/spawn.h"
+
+VN_TEST_TMPDIR(tmp, "bisect")
+
+static struct vn_bisect_policy policy(void)
+{
+	struct vn_bisect_policy p;
+	vn_bisect_policy_default(&p);
+	return p;
+}
+
+static enum vn_bisect_step verdict(const struct vn_bisect_policy *p, const int *exits, size_t n, enum vn_bisect_mark *m)
+{
+	struct vn_bisect_run r[16];
+	char *why = NULL;
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct vn_bisect_run){.exit = exits[i], .value = NAN};
+	enum vn_bisect_step st = vn_bisect_judge_verdict(p, r, n, m, &why);
+	assert_true(st == VN_BISECT_MORE || (why && *why));
+	free(why);
+	return st;
+}
+
+static void test_judge_verdict(void **state)
+{
+	(void)state;
+	struct vn_bisect_policy p = policy();
+	enum vn_bisect_mark m;
+
+	assert_int_equal(verdict(&p, NULL, 0, &m), VN_BISECT_MORE);
+	assert_int_equal(verdict(&p, (int[]){0}, 1, &m), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_GOOD);
+	assert_int_equal(verdict(&p, (int[]){1}, 1, &m), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_BAD);
+	/* Could not run: retried up to infra_max (2), then skipped. */
+	assert_int_equal(verdict(&p, (int[]){3, 3}, 2, &m), VN_BISECT_MORE);
+	assert_int_equal(verdict(&p, (int[]){3, 3, 0}, 3, &m), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_GOOD);
+	assert_int_equal(verdict(&p, (int[]){3, 3, 3}, 3, &m), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_SKIP);
+	/* Flaky 3: the majority, and no more runs once it is certain. */
+	p.flaky = 3;
+	assert_int_equal(verdict(&p, (int[]){1}, 1, &m), VN_BISECT_MORE);
+	assert_int_equal(verdict(&p, (int[]){1, 1}, 2, &m), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_BAD);
+	assert_int_equal(verdict(&p, (int[]){1, 0}, 2, &m), VN_BISECT_MORE);
+	assert_int_equal(verdict(&p, (int[]){1, 0, 0}, 3, &m), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_GOOD);
+	/* An even count can split: neither, so skipped. */
+	p.flaky = 2;
+	assert_int_equal(verdict(&p, (int[]){1, 0}, 2, &m), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_SKIP);
+}
+
+static enum vn_bisect_step metric(const struct vn_bisect_policy *p, const double *v, size_t n, enum vn_bisect_mark *m,
+				  char **why)
+{
+	static const double good[] = {10.0, 10.2, 9.8}, bad[] = {20.0, 20.3, 19.7};
+	struct vn_stats g, b;
+	struct vn_bisect_run r[16];
+	vn_stats_summarize(good, 3, &g);
+	vn_stats_summarize(bad, 3, &b);
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct vn_bisect_run){.exit = isnan(v[i]) ? 3 : 0, .value = v[i]};
+	*why = NULL;
+	return vn_bisect_judge_metric(p, &g, &b, r, n, m, why);
+}
+
+static void test_judge_metric(void **state)
+{
+	(void)state;
+	struct vn_bisect_policy p = policy();
+	enum vn_bisect_mark m;
+	char *why;
+
+	p.metric = "x";
+	assert_int_equal(metric(&p, (double[]){10.1, 9.9}, 2, &m, &why), VN_BISECT_MORE); /* fewer than repeats */
+	assert_int_equal(metric(&p, (double[]){10.1, 9.9, 10.0}, 3, &m, &why), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_GOOD);
+	assert_non_null(strstr(why, "like good"));
+	free(why);
+	assert_int_equal(metric(&p, (double[]){19.9, 20.1, 20.2}, 3, &m, &why), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_BAD);
+	free(why);
+	/* Halfway: like neither, so more runs up to repeats_max, then skipped with its figures. */
+	double mid[8] = {15, 15.2, 14.8, 15.1, 14.9, 15, 15.2, 14.8};
+	assert_int_equal(metric(&p, mid, 3, &m, &why), VN_BISECT_MORE);
+	assert_int_equal(metric(&p, mid, 7, &m, &why), VN_BISECT_MORE);
+	assert_int_equal(metric(&p, mid, 8, &m, &why), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_SKIP);
+	assert_non_null(strstr(why, "inconclusive"));
+	assert_non_null(strstr(why, "neither"));
+	free(why);
+	/* Runs that could not run give no values: skipped past infra_max. */
+	assert_int_equal(metric(&p, (double[]){NAN, NAN, NAN}, 3, &m, &why), VN_BISECT_DECIDED);
+	assert_int_equal(m, VN_BISECT_SKIP);
+	free(why);
+
+	/* Endpoints: noise as large as the difference: more runs, then "do not differ". */
+	struct vn_stats g, b;
+	bool differ;
+	vn_stats_summarize((double[]){10, 20, 15}, 3, &g);
+	vn_stats_summarize((double[]){11, 21, 14}, 3, &b);
+	why = NULL;
+	assert_int_equal(vn_bisect_judge_endpoints(&p, &g, &b, &differ, &why), VN_BISECT_MORE);
+	vn_stats_summarize((double[]){10, 20, 15, 10, 20, 15, 10, 20}, 8, &g);
+	vn_stats_summarize((double[]){11, 21, 14, 11, 21, 14, 11, 21}, 8, &b);
+	assert_int_equal(vn_bisect_judge_endpoints(&p, &g, &b, &differ, &why), VN_BISECT_DECIDED);
+	assert_false(differ);
+	assert_non_null(strstr(why, "do not differ"));
+	free(why);
+	why = NULL;
+	vn_stats_summarize((double[]){10, 10.1, 9.9}, 3, &g);
+	vn_stats_summarize((double[]){20, 20.1, 19.9}, 3, &b);
+	assert_int_equal(vn_bisect_judge_endpoints(&p, &g, &b, &differ, &why), VN_BISECT_DECIDED);
+	assert_true(differ);
+	free(why);
+}
+
+/* ---- whole bisections over a history the test makes ---- */
+
+#define NCOMMITS 13 /* the base and 12 more */
+
+static char repo[128], hashes[NCOMMITS][VN_BISECT_HASH_MAX + 1];
+
+static void git(const char *const *args)
+{
+	const char *argv[16] = {"git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"};
+	size_t a = 7;
+	for (; *args; args++)
+		argv[a++] = *args;
+	argv[a] = NULL;
+	struct vn_error err = {0};
+	assert_int_equal(vn_spawn_run(argv, &(struct vn_spawn_opts){.log_fd = -1}, &err), 0);
+}
+
+static void make_history(void)
+{
+	char name[32], msg[64];
+	snprintf(repo, sizeof(repo), "%s/repo", tmp);
+	if (access(repo, F_OK) == 0)
+		return;
+	vn_test_put(tmp, "repo/README", "base\n");
+	git((const char *[]){"init", "-q", ".", NULL});
+	for (int i = 0; i < NCOMMITS; i++) {
+		snprintf(name, sizeof(name), "repo/f%d", i);
+		vn_test_put(tmp, name, "x\n");
+		snprintf(msg, sizeof(msg), "-mcommit %d", i);
+		git((const char *[]){"add", "-A", ".", NULL});
+		git((const char *[]){"commit", "-q", msg, NULL});
+		struct vn_error err = {0};
+		assert_int_equal(vn_bisect_git_resolve(repo, "HEAD", hashes[i], &err), 0);
+	}
+}
+
+static int index_of(const char *hash)
+{
+	for (int i = 0; i < NCOMMITS; i++)
+		if (strcmp(hashes[i], hash) == 0)
+			return i;
+	fail_msg("unknown commit %s", hash);
+	return -1;
+}
+
+struct fake {
+	int first_bad;   /* commits from here on fail */
+	int unbuildable; /* this one does not build (-1: none) */
+	int stop_after;  /* builds before a build fails with an infrastructure error (-1: never) */
+	bool metric;     /* values: 10ish before first_bad, 20ish from it */
+	bool flaky;      /* every third run of a commit gives the wrong answer */
+	unsigned builds, runs, run_of[NCOMMITS];
+};
+
+static int fake_build(void *data, const char *commit, char **kernel, double *build_s, struct vn_error *err)
+{
+	struct fake *f = data;
+	if (f->stop_after >= 0 && f->builds >= (unsigned)f->stop_after)
+		return vn_infra_error(err, -EIO, "disk full");
+	f->builds++;
+	if (index_of(commit) == f->unbuildable)
+		return vn_input_error(err, "make bzImage failed (exit 2)");
+	*kernel = vn_xstrdup(commit);
+	*build_s = 0;
+	return 0;
+}
+
+static int fake_run(void *data, const char *kernel, const char *dir, int *exit, double *value, struct vn_error *err)
+{
+	struct fake *f = data;
+	int i = index_of(kernel);
+	(void)err;
+	assert_int_equal(access(dir, F_OK), -1); /* a fresh directory each run */
+	f->runs++;
+	unsigned k = ++f->run_of[i];
+	bool bad = i >= f->first_bad;
+	if (f->flaky && k % 3 == 0)
+		bad = !bad;
+	*exit = bad ? 1 : 0;
+	*value = f->metric ? (bad ? 20.0 : 10.0) + 0.1 * (double)(k % 3) - 0.1 : NAN;
+	return 0;
+}
+
+static int bisect_with(struct fake *f, const char *out, const struct vn_bisect_policy *p, const char *good,
+		       const char *bad, const char *replay, struct vn_bisect_result *res, struct vn_error *err)
+{
+	struct vn_bisect_ops ops = {.build = fake_build, .run = fake_run, .data = f};
+	_cleanup_free_ char *dir = vn_xasprintf("%s/%s", tmp, out);
+	struct vn_bisect_opts o = {.repo = repo,
+				   .good = good,
+				   .bad = bad,
+				   .outdir = dir,
+				   .replay = replay,
+				   .policy = *p,
+				   .scenario = "fake.json"};
+	return vn_bisect(&o, &ops, res, err);
+}
+
+static void test_bisect_every_position(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	for (int k = 1; k < NCOMMITS; k++) {
+		struct fake f = {.first_bad = k, .unbuildable = -1, .stop_after = -1};
+		struct vn_bisect_result res;
+		struct vn_error err = {0};
+		char out[32];
+		snprintf(out, sizeof(out), "pos-%d", k);
+		if (bisect_with(&f, out, &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err) < 0)
+			fail_msg("k=%d: %s", k, err.msg);
+		assert_int_equal(res.outcome, VN_BISECT_FOUND);
+		assert_string_equal(res.first_bad, hashes[k]);
+		char subject[32];
+		snprintf(subject, sizeof(subject), "commit %d", k);
+		assert_string_equal(res.first_bad_subject, subject);
+		/* log2 of 12 commits, plus the two endpoints: never more than 6 runs. */
+		assert_true(f.runs <= 6);
+		assert_int_equal(res.ncommits, NCOMMITS);
+		_cleanup_free_ char *txt = vn_xasprintf("%s/%s/bisect.txt", tmp, out);
+		_cleanup_free_ char *html = vn_xasprintf("%s/%s/report.html", tmp, out);
+		_cleanup_free_ char *table = NULL;
+		assert_int_equal(vn_file_read(txt, 1 << 20, &table, &(size_t){0}, NULL), 0);
+		assert_non_null(strstr(table, "<- first bad"));
+		assert_int_equal(access(html, F_OK), 0);
+		vn_bisect_result_clear(&res);
+	}
+}
+
+static void test_bisect_unbuildable(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	/* Right after the bad commit: skipped, reported, and the first bad is still exact. */
+	for (int k = 2; k < NCOMMITS - 2; k++) {
+		struct fake f = {.first_bad = k, .unbuildable = k + 1, .stop_after = -1};
+		struct vn_bisect_result res;
+		struct vn_error err = {0};
+		char out[32];
+		snprintf(out, sizeof(out), "unb-%d", k);
+		if (bisect_with(&f, out, &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err) < 0)
+			fail_msg("k=%d: %s", k, err.msg);
+		assert_int_equal(res.outcome, VN_BISECT_FOUND);
+		assert_string_equal(res.first_bad, hashes[k]);
+		vn_bisect_result_clear(&res);
+	}
+	/* Right before it: the first bad is the bad one or the one that could not be built. */
+	struct fake f = {.first_bad = 6, .unbuildable = 5, .stop_after = -1};
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	assert_int_equal(bisect_with(&f, "unb-before", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	if (res.outcome == VN_BISECT_AMBIGUOUS) {
+		assert_int_equal(res.ncandidates, 2);
+		assert_string_equal(res.candidates[0], hashes[6]);
+		assert_string_equal(res.candidates[1], hashes[5]);
+	} else {
+		/* The halving never reached commit 5. */
+		assert_int_equal(res.outcome, VN_BISECT_FOUND);
+		assert_string_equal(res.first_bad, hashes[6]);
+	}
+	_cleanup_free_ char *txt = vn_xasprintf("%s/unb-before/bisect.json", tmp), *js = NULL;
+	assert_int_equal(vn_file_read(txt, 1 << 20, &js, &(size_t){0}, NULL), 0);
+	if (res.outcome == VN_BISECT_AMBIGUOUS)
+		assert_non_null(strstr(js, "does not build: make bzImage failed"));
+	vn_bisect_result_clear(&res);
+}
+
+static void test_bisect_metric_and_flaky(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	p.metric = "x";
+	struct fake f = {.first_bad = 7, .unbuildable = -1, .stop_after = -1, .metric = true};
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	assert_int_equal(bisect_with(&f, "metric", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	assert_int_equal(res.outcome, VN_BISECT_FOUND);
+	assert_string_equal(res.first_bad, hashes[7]);
+	vn_bisect_result_clear(&res);
+
+	/* A wrong answer every third run: one run per commit can go astray, a majority of 3 cannot. */
+	p = policy();
+	p.flaky = 3;
+	struct fake g = {.first_bad = 4, .unbuildable = -1, .stop_after = -1, .flaky = true};
+	assert_int_equal(bisect_with(&g, "flaky", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	assert_int_equal(res.outcome, VN_BISECT_FOUND);
+	assert_string_equal(res.first_bad, hashes[4]);
+	vn_bisect_result_clear(&res);
+}
+
+static void test_bisect_resume_and_replay(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+
+	/* Stopped after two builds (the endpoints): an infrastructure error, the log kept. */
+	struct fake f = {.first_bad = 9, .unbuildable = -1, .stop_after = 2};
+	assert_int_equal(bisect_with(&f, "resume", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), -EIO);
+	assert_non_null(strstr(err.msg, "disk full"));
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+	unsigned first_runs = f.runs;
+	assert_int_equal(first_runs, 2);
+
+	/* Again: goes on, never running the endpoints again. */
+	f.stop_after = -1;
+	f.builds = 0;
+	memset(f.run_of, 0, sizeof(f.run_of));
+	assert_int_equal(bisect_with(&f, "resume", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	assert_int_equal(res.outcome, VN_BISECT_FOUND);
+	assert_string_equal(res.first_bad, hashes[9]);
+	assert_int_equal(f.run_of[0], 0);
+	assert_int_equal(f.run_of[NCOMMITS - 1], 0);
+	vn_bisect_result_clear(&res);
+
+	/* Finished: a third start runs nothing and says the same. */
+	unsigned runs = f.runs;
+	assert_int_equal(bisect_with(&f, "resume", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	assert_int_equal(f.runs, runs);
+	assert_string_equal(res.first_bad, hashes[9]);
+	vn_bisect_result_clear(&res);
+
+	/* Replay into another dir: the log's marks stand, nothing runs. */
+	_cleanup_free_ char *log = vn_xasprintf("%s/resume/bisect.log", tmp);
+	assert_int_equal(bisect_with(&f, "replayed", &p, hashes[0], hashes[NCOMMITS - 1], log, &res, &err), 0);
+	assert_int_equal(f.runs, runs);
+	assert_string_equal(res.first_bad, hashes[9]);
+	vn_bisect_result_clear(&res);
+
+	/* Another bisection's dir is refused, naming what differs. */
+	assert_int_equal(bisect_with(&f, "resume", &p, hashes[1], hashes[NCOMMITS - 1], NULL, &res, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "another bisection's log: its good commit is"));
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+
+	/* A torn last line (a crash mid-write) is dropped; a bad line elsewhere is refused with its line number. */
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(vn_file_read(log, 1 << 20, &text, &len, NULL), 0);
+	_cleanup_free_ char *torn = vn_xasprintf("%s{\"event\": \"ru", text);
+	_cleanup_free_ char *tornp = vn_xasprintf("%s/torn.log", tmp);
+	assert_int_equal(vn_file_write(tornp, torn), 0);
+	assert_int_equal(bisect_with(&f, "torn", &p, hashes[0], hashes[NCOMMITS - 1], tornp, &res, &err), 0);
+	assert_string_equal(res.first_bad, hashes[9]);
+	vn_bisect_result_clear(&res);
+	_cleanup_free_ char *junk = vn_xasprintf("%snot json\n%s", text, text);
+	_cleanup_free_ char *junkp = vn_xasprintf("%s/junk.log", tmp);
+	assert_int_equal(vn_file_write(junkp, junk), 0);
+	assert_int_equal(bisect_with(&f, "junk", &p, hashes[0], hashes[NCOMMITS - 1], junkp, &res, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "bisect.log:"));
+	assert_non_null(strstr(err.msg, "not a JSON object"));
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+}
+
+static void test_bisect_refusals(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	struct fake f = {.first_bad = 5, .unbuildable = -1, .stop_after = -1};
+
+	/* Swapped: good is not an ancestor of bad, nothing runs. */
+	assert_int_equal(bisect_with(&f, "swap", &p, hashes[NCOMMITS - 1], hashes[0], NULL, &res, &err), 0);
+	assert_int_equal(res.outcome, VN_BISECT_NOT_ANCESTOR);
+	assert_int_equal(f.runs, 0);
+	vn_bisect_result_clear(&res);
+	/* Both endpoints pass: no difference. */
+	f.first_bad = NCOMMITS;
+	assert_int_equal(bisect_with(&f, "same", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	assert_int_equal(res.outcome, VN_BISECT_NO_DIFFERENCE);
+	assert_non_null(strstr(res.message, "do not differ"));
+	vn_bisect_result_clear(&res);
+	/* A revision the tree does not have. */
+	assert_int_equal(bisect_with(&f, "norev", &p, "v9.9", hashes[0], NULL, &res, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "no commit v9.9"));
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_judge_verdict),           cmocka_unit_test(test_judge_metric),
+		cmocka_unit_test(test_bisect_every_position),   cmocka_unit_test(test_bisect_unbuildable),
+		cmocka_unit_test(test_bisect_metric_and_flaky), cmocka_unit_test(test_bisect_resume_and_replay),
+		cmocka_unit_test(test_bisect_refusals),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
