@@ -200,23 +200,35 @@ int vn_kernel_source_checkout(const struct vn_kernel_work *w, const char *commit
 	const char *clean[] = {"git", "-C", w->src, "clean", "-q", "-f", "-d", "-x", NULL};
 	int rc;
 
-	if (access(dotgit, F_OK) != 0) {
-		vn_rm_rf(w->src);
-		vn_rm_rf(tmp);
-		vn_kernel_say(w, "extract", "clone sharing the tree's objects");
-		if ((rc = run_logged(clone, NULL, w->log_fd, err)) != 0 || rename(tmp, w->src) < 0) {
-			vn_rm_rf(tmp);
-			return vn_infra_error(err, rc < 0 ? rc : -EIO,
-					      "git clone --shared %s failed (see the build log)", r->tree_path);
-		}
-	}
 	/* The last build's patches are undone by the checkout: forget them first, so they are applied again. */
 	unlink(touched);
 	unlink(phash);
-	vn_kernel_say(w, "extract", commit);
-	if ((rc = run_logged(co, NULL, w->log_fd, err)) != 0 || (rc = run_logged(clean, NULL, w->log_fd, err)) != 0)
-		return vn_infra_error(err, rc < 0 ? rc : -EIO, "checking out %.12s in %s failed (see the build log)",
-				      commit, w->src);
+	/*
+	 * A clone whose checkout fails (the tree was made anew, or gc pruned what
+	 * the clone's index named) is made again, once: every file is new to make
+	 * then, so that build is a full one.
+	 */
+	for (int attempt = 0;; attempt++) {
+		if (access(dotgit, F_OK) != 0) {
+			vn_rm_rf(w->src);
+			vn_rm_rf(tmp);
+			vn_kernel_say(w, "extract", "clone sharing the tree's objects");
+			if ((rc = run_logged(clone, NULL, w->log_fd, err)) != 0 || rename(tmp, w->src) < 0) {
+				vn_rm_rf(tmp);
+				return vn_infra_error(err, rc < 0 ? rc : -EIO,
+						      "git clone --shared %s failed (see the build log)", r->tree_path);
+			}
+		}
+		vn_kernel_say(w, "extract", commit);
+		if ((rc = run_logged(co, NULL, w->log_fd, err)) == 0)
+			rc = run_logged(clean, NULL, w->log_fd, err);
+		if (rc == 0)
+			break;
+		if (rc < 0 || attempt > 0)
+			return vn_infra_error(err, rc < 0 ? rc : -EIO,
+					      "checking out %.12s in %s failed (see the build log)", commit, w->src);
+		vn_rm_rf(w->src);
+	}
 	/* The checkout's uncommitted changes are part of its identity, so part of the tree. */
 	if (diff && *diff) {
 		_cleanup_free_ char *dp = vn_xasprintf("%s/dirty.patch", w->dir);

@@ -36,7 +36,7 @@ if [ ! -d "$repo/.git" ]; then
 	mkdir -p "$repo"
 	tar -xf /usr/src/linux-source-6.1.tar.xz -C "$repo" --strip-components=1
 	g init -q .
-	g add -A .
+	g add -A -f . # Debian's .gitignore ignores everything at the top level
 	g commit -q -m "linux-source-6.1 as Debian ships it"
 	for i in $(seq 1 12); do
 		f=${files[$((i - 1))]}

@@ -816,6 +816,39 @@ static void test_build_git_tree(void **state)
 	assert_string_equal(after, head);
 	assert_string_equal(st, " M mm/x.c\n");
 
+	/* The tree made anew (its old objects gone): the shared clone cannot move, so it is cloned again. */
+	_cleanup_free_ char *dotgit = vn_xasprintf("%s/.git", repo);
+	vn_rm_rf(dotgit);
+	git(repo, "init", "-q", ".");
+	git(repo, "add", "-A", ".");
+	git(repo, "commit", "-q", "-manew");
+	o.rev = NULL;
+	_cleanup_kernel_built_ struct vn_kernel_built *f = NULL;
+	if (vn_kernel_build(r, &o, &f, &err) < 0)
+		fail_msg("build after the tree was made anew: %s", err.msg);
+	free(img);
+	img = NULL;
+	assert_int_equal(vn_file_read(f->image, VN_FILE_STATE_MAX, &img, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(img + 0x400, "four\ndirty\n"));
+
+	/* A clone that cannot reach the tree's objects any more: its checkout fails, so it is cloned again. */
+	char *slash = strrchr(marker, '/');
+	*slash = '\0';
+	_cleanup_free_ char *alt = vn_xasprintf("%s/../src/.git/objects/info/alternates", marker);
+	assert_int_equal(unlink(alt), 0);
+	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\nfive\n");
+	git(repo, "commit", "-qa", "-mfive");
+	_cleanup_kernel_built_ struct vn_kernel_built *h = NULL;
+	if (vn_kernel_build(r, &o, &h, &err) < 0)
+		fail_msg("build after the clone broke: %s", err.msg);
+	_cleanup_free_ char *hlog = NULL;
+	assert_int_equal(vn_file_read(h->log, VN_FILE_STATE_MAX, &hlog, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(hlog, "fatal: ")); /* the broken clone's checkout failed first */
+	free(img);
+	img = NULL;
+	assert_int_equal(vn_file_read(h->image, VN_FILE_STATE_MAX, &img, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(img + 0x400, "five\n"));
+
 	/* A commit the tree does not have: bad input, naming it. */
 	o.rev = "no-such-rev";
 	_cleanup_kernel_built_ struct vn_kernel_built *e = NULL;
