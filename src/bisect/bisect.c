@@ -694,7 +694,7 @@ static int write_results(struct bisect *b, struct vn_error *err)
 		json_object_object_add(j, "mark", json_object_new_string(vn_bisect_mark_name(c->mark)));
 		json_object_object_add(j, "why", json_object_new_string(c->why ? c->why : ""));
 		vals[nh] = vn_xcalloc(c->nruns + 1, sizeof(double));
-		unsigned nv = 0;
+		unsigned nv = 0, k[3] = {0};
 		for (size_t r = 0; r < c->nruns; r++) {
 			struct json_object *rj = json_object_new_object();
 			json_object_object_add(rj, "exit", json_object_new_int(c->runs[r].exit));
@@ -703,6 +703,7 @@ static int write_results(struct bisect *b, struct vn_error *err)
 			json_object_array_add(runs, rj);
 			if (isfinite(c->runs[r].value) && c->runs[r].exit != 3)
 				vals[nh][nv++] = c->runs[r].value;
+			k[c->runs[r].exit == 0 ? 0 : c->runs[r].exit == 1 ? 1 : 2]++;
 		}
 		json_object_object_add(j, "runs", runs);
 		json_object_array_add(cs, j);

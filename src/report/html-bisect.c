@@ -60,6 +60,10 @@ int vn_report_html_write_bisect(const struct vn_html_bisect *in, struct vn_error
 			vn_strbuf_printf(&b, " ± ");
 			vn_html_num(&b, c->nvalues > 1 ? sqrt(sq / (c->nvalues - 1)) : NAN);
 			vn_strbuf_printf(&b, " (%u)", c->nvalues);
+		} else {
+			vn_strbuf_printf(&b, "%u passed, %u failed%s", c->passed, c->failed, c->broken ? ", " : "");
+			if (c->broken)
+				vn_strbuf_printf(&b, "%u could not run", c->broken);
 		}
 		vn_strbuf_printf(&b, "</td><td>");
 		vn_html_text(&b, c->why ? c->why : "");

@@ -87,6 +87,7 @@ struct vn_html_bisect_commit {
 	unsigned position; /* in good..bad, 0 the good endpoint */
 	const char *hash, *subject, *mark, *why;
 	bool first_bad;
+	unsigned passed, failed, broken; /* its runs by exit code: 0, 1, other */
 	unsigned nvalues;
 	const double *values; /* the metric's values of its runs */
 };

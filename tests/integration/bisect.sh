@@ -3,15 +3,20 @@
 # Makes a git history of Debian's linux-source-6.1: the tree as the base, then
 # 12 commits that each touch one mm/ or kernel/ file, one of them, at a
 # position picked at random, applying seed 003's fallback-revert patch, the
-# next one breaking the build and the one after that mending it. Then:
+# next one breaking the build and the one after that mending it, and another
+# one, also at random, raising the NUMA balancing scan delay's default from
+# 1 s to 10 min. Then:
 #   1. vnuma bisect scenarios/fallback-4node.json names exactly the patch's
 #      commit; it is stopped (Ctrl-C) after its second decision and started
 #      again, and goes on without rebuilding or rerunning what was done;
 #   2. bisecting from the commit before the patch to the mended one tests the
 #      unbuildable commit first (git's pick), skips it, reports it, and still
 #      names the patch's commit;
-#   3. the user's checkout, index and HEAD are as they were.
-#   bisect.sh VNUMA_BINARY   (VN_SOURCE_DIR: the repository; VN_BISECT_POS: the position, else random)
+#   3. by metric, with repeats: memfollow-2node without its scan delay sysctl
+#      migrates no pages within its run from the delay's commit on; bisect
+#      --metric vmstat.numa_pages_migrated names that commit;
+#   4. the user's checkout, index and HEAD are as they were.
+#   bisect.sh VNUMA_BINARY   (VN_SOURCE_DIR: the repository; VN_BISECT_POS, VN_BISECT_SPOS: the positions, else random)
 set -u
 vnuma=$1
 src=${VN_SOURCE_DIR:?}
@@ -32,6 +37,10 @@ g() { git -C "$repo" -c user.name=vnuma-test -c user.email=test@vnuma "$@"; }
 files=(mm/vmstat.c mm/mmzone.c kernel/sched/core.c mm/memory.c mm/mempolicy.c kernel/fork.c mm/mmap.c
 	mm/page_alloc.c mm/slub.c kernel/exit.c mm/rmap.c mm/util.c)
 pos=${VN_BISECT_POS:-$((RANDOM % 9 + 2))} # 2..10: the patch, then the breakage at pos+1 and the fix at pos+2 <= 12
+spos=${VN_BISECT_SPOS:-}
+while [ -z "$spos" ] || { [ "$spos" -ge "$pos" ] && [ "$spos" -le "$((pos + 2))" ]; }; do
+	spos=$((RANDOM % 12 + 1))
+done
 if [ ! -d "$repo/.git" ]; then
 	mkdir -p "$repo"
 	tar -xf /usr/src/linux-source-6.1.tar.xz -C "$repo" --strip-components=1
@@ -43,6 +52,12 @@ if [ ! -d "$repo/.git" ]; then
 		if [ "$i" = "$pos" ]; then
 			g apply "$src/kernels/fallback-revert/0001-mm-page_alloc-restore-pre-5.15-node_load.patch"
 			g commit -q -a -m "mm/page_alloc: restore the pre-5.15 node_load penalty (planted)"
+			continue
+		fi
+		if [ "$i" = "$spos" ]; then
+			sed -i 's/^unsigned int sysctl_numa_balancing_scan_delay = 1000;/unsigned int sysctl_numa_balancing_scan_delay = 600000;/' \
+				"$repo/kernel/sched/fair.c"
+			g commit -q -a -m "sched/numa: scan delay default 1 s -> 10 min (planted)"
 			continue
 		fi
 		if [ "$i" = "$((pos + 1))" ]; then
@@ -61,10 +76,11 @@ if [ ! -d "$repo/.git" ]; then
 fi
 planted=$(g log --format=%H -1 --grep='node_load penalty')
 mended=$(g rev-list --reverse --ancestry-path "$planted..HEAD" | sed -n 2p)
+delayed=$(g log --format=%H -1 --grep='scan delay default')
 base=$(g rev-list --max-parents=0 HEAD)
 head_before=$(g rev-parse HEAD)
 status_before=$(g status --porcelain | md5sum)
-echo "planted at position $pos: $planted"
+echo "planted: the revert at position $pos ($planted), the scan delay at $spos ($delayed)"
 
 scn=$src/scenarios/fallback-4node.json
 out=$w/out1
@@ -110,6 +126,21 @@ cat "$log"
 check "bisect over the unbuildable commit exits 0" test "$rc" = 0
 check "...still names the planted commit" grep -q "the first bad commit is $planted" "$log"
 check "...and reports the unbuildable one as skipped" grep -q "skip .*does not build (planted) \[does not build: kernel" "$out2/bisect.txt"
+
+# Third: by metric. memfollow-2node leaves the scan delay at the kernel's default here, and counts no locality.
+mscn=$w/memfollow-default-delay.json
+grep -v -e '"kernel.numa_balancing_scan_delay_ms"' -e '"locality": true' "$src/scenarios/memfollow-2node.json" |
+	sed 's#"topology": *"2node"#"topology": "'"$src"'/topologies/2node.xml"#' >"$mscn"
+out3=$w/out3
+"$vnuma" bisect "$mscn" --quick --repo "$repo" --good "$base" --bad HEAD --metric vmstat.numa_pages_migrated \
+	--repeats 3 -o "$out3" >"$log" 2>&1
+rc=$?
+cat "$log"
+check "bisect by metric exits 0" test "$rc" = 0
+check "...names the scan delay's commit" grep -q "the first bad commit is $delayed" "$log"
+check "...after the endpoints differed by Welch's test" grep -q '"why":"good .* they differ' "$out3/bisect.log"
+check "...with at least 3 runs of each tested commit" \
+	bash -c "! grep -q '\"mark\":\"\(good\|bad\)\",\"why\":\"[0-9.e+-]* ± [0-9.e+-]* (n=[12])' '$out3/bisect.log'"
 
 check "the user's HEAD is where it was" test "$(g rev-parse HEAD)" = "$head_before"
 check "...and the checkout and index unchanged" test "$(g status --porcelain | md5sum)" = "$status_before"

@@ -808,6 +808,57 @@ static void test_neither(void **state)
 	vn_rm_rf(dir);
 }
 
+/* A bisection's page: subjects are the user's (or anyone's) text, escaped; by metric a strip per commit. */
+static void test_bisect_page(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir();
+	_cleanup_free_ char *path = vn_xasprintf("%s/report.html", dir);
+	struct vn_error err = {0};
+	static const double good[] = {10, 11, 9}, bad[] = {20, 21};
+	const struct vn_html_bisect_commit c[] = {
+		{.position = 0,
+		 .hash = "aaaa",
+		 .subject = "base",
+		 .mark = "good",
+		 .why = "like good",
+		 .nvalues = 3,
+		 .values = good},
+		{.position = 4,
+		 .hash = "bbbb",
+		 .subject = "<script>alert(1)</script>",
+		 .mark = "bad",
+		 .why = "w&w",
+		 .first_bad = true,
+		 .nvalues = 2,
+		 .values = bad,
+		 .failed = 2},
+	};
+	struct vn_html_bisect in = {.path = path,
+				    .title = "bisect <x>",
+				    .outcome = "the first bad commit is bbbb",
+				    .metric = "vmstat.numa_pages_migrated",
+				    .ncommits = 2,
+				    .commits = c};
+	(void)state;
+
+	assert_int_equal(vn_report_html_write_bisect(&in, &err), 0);
+	_cleanup_free_ char *html = slurp(path);
+	assert_null(strstr(html, "<script>"));
+	assert_non_null(strstr(html, "&lt;script&gt;alert(1)"));
+	assert_non_null(strstr(html, "bisect &lt;x&gt;"));
+	assert_non_null(strstr(html, "w&amp;w"));
+	assert_non_null(strstr(html, "<svg"));
+	assert_non_null(strstr(html, "(first bad)"));
+	/* By verdict: the runs' outcomes instead of figures, and no chart. */
+	in.metric = NULL;
+	assert_int_equal(vn_report_html_write_bisect(&in, &err), 0);
+	free(html);
+	html = slurp(path);
+	assert_null(strstr(html, "<svg"));
+	assert_non_null(strstr(html, "0 passed, 2 failed"));
+	vn_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -823,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_group_no_compare),
 		cmocka_unit_test(test_group_symlinked_run),
 		cmocka_unit_test(test_neither),
+		cmocka_unit_test(test_bisect_page),
 		cmocka_unit_test(test_locality_heatmap),
 		cmocka_unit_test(test_locality_series),
 		cmocka_unit_test(test_locality_from_memory),
