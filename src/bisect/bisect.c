@@ -479,6 +479,13 @@ static int run_until(struct bisect *b, struct vn_bisect_commit *c, size_t n, str
 					      c->runs[c->nruns - 1].dir ? c->runs[c->nruns - 1].dir : "");
 		if ((rc = run_once(b, c, err)) < 0)
 			return rc;
+		/* An endpoint's run that completed without the metric: a name the scenario does not record. */
+		const struct vn_bisect_run *last = &c->runs[c->nruns - 1];
+		if ((last->exit == 0 || last->exit == 1) && !isfinite(last->value))
+			return vn_input_error(err,
+					      "--metric %s: %s/%s/result.json records no such metric (vnuma compare "
+					      "lists a run's metrics)",
+					      b->o->policy.metric, b->o->outdir, last->dir);
 	}
 }
 

@@ -171,7 +171,9 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 		printf("%s\n", res.message);
 	for (size_t i = 0; res.outcome == VN_BISECT_AMBIGUOUS && i < res.ncandidates; i++)
 		printf("  %s\n", res.candidates[i]);
-	fprintf(stderr, "bisection: %s/ (bisect.log, bisect.txt, bisect.json, report.html, commits/)\n", outdir);
+	if (res.ncommits)
+		fprintf(stderr, "bisection: %s/ (bisect.log, bisect.txt, bisect.json, report.html, commits/)\n",
+			outdir);
 	enum vn_bisect_outcome out = res.outcome;
 	vn_bisect_result_clear(&res);
 	if (rc < 0)

@@ -417,6 +417,17 @@ static void test_bisect_refusals(void **state)
 	assert_int_equal(res.outcome, VN_BISECT_NO_DIFFERENCE);
 	assert_non_null(strstr(res.message, "do not differ"));
 	vn_bisect_result_clear(&res);
+	/* A metric the runs do not record: said after the first endpoint run, not after many. */
+	struct vn_bisect_policy pm = policy();
+	pm.metric = "vmstat.nope";
+	f.first_bad = 5;
+	f.runs = 0;
+	assert_int_equal(bisect_with(&f, "nometric", &pm, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "--metric vmstat.nope: "));
+	assert_non_null(strstr(err.msg, "records no such metric"));
+	assert_int_equal(f.runs, 1);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
 	/* A revision the tree does not have. */
 	assert_int_equal(bisect_with(&f, "norev", &p, "v9.9", hashes[0], NULL, &res, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "no commit v9.9"));
