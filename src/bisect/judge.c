@@ -5,8 +5,9 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "bisect/bisect.h"
+#include "bisect/judge.h"
 #include "util/alloc.h"
 
 const char *vn_bisect_mark_name(enum vn_bisect_mark m)

@@ -63,72 +63,91 @@ static int load_recipe(const char *spec, const char *repo, struct vn_recipe **ou
 	return 0;
 }
 
-static int cmd_bisect(int argc, char **argv, struct vn_error *err)
-{
-	const char *repo = NULL, *good = NULL, *bad = NULL, *recipe = "minimal-numa", *outdir = NULL;
-	struct vn_bisect_opts bo = {0};
-	uint64_t n = 0, jobs = 0;
-	bool repeats_given = false, quick = false, vtime = false;
+struct bisect_args {
 	struct vn_cli_args a;
-	int c, rc;
+	const char *repo, *good, *bad, *recipe, *outdir;
+	struct vn_bisect_opts bo;
+	uint64_t jobs;
+	bool quick, vtime;
+};
 
-	vn_bisect_policy_default(&bo.policy);
-	vn_cli_args_init(&a, &vn_cmd_bisect, argc, argv);
-	while ((c = vn_cli_next(&a, err)) > 0) {
+static int parse(int argc, char **argv, struct bisect_args *ba, struct vn_error *err)
+{
+	struct vn_cli_args *a = &ba->a;
+	struct vn_bisect_policy *p = &ba->bo.policy;
+	bool repeats_given = false;
+	uint64_t n = 0;
+	int c;
+
+	ba->recipe = "minimal-numa";
+	vn_bisect_policy_default(p);
+	vn_cli_args_init(a, &vn_cmd_bisect, argc, argv);
+	while ((c = vn_cli_next(a, err)) > 0) {
 		switch (c) {
-		case 'o': outdir = optarg; break;
-		case 'R': repo = optarg; break;
-		case 'G': good = optarg; break;
-		case 'B': bad = optarg; break;
-		case 'E': recipe = optarg; break;
-		case 'M': bo.policy.metric = optarg; break;
-		case 'P': bo.replay = optarg; break;
-		case 'q': quick = true; break;
-		case 'V': vtime = true; break;
+		case 'o': ba->outdir = optarg; break;
+		case 'R': ba->repo = optarg; break;
+		case 'G': ba->good = optarg; break;
+		case 'B': ba->bad = optarg; break;
+		case 'E': ba->recipe = optarg; break;
+		case 'M': p->metric = optarg; break;
+		case 'P': ba->bo.replay = optarg; break;
+		case 'q': ba->quick = true; break;
+		case 'V': ba->vtime = true; break;
 		case 'r':
-			if (vn_cli_count(&a, "repeats", optarg, 2, VN_BISECT_RUNS_MAX, &n, err) < 0)
-				return a.exit;
-			bo.policy.repeats = (unsigned)n;
+			if (vn_cli_count(a, "repeats", optarg, 2, VN_BISECT_RUNS_MAX, &n, err) < 0)
+				return a->exit;
+			p->repeats = (unsigned)n;
 			repeats_given = true;
 			break;
 		case 'F':
-			if (vn_cli_count(&a, "flaky", optarg, 1, VN_BISECT_RUNS_MAX, &n, err) < 0)
-				return a.exit;
-			bo.policy.flaky = (unsigned)n;
+			if (vn_cli_count(a, "flaky", optarg, 1, VN_BISECT_RUNS_MAX, &n, err) < 0)
+				return a->exit;
+			p->flaky = (unsigned)n;
 			break;
 		case 'j':
-			if (vn_cli_count(&a, "jobs", optarg, 1, 1024, &jobs, err) < 0)
-				return a.exit;
+			if (vn_cli_count(a, "jobs", optarg, 1, 1024, &ba->jobs, err) < 0)
+				return a->exit;
 			break;
 		}
 	}
-	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
-		return a.exit;
-	if (!repo || !good || !bad)
+	if (c < 0 || vn_cli_operands(a, 1, 1, err) < 0)
+		return a->exit;
+	if (!ba->repo || !ba->good || !ba->bad)
 		return vn_input_error(err, "bisect needs --repo DIR, --good REV and --bad REV");
-	if (repeats_given && !bo.policy.metric)
+	if (repeats_given && !p->metric)
 		return vn_input_error(err, "--repeats is for --metric; by verdict, --flaky N runs a commit N times");
-	if (bo.policy.metric && bo.policy.flaky > 1)
+	if (p->metric && p->flaky > 1)
 		return vn_input_error(err, "--flaky is for verdicts; by --metric, --repeats N runs a commit N times");
-	if (bo.policy.repeats > bo.policy.repeats_max)
-		bo.policy.repeats_max = bo.policy.repeats;
+	if (p->repeats > p->repeats_max)
+		p->repeats_max = p->repeats;
+	return 0;
+}
 
+static int cmd_bisect(int argc, char **argv, struct vn_error *err)
+{
+	struct bisect_args ba = {0};
+	struct vn_cli_args *a = &ba.a;
+	struct vn_bisect_opts *bo = &ba.bo;
+	const char *outdir;
+	int rc;
+
+	if ((rc = parse(argc, argv, &ba, err)) != 0)
+		return rc;
 	_cleanup_scenario_ struct vn_scenario *s = NULL;
 	_cleanup_recipe_ struct vn_recipe *r = NULL;
 	_cleanup_free_ char *spath = NULL, *state = NULL, *cache = NULL, *defdir = NULL;
 	struct vn_testbed_ctx ctx;
 	if ((rc = vn_scenario_find(argv[optind], &spath, err)) < 0 || (rc = vn_scenario_load(spath, &s, err)) < 0 ||
-	    (rc = vn_scenario_check(s, NULL, NULL, err)) < 0 || (rc = load_recipe(recipe, repo, &r, err)) < 0)
+	    (rc = vn_scenario_check(s, NULL, NULL, err)) < 0 || (rc = load_recipe(ba.recipe, ba.repo, &r, err)) < 0)
 		return rc;
-	if ((rc = vn_state_locate(a.state_dir, &state, err)) < 0)
+	if ((rc = vn_state_locate(a->state_dir, &state, err)) < 0)
 		return rc;
 	cache = vn_state_kernels_dir(state);
 	enum vn_arch arch = vn_arch_host();
 	if (s->arch && (rc = vn_arch_parse(s->arch, "the scenario's arch", &arch, err)) < 0)
 		return rc;
-	if (!outdir)
-		outdir = defdir = vn_xasprintf("results/bisect-%s", s->name);
-	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0)
+	outdir = ba.outdir ? ba.outdir : (defdir = vn_xasprintf("results/bisect-%s", s->name));
+	if ((rc = vn_cli_ctx(a, &ctx, err)) < 0)
 		return rc;
 
 	struct vn_cli_progress prog;
@@ -139,32 +158,32 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 		.scenario = s,
 		.recipe = r,
 		.build = {.cache_dir = cache,
-			  .jobs = (int)jobs,
+			  .jobs = (int)ba.jobs,
 			  .arch = arch,
 			  .progress = vn_cli_progress,
 			  .progress_data = &prog},
-		.run = {.quick = quick, .virtual_time = vtime, .progress = vn_cli_progress_up(&prog)},
-		.metric = bo.policy.metric,
+		.run = {.quick = ba.quick, .virtual_time = ba.vtime, .progress = vn_cli_progress_up(&prog)},
+		.metric = bo->policy.metric,
 		.say = bisect_say,
 		.say_data = &sd,
 	};
 	/* One run per kernel saves nothing worth restoring: boot cold and keep no snapshot. */
-	be.run.cold = !bo.policy.metric && bo.policy.flaky == 1;
+	be.run.cold = !bo->policy.metric && bo->policy.flaky == 1;
 	struct vn_bisect_ops ops;
 	vn_bisect_backend_ops(&be, &ops);
-	bo.repo = r->tree_path;
-	bo.good = good;
-	bo.bad = bad;
-	bo.outdir = outdir;
-	bo.scenario = spath;
-	bo.recipe = r->path;
+	bo->repo = r->tree_path;
+	bo->good = ba.good;
+	bo->bad = ba.bad;
+	bo->outdir = outdir;
+	bo->scenario = spath;
+	bo->recipe = r->path;
 
 	struct vn_bisect_result res;
-	rc = vn_bisect(&bo, &ops, &res, err);
+	rc = vn_bisect(bo, &ops, &res, err);
 	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);
 	if (res.ncommits) {
-		_cleanup_free_ char *table = vn_bisect_format_table(&res, &bo.policy);
+		_cleanup_free_ char *table = vn_bisect_format_table(&res, &bo->policy);
 		fputs(table, stdout);
 	}
 	if (res.message)
