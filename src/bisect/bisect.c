@@ -630,7 +630,7 @@ static int bisect_loop(struct bisect *b, struct vn_error *err)
 char *vn_bisect_format_table(const struct vn_bisect_result *res, const struct vn_bisect_policy *p)
 {
 	struct vn_strbuf s = VN_STRBUF_INIT;
-	vn_strbuf_printf(&s, "%5s  %-12s  %-5s  %4s  %-28s  %s\n", "#", "commit", "mark", "runs",
+	vn_strbuf_printf(&s, "%5s  %-12s  %-8s  %4s  %-28s  %s\n", "#", "commit", "mark", "runs",
 			 p->metric ? p->metric : "verdicts (pass/fail/broken)", "subject");
 	for (size_t i = 0; i < res->ncommits; i++) {
 		const struct vn_bisect_commit *c = &res->commits[i];
@@ -652,7 +652,7 @@ char *vn_bisect_format_table(const struct vn_bisect_result *res, const struct vn
 		}
 		/* Why a commit was skipped is what the reader needs next: it goes after the subject. */
 		bool skip = c->mark == VN_BISECT_SKIP || c->build_failed;
-		vn_strbuf_printf(&s, "%5zu  %.12s  %-5s  %4zu  %-28s  %s%s%s%s%s\n", i, c->hash,
+		vn_strbuf_printf(&s, "%5zu  %.12s  %-8s  %4zu  %-28s  %s%s%s%s%s\n", i, c->hash,
 				 c->build_failed ? "skip" : vn_bisect_mark_name(c->mark), c->nruns, fig,
 				 c->subject ? c->subject : "", skip && c->why ? " [" : "", skip && c->why ? c->why : "",
 				 skip && c->why ? "]" : "",
