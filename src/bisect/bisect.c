@@ -337,8 +337,9 @@ static void progress(struct bisect *b, const struct vn_bisect_commit *c, const c
 	char eta[64] = "";
 	if (b->runs)
 		snprintf(eta, sizeof(eta), ", ~%.0f min left", steps * (per_build + per * per_run) / 60.0);
-	say(b, "step %u: %s %.12s %s (%u commits in question, ~%u steps%s; %.0f s so far)", b->res->steps + 1, why,
-	    c->hash, c->subject ? c->subject : "", left, steps, eta, vn_now_s() - b->t0);
+	say(b, "step %u: %s %.12s %s (first bad: %.12s or one of %u commits before it, ~%u steps%s; %.0f s so far)",
+	    b->res->steps + 1, why, c->hash, c->subject ? c->subject : "", b->cur_bad, left, steps, eta,
+	    vn_now_s() - b->t0);
 }
 
 static int build(struct bisect *b, struct vn_bisect_commit *c, struct vn_error *err)
