@@ -27,22 +27,26 @@ static int be_build(void *data, const char *commit, char **kernel, double *build
 	return 0;
 }
 
-static int be_run(void *data, const char *kernel, const char *dir, int *exit, double *value, struct vn_error *err)
+static int be_run(void *data, const struct vn_bisect_run_in *in, struct vn_bisect_run_out *out, struct vn_error *err)
 {
 	struct vn_bisect_backend *be = data;
 	struct vn_run_opts ro = be->run;
 	struct vn_report rep;
-	_cleanup_free_ char *out = NULL;
+	_cleanup_free_ char *dir = NULL;
 
-	ro.outdir = dir;
-	ro.kernel = kernel;
-	int rc = vn_scenario_run(be->ctx, be->scenario, &ro, &rep, &out, err);
+	ro.outdir = in->dir;
+	ro.kernel = in->kernel;
+	ro.variant = in->variant;
+	ro.repeat = in->repeat;
+	int rc = vn_scenario_run(be->ctx, be->scenario, &ro, &rep, &dir, err);
 	if (rc == 0) {
-		*exit = vn_report_failures(&rep) ? 1 : 0;
-		*value = NAN;
+		out->exit = vn_report_failures(&rep) ? 1 : 0;
+		out->value = NAN;
 		for (unsigned i = 0; be->metric && i < rep.nmetrics; i++)
 			if (strcmp(rep.metrics[i].name, be->metric) == 0)
-				*value = rep.metrics[i].value;
+				out->value = rep.metrics[i].value;
+		out->topology = vn_xstrdup_or_null(rep.topology);
+		out->accel = vn_xstrdup_or_null(rep.accel);
 	}
 	vn_report_clear(&rep);
 	return rc;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bisect/bisect-priv.h"
+#include "compare/compare.h"
 #include "report/html.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -42,7 +43,8 @@ struct bisect {
 	double build_sum; /* and their time */
 	unsigned runs;    /* runs this process made */
 	double run_sum;
-	unsigned ncands; /* commits still in question at the last count */
+	unsigned ncands;        /* commits still in question at the last count */
+	char *topology, *accel; /* from the runs, for OUT/commits/group.json */
 };
 
 void vn_bisect_commits_free(struct vn_bisect_commit *v, size_t n)
@@ -396,7 +398,20 @@ static int run_once(struct bisect *b, struct vn_bisect_commit *c, struct vn_erro
 	vn_rm_rf(dir);
 	if ((rc = vn_mkdir_p(parent, 0755, err)) < 0)
 		return rc;
-	rc = b->ops->run(b->ops->data, c->kernel, dir, &run.exit, &run.value, &e);
+	char variant[16];
+	snprintf(variant, sizeof(variant), "%.12s", c->hash);
+	struct vn_bisect_run_in in = {
+		.kernel = c->kernel, .dir = dir, .variant = variant, .repeat = (unsigned)c->nruns + 1};
+	struct vn_bisect_run_out out = {.exit = 3, .value = NAN};
+	rc = b->ops->run(b->ops->data, &in, &out, &e);
+	run.exit = out.exit;
+	run.value = out.value;
+	/* The group's machine is its runs': the first that says it names it. */
+	if (!b->topology && out.topology)
+		b->topology = steal_pointer(&out.topology);
+	if (!b->accel && out.accel)
+		b->accel = steal_pointer(&out.accel);
+	vn_free_all(out.topology, out.accel);
 	if (vn_was_interrupted()) {
 		vn_error_clear(&e);
 		return vn_infra_error(err, -EINTR, "interrupted: the same command goes on from %s", b->log_path);
@@ -668,7 +683,74 @@ static const char *outcome_name(enum vn_bisect_outcome o)
 	return names[o];
 }
 
-static int write_results(struct bisect *b, struct vn_error *err)
+/*
+ * OUT/commits as a result group, a variant per tested commit in commit
+ * order and the good endpoint the base, so that `vnuma compare OUT/commits`
+ * and its report show every commit's runs against the good one.
+ */
+static int write_group(struct bisect *b, bool ended, struct vn_error *err)
+{
+	const struct vn_bisect_result *res = b->res;
+	_cleanup_free_ char *dir = vn_xasprintf("%s/commits", b->o->outdir);
+	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", dir);
+	struct json_object *o = json_object_new_object(), *vars = json_object_new_array(),
+			   *runs = json_object_new_array();
+	char name[16];
+	int rc;
+
+	if (access(dir, F_OK) != 0) {
+		json_object_put(o);
+		json_object_put(vars);
+		json_object_put(runs);
+		return 0;
+	}
+	json_object_object_add(o, "scenario", json_object_new_string(b->o->scenario_name ? b->o->scenario_name : ""));
+	json_object_object_add(o, "topology", b->topology ? json_object_new_string(b->topology) : NULL);
+	json_object_object_add(o, "accelerator", b->accel ? json_object_new_string(b->accel) : NULL);
+	snprintf(name, sizeof(name), "%.12s", b->good);
+	json_object_object_add(o, "base", json_object_new_string(name));
+	for (size_t i = 0; i < res->ncommits; i++) {
+		const struct vn_bisect_commit *c = &res->commits[i];
+		if (!c->nruns)
+			continue;
+		struct json_object *v = json_object_new_object();
+		snprintf(name, sizeof(name), "%.12s", c->hash);
+		json_object_object_add(v, "name", json_object_new_string(name));
+		json_object_object_add(v, "kernel", json_object_new_string(c->kernel ? c->kernel : ""));
+		json_object_object_add(v, "commit", json_object_new_string(c->hash));
+		json_object_object_add(v, "mark", json_object_new_string(vn_bisect_mark_name(c->mark)));
+		json_object_array_add(vars, v);
+		for (size_t r = 0; r < c->nruns; r++) {
+			struct json_object *j = json_object_new_object();
+			const char *rel = c->runs[r].dir ? c->runs[r].dir : "";
+			json_object_object_add(j, "variant", json_object_new_string(name));
+			json_object_object_add(j, "repeat", json_object_new_int((int)r + 1));
+			/* Relative to the group: commits/HASH/run-N is HASH/run-N there. */
+			json_object_object_add(
+				j, "dir", json_object_new_string(strncmp(rel, "commits/", 8) == 0 ? rel + 8 : rel));
+			json_object_object_add(j, "exit", json_object_new_int(c->runs[r].exit));
+			json_object_array_add(runs, j);
+		}
+	}
+	json_object_object_add(o, "variants", vars);
+	json_object_object_add(o, "runs", runs);
+	json_object_object_add(o, "complete", json_object_new_boolean(ended));
+	_cleanup_free_ char *text = vn_xasprintf(
+		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	if ((rc = vn_file_write_text(path, text, err)) < 0)
+		return rc;
+	struct vn_compare *cmp = NULL;
+	struct vn_error e = {0};
+	/* The comparison and its page are for reading: one that cannot be made is said, not fatal. */
+	if (vn_compare_write_group(dir, &cmp, &e) < 0 || vn_report_html_write(dir, NULL, &e) < 0)
+		say(b, "%s: %s", dir, e.msg);
+	vn_compare_free(cmp);
+	vn_error_clear(&e);
+	return 0;
+}
+
+static int write_results(struct bisect *b, bool ended, struct vn_error *err)
 {
 	const struct vn_bisect_result *res = b->res;
 	const struct vn_bisect_policy *p = &b->o->policy;
@@ -738,6 +820,8 @@ static int write_results(struct bisect *b, struct vn_error *err)
 	if ((rc = vn_file_write_atomic(tpath, txt, strlen(txt), 0644, err)) == 0 &&
 	    (rc = vn_file_write_atomic(jpath, js, strlen(js), 0644, err)) == 0)
 		rc = vn_report_html_write_bisect(&h, err);
+	if (rc == 0)
+		rc = write_group(b, ended, err);
 	json_object_put(o);
 	for (unsigned i = 0; i < nh; i++)
 		free(vals[i]);
@@ -781,11 +865,11 @@ int vn_bisect(const struct vn_bisect_opts *o, const struct vn_bisect_ops *ops, s
 	if (!res->message && rc < 0)
 		res->message = vn_xasprintf("stopped after %u steps: %s", res->steps, err->msg);
 	struct vn_error e2 = {0};
-	if (write_results(&b, rc < 0 ? &e2 : err) < 0 && rc == 0)
+	if (write_results(&b, rc == 0, rc < 0 ? &e2 : err) < 0 && rc == 0)
 		rc = err->code ? err->code : -EIO;
 	vn_error_clear(&e2);
 	if (b.log_fd >= 0)
 		close(b.log_fd);
-	free(b.log_path);
+	vn_free_all(b.log_path, b.topology, b.accel);
 	return rc;
 }

@@ -32,6 +32,19 @@ struct vn_bisect_commit {
 
 /* ---- the bisection (bisect.c) ---- */
 
+/* One run on kernel into dir (absolute, new), recorded as variant's repeat: the commit's short hash
+ * and its run number, so that the commits' runs form a result group. */
+struct vn_bisect_run_in {
+	const char *kernel, *dir, *variant;
+	unsigned repeat;
+};
+/* How it went: exit 0 or 1, the metric (NaN: none), and what its result.json says of the machine. */
+struct vn_bisect_run_out {
+	int exit;
+	double value;
+	char *topology, *accel; /* malloc'd, or NULL */
+};
+
 /* What judging a commit needs done: building it and running the scenario on it (backend.c: the real ones). */
 struct vn_bisect_ops {
 	/*
@@ -40,12 +53,9 @@ struct vn_bisect_ops {
 	 * skipped), anything else stops the bisection.
 	 */
 	int (*build)(void *data, const char *commit, char **kernel, double *build_s, struct vn_error *err);
-	/*
-	 * One run on kernel into dir (absolute, new): 0 with *exit 0 or 1 and
-	 * *value the metric (NaN when the run has none), or a negative errno
-	 * when it could not run (counted as exit 3, err says why).
-	 */
-	int (*run)(void *data, const char *kernel, const char *dir, int *exit, double *value, struct vn_error *err);
+	/* One run of the scenario (struct vn_bisect_run_in/_out below): 0, or a negative errno when it could
+	 * not run (counted as exit 3, err says why). */
+	int (*run)(void *data, const struct vn_bisect_run_in *in, struct vn_bisect_run_out *out, struct vn_error *err);
 	/* A progress line (no newline); may be NULL. */
 	void (*say)(void *data, const char *line);
 	void *data;
@@ -59,6 +69,8 @@ struct vn_bisect_opts {
 	struct vn_bisect_policy policy;
 	/* Recorded in the log, so that resuming with other ones is refused. */
 	const char *scenario, *recipe;
+	/* For OUT/commits/group.json: the scenario's name and topology, as its runs' result.json say them. */
+	const char *scenario_name, *topology;
 };
 
 enum vn_bisect_outcome {
@@ -85,7 +97,9 @@ struct vn_bisect_result {
  * Bisect: 0 with res filled, or a negative errno: bad input (VN_ERR_INPUT:
  * unknown revisions, an OUT holding another bisection, a bad log), or
  * infrastructure (a build that fails other than by not compiling, Ctrl-C).
- * Writes OUT/bisect.txt, bisect.json and report.html at the end.
+ * Writes OUT/bisect.txt, bisect.json and report.html at the end, and
+ * OUT/commits/ as a result group (group.json, compare.txt/json, report.html:
+ * a variant per tested commit, the good endpoint the base).
  */
 int vn_bisect(const struct vn_bisect_opts *o, const struct vn_bisect_ops *ops, struct vn_bisect_result *res,
 	      struct vn_error *err);

@@ -204,19 +204,32 @@ static int fake_build(void *data, const char *commit, char **kernel, double *bui
 	return 0;
 }
 
-static int fake_run(void *data, const char *kernel, const char *dir, int *exit, double *value, struct vn_error *err)
+/* A run: its verdict and value by the commit's position, and a result.json such as compare reads. */
+static int fake_run(void *data, const struct vn_bisect_run_in *in, struct vn_bisect_run_out *out, struct vn_error *err)
 {
 	struct fake *f = data;
-	int i = index_of(kernel);
+	int i = index_of(in->kernel);
 	(void)err;
-	assert_int_equal(access(dir, F_OK), -1); /* a fresh directory each run */
+	assert_int_equal(access(in->dir, F_OK), -1); /* a fresh directory each run */
+	assert_int_equal(strncmp(in->variant, in->kernel, 12), 0);
+	assert_int_equal(strlen(in->variant), 12);
 	f->runs++;
 	unsigned k = ++f->run_of[i];
 	bool bad = i >= f->first_bad;
 	if (f->flaky && k % 3 == 0)
 		bad = !bad;
-	*exit = bad ? 1 : 0;
-	*value = f->metric ? (bad ? 20.0 : 10.0) + 0.1 * (double)(k % 3) - 0.1 : NAN;
+	out->exit = bad ? 1 : 0;
+	out->value = f->metric ? (bad ? 20.0 : 10.0) + 0.1 * (double)(k % 3) - 0.1 : NAN;
+	out->topology = vn_xstrdup("2node");
+	out->accel = vn_xstrdup("tcg");
+	_cleanup_free_ char *res = vn_xasprintf(
+		"{\"complete\": true, \"variant\": \"%s\", \"repeat\": %u, \"scenario\": \"fake\", \"topology\": "
+		"\"2node\", \"accelerator\": \"tcg\", \"metrics\": {\"x\": %g}}\n",
+		in->variant, in->repeat, f->metric ? out->value : (double)out->exit);
+	_cleanup_free_ char *path = vn_xasprintf("%s/result.json", in->dir);
+	struct vn_error e = {0};
+	assert_int_equal(vn_mkdir_p(in->dir, 0755, &e), 0);
+	assert_int_equal(vn_file_write_text(path, res, &e), 0);
 	return 0;
 }
 
@@ -318,6 +331,16 @@ static void test_bisect_metric_and_flaky(void **state)
 	assert_int_equal(res.outcome, VN_BISECT_FOUND);
 	assert_string_equal(res.first_bad, hashes[7]);
 	vn_bisect_result_clear(&res);
+	/* The commits' runs are a result group compare reads: the good endpoint the base, each commit a column. */
+	_cleanup_free_ char *cmp = vn_xasprintf("%s/metric/commits/compare.txt", tmp), *table = NULL;
+	assert_int_equal(vn_file_read(cmp, 1 << 20, &table, &(size_t){0}, NULL), 0);
+	char good12[13], bad12[13];
+	snprintf(good12, sizeof(good12), "%.12s", hashes[0]);
+	snprintf(bad12, sizeof(bad12), "%.12s", hashes[7]);
+	assert_non_null(strstr(table, good12));
+	assert_non_null(strstr(table, bad12));
+	_cleanup_free_ char *gh = vn_xasprintf("%s/metric/commits/report.html", tmp);
+	assert_int_equal(access(gh, F_OK), 0);
 
 	/* A wrong answer every third run: one run per commit can go astray, a majority of 3 cannot. */
 	p = policy();
