@@ -69,8 +69,8 @@ struct vn_bisect_opts {
 	struct vn_bisect_policy policy;
 	/* Recorded in the log, so that resuming with other ones is refused. */
 	const char *scenario, *recipe;
-	/* For OUT/commits/group.json: the scenario's name and topology, as its runs' result.json say them. */
-	const char *scenario_name, *topology;
+	/* For OUT/commits/group.json: the scenario's name, as its runs' result.json say it. */
+	const char *scenario_name;
 };
 
 enum vn_bisect_outcome {

@@ -176,6 +176,7 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 	bo->bad = ba.bad;
 	bo->outdir = outdir;
 	bo->scenario = spath;
+	bo->scenario_name = s->name;
 	bo->recipe = r->path;
 
 	struct vn_bisect_result res;

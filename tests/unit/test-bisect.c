@@ -244,7 +244,8 @@ static int bisect_with(struct fake *f, const char *out, const struct vn_bisect_p
 				   .outdir = dir,
 				   .replay = replay,
 				   .policy = *p,
-				   .scenario = "fake.json"};
+				   .scenario = "fake.json",
+				   .scenario_name = "fake"};
 	return vn_bisect(&o, &ops, res, err);
 }
 
