@@ -211,6 +211,14 @@ badnum "run --repeats 1e3" "--repeats: '1e3' is not a number" run --state-dir "$
 badnum "run --repeats 1001" "--repeats: '1001' is out of range 1..1000" run --state-dir "$tmp/state" --repeats 1001 "$src/scenarios/memfollow-2node.json"
 badnum "kernel build -j 5x" "--jobs: '5x' is not a number" kernel build --state-dir "$tmp/state" -j 5x stock
 badnum "kernel build -j 0" "--jobs: '0' is out of range" kernel build --state-dir "$tmp/state" -j 0 stock
+f4="$src/scenarios/fallback-4node.json"
+badnum "bisect --repeats 1" "--repeats: '1' is out of range 2..50" bisect --state-dir "$tmp/state" --repeats 1 --metric x --repo . --good a --bad b "$f4"
+badnum "bisect --flaky 0" "--flaky: '0' is out of range 1..50" bisect --state-dir "$tmp/state" --flaky 0 --repo . --good a --bad b "$f4"
+badnum "bisect without --repo" "bisect needs --repo DIR, --good REV and --bad REV" bisect --state-dir "$tmp/state" --good a --bad b "$f4"
+badnum "bisect --repeats by verdict" "--repeats is for --metric" bisect --state-dir "$tmp/state" --repeats 3 --repo . --good a --bad b "$f4"
+badnum "bisect --flaky by metric" "--flaky is for verdicts" bisect --state-dir "$tmp/state" --flaky 3 --metric x --repo . --good a --bad b "$f4"
+badnum "bisect --recipe stock" "--recipe stock: a source recipe is needed" bisect --state-dir "$tmp/state" --recipe stock --repo . --good a --bad b "$f4"
+check "bisect --repo of no git tree exits 2 naming the revision" sh -c "'$vnuma' bisect --state-dir '$tmp/state2' --repo '$tmp' --good v1 --bad v2 '$f4' 2>&1 | grep -q \"$tmp: no commit v1 in this git tree\""
 badnum "topo random --seed -1" "--seed: '-1' is not a number" topo random --seed -1
 badnum "topo random --seed 0x10" "--seed: '0x10' is not a number" topo random --seed 0x10
 badnum "topo random --nodes 3-4x" "--nodes: '4x' is not a number" topo random --nodes 3-4x
