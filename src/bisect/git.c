@@ -34,6 +34,8 @@ int vn_bisect_git_resolve(const char *repo, const char *rev, char hash[VN_BISECT
 
 	if (rc < 0)
 		return rc;
+	if (rc > 0 && out.s && strstr(out.s, "not a git repository"))
+		return vn_input_error(err, "%s: not a git tree (--repo names a kernel's git checkout)", repo);
 	if (rc > 0 || !out.s)
 		return vn_input_error(err, "%s: no commit %s in this git tree", repo, rev);
 	out.s[strcspn(out.s, "\n")] = '\0';

@@ -218,7 +218,7 @@ badnum "bisect without --repo" "bisect needs --repo DIR, --good REV and --bad RE
 badnum "bisect --repeats by verdict" "--repeats is for --metric" bisect --state-dir "$tmp/state" --repeats 3 --repo . --good a --bad b "$f4"
 badnum "bisect --flaky by metric" "--flaky is for verdicts" bisect --state-dir "$tmp/state" --flaky 3 --metric x --repo . --good a --bad b "$f4"
 badnum "bisect --recipe stock" "--recipe stock: a source recipe is needed" bisect --state-dir "$tmp/state" --recipe stock --repo . --good a --bad b "$f4"
-check "bisect --repo of no git tree exits 2 naming the revision" sh -c "'$vnuma' bisect --state-dir '$tmp/state2' --repo '$tmp' --good v1 --bad v2 '$f4' 2>&1 | grep -q \"$tmp: no commit v1 in this git tree\""
+check "bisect --repo of no git tree says so" sh -c "'$vnuma' bisect --state-dir '$tmp/state2' --repo '$tmp' --good v1 --bad v2 '$f4' 2>&1 | grep -q \"$tmp: not a git tree\""
 badnum "topo random --seed -1" "--seed: '-1' is not a number" topo random --seed -1
 badnum "topo random --seed 0x10" "--seed: '0x10' is not a number" topo random --seed 0x10
 badnum "topo random --nodes 3-4x" "--nodes: '4x' is not a number" topo random --nodes 3-4x
