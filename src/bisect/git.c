@@ -88,8 +88,8 @@ int vn_bisect_git_range(const char *repo, const char *good, const char *bad, str
 		v = vn_xreallocarray(v, k + 1, sizeof(*v));
 		v[k] = (struct vn_bisect_commit){0};
 		snprintf(v[k].hash, sizeof(v[k].hash), "%s", l);
-		/* A subject is the user's text: kept to a line's worth. */
-		v[k].subject = vn_xstrndup(tab + 1, 200);
+		/* A subject is anyone's text (an upstream tree's): a line's worth, no terminal escapes. */
+		v[k].subject = vn_text_dup(tab + 1, 200, 0);
 		k++;
 	}
 	*commits = v;
