@@ -25,7 +25,7 @@ struct vn_kernel {
 	char **patches;    /* patch names in the order applied, NULL-terminated */
 	char *config_hash; /* sha256 of the config inputs (base, fragment contents) */
 	char *build_key;   /* the cache key: source identity + config inputs + patches */
-	char *source_id;   /* sha256 of the tarball, or of git HEAD + uncommitted diff */
+	char *source_id;   /* sha256 of the tarball, or of git HEAD's tree + uncommitted diff */
 	bool built_now;    /* true when resolving it ran a build (not a cache hit) */
 };
 

@@ -63,18 +63,22 @@ static int tarball_id(const char *cache, const char *tarball, char id[VN_SHA256_
 }
 
 /*
- * A checkout's identity: HEAD and its uncommitted diff, or (rev) that commit
- * alone, hashed the same way so that a clean checkout of REV and REV built
- * by name are one kernel. commit gets the full hash.
+ * A checkout's identity: the tree HEAD has and its uncommitted diff, or (rev)
+ * that commit's tree alone. By tree, not commit: commits with the same
+ * content (a revert of a revert, a rebase that changed only messages) are
+ * one kernel, and a clean checkout of REV and REV built by name are one too.
+ * commit gets the commit's full hash, for the checkout.
  */
 static int git_id(const char *tree, const char *rev, char id[VN_SHA256_HEX_LEN + 1], char **diff,
 		  char commit[VN_GIT_HASH_MAX + 1], struct vn_error *err)
 {
-	_cleanup_strbuf_ struct vn_strbuf head = VN_STRBUF_INIT, d = VN_STRBUF_INIT;
+	_cleanup_strbuf_ struct vn_strbuf head = VN_STRBUF_INIT, th = VN_STRBUF_INIT, d = VN_STRBUF_INIT;
 	_cleanup_free_ char *spec = vn_xasprintf("%s^{commit}", rev ? rev : "HEAD");
+	_cleanup_free_ char *tspec = NULL;
 	const char *a1[] = {"git", "-C", tree, "rev-parse", "--verify", "-q", spec, NULL};
 	const char *a2[] = {"git", "-C", tree, "diff", "--binary", "HEAD", NULL};
 	struct vn_spawn_opts o1 = {.log_fd = -1, .capture = &head}, o2 = {.log_fd = -1, .capture = &d};
+	struct vn_spawn_opts o3 = {.log_fd = -1, .capture = &th};
 	uint8_t dg[VN_SHA256_LEN];
 	struct vn_sha256 c;
 	int rc;
@@ -86,11 +90,15 @@ static int git_id(const char *tree, const char *rev, char id[VN_SHA256_HEX_LEN +
 		return vn_infra_error(err, -EINVAL, "%s: git rev-parse %s gave no commit hash", tree, spec);
 	memcpy(commit, head.s, hl);
 	commit[hl] = '\0';
+	tspec = vn_xasprintf("%s^{tree}", commit);
+	const char *a3[] = {"git", "-C", tree, "rev-parse", "--verify", "-q", tspec, NULL};
+	if ((rc = vn_spawn_run(a3, &o3, err)) != 0 || !th.s)
+		return rc < 0 ? rc : vn_infra_error(err, -EIO, "%s: git rev-parse %s failed", tree, tspec);
 	if (!rev && (rc = vn_spawn_run(a2, &o2, err)) != 0)
 		return rc < 0 ? rc : vn_input_error(err, "%s: git diff HEAD failed", tree);
 	vn_sha256_init(&c);
-	vn_kernel_hash_str(&c, "git");
-	vn_kernel_hash_str(&c, head.s);
+	vn_kernel_hash_str(&c, "git-tree");
+	vn_kernel_hash_str(&c, th.s);
 	vn_kernel_hash_str(&c, d.s ? d.s : "");
 	vn_sha256_final(&c, dg);
 	vn_sha256_hex(dg, id);

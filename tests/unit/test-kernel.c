@@ -849,6 +849,15 @@ static void test_build_git_tree(void **state)
 	assert_int_equal(vn_file_read(h->image, VN_FILE_STATE_MAX, &img, &(size_t){0}, NULL), 0);
 	assert_non_null(strstr(img + 0x400, "five\n"));
 
+	/* A commit whose tree is the first one's: the same kernel, found in the cache by the tree. */
+	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\n");
+	git(repo, "commit", "-qa", "-mback");
+	o.rev = "HEAD";
+	_cleanup_kernel_built_ struct vn_kernel_built *same = NULL;
+	assert_int_equal(vn_kernel_build(r, &o, &same, &err), 0);
+	assert_true(same->cached);
+	assert_string_equal(same->key, a->key);
+
 	/* A commit the tree does not have: bad input, naming it. */
 	o.rev = "no-such-rev";
 	_cleanup_kernel_built_ struct vn_kernel_built *e = NULL;
