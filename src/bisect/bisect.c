@@ -39,7 +39,8 @@ struct bisect {
 	char *log_path;
 	int log_fd;
 	double t0;
-	unsigned builds;  /* builds this process ran (not cache hits) after the first */
+	bool first_built; /* this process ran a real build (not a cache hit) */
+	unsigned builds;  /* real builds this process ran after its first */
 	double build_sum; /* and their time */
 	unsigned runs;    /* runs this process made */
 	double run_sum;
@@ -370,11 +371,15 @@ static int build(struct bisect *b, struct vn_bisect_commit *c, struct vn_error *
 		vn_error_clear(&e);
 	} else {
 		c->built = true;
-		/* A cache hit takes no time: only real builds make the ETA. */
+		/*
+		 * A cache hit takes no time, and the first real build may be a cold
+		 * one: the ETA is made of the incremental builds after it.
+		 */
 		if (s > 0 && vn_now_s() - t > 1) {
 			c->build_s = s;
-			if (b->res->steps > 0)
+			if (b->first_built)
 				b->builds++, b->build_sum += s;
+			b->first_built = true;
 		}
 		json_object_object_add(r, "kernel", json_object_new_string(c->kernel));
 		json_object_object_add(r, "build_s", json_object_new_double(c->build_s));
