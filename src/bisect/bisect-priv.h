@@ -1,4 +1,4 @@
-/* The bisect room's internals: git (git.c) and the log (log.c), shared by bisect.c and its tests. */
+/* The bisect room's internals: git (git.c) and the log read back (log.c), shared by bisect.c, its tests and fuzzing. */
 #pragma once
 
 #include <stdbool.h>
@@ -28,3 +28,22 @@ bool vn_bisect_hash_ok(const char *s);
 
 /* Free n commits and the array. */
 void vn_bisect_commits_free(struct vn_bisect_commit *v, size_t n);
+
+/* ---- log.c: bisect.log read back ---- */
+
+/* What a log is applied to: the range's commits, and what its start record must say. */
+struct vn_bisect_log_state {
+	struct vn_bisect_commit *commits; /* borrowed: marks, runs and builds are applied to them */
+	size_t ncommits;
+	const char *good, *bad, *metric;      /* the start record must name these (metric NULL: by verdict) */
+	char cur_bad[VN_BISECT_HASH_MAX + 1]; /* the newest commit marked bad */
+	bool started;                         /* a start record was read */
+};
+
+/*
+ * Apply a log's text (len bytes, name for errors as NAME:LINE) to st. A last
+ * line without its newline (a write a crash cut short) is dropped; any other
+ * line that is not a JSON object of a known event is an input error.
+ */
+int vn_bisect_log_apply(struct vn_bisect_log_state *st, const char *text, size_t len, const char *name,
+			struct vn_error *err);

@@ -132,24 +132,6 @@ static int log_mark(struct bisect *b, struct vn_bisect_commit *c, enum vn_bisect
 	return log_put(b, r, err);
 }
 
-static const char *jstr(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : NULL;
-}
-
-static bool jnum(struct json_object *o, const char *k, double *out)
-{
-	struct json_object *v;
-	if (!json_object_object_get_ex(o, k, &v) ||
-	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-		return false;
-	*out = json_object_get_double(v);
-	return isfinite(*out);
-}
-
 static void start_fields(struct bisect *b, struct json_object *r)
 {
 	const struct vn_bisect_policy *p = &b->o->policy;
@@ -166,121 +148,25 @@ static void start_fields(struct bisect *b, struct json_object *r)
 	json_object_object_add(r, "alpha", json_object_new_double(p->alpha));
 }
 
-/* A start record of another bisection: what differs, or NULL when it is this one. */
-static char *start_differs(struct bisect *b, struct json_object *r)
-{
-	const char *metric = jstr(r, "metric"), *good = jstr(r, "good"), *bad = jstr(r, "bad");
-	const char *want = b->o->policy.metric;
-	if (!good || strcmp(good, b->good) != 0)
-		return vn_xasprintf("its good commit is %.12s, not %.12s", good ? good : "?", b->good);
-	if (!bad || strcmp(bad, b->bad) != 0)
-		return vn_xasprintf("its bad commit is %.12s, not %.12s", bad ? bad : "?", b->bad);
-	if ((metric == NULL) != (want == NULL) || (metric && strcmp(metric, want) != 0))
-		return vn_xasprintf("it judges by %s, not by %s", metric ? metric : "verdict", want ? want : "verdict");
-	return NULL;
-}
-
-static int apply_record(struct bisect *b, struct json_object *r, const char *where, bool *started, struct vn_error *err)
-{
-	const char *ev = jstr(r, "event"), *hash = jstr(r, "commit");
-	struct vn_bisect_commit *c;
-	double v;
-
-	if (!ev)
-		return vn_input_error(err, "%s: a record without \"event\"", where);
-	if (strcmp(ev, "start") == 0) {
-		_cleanup_free_ char *d = start_differs(b, r);
-		if (d)
-			return vn_input_error(err, "%s: another bisection's log: %s (use another output dir)", where,
-					      d);
-		*started = true;
-		return 0;
-	}
-	if (strcmp(ev, "end") == 0)
-		return 0;
-	if (!*started)
-		return vn_input_error(err, "%s: a %s record before the start record", where, ev);
-	if (!hash || !vn_bisect_hash_ok(hash))
-		return vn_input_error(err, "%s: $.commit: not a commit hash", where);
-	/* A commit outside good..bad (an edited log): nothing to apply it to. */
-	if (!(c = find(b, hash)))
-		return 0;
-	if (strcmp(ev, "build") == 0) {
-		bool ok = json_object_get_boolean(json_object_object_get(r, "ok"));
-		c->built = ok;
-		c->build_failed = !ok;
-		if (!ok) {
-			free(c->why);
-			c->why = vn_xasprintf("does not build: %s", jstr(r, "error") ? jstr(r, "error") : "?");
-		}
-		if (jnum(r, "build_s", &v))
-			c->build_s = v;
-	} else if (strcmp(ev, "run") == 0) {
-		struct vn_bisect_run run = {.exit = 3, .value = NAN};
-		if (jnum(r, "exit", &v) && (v == 0 || v == 1 || v == 3))
-			run.exit = (int)v;
-		if (jnum(r, "value", &v))
-			run.value = v;
-		if (jnum(r, "run_s", &v))
-			run.run_s = v;
-		run.dir = vn_xstrdup_or_null(jstr(r, "dir"));
-		if (c->nruns >= VN_BISECT_RUNS_MAX) {
-			free(run.dir);
-			return vn_input_error(err, "%s: more than %d runs of %.12s", where, VN_BISECT_RUNS_MAX, hash);
-		}
-		c->runs = vn_xreallocarray(c->runs, c->nruns + 1, sizeof(*c->runs));
-		c->runs[c->nruns++] = run;
-	} else if (strcmp(ev, "mark") == 0) {
-		const char *m = jstr(r, "mark");
-		enum vn_bisect_mark mk = VN_BISECT_UNTESTED;
-		for (int i = VN_BISECT_GOOD; i <= VN_BISECT_SKIP; i++)
-			if (m && strcmp(m, vn_bisect_mark_name((enum vn_bisect_mark)i)) == 0)
-				mk = (enum vn_bisect_mark)i;
-		if (mk == VN_BISECT_UNTESTED)
-			return vn_input_error(err, "%s: $.mark: \"%s\" is not good, bad or skip", where, m ? m : "");
-		free(c->why);
-		c->mark = mk;
-		c->why = vn_xstrdup_or_null(jstr(r, "why"));
-		if (mk == VN_BISECT_BAD)
-			snprintf(b->cur_bad, sizeof(b->cur_bad), "%s", c->hash);
-	} else {
-		return vn_input_error(err, "%s: $.event: unknown event \"%s\"", where, ev);
-	}
-	return 0;
-}
-
-/* Read the log at path into the commits; a last line cut short by a crash is dropped, any other bad one refused. */
+/* Read the log at path into the commits (log.c has the rules). */
 static int log_load(struct bisect *b, const char *path, bool *started, struct vn_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	size_t len = 0, lineno = 0;
+	size_t len = 0;
 	int rc;
+	struct vn_bisect_log_state st = {.commits = b->res->commits,
+					 .ncommits = b->res->ncommits,
+					 .good = b->good,
+					 .bad = b->bad,
+					 .metric = b->o->policy.metric};
 
 	if ((rc = vn_file_read(path, LOG_MAX, &text, &len, err)) < 0)
 		return rc;
-	for (char *l = text; l < text + len;) {
-		char *e = memchr(l, '\n', (size_t)(text + len - l));
-		char where[PATH_MAX + 32];
-		lineno++;
-		if (!e)
-			break; /* no newline: the write was cut short */
-		*e = '\0';
-		snprintf(where, sizeof(where), "%s:%zu", path, lineno);
-		struct json_tokener *tok = json_tokener_new();
-		struct json_object *r = json_tokener_parse_ex(tok, l, (int)(e - l));
-		bool whole = json_tokener_get_error(tok) == json_tokener_success && tok->char_offset == (int)(e - l);
-		json_tokener_free(tok);
-		if (!r || !whole || !json_object_is_type(r, json_type_object)) {
-			json_object_put(r);
-			return vn_input_error(err, "%s: not a JSON object", where);
-		}
-		rc = apply_record(b, r, where, started, err);
-		json_object_put(r);
-		if (rc < 0)
-			return rc;
-		l = e + 1;
-	}
-	return 0;
+	snprintf(st.cur_bad, sizeof(st.cur_bad), "%s", b->cur_bad);
+	rc = vn_bisect_log_apply(&st, text, len, path, err);
+	snprintf(b->cur_bad, sizeof(b->cur_bad), "%s", st.cur_bad);
+	*started = st.started;
+	return rc;
 }
 
 static int log_open(struct bisect *b, struct vn_error *err)
