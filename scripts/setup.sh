@@ -34,7 +34,7 @@ packages="
 	libguestfs-tools supermin debootstrap e2fsprogs
 	xz-utils libxml2-utils procps bc groff-base clang-format python3
 	chromium
-	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1
+	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1 git
 "
 
 arch_packages="
