@@ -576,11 +576,32 @@ static void test_build_fake_tree(void **state)
 		vn_kernel_built_free(list[i]);
 	free(list);
 
+	/* Without Debian's cross compiler: refused before anything runs, naming it and its package. */
+	_cleanup_free_ char *old_path = vn_xstrdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	_cleanup_free_ char *hostbin = path_of("hostbin");
+	assert_int_equal(mkdir(hostbin, 0755), 0);
+	static const char *const host_tools[] = {"gcc", "make", "flex", "bison", "bc", "patch", "tar", "perl"};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(host_tools); i++) {
+		_cleanup_free_ char *from = vn_xasprintf("/usr/bin/%s", host_tools[i]);
+		_cleanup_free_ char *to = vn_xasprintf("%s/%s", hostbin, host_tools[i]);
+		if (access(from, X_OK) == 0)
+			assert_int_equal(symlink(from, to), 0);
+	}
+	setenv("PATH", hostbin, 1);
+	_cleanup_kernel_built_ struct vn_kernel_built *nocross =
+		build_fake_arch("fake-a", base, VN_ARCH_ARM64, &patched, &err, &rc);
+	setenv("PATH", old_path, 1);
+	assert_int_equal(rc, -ENOENT);
+	assert_null(nocross);
+	assert_non_null(strstr(err.msg, "aarch64-linux-gnu-gcc (Debian package gcc-aarch64-linux-gnu)"));
+	assert_non_null(strstr(err.msg, "apt-get install"));
+	vn_error_clear(&err);
+
 	/* A stand-in for Debian's cross compiler, which the build checks for before it starts. */
 	put("bin/aarch64-linux-gnu-gcc", "#!/bin/sh\nexit 0\n");
 	_cleanup_free_ char *bin = path_of("bin"), *fakegcc = path_of("bin/aarch64-linux-gnu-gcc");
 	assert_int_equal(chmod(fakegcc, 0755), 0);
-	_cleanup_free_ char *path = vn_xasprintf("%s:%s", bin, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	_cleanup_free_ char *path = vn_xasprintf("%s:%s", bin, old_path);
 	setenv("PATH", path, 1);
 	/*
 	 * The first recipe for arm64: make gets ARCH= and CROSS_COMPILE=, the
@@ -611,6 +632,8 @@ static void test_build_fake_tree(void **state)
 	for (size_t i = 0; i < n; i++)
 		vn_kernel_built_free(list[i]);
 	free(list);
+	/* The tests after this one find tools where they were. */
+	setenv("PATH", old_path, 1);
 }
 
 /* A minimal x86_64 ELF with one PT_NOTE segment holding one note of type note_type ("Xen"). */
