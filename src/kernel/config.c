@@ -131,13 +131,12 @@ static int fragment_path(const struct vn_kernel_work *w, size_t i, char *buf, si
 	return access(buf, F_OK) == 0 ? 0 : -ENOENT;
 }
 
-/* Where the config in use sits in the recipe, for errors. */
-static const char *config_jpath(const struct vn_kernel_work *w)
+/* Where the config in use sits in the recipe, for errors: written into p, which is returned. */
+static const char *config_jpath(const struct vn_kernel_work *w, char p[64])
 {
-	static __thread char p[64];
 	if (w->cf == &w->r->kconfig)
 		return "$.config";
-	snprintf(p, sizeof(p), "$.config.arch.%s", vn_arch_name(w->o->arch));
+	snprintf(p, 64, "$.config.arch.%s", vn_arch_name(w->o->arch));
 	return p;
 }
 
@@ -157,12 +156,12 @@ static int merge_fragments(const struct vn_kernel_work *w, const char *dotconfig
 	argv[a++] = w->obj;
 	argv[a++] = dotconfig;
 	for (size_t i = 0; i < w->cf->nfragments; i++) {
-		char buf[PATH_MAX];
+		char buf[PATH_MAX], jp[64];
 		if (fragment_path(w, i, buf, sizeof(buf)) < 0)
 			return vn_input_error(err,
 					      "%s: %s.fragments[%zu]: %s is neither beside the recipe (%s/) "
 					      "nor in the kernel's arch/%s/configs or kernel/configs",
-					      w->r->path, config_jpath(w), i, w->cf->fragment_names[i], w->r->dir,
+					      w->r->path, config_jpath(w, jp), i, w->cf->fragment_names[i], w->r->dir,
 					      vn_arch_info(w->o->arch)->karch);
 		argv[a++] = paths[i] = vn_xstrdup(buf);
 	}

@@ -632,6 +632,21 @@ static void test_build_fake_tree(void **state)
 	for (size_t i = 0; i < n; i++)
 		vn_kernel_built_free(list[i]);
 	free(list);
+
+	/* A fragment found neither beside the recipe nor in the tree: named by its JSON path, the arch's own too. */
+	static const char missing[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", \"config\": {\"base\": "
+				      "\"tinyconfig\", \"fragments\": [\"nowhere.config\"], \"arch\": {\"arm64\": "
+				      "{\"fragments\": [\"numa.config\", \"nowhere-arm64.config\"]}}}}";
+	_cleanup_kernel_built_ struct vn_kernel_built *m1 =
+		build_fake_arch("fake-m", missing, VN_ARCH_X86_64, &patched, &err, &rc);
+	assert_int_equal(rc, -EINVAL);
+	assert_non_null(strstr(err.msg, "$.config.fragments[0]: nowhere.config is neither beside the recipe"));
+	vn_error_clear(&err);
+	_cleanup_kernel_built_ struct vn_kernel_built *m2 =
+		build_fake_arch("fake-m", missing, VN_ARCH_ARM64, &patched, &err, &rc);
+	assert_int_equal(rc, -EINVAL);
+	assert_non_null(strstr(err.msg, "$.config.arch.arm64.fragments[1]: nowhere-arm64.config is neither"));
+	vn_error_clear(&err);
 	/* The tests after this one find tools where they were. */
 	setenv("PATH", old_path, 1);
 }
