@@ -485,6 +485,8 @@ static int next_commit(struct bisect *b, struct vn_bisect_commit **next, struct 
 		return 0;
 	struct vn_bisect_result *res = b->res;
 	struct vn_bisect_commit *fb = find(b, b->cur_bad);
+	if (!fb) /* cur_bad is the bad endpoint or a commit marked in the range: always there */
+		return vn_infra_error(err, -EINVAL, "%.12s, the newest bad commit, is not in the range", b->cur_bad);
 	if (!skipped) {
 		res->outcome = VN_BISECT_FOUND;
 		snprintf(res->first_bad, sizeof(res->first_bad), "%s", fb->hash);
