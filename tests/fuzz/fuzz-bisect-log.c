@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct vn_bisect_commit c[3];
 	struct vn_error err = {0};
-	static const char good[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", mid[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+	static const char good[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+			  mid[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
 			  bad[] = "cccccccccccccccccccccccccccccccccccccccc";
 
 	memset(c, 0, sizeof(c));
