@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 #include <linux/random.h>
+#ifndef RNDRESEEDCRNG
+#define RNDRESEEDCRNG _IO('R', 0x07) /* 4.17; older headers lack it */
+#endif
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -268,8 +271,9 @@ void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json
 /*
  * A guest restored from a snapshot wakes with the clock and the random pool
  * it was saved with: the host's time set, and its random bytes mixed into
- * the pool and credited (RNDADDENTROPY), so that two guests restored from
- * one snapshot never share random state. The step is how far the clock
+ * the pool and credited (RNDADDENTROPY), then the CRNG reseeded from it
+ * (RNDRESEEDCRNG), so that two guests restored from one snapshot never
+ * share random state. The step is how far the clock
  * moved, for the host to record.
  */
 void vn_agentd_op_wake(struct vn_agentd *d, struct json_object *id, struct json_object *req)
@@ -311,7 +315,15 @@ void vn_agentd_op_wake(struct vn_agentd *d, struct json_object *id, struct json_
 	seed.info.entropy_count = (int)len * 8;
 	seed.info.buf_size = (int)len;
 	fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, RNDADDENTROPY, &seed.info) < 0) {
+	/*
+	 * Mixing into the input pool does not rekey the CRNG that /dev/urandom
+	 * reads from until its reseed interval has passed, and a restored
+	 * guest's jiffies go on from the snapshot's: without the reseed two
+	 * restores read the same bytes for their first seconds. Kernels before
+	 * 4.17 have no RNDRESEEDCRNG (EINVAL): there mixing is all there is.
+	 */
+	if (fd < 0 || ioctl(fd, RNDADDENTROPY, &seed.info) < 0 ||
+	    (ioctl(fd, RNDRESEEDCRNG) < 0 && errno != EINVAL && errno != ENOTTY)) {
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
