@@ -239,8 +239,6 @@ static int build(struct bisect *b, struct vn_bisect_commit *c, struct vn_error *
 
 	if (c->build_failed || c->kernel)
 		return 0;
-	free(c->kernel);
-	c->kernel = NULL;
 	rc = b->ops->build(b->ops->data, c->hash, &c->kernel, &s, &e);
 	if (rc < 0 && (e.kind != VN_ERR_INPUT || vn_was_interrupted())) {
 		*err = e;
@@ -256,7 +254,6 @@ static int build(struct bisect *b, struct vn_bisect_commit *c, struct vn_error *
 		say(b, "%.12s does not build: %s", c->hash, e.msg);
 		vn_error_clear(&e);
 	} else {
-		c->built = true;
 		/*
 		 * A cache hit takes no time, and the first real build may be a cold
 		 * one: the ETA is made of the incremental builds after it.

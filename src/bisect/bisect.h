@@ -23,7 +23,7 @@ struct vn_bisect_commit {
 	char *subject;
 	enum vn_bisect_mark mark;
 	char *why; /* how the mark was decided, for the table and the log */
-	bool built, build_failed;
+	bool build_failed;
 	char *kernel; /* the built image */
 	double build_s;
 	size_t nruns;

@@ -71,7 +71,6 @@ static void apply_build(struct vn_bisect_commit *c, struct json_object *r)
 {
 	double v;
 	bool ok = json_object_get_boolean(json_object_object_get(r, "ok"));
-	c->built = ok;
 	c->build_failed = !ok;
 	if (!ok) {
 		_cleanup_free_ char *e = jtext(r, "error");
