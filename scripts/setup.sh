@@ -37,8 +37,10 @@ packages="
 	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1 git
 "
 
+# The cross compilers only recommend their C library, and apt-get here installs no recommends.
 arch_packages="
 	qemu-system-arm qemu-system-ppc gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
+	libc6-dev-arm64-cross libc6-dev-ppc64el-cross
 	libjson-c-dev:arm64 libjson-c-dev:ppc64el
 "
 if [ "$arches" = 1 ]; then
