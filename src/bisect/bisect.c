@@ -551,9 +551,8 @@ char *vn_bisect_format_table(const struct vn_bisect_result *res, const struct vn
 			else
 				snprintf(fig, sizeof(fig), "-");
 		} else {
-			unsigned k[3] = {0};
-			for (size_t r = 0; r < c->nruns; r++)
-				k[c->runs[r].exit == 0 ? 0 : c->runs[r].exit == 1 ? 1 : 2]++;
+			unsigned k[3];
+			vn_bisect_runs_count(c->runs, c->nruns, k);
 			snprintf(fig, sizeof(fig), "%u/%u/%u", k[0], k[1], k[2]);
 		}
 		/* Why a commit was skipped is what the reader needs next: it goes after the subject. */
@@ -674,16 +673,18 @@ static int write_results(struct bisect *b, bool ended, struct vn_error *err)
 		json_object_object_add(j, "mark", json_object_new_string(vn_bisect_mark_name(c->mark)));
 		json_object_object_add(j, "why", json_object_new_string(c->why ? c->why : ""));
 		vals[nh] = vn_xcalloc(c->nruns + 1, sizeof(double));
-		unsigned nv = 0, k[3] = {0};
+		unsigned nv = 0, k[3];
+		struct vn_stats st;
+		vn_bisect_runs_count(c->runs, c->nruns, k);
+		vn_bisect_runs_stats(c->runs, c->nruns, &st);
 		for (size_t r = 0; r < c->nruns; r++) {
 			struct json_object *rj = json_object_new_object();
 			json_object_object_add(rj, "exit", json_object_new_int(c->runs[r].exit));
 			json_object_object_add(rj, "value", num_or_null(c->runs[r].value));
 			json_object_object_add(rj, "dir", json_object_new_string(c->runs[r].dir ? c->runs[r].dir : ""));
 			json_object_array_add(runs, rj);
-			if (isfinite(c->runs[r].value) && c->runs[r].exit != 3)
+			if (vn_bisect_run_counts(&c->runs[r]))
 				vals[nh][nv++] = c->runs[r].value;
-			k[c->runs[r].exit == 0 ? 0 : c->runs[r].exit == 1 ? 1 : 2]++;
 		}
 		json_object_object_add(j, "runs", runs);
 		json_object_array_add(cs, j);
@@ -693,6 +694,11 @@ static int write_results(struct bisect *b, bool ended, struct vn_error *err)
 							.mark = vn_bisect_mark_name(c->mark),
 							.why = c->why,
 							.first_bad = strcmp(c->hash, res->first_bad) == 0,
+							.passed = k[0],
+							.failed = k[1],
+							.broken = k[2],
+							.mean = st.n ? st.mean : NAN,
+							.sd = st.n > 1 ? st.stddev : NAN,
 							.nvalues = nv,
 							.values = vals[nh]};
 		nh++;

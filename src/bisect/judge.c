@@ -62,12 +62,24 @@ enum vn_bisect_step vn_bisect_judge_verdict(const struct vn_bisect_policy *p, co
 	return VN_BISECT_MORE;
 }
 
+bool vn_bisect_run_counts(const struct vn_bisect_run *r)
+{
+	return (r->exit == 0 || r->exit == 1) && isfinite(r->value);
+}
+
+void vn_bisect_runs_count(const struct vn_bisect_run *runs, size_t n, unsigned counts[3])
+{
+	counts[0] = counts[1] = counts[2] = 0;
+	for (size_t i = 0; i < n; i++)
+		counts[runs[i].exit == 0 ? 0 : runs[i].exit == 1 ? 1 : 2]++;
+}
+
 void vn_bisect_runs_stats(const struct vn_bisect_run *runs, size_t n, struct vn_stats *out)
 {
 	double *v = vn_xcalloc(n ? n : 1, sizeof(*v));
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if ((runs[i].exit == 0 || runs[i].exit == 1) && isfinite(runs[i].value))
+		if (vn_bisect_run_counts(&runs[i]))
 			v[k++] = runs[i].value;
 	vn_stats_summarize(v, k, out);
 	free(v);

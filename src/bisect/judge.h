@@ -76,3 +76,9 @@ enum vn_bisect_step vn_bisect_judge_endpoints(const struct vn_bisect_policy *p, 
 
 /* The metric's values of runs (exit 0 or 1, finite) summarized. */
 void vn_bisect_runs_stats(const struct vn_bisect_run *runs, size_t n, struct vn_stats *out);
+
+/* runs by exit code: [0] passed (0), [1] failed (1), [2] broken (anything else). */
+void vn_bisect_runs_count(const struct vn_bisect_run *runs, size_t n, unsigned counts[3]);
+
+/* Whether a run's value is one of the metric's figures (what vn_bisect_runs_stats summarizes). */
+bool vn_bisect_run_counts(const struct vn_bisect_run *r);

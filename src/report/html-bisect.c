@@ -44,21 +44,15 @@ int vn_report_html_write_bisect(const struct vn_html_bisect *in, struct vn_error
 			 in->metric ? "mean ± sd (n)" : "runs");
 	for (unsigned i = 0; i < n; i++) {
 		const struct vn_html_bisect_commit *c = &in->commits[i];
-		double sum = 0, sq = 0;
-		for (unsigned k = 0; k < c->nvalues; k++)
-			sum += c->values[k];
-		double mean = c->nvalues ? sum / c->nvalues : NAN;
-		for (unsigned k = 0; k < c->nvalues; k++)
-			sq += (c->values[k] - mean) * (c->values[k] - mean);
 		vn_strbuf_printf(&b, "<tr%s><td>%u</td><td><code>", c->first_bad ? " class=\"fail\"" : "", c->position);
 		vn_html_text(&b, c->hash);
 		vn_strbuf_printf(&b, "</code></td><td>");
 		vn_html_text(&b, c->mark);
 		vn_strbuf_printf(&b, "%s</td><td>", c->first_bad ? " (first bad)" : "");
 		if (in->metric) {
-			vn_html_num(&b, mean);
+			vn_html_num(&b, c->mean);
 			vn_strbuf_printf(&b, " ± ");
-			vn_html_num(&b, c->nvalues > 1 ? sqrt(sq / (c->nvalues - 1)) : NAN);
+			vn_html_num(&b, c->sd);
 			vn_strbuf_printf(&b, " (%u)", c->nvalues);
 		} else {
 			vn_strbuf_printf(&b, "%u passed, %u failed%s", c->passed, c->failed, c->broken ? ", " : "");

@@ -88,6 +88,7 @@ struct vn_html_bisect_commit {
 	const char *hash, *subject, *mark, *why;
 	bool first_bad;
 	unsigned passed, failed, broken; /* its runs by exit code: 0, 1, other */
+	double mean, sd;                 /* of the metric's values; NAN where there are too few */
 	unsigned nvalues;
 	const double *values; /* the metric's values of its runs */
 };

@@ -821,6 +821,8 @@ static void test_bisect_page(void **state)
 		 .subject = "base",
 		 .mark = "good",
 		 .why = "like good",
+		 .mean = 10,
+		 .sd = 1,
 		 .nvalues = 3,
 		 .values = good},
 		{.position = 4,
@@ -829,6 +831,8 @@ static void test_bisect_page(void **state)
 		 .mark = "bad",
 		 .why = "w&w",
 		 .first_bad = true,
+		 .mean = 20.5,
+		 .sd = 0.7071,
 		 .nvalues = 2,
 		 .values = bad,
 		 .failed = 2},
@@ -849,6 +853,8 @@ static void test_bisect_page(void **state)
 	assert_non_null(strstr(html, "w&amp;w"));
 	assert_non_null(strstr(html, "<svg"));
 	assert_non_null(strstr(html, "(first bad)"));
+	assert_non_null(strstr(html, "10 ± 1 (3)"));
+	assert_non_null(strstr(html, "20.5 ± 0.7071 (2)"));
 	/* By verdict: the runs' outcomes instead of figures, and no chart. */
 	in.metric = NULL;
 	assert_int_equal(vn_report_html_write_bisect(&in, &err), 0);
