@@ -72,33 +72,34 @@ static int tarball_id(const char *cache, const char *tarball, char id[VN_SHA256_
 static int git_id(const char *tree, const char *rev, char id[VN_SHA256_HEX_LEN + 1], char **diff,
 		  char commit[VN_GIT_HASH_MAX + 1], struct vn_error *err)
 {
-	_cleanup_strbuf_ struct vn_strbuf head = VN_STRBUF_INIT, th = VN_STRBUF_INIT, d = VN_STRBUF_INIT;
-	_cleanup_free_ char *spec = vn_xasprintf("%s^{commit}", rev ? rev : "HEAD");
-	_cleanup_free_ char *tspec = NULL;
-	const char *a1[] = {"git", "-C", tree, "rev-parse", "--verify", "-q", spec, NULL};
+	_cleanup_strbuf_ struct vn_strbuf ids = VN_STRBUF_INIT, d = VN_STRBUF_INIT;
+	const char *r = rev ? rev : "HEAD";
+	_cleanup_free_ char *spec = vn_xasprintf("%s^{commit}", r), *tspec = vn_xasprintf("%s^{tree}", r);
+	/* Two revisions in one rev-parse (--verify takes one); "--" ends them, and no revision starts with '-'. */
+	const char *a1[] = {"git", "-C", tree, "rev-parse", spec, tspec, "--", NULL};
 	const char *a2[] = {"git", "-C", tree, "diff", "--binary", "HEAD", NULL};
-	struct vn_spawn_opts o1 = {.log_fd = -1, .capture = &head}, o2 = {.log_fd = -1, .capture = &d};
-	struct vn_spawn_opts o3 = {.log_fd = -1, .capture = &th};
+	struct vn_spawn_opts o1 = {.log_fd = -1, .capture = &ids}, o2 = {.log_fd = -1, .capture = &d};
 	uint8_t dg[VN_SHA256_LEN];
 	struct vn_sha256 c;
 	int rc;
 
+	if (r[0] == '-')
+		return vn_input_error(err, "%s: '%s' is not a revision", tree, r);
 	if ((rc = vn_spawn_run(a1, &o1, err)) != 0)
-		return rc < 0 ? rc : vn_input_error(err, "%s: no commit %s in this git tree", tree, rev ? rev : "HEAD");
-	size_t hl = head.s ? strcspn(head.s, "\n") : 0;
-	if (hl < 40 || hl > VN_GIT_HASH_MAX)
-		return vn_infra_error(err, -EINVAL, "%s: git rev-parse %s gave no commit hash", tree, spec);
-	memcpy(commit, head.s, hl);
+		return rc < 0 ? rc : vn_input_error(err, "%s: no commit %s in this git tree", tree, r);
+	const char *th = ids.s ? strchr(ids.s, '\n') : NULL;
+	size_t hl = ids.s ? strcspn(ids.s, "\n") : 0, tl = th ? strcspn(th + 1, "\n") : 0;
+	if (hl < 40 || hl > VN_GIT_HASH_MAX || tl < 40)
+		return vn_infra_error(err, -EINVAL, "%s: git rev-parse %s gave no commit and tree", tree, r);
+	memcpy(commit, ids.s, hl);
 	commit[hl] = '\0';
-	tspec = vn_xasprintf("%s^{tree}", commit);
-	const char *a3[] = {"git", "-C", tree, "rev-parse", "--verify", "-q", tspec, NULL};
-	if ((rc = vn_spawn_run(a3, &o3, err)) != 0 || !th.s)
-		return rc < 0 ? rc : vn_infra_error(err, -EIO, "%s: git rev-parse %s failed", tree, tspec);
 	if (!rev && (rc = vn_spawn_run(a2, &o2, err)) != 0)
 		return rc < 0 ? rc : vn_input_error(err, "%s: git diff HEAD failed", tree);
 	vn_sha256_init(&c);
 	vn_kernel_hash_str(&c, "git-tree");
-	vn_kernel_hash_str(&c, th.s);
+	/* The tree's hash with its newline, as identities have always been hashed. */
+	_cleanup_free_ char *tree_line = vn_xstrndup(th + 1, tl + 1);
+	vn_kernel_hash_str(&c, tree_line);
 	vn_kernel_hash_str(&c, d.s ? d.s : "");
 	vn_sha256_final(&c, dg);
 	vn_sha256_hex(dg, id);
