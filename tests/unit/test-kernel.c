@@ -902,6 +902,12 @@ static void test_build_git_tree(void **state)
 	assert_int_equal(vn_kernel_build(r, &o, &e, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "no commit no-such-rev"));
 	vn_error_clear(&err);
+	/* Nor is an option git would take as one. */
+	o.rev = "--all";
+	_cleanup_kernel_built_ struct vn_kernel_built *opt = NULL;
+	assert_int_equal(vn_kernel_build(r, &o, &opt, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "'--all' is not a revision"));
+	vn_error_clear(&err);
 }
 
 int main(void)
