@@ -398,6 +398,16 @@ static void test_bisect_resume_and_replay(void **state)
 	assert_int_equal(f.runs, runs);
 	assert_string_equal(res.first_bad, hashes[9]);
 	vn_bisect_result_clear(&res);
+	/* Replaying it again into a dir that holds a log (the one it made): refused, nothing overwritten. */
+	_cleanup_free_ char *log2 = vn_xasprintf("%s/replayed/bisect.log", tmp), *before = NULL, *after = NULL;
+	assert_int_equal(vn_file_read(log2, 1 << 20, &before, &(size_t){0}, NULL), 0);
+	assert_int_equal(bisect_with(&f, "replayed", &p, hashes[0], hashes[NCOMMITS - 1], log, &res, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "already holds a bisection: replay"));
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+	assert_int_equal(vn_file_read(log2, 1 << 20, &after, &(size_t){0}, NULL), 0);
+	assert_string_equal(before, after);
+	assert_int_equal(f.runs, runs);
 
 	/* Another bisection's dir is refused, naming what differs. */
 	assert_int_equal(bisect_with(&f, "resume", &p, hashes[1], hashes[NCOMMITS - 1], NULL, &res, &err), -EINVAL);
