@@ -74,7 +74,6 @@ struct vn_boot_attempt {
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
 	enum vn_arch arch;                    /* the guest's */
 	const char *icount;                   /* virtual time: -icount's value (TCG forced); NULL: real time */
-	const char *icount_args[2];           /* -icount and its value, when icount is set */
 	char *plugin_opt;                     /* -plugin's value when counting locality (testbed/locality.h) */
 	const char *qemu_args[4];             /* what boot_dopts() passes QEMU: -icount, -plugin */
 	size_t nqemu_args;

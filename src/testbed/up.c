@@ -4,6 +4,7 @@
 #include "testbed/fidelity.h"
 #include "testbed/guest-image.h"
 #include "testbed/image.h"
+#include "testbed/locality.h"
 #include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
 #include "testbed/warm.h"
@@ -287,7 +288,6 @@ static void up_attempt_init(struct up_state *s)
 		.arch = s->arch,
 		.until = s->deadline,
 		.icount = s->icount,
-		.icount_args = {"-icount", s->icount},
 	};
 	if (s->icount) {
 		s->vt_cmdline = vn_xasprintf(VN_TESTBED_ICOUNT_LPJ "%s%s", s->at.cmdline ? " " : "",
@@ -351,12 +351,14 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 	const char *force = getenv("VNUMA_ACCEL");
 	char kernel[VN_SHA256_HEX_LEN + 1], initrd[VN_SHA256_HEX_LEN + 1], loader[VN_SHA256_HEX_LEN + 1];
 	char key[VN_WARM_KEY_LEN + 1], reason[8];
+	_cleanup_free_ char *plugin = NULL;
+	const char *qemu_args[4];
+	size_t nqemu_args = 0;
 	unsigned long qemu = 0;
 	uint64_t max;
 	int rc;
 
-	/* A locality guest's plugin counts into its own dir and proves its map on each boot: it always boots. */
-	if (s->o->cold || s->o->locality || s->remote || s->disk)
+	if (s->o->cold || s->remote || s->disk)
 		return 0;
 	/*
 	 * A restored pseries guest (QEMU 7.2, TCG) never answers again: seen
@@ -373,8 +375,25 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 		s->warm_accel = strcmp(force, "kvm") == 0 ? VN_ACCEL_KVM : VN_ACCEL_TCG;
 	else if (force && *force)
 		return 0; /* $VNUMA_ACCEL's other words are the accelerator code's to refuse */
-	else if (s->icount || vn_virt_accel_cached(s->v, &s->warm_accel, reason, sizeof(reason)) < 0)
-		s->warm_accel = VN_ACCEL_TCG; /* virtual time is TCG's alone */
+	else if (s->icount || s->o->locality || vn_virt_accel_cached(s->v, &s->warm_accel, reason, sizeof(reason)) < 0)
+		s->warm_accel = VN_ACCEL_TCG; /* virtual time and plugins are TCG's alone */
+	/*
+	 * A snapshot in virtual time, or counting, is another machine: the key
+	 * has QEMU's extra arguments as boot_dopts() passes them. The plugin's
+	 * counter file is in the guest's dir, which a restore moves to the new
+	 * guest's (virt/save.c), so the key has a stand-in for it. A restored
+	 * guest's map is proven again by its run, as a booted one's is.
+	 */
+	if (s->icount) {
+		qemu_args[nqemu_args++] = "-icount";
+		qemu_args[nqemu_args++] = s->icount;
+	}
+	if (s->o->locality) {
+		if ((rc = vn_testbed_locality_arg(s->t, "/warm/guest", &plugin, err)) < 0)
+			return rc;
+		qemu_args[nqemu_args++] = "-plugin";
+		qemu_args[nqemu_args++] = plugin;
+	}
 	if ((rc = up_digest(s, s->at.image, kernel, err)) < 0 || (rc = up_digest(s, s->at.initrd, initrd, err)) < 0 ||
 	    (s->at.loader && (rc = up_digest(s, s->at.loader, loader, err)) < 0) ||
 	    (rc = vn_virt_hypervisor_version(s->v, &qemu, err)) < 0)
@@ -385,9 +404,8 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 		.initrd_sha256 = initrd,
 		.loader_sha256 = s->at.loader ? loader : NULL,
 		.cmdline = s->at.cmdline,
-		/* A snapshot in virtual time is another machine: its key has -icount. */
-		.qemu_args = s->at.icount ? s->at.icount_args : NULL,
-		.nqemu_args = s->at.icount ? 2 : 0,
+		.qemu_args = nqemu_args ? qemu_args : NULL,
+		.nqemu_args = nqemu_args,
 		.qemu_version = qemu,
 		.accel = s->warm_accel,
 		.arch = s->arch,

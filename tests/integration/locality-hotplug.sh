@@ -5,12 +5,14 @@
 # plugin range asked of QEMU's monitor and proven by a membind touch, then
 # stream on node 0's CPUs bound to node 3: its accesses land on node 3's
 # column. Without the map update they would be unmapped and the checks below
-# fail. About 1-2 min.
+# fail. Booted snapshots are on: the guest the run gets is the one restored
+# from the boot's save (as every later run's would be), so the DIMM goes into
+# a restored QEMU. About 1-2 min.
 #   locality-hotplug.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
-export VNUMA_ACCEL=tcg
+export VNUMA_ACCEL=tcg VNUMA_WARM_CACHE_MAX=8G
 . "$src/tests/integration/lib.sh"
 it_state locality-hotplug
 w=$VNUMA_STATE_DIR
@@ -27,6 +29,7 @@ rc=$?
 check "the run with a DIMM plugged under locality passes (exit 0)" test "$rc" = 0 ||
 	tail -8 "$w/run.log" | sed 's/^/#   /'
 sed 's/^/# /' "$w/res/locality-proof.txt" 2>/dev/null
+check "the guest it ran on was restored from its boot's snapshot" grep -q 'saved: snapshot .*, restored in' "$w/run.log"
 check "the boot map is proven on nodes 0-2" test "$(grep -c '^node .* bound' "$w/res/locality-proof.txt" 2>/dev/null)" = 3
 check "the DIMM's range is proven (its own slots took the stores)" grep -q '^dimm0 (node 3, 0x[0-9a-f]*-0x[0-9a-f]*, .*) bound: user stores in its range=' "$w/res/locality-proof.txt"
 check "...and no line says it is not counted" test "$(grep -c 'not counted' "$w/res/locality-proof.txt")" = 0
