@@ -219,6 +219,30 @@ badnum "bisect --repeats by verdict" "--repeats is for --metric" bisect --state-
 badnum "bisect --flaky by metric" "--flaky is for verdicts" bisect --state-dir "$tmp/state" --flaky 3 --metric x --repo . --good a --bad b "$f4"
 badnum "bisect --recipe stock" "--recipe stock: a source recipe is needed" bisect --state-dir "$tmp/state" --recipe stock --repo . --good a --bad b "$f4"
 check "bisect --repo of no git tree says so" sh -c "'$vnuma' bisect --state-dir '$tmp/state2' --repo '$tmp' --good v1 --bad v2 '$f4' 2>&1 | grep -q \"$tmp: not a git tree\""
+# A bisection whose skipped commits hide the first bad one is not a verdict on the kernel: exit 3, the candidates listed.
+# Replayed from a log (its marks stand, nothing is built or booted), over a four-commit history.
+git init -q "$tmp/repo"
+for i in 0 1 2 3; do
+	echo "$i" >"$tmp/repo/f"
+	git -C "$tmp/repo" add f
+	git -C "$tmp/repo" -c user.email=t@t -c user.name=t commit -qm "commit $i"
+done
+mapfile -t hs < <(git -C "$tmp/repo" log --format=%H --reverse)
+{
+	echo '{"event":"start","version":1,"repo":"r","good":"'"${hs[0]}"'","bad":"'"${hs[3]}"'","scenario":"s.json","recipe":"","metric":null,"flaky":1,"repeats":3,"repeats_max":8,"alpha":0.05}'
+	echo '{"event":"mark","commit":"'"${hs[0]}"'","mark":"good","why":"passed"}'
+	echo '{"event":"mark","commit":"'"${hs[3]}"'","mark":"bad","why":"an assertion failed"}'
+	for i in 1 2; do
+		echo '{"event":"build","commit":"'"${hs[$i]}"'","ok":false,"error":"make bzImage failed (exit 2)"}'
+		echo '{"event":"mark","commit":"'"${hs[$i]}"'","mark":"skip","why":"does not build"}'
+	done
+} >"$tmp/bisect.log"
+out=$(timeout 60 "$vnuma" bisect --state-dir "$tmp/state3" --repo "$tmp/repo" --good "${hs[0]}" --bad "${hs[3]}" \
+	--replay "$tmp/bisect.log" -o "$tmp/bisect" "$f4" 2>&1)
+code=$?
+check "bisect: skipped commits hiding the first bad one exit 3" test "$code" = 3
+check "bisect: ...and list the candidates" grep -q "^  ${hs[2]}" <<<"$out"
+check "bisect: ...saying why" grep -q "skipped commits (unbuildable, or could not be judged) hide the first bad commit" <<<"$out"
 badnum "topo random --seed -1" "--seed: '-1' is not a number" topo random --seed -1
 badnum "topo random --seed 0x10" "--seed: '0x10' is not a number" topo random --seed 0x10
 badnum "topo random --nodes 3-4x" "--nodes: '4x' is not a number" topo random --nodes 3-4x
