@@ -273,7 +273,8 @@ int main(int argc, char **argv)
 
 	int64_t t0_ns = clock_ns(CLOCK_MONOTONIC);
 	double t0 = (double)t0_ns * 1e-9;
-	for (unsigned long seq = 0; !ig_stop_requested; seq++) {
+	unsigned long seq = 0;
+	for (; !ig_stop_requested; seq++) {
 		emit_sample(&out, &scratch, seq, t0_ns);
 		/* One write() per line, so a reader never sees half a sample unless we die mid-write. */
 		int r = ig_json_print(&out);
@@ -300,6 +301,17 @@ int main(int argc, char **argv)
 			ts.tv_nsec = 999999999L;
 		while (!ig_stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
+	}
+	/*
+	 * Told to stop: one last sample, at the stop. The samples then reach
+	 * the end of what was measured without the host waiting out an
+	 * interval for the next one.
+	 */
+	if (ig_stop_requested) {
+		emit_sample(&out, &scratch, seq, t0_ns);
+		int r = ig_json_print(&out);
+		if (r < 0 && r != -EPIPE)
+			ig_die(1, -r, "write");
 	}
 	ig_json_free(&out);
 	ig_buf_free(&scratch);

@@ -409,7 +409,12 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 		vn_report_add_artifact(rep, up->artifacts.v[i].volume, up->artifacts.v[i].how == VN_ARTIFACT_UPLOADED);
 }
 
-/* The sampler runs from before the first step until one sample after the last; then each step's data. */
+/*
+ * The sampler runs from before the first step until the last has ended:
+ * stopped, it takes one last sample (src/agent/sampler.c), so the samples
+ * reach past the last step without waiting out an interval. Then each
+ * step's data.
+ */
 static int sample_steps(struct run *r, struct vn_error *err)
 {
 	const struct vn_scenario *s = r->s;
@@ -424,7 +429,6 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	    (rc = vn_run_exec_start(r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0 ||
 	    (rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 || (rc = vn_run_steps(r, err)) < 0)
 		return rc;
-	vn_run_pump(r, (int)(s->sample_interval_s * 1000), err);
 	/* A sampler that ended before it was told to sampled only part of the run. */
 	bool died = sampler->done;
 	vn_run_signal(r, sampler, SIGTERM);
