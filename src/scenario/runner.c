@@ -435,6 +435,12 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	for (double until = vn_now_s() + 5; !sampler->done && vn_now_s() < until;)
 		if ((rc = vn_run_pump(r, 100, err)) < 0)
 			return rc;
+	/*
+	 * Its exit may reach us only now, after the last step: told to stop, it
+	 * exits 0 (143 if the signal beat its handler), so any other end was
+	 * its own, before the run's.
+	 */
+	died |= sampler->done && sampler->status != 0 && sampler->status != 128 + SIGTERM;
 	if (died || (sampler->done && sampler->status != 0))
 		return vn_infra_error(err, -EIO, "%s: the sampler %s (exit %d)%s%.*s", vn_agent_guest(r->a),
 				      died ? "ended before the run did" : "failed", sampler->status,
