@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it:
 #   1. set-up and a -Werror build, unit tests (cmocka, corpora, golden files);
 #   2. an ASan+UBSan build, unit tests again under the sanitizers;
-#   3. integration tests that boot real guests under TCG (label "integration").
+#   3. integration tests that boot real guests under TCG (label "integration"),
+#      among them one real kernel bisection.
 # VN_SKIP_INTEGRATION=1 skips step 3 (e.g. on a machine without QEMU).
 set -eu
 
@@ -25,4 +26,6 @@ if [ "${VN_SKIP_INTEGRATION:-0}" = 1 ]; then
 	exit 0
 fi
 echo "== integration tests (boot real guests under TCG)"
-(cd "$top/build" && ctest --output-on-failure -L integration)
+# -j2: the tests that boot guests hold one lock and run one at a time; beside
+# them, integration-bisect-tree builds a kernel at nice 19 in their idle time.
+(cd "$top/build" && ctest -j2 --output-on-failure -L integration)

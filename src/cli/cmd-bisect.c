@@ -45,20 +45,8 @@ static int load_recipe(const char *spec, const char *repo, struct vn_recipe **ou
 	if (rc == 0)
 		return vn_input_error(err, "--recipe %s: no such recipe (not a file, nor in %s)", spec,
 				      tried.s ? tried.s : "any recipe dir");
-	if ((rc = vn_recipe_load(path, &r, err)) < 0)
+	if ((rc = vn_recipe_load(path, &r, err)) < 0 || (rc = vn_recipe_use_repo(r, repo, err)) < 0)
 		return rc;
-	if (r->type != VN_RECIPE_SOURCE)
-		return vn_input_error(err,
-				      "--recipe %s: a source recipe is needed (its config and patches), not a %s one",
-				      spec, r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt");
-	char *real = realpath(repo, NULL);
-	if (!real)
-		return vn_input_error(err, "--repo %s: %s", repo, strerror(errno));
-	free(r->tree);
-	free(r->tree_path);
-	r->tree = vn_xstrdup(repo);
-	r->tree_path = real;
-	r->tree_kind = VN_TREE_GIT;
 	*out = steal_pointer(&r);
 	return 0;
 }

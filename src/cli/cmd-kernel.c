@@ -33,6 +33,7 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 {
 	_cleanup_free_ char *cache = NULL;
 	struct vn_cli_args a;
+	const char *repo = NULL, *rev = NULL;
 	uint64_t jobs = 0;
 	enum vn_arch arch = vn_arch_host();
 	int c, rc;
@@ -43,6 +44,10 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 			return a.exit;
 		if (c == 'X' && (rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
 			return rc;
+		if (c == 'R')
+			repo = optarg;
+		if (c == 'V')
+			rev = optarg;
 	}
 	if (c < 0 || vn_cli_operands(&a, 1, -1, err) < 0)
 		return a.exit;
@@ -60,8 +65,11 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 		if (rc == 0)
 			return vn_input_error(err, "%s: no such recipe (not a file, nor in %s)", argv[i],
 					      tried.s ? tried.s : "any recipe dir: give NAME or a .json path");
-		if ((rc = vn_recipe_load(path, &r, err)) < 0)
+		if ((rc = vn_recipe_load(path, &r, err)) < 0 || (repo && (rc = vn_recipe_use_repo(r, repo, err)) < 0))
 			return rc;
+		if (rev && (r->type != VN_RECIPE_SOURCE || r->tree_kind != VN_TREE_GIT))
+			return vn_input_error(err, "--rev %s: %s builds no git tree (%s): give --repo DIR", rev,
+					      r->name, r->type == VN_RECIPE_SOURCE ? r->tree : "not a source recipe");
 		if (r->type != VN_RECIPE_SOURCE) {
 			printf("%s: a %s recipe: nothing to build\n", r->name,
 			       r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt");
@@ -73,6 +81,7 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 			.progress = vn_cli_progress,
 			.progress_data = &p,
 			.arch = arch,
+			.rev = rev,
 		};
 		rc = vn_kernel_build(r, &bo, &b, err);
 		vn_cli_progress_done(&p);
@@ -137,6 +146,12 @@ static const struct vn_cli_opt kernel_build_opts[] = {
 	 "build for x86_64 (default: the host's), arm64 or ppc64le, with\n"
 	 "Debian's cross compiler (gcc-aarch64-linux-gnu,\n"
 	 "gcc-powerpc64le-linux-gnu) and the recipe's config.arch entry"},
+	{"repo", 'R', false, "DIR", VN_VAL_DIR,
+	 "build this git checkout with the recipe's config and patches\n"
+	 "(its tree is ignored), in the build tree bisect uses for it"},
+	{"rev", 'V', false, "REV", VN_VAL_NONE,
+	 "the commit to build (default: HEAD and the uncommitted diff);\n"
+	 "the checkout itself is never written"},
 	VN_CLI_OPT_END,
 };
 
@@ -144,7 +159,7 @@ static const struct vn_cmd kernel_build_cmd = {
 	.name = "build",
 	.fn = kernel_build,
 	.summary = "build the kernels of source recipes (a cache hit is instant)",
-	.synopsis = "[--state-dir DIR] [-j N] [--arch ARCH] RECIPE...",
+	.synopsis = "[--state-dir DIR] [-j N] [--arch ARCH] [--repo DIR [--rev REV]] RECIPE...",
 	.opts = kernel_build_opts,
 	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_KERNEL,

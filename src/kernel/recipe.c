@@ -85,6 +85,29 @@ static int parse_tree(const struct vn_json_reader *c, struct vn_recipe *r)
 	return vn_json_bad(c, "$.tree", "%s is neither a git checkout nor a kernel source tarball", p);
 }
 
+int vn_recipe_use_repo(struct vn_recipe *r, const char *repo, struct vn_error *err)
+{
+	char git[PATH_MAX];
+
+	if (r->type != VN_RECIPE_SOURCE)
+		return vn_input_error(err, "%s: a source recipe is needed (its config and patches), not a %s one (%s)",
+				      r->name, r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt", r->path);
+	char *real = realpath(repo, NULL);
+	if (!real)
+		return vn_input_error(err, "--repo %s: %s", repo, strerror(errno));
+	snprintf(git, sizeof(git), "%s/.git", real);
+	if (!vn_is_dir(real) || access(git, F_OK) != 0) {
+		free(real);
+		return vn_input_error(err, "--repo %s: not a git tree (no .git in it)", repo);
+	}
+	free(r->tree);
+	free(r->tree_path);
+	r->tree = vn_xstrdup(repo);
+	r->tree_path = real;
+	r->tree_kind = VN_TREE_GIT;
+	return 0;
+}
+
 static bool valid_option(const char *s)
 {
 	if (strncmp(s, "CONFIG_", 7) != 0 || !s[7])

@@ -80,6 +80,14 @@ int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *er
  */
 int vn_recipe_find(const char *spec, char **path, struct vn_strbuf *tried);
 
+/*
+ * Build the recipe's config and patches over a git checkout instead of its
+ * tree (bisect's --repo, kernel build's --repo): the recipe must be a source
+ * one, repo a git checkout. Errors are input errors that name --repo or the
+ * recipe.
+ */
+int vn_recipe_use_repo(struct vn_recipe *r, const char *repo, struct vn_error *err);
+
 /* The config a build for arch uses: its own where the recipe gives one, else the recipe's. */
 const struct vn_recipe_config *vn_recipe_config_for(const struct vn_recipe *r, enum vn_arch arch);
 

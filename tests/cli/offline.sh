@@ -211,13 +211,19 @@ badnum "run --repeats 1e3" "--repeats: '1e3' is not a number" run --state-dir "$
 badnum "run --repeats 1001" "--repeats: '1001' is out of range 1..1000" run --state-dir "$tmp/state" --repeats 1001 "$src/scenarios/memfollow-2node.json"
 badnum "kernel build -j 5x" "--jobs: '5x' is not a number" kernel build --state-dir "$tmp/state" -j 5x stock
 badnum "kernel build -j 0" "--jobs: '0' is out of range" kernel build --state-dir "$tmp/state" -j 0 stock
+badnum "kernel build --rev without a git tree" "--rev v6.1: minimal-numa builds no git tree (linux-source-6.1): give --repo DIR" \
+	kernel build --state-dir "$tmp/state" --rev v6.1 minimal-numa
+badnum "kernel build --repo of no git tree" "--repo $tmp: not a git tree (no .git in it)" \
+	kernel build --state-dir "$tmp/state" --repo "$tmp" minimal-numa
+badnum "kernel build --repo with a stock recipe" "stock: a source recipe is needed" \
+	kernel build --state-dir "$tmp/state" --repo "$tmp" stock
 f4="$src/scenarios/fallback-4node.json"
 badnum "bisect --repeats 1" "--repeats: '1' is out of range 2..50" bisect --state-dir "$tmp/state" --repeats 1 --metric x --repo . --good a --bad b "$f4"
 badnum "bisect --flaky 0" "--flaky: '0' is out of range 1..50" bisect --state-dir "$tmp/state" --flaky 0 --repo . --good a --bad b "$f4"
 badnum "bisect without --repo" "bisect needs --repo DIR, --good REV and --bad REV" bisect --state-dir "$tmp/state" --good a --bad b "$f4"
 badnum "bisect --repeats by verdict" "--repeats is for --metric" bisect --state-dir "$tmp/state" --repeats 3 --repo . --good a --bad b "$f4"
 badnum "bisect --flaky by metric" "--flaky is for verdicts" bisect --state-dir "$tmp/state" --flaky 3 --metric x --repo . --good a --bad b "$f4"
-badnum "bisect --recipe stock" "--recipe stock: a source recipe is needed" bisect --state-dir "$tmp/state" --recipe stock --repo . --good a --bad b "$f4"
+badnum "bisect --recipe stock" "stock: a source recipe is needed" bisect --state-dir "$tmp/state" --recipe stock --repo . --good a --bad b "$f4"
 check "bisect --repo of no git tree says so" sh -c "'$vnuma' bisect --state-dir '$tmp/state2' --repo '$tmp' --good v1 --bad v2 '$f4' 2>&1 | grep -q \"$tmp: not a git tree\""
 # A bisection whose skipped commits hide the first bad one is not a verdict on the kernel: exit 3, the candidates listed.
 # Replayed from a log (its marks stand, nothing is built or booted), over a four-commit history.

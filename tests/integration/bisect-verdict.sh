@@ -1,0 +1,32 @@
+#!/bin/bash
+# Integration (in CI): one real bisection, end to end. Over bisect-tree.sh's
+# history (seed 003's revert planted at a random position among 12 commits),
+# vnuma bisect scenarios/fallback-4node.json --recipe tiny-numa names exactly
+# the planted commit. It is stopped (Ctrl-C) after its second decision and
+# started again, and goes on without rebuilding or rerunning what was done.
+# The base commit's kernel was built cold by bisect-tree.sh; every other
+# commit is built here, incrementally, in the same tree. The user's checkout,
+# index and HEAD are as they were. ~5-7 min on 2 cores.
+#   bisect-verdict.sh VNUMA_BINARY SOURCE_DIR   (VN_BISECT_STATE: the state dir bisect-tree.sh made)
+set -u
+vnuma=$1
+src=$2
+export VNUMA_STATE_DIR=${VN_BISECT_STATE:?}
+export VNUMA_ACCEL=tcg
+. "$src/tests/integration/lib.sh"
+trap it_state_cleanup EXIT
+w=$VNUMA_STATE_DIR/work
+repo=$w/linux
+. "$src/tests/integration/bisect-lib.sh"
+bisect_history
+head_before=$(g rev-parse HEAD)
+status_before=$(g status --porcelain | md5sum)
+t0=$(date +%s)
+bisect_resumed --recipe tiny-numa
+echo "# bisection (both parts) took $(($(date +%s) - t0)) s"
+check "...the base commit's kernel was bisect-tree.sh's (no build)" \
+	grep -q "\"event\":\"build\",\"commit\":\"$base\".*\"build_s\":0\(\.0\)\?[,}]" "$w/out1/bisect.log"
+check "the user's HEAD is where it was" test "$(g rev-parse HEAD)" = "$head_before"
+check "...and the checkout and index unchanged" test "$(g status --porcelain | md5sum)" = "$status_before"
+check "nothing is left running" no_qemu_left
+finish
