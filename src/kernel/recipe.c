@@ -57,6 +57,14 @@ static char *near_recipe(const struct vn_recipe *r, const char *p)
 	return vn_xasprintf("%s/%s", d, p);
 }
 
+/* A git checkout: a directory with .git in it (a dir, or a worktree's file). */
+static bool is_git_checkout(const char *dir)
+{
+	char git[PATH_MAX];
+	snprintf(git, sizeof(git), "%s/.git", dir);
+	return vn_is_dir(dir) && access(git, F_OK) == 0;
+}
+
 static int parse_tree(const struct vn_json_reader *c, struct vn_recipe *r)
 {
 	char buf[PATH_MAX];
@@ -71,8 +79,7 @@ static int parse_tree(const struct vn_json_reader *c, struct vn_recipe *r)
 		r->tree_path = vn_xstrdup(buf);
 		return 0;
 	}
-	snprintf(buf, sizeof(buf), "%s/.git", p);
-	if (vn_is_dir(p) && access(buf, F_OK) == 0) {
+	if (is_git_checkout(p)) {
 		r->tree_kind = VN_TREE_GIT;
 		r->tree_path = realpath(p, NULL);
 		return r->tree_path ? 0 : vn_json_bad(c, "$.tree", "%s: %s", p, strerror(errno));
@@ -87,16 +94,13 @@ static int parse_tree(const struct vn_json_reader *c, struct vn_recipe *r)
 
 int vn_recipe_use_repo(struct vn_recipe *r, const char *repo, struct vn_error *err)
 {
-	char git[PATH_MAX];
-
 	if (r->type != VN_RECIPE_SOURCE)
 		return vn_input_error(err, "%s: a source recipe is needed (its config and patches), not a %s one (%s)",
 				      r->name, r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt", r->path);
 	char *real = realpath(repo, NULL);
 	if (!real)
 		return vn_input_error(err, "--repo %s: %s", repo, strerror(errno));
-	snprintf(git, sizeof(git), "%s/.git", real);
-	if (!vn_is_dir(real) || access(git, F_OK) != 0) {
+	if (!is_git_checkout(real)) {
 		free(real);
 		return vn_input_error(err, "--repo %s: not a git tree (no .git in it)", repo);
 	}
