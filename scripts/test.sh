@@ -27,5 +27,5 @@ if [ "${VN_SKIP_INTEGRATION:-0}" = 1 ]; then
 fi
 echo "== integration tests (boot real guests under TCG)"
 # -j2: the tests that boot guests hold one lock and run one at a time; beside
-# them, integration-bisect-tree builds a kernel at nice 19 in their idle time.
+# them, integration-bisect-tree builds a kernel at autogroup nice 19 in their idle time.
 (cd "$top/build" && ctest -j2 --output-on-failure -L integration)
