@@ -11,13 +11,18 @@
  * itself when either side does: the stream hangs up or fails (the guest or
  * the host went away) and the local end then reads EOF; the local end is
  * closed and the stream is aborted.
+ *
+ * A device is opened again only once its previous bridge in this process has
+ * ended (live_*): see live_claim.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/alloc.h"
@@ -25,6 +30,21 @@
 #include "virt/virt-priv.h"
 
 #define BRIDGE_BUF (256 * 1024)
+
+/* How long an open waits for the same device's previous bridge to end before it forces its way in. */
+#define LIVE_WAIT_S 10
+
+/* A device of a domain with a bridge up in this process: the connection, the domain, the device's name. */
+struct live {
+	struct live *next;
+	virConnectPtr conn;
+	unsigned char uuid[VIR_UUID_BUFLEN];
+	char *dev;
+};
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t live_ended = PTHREAD_COND_INITIALIZER;
+static struct live *lives;
 
 struct bridge {
 	atomic_int refs; /* ours until set up, then the stream callback's and the handle's */
@@ -34,9 +54,67 @@ struct bridge {
 	bool log;
 	bool dead;
 	struct vn_console_sink sink; /* the console log's cap (console-keep.c) */
+	struct live *live;           /* its device's entry, released once its stream is aborted */
 	size_t in_len, out_len;      /* stream -> fd, fd -> stream */
 	char in[BRIDGE_BUF], out[BRIDGE_BUF];
 };
+
+static struct live **live_find(virConnectPtr conn, const unsigned char *uuid, const char *dev)
+{
+	struct live **l = &lives;
+
+	while (*l && ((*l)->conn != conn || memcmp((*l)->uuid, uuid, VIR_UUID_BUFLEN) || strcmp((*l)->dev, dev)))
+		l = &(*l)->next;
+	return l;
+}
+
+/*
+ * Claims dev of dom for a new bridge: waits (at most LIVE_WAIT_S) until this
+ * process's previous bridge on it has ended. By then its abort has been
+ * answered, so the daemon no longer holds the old stream and the open does
+ * not take libvirt's force path. In libvirt 9.0 that path deadlocks the
+ * daemon when the old stream's abort runs in its event loop at the same
+ * moment (virChrdevOpen holds the devices' lock and wants the stream's; the
+ * abort holds the stream's and wants the devices'): the remote daemon then
+ * answers nothing, and our event loop waits for it inside bridge_end. That
+ * was a run in CI that neither sampled nor failed until its host was killed:
+ * closing an agent session and opening the next at once makes exactly that
+ * race. A bridge of another process (or one left open) is still forced out
+ * after the wait. Returns the entry, which the bridge releases when it goes.
+ */
+static struct live *live_claim(virDomainPtr dom, const char *dev)
+{
+	struct live *n = vn_xcalloc(1, sizeof(*n));
+	struct timespec until;
+
+	n->conn = virDomainGetConnect(dom);
+	virDomainGetUUID(dom, n->uuid);
+	n->dev = vn_xstrdup(dev ? dev : "");
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += LIVE_WAIT_S;
+	pthread_mutex_lock(&live_lock);
+	while (*live_find(n->conn, n->uuid, n->dev))
+		if (pthread_cond_timedwait(&live_ended, &live_lock, &until) == ETIMEDOUT)
+			break;
+	n->next = lives;
+	lives = n;
+	pthread_mutex_unlock(&live_lock);
+	return n;
+}
+
+static void live_release(struct live *n)
+{
+	pthread_mutex_lock(&live_lock);
+	for (struct live **l = &lives; *l; l = &(*l)->next)
+		if (*l == n) {
+			*l = n->next;
+			break;
+		}
+	pthread_cond_broadcast(&live_ended);
+	pthread_mutex_unlock(&live_lock);
+	free(n->dev);
+	free(n);
+}
 
 static void bridge_unref(void *opaque)
 {
@@ -46,6 +124,8 @@ static void bridge_unref(void *opaque)
 		return;
 	if (b->fd >= 0)
 		close(b->fd);
+	if (b->live) /* it never started, or never ended */
+		live_release(b->live);
 	free(b);
 }
 
@@ -66,6 +146,10 @@ static void bridge_end(struct bridge *b)
 	virStreamAbort(b->st);
 	virStreamFree(b->st);
 	b->st = NULL;
+	/* Answered: the device may be opened again (the last reference may wait for the connection's end). */
+	if (b->live)
+		live_release(b->live);
+	b->live = NULL;
 	bridge_unref(b);
 }
 
@@ -204,6 +288,7 @@ static int bridge_start(virDomainPtr dom, struct bridge *b, open_fn open, const 
 {
 	b->watch = -1;
 	atomic_init(&b->refs, 1);
+	b->live = live_claim(dom, name);
 	b->st = virStreamNew(virDomainGetConnect(dom), VIR_STREAM_NONBLOCK);
 	if (!b->st) {
 		bridge_unref(b);

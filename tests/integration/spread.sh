@@ -105,6 +105,19 @@ for i in $(seq 1 900); do
 	remote_sampling && break
 	sleep 0.2
 done
+if ! remote_sampling; then
+	# Seen once in CI (2026-12-04): the remote run neither sampled nor failed in 180 s, until the kill.
+	echo "# the remote run did not sample within 180 s; what the run said, the daemon's view, where vnuma waits:"
+	grep -v '^boot:' "$w/err2" | tail -n 5 | sed 's/^/#   /'
+	virsh -c "$IT_LIBVIRTD_URI" list --all 2>&1 | sed 's/^/#   remote: /'
+	tail -n 10 "$IT_LIBVIRTD_DIR/libvirtd.log" 2>/dev/null | sed 's/^/#   libvirtd.log: /'
+	if command -v gdb >/dev/null; then
+		for p in $pid $(pgrep -P "$pid"); do
+			gdb -p "$p" -batch -ex 'thread apply all bt' 2>/dev/null | grep -E '^(Thread|#[0-9]+ .* in (vir|vn_|qemu|poll|read))' |
+				head -n 40 | sed "s/^/#   pid $p: /"
+		done
+	fi
+fi
 lvd=$IT_LIBVIRTD_PID
 it_libvirtd_kill
 ls -l "$g2"/*/1/samples.jsonl 2>&1 | sed 's/^/#   at the kill: /'
