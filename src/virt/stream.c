@@ -27,11 +27,13 @@
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/interrupt.h"
 #include "virt/virt-priv.h"
 
 #define BRIDGE_BUF (256 * 1024)
 
-/* How long an open waits for the same device's previous bridge to end before it forces its way in. */
+/* How long an open waits for the same device's previous bridge to end before it forces its way in (Ctrl-C: at once). */
 #define LIVE_WAIT_S 10
 
 /* A device of a domain with a bridge up in this process: the connection, the domain, the device's name. */
@@ -43,8 +45,19 @@ struct live {
 };
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t live_ended = PTHREAD_COND_INITIALIZER;
+static pthread_once_t live_once = PTHREAD_ONCE_INIT;
+static pthread_cond_t live_ended; /* on CLOCK_MONOTONIC, as open_within's (connect.c) */
 static struct live *lives;
+
+static void live_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&live_ended, &ca);
+	pthread_condattr_destroy(&ca);
+}
 
 struct bridge {
 	atomic_int refs; /* ours until set up, then the stream callback's and the handle's */
@@ -85,17 +98,22 @@ static struct live **live_find(virConnectPtr conn, const unsigned char *uuid, co
 static struct live *live_claim(virDomainPtr dom, const char *dev)
 {
 	struct live *n = vn_xcalloc(1, sizeof(*n));
-	struct timespec until;
+	int64_t deadline = vn_now_ms() + LIVE_WAIT_S * 1000;
 
 	n->conn = virDomainGetConnect(dom);
 	virDomainGetUUID(dom, n->uuid);
 	n->dev = vn_xstrdup(dev ? dev : "");
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += LIVE_WAIT_S;
+	pthread_once(&live_once, live_init);
 	pthread_mutex_lock(&live_lock);
-	while (*live_find(n->conn, n->uuid, n->dev))
-		if (pthread_cond_timedwait(&live_ended, &live_lock, &until) == ETIMEDOUT)
-			break;
+	/* In 100 ms slices, as a signal does not wake a condition wait: Ctrl-C ends the wait at once. */
+	while (*live_find(n->conn, n->uuid, n->dev) && !vn_was_interrupted() && vn_now_ms() < deadline) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&live_ended, &live_lock, &ts);
+	}
 	n->next = lives;
 	lives = n;
 	pthread_mutex_unlock(&live_lock);
