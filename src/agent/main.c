@@ -8,6 +8,7 @@
 #include "agent/protocol.h"
 
 #include <dirent.h>
+#include <json-c/linkhash.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -568,6 +569,15 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/*
+	 * json-c seeds its default string hash from /dev/urandom on the first
+	 * key hashed; early in boot that read waits in the kernel until the
+	 * CRNG is ready, about a second under TCG (256 timer ticks of jitter
+	 * entropy), so the boot's first hello waited for it. The seed guards
+	 * against hash flooding by untrusted input; the agent's only peer is
+	 * the host that runs it.
+	 */
+	json_global_set_string_hash(JSON_C_STR_HASH_PERLLIKE);
 	/* A bare initramfs may not set PATH, and exec'd argv[0] is looked up in it. */
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 0);
 	if (setup_signals(&d) < 0) {

@@ -8,6 +8,7 @@
 #include "guest/agent-priv.h"
 #include "guest/copy.h"
 
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/dir.h"
@@ -17,6 +18,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,7 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -665,6 +673,98 @@ static void test_hello_ignores_stale(void **state)
 	assert_int_equal(vn_agent_hello(f->a, T_MS, NULL, &err), 0);
 }
 
+#if defined(__x86_64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/*
+ * A world as early in a guest's boot: getrandom(GRND_NONBLOCK) says EAGAIN
+ * (the CRNG is not ready) and a read of /dev/urandom waits, here for ever
+ * (the slave of a pty nobody writes to, a character device as urandom is;
+ * in a TCG guest about a second, until the CRNG is ready). 0, or -errno
+ * where this host cannot build it (no mount namespace).
+ */
+static int no_entropy_yet(const char *tty)
+{
+#ifdef NATIVE_AUDIT_ARCH
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAGAIN & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = VN_ARRAY_SIZE(insns), .filter = insns};
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(tty, "/dev/urandom", NULL, MS_BIND, NULL) < 0 || mount(tty, "/dev/random", NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return -errno;
+	return 0;
+#else
+	(void)tty;
+	return -ENOSYS;
+#endif
+}
+
+/*
+ * The agent must answer before the guest's CRNG is ready: json-c's default
+ * string hash seeds itself from /dev/urandom, which held every boot's first
+ * hello for a second under TCG.
+ */
+static void test_hello_before_entropy(void **state)
+{
+	struct vn_agent *a = NULL;
+	struct vn_error err = {0};
+	int sv[2], status, ready[2];
+	char rc = 0;
+
+	(void)state;
+	int ptm = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	assert_true(ptm >= 0);
+	assert_int_equal(grantpt(ptm), 0);
+	assert_int_equal(unlockpt(ptm), 0);
+	_cleanup_free_ char *tty = vn_xstrdup(ptsname(ptm));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char r = (char)-no_entropy_yet(tty);
+
+		if (write(ready[1], &r, 1) != 1 || r)
+			_exit(125);
+		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		execl(agent_path(), "vnuma-agent", "--fd", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	close(ready[1]);
+	if (read(ready[0], &rc, 1) != 1)
+		rc = EIO;
+	close(ready[0]);
+	if (rc) {
+		close(sv[0]);
+		close(ptm);
+		waitpid(pid, &status, 0);
+		print_message("cannot make a world without entropy here: %s\n", strerror(rc));
+		skip();
+	}
+	assert_int_equal(vn_agent_from_fd(sv[0], &a, &err), 0);
+	int hello = vn_agent_hello(a, 5000, NULL, &err);
+	vn_agent_close(a);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(ptm);
+	assert_int_equal(hello, 0);
+}
+
 static bool process_gone(pid_t pid)
 {
 	char path[64], buf[512];
@@ -802,6 +902,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_and_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_ignores_stale, setup, teardown),
+		cmocka_unit_test(test_hello_before_entropy),
 		cmocka_unit_test_setup_teardown(test_disconnect_kills_children, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poweroff_fd_mode, setup, teardown),
 	};
