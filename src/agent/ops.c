@@ -270,11 +270,11 @@ void vn_agentd_op_write(struct vn_agentd *d, struct json_object *id, struct json
 
 /*
  * A guest restored from a snapshot wakes with the clock and the random pool
- * it was saved with: the host's time set, and its random bytes mixed into
- * the pool and credited (RNDADDENTROPY), then the CRNG reseeded from it
- * (RNDRESEEDCRNG), so that two guests restored from one snapshot never
- * share random state. The step is how far the clock
- * moved, for the host to record.
+ * it was saved with, and a booted one with a CRNG not yet ready: the host's
+ * time set, and its random bytes mixed into the pool and credited
+ * (RNDADDENTROPY), then the CRNG reseeded from it (RNDRESEEDCRNG), so that
+ * two guests restored from one snapshot never share random state. The step
+ * is how far the clock moved, for the host to record.
  */
 void vn_agentd_op_wake(struct vn_agentd *d, struct json_object *id, struct json_object *req)
 {

@@ -335,6 +335,33 @@ static int boot_wait(struct vn_boot_attempt *at, struct vn_error *err)
 	}
 }
 
+/*
+ * The host's time and fresh random bytes for a guest that answered. A
+ * restored guest has its snapshot's clock and random state; a booted one
+ * has a CRNG that is not ready yet (under TCG it takes the first blocking
+ * read about a second of jitter to get there, inside whatever asked), and
+ * a clock set from the RTC to the second.
+ */
+static int boot_wake(struct vn_boot_attempt *at, struct vn_error *err)
+{
+	uint8_t seed[64];
+	struct timespec now;
+	struct vn_error e = {0};
+
+	if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+		return boot_failed(at->d, at->log, err, -EIO, "guest %s: no random bytes for its pool: %s", at->name,
+				   strerror(errno));
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (vn_agent_wake(at->a, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, seed, sizeof(seed), 10000,
+			  &at->clock_step_ns, &e) < 0) {
+		char why[VN_ERROR_MSG_MAX];
+		snprintf(why, sizeof(why), "%s", e.msg);
+		vn_error_clear(&e);
+		return boot_failed(at->d, at->log, err, -EIO, "guest %s: %s", at->name, why);
+	}
+	return 0;
+}
+
 /* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
 int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 {
@@ -363,7 +390,9 @@ int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 		vn_testbed_progress(o, "booting", "%s (%s)",
 				    vn_virt_domain_accel(at->d) == VN_ACCEL_KVM ? "KVM" : "TCG",
 				    vn_virt_domain_accel_reason(at->d));
-	return boot_wait(at, err);
+	if ((rc = boot_wait(at, err)) < 0)
+		return rc;
+	return boot_wake(at, err);
 }
 
 /*
@@ -408,20 +437,5 @@ int vn_testbed_restore_attempt(struct vn_boot_attempt *at, const char *save, con
 	vn_testbed_progress(at->o, "restored", "QEMU loaded it in %.1f s", vn_now_s() - at->t0);
 	if ((rc = boot_wait(at, err)) < 0)
 		return rc;
-	/* Woken: the host's time and fresh random bytes, or it is not as good as a booted guest. */
-	uint8_t seed[64];
-	struct timespec now;
-	struct vn_error e = {0};
-	if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
-		return boot_failed(at->d, at->log, err, -EIO, "guest %s: no random bytes for its pool: %s", at->name,
-				   strerror(errno));
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (vn_agent_wake(at->a, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, seed, sizeof(seed), 10000,
-			  &at->clock_step_ns, &e) < 0) {
-		char why[VN_ERROR_MSG_MAX];
-		snprintf(why, sizeof(why), "%s", e.msg);
-		vn_error_clear(&e);
-		return boot_failed(at->d, at->log, err, -EIO, "guest %s: %s", at->name, why);
-	}
-	return 0;
+	return boot_wake(at, err);
 }

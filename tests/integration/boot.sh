@@ -30,6 +30,9 @@ check "up's stderr has none of libvirt's own log lines" sh -c "! echo \"\$0\" | 
 # As root libvirt always warns (the domain is tainted: high-privileges), and that goes to the state dir.
 check "...they are in STATE/libvirt.log" sh -c "[ \$(id -u) != 0 ] || grep -q 'info : libvirt version' '$VNUMA_STATE_DIR/libvirt.log'"
 check "exec numactl -H shows 2 nodes" sh -c "'$vnuma' exec '$NAME' -- numactl -H | grep -q 'available: 2 nodes (0-1)'"
+# A booted guest is handed over with the host's random bytes credited: an idle TCG guest's own
+# entropy would take minutes, and a workload's first random read a second of jitter.
+check "the guest's CRNG is ready when up returns" sh -c "'$vnuma' exec '$NAME' -- dmesg | grep -q 'random: crng init done'"
 "$vnuma" exec "$NAME" -- sh -c 'echo out; echo err >&2; exit 7' >"$VNUMA_STATE_DIR/o" 2>"$VNUMA_STATE_DIR/e"
 check "exec mirrors the exit code" test $? = 7
 check "exec streams stdout and stderr apart" sh -c "grep -qx out '$VNUMA_STATE_DIR/o' && grep -qx err '$VNUMA_STATE_DIR/e'"
