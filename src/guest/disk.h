@@ -58,7 +58,7 @@ int vn_disk_extract(const char *image, const char *const *paths, const char *dir
 int vn_disk_create(const char *image, uint64_t size, const char *label, const char *root_tar,
 		   const struct vn_disk_opts *o, struct vn_error *err);
 
-/* Any archive libarchive reads (the initramfs's cpio.gz) rewritten as a pax tar at tar_path. */
+/* Any archive libarchive reads (the initramfs's cpio) rewritten as a pax tar at tar_path. */
 int vn_archive_to_tar(const char *src, const char *tar_path, struct vn_error *err);
 
 /*

@@ -1,9 +1,9 @@
 /*
- * The default guest userland: a newc cpio initramfs (gzip) holding busybox,
+ * The default guest userland: a newc cpio initramfs (uncompressed) holding busybox,
  * numactl/numastat with their shared libraries, the requested kernel modules
  * with their dependencies, and caller-supplied files such as the agent.
  *
- * Images are content-addressed: <cache_dir>/initramfs-<sha256>.cpio.gz, keyed
+ * Images are content-addressed: <cache_dir>/initramfs-<sha256>.cpio, keyed
  * by every input, so an unchanged spec costs hashing only.
  *
  * Layout inside the image:

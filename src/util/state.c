@@ -158,7 +158,7 @@ char *vn_cache_digests_dir(const char *cache)
 
 char *vn_cache_initramfs(const char *cache, const char *hex)
 {
-	return vn_xasprintf("%s/initramfs-%s.cpio.gz", cache, hex);
+	return vn_xasprintf("%s/initramfs-%s.cpio", cache, hex);
 }
 
 char *vn_cache_initramfs_temp(const char *cache, const char *hex)

@@ -56,7 +56,7 @@ static void test_state_paths(void **state)
 	eq(vn_cache_warm_file(S "/cache", "ab", VN_WARM_LOCK), S "/cache/warm/ab.lock");
 	eq(vn_cache_warm_temp(S "/cache", "ab", 42), S "/cache/warm/.ab.save.42");
 	eq(vn_cache_digests_dir(S "/cache"), S "/cache/digests");
-	eq(vn_cache_initramfs(S "/cache", "ab12"), S "/cache/initramfs-ab12.cpio.gz");
+	eq(vn_cache_initramfs(S "/cache", "ab12"), S "/cache/initramfs-ab12.cpio");
 	eq(vn_cache_initramfs_temp(S "/cache", "0123456789abcdef0123"), S "/cache/.initramfs-0123456789abcdef.XXXXXX");
 	eq(vn_guest_dir_file(S "/guests/4node", VN_GUEST_DOMAIN_XML), S "/guests/4node/domain.xml");
 	eq(vn_guest_dir_file(S "/guests/4node", VN_GUEST_ROOT_DISK), S "/guests/4node/root.qcow2");
