@@ -289,17 +289,13 @@ static void *open_thread(void *arg)
 static int open_within(const char *uri, int timeout_ms, virConnectPtr *conn, struct vn_error *err)
 {
 	struct open_call *c = vn_xcalloc(1, sizeof(*c));
-	pthread_condattr_t ca;
 	pthread_t th;
 	int rc = 0;
 
 	*conn = NULL;
 	c->uri = vn_xstrdup(uri);
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	vn_cond_init_monotonic(&c->cond);
 	if (pthread_create(&th, NULL, open_thread, c) != 0) {
 		open_call_free(c);
 		return vn_infra_error(err, -EAGAIN, "cannot open %s: no thread to open it in", uri);
@@ -319,14 +315,7 @@ static int open_within(const char *uri, int timeout_ms, virConnectPtr *conn, str
 					      "sets how long to wait)",
 					      uri, timeout_ms / 1000.0);
 		}
-		/* In slices: a signal does not wake a condition wait. */
-		int64_t until = deadline - now < 100 ? deadline : now + 100;
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		int64_t ns = ts.tv_nsec + (until - now) * 1000000;
-		ts.tv_sec += ns / 1000000000;
-		ts.tv_nsec = ns % 1000000000;
-		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+		vn_cond_wait_slice(&c->cond, &c->lock, deadline);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (c->conn)

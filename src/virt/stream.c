@@ -46,17 +46,12 @@ struct live {
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t live_once = PTHREAD_ONCE_INIT;
-static pthread_cond_t live_ended; /* on CLOCK_MONOTONIC, as open_within's (connect.c) */
+static pthread_cond_t live_ended; /* vn_cond_init_monotonic, once */
 static struct live *lives;
 
 static void live_init(void)
 {
-	pthread_condattr_t ca;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&live_ended, &ca);
-	pthread_condattr_destroy(&ca);
+	vn_cond_init_monotonic(&live_ended);
 }
 
 struct bridge {
@@ -105,15 +100,9 @@ static struct live *live_claim(virDomainPtr dom, const char *dev)
 	n->dev = vn_xstrdup(dev ? dev : "");
 	pthread_once(&live_once, live_init);
 	pthread_mutex_lock(&live_lock);
-	/* In 100 ms slices, as a signal does not wake a condition wait: Ctrl-C ends the wait at once. */
-	while (*live_find(n->conn, n->uuid, n->dev) && !vn_was_interrupted() && vn_now_ms() < deadline) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&live_ended, &live_lock, &ts);
-	}
+	/* In slices, so that Ctrl-C ends the wait at once. */
+	while (*live_find(n->conn, n->uuid, n->dev) && !vn_was_interrupted() && vn_now_ms() < deadline)
+		vn_cond_wait_slice(&live_ended, &live_lock, deadline);
 	n->next = lives;
 	lives = n;
 	pthread_mutex_unlock(&live_lock);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/name.h"
 #include "util/parse.h"
@@ -581,9 +582,35 @@ static void test_strmap(void **state)
 	free(keys);
 }
 
+/* A sliced wait with nobody signalling ends each slice by itself, and a passed deadline ends it at once. */
+static void test_cond_wait_slice(void **state)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cond;
+	(void)state;
+
+	vn_cond_init_monotonic(&cond);
+	pthread_mutex_lock(&lock);
+	int64_t t0 = vn_now_ms(), deadline = t0 + 250;
+	int slices = 0;
+	while (vn_now_ms() < deadline && slices < 1000) {
+		vn_cond_wait_slice(&cond, &lock, deadline);
+		slices++;
+	}
+	int64_t waited = vn_now_ms() - t0;
+	assert_true(waited >= 250 && waited < 5000);
+	assert_true(slices >= 3); /* 100 ms at most each */
+	t0 = vn_now_ms();
+	vn_cond_wait_slice(&cond, &lock, t0 - 1);
+	assert_true(vn_now_ms() - t0 < 50);
+	pthread_mutex_unlock(&lock);
+	pthread_cond_destroy(&cond);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cond_wait_slice),
 		cmocka_unit_test(test_cpulist_ok),
 		cmocka_unit_test(test_excerpt),
 		cmocka_unit_test(test_text_clean),
