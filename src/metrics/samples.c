@@ -149,8 +149,10 @@ static int parse_sample(const struct where *w, struct json_object *line, struct 
 
 	if (!json_object_is_type(line, json_type_object))
 		return bad(w, "a sample is a JSON object");
+	s->host_t = NAN;
 	if ((r = get_num(w, line, "sample", "t", true, &s->t)) < 0 ||
 	    (r = get_num(w, line, "sample", "uptime", false, &s->uptime)) < 0 ||
+	    (r = get_num(w, line, "sample", "host_t", false, &s->host_t)) < 0 ||
 	    (r = get_num(w, line, "sample", "seq", false, &seq)) < 0 ||
 	    (r = get_typed(w, line, "sample", "vmstat", json_type_object, &s->vmstat)) < 0 ||
 	    (r = get_typed(w, line, "sample", "nodes", json_type_array, &nodes)) < 0 ||
@@ -278,6 +280,24 @@ void vn_samples_free(struct vn_samples *s)
 		sample_clear(&s->v[i]);
 	free(s->v);
 	memset(s, 0, sizeof(*s));
+}
+
+double vn_samples_lead_drop(const struct vn_samples *s)
+{
+	const struct vn_sample *first = NULL;
+	double low = 0;
+
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct vn_sample *x = &s->v[i];
+		if (!isfinite(x->host_t))
+			continue;
+		if (!first)
+			first = x;
+		double d = (x->t - first->t) - (x->host_t - first->host_t);
+		if (d < low)
+			low = d;
+	}
+	return low;
 }
 
 const struct vn_sample_proc *vn_sample_proc_find(const struct vn_sample *s, int pid)

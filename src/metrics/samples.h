@@ -35,6 +35,7 @@ struct vn_sample {
 	unsigned long seq;
 	double t;        /* seconds since the sampler started (guest monotonic clock) */
 	double uptime;   /* guest /proc/uptime; 0 if the line had none */
+	double host_t;   /* seconds since the run started by the host's clock when the line came; NAN if none */
 	unsigned nnodes; /* highest node id in the line + 1 */
 	bool node_online[VN_MAX_NODES];
 	double running_per_node[VN_MAX_NODES]; /* workload threads in state R */
@@ -66,6 +67,14 @@ struct vn_samples {
  */
 int vn_samples_parse(const char *jsonl, const char *name, struct vn_samples *out, struct vn_error *err);
 void vn_samples_free(struct vn_samples *s);
+
+/*
+ * Virtual time: how far the guest clock's lead over the host's fell below
+ * where it stood at the first sample, at its lowest (<= 0): the least of
+ * (t - t0) - (host_t - host_t0) over the samples the host stamped. 0 with
+ * fewer than two of them.
+ */
+double vn_samples_lead_drop(const struct vn_samples *s);
 
 /* The process with this pid in the sample, or NULL. */
 const struct vn_sample_proc *vn_sample_proc_find(const struct vn_sample *s, int pid);

@@ -58,17 +58,19 @@ struct vn_report {
 	struct vn_metric *metrics;
 	char *started_utc;
 	double duration_s;
-	double boot_s;      /* QEMU's start (or the restore) until the agent answered (0: it did not) */
-	char *boot;         /* "cold" or "restored" (from a booted snapshot), NULL: no guest yet */
-	char *snapshot;     /* the booted snapshot's key (restored, or made by this boot), or NULL */
-	bool complete;      /* false: interrupted or an infrastructure failure cut the run short */
-	char *error;        /* why it is incomplete, or NULL */
-	unsigned samples;   /* sample lines in samples.jsonl when the report was written */
-	char *accel;        /* tcg / kvm */
-	char *accel_reason; /* why: proven, forced, cached, or why KVM was not usable */
-	char *icount;       /* virtual time: QEMU's -icount value; NULL: real time */
-	char *arch;         /* the guest's architecture (docs/arches.md) */
-	char *guest;        /* the guest's name (unique among the runs sharing a state dir) */
+	double boot_s;            /* QEMU's start (or the restore) until the agent answered (0: it did not) */
+	char *boot;               /* "cold" or "restored" (from a booted snapshot), NULL: no guest yet */
+	char *snapshot;           /* the booted snapshot's key (restored, or made by this boot), or NULL */
+	bool complete;            /* false: interrupted or an infrastructure failure cut the run short */
+	char *error;              /* why it is incomplete, or NULL */
+	unsigned samples;         /* sample lines in samples.jsonl when the report was written */
+	char *accel;              /* tcg / kvm */
+	char *accel_reason;       /* why: proven, forced, cached, or why KVM was not usable */
+	char *icount;             /* virtual time: QEMU's -icount value; NULL: real time */
+	double icount_lead_s;     /* and how far the guest's clock led the host's at the start (testbed/boot.c) */
+	double icount_lead_min_s; /* and at its lowest in the run, from the samples' two clocks */
+	char *arch;               /* the guest's architecture (docs/arches.md) */
+	char *guest;              /* the guest's name (unique among the runs sharing a state dir) */
 	char *kernel_release, *kernel_version, *kernel_cmdline, *kernel_recipe, *kernel_config_sha256;
 	char **kernel_patches; /* patch names of a recipe kernel, NULL-terminated, or NULL */
 	char *topology;

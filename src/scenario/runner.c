@@ -394,6 +394,7 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->accel = vn_xstrdup(vn_accel_name(up->accel));
 	rep->accel_reason = vn_xstrdup_or_null(up->accel_reason);
 	rep->icount = vn_xstrdup_or_null(up->icount);
+	rep->icount_lead_s = up->icount_lead_s;
 	rep->arch = vn_xstrdup_or_null(up->arch);
 	rep->guest = vn_xstrdup(up->name);
 	rep->kernel_release = vn_xstrdup(up->kernel_release);
@@ -530,6 +531,15 @@ static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
 	if (rc < 0)
 		return rc;
 	vn_run_trace_metrics(r, rep);
+	/* Behind the host's clock QEMU raises the shift again: rates timed after that are not on the run's time base. */
+	if (rep->icount && rep->icount_lead_s > 0) {
+		rep->icount_lead_min_s = rep->icount_lead_s + vn_samples_lead_drop(&r->d->samples);
+		if (rep->icount_lead_min_s <= 0 && r->progress)
+			r->progress(r->progress_data, "note",
+				    "virtual time: the guest's clock fell behind the host's during the run: QEMU may "
+				    "have retuned its shift, and rates the guest timed then count fewer instructions "
+				    "a second (docs/noise.md)");
+	}
 	rep->complete = true;
 	return 0;
 }

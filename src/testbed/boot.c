@@ -362,6 +362,61 @@ static int boot_wake(struct vn_boot_attempt *at, struct vn_error *err)
 	return 0;
 }
 
+/*
+ * Virtual time with shift=auto: QEMU retunes the shift (2^shift ns of guest
+ * time per instruction) at each of its adjustments, every 100 ms of guest
+ * time and every second of the host's, raising it while the guest's clock
+ * lags the host's and lowering it while it leads. A guest just booted or
+ * restored tracks the host's clock at a shift of about 3, so a workload
+ * timed then measures the host's speed (0.4M-5M ops/s where the settled
+ * guest does 6.2M). Idle, with sleep=off, the guest's clock skips ahead
+ * (~190 s a second here); once it leads, every adjustment lowers the shift
+ * until 0, and there it stays while the lead lasts: one instruction, one
+ * nanosecond. A busy guest spends the lead at about a second per second, so
+ * a run starts with VN_TESTBED_ICOUNT_LEAD_S of it. The lead must also have
+ * grown by VN_TESTBED_ICOUNT_SETTLE_S of guest time while positive: more
+ * than ten adjustments, each a step down (a restore may reset the shift).
+ */
+int vn_testbed_icount_settle(struct vn_boot_attempt *at, double *lead_s, struct vn_error *err)
+{
+	double first = 0, lead = 0, t0 = vn_now_s();
+	bool leading = false;
+
+	*lead_s = 0;
+	if (!at->icount || !strstr(at->icount, "shift=auto"))
+		return 0;
+	vn_testbed_progress(at->o, "settling", "virtual time: the guest's clock to lead the host's by %d s",
+			    VN_TESTBED_ICOUNT_LEAD_S);
+	for (;;) {
+		struct vn_error e = {0};
+		if (vn_virt_domain_icount_lead(at->d, &lead, &e) < 0) {
+			char why[VN_ERROR_MSG_MAX];
+			snprintf(why, sizeof(why), "%s", e.msg);
+			vn_error_clear(&e);
+			return boot_failed(at->d, at->log, err, -EIO, "%s", why);
+		}
+		if (lead > 0 && !leading) {
+			leading = true;
+			first = lead;
+		}
+		if (leading && lead >= VN_TESTBED_ICOUNT_LEAD_S && lead - first >= VN_TESTBED_ICOUNT_SETTLE_S)
+			break;
+		if (vn_was_interrupted())
+			return boot_failed(at->d, at->log, err, -EINTR,
+					   "interrupted while guest %s's clock settled; destroyed it", at->name);
+		if (vn_now_s() > at->until)
+			return boot_failed(at->d, at->log, err, -ETIMEDOUT,
+					   "guest %s: virtual time: its clock leads the host's by %.1f s after %.0f s "
+					   "(%d s wanted): the guest does not idle",
+					   at->name, lead, vn_now_s() - t0, VN_TESTBED_ICOUNT_LEAD_S);
+		usleep(50 * 1000);
+	}
+	*lead_s = lead;
+	vn_testbed_progress(at->o, "settled", "the guest's clock leads the host's by %.0f s (%.1f s)", lead,
+			    vn_now_s() - t0);
+	return 0;
+}
+
 /* 0 with the agent answering; else the guest destroyed and its logs kept (boot_failed), -ETIMEDOUT at at->until. */
 int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err)
 {

@@ -66,6 +66,7 @@ static char *up_to_json(struct vn_up_result *r)
 	json_object_object_add(o, "fidelity_ok", json_object_new_boolean(r->fidelity_ok));
 	json_object_object_add(o, "restored", json_object_new_boolean(r->restored));
 	json_object_object_add(o, "clock_step_s", json_object_new_double(r->clock_step_s));
+	json_object_object_add(o, "icount_lead_s", json_object_new_double(r->icount_lead_s));
 	char *text = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return text;
@@ -92,6 +93,7 @@ static void up_from_json(const char *text, struct vn_up_result *r)
 	r->fidelity_ok = vn_json_bool(o, "fidelity_ok");
 	r->restored = vn_json_bool(o, "restored");
 	r->clock_step_s = vn_json_double(o, "clock_step_s");
+	r->icount_lead_s = vn_json_double(o, "icount_lead_s");
 	json_object_put(o);
 }
 

@@ -100,6 +100,13 @@ void vn_testbed_pvh_mark(const char *pvh, const char *what, const char *why);
 int vn_testbed_boot_attempt(struct vn_boot_attempt *at, struct vn_error *err);
 void vn_testbed_boot_attempt_clear(struct vn_boot_attempt *at);
 /*
+ * Virtual time with shift=auto: wait (idle) until the guest's clock leads
+ * the host's by VN_TESTBED_ICOUNT_LEAD_S, which puts QEMU's shift at 0 for
+ * the run (boot.c says why); *lead_s the lead then. Nothing to do (0, lead
+ * 0) in real time or with a fixed shift. Its failures are a boot's.
+ */
+int vn_testbed_icount_settle(struct vn_boot_attempt *at, double *lead_s, struct vn_error *err);
+/*
  * The same guest started from the snapshot save (its boot's console log
  * boot_log, its key for the log), on accel; at->dir is made unless a save
  * of it left it there. Once its agent answers it is woken (vn_agent_wake:

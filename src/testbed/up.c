@@ -586,7 +586,8 @@ static int up_save(struct up_state *s, struct vn_error *err)
 	vn_virt_domain_free(s->at.d);
 	s->at.d = NULL;
 	if ((rc = vn_testbed_restore_attempt(&s->at, s->warm.save, s->warm.console, s->warm.key, s->warm_accel, err)) <
-	    0)
+		    0 ||
+	    (rc = vn_testbed_icount_settle(&s->at, &s->r->icount_lead_s, err)) < 0)
 		return up_save_failed(s, rc, err);
 	s->saved = true;
 	vn_testbed_progress(s->o, "saved", "snapshot %.16s, restored in %.1f s", s->warm.key, vn_now_s() - t0);
@@ -661,6 +662,12 @@ static int up_record(struct up_state *s, struct vn_error *err)
 	return 0;
 }
 
+/* Virtual time: the guest's clock ahead of the host's, so that its shift is 0 (boot.c); saved so, too. */
+static int up_settle(struct up_state *s, struct vn_error *err)
+{
+	return vn_testbed_icount_settle(&s->at, &s->r->icount_lead_s, err);
+}
+
 static int up_fidelity(struct up_state *s, struct vn_error *err)
 {
 	struct vn_up_result *r = s->r;
@@ -677,7 +684,7 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		       struct vn_error *err)
 {
 	static int (*const phases[])(struct up_state *, struct vn_error *) = {
-		up_resolve, up_image, up_connect, up_name, up_boot, up_fidelity, up_save, up_record,
+		up_resolve, up_image, up_connect, up_name, up_boot, up_fidelity, up_settle, up_save, up_record,
 	};
 	struct up_state s = {.ctx = ctx, .o = o, .r = r};
 	int rc = 0;

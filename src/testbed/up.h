@@ -20,6 +20,9 @@
  * under icount takes minutes.
  */
 #define VN_TESTBED_ICOUNT_LPJ "lpj=4000000"
+/* Virtual time: the lead of the guest's clock over the host's a guest starts with (boot.c), and its settling. */
+#define VN_TESTBED_ICOUNT_LEAD_S   1800
+#define VN_TESTBED_ICOUNT_SETTLE_S 1.5
 
 /* vnuma up's default boot deadline, QEMU's start until the agent answers (a first-use kernel build is not counted), in ms. */
 #define VN_TESTBED_BOOT_MS 180000
@@ -88,8 +91,9 @@ struct vn_up_result {
 	/* A guest restored from a booted snapshot (its key, hex), else booted (snapshot NULL, or the one it made). */
 	bool restored;
 	char *snapshot;
-	double clock_step_s; /* restored: how far waking it set its clock forward */
-	char *icount;        /* virtual time: QEMU's -icount value ("shift=auto,sleep=off"); NULL: real time */
+	double clock_step_s;  /* restored: how far waking it set its clock forward */
+	char *icount;         /* virtual time: QEMU's -icount value ("shift=auto,sleep=off"); NULL: real time */
+	double icount_lead_s; /* and how far the guest's clock led the host's when it was handed over */
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */

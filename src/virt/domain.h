@@ -93,6 +93,12 @@ int vn_virt_domain_detach_dimm(struct vn_virt_domain *d, const struct vn_domain_
  */
 int vn_virt_domain_dimm_plugin_range(struct vn_virt_domain *d, const struct vn_domain_dimm *dimm, uint64_t *lo,
 				     uint64_t *hi, struct vn_error *err);
+/*
+ * Under -icount: how many seconds the guest's clock leads the host's
+ * (QEMU's `info jit`; negative while it lags). With shift=auto QEMU only
+ * lowers the shift while the guest leads (docs/noise.md).
+ */
+int vn_virt_domain_icount_lead(struct vn_virt_domain *d, double *lead_s, struct vn_error *err);
 /* Plug (on) or unplug one hot-pluggable vCPU. */
 int vn_virt_domain_set_vcpu(struct vn_virt_domain *d, unsigned cpu, bool on, struct vn_error *err);
 /* The live domain's enabled vCPUs. */

@@ -1,4 +1,4 @@
-/* QEMU's monitor text: a DIMM's place in the locality plugin's addresses (hmp.h). */
+/* QEMU's monitor text: a DIMM's place in the locality plugin's addresses, virtual time's lead (hmp.h). */
 #include "virt/hmp.h"
 
 #include <errno.h>
@@ -141,4 +141,29 @@ int vn_hmp_dimm_plugin_range(const char *ramblock, const char *mtree, const char
 	*lo = off + mr_addr;
 	*hi = *lo + used;
 	return 0;
+}
+
+int vn_hmp_icount_lead(const char *text, double *lead_s, struct vn_error *err)
+{
+	static const char key[] = "Host - Guest clock";
+	char line[LINE_MAX_BYTES];
+	int rc;
+
+	if ((rc = too_long(text, "info jit", err)) < 0)
+		return rc;
+	for (const char *s = text; next_line(&s, line);) {
+		/* "Host - Guest clock  -24144804 ms": host time minus guest time, negative while the guest leads. */
+		if (strncmp(line, key, sizeof(key) - 1) != 0)
+			continue;
+		const char *p = line + sizeof(key) - 1;
+		char *end;
+		p += strspn(p, " ");
+		errno = 0;
+		long long ms = strtoll(p, &end, 10);
+		if (end == p || errno || strcmp(end, " ms") != 0 || ms < -VN_HMP_LEAD_MS_MAX || ms > VN_HMP_LEAD_MS_MAX)
+			return vn_infra_error(err, -EBADMSG, "QEMU's info jit: not a clock difference: '%s'", line);
+		*lead_s = (double)-ms / 1000;
+		return 0;
+	}
+	return vn_infra_error(err, -ENOENT, "QEMU's info jit has no \"%s\" line (is virtual time on?)", key);
 }

@@ -1,7 +1,8 @@
 /*
  * QEMU's human monitor text, as libvirt relays it (hmp-parse.c): where a
  * hot-plugged DIMM's memory lies in the locality plugin's address space
- * (docs/locality.md). QEMU's words, driven by a guest: read as semi-trusted
+ * (docs/locality.md), and how far virtual time's guest clock leads the
+ * host's (docs/noise.md). QEMU's words, driven by a guest: read as semi-trusted
  * input, bounded, and every field checked before it is used.
  */
 #pragma once
@@ -32,3 +33,12 @@ int vn_hmp_mtree_region(const char *text, const char *name, uint64_t *first, uin
  */
 int vn_hmp_dimm_plugin_range(const char *ramblock, const char *mtree, const char *memdev, uint64_t gpa, uint64_t *lo,
 			     uint64_t *hi, struct vn_error *err);
+
+/* A clock difference beyond a year is no guest's: refused, not believed. */
+#define VN_HMP_LEAD_MS_MAX (366LL * 86400 * 1000)
+
+/*
+ * `info jit` under -icount: how many seconds the guest's clock leads the
+ * host's (QEMU's "Host - Guest clock", negated); negative while it lags.
+ */
+int vn_hmp_icount_lead(const char *text, double *lead_s, struct vn_error *err);

@@ -4,11 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libvirt/libvirt-qemu.h>
-
 #include "util/alloc.h"
 #include "util/cleanup.h"
-#include "virt/hmp.h"
 #include "virt/virt-priv.h"
 
 int vn_virt_domain_attach_dimm(struct vn_virt_domain *d, unsigned node, uint64_t bytes, struct vn_error *err)
@@ -42,27 +39,6 @@ int vn_virt_domain_detach_dimm(struct vn_virt_domain *d, const struct vn_domain_
 		return vn_virt_error(err, "cannot unplug %s (%" PRIu64 " MiB on node %u) from '%s'", dimm->alias,
 				     dimm->bytes >> 20, dimm->node, d->name);
 	return 0;
-}
-
-static int hmp(struct vn_virt_domain *d, const char *cmd, char **out, struct vn_error *err)
-{
-	*out = NULL;
-	if (virDomainQemuMonitorCommand(d->dom, cmd, out, VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP) < 0)
-		return vn_virt_error(err, "cannot ask QEMU's monitor '%s' of '%s'", cmd, d->name);
-	return 0;
-}
-
-int vn_virt_domain_dimm_plugin_range(struct vn_virt_domain *d, const struct vn_domain_dimm *dimm, uint64_t *lo,
-				     uint64_t *hi, struct vn_error *err)
-{
-	_cleanup_free_ char *blocks = NULL, *mtree = NULL;
-	/* libvirt names a DIMM's backend object "mem" + the device's alias (memdimm0 for dimm0). */
-	_cleanup_free_ char *memdev = vn_xasprintf("mem%s", dimm->alias);
-	int rc;
-
-	if ((rc = hmp(d, "info ramblock", &blocks, err)) < 0 || (rc = hmp(d, "info mtree", &mtree, err)) < 0)
-		return rc;
-	return vn_hmp_dimm_plugin_range(blocks, mtree, memdev, dimm->base, lo, hi, err);
 }
 
 int vn_virt_domain_set_vcpu(struct vn_virt_domain *d, unsigned cpu, bool on, struct vn_error *err)

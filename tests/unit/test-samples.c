@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "metrics/samples.h"
+#include "util/strbuf.h"
 
 #define CHILD_MIB 8
 
@@ -658,6 +659,50 @@ static void test_truncated_tail_and_empty(void **state)
 	vn_samples_free(&s);
 }
 
+/* Lines as the runner writes them to samples.jsonl: the host's clock first, then the sampler's fields. */
+static char *host_lines(const double (*ht)[2], size_t n)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	const char *rest = strstr(LINE(0, 0, 0), "\"uptime\"");
+
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(ht[i][0]))
+			vn_strbuf_printf(&b, "{\"t\":%g,%s", ht[i][1], rest);
+		else
+			vn_strbuf_printf(&b, "{\"host_t\":%g,\"t\":%g,%s", ht[i][0], ht[i][1], rest);
+	}
+	return vn_strbuf_steal(&b);
+}
+
+static double lead_drop_of(const double (*ht)[2], size_t n)
+{
+	struct vn_samples s;
+	struct vn_error err = {0};
+	char *text = host_lines(ht, n);
+
+	assert_int_equal(vn_samples_parse(text ? text : "", NULL, &s, &err), 0);
+	assert_int_equal(s.n, n);
+	double d = vn_samples_lead_drop(&s);
+	vn_samples_free(&s);
+	free(text);
+	return d;
+}
+
+/* Virtual time's lead: guest seconds minus host seconds since the first stamped line, at its lowest. */
+static void test_lead_drop(void **state)
+{
+	/* Unstamped, then busy (a guest second takes the host 4 to 5), then idle (the guest jumps 100 s). */
+	static const double run[][2] = {{NAN, 0}, {10, 1}, {14, 2}, {20, 4}, {21, 104}};
+	static const double gains[][2] = {{0, 0}, {1, 50}};
+	static const double one[][2] = {{5, 0}, {NAN, 9}};
+
+	assert_float_equal(lead_drop_of(run, 5), -7, 1e-9);
+	assert_float_equal(lead_drop_of(gains, 2), 0, 0);
+	assert_float_equal(lead_drop_of(one, 2), 0, 0);
+	assert_float_equal(lead_drop_of(NULL, 0), 0, 0);
+	expect_error("{\"host_t\":\"x\",\"t\":1}\n", "samples.jsonl:1: sample: \"host_t\" is not a number");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,7 +711,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options),           cmocka_unit_test(test_odd_comm),
 		cmocka_unit_test(test_sigterm_stops_cleanly), cmocka_unit_test(test_real_sampler),
 		cmocka_unit_test(test_counters_verbatim),     cmocka_unit_test(test_procs_come_and_go),
-		cmocka_unit_test(test_few_descriptors),
+		cmocka_unit_test(test_few_descriptors),       cmocka_unit_test(test_lead_drop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

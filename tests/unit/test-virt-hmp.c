@@ -3,7 +3,9 @@
  * the locality plugin's addresses. The fixtures are QEMU 7.2's own replies,
  * through libvirt, on 4node-amd-hotplug with a 256M DIMM in node 3
  * (tests/fixtures/hmp/): its RAM block comes after the ROMs', not after the
- * cells', which is why the range is asked for and not computed.
+ * cells', which is why the range is asked for and not computed. And how far
+ * virtual time's guest clock leads the host's (`info jit` under -icount
+ * shift=auto,sleep=off, the same QEMU, a 2node guest idle after a restore).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,12 +111,47 @@ static void test_refuses(void **state)
 	assert_int_not_equal(vn_hmp_dimm_plugin_range(rb, mt, "memdimm0", 0x100, &a, &b, &err), 0);
 }
 
+static void test_icount_lead(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	double lead = -1;
+	char *jit = fixture("info-jit-icount.txt");
+
+	assert_int_equal(vn_hmp_icount_lead(jit, &lead, &err), 0);
+	assert_true(lead > 1800 && lead < 100000);
+	free(jit);
+	/* Host minus guest: negative while the guest leads, positive while it lags. */
+	assert_int_equal(vn_hmp_icount_lead("Host - Guest clock  -24144804 ms\r\n", &lead, &err), 0);
+	assert_true(lead == 24144.804);
+	assert_int_equal(vn_hmp_icount_lead("x\nHost - Guest clock  1500 ms\n", &lead, &err), 0);
+	assert_true(lead == -1.5);
+	/* Without icount QEMU prints no such line: an error that says so, not a lead of 0. */
+	err = (struct vn_error){0};
+	assert_int_not_equal(vn_hmp_icount_lead("TB count 10\n[TCG profiler not compiled]\n", &lead, &err), 0);
+	assert_non_null(strstr(err.msg, "virtual time"));
+	/* Not a number, another unit, past a year: refused. */
+	static const char *const bad[] = {
+		"Host - Guest clock  ms\n",
+		"Host - Guest clock  12 s\n",
+		"Host - Guest clock  12 ms trailing\n",
+		"Host - Guest clock  -99999999999999 ms\n",
+		"Host - Guest clock  99999999999999999999999 ms\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = (struct vn_error){0};
+		assert_int_not_equal(vn_hmp_icount_lead(bad[i], &lead, &err), 0);
+		assert_non_null(strstr(err.msg, "info jit"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dimm_range),
 		cmocka_unit_test(test_second_dimm),
 		cmocka_unit_test(test_refuses),
+		cmocka_unit_test(test_icount_lead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
