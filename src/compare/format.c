@@ -190,6 +190,31 @@ static void put_header(struct vn_strbuf *b, const struct vn_compare *c)
 	vn_strbuf_printf(b, "\n");
 }
 
+/*
+ * Every cell is a test of its own: among many, some come out significant by
+ * chance alone, even between identical kernels (docs/noise.md: two variants
+ * of one kernel, 91% apart, marked). Said beneath the table, with how many
+ * chance would give; a `change` assertion names its metric beforehand and
+ * is not one of many.
+ */
+static void put_chance(struct vn_strbuf *b, const struct vn_compare *c)
+{
+	size_t tested = 0, marked = 0;
+
+	for (size_t i = 0; i < c->nrows; i++)
+		for (size_t v = 1; v < c->nvariants; v++) {
+			tested += c->rows[i].cells[v].has_p;
+			marked += c->rows[i].cells[v].significant;
+		}
+	if (tested < 2)
+		return;
+	vn_strbuf_printf(b,
+			 "%zu of %zu tests marked; about %.1f would be by chance alone at p < %.2f, between identical "
+			 "kernels too:\n  a marked row is a lead to follow, a scenario's change assertion the "
+			 "verdict\n",
+			 marked, tested, (double)tested * VN_COMPARE_ALPHA, VN_COMPARE_ALPHA);
+}
+
 char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
@@ -218,6 +243,7 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 		vn_strbuf_printf(&b,
 				 "%zu row%s where every variant's mean equals the base's hidden (--all shows them)\n",
 				 hidden, hidden == 1 ? "" : "s");
+	put_chance(&b, c);
 	return vn_strbuf_steal(&b);
 }
 
