@@ -183,7 +183,8 @@ json_object *vn_report_json(const struct vn_report *r)
 	/* Figures timed by the guest's clock mean something else in virtual time: compare keeps the two apart. */
 	vn_json_add_str(o, "time", r->icount ? "virtual" : "real");
 	vn_json_add_str(o, "icount", r->icount);
-	if (r->icount) {
+	/* A fixed shift (VNUMA_ICOUNT_SHIFT) is not retuned, and is not settled: no lead. */
+	if (r->icount && r->icount_lead_s > 0) {
 		json_object_object_add(o, "icount_lead_s", json_object_new_double(r->icount_lead_s));
 		json_object_object_add(o, "icount_lead_min_s", json_object_new_double(r->icount_lead_min_s));
 	}

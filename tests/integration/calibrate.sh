@@ -32,6 +32,13 @@ check "the rounds' detectable change is a figure" sh -c \
 	"echo \"\$1\" | grep -q '\"metric\":\"spin.round_s.avg\",[^]]*\"name\":\"plus5\",[^}]*\"detectable_pct\":[0-9]'" _ "$json"
 check "compare's table has the detect column" sh -c "'$vnuma' compare '$g' | grep -q 'detect'"
 check "result.json records virtual time" grep -Eq '"time": *"virtual"' "$g/base/1/result.json"
+# Settled (testbed/boot.c): every run began with the guest's clock 1800 s or more ahead of the host's, and
+# ended still ahead, so QEMU's shift stayed 0 throughout; unsettled, a restored guest's rounds ran 2-12x slower.
+check "the lead is recorded for all 10 runs" sh -c "[ \$(cat '$g'/*/*/result.json | grep -c '\"icount_lead_min_s\"') = 10 ]"
+check "every run began 1800 s ahead and stayed ahead" sh -c "cat '$g'/*/*/result.json | tr -d ' ' |
+	awk -F'[:,]' '/\"icount_lead_s\"/ { if (\$2 < 1800) bad++ } /\"icount_lead_min_s\"/ { if (\$2 <= 0) bad++ } END { exit bad > 0 }'"
+check "the base's rounds/s agree within 0.5%" sh -c \
+	"echo \"\$1\" | grep -Eq '\"metric\":\"spin.rounds_per_s\",[^]]*\"name\":\"base\",\"n\":5,\"mean\":[0-9.]+,\"stddev\":(0\\.|[0-9.]+e-)'" _ "$json"
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
 finish
