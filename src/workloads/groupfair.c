@@ -407,9 +407,16 @@ int main(int argc, char **argv)
 	if (o.bench_cgroup && (r = join_cgroup(o.bench_cgroup, getpid())) < 0)
 		ig_die(IG_EXIT_ENV, -r, "cannot move the benchmark into cgroup %s", o.bench_cgroup);
 
-	burners = start_burners();
+	/*
+	 * Calibrated alone, before the burners spin: beside them, the thread's
+	 * CPU time counts their turns too wherever vCPUs take turns (TCG on
+	 * fewer host cores, and always in virtual time, where every vCPU shares
+	 * one instruction stream), and the work came out 0.2M-1.2M iterations
+	 * from one run to the next (docs/noise.md).
+	 */
 	if (!o.work)
 		o.work = calibrate(o.work_ms);
+	burners = start_burners();
 	/* Scaled in integers: 105% of 200000 is exactly 210000 iterations. */
 	if (o.work_pct != 100)
 		o.work = o.work * (uint64_t)o.work_pct / 100 ? o.work * (uint64_t)o.work_pct / 100 : 1;
