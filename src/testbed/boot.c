@@ -395,7 +395,10 @@ int vn_testbed_icount_settle(struct vn_boot_attempt *at, double *lead_s, struct 
 			vn_error_clear(&e);
 			return boot_failed(at->d, at->log, err, -EIO, "%s", why);
 		}
-		if (lead > 0 && !leading) {
+		/* Growth counts from the latest moment the guest took the lead. */
+		if (lead <= 0) {
+			leading = false;
+		} else if (!leading) {
 			leading = true;
 			first = lead;
 		}
