@@ -252,8 +252,9 @@ static const struct vn_cli_opt up_opts[] = {
 	 "(the first boot of a topology, kernel and command line saves one)"},
 	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
 	 "guest time counts instructions (QEMU -icount, TCG only):\n"
-	 "what the guest times no longer depends on the host's load\n"
-	 "(docs/noise.md)"},
+	 "what the guest times no longer depends on the host's load;\n"
+	 "the guest idles a few seconds first, until its clock leads\n"
+	 "the host's and a guest second is 1e9 instructions (docs/noise.md)"},
 	VN_CLI_OPT_END,
 };
 
