@@ -230,12 +230,19 @@ static void forward(struct ig_buf *pending, struct ig_buf *out)
 		flush_out(out);
 }
 
-/* Read what trace_pipe has now, without blocking; 0 when it had nothing. */
-static size_t drain(int fd, struct ig_buf *pending, struct ig_buf *out)
+/*
+ * Read what trace_pipe has now, without blocking; 0 when it had nothing.
+ * While tracing is on, a stop request ends it too: events that come as fast
+ * as they are read (a burst of migrations, a host slow to take our stdout)
+ * would keep it reading past SIGTERM, and the capture would never end.
+ */
+static size_t drain(int fd, struct ig_buf *pending, struct ig_buf *out, bool stoppable)
 {
 	size_t total = 0;
 
 	for (;;) {
+		if (stoppable && ig_stop_requested)
+			return total;
 		ig_buf_reserve(pending, 65536);
 		ssize_t r = read(fd, pending->s + pending->len, 65536);
 		if (r < 0 && errno == EINTR)
@@ -340,7 +347,7 @@ int main(int argc, char **argv)
 
 	/* Not poll(): trace_pipe's poll may wait for the buffer_percent watermark; a short sleep between drains does not. */
 	while (!ig_stop_requested)
-		if (!drain(fd, &pending, &out))
+		if (!drain(fd, &pending, &out, true))
 			ig_sleep(0.2);
 
 	ig_json_reset(&j);
@@ -349,7 +356,7 @@ int main(int argc, char **argv)
 	ig_json_fixed(&j, "t1", ig_now(), 6);
 	emit_vmstat(&j, &scratch);
 	tracefs_write("tracing_on", "0", false);
-	drain(fd, &pending, &out);
+	drain(fd, &pending, &out, false);
 	for (size_t i = 0; i < nevents; i++) {
 		event_path(path, sizeof(path), events[i], "enable");
 		ig_write_file(path, "0");
