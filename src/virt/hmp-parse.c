@@ -26,6 +26,16 @@ static bool next_line(const char **s, char *line)
 	return true;
 }
 
+/* At most 64 bytes of s, each outside printable ASCII as '?': for an error message. */
+static void printable(const char *s, char *out, size_t size)
+{
+	size_t i = 0;
+
+	for (; s[i] && i < 64 && i + 1 < size; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[i] = '\0';
+}
+
 static int too_long(const char *text, const char *what, struct vn_error *err)
 {
 	if (strnlen(text, VN_HMP_TEXT_MAX + 1) > VN_HMP_TEXT_MAX)
@@ -160,8 +170,13 @@ int vn_hmp_icount_lead(const char *text, double *lead_s, struct vn_error *err)
 		p += strspn(p, " ");
 		errno = 0;
 		long long ms = strtoll(p, &end, 10);
-		if (end == p || errno || strcmp(end, " ms") != 0 || ms < -VN_HMP_LEAD_MS_MAX || ms > VN_HMP_LEAD_MS_MAX)
-			return vn_infra_error(err, -EBADMSG, "QEMU's info jit: not a clock difference: '%s'", line);
+		if (end == p || errno || strcmp(end, " ms") != 0 || ms < -VN_HMP_LEAD_MS_MAX ||
+		    ms > VN_HMP_LEAD_MS_MAX) {
+			char shown[65];
+			printable(p, shown, sizeof(shown));
+			return vn_infra_error(err, -EBADMSG, "QEMU's info jit: \"%s\" is not a clock difference: '%s'",
+					      key, shown);
+		}
 		*lead_s = (double)-ms / 1000;
 		return 0;
 	}

@@ -143,6 +143,14 @@ static void test_icount_lead(void **state)
 		assert_int_not_equal(vn_hmp_icount_lead(bad[i], &lead, &err), 0);
 		assert_non_null(strstr(err.msg, "info jit"));
 	}
+	/* What QEMU printed reaches the message shown, bounded and without its control bytes. */
+	char wild[400] = "Host - Guest clock  12\x1b[2J\a";
+	memset(wild + strlen(wild), 'x', 300);
+	err = (struct vn_error){0};
+	assert_int_not_equal(vn_hmp_icount_lead(wild, &lead, &err), 0);
+	assert_non_null(strstr(err.msg, "'12?[2J?xxx"));
+	assert_null(strchr(err.msg, '\x1b'));
+	assert_null(strstr(err.msg, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"));
 }
 
 int main(void)
