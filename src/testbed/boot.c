@@ -104,19 +104,21 @@ static void accel_notice(void *data, const char *line)
  * proves on every boot that the guest still sees the topology.
  */
 
-int vn_testbed_icount(const struct vn_up_opts *o, char **out, struct vn_error *err)
+int vn_testbed_icount(const struct vn_up_opts *o, char **out, bool *auto_shift, struct vn_error *err)
 {
 	const char *shift = getenv("VNUMA_ICOUNT_SHIFT"), *accel = getenv("VNUMA_ACCEL");
 	struct vn_error e = {0};
 	long n;
 
 	*out = NULL;
+	*auto_shift = false;
 	if (!o->virtual_time)
 		return 0;
 	if (accel && strcmp(accel, "kvm") == 0)
 		return vn_input_error(err, "VNUMA_ACCEL=kvm: virtual time counts instructions, which only TCG can");
 	if (!shift || !*shift || strcmp(shift, "auto") == 0) {
 		*out = vn_xstrdup("shift=auto,sleep=off");
+		*auto_shift = true;
 		return 0;
 	}
 	if (vn_int_parse(shift, 0, 10, &n, &e) < 0) {
@@ -383,7 +385,7 @@ int vn_testbed_icount_settle(struct vn_boot_attempt *at, double *lead_s, struct 
 	bool leading = false;
 
 	*lead_s = 0;
-	if (!at->icount || !strstr(at->icount, "shift=auto"))
+	if (!at->icount_auto)
 		return 0;
 	vn_testbed_progress(at->o, "settling", "virtual time: the guest's clock to lead the host's by %d s",
 			    VN_TESTBED_ICOUNT_LEAD_S);

@@ -74,6 +74,7 @@ struct vn_boot_attempt {
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
 	enum vn_arch arch;                    /* the guest's */
 	const char *icount;                   /* virtual time: -icount's value (TCG forced); NULL: real time */
+	bool icount_auto;                     /* ... with shift=auto, which up settles (vn_testbed_icount_settle) */
 	char *plugin_opt;                     /* -plugin's value when counting locality (testbed/locality.h) */
 	const char *qemu_args[4];             /* what boot_dopts() passes QEMU: -icount, -plugin */
 	size_t nqemu_args;
@@ -90,8 +91,11 @@ struct vn_boot_attempt {
 };
 
 void vn_testbed_boot_choice_clear(struct vn_boot_choice *bc);
-/* -icount's value for o (NULL: real time); bad VNUMA_ICOUNT_SHIFT, or VNUMA_ACCEL=kvm with virtual time: input error. */
-int vn_testbed_icount(const struct vn_up_opts *o, char **out, struct vn_error *err);
+/*
+ * -icount's value for o (NULL: real time), and whether its shift is QEMU's to
+ * retune; bad VNUMA_ICOUNT_SHIFT, or VNUMA_ACCEL=kvm with virtual time: input error.
+ */
+int vn_testbed_icount(const struct vn_up_opts *o, char **out, bool *auto_shift, struct vn_error *err);
 int vn_testbed_boot_path(const struct vn_topology *t, const char *bzimage, const char *cache, struct vn_boot_choice *bc,
 			 struct vn_error *err);
 /* The PVH verdict for this vmlinux, "proven" or "stalled" (with why), as a marker file beside it. */

@@ -124,6 +124,7 @@ struct up_state {
 	char *r_image, *r_initrd, *r_loader, *r_root;
 	uint64_t root_size;
 	char *icount;              /* virtual time: -icount's value */
+	bool icount_auto;          /* ... shift=auto: settled after each boot and restore */
 	char *vt_cmdline;          /* and the kernel's arguments then */
 	struct vn_boot_attempt at; /* its domain and agent, once it answered */
 	double boot_s;
@@ -288,6 +289,7 @@ static void up_attempt_init(struct up_state *s)
 		.arch = s->arch,
 		.until = s->deadline,
 		.icount = s->icount,
+		.icount_auto = s->icount_auto,
 	};
 	if (s->icount) {
 		s->vt_cmdline = vn_xasprintf(VN_TESTBED_ICOUNT_LPJ "%s%s", s->at.cmdline ? " " : "",
@@ -483,7 +485,7 @@ static int up_boot(struct up_state *s, struct vn_error *err)
 	bool trial = s->bc.pvh && !s->bc.proven;
 	int rc;
 
-	if ((rc = vn_testbed_icount(s->o, &s->icount, err)) < 0)
+	if ((rc = vn_testbed_icount(s->o, &s->icount, &s->icount_auto, err)) < 0)
 		return rc;
 	up_attempt_init(s);
 	if ((rc = up_restore(s, err)) != 0) {
