@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,11 +231,108 @@ static void test_missing(void **state)
 	assert_string_equal(none, "");
 }
 
+/*
+ * Events as fast as they are read: trace_pipe a FIFO that a writer keeps
+ * full (1 MiB at a time, ahead of its 64 KiB reads) until tracing is turned off, as the
+ * kernel's stops. SIGTERM must still end the capture, in order: a drain that
+ * read on while there was more kept vnuma-trace past its stop for as long
+ * as the events came (seen in CI as a capture that never ended).
+ */
+static void test_stop_under_stream(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = fake_tracefs("");
+	_cleanup_free_ char *pipe_path = vn_xasprintf("%s/trace_pipe", dir);
+	_cleanup_free_ char *on_path = vn_xasprintf("%s/tracing_on", dir);
+	assert_int_equal(unlink(pipe_path), 0);
+	assert_int_equal(mkfifo(pipe_path, 0600), 0);
+
+	pid_t writer = fork();
+	assert_true(writer >= 0);
+	if (writer == 0) {
+		static char chunk[1 << 20];
+		static const char line[] = "          <idle>-0       [000] d.h1.    12.000001: mm_migrate_pages: "
+					   "nr_succeeded=7 nr_failed=1 nr_thp_succeeded=0 nr_thp_failed=0 "
+					   "nr_thp_split=0 mode=MIGRATE_SYNC reason=compaction\n";
+		for (size_t i = 0; i + sizeof(line) - 1 <= sizeof(chunk); i += sizeof(line) - 1)
+			memcpy(chunk + i, line, sizeof(line) - 1);
+		signal(SIGPIPE, SIG_IGN);
+		int fd = open(pipe_path, O_WRONLY);
+		if (fd < 0)
+			_exit(1);
+		fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+		bool was_on = false;
+		for (;;) {
+			char on[4] = {0};
+			int f = open(on_path, O_RDONLY);
+			if (f >= 0) {
+				if (read(f, on, sizeof(on) - 1) < 0)
+					on[0] = '\0';
+				close(f);
+			}
+			if (on[0] == '1')
+				was_on = true;
+			else if (was_on)
+				_exit(0);
+			if (write(fd, chunk, sizeof(chunk) - sizeof(chunk) % (sizeof(line) - 1)) < 0)
+				_exit(0);
+		}
+	}
+
+	/* Its stdout a pipe read slowly, as a busy host reads it: the FIFO stays ahead of the tracer. */
+	int out[2];
+	assert_int_equal(pipe(out), 0);
+	pid_t tracer = fork();
+	assert_true(tracer >= 0);
+	if (tracer == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		execl(VN_TRACER_PATH, "vnuma-trace", "--tracefs", dir, "--event", "migrate:mm_migrate_pages",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	static char sink[65536];
+	bool eof = false;
+	/* Bounded: the fault this guards against never ends on its own. */
+	for (double t = 0; !eof && t < 10.5; t += 0.005) {
+		if (t >= 0.5 && t < 0.505)
+			kill(tracer, SIGTERM);
+		ssize_t n = read(out[0], sink, sizeof(sink));
+		eof = n == 0;
+		struct timespec ts = {.tv_nsec = 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	close(out[0]);
+	int status = 0;
+	if (!eof) {
+		kill(tracer, SIGKILL);
+		kill(writer, SIGKILL);
+		waitpid(tracer, NULL, 0);
+		waitpid(writer, NULL, 0);
+		vn_rm_rf(dir);
+		fail_msg("vnuma-trace still read 10 s after SIGTERM while events kept coming");
+	}
+	assert_int_equal(waitpid(tracer, &status, 0), tracer);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* It turned tracing off, and so the writer ended as the kernel's events do. */
+	assert_int_equal(waitpid(writer, &status, 0), writer);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	_cleanup_free_ char *on = get(dir, "tracing_on"), *en = get(dir, "events/migrate/mm_migrate_pages/enable");
+	assert_string_equal(on, "0\n");
+	assert_string_equal(en, "0");
+	assert_int_equal(vn_rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capture),
 		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_stop_under_stream),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
