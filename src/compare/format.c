@@ -215,6 +215,21 @@ static void put_chance(struct vn_strbuf *b, const struct vn_compare *c)
 			 marked, tested, (double)tested * VN_COMPARE_ALPHA, VN_COMPARE_ALPHA);
 }
 
+/*
+ * Under -icount every vCPU runs on one stream of instructions: a vCPU that
+ * idles gives its turn to the others, so two threads stacked on one vCPU
+ * go as fast as on two (docs/noise.md). A rate in virtual time cannot show
+ * what placement costs, which real time does.
+ */
+static void put_virtual_time(struct vn_strbuf *b, const struct vn_compare *c)
+{
+	if (!c->time || !strstr(c->time, "virtual"))
+		return;
+	vn_strbuf_printf(b, "virtual time: every vCPU runs on one stream of instructions, so where the kernel "
+			    "places a thread\n  changes no rate here (two threads on one vCPU ran as fast as on "
+			    "two): what placement costs\n  shows in real time only (docs/noise.md)\n");
+}
+
 char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
@@ -244,6 +259,7 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 				 "%zu row%s where every variant's mean equals the base's hidden (--all shows them)\n",
 				 hidden, hidden == 1 ? "" : "s");
 	put_chance(&b, c);
+	put_virtual_time(&b, c);
 	return vn_strbuf_steal(&b);
 }
 

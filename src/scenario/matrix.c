@@ -193,6 +193,8 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 						     a->value, c && c->has_pct ? "%" : "", s->variants[0].name);
 	_cleanup_free_ char *observed = NULL;
 	bool pass = false, undecided = false;
+	/* Already in virtual time, that is no way out; and it is none for what placement costs (docs/noise.md). */
+	bool virtual_time = cmp->time && strstr(cmp->time, "virtual");
 
 	if (!base || !base->n || !c || !c->n) {
 		observed = vn_xasprintf("no value of %s in the complete runs of %s", a->metric,
@@ -222,8 +224,12 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 			"%+.2f%s (%s: %g, %s: %g)%s%s%s", x, c->has_pct ? "%" : " (absolute)", s->variants[0].name,
 			base->mean, variant, c->mean,
 			c->has_p ? (c->significant ? ", significant" : ", not significant") : "", noise,
-			undecided ? ": too noisy to tell, since a change as large as the bound would not show (more "
-				    "repeats, --repeats auto, or --virtual-time: docs/noise.md)"
+			undecided
+				? (virtual_time ? ": too noisy to tell, since a change as large as the bound would not "
+						  "show (more repeats, or --repeats auto: docs/noise.md)"
+						: ": too noisy to tell, since a change as large as the bound would not "
+						  "show (more repeats, --repeats auto, or --virtual-time for a rate "
+						  "that placement does not decide: docs/noise.md)")
 			: a->significant && !c->significant ? ": passes, since the change is not significant"
 							    : "");
 		pass = pass && !undecided;

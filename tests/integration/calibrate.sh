@@ -31,6 +31,7 @@ check "the rounds' change is significant" sh -c \
 check "the rounds' detectable change is a figure" sh -c \
 	"echo \"\$1\" | grep -q '\"metric\":\"spin.round_s.avg\",[^]]*\"name\":\"plus5\",[^}]*\"detectable_pct\":[0-9]'" _ "$json"
 check "compare's table has the detect column" sh -c "'$vnuma' compare '$g' | grep -q 'detect'"
+check "...and says what rates in virtual time cannot show" sh -c "'$vnuma' compare '$g' | grep -q 'one stream of instructions'"
 check "result.json records virtual time" grep -Eq '"time": *"virtual"' "$g/base/1/result.json"
 # Settled (testbed/boot.c): every run began with the guest's clock 1800 s or more ahead of the host's, and
 # ended still ahead, so QEMU's shift stayed 0 throughout; unsettled, a restored guest's rounds ran 2-12x slower.

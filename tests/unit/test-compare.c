@@ -259,6 +259,11 @@ static void test_force(void **state)
 	const char *vg[] = {"virtual-group"};
 	_cleanup_compare_ struct vn_compare *g = load_ok(vg, 1, false);
 	assert_string_equal(g->time, "virtual");
+	/* Beneath a table in virtual time: what its rates cannot show. Not beneath one in real time. */
+	_cleanup_free_ char *vtext = vn_compare_format_text(g, 0), *mixed = vn_compare_format_text(v, 0);
+	assert_non_null(strstr(vtext, "virtual time: every vCPU runs on one stream of instructions"));
+	assert_non_null(strstr(mixed, "what placement costs\n  shows in real time only"));
+	assert_null(strstr(text, "one stream of instructions"));
 }
 
 static void test_errors(void **state)

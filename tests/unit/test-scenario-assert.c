@@ -266,6 +266,18 @@ static void test_change_against_base(void **state)
 	assert_non_null(strstr(v->observed, "too noisy to tell"));
 	assert_int_equal(vn_report_failures(&rep), 2);
 	assert_string_equal(vn_verdict_word(v), "too noisy");
+	/* In real time it points to virtual time, for a rate placement does not decide; in virtual time not. */
+	assert_non_null(strstr(v->observed, "--virtual-time for a rate that placement does not decide"));
+	free(cmp->time);
+	cmp->time = vn_xstrdup("virtual");
+	struct vn_report vrep = {0};
+	vn_scenario_judge_changes(s, cmp, &vrep);
+	v = find(&vrep, "duration within 1%");
+	assert_true(v->undecided);
+	assert_non_null(strstr(v->observed, "(more repeats, or --repeats auto"));
+	assert_null(strstr(v->observed, "--virtual-time"));
+	vn_report_clear(&vrep);
+	v = find(&rep, "duration within 1%");
 	/* Without "significant" too: -2.18% is below the bound, but not surely, so it is no failure of the kernel. */
 	v = find(&rep, "duration up 1%");
 	assert_true(v->undecided);
