@@ -88,9 +88,11 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	mo->run_start_data = &mp;
 	int rc = vn_scenario_run_matrix(ctx, s, mo, &res, &dir, err);
 	prog->prefix[0] = '\0';
+	bool virtual_time = false;
 	if (res.compare) {
 		_cleanup_free_ char *table = vn_compare_format_text(res.compare, 0);
 		fputs(table, stdout);
+		virtual_time = res.compare->time && strstr(res.compare->time, "virtual");
 		vn_compare_free(res.compare);
 	}
 	print_verdicts(&res.verdicts);
@@ -114,8 +116,10 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	if (noisy)
 		return vn_infra_error(err, -ERANGE,
 				      "%u change assertion%s too noisy to tell: the group cannot show a change of the "
-				      "bound's size (more repeats, --repeats auto, or --virtual-time; docs/noise.md)",
-				      noisy, noisy == 1 ? " is" : "s are");
+				      "bound's size (more repeats, --repeats auto%s; docs/noise.md)",
+				      noisy, noisy == 1 ? " is" : "s are",
+				      virtual_time ? ""
+						   : ", or --virtual-time where placement does not decide the rate");
 	return VN_EXIT_OK;
 }
 
@@ -278,7 +282,8 @@ static const struct vn_cli_opt run_opts[] = {
 	 "scenario's \"boot\": \"cold\"; for what is measured from boot)"},
 	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
 	 "every run in virtual time (QEMU -icount, TCG only): figures the\n"
-	 "guest times by its clock stop depending on the host's load;\n"
+	 "guest times by its clock stop depending on the host's load, and\n"
+	 "count instructions: where threads run no longer costs anything;\n"
 	 "over the scenario's and its variants' \"virtual_time\" (docs/noise.md)"},
 	{"locality", 'L', false, NULL, VN_VAL_NONE,
 	 "count every guest memory access by CPU node and memory node\n"
