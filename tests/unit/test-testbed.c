@@ -19,7 +19,9 @@
 #include "testbed/down.h"
 #include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
 
 static char state[] = "/tmp/vn-test-testbed-XXXXXX";
 
@@ -178,12 +180,97 @@ static void test_hotplug_guest_half(void **s)
 	vn_error_clear(&err);
 }
 
+/* -icount's value from --virtual-time and VNUMA_ICOUNT_SHIFT, and whether QEMU retunes its shift (settled by up). */
+static void test_icount_choice(void **s)
+{
+	struct vn_up_opts real = {0}, vt = {.virtual_time = true};
+	struct vn_error err = {0};
+	char *icount = NULL;
+	bool autos = true;
+
+	unsetenv("VNUMA_ACCEL");
+	unsetenv("VNUMA_ICOUNT_SHIFT");
+	assert_int_equal(vn_testbed_icount(&real, &icount, &autos, &err), 0);
+	assert_null(icount);
+	assert_false(autos);
+	assert_int_equal(vn_testbed_icount(&vt, &icount, &autos, &err), 0);
+	assert_string_equal(icount, "shift=auto,sleep=off");
+	assert_true(autos);
+	free(icount);
+	setenv("VNUMA_ICOUNT_SHIFT", "3", 1);
+	assert_int_equal(vn_testbed_icount(&vt, &icount, &autos, &err), 0);
+	assert_string_equal(icount, "shift=3,sleep=off");
+	assert_false(autos);
+	free(icount);
+	setenv("VNUMA_ICOUNT_SHIFT", "auto", 1);
+	assert_int_equal(vn_testbed_icount(&vt, &icount, &autos, &err), 0);
+	assert_true(autos);
+	free(icount);
+	/* A shift past QEMU's, or not a number: the variable named, exit 2. */
+	setenv("VNUMA_ICOUNT_SHIFT", "11", 1);
+	assert_int_not_equal(vn_testbed_icount(&vt, &icount, &autos, &err), 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "VNUMA_ICOUNT_SHIFT=11"));
+	assert_null(icount);
+	vn_error_clear(&err);
+	unsetenv("VNUMA_ICOUNT_SHIFT");
+	setenv("VNUMA_ACCEL", "kvm", 1);
+	assert_int_not_equal(vn_testbed_icount(&vt, &icount, &autos, &err), 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	vn_error_clear(&err);
+	unsetenv("VNUMA_ACCEL");
+}
+
+/*
+ * Settling asks QEMU's monitor, which the test driver has not: a failure to
+ * observe the clock is infrastructure's (exit 3), and the guest is not left
+ * running. A fixed shift, or real time, is not settled and asks nothing.
+ */
+static void test_settle_without_monitor(void **s)
+{
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+	_cleanup_topology_ struct vn_topology *t = one_node();
+	struct vn_up_opts uo = {.virtual_time = true};
+	double lead = -1;
+
+	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
+	struct vn_domain_opts o = {
+		.name = "vn-vt",
+		.accel = VN_ACCEL_TCG,
+		.kernel = "/boot/vmlinuz",
+		.meta = {.topology_name = "one", .kernel_id = "k1"},
+	};
+	struct vn_virt_domain *d = NULL;
+	if (vn_virt_domain_create(v, t, &o, &d, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	_cleanup_free_ char *log = vn_xasprintf("%s/vn-vt.console.log", state);
+	struct vn_boot_attempt at = {
+		.v = v, .o = &uo, .name = "vn-vt", .icount = "shift=3,sleep=off", .d = d, .log = log};
+
+	at.until = vn_now_s() + 30;
+	assert_int_equal(vn_testbed_icount_settle(&at, &lead, &err), 0);
+	assert_true(lead == 0);
+	assert_true(exists(v, "vn-vt"));
+
+	at.icount = "shift=auto,sleep=off";
+	at.icount_auto = true;
+	assert_int_not_equal(vn_testbed_icount_settle(&at, &lead, &err), 0);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "cannot ask QEMU's monitor 'info jit' of 'vn-vt'"));
+	assert_true(lead == 0);
+	assert_false(exists(v, "vn-vt"));
+	vn_error_clear(&err);
+	vn_virt_domain_free(d);
+	vn_virt_close(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_down_only_ours),
-		cmocka_unit_test(test_state_dir_checked),
-		cmocka_unit_test(test_hotplug_guest_half),
+		cmocka_unit_test(test_down_only_ours),         cmocka_unit_test(test_state_dir_checked),
+		cmocka_unit_test(test_hotplug_guest_half),     cmocka_unit_test(test_icount_choice),
+		cmocka_unit_test(test_settle_without_monitor),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
