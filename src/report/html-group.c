@@ -257,6 +257,12 @@ static void compare_table(struct vn_strbuf *b, const struct group *g)
 	if (total > n)
 		vn_strbuf_printf(b, " %zu more rows in compare.json.", total - n);
 	vn_strbuf_printf(b, "</p>\n");
+	/* What compare says beneath its table in virtual time (src/compare/format.c), said here too. */
+	const char *time = vn_json_str(g->cmp, "time");
+	if (time && strstr(time, "virtual"))
+		vn_html_note(b, "Virtual time: every vCPU runs on one stream of instructions, so where the kernel "
+				"places a thread changes no rate here (two threads on one vCPU ran as fast as on two): "
+				"what placement costs shows in real time only (docs/noise.md).");
 }
 
 /* The runs' values of metric, per variant (the caller frees values[v]). */

@@ -429,6 +429,13 @@ static void test_group_no_compare(void **state)
 	_cleanup_free_ char *odd = report(dir);
 	assert_int_equal(count(odd, "<svg class=\"strip\""), 1);
 	assert_non_null(strstr(odd, "+100.0%"));
+	assert_null(strstr(odd, "one stream of instructions"));
+	/* A comparison in virtual time says what its rates cannot show. */
+	vn_test_put(dir, "compare.json",
+		    "{\"time\":\"virtual\",\"rows\":[{\"metric\":\"moves\",\"variants\":"
+		    "[{\"name\":\"a\",\"mean\":10},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}");
+	_cleanup_free_ char *vt = report(dir);
+	assert_non_null(strstr(vt, "Virtual time: every vCPU runs on one stream of instructions"));
 	vn_rm_rf(dir);
 }
 
