@@ -62,6 +62,23 @@ static bool exists(struct vn_virt *v, const char *name)
 	return found;
 }
 
+/* A vnuma guest on the test driver, running. */
+static struct vn_virt_domain *create_guest(struct vn_virt *v, const struct vn_topology *t, const char *name)
+{
+	struct vn_domain_opts o = {
+		.name = name,
+		.accel = VN_ACCEL_TCG,
+		.kernel = "/boot/vmlinuz",
+		.meta = {.topology_name = "one", .kernel_id = "k1"},
+	};
+	struct vn_virt_domain *d = NULL;
+	struct vn_error err = {0};
+
+	if (vn_virt_domain_create(v, t, &o, &d, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	return d;
+}
+
 static void test_down_only_ours(void **s)
 {
 	struct vn_testbed_ctx ctx;
@@ -73,16 +90,7 @@ static void test_down_only_ours(void **s)
 	assert_int_equal(vn_testbed_ctx_init(&ctx, state, "test:///default", &err), 0);
 	/* Held open so the test driver's state outlives each vn_testbed_down() connection. */
 	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
-	struct vn_domain_opts o = {
-		.name = "vn-ours",
-		.accel = VN_ACCEL_TCG,
-		.kernel = "/boot/vmlinuz",
-		.meta = {.topology_name = "one", .kernel_id = "k1"},
-	};
-	struct vn_virt_domain *d = NULL;
-	if (vn_virt_domain_create(v, t, &o, &d, &err) < 0)
-		fail_msg("create: %s", err.msg);
-	vn_virt_domain_free(d);
+	vn_virt_domain_free(create_guest(v, t, "vn-ours"));
 
 	/* test:///default ships "test", a running domain vnuma did not create. */
 	assert_true(exists(v, "test"));
@@ -235,15 +243,7 @@ static void test_settle_without_monitor(void **s)
 	double lead = -1;
 
 	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
-	struct vn_domain_opts o = {
-		.name = "vn-vt",
-		.accel = VN_ACCEL_TCG,
-		.kernel = "/boot/vmlinuz",
-		.meta = {.topology_name = "one", .kernel_id = "k1"},
-	};
-	struct vn_virt_domain *d = NULL;
-	if (vn_virt_domain_create(v, t, &o, &d, &err) < 0)
-		fail_msg("create: %s", err.msg);
+	struct vn_virt_domain *d = create_guest(v, t, "vn-vt");
 	_cleanup_free_ char *log = vn_xasprintf("%s/vn-vt.console.log", state);
 	struct vn_boot_attempt at = {
 		.v = v, .o = &uo, .name = "vn-vt", .icount = "shift=3,sleep=off", .d = d, .log = log};
