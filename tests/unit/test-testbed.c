@@ -195,6 +195,9 @@ static void test_icount_choice(void **s)
 	struct vn_error err = {0};
 	char *icount = NULL;
 	bool autos = true;
+	/* The process's own settings, put back at the end: later tests see what they were given. */
+	const char *a0 = getenv("VNUMA_ACCEL"), *s0 = getenv("VNUMA_ICOUNT_SHIFT");
+	_cleanup_free_ char *accel0 = a0 ? vn_xstrdup(a0) : NULL, *shift0 = s0 ? vn_xstrdup(s0) : NULL;
 
 	unsetenv("VNUMA_ACCEL");
 	unsetenv("VNUMA_ICOUNT_SHIFT");
@@ -227,6 +230,10 @@ static void test_icount_choice(void **s)
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	vn_error_clear(&err);
 	unsetenv("VNUMA_ACCEL");
+	if (accel0)
+		setenv("VNUMA_ACCEL", accel0, 1);
+	if (shift0)
+		setenv("VNUMA_ICOUNT_SHIFT", shift0, 1);
 }
 
 /*
