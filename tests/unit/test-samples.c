@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "metrics/samples.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
 #include "util/strbuf.h"
 
 #define CHILD_MIB 8
@@ -701,6 +703,22 @@ static void test_lead_drop(void **state)
 	assert_float_equal(lead_drop_of(one, 2), 0, 0);
 	assert_float_equal(lead_drop_of(NULL, 0), 0, 0);
 	expect_error("{\"host_t\":\"x\",\"t\":1}\n", "samples.jsonl:1: sample: \"host_t\" is not a number");
+	/*
+	 * The guest's own "host_t" after the runner's head would be the value a
+	 * JSON parser keeps: only the head counts, so a guest cannot hide a lead
+	 * that ran out (or invent one).
+	 */
+	const char *rest = strstr(LINE(0, 0, 0), "\"uptime\"");
+	_cleanup_free_ char *forged = vn_xasprintf("{\"host_t\":0,\"t\":0,%s{\"host_t\":10,\"t\":1,\"host_t\":1,%s"
+						   "{\"t\":2,\"host_t\":50,%s",
+						   rest, rest, rest);
+	struct vn_samples s;
+	struct vn_error err = {0};
+	assert_int_equal(vn_samples_parse(forged, NULL, &s, &err), 0);
+	assert_float_equal(s.v[1].host_t, 10, 0);
+	assert_true(isnan(s.v[2].host_t));
+	assert_float_equal(vn_samples_lead_drop(&s), -9, 1e-9);
+	vn_samples_free(&s);
 }
 
 int main(void)
