@@ -92,7 +92,7 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	if (res.compare) {
 		_cleanup_free_ char *table = vn_compare_format_text(res.compare, 0);
 		fputs(table, stdout);
-		virtual_time = res.compare->time && strstr(res.compare->time, "virtual");
+		virtual_time = vn_compare_virtual_time(res.compare);
 		vn_compare_free(res.compare);
 	}
 	print_verdicts(&res.verdicts);

@@ -101,6 +101,11 @@ enum {
 
 /* The table as text (vnuma compare): a header, the rows, a legend. Caller frees. */
 char *vn_compare_format_text(const struct vn_compare *c, unsigned flags);
+/*
+ * Whether some of c's runs ran in virtual time ("virtual", or mixed and
+ * forced): their rates count instructions, and placement costs nothing there.
+ */
+bool vn_compare_virtual_time(const struct vn_compare *c);
 /* The table as JSON (vnuma compare --json), every row. Caller frees. */
 char *vn_compare_format_json(const struct vn_compare *c);
 

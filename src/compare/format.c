@@ -221,9 +221,14 @@ static void put_chance(struct vn_strbuf *b, const struct vn_compare *c)
  * go as fast as on two (docs/noise.md). A rate in virtual time cannot show
  * what placement costs, which real time does.
  */
+bool vn_compare_virtual_time(const struct vn_compare *c)
+{
+	return c->time && strstr(c->time, "virtual");
+}
+
 static void put_virtual_time(struct vn_strbuf *b, const struct vn_compare *c)
 {
-	if (!c->time || !strstr(c->time, "virtual"))
+	if (!vn_compare_virtual_time(c))
 		return;
 	vn_strbuf_printf(b, "virtual time: every vCPU runs on one stream of instructions, so where the kernel "
 			    "places a thread\n  changes no rate here (two threads on one vCPU ran as fast as on "

@@ -194,7 +194,7 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 	_cleanup_free_ char *observed = NULL;
 	bool pass = false, undecided = false;
 	/* Already in virtual time, that is no way out; and it is none for what placement costs (docs/noise.md). */
-	bool virtual_time = cmp->time && strstr(cmp->time, "virtual");
+	bool virtual_time = vn_compare_virtual_time(cmp);
 
 	if (!base || !base->n || !c || !c->n) {
 		observed = vn_xasprintf("no value of %s in the complete runs of %s", a->metric,
