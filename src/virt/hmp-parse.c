@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strbuf.h"
+
 /* Lines longer than this are not QEMU's `info` lines: skipped. */
 #define LINE_MAX_BYTES 512
 
@@ -24,16 +26,6 @@ static bool next_line(const char **s, char *line)
 	}
 	*s += len + ((*s)[len] == '\n');
 	return true;
-}
-
-/* At most 64 bytes of s, each outside printable ASCII as '?': for an error message. */
-static void printable(const char *s, char *out, size_t size)
-{
-	size_t i = 0;
-
-	for (; s[i] && i < 64 && i + 1 < size; i++)
-		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	out[i] = '\0';
 }
 
 static int too_long(const char *text, const char *what, struct vn_error *err)
@@ -172,8 +164,8 @@ int vn_hmp_icount_lead(const char *text, double *lead_s, struct vn_error *err)
 		long long ms = strtoll(p, &end, 10);
 		if (end == p || errno || strcmp(end, " ms") != 0 || ms < -VN_HMP_LEAD_MS_MAX ||
 		    ms > VN_HMP_LEAD_MS_MAX) {
-			char shown[65];
-			printable(p, shown, sizeof(shown));
+			char shown[64 + 4];
+			vn_excerpt(p, strlen(p), 64, shown);
 			return vn_infra_error(err, -EBADMSG, "QEMU's info jit: \"%s\" is not a clock difference: '%s'",
 					      key, shown);
 		}

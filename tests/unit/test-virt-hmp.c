@@ -143,7 +143,10 @@ static void test_icount_lead(void **state)
 		assert_int_not_equal(vn_hmp_icount_lead(bad[i], &lead, &err), 0);
 		assert_non_null(strstr(err.msg, "info jit"));
 	}
-	/* What QEMU printed reaches the message shown, bounded and without its control bytes. */
+	/*
+	 * What QEMU printed reaches the message through the one sanitizer
+	 * (vn_excerpt): at most 64 bytes, its ESC and BEL each as '?'.
+	 */
 	char wild[400] = "Host - Guest clock  12\x1b[2J\a";
 	memset(wild + strlen(wild), 'x', 300);
 	err = (struct vn_error){0};
