@@ -6,7 +6,8 @@
 # longer and significant (exit 0), and compare must give each row its
 # detectable change. (In real time on a loaded host the same group is too
 # noisy to tell, exit 3: test-scenario-assert and test-compare check that
-# verdict.) About 5-7 minutes on 2 cores (10 quick boots in virtual time).
+# verdict.) About 5-7 minutes on 2 cores (10 quick boots in virtual time),
+# and a cold virtual-time boot interrupted while its clock settles.
 #   calibrate.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -40,6 +41,17 @@ check "every run began 1800 s ahead and stayed ahead" sh -c "cat '$g'/*/*/result
 	awk -F'[:,]' '/\"icount_lead_s\"/ { if (\$2 < 1800) bad++ } /\"icount_lead_min_s\"/ { if (\$2 <= 0) bad++ } END { exit bad > 0 }'"
 check "the base's rounds/s agree within 0.5%" sh -c \
 	"echo \"\$1\" | grep -Eq '\"metric\":\"spin.rounds_per_s\",[^]]*\"name\":\"base\",\"n\":5,\"mean\":[0-9.]+,\"stddev\":(0\\.|[0-9.]+e-)'" _ "$json"
+
+# Ctrl-C while a cold boot's clock settles: exit 3, it says so, and the guest is gone with it.
+"$vnuma" up "$src/topologies/2node.xml" --virtual-time --cold --name settle >/dev/null 2>"$VNUMA_STATE_DIR/settle.err" &
+upid=$!
+for _ in $(seq 1200); do grep -q settling "$VNUMA_STATE_DIR/settle.err" && break; sleep 0.1; done
+kill -INT "$upid"
+wait "$upid"
+settle_rc=$?
+sed 's/^/#   /' "$VNUMA_STATE_DIR/settle.err" | tail -n 4
+check "Ctrl-C while the clock settles exits 3" test "$settle_rc" = 3
+check "...and says it was settling" grep -q "interrupted while guest .*clock settled; destroyed it" "$VNUMA_STATE_DIR/settle.err"
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
 finish
