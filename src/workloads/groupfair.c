@@ -13,6 +13,7 @@
  * node's CPU count.
  */
 #include "inguest/buf.h"
+#include "inguest/cpustat.h"
 #include "inguest/json.h"
 #include "inguest/mem.h"
 #include "inguest/opt.h"
@@ -68,6 +69,9 @@ static struct ig_topo topo;
 static uint64_t nsamples;
 static uint64_t sum_threads[VN_MAX_NODES], sum_running[VN_MAX_NODES], max_threads[VN_MAX_NODES];
 static uint64_t sum_cpu_stacked; /* samples x CPUs holding >1 running benchmark thread */
+/* /proc/stat at the start and end of the measured window (static: a CPU table each). */
+static struct ig_cpustat stat0, stat1;
+static bool have_stat;
 
 static inline void spin(uint64_t n)
 {
@@ -370,6 +374,16 @@ static void print_result(const pid_t *burners, double elapsed)
 	/* Average number of CPUs running two or more benchmark threads at once. */
 	ig_json_double(&j, "avg_stacked_cpus", nsamples ? (double)sum_cpu_stacked / (double)nsamples : 0);
 
+	/*
+	 * Idle CPUs while benchmark threads stack are the load balancer's
+	 * failure itself. In virtual time every busy vCPU takes its turn of one
+	 * instruction stream, so a rate there scales with 1/busy_cpus
+	 * (docs/noise.md).
+	 */
+	double busy = have_stat ? ig_cpustat_busy_cpus(&stat0, &stat1) : -1;
+	if (busy >= 0)
+		ig_json_double(&j, "busy_cpus", busy);
+
 	json_nodes(&j);
 
 	ig_json_arr_begin(&j, "thread_list");
@@ -429,6 +443,7 @@ int main(int argc, char **argv)
 		threads[i].idx = i;
 		threads[i].prev_cpu = -1;
 	}
+	have_stat = ig_cpustat_read(&stat0) == 0;
 	t0 = ig_now();
 	round_t0 = t0;
 	bench_t0 = t0;
@@ -441,6 +456,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < o.threads; i++)
 		pthread_join(threads[i].th, NULL);
 	elapsed = ig_now() - t0;
+	have_stat = have_stat && ig_cpustat_read(&stat1) == 0;
 	sampler_stop = 1;
 	pthread_join(sth, NULL);
 

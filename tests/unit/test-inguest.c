@@ -5,6 +5,7 @@
  * test-samples.c).
  */
 #include "inguest/buf.h"
+#include "inguest/cpustat.h"
 #include "inguest/json.h"
 #include "inguest/mem.h"
 #include "inguest/opt.h"
@@ -17,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -771,6 +773,45 @@ static void test_files(void **state)
 	ig_buf_free(&b);
 }
 
+/* /proc/stat's cpuN lines: busy over total per CPU, summed; guest time not counted twice. */
+static void test_cpustat(void **state)
+{
+	static struct ig_cpustat a, b;
+	(void)state;
+
+	assert_int_equal(ig_cpustat_parse("cpu  9 9 9 9 9 9 9 9 0 0\n"
+					  "cpu0 100 0 50 850 0 0 0 0 0 0\n"
+					  "cpu2 10 0 0 990 0 0 0 0 5 0\n"
+					  "intr 1 2 3\nctxt 77\n",
+					  &a),
+			 0);
+	assert_int_equal(a.nr_cpus, 3);
+	assert_true(a.present[0] && !a.present[1] && a.present[2]);
+	assert_int_equal(a.busy[0], 150);
+	assert_int_equal(a.total[0], 1000);
+	assert_int_equal(a.busy[2], 10);
+	/* cpu0 busy for all of its next 1000 ticks, cpu2 for half of its 200 (its tick stopped while idle), cpu3 new. */
+	assert_int_equal(ig_cpustat_parse("cpu0 1000 0 150 850 0 0 0 0 0 0\n"
+					  "cpu2 20 0 0 1090 0 30 30 30 0 0\n"
+					  "cpu3 5 0 0 5\n",
+					  &b),
+			 0);
+	assert_int_equal(b.total[2], 1200);
+	assert_true(fabs(ig_cpustat_busy_cpus(&a, &b) - 1.5) < 1e-12);
+	assert_true(ig_cpustat_busy_cpus(&a, &a) == -1);
+
+	/* Malformed lines and CPUs past the table are refused. */
+	assert_int_equal(ig_cpustat_parse("cpu0 1 2 3\n", &b), -EINVAL);
+	assert_int_equal(ig_cpustat_parse("cpu0 1 2 3 x\n", &b), -EINVAL);
+	assert_int_equal(ig_cpustat_parse("cpu0 1 2 3 4x\n", &b), -EINVAL);
+	assert_int_equal(ig_cpustat_parse("cpux 1 2 3 4\n", &b), -EINVAL);
+	assert_int_equal(ig_cpustat_parse("cpu4096 1 2 3 4\n", &b), -EINVAL);
+	assert_int_equal(ig_cpustat_parse("cpu99999999999999999999 1 2 3 4\n", &b), -EINVAL);
+	/* This machine's own. */
+	assert_int_equal(ig_cpustat_read(&a), 0);
+	assert_true(a.nr_cpus >= 1 && a.present[0] && a.total[0] > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,7 +822,7 @@ int main(void)
 		cmocka_unit_test(test_cpulist),         cmocka_unit_test(test_node_64_counted),
 		cmocka_unit_test(test_node_limit_edge), cmocka_unit_test(test_placement_sums),
 		cmocka_unit_test(test_topo_this_host),  cmocka_unit_test(test_team_run),
-		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_files),           cmocka_unit_test(test_cpustat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
