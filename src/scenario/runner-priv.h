@@ -124,6 +124,15 @@ void vn_run_trace_metrics(const struct run *r, struct vn_report *rep);
 /* What is left; a capture cut short gets an end record saying it is incomplete. */
 void vn_run_trace_free(struct run *r);
 
+/* runner.c */
+/*
+ * Virtual time: rep's lowest lead over the run (icount_lead_min_s) from the
+ * samples' two clocks. True when it ran out: behind the host's clock QEMU
+ * raises the shift again, and rates timed after that are not on the run's
+ * time base.
+ */
+bool vn_run_icount_lead(struct vn_report *rep, const struct vn_samples *s);
+
 /* runner-steps.c */
 /* Process idx of a step: sh wrapper (pidfile, cgroup) + numactl placement + the workload, its options, every arg. */
 char **vn_run_step_argv(const struct run *r, const struct vn_scn_step *st, unsigned idx);

@@ -523,6 +523,15 @@ int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_report *r
 	return rc;
 }
 
+bool vn_run_icount_lead(struct vn_report *rep, const struct vn_samples *s)
+{
+	/* A fixed shift (lead 0) has no lead to lose; real time has no shift. */
+	if (!rep->icount || rep->icount_lead_s <= 0)
+		return false;
+	rep->icount_lead_min_s = rep->icount_lead_s + vn_samples_lead_drop(s);
+	return rep->icount_lead_min_s <= 0;
+}
+
 /* The snapshots and the samples, as the run holds them, judged by every assertion. */
 static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
 {
@@ -531,15 +540,11 @@ static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
 	if (rc < 0)
 		return rc;
 	vn_run_trace_metrics(r, rep);
-	/* Behind the host's clock QEMU raises the shift again: rates timed after that are not on the run's time base. */
-	if (rep->icount && rep->icount_lead_s > 0) {
-		rep->icount_lead_min_s = rep->icount_lead_s + vn_samples_lead_drop(&r->d->samples);
-		if (rep->icount_lead_min_s <= 0 && r->progress)
-			r->progress(r->progress_data, "note",
-				    "virtual time: the guest's clock fell behind the host's during the run: QEMU may "
-				    "have retuned its shift, and rates the guest timed then count fewer instructions "
-				    "a second (docs/noise.md)");
-	}
+	if (vn_run_icount_lead(rep, &r->d->samples) && r->progress)
+		r->progress(r->progress_data, "note",
+			    "virtual time: the guest's clock fell behind the host's during the run: QEMU may "
+			    "have retuned its shift, and rates the guest timed then count fewer instructions "
+			    "a second (docs/noise.md)");
 	rep->complete = true;
 	return 0;
 }

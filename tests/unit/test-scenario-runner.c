@@ -40,10 +40,45 @@ static void test_step_argv_keeps_every_arg(void **state)
 	assert_string_equal(argv[n - 1], "--x299");
 }
 
+/* Virtual time's lead over the run: the start's lead plus the samples' lowest drop; out of lead at or below 0. */
+static void test_icount_lead(void **state)
+{
+	/* Host and guest seconds: the guest fell 7 s behind its start's lead (busy), then jumped ahead (idle). */
+#define L(H, T)                                                                              \
+	"{\"host_t\":" #H ",\"t\":" #T ",\"seq\":0,\"uptime\":1,\"vmstat\":{},\"nodes\":[]," \
+	"\"procs\":[],\"running_per_node\":{},\"cost\":{\"cpu_s\":0,\"wall_s\":0}}\n"
+	const char *lines = L(10, 1) L(20, 4) L(21, 104);
+#undef L
+	struct vn_samples s;
+	struct vn_error err = {0};
+	(void)state;
+
+	if (vn_samples_parse(lines, NULL, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct vn_report rep = {.icount = "shift=auto,sleep=off", .icount_lead_s = 1800};
+	assert_false(vn_run_icount_lead(&rep, &s));
+	assert_float_equal(rep.icount_lead_min_s, 1793, 1e-9);
+	rep.icount_lead_s = 7;
+	assert_true(vn_run_icount_lead(&rep, &s));
+	assert_float_equal(rep.icount_lead_min_s, 0, 1e-9);
+	rep.icount_lead_s = 6.5;
+	assert_true(vn_run_icount_lead(&rep, &s));
+	assert_float_equal(rep.icount_lead_min_s, -0.5, 1e-9);
+
+	/* A fixed shift has no lead to lose, and real time no shift: nothing is recorded. */
+	struct vn_report fixed = {.icount = "shift=0,sleep=off"}, real = {.icount_lead_s = 5};
+	assert_false(vn_run_icount_lead(&fixed, &s));
+	assert_false(vn_run_icount_lead(&real, &s));
+	assert_float_equal(fixed.icount_lead_min_s, 0, 0);
+	assert_float_equal(real.icount_lead_min_s, 0, 0);
+	vn_samples_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_step_argv_keeps_every_arg),
+		cmocka_unit_test(test_icount_lead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
