@@ -7,7 +7,9 @@
 # detectable change. (In real time on a loaded host the same group is too
 # noisy to tell, exit 3: test-scenario-assert and test-compare check that
 # verdict.) About 5-7 minutes on 2 cores (10 quick boots in virtual time),
-# and a cold virtual-time boot interrupted while its clock settles.
+# a cold virtual-time boot interrupted while its clock settles, and one that
+# never idles, so that its clock never settles (90 s: the boot within it
+# may take 40 s on a loaded host).
 #   calibrate.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -52,6 +54,19 @@ settle_rc=$?
 sed 's/^/#   /' "$VNUMA_STATE_DIR/settle.err" | tail -n 4
 check "Ctrl-C while the clock settles exits 3" test "$settle_rc" = 3
 check "...and says it was settling" grep -q "interrupted while guest .*clock settled; destroyed it" "$VNUMA_STATE_DIR/settle.err"
+check "no QEMU left" no_qemu_left
+check "no domain left" no_domain_left
+
+# A guest that never idles (idle=poll spins in the idle loop) never lets its clock run ahead: settling gives up
+# at the boot deadline with exit 3 and the console's tail, not a verdict, and leaves nothing running.
+"$vnuma" up "$src/topologies/2node.xml" --virtual-time --cold --append idle=poll --timeout 90 --name busy \
+	>/dev/null 2>"$VNUMA_STATE_DIR/busy.err"
+busy_rc=$?
+grep -v '^\[' "$VNUMA_STATE_DIR/busy.err" | grep -E '^(vnuma|boot: settling)' | sed 's/^/#   /'
+check "a guest that never idles: settling times out with exit 3" test "$busy_rc" = 3
+check "...says the guest does not idle" grep -q "virtual time: its clock leads the host's by .* the guest does not idle" \
+	"$VNUMA_STATE_DIR/busy.err"
+check "...with the console's tail" grep -q -- "--- last lines of the console log ---" "$VNUMA_STATE_DIR/busy.err"
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
 finish
