@@ -68,8 +68,13 @@ struct vn_compare_row {
 struct vn_compare {
 	char *scenario, *topology, *accelerator, *arch; /* distinct values joined with ", " (only --force mixes them) */
 	char *time;                                     /* "real", "virtual" (or both, forced), as topology */
-	unsigned repeats;                               /* the most runs any variant lists */
-	bool incomplete;                                /* some group's group.json says "complete": false */
+	/*
+	 * The real-time run with the most vCPUs per host CPU, where it had more
+	 * vCPUs than its host had CPUs; else both 0 (vn_compare_shared_cpus).
+	 */
+	unsigned shared_vcpus, shared_host_cpus;
+	unsigned repeats; /* the most runs any variant lists */
+	bool incomplete;  /* some group's group.json says "complete": false */
 	size_t nvariants;
 	struct vn_compare_variant *variants; /* variants[0] is the base */
 	size_t nrows;
@@ -106,6 +111,12 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags);
  * forced): their rates count instructions, and placement costs nothing there.
  */
 bool vn_compare_virtual_time(const struct vn_compare *c);
+/*
+ * Whether some real-time run had more vCPUs than its host had CPUs: once
+ * more vCPUs are busy than that, they share the host's CPUs, and threads
+ * stacked on one vCPU cost less than on the machine modeled.
+ */
+bool vn_compare_shared_cpus(const struct vn_compare *c);
 /* The table as JSON (vnuma compare --json), every row. Caller frees. */
 char *vn_compare_format_json(const struct vn_compare *c);
 

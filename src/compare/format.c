@@ -235,6 +235,29 @@ static void put_virtual_time(struct vn_strbuf *b, const struct vn_compare *c)
 			    "two): what placement costs\n  shows in real time only (docs/noise.md)\n");
 }
 
+bool vn_compare_shared_cpus(const struct vn_compare *c)
+{
+	return c->shared_vcpus > c->shared_host_cpus && c->shared_host_cpus;
+}
+
+/*
+ * Real time hides placement's cost too, where the vCPUs outnumber the host's
+ * CPUs: a busy vCPU gets a share of the host's CPUs, and the fewer vCPUs are
+ * busy the larger that share, so two threads stacked on one vCPU run faster
+ * than half speed (docs/noise.md).
+ */
+static void put_shared_cpus(struct vn_strbuf *b, const struct vn_compare *c)
+{
+	if (!vn_compare_shared_cpus(c))
+		return;
+	vn_strbuf_printf(
+		b,
+		"real time, %u vCPUs on %u host CPUs: once more than %u vCPUs are busy they share the host's "
+		"CPUs,\n  so threads stacked on one vCPU cost less than on the machine modeled: what placement "
+		"costs\n  shows in full only on a host with a CPU for every busy vCPU (docs/noise.md)\n",
+		c->shared_vcpus, c->shared_host_cpus, c->shared_host_cpus);
+}
+
 char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
@@ -265,6 +288,7 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 				 hidden, hidden == 1 ? "" : "s");
 	put_chance(&b, c);
 	put_virtual_time(&b, c);
+	put_shared_cpus(&b, c);
 	return vn_strbuf_steal(&b);
 }
 
@@ -321,6 +345,12 @@ char *vn_compare_format_json(const struct vn_compare *c)
 	if (c->arch)
 		vn_json_add_str(o, "arch", c->arch);
 	json_object_object_add(o, "repeats", json_object_new_int64(c->repeats));
+	if (vn_compare_shared_cpus(c)) {
+		json_object *sh = json_object_new_object();
+		json_object_object_add(sh, "vcpus", json_object_new_int64(c->shared_vcpus));
+		json_object_object_add(sh, "host_cpus", json_object_new_int64(c->shared_host_cpus));
+		json_object_object_add(o, "shared_cpus", sh);
+	}
 	json_object_object_add(o, "complete", json_object_new_boolean(!c->incomplete));
 	json_object_object_add(o, "alpha", jnum(VN_COMPARE_ALPHA));
 	json_object_object_add(o, "power", jnum(VN_COMPARE_POWER));

@@ -27,6 +27,9 @@
 /* Header strings (a kernel command line) are cut at this. */
 #define TEXT_MAX        512
 #define METRIC_NAME_MAX 200
+/* Far above any guest's vCPUs or any host's CPUs. */
+#define VN_CPUS_MAX (1 << 20)
+#define CPUS_WHAT   "an integer from 1 to 1048576"
 
 struct loader {
 	struct vn_compare *c;
@@ -165,6 +168,27 @@ static int same_machine(struct loader *ld, const struct vn_json_reader *r, struc
 	return same(ld, r, root, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
 }
 
+/* A real-time run's vCPUs and its host's CPUs, kept where they are the most vCPUs per host CPU so far. */
+static int read_cpus(struct loader *ld, const struct vn_json_reader *r, struct json_object *root)
+{
+	struct vn_compare *c = ld->c;
+	unsigned vcpus = 0, host_cpus = 0;
+	int rc;
+
+	if ((rc = vn_json_get_uint(r, root, "$", "vcpus", false, 1, VN_CPUS_MAX, CPUS_WHAT, &vcpus)) < 0 ||
+	    (rc = vn_json_get_uint(r, root, "$", "host_cpus", false, 1, VN_CPUS_MAX, CPUS_WHAT, &host_cpus)) < 0)
+		return rc;
+	/* In virtual time every vCPU shares one host thread anyway: compare says so on its own line. */
+	const char *time = vn_json_str(root, "time");
+	if (!vcpus || !host_cpus || vcpus <= host_cpus || (time && strcmp(time, "real") != 0))
+		return 0;
+	if (!c->shared_vcpus || (uint64_t)vcpus * c->shared_host_cpus > (uint64_t)c->shared_vcpus * host_cpus) {
+		c->shared_vcpus = vcpus;
+		c->shared_host_cpus = host_cpus;
+	}
+	return 0;
+}
+
 static bool name_taken(const struct loader *ld, const char *name)
 {
 	return vn_strmap_get(&ld->names, name, NULL);
@@ -277,7 +301,7 @@ static int read_run(struct loader *ld, const struct vn_json_reader *r, struct js
 				   group_variant);
 	if (!vn_json_get(root, "topology"))
 		return vn_json_missing(r, "$", "topology");
-	if ((rc = same_machine(ld, r, root, true)) < 0)
+	if ((rc = same_machine(ld, r, root, true)) < 0 || (rc = read_cpus(ld, r, root)) < 0)
 		return rc;
 	_cleanup_free_ char *sc = printable(scenario);
 	add_item(&ld->c->scenario, sc);

@@ -263,6 +263,17 @@ static void compare_table(struct vn_strbuf *b, const struct group *g)
 		vn_html_note(b, "Virtual time: every vCPU runs on one stream of instructions, so where the kernel "
 				"places a thread changes no rate here (two threads on one vCPU ran as fast as on two): "
 				"what placement costs shows in real time only (docs/noise.md).");
+	/* And what it says where real-time runs had more vCPUs than their host had CPUs (someone's file: bounded). */
+	json_object *sh = vn_json_member(g->cmp, "shared_cpus", json_type_object);
+	int64_t vcpus = sh ? vn_json_int64(sh, "vcpus") : 0, host = sh ? vn_json_int64(sh, "host_cpus") : 0;
+	if (host > 0 && vcpus > host && vcpus <= 1 << 20) {
+		_cleanup_free_ char *note = vn_xasprintf(
+			"Real time, %lld vCPUs on %lld host CPUs: once more than %lld vCPUs are busy they share the "
+			"host's CPUs, so threads stacked on one vCPU cost less than on the machine modeled: what "
+			"placement costs shows in full only on a host with a CPU for every busy vCPU (docs/noise.md).",
+			(long long)vcpus, (long long)host, (long long)host);
+		vn_html_note(b, note);
+	}
 }
 
 /* The runs' values of metric, per variant (the caller frees values[v]). */

@@ -188,6 +188,11 @@ json_object *vn_report_json(const struct vn_report *r)
 		json_object_object_add(o, "icount_lead_s", json_object_new_double(r->icount_lead_s));
 		json_object_object_add(o, "icount_lead_min_s", json_object_new_double(r->icount_lead_min_s));
 	}
+	/* More vCPUs than host CPUs: in real time they share the host's, and stacking threads costs less (compare). */
+	if (r->vcpus)
+		json_object_object_add(o, "vcpus", json_object_new_int64(r->vcpus));
+	if (r->host_cpus)
+		json_object_object_add(o, "host_cpus", json_object_new_int64(r->host_cpus));
 	vn_json_add_str(o, "arch", r->arch);
 	vn_json_add_str(o, "guest", r->guest);
 	const char *const kernel[][2] = {{"release", r->kernel_release},

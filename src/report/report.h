@@ -76,6 +76,8 @@ struct vn_report {
 	char *topology;
 	char *fidelity;      /* the boot-time fidelity report */
 	char *sampling_cost; /* e.g. "mean 3.1 ms CPU per sample (n=40)" */
+	/* The guest's vCPUs and its host's CPUs (0: unknown; vn_up_result). */
+	unsigned vcpus, host_cpus;
 	unsigned nverdicts;
 	struct vn_verdict *verdicts;
 };

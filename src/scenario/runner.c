@@ -395,6 +395,8 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->accel_reason = vn_xstrdup_or_null(up->accel_reason);
 	rep->icount = vn_xstrdup_or_null(up->icount);
 	rep->icount_lead_s = up->icount_lead_s;
+	rep->vcpus = up->vcpus;
+	rep->host_cpus = up->host_cpus;
 	rep->arch = vn_xstrdup_or_null(up->arch);
 	rep->guest = vn_xstrdup(up->name);
 	rep->kernel_release = vn_xstrdup(up->kernel_release);

@@ -67,6 +67,8 @@ static char *up_to_json(struct vn_up_result *r)
 	json_object_object_add(o, "restored", json_object_new_boolean(r->restored));
 	json_object_object_add(o, "clock_step_s", json_object_new_double(r->clock_step_s));
 	json_object_object_add(o, "icount_lead_s", json_object_new_double(r->icount_lead_s));
+	json_object_object_add(o, "vcpus", json_object_new_int64(r->vcpus));
+	json_object_object_add(o, "host_cpus", json_object_new_int64(r->host_cpus));
 	char *text = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return text;
@@ -94,6 +96,8 @@ static void up_from_json(const char *text, struct vn_up_result *r)
 	r->restored = vn_json_bool(o, "restored");
 	r->clock_step_s = vn_json_double(o, "clock_step_s");
 	r->icount_lead_s = vn_json_double(o, "icount_lead_s");
+	r->vcpus = (unsigned)vn_json_int64(o, "vcpus");
+	r->host_cpus = (unsigned)vn_json_int64(o, "host_cpus");
 	json_object_put(o);
 }
 

@@ -27,6 +27,7 @@
 #include "util/state.h"
 #include "util/strbuf.h"
 #include "virt/save.h"
+#include "virt/storage.h"
 
 void vn_up_result_clear(struct vn_up_result *r)
 {
@@ -634,6 +635,8 @@ static int up_record(struct up_state *s, struct vn_error *err)
 		r->snapshot = vn_xstrdup(s->warm.key);
 	if (s->icount)
 		up_record_icount(s);
+	r->vcpus = s->t->ncpus_total;
+	r->host_cpus = vn_virt_host_cpus(s->v);
 	/* A remote guest's streams need its connection: held until it is taken down. */
 	if (s->remote)
 		vn_testbed_remote_hold(s->name, s->v, steal_pointer(&s->at.d));

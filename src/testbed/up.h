@@ -94,6 +94,8 @@ struct vn_up_result {
 	double clock_step_s;  /* restored: how far waking it set its clock forward */
 	char *icount;         /* virtual time: QEMU's -icount value ("shift=auto,sleep=off"); NULL: real time */
 	double icount_lead_s; /* and how far the guest's clock led the host's when it was handed over */
+	/* The guest's vCPUs, and the CPUs of the host it runs on (0: unknown): more of the one, and vCPUs share. */
+	unsigned vcpus, host_cpus;
 	/* Fidelity: what the guest sees against what was asked for. */
 	bool fidelity_ok;
 	char *fidelity_report; /* human-readable; diff lines when not ok */

@@ -432,6 +432,13 @@ int vn_virt_volume_delete(struct vn_virt *v, const char *name, struct vn_error *
 	return vol_delete(v, p, name, err);
 }
 
+unsigned vn_virt_host_cpus(struct vn_virt *v)
+{
+	virNodeInfo ni;
+
+	return virNodeGetInfo(v->conn, &ni) < 0 ? 0 : ni.cpus;
+}
+
 int vn_virt_host_info(struct vn_virt *v, struct vn_virt_host_info *out, struct vn_error *err)
 {
 	virNodeInfo ni;

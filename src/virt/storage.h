@@ -74,6 +74,11 @@ struct vn_virt_host_info {
 		uint64_t capacity, available; /* bytes */
 	} pool;
 };
+/*
+ * The host's CPUs, as libvirt counts them (virNodeGetInfo), or 0 when it
+ * cannot say: a footnote's figure (compare), never a reason to fail a boot.
+ */
+unsigned vn_virt_host_cpus(struct vn_virt *v);
 /* What `vnuma hosts check` reports of a connection's host; the pool part only when one exists. */
 int vn_virt_host_info(struct vn_virt *v, struct vn_virt_host_info *out, struct vn_error *err);
 void vn_virt_host_info_clear(struct vn_virt_host_info *h);

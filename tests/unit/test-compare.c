@@ -477,6 +477,77 @@ static void test_symlinked_run_dir(void **state)
 	}
 }
 
+/* Copies fixture run from to DIR/to with these members added after "topology": a run of another machine. */
+static void shared_run(const char *dir, const char *from, const char *to, const char *members)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/%s && sed 's/^  \"topology\": \"2node\",/&%s/' %s/result.json > %s/%s/result.json", dir,
+		 to, members, from, dir, to);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * Real-time runs with more vCPUs than their host had CPUs: compare says
+ * beneath the table (and in compare.json) that placement's cost is muted,
+ * naming the run with the most vCPUs per host CPU; virtual time, a host
+ * with CPUs enough, or a result from before these keys say nothing.
+ */
+static void test_shared_cpus(void **state)
+{
+	char dir[] = "/tmp/vn-compare-XXXXXX", a[128], b[128], v[128], cmd[256];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	snprintf(v, sizeof(v), "%s/v", dir);
+	shared_run(dir, "run-a", "a", " \"vcpus\": 4, \"host_cpus\": 2,");
+	shared_run(dir, "run-b", "b", " \"vcpus\": 8, \"host_cpus\": 2,");
+	const char *ab[] = {a, b};
+	_cleanup_compare_ struct vn_compare *c = load_ok(ab, 2, false);
+	assert_true(vn_compare_shared_cpus(c));
+	assert_int_equal(c->shared_vcpus, 8);
+	assert_int_equal(c->shared_host_cpus, 2);
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0), *json = vn_compare_format_json(c);
+	assert_non_null(strstr(text, "real time, 8 vCPUs on 2 host CPUs: once more than 2 vCPUs are busy they share"));
+	assert_non_null(strstr(json, "\"shared_cpus\":{\n    \"vcpus\":8,\n    \"host_cpus\":2\n  }"));
+
+	/* Hosts with a CPU for every vCPU; a run in virtual time; a result from before the keys: nothing said. */
+	shared_run(dir, "run-a", "a", " \"vcpus\": 2, \"host_cpus\": 2,");
+	shared_run(dir, "run-b", "b", " \"vcpus\": 4, \"host_cpus\": 4,");
+	_cleanup_compare_ struct vn_compare *enough = load_ok(ab, 2, false);
+	shared_run(dir, "run-virtual", "v", " \"vcpus\": 8, \"host_cpus\": 2,");
+	const char *av[] = {a, v};
+	_cleanup_compare_ struct vn_compare *virt = load_ok(av, 2, true);
+	shared_run(dir, "run-a", "a", "");
+	_cleanup_compare_ struct vn_compare *old = load_ok(ab, 2, false);
+	_cleanup_free_ char *t1 = vn_compare_format_text(enough, 0), *t2 = vn_compare_format_text(virt, 0),
+			    *j2 = vn_compare_format_json(virt);
+	assert_false(vn_compare_shared_cpus(enough));
+	assert_false(vn_compare_shared_cpus(virt));
+	assert_false(vn_compare_shared_cpus(old));
+	assert_null(strstr(t1, "host CPUs"));
+	assert_null(strstr(t2, "host CPUs"));
+	assert_null(strstr(j2, "shared_cpus"));
+
+	/* Someone else's result.json: the counts are checked. */
+	shared_run(dir, "run-b", "b", " \"vcpus\": 0, \"host_cpus\": 2,");
+	struct vn_compare_opts o = {0};
+	struct vn_error err = {0};
+	struct vn_compare *bad = NULL;
+	assert_true(vn_compare_load(ab, 2, &o, &bad, &err) < 0);
+	assert_non_null(strstr(err.msg, "b/result.json: $.vcpus: "));
+	assert_non_null(strstr(err.msg, "an integer from 1 to 1048576"));
+	shared_run(dir, "run-b", "b", " \"vcpus\": 8, \"host_cpus\": \"2\",");
+	vn_error_clear(&err);
+	assert_true(vn_compare_load(ab, 2, &o, &bad, &err) < 0);
+	assert_non_null(strstr(err.msg, "b/result.json: $.host_cpus: "));
+	vn_error_clear(&err);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_symlinked_run_dir),
 		cmocka_unit_test(test_many_variants),
 		cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_shared_cpus),
 	};
 	return cmocka_run_group_tests(tests, setup_fixtures, NULL);
 }

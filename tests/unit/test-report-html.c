@@ -436,6 +436,23 @@ static void test_group_no_compare(void **state)
 		    "[{\"name\":\"a\",\"mean\":10},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}");
 	_cleanup_free_ char *vt = report(dir);
 	assert_non_null(strstr(vt, "Virtual time: every vCPU runs on one stream of instructions"));
+	assert_null(strstr(vt, "host CPUs"));
+	/* Real time with more vCPUs than host CPUs says placement's cost is muted; counts out of bounds say nothing. */
+	vn_test_put(dir, "compare.json",
+		    "{\"time\":\"real\",\"shared_cpus\":{\"vcpus\":8,\"host_cpus\":2},\"rows\":[{\"metric\":"
+		    "\"moves\",\"variants\":[{\"name\":\"a\",\"mean\":10},{\"name\":\"b<i>\",\"mean\":20}]}]}");
+	_cleanup_free_ char *shared = report(dir);
+	assert_non_null(strstr(shared, "Real time, 8 vCPUs on 2 host CPUs: once more than 2 vCPUs are busy"));
+	vn_test_put(dir, "compare.json",
+		    "{\"shared_cpus\":{\"vcpus\":2,\"host_cpus\":8},\"rows\":[{\"metric\":\"moves\",\"variants\":"
+		    "[{\"name\":\"a\",\"mean\":10}]}]}");
+	_cleanup_free_ char *fewer = report(dir);
+	vn_test_put(dir, "compare.json",
+		    "{\"shared_cpus\":{\"vcpus\":\"8\",\"host_cpus\":-2},\"rows\":[{\"metric\":\"moves\","
+		    "\"variants\":[{\"name\":\"a\",\"mean\":10}]}]}");
+	_cleanup_free_ char *odd_cpus = report(dir);
+	assert_null(strstr(fewer, "host CPUs"));
+	assert_null(strstr(odd_cpus, "host CPUs"));
 	vn_rm_rf(dir);
 }
 

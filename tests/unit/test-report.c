@@ -38,7 +38,11 @@ static int count(const char *s, const char *needle)
 static void test_junit_and_json(void **state)
 {
 	char dir[] = "/tmp/vn-report-XXXXXX", path[128];
-	struct vn_report r = {.scenario = strdup("fallback-4node"), .complete = true, .accel = strdup("tcg")};
+	struct vn_report r = {.scenario = strdup("fallback-4node"),
+			      .complete = true,
+			      .accel = strdup("tcg"),
+			      .vcpus = 8,
+			      .host_cpus = 2};
 	struct vn_error err = {0};
 
 	assert_non_null(mkdtemp(dir));
@@ -61,10 +65,14 @@ static void test_junit_and_json(void **state)
 	json_object *v;
 	assert_true(json_object_object_get_ex(o, "passed", &v) && !json_object_get_boolean(v));
 	assert_true(json_object_object_get_ex(o, "assertions", &v) && json_object_array_length(v) == 2);
+	/* The guest's vCPUs and its host's CPUs, for compare's note on placement's cost; absent when unknown. */
+	assert_true(json_object_object_get_ex(o, "vcpus", &v) && json_object_get_int(v) == 8);
+	assert_true(json_object_object_get_ex(o, "host_cpus", &v) && json_object_get_int(v) == 2);
 	json_object_put(o);
 	unlink(path);
 
 	/* An incomplete run shows as an error testcase. */
+	r.host_cpus = 0;
 	r.complete = false;
 	r.error = strdup("interrupted");
 	assert_int_equal(vn_report_write(&r, dir, &err), 0);
@@ -74,6 +82,11 @@ static void test_junit_and_json(void **state)
 	assert_non_null(strstr(x, "<error message=\"interrupted\""));
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/result.json", dir);
+	o = json_object_from_file(path);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "vcpus", &v));
+	assert_false(json_object_object_get_ex(o, "host_cpus", &v));
+	json_object_put(o);
 	unlink(path);
 	rmdir(dir);
 	vn_report_clear(&r);
