@@ -28,8 +28,8 @@
 #define TEXT_MAX        512
 #define METRIC_NAME_MAX 200
 /* Far above any guest's vCPUs or any host's CPUs. */
-#define VN_CPUS_MAX (1 << 20)
-#define CPUS_WHAT   "an integer from 1 to 1048576"
+#define CPUS_MAX  (1 << 20)
+#define CPUS_WHAT "an integer from 1 to 1048576"
 
 struct loader {
 	struct vn_compare *c;
@@ -175,8 +175,8 @@ static int read_cpus(struct loader *ld, const struct vn_json_reader *r, struct j
 	unsigned vcpus = 0, host_cpus = 0;
 	int rc;
 
-	if ((rc = vn_json_get_uint(r, root, "$", "vcpus", false, 1, VN_CPUS_MAX, CPUS_WHAT, &vcpus)) < 0 ||
-	    (rc = vn_json_get_uint(r, root, "$", "host_cpus", false, 1, VN_CPUS_MAX, CPUS_WHAT, &host_cpus)) < 0)
+	if ((rc = vn_json_get_uint(r, root, "$", "vcpus", false, 1, CPUS_MAX, CPUS_WHAT, &vcpus)) < 0 ||
+	    (rc = vn_json_get_uint(r, root, "$", "host_cpus", false, 1, CPUS_MAX, CPUS_WHAT, &host_cpus)) < 0)
 		return rc;
 	/* In virtual time every vCPU shares one host thread anyway: compare says so on its own line. */
 	const char *time = vn_json_str(root, "time");
