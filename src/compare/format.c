@@ -231,8 +231,9 @@ static void put_virtual_time(struct vn_strbuf *b, const struct vn_compare *c)
 	if (!vn_compare_virtual_time(c))
 		return;
 	vn_strbuf_printf(b, "virtual time: every vCPU runs on one stream of instructions, so where the kernel "
-			    "places a thread\n  changes no rate here (two threads on one vCPU ran as fast as on "
-			    "two): what placement costs\n  shows in real time only (docs/noise.md)\n");
+			    "places a thread\n  changes a rate little or not at all (two threads on one vCPU ran as "
+			    "fast as on two): what\n  placement costs shows in real time only, on a host with a CPU "
+			    "for every busy vCPU\n  (docs/noise.md)\n");
 }
 
 bool vn_compare_shared_cpus(const struct vn_compare *c)

@@ -260,9 +260,11 @@ static void compare_table(struct vn_strbuf *b, const struct group *g)
 	/* What compare says beneath its table in virtual time (src/compare/format.c), said here too. */
 	const char *time = vn_json_str(g->cmp, "time");
 	if (time && strstr(time, "virtual"))
-		vn_html_note(b, "Virtual time: every vCPU runs on one stream of instructions, so where the kernel "
-				"places a thread changes no rate here (two threads on one vCPU ran as fast as on two): "
-				"what placement costs shows in real time only (docs/noise.md).");
+		vn_html_note(b,
+			     "Virtual time: every vCPU runs on one stream of instructions, so where the kernel "
+			     "places a thread changes a rate little or not at all (two threads on one vCPU ran as fast "
+			     "as on two): what placement costs shows in real time only, on a host with a CPU for every "
+			     "busy vCPU (docs/noise.md).");
 	/* And what it says where real-time runs had more vCPUs than their host had CPUs (someone's file: bounded). */
 	json_object *sh = vn_json_member(g->cmp, "shared_cpus", json_type_object);
 	int64_t vcpus = sh ? vn_json_int64(sh, "vcpus") : 0, host = sh ? vn_json_int64(sh, "host_cpus") : 0;
