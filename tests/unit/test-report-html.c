@@ -386,6 +386,16 @@ static void test_group_fixture(void **state)
 	assert_int_equal(count(html, "<td class=\"fail\">fail</td>"), 3);
 }
 
+/* The group's report with a compare.json of one row, its members head (ending in ',') first. */
+static char *report_with_compare(const char *dir, const char *head)
+{
+	_cleanup_free_ char *json = vn_xasprintf("{%s\"rows\":[{\"metric\":\"moves\",\"variants\":[{\"name\":\"a\","
+						 "\"mean\":10},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}",
+						 head);
+	vn_test_put(dir, "compare.json", json);
+	return report(dir);
+}
+
 static void test_group_no_compare(void **state)
 {
 	_cleanup_free_ char *dir = tmpdir();
@@ -431,26 +441,15 @@ static void test_group_no_compare(void **state)
 	assert_non_null(strstr(odd, "+100.0%"));
 	assert_null(strstr(odd, "one stream of instructions"));
 	/* A comparison in virtual time says what its rates cannot show. */
-	vn_test_put(dir, "compare.json",
-		    "{\"time\":\"virtual\",\"rows\":[{\"metric\":\"moves\",\"variants\":"
-		    "[{\"name\":\"a\",\"mean\":10},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}");
-	_cleanup_free_ char *vt = report(dir);
+	_cleanup_free_ char *vt = report_with_compare(dir, "\"time\":\"virtual\",");
 	assert_non_null(strstr(vt, "Virtual time: every vCPU runs on one stream of instructions"));
 	assert_null(strstr(vt, "host CPUs"));
 	/* Real time with more vCPUs than host CPUs says placement's cost is muted; counts out of bounds say nothing. */
-	vn_test_put(dir, "compare.json",
-		    "{\"time\":\"real\",\"shared_cpus\":{\"vcpus\":8,\"host_cpus\":2},\"rows\":[{\"metric\":"
-		    "\"moves\",\"variants\":[{\"name\":\"a\",\"mean\":10},{\"name\":\"b<i>\",\"mean\":20}]}]}");
-	_cleanup_free_ char *shared = report(dir);
+	_cleanup_free_ char *shared =
+		report_with_compare(dir, "\"time\":\"real\",\"shared_cpus\":{\"vcpus\":8,\"host_cpus\":2},");
 	assert_non_null(strstr(shared, "Real time, 8 vCPUs on 2 host CPUs: once more than 2 vCPUs are busy"));
-	vn_test_put(dir, "compare.json",
-		    "{\"shared_cpus\":{\"vcpus\":2,\"host_cpus\":8},\"rows\":[{\"metric\":\"moves\",\"variants\":"
-		    "[{\"name\":\"a\",\"mean\":10}]}]}");
-	_cleanup_free_ char *fewer = report(dir);
-	vn_test_put(dir, "compare.json",
-		    "{\"shared_cpus\":{\"vcpus\":\"8\",\"host_cpus\":-2},\"rows\":[{\"metric\":\"moves\","
-		    "\"variants\":[{\"name\":\"a\",\"mean\":10}]}]}");
-	_cleanup_free_ char *odd_cpus = report(dir);
+	_cleanup_free_ char *fewer = report_with_compare(dir, "\"shared_cpus\":{\"vcpus\":2,\"host_cpus\":8},");
+	_cleanup_free_ char *odd_cpus = report_with_compare(dir, "\"shared_cpus\":{\"vcpus\":\"8\",\"host_cpus\":-2},");
 	assert_null(strstr(fewer, "host CPUs"));
 	assert_null(strstr(odd_cpus, "host CPUs"));
 	vn_rm_rf(dir);
