@@ -255,7 +255,7 @@ static const struct vn_cli_opt up_opts[] = {
 	 "what the guest times no longer depends on the host's load;\n"
 	 "the guest idles a few seconds first, until its clock leads\n"
 	 "the host's and a guest second is 1e9 instructions, shared by\n"
-	 "every vCPU: where threads run costs nothing (docs/noise.md)"},
+	 "every vCPU: where threads run costs little or nothing (docs/noise.md)"},
 	VN_CLI_OPT_END,
 };
 

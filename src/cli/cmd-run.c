@@ -283,7 +283,7 @@ static const struct vn_cli_opt run_opts[] = {
 	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
 	 "every run in virtual time (QEMU -icount, TCG only): figures the\n"
 	 "guest times by its clock stop depending on the host's load, and\n"
-	 "count instructions: where threads run no longer costs anything;\n"
+	 "count instructions: where threads run costs little or nothing;\n"
 	 "over the scenario's and its variants' \"virtual_time\" (docs/noise.md)"},
 	{"locality", 'L', false, NULL, VN_VAL_NONE,
 	 "count every guest memory access by CPU node and memory node\n"

@@ -108,7 +108,7 @@ enum {
 char *vn_compare_format_text(const struct vn_compare *c, unsigned flags);
 /*
  * Whether some of c's runs ran in virtual time ("virtual", or mixed and
- * forced): their rates count instructions, and placement costs nothing there.
+ * forced): their rates count instructions, and placement costs little or nothing there.
  */
 bool vn_compare_virtual_time(const struct vn_compare *c);
 /*
