@@ -36,6 +36,9 @@ check "the rounds' detectable change is a figure" sh -c \
 check "compare's table has the detect column" sh -c "'$vnuma' compare '$g' | grep -q 'detect'"
 check "...and says what rates in virtual time cannot show" sh -c "'$vnuma' compare '$g' | grep -q 'one stream of instructions'"
 check "result.json records virtual time" grep -Eq '"time": *"virtual"' "$g/base/1/result.json"
+check "...the guest's vCPUs and its host's CPUs" sh -c "grep -Eq '\"vcpus\": *4,' '$g/base/1/result.json' &&
+	grep -Eq '\"host_cpus\": *[1-9]' '$g/base/1/result.json'"
+check "...and compare says nothing of shared host CPUs in virtual time" sh -c "! '$vnuma' compare '$g' | grep -q 'host CPUs'"
 # Settled (testbed/boot.c): every run began with the guest's clock 1800 s or more ahead of the host's, and
 # ended still ahead, so QEMU's shift stayed 0 throughout; unsettled, a restored guest's rounds ran 2-12x slower.
 check "the lead is recorded for all 10 runs" sh -c "[ \$(cat '$g'/*/*/result.json | grep -c '\"icount_lead_min_s\"') = 10 ]"
