@@ -38,7 +38,7 @@ static const struct vn_cli_opt compare_opts[] = {
 	{"json", 'j', false, NULL, VN_VAL_NONE,
 	 "one JSON object: {scenario, topology, accelerator, base, variants,\n"
 	 "rows: [{metric, significant, variants: [{name, n, mean, stddev,\n"
-	 "change_pct, change_abs, p_value, significant}]}]}, every row"},
+	 "change_pct, change_abs, p_value, significant}]}], notes}, every row"},
 	{"all", 'a', false, NULL, VN_VAL_NONE, "also the rows where every variant's mean equals the base's"},
 	{"force", 'f', false, NULL, VN_VAL_NONE,
 	 "compare results of different topologies, accelerators or times\n(real and virtual)"},

@@ -117,6 +117,16 @@ bool vn_compare_virtual_time(const struct vn_compare *c);
  * stacked on one vCPU cost less than on the machine modeled.
  */
 bool vn_compare_shared_cpus(const struct vn_compare *c);
+/* At most this many notes come beneath a table. */
+#define VN_COMPARE_NOTES_MAX 4
+/*
+ * What c's figures cannot show, each a sentence or two of plain text: how
+ * many marked cells chance alone would give, and what virtual time or shared
+ * host CPUs hide. The text table prints them beneath, and compare.json holds
+ * them as "notes" for report.html to show. Fills notes[0..n) and returns n;
+ * the caller frees each.
+ */
+size_t vn_compare_notes(const struct vn_compare *c, char *notes[VN_COMPARE_NOTES_MAX]);
 /* The table as JSON (vnuma compare --json), every row. Caller frees. */
 char *vn_compare_format_json(const struct vn_compare *c);
 

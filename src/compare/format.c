@@ -1,4 +1,5 @@
 /* The table drawn: text after the kernel test robot's, and JSON; and the group's compare.{txt,json}. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@
 #define W_OTHER  (W_CHANGE + W_DETECT + 2 + W_MEAN + W_SD)
 /* The stddev is shown only from this many percent of the mean (the robot's threshold). */
 #define SD_SHOWN_PCT 2
+/* A note's lines beneath the table, in columns (the table's rows run to about this). */
+#define NOTE_WIDTH 100
 
 /*
  * Like the robot: integers plain, large values in e-notation (1.584e+10),
@@ -197,7 +200,7 @@ static void put_header(struct vn_strbuf *b, const struct vn_compare *c)
  * chance would give; a `change` assertion names its metric beforehand and
  * is not one of many.
  */
-static void put_chance(struct vn_strbuf *b, const struct vn_compare *c)
+static char *note_chance(const struct vn_compare *c)
 {
 	size_t tested = 0, marked = 0;
 
@@ -207,12 +210,11 @@ static void put_chance(struct vn_strbuf *b, const struct vn_compare *c)
 			marked += c->rows[i].cells[v].significant;
 		}
 	if (tested < 2)
-		return;
-	vn_strbuf_printf(b,
-			 "%zu of %zu tests marked; about %.1f would be by chance alone at p < %.2f, between identical "
-			 "kernels too:\n  a marked row is a lead to follow, a scenario's change assertion the "
-			 "verdict\n",
-			 marked, tested, (double)tested * VN_COMPARE_ALPHA, VN_COMPARE_ALPHA);
+		return NULL;
+	return vn_xasprintf("%zu of %zu tests marked; about %.1f would be by chance alone at p < %.2f, between "
+			    "identical kernels too: a marked row is a lead to follow, a scenario's change assertion "
+			    "the verdict.",
+			    marked, tested, (double)tested * VN_COMPARE_ALPHA, VN_COMPARE_ALPHA);
 }
 
 /*
@@ -226,14 +228,14 @@ bool vn_compare_virtual_time(const struct vn_compare *c)
 	return c->time && strstr(c->time, "virtual");
 }
 
-static void put_virtual_time(struct vn_strbuf *b, const struct vn_compare *c)
+static char *note_virtual_time(const struct vn_compare *c)
 {
 	if (!vn_compare_virtual_time(c))
-		return;
-	vn_strbuf_printf(b, "virtual time: every vCPU runs on one stream of instructions, so where the kernel "
-			    "places a thread\n  changes a rate little or not at all (two threads on one vCPU ran as "
-			    "fast as on two): what\n  placement costs shows in real time only, on a host with a CPU "
-			    "for every busy vCPU\n  (docs/noise.md)\n");
+		return NULL;
+	return vn_xstrdup("Virtual time: every vCPU runs on one stream of instructions, so where the kernel places a "
+			  "thread changes a rate little or not at all (two threads on one vCPU ran as fast as on "
+			  "two): what placement costs shows in real time only, on a host with a CPU for every busy "
+			  "vCPU (docs/noise.md).");
 }
 
 bool vn_compare_shared_cpus(const struct vn_compare *c)
@@ -247,16 +249,48 @@ bool vn_compare_shared_cpus(const struct vn_compare *c)
  * busy the larger that share, so two threads stacked on one vCPU run faster
  * than half speed (docs/noise.md).
  */
-static void put_shared_cpus(struct vn_strbuf *b, const struct vn_compare *c)
+static char *note_shared_cpus(const struct vn_compare *c)
 {
 	if (!vn_compare_shared_cpus(c))
-		return;
-	vn_strbuf_printf(
-		b,
-		"real time, %u vCPUs on %u host CPUs: once more than %u vCPUs are busy they share the host's "
-		"CPUs,\n  so threads stacked on one vCPU cost less than on the machine modeled: what placement "
-		"costs\n  shows in full only on a host with a CPU for every busy vCPU (docs/noise.md)\n",
-		c->shared_vcpus, c->shared_host_cpus, c->shared_host_cpus);
+		return NULL;
+	return vn_xasprintf("Real time, %u vCPUs on %u host CPUs: once more than %u vCPUs are busy they share the "
+			    "host's CPUs, so threads stacked on one vCPU cost less than on the machine modeled: what "
+			    "placement costs shows in full only on a host with a CPU for every busy vCPU "
+			    "(docs/noise.md).",
+			    c->shared_vcpus, c->shared_host_cpus, c->shared_host_cpus);
+}
+
+size_t vn_compare_notes(const struct vn_compare *c, char *notes[VN_COMPARE_NOTES_MAX])
+{
+	char *(*const each[])(const struct vn_compare *) = {note_chance, note_virtual_time, note_shared_cpus};
+	size_t n = 0;
+
+	static_assert(VN_ARRAY_SIZE(each) <= VN_COMPARE_NOTES_MAX, "room for every note");
+	for (size_t i = 0; i < VN_ARRAY_SIZE(each); i++)
+		if ((notes[n] = each[i](c)))
+			n++;
+	return n;
+}
+
+/* s in lines of at most NOTE_WIDTH columns where its words allow, the later ones indented by two. */
+static void put_wrapped(struct vn_strbuf *b, const char *s)
+{
+	size_t indent = 0;
+
+	while (*s) {
+		size_t room = NOTE_WIDTH - indent, len = strlen(s), cut = len;
+		if (len > room) {
+			cut = room;
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			if (cut == 0) /* a word longer than a line: it gets one of its own */
+				cut = strcspn(s, " ");
+		}
+		vn_strbuf_printf(b, "%*s%.*s\n", (int)indent, "", (int)cut, s);
+		s += cut;
+		s += strspn(s, " ");
+		indent = 2;
+	}
 }
 
 char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
@@ -287,9 +321,11 @@ char *vn_compare_format_text(const struct vn_compare *c, unsigned flags)
 		vn_strbuf_printf(&b,
 				 "%zu row%s where every variant's mean equals the base's hidden (--all shows them)\n",
 				 hidden, hidden == 1 ? "" : "s");
-	put_chance(&b, c);
-	put_virtual_time(&b, c);
-	put_shared_cpus(&b, c);
+	char *notes[VN_COMPARE_NOTES_MAX];
+	for (size_t i = 0, n = vn_compare_notes(c, notes); i < n; i++) {
+		put_wrapped(&b, notes[i]);
+		free(notes[i]);
+	}
 	return vn_strbuf_steal(&b);
 }
 
@@ -372,6 +408,13 @@ char *vn_compare_format_json(const struct vn_compare *c)
 		json_object_array_add(rows, r);
 	}
 	json_object_object_add(o, "rows", rows);
+	json_object *jnotes = json_object_new_array();
+	char *notes[VN_COMPARE_NOTES_MAX];
+	for (size_t i = 0, n = vn_compare_notes(c, notes); i < n; i++) {
+		json_object_array_add(jnotes, json_object_new_string(notes[i]));
+		free(notes[i]);
+	}
+	json_object_object_add(o, "notes", jnotes);
 	char *s = vn_xasprintf(
 		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);

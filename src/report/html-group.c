@@ -16,6 +16,9 @@
 #define MAX_VARIANTS 16
 /* compare.json's rows listed in the table (significant ones first); compare.txt has them all. */
 #define MAX_ROWS 400
+/* compare.json's notes shown beneath the table, and the longest one shown (compare writes 3 of under 400 bytes). */
+#define NOTES_MAX 8
+#define NOTE_MAX  2000
 
 struct run {
 	const char *variant, *dir; /* borrowed from group.json */
@@ -257,24 +260,13 @@ static void compare_table(struct vn_strbuf *b, const struct group *g)
 	if (total > n)
 		vn_strbuf_printf(b, " %zu more rows in compare.json.", total - n);
 	vn_strbuf_printf(b, "</p>\n");
-	/* What compare says beneath its table in virtual time (src/compare/format.c), said here too. */
-	const char *time = vn_json_str(g->cmp, "time");
-	if (time && strstr(time, "virtual"))
-		vn_html_note(b,
-			     "Virtual time: every vCPU runs on one stream of instructions, so where the kernel "
-			     "places a thread changes a rate little or not at all (two threads on one vCPU ran as fast "
-			     "as on two): what placement costs shows in real time only, on a host with a CPU for every "
-			     "busy vCPU (docs/noise.md).");
-	/* And what it says where real-time runs had more vCPUs than their host had CPUs (someone's file: bounded). */
-	json_object *sh = vn_json_member(g->cmp, "shared_cpus", json_type_object);
-	int64_t vcpus = sh ? vn_json_int64(sh, "vcpus") : 0, host = sh ? vn_json_int64(sh, "host_cpus") : 0;
-	if (host > 0 && vcpus > host && vcpus <= 1 << 20) {
-		_cleanup_free_ char *note = vn_xasprintf(
-			"Real time, %lld vCPUs on %lld host CPUs: once more than %lld vCPUs are busy they share the "
-			"host's CPUs, so threads stacked on one vCPU cost less than on the machine modeled: what "
-			"placement costs shows in full only on a host with a CPU for every busy vCPU (docs/noise.md).",
-			(long long)vcpus, (long long)host, (long long)host);
-		vn_html_note(b, note);
+	/* What compare says beneath its table, said here too (someone's file: strings only, bounded). */
+	json_object *notes = vn_json_member(g->cmp, "notes", json_type_array);
+	size_t nnotes = notes ? json_object_array_length(notes) : 0;
+	for (size_t i = 0; i < nnotes && i < NOTES_MAX; i++) {
+		json_object *note = json_object_array_get_idx(notes, i);
+		if (json_object_is_type(note, json_type_string) && json_object_get_string_len(note) <= NOTE_MAX)
+			vn_html_note(b, json_object_get_string(note));
 	}
 }
 

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "golden.h"
 #include "compare/compare.h"
 #include "compare/stats.h"
@@ -242,6 +244,42 @@ static void test_single_runs(void **state)
 	golden("single-runs.txt", text);
 }
 
+/*
+ * Each of c's notes is in text from the start of a line, on lines of at most
+ * 100 columns, the later ones indented by two; joined again they are the
+ * note. compare.json's "notes" are the same strings. Returns how many.
+ */
+static size_t check_notes(const struct vn_compare *c, const char *text, const char *json)
+{
+	char *notes[VN_COMPARE_NOTES_MAX];
+	size_t n = vn_compare_notes(c, notes);
+	json_object *o = json_tokener_parse(json), *arr = NULL;
+
+	assert_true(json_object_object_get_ex(o, "notes", &arr));
+	assert_int_equal(json_object_array_length(arr), n);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(json_object_get_string(json_object_array_get_idx(arr, i)), notes[i]);
+		char head[32], joined[2048] = "";
+		snprintf(head, sizeof(head), "%s", notes[i]);
+		const char *p = strstr(text, head);
+		assert_non_null(p);
+		assert_true(p == text || p[-1] == '\n');
+		for (bool first = true; first || strncmp(p, "  ", 2) == 0; first = false) {
+			const char *end = strchr(p, '\n');
+			assert_non_null(end);
+			assert_true(end - p <= 100);
+			const char *from = first ? p : p + 2;
+			snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%.*s", first ? "" : " ",
+				 (int)(end - from), from);
+			p = end + 1;
+		}
+		assert_string_equal(joined, notes[i]);
+		free(notes[i]);
+	}
+	json_object_put(o);
+	return n;
+}
+
 static void test_force(void **state)
 {
 	const char *dirs[] = {"run-a", "run-4node", "run-kvm"};
@@ -261,9 +299,11 @@ static void test_force(void **state)
 	assert_string_equal(g->time, "virtual");
 	/* Beneath a table in virtual time: what its rates cannot show. Not beneath one in real time. */
 	_cleanup_free_ char *vtext = vn_compare_format_text(g, 0), *mixed = vn_compare_format_text(v, 0);
-	assert_non_null(strstr(vtext, "virtual time: every vCPU runs on one stream of instructions"));
-	assert_non_null(strstr(mixed, "placement costs shows in real time only, on a host with a CPU for every busy"));
+	assert_non_null(strstr(vtext, "Virtual time: every vCPU runs on one stream of instructions"));
+	assert_non_null(strstr(mixed, "Virtual time: every vCPU runs on one stream of instructions"));
 	assert_null(strstr(text, "one stream of instructions"));
+	_cleanup_free_ char *vjson = vn_compare_format_json(g);
+	assert_int_equal(check_notes(g, vtext, vjson), 2); /* chance's, then virtual time's */
 }
 
 static void test_errors(void **state)
@@ -510,7 +550,8 @@ static void test_shared_cpus(void **state)
 	assert_int_equal(c->shared_vcpus, 8);
 	assert_int_equal(c->shared_host_cpus, 2);
 	_cleanup_free_ char *text = vn_compare_format_text(c, 0), *json = vn_compare_format_json(c);
-	assert_non_null(strstr(text, "real time, 8 vCPUs on 2 host CPUs: once more than 2 vCPUs are busy they share"));
+	assert_non_null(strstr(text, "Real time, 8 vCPUs on 2 host CPUs: once more than 2 vCPUs are busy they share"));
+	check_notes(c, text, json);
 	assert_non_null(strstr(json, "\"shared_cpus\":{\n    \"vcpus\":8,\n    \"host_cpus\":2\n  }"));
 
 	/* Hosts with a CPU for every vCPU; a run in virtual time; a result from before the keys: nothing said. */
@@ -530,6 +571,13 @@ static void test_shared_cpus(void **state)
 	assert_null(strstr(t1, "host CPUs"));
 	assert_null(strstr(t2, "host CPUs"));
 	assert_null(strstr(j2, "shared_cpus"));
+
+	/* A forced table of real and virtual runs gets both notes, each on lines of its own. */
+	shared_run(dir, "run-a", "a", " \"vcpus\": 8, \"host_cpus\": 2,");
+	_cleanup_compare_ struct vn_compare *both = load_ok(av, 2, true);
+	_cleanup_free_ char *tb = vn_compare_format_text(both, 0), *jb = vn_compare_format_json(both);
+	assert_true(check_notes(both, tb, jb) >= 2);
+	assert_true(strstr(tb, "\nVirtual time: ") < strstr(tb, "\nReal time, 8 vCPUs on 2 host CPUs:"));
 
 	/* Someone else's result.json: the counts are checked. */
 	shared_run(dir, "run-b", "b", " \"vcpus\": 0, \"host_cpus\": 2,");
