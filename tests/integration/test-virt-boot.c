@@ -285,6 +285,9 @@ static enum session console_session_once(struct vn_virt *v, const struct vn_topo
 		       now() - t0);
 		for (char *l = tail ? strtok(tail, "\n") : NULL; l; l = strtok(NULL, "\n"))
 			printf("     | %s\n", l);
+		/* QEMU logs what the pty took: a stream short of the log stopped reading, else the guest stopped writing. */
+		printf("     %s: console log %zu bytes, console stream %zu bytes\n", name,
+		       *log_text ? strlen(*log_text) : 0, *console_out ? strlen(*console_out) : 0);
 	} else {
 		CHECK(rc == 0, "%s: console attach ended after %.1f s (boot, commands, power-off) %s", name, now() - t0,
 		      err.msg);
