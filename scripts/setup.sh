@@ -65,15 +65,15 @@ if [ -n "$missing" ]; then
 		exit 2
 	fi
 	echo "setup: installing:$missing"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q
+	# shellcheck disable=SC2086 # a list of package names
+	"$top/scripts/apt-install.sh" $missing || exit 3
 	added_arch=0
-	apt-get install -y -q --no-install-recommends $missing
 fi
 
-# An architecture just added needs its package lists even when nothing is missing.
+# An architecture just added needs its package lists even when nothing is
+# missing; a stale index is no reason to stop here either (apt-install.sh).
 if [ "${added_arch:-0}" = 1 ]; then
-	apt-get update -q
+	apt-get update -q || echo "setup: apt-get update failed; going on with the package lists there are" >&2
 fi
 [ "$arches" = 1 ] || echo "setup: arm64 and ppc64le guests (vnuma up --arch): scripts/setup.sh --arches"
 
