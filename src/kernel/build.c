@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "kernel/kernel-priv.h"
@@ -45,24 +46,84 @@ static bool in_path(const char *tool)
 	return false;
 }
 
-struct make_progress {
-	const struct vn_kernel_work *w;
-	const char *stage;
+/*
+ * Lines that say a step failed for the machine's sake, not the source's: the
+ * disk filled, or a compiler under make was killed (the OOM killer's SIGKILL
+ * shows only here: make itself exits 2). dash says "Killed", make "Error 137".
+ */
+static const char *const killed_says[] = {
+	"internal compiler error: Killed",
+	"Killed signal terminated program",
+	"terminated with signal 9",
+	"signal 9",
+	"Error 137",
+	"Error 143",
 };
 
-static void make_line(void *data, const char *line)
+static bool ends_with_word(const char *l, const char *w)
 {
-	const struct make_progress *m = data;
-	vn_kernel_say(m->w, m->stage, line);
+	size_t n = strlen(l), m = strlen(w);
+	while (n && (l[n - 1] == ' ' || l[n - 1] == '\t'))
+		n--;
+	return n >= m && strncmp(l + n - m, w, m) == 0 && (n == m || l[n - m - 1] == ' ' || l[n - m - 1] == ']');
+}
+
+void vn_kernel_watch_line(void *data, const char *line)
+{
+	struct vn_kernel_watch *m = data;
+	if (!m->nospace[0] && strstr(line, "No space left on device"))
+		snprintf(m->nospace, sizeof(m->nospace), "%s", line);
+	for (size_t i = 0; !m->killed[0] && i < VN_ARRAY_SIZE(killed_says); i++)
+		if (strstr(line, killed_says[i]))
+			snprintf(m->killed, sizeof(m->killed), "%s", line);
+	if (!m->killed[0] && (ends_with_word(line, "Killed") || ends_with_word(line, "Terminated")))
+		snprintf(m->killed, sizeof(m->killed), "%s", line);
+	if (m->stage)
+		vn_kernel_say(m->w, m->stage, line);
+}
+
+/* Under 1 MiB or no inode left where the build writes: what fails next is the disk, whatever the log says. */
+static bool disk_full(const char *dir, char *say, size_t cap)
+{
+	struct statvfs sv;
+	if (statvfs(dir, &sv) < 0)
+		return false;
+	unsigned long long avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	if (avail < (1ull << 20)) {
+		snprintf(say, cap, "%llu KiB free", avail >> 10);
+		return true;
+	}
+	if (sv.f_files && !sv.f_favail) {
+		snprintf(say, cap, "no inode free");
+		return true;
+	}
+	return false;
+}
+
+int vn_kernel_step_failed(const struct vn_kernel_watch *m, const char *what, int status, struct vn_error *err)
+{
+	const struct vn_kernel_work *w = m->w;
+	char fs[64];
+
+	if (m->nospace[0] || disk_full(w->obj, fs, sizeof(fs)) || disk_full(w->dir, fs, sizeof(fs)))
+		return vn_infra_error(err, -ENOSPC,
+				      "%s: %s failed: the disk is full (%s, on the filesystem of %s): free space, "
+				      "then build again",
+				      w->r->name, what, m->nospace[0] ? m->nospace : fs, w->obj);
+	if (m->killed[0])
+		return vn_infra_error(err, -ECHILD,
+				      "%s: %s failed: a program it ran was killed (%s), the OOM killer's doing if "
+				      "no one else's: build again, with fewer jobs if memory is short",
+				      w->r->name, what, m->killed);
+	return vn_input_error(err, "%s: %s failed (exit %d)", w->r->name, what, status);
 }
 
 int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char *target, int jobs,
 		   struct vn_error *err)
 {
-	char o_arg[PATH_MAX + 8], j_arg[32], arch_arg[64], cross_arg[128], cc_arg[160];
-	struct make_progress mp = {.w = w, .stage = stage};
-	struct vn_spawn_opts so = {
-		.cwd = w->src, .log_fd = w->log_fd, .line = w->o->progress ? make_line : NULL, .line_data = &mp};
+	char o_arg[PATH_MAX + 8], j_arg[32], arch_arg[64], cross_arg[128], cc_arg[160], what[96];
+	struct vn_kernel_watch mw = {.w = w, .stage = w->o->progress ? stage : NULL};
+	struct vn_spawn_opts so = {.cwd = w->src, .log_fd = w->log_fd, .line = vn_kernel_watch_line, .line_data = &mw};
 	const struct vn_arch_info *ai = vn_arch_info(w->o->arch);
 	const char *argv[8] = {"make", o_arg, j_arg};
 	size_t a = 3;
@@ -85,9 +146,8 @@ int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char
 	argv[a++] = target;
 	argv[a] = NULL;
 	int rc = vn_spawn_run(argv, &so, err);
-	if (rc > 0)
-		return vn_input_error(err, "%s: make %s failed (exit %d)", w->r->name, target, rc);
-	return rc;
+	snprintf(what, sizeof(what), "make %s", target);
+	return rc > 0 ? vn_kernel_step_failed(&mw, what, rc, err) : rc;
 }
 
 static int check_tools(const struct vn_recipe *r, enum vn_arch arch, struct vn_error *err)
@@ -186,6 +246,27 @@ static int build_locked(const struct vn_kernel_work *w, const char *sid, const c
 	return vn_kernel_cache_install(&wt, staging, final, b, err);
 }
 
+/* The cached kernel of key, as r's, when its entry is whole; a broken one is moved aside (and said) for a rebuild. */
+static int serve_cached(const struct vn_recipe *r, const char *key, const char *final,
+			const struct vn_kernel_build_opts *o, struct vn_kernel_built **out)
+{
+	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
+	_cleanup_free_ char *why = NULL;
+
+	if (vn_kernel_cache_get(final, key, &b, &why) < 0) {
+		if (why && o->progress)
+			o->progress(o->progress_data, "cache", why);
+		return -ENOENT;
+	}
+	free(b->recipe);
+	free(b->recipe_path);
+	b->recipe = vn_xstrdup(r->name);
+	b->recipe_path = vn_xstrdup_or_null(r->path);
+	b->cached = true;
+	*out = steal_pointer(&b);
+	return 0;
+}
+
 int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts *o, struct vn_kernel_built **out,
 		    struct vn_error *err)
 {
@@ -212,15 +293,8 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		return rc;
 	kdir = vn_xasprintf("%s/kernels", o->cache_dir);
 	final = vn_xasprintf("%s/%.16s", kdir, key);
-	if (vn_kernel_cache_load(final, &b) == 0) {
-		free(b->recipe);
-		free(b->recipe_path);
-		b->recipe = vn_xstrdup(r->name);
-		b->recipe_path = vn_xstrdup_or_null(r->path);
-		b->cached = true;
-		*out = steal_pointer(&b);
+	if (serve_cached(r, key, final, o, out) == 0)
 		return 0;
-	}
 	if ((rc = check_tools(r, o->arch, err)) < 0)
 		return rc;
 	vn_kernel_cache_sweep(kdir);
@@ -248,6 +322,11 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 	/* One build per (source, config) worktree at a time; other builds wait. */
 	if ((lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 || flock(lock_fd, LOCK_EX) < 0)
 		return vn_infra_error(err, -errno, "%s: %s", lock, strerror(errno));
+	/* Whoever held the lock before may have built this very key meanwhile. */
+	if (serve_cached(r, key, final, o, out) == 0) {
+		vn_rm_rf(staging);
+		return 0;
+	}
 	if ((log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return vn_infra_error(err, -errno, "%s: %s", log, strerror(errno));
 	dprintf(log_fd, "vnuma kernel build: recipe %s, arch %s, key %s\n", r->path, vn_arch_name(o->arch), key);

@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <signal.h>
@@ -148,25 +149,34 @@ static const char *jstr(struct json_object *o, const char *k)
 		       : NULL;
 }
 
-/* Fill b from CACHE/kernels/<key>/kernel.json; -ENOENT when it is not there. */
-int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
+/*
+ * What each architecture's cached image starts with: x86's bzImage its boot
+ * header's "HdrS" at 0x202, arm64's Image its "ARM\x64" at 0x38, ppc64le's
+ * vmlinux an ELF header. An empty or torn file has none of them.
+ */
+static bool image_whole(const char *path, enum vn_arch arch)
 {
-	_cleanup_free_ char *path = NULL;
-	struct json_object *o, *v;
-	struct stat st;
+	static const struct {
+		off_t off;
+		const char *magic;
+	} m[] = {[VN_ARCH_X86_64] = {0x202, "HdrS"},
+		 [VN_ARCH_ARM64] = {0x38, "ARM\x64"},
+		 [VN_ARCH_PPC64LE] = {0, "\x7f"
+					 "ELF"}};
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[4];
 
-	path = vn_xasprintf("%s/kernel.json", dir);
-	if (access(path, F_OK) != 0 || !(o = json_object_from_file(path)))
-		return -ENOENT;
+	return fd >= 0 && (size_t)arch < VN_ARRAY_SIZE(m) && m[arch].magic && pread(fd, buf, 4, m[arch].off) == 4 &&
+	       memcmp(buf, m[arch].magic, 4) == 0;
+}
+
+static struct vn_kernel_built *load_json(const char *dir, struct json_object *o, enum vn_arch arch)
+{
+	struct json_object *v;
 	struct vn_kernel_built *b = vn_xcalloc(1, sizeof(*b));
+
 	b->dir = vn_xstrdup(dir);
-	/* Before arches: no "arch", an x86 bzImage. */
-	b->arch = VN_ARCH_X86_64;
-	if (jstr(o, "arch") && vn_arch_parse(jstr(o, "arch"), "arch", &b->arch, NULL) < 0) {
-		json_object_put(o);
-		vn_kernel_built_free(b);
-		return -ENOENT;
-	}
+	b->arch = arch;
 	b->image = vn_xasprintf("%s/%s", dir, vn_arch_info(b->arch)->kimage);
 	b->config = vn_xasprintf("%s/config", dir);
 	b->log = vn_xasprintf("%s/build.log", dir);
@@ -186,14 +196,59 @@ int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
 		for (size_t i = 0; i < b->npatches; i++)
 			b->patches[i] = vn_xstrdup_or_null(json_object_get_string(json_object_array_get_idx(v, i)));
 	}
-	json_object_put(o);
-	b->size = b->image && stat(b->image, &st) == 0 ? (long long)st.st_size : -1;
-	if (b->size < 0) {
-		vn_kernel_built_free(b);
+	return b;
+}
+
+/* Fill b from CACHE/kernels/<key>/kernel.json; -ENOENT when it is not there, -EINVAL when it is not whole. */
+int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/kernel.json", dir);
+	struct json_object *o;
+	enum vn_arch arch = VN_ARCH_X86_64; /* before arches: no "arch", an x86 bzImage */
+	struct stat st;
+
+	if (access(path, F_OK) != 0 && access(dir, F_OK) != 0)
 		return -ENOENT;
+	if (!(o = json_object_from_file(path)) || !json_object_is_type(o, json_type_object) ||
+	    (jstr(o, "arch") && vn_arch_parse(jstr(o, "arch"), "arch", &arch, NULL) < 0)) {
+		json_object_put(o);
+		return -EINVAL;
+	}
+	struct vn_kernel_built *b = load_json(dir, o, arch);
+	json_object_put(o);
+	b->size = stat(b->image, &st) == 0 ? (long long)st.st_size : -1;
+	/* What serving it needs: its identity, and an image that is one. */
+	if (!b->key || !b->source_id || !b->config_hash || !b->recipe || b->size <= 0 || !image_whole(b->image, arch)) {
+		vn_kernel_built_free(b);
+		return -EINVAL;
 	}
 	*out = b;
 	return 0;
+}
+
+int vn_kernel_cache_get(const char *final, const char *key, struct vn_kernel_built **out, char **why)
+{
+	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
+	int rc = vn_kernel_cache_load(final, &b);
+
+	*why = NULL;
+	if (rc == -ENOENT)
+		return rc;
+	if (rc == 0 && strcmp(b->key, key) == 0) {
+		*out = steal_pointer(&b);
+		return 0;
+	}
+	/* Torn (a crash before its files reached the disk) or another key's: kept aside to look at, and rebuilt. */
+	_cleanup_free_ char *kdir = vn_xstrdup(final), *bad = NULL;
+	*strrchr(kdir, '/') = '\0';
+	bad = vn_xasprintf("%s/.bad", kdir);
+	mkdir(bad, 0755);
+	free(bad);
+	bad = vn_xasprintf("%s/.bad/%s-%lld-%d", kdir, strrchr(final, '/') + 1, (long long)time(NULL), (int)getpid());
+	if (rename(final, bad) < 0 && errno != ENOENT)
+		vn_rm_rf(final);
+	*why = vn_xasprintf("%s: %s, moved to %s", final, rc == 0 ? "another key's entry" : "a broken entry", bad);
+	return -ENOENT;
 }
 
 /*
@@ -226,6 +281,15 @@ static int built_release(const struct vn_kernel_work *w, const char *image, stru
 	return 0;
 }
 
+/* fsync a file or a folder (its entries); -errno. */
+static int sync_path(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return fsync(fd) < 0 && errno != EINVAL ? -errno : 0;
+}
+
 int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging, const char *final,
 			    struct vn_kernel_built *b, struct vn_error *err)
 {
@@ -249,12 +313,21 @@ int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging,
 	snprintf(to, sizeof(to), "%s/kernel.json", staging);
 	if ((rc = write_meta(to, b, w)) < 0)
 		return vn_infra_error(err, rc, "writing %s", to);
+	/* On the disk before the entry appears: a crash must not leave a whole-looking folder of empty files. */
+	const char *const files[] = {ai->kimage, "config", "kernel.json", "build.log", "."};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
+		snprintf(to, sizeof(to), "%s/%s", staging, files[i]);
+		if ((rc = sync_path(to)) < 0 && rc != -ENOENT)
+			return vn_infra_error(err, rc, "fsync %s: %s", to, strerror(-rc));
+	}
 	if (rename(staging, final) < 0) {
 		/* Someone else installed the same key meanwhile: theirs is as good. */
 		if (errno != ENOTEMPTY && errno != EEXIST)
 			return vn_infra_error(err, -errno, "rename %s: %s", staging, strerror(errno));
 		vn_rm_rf(staging);
 	}
+	snprintf(to, sizeof(to), "%s/..", final);
+	sync_path(to);
 	return 0;
 }
 

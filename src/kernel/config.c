@@ -140,37 +140,66 @@ static const char *config_jpath(const struct vn_kernel_work *w, char p[64])
 	return p;
 }
 
-/* sh merge_config.sh -m -O obj obj/.config FRAGMENT...: the fragments over the base. */
-static int merge_fragments(const struct vn_kernel_work *w, const char *dotconfig, struct vn_error *err)
+/*
+ * merge_config.sh word-splits its file arguments (for f in $MERGE_LIST), so
+ * a recipe folder with a space in its path would hand it halves of paths:
+ * each fragment is copied into OBJ/vnuma-fragments/ under a plain name, and
+ * the script runs in OBJ with relative paths only.
+ */
+static int stage_fragment(const struct vn_kernel_work *w, size_t i, const char *dir, char **rel, struct vn_error *err)
 {
+	char from[PATH_MAX], jp[64];
+	_cleanup_free_ char *name = vn_xstrdup(w->cf->fragment_names[i]), *to = NULL;
+	int rc;
+
+	if (fragment_path(w, i, from, sizeof(from)) < 0)
+		return vn_input_error(err,
+				      "%s: %s.fragments[%zu]: %s is neither beside the recipe (%s/) "
+				      "nor in the kernel's arch/%s/configs or kernel/configs",
+				      w->r->path, config_jpath(w, jp), i, w->cf->fragment_names[i], w->r->dir,
+				      vn_arch_info(w->o->arch)->karch);
+	for (char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+		      *c == '_' || *c == '-'))
+			*c = '_';
+	*rel = vn_xasprintf("%s/%02zu-%s", dir, i, name);
+	to = vn_xasprintf("%s/%s", w->obj, *rel);
+	if ((rc = vn_file_copy(from, to)) < 0)
+		return vn_infra_error(err, rc, "copying %s to %s: %s", from, to, strerror(-rc));
+	return 0;
+}
+
+/* sh merge_config.sh -m -O . .config vnuma-fragments/NN-NAME...: the fragments over the base, in OBJ. */
+static int merge_fragments(const struct vn_kernel_work *w, struct vn_error *err)
+{
+	static const char dir[] = "vnuma-fragments";
 	_cleanup_free_ char *script = vn_xasprintf("%s/scripts/kconfig/merge_config.sh", w->src);
+	_cleanup_free_ char *staged = vn_xasprintf("%s/%s", w->obj, dir);
 	_cleanup_free_ const char **argv = vn_xcalloc(w->cf->nfragments + 7, sizeof(char *));
 	_cleanup_(vn_strvfreep) char **paths = vn_xcalloc(w->cf->nfragments + 1, sizeof(char *));
-	struct vn_spawn_opts so = {.cwd = w->src, .log_fd = w->log_fd};
+	struct vn_kernel_watch mw = {.w = w};
+	struct vn_spawn_opts so = {.cwd = w->obj, .log_fd = w->log_fd, .line = vn_kernel_watch_line, .line_data = &mw};
 	size_t a = 0;
+	int rc;
 
+	vn_rm_rf(staged);
+	if ((rc = vn_mkdir_p(staged, 0755, err)) < 0)
+		return rc;
 	argv[a++] = "sh";
 	argv[a++] = script;
 	argv[a++] = "-m";
 	argv[a++] = "-O";
-	argv[a++] = w->obj;
-	argv[a++] = dotconfig;
+	argv[a++] = ".";
+	argv[a++] = ".config";
 	for (size_t i = 0; i < w->cf->nfragments; i++) {
-		char buf[PATH_MAX], jp[64];
-		if (fragment_path(w, i, buf, sizeof(buf)) < 0)
-			return vn_input_error(err,
-					      "%s: %s.fragments[%zu]: %s is neither beside the recipe (%s/) "
-					      "nor in the kernel's arch/%s/configs or kernel/configs",
-					      w->r->path, config_jpath(w, jp), i, w->cf->fragment_names[i], w->r->dir,
-					      vn_arch_info(w->o->arch)->karch);
-		argv[a++] = paths[i] = vn_xstrdup(buf);
+		if ((rc = stage_fragment(w, i, dir, &paths[i], err)) < 0)
+			return rc;
+		argv[a++] = paths[i];
 	}
 	argv[a] = NULL;
 	vn_kernel_say(w, "config", "merge_config.sh");
-	int rc = vn_spawn_run(argv, &so, err);
-	if (rc > 0)
-		return vn_input_error(err, "%s: merge_config.sh failed (exit %d)", w->r->name, rc);
-	return rc;
+	rc = vn_spawn_run(argv, &so, err);
+	return rc > 0 ? vn_kernel_step_failed(&mw, "merge_config.sh", rc, err) : rc;
 }
 
 int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int jobs, struct vn_error *err)
@@ -186,11 +215,13 @@ int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int j
 	unlink(dotconfig);
 	if ((rc = vn_kernel_make(w, "config", w->cf->base, jobs, err)) < 0)
 		return rc;
-	if (w->cf->nfragments && (rc = merge_fragments(w, dotconfig, err)) < 0)
+	if (w->cf->nfragments && (rc = merge_fragments(w, err)) < 0)
 		return rc;
 	if ((rc = vn_kernel_make(w, "config", "olddefconfig", jobs, err)) < 0)
 		return rc;
-	return vn_file_write(marker, chash);
+	if ((rc = vn_file_write(marker, chash)) < 0)
+		return vn_infra_error(err, rc, "writing %s: %s", marker, strerror(-rc));
+	return 0;
 }
 
 /* What the recipe asked for, as fragment text: its fragments, its require list, our own list. */

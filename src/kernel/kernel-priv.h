@@ -58,7 +58,24 @@ struct vn_kernel_work {
 
 /* Report a stage (and optionally a line) to the progress callback. */
 void vn_kernel_say(const struct vn_kernel_work *w, const char *stage, const char *line);
-/* make O=obj -jN target in the worktree, output lines to progress as stage. */
+/*
+ * What a step's output said of why it may fail: the first line saying the
+ * disk is full, the first saying a program under it was killed. Lines also go
+ * to progress as stage (NULL: not).
+ */
+struct vn_kernel_watch {
+	const struct vn_kernel_work *w;
+	const char *stage;
+	char nospace[160], killed[160];
+};
+void vn_kernel_watch_line(void *data, const char *line);
+/*
+ * A step (what: "make bzImage") that exited status: an infrastructure error
+ * when the disk is full (the log says so, or w->obj's filesystem is) or a
+ * program under it was killed, so the commit is not blamed; else an input error.
+ */
+int vn_kernel_step_failed(const struct vn_kernel_watch *m, const char *what, int status, struct vn_error *err);
+/* make O=obj -jN target in the worktree, output lines to progress as stage; a failure as vn_kernel_step_failed. */
 int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char *target, int jobs,
 		   struct vn_error *err);
 
@@ -92,8 +109,14 @@ int vn_kernel_hash_file(struct vn_sha256 *c, const char *path, struct vn_error *
 int vn_kernel_patches_hash(const struct vn_recipe *r, char out[VN_SHA256_HEX_LEN + 1], struct vn_error *err);
 /* cache.c: a vn_kernel_built for r (recipe name, patch names). */
 struct vn_kernel_built *vn_kernel_built_new(const struct vn_recipe *r);
-/* cache.c: CACHE/kernels/<key>/kernel.json into *out; -ENOENT when it is not there. */
+/*
+ * cache.c: CACHE/kernels/<key>/kernel.json into *out; -ENOENT when it is not
+ * there, -EINVAL when it is not whole (kernel.json without its fields, an
+ * image empty or without its architecture's magic).
+ */
 int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out);
+/* cache.c: the entry final when it is whole and key's; else -ENOENT, a broken one moved to kernels/.bad/ (*why). */
+int vn_kernel_cache_get(const char *final, const char *key, struct vn_kernel_built **out, char **why);
 /* cache.c: bzImage, config and kernel.json into staging, then staging renamed to final. */
 int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging, const char *final,
 			    struct vn_kernel_built *b, struct vn_error *err);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kernel/kernel-priv.h"
@@ -417,18 +418,24 @@ static void make_fake_tree(void)
 	char line[256];
 	_cleanup_strbuf_ struct vn_strbuf req = VN_STRBUF_INIT;
 
-	put("fake-src/linux-fake/Makefile",
-	    "tinyconfig:\n\tmkdir -p $(O) && : > $(O)/.config\n"
-	    "olddefconfig:\n\tcat required.config >> $(O)/.config\n"
-	    "bzImage:\n\tmkdir -p $(O)/arch/x86/boot && cat bzImage.in mm/x.c > $(O)/arch/x86/boot/bzImage\n"
-	    /* arm64's Image has no header to read: the release is Kbuild's file, the banner's tail utsversion.h. */
-	    "Image:\n\tmkdir -p $(O)/arch/arm64/boot $(O)/include/config $(O)/include/generated\n"
-	    "\techo 'ARCH=$(ARCH) CROSS_COMPILE=$(CROSS_COMPILE)' | cat - mm/x.c > $(O)/arch/arm64/boot/Image\n"
-	    "\techo 6.1.0-fake > $(O)/include/config/kernel.release\n"
-	    "\techo '#define UTS_VERSION \"#1 SMP fake\"' > $(O)/include/generated/utsversion.h\n"
-	    ".PHONY: tinyconfig olddefconfig bzImage Image\n");
-	/* merge_config.sh -m -O OBJ OBJ/.config FRAGMENT...: here, the fragments appended. */
-	put("fake-src/linux-fake/scripts/kconfig/merge_config.sh", "base=$4\nshift 4\ncat \"$@\" >> \"$base\"\n");
+	/* bzImage first runs make-hook.sh where a test put one: a full disk, a killed compiler, a slow build. */
+	_cleanup_free_ char *mk = vn_xasprintf(
+		"tinyconfig:\n\tmkdir -p $(O) && : > $(O)/.config\n"
+		"olddefconfig:\n\tcat required.config >> $(O)/.config\n"
+		"bzImage:\n\tif [ -e %s/make-hook.sh ]; then sh %s/make-hook.sh; fi\n"
+		"\tmkdir -p $(O)/arch/x86/boot && cat bzImage.in mm/x.c > $(O)/arch/x86/boot/bzImage\n"
+		/* arm64's Image has no header to read: the release is Kbuild's file, the banner's tail utsversion.h. */
+		"Image:\n\tmkdir -p $(O)/arch/arm64/boot $(O)/include/config $(O)/include/generated\n"
+		"\techo 'ARCH=$(ARCH) CROSS_COMPILE=$(CROSS_COMPILE)' | cat Image.in - mm/x.c > "
+		"$(O)/arch/arm64/boot/Image\n"
+		"\techo 6.1.0-fake > $(O)/include/config/kernel.release\n"
+		"\techo '#define UTS_VERSION \"#1 SMP fake\"' > $(O)/include/generated/utsversion.h\n"
+		".PHONY: tinyconfig olddefconfig bzImage Image\n",
+		tmpdir, tmpdir);
+	put("fake-src/linux-fake/Makefile", mk);
+	/* merge_config.sh -m -O OUT BASE FRAGMENT...: the fragments appended, word-split as the real one does. */
+	put("fake-src/linux-fake/scripts/kconfig/merge_config.sh",
+	    "base=$4\nshift 4\nfor f in $*; do cat $f >> $base || exit 1; done\n");
 	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\n");
 	for (int a = 0; a < VN_ARCH_COUNT; a++)
 		for (const char *const *o = vn_kernel_required_options((enum vn_arch)a); *o; o++)
@@ -445,6 +452,13 @@ static void make_fake_tree(void)
 	FILE *f = fopen(bz, "w");
 	assert_non_null(f);
 	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), f), sizeof(hdr));
+	fclose(f);
+	/* arm64's Image header: its magic "ARM\x64" at 0x38, which the cache checks before serving one. */
+	char ihdr[0x40] = {0};
+	memcpy(ihdr + 0x38, "ARM\x64", 4);
+	_cleanup_free_ char *im = path_of("fake-src/linux-fake/Image.in");
+	assert_non_null(f = fopen(im, "w"));
+	assert_int_equal(fwrite(ihdr, 1, sizeof(ihdr), f), sizeof(ihdr));
 	fclose(f);
 	_cleanup_free_ char *tar = path_of("fake.tar"), *dir = path_of("fake-src");
 	const char *argv[] = {"tar", "-cf", tar, "-C", dir, "linux-fake", NULL};
@@ -620,7 +634,7 @@ static void test_build_fake_tree(void **state)
 	assert_non_null(strstr(e->image, "/Image"));
 	_cleanup_free_ char *image3 = NULL;
 	assert_int_equal(vn_file_read(e->image, VN_FILE_STATE_MAX, &image3, &(size_t){0}, NULL), 0);
-	assert_non_null(strstr(image3, "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-\none\nTWO\nthree\n"));
+	assert_non_null(strstr(image3 + 0x40, "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-\none\nTWO\nthree\n"));
 	_cleanup_kernel_built_ struct vn_kernel_built *e2 =
 		build_fake_arch("fake-a", base, VN_ARCH_ARM64, &patched, &err, &rc);
 	assert_int_equal(rc, 0);
@@ -649,6 +663,184 @@ static void test_build_fake_tree(void **state)
 	vn_error_clear(&err);
 	/* The tests after this one find tools where they were. */
 	setenv("PATH", old_path, 1);
+}
+
+/* fake-a's build, in its own cache, with make-hook.sh saying what make bzImage does first ("": nothing). */
+static void put_hooked_recipe(void)
+{
+	put("fake-h/numa.config", "CONFIG_NUMA=y\n");
+	put("fake-h/0001-fix.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
+	put("fake-h.json", "{\"type\": \"source\", \"tree\": \"fake.tar\", \"patches\": [\"0001-fix.patch\"], "
+			   "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}");
+}
+
+static struct vn_kernel_built *build_hooked(const char *cache, const char *hook, struct vn_error *err, int *rc)
+{
+	_cleanup_free_ char *hookp = path_of("make-hook.sh"), *dir = path_of(cache), *p = path_of("fake-h.json");
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	struct vn_kernel_built *b = NULL;
+
+	unlink(hookp);
+	if (*hook)
+		put("make-hook.sh", hook);
+	put_hooked_recipe();
+	assert_int_equal(vn_recipe_load(p, &r, err), 0);
+	struct vn_kernel_build_opts o = {.cache_dir = dir, .jobs = 1};
+	*rc = vn_kernel_build(r, &o, &b, err);
+	unlink(hookp);
+	return b;
+}
+
+static size_t cache_entries(const char *cache)
+{
+	_cleanup_free_ char *kdir = vn_xasprintf("%s/%s/kernels", tmpdir, cache);
+	struct vn_kernel_built **list = NULL;
+	size_t n = 0;
+	struct vn_error err = {0};
+	assert_int_equal(vn_kernel_cache_list(kdir, &list, &n, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		vn_kernel_built_free(list[i]);
+	free(list);
+	return n;
+}
+
+/*
+ * A full disk and a killed compiler are the machine's failures (infrastructure, exit 3), not the
+ * source's: a bisection must not mark the commit. Only a compile error is "does not build".
+ */
+static void test_build_infra_failures(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *hook, *want;
+		int code;
+	} cases[] = {
+		{"echo 'mm/x.c: fatal error: closing mm/.x.o.tmp: No space left on device' >&2; exit 1",
+		 "the disk is full (mm/x.c: fatal error: closing", -ENOSPC},
+		/* The OOM killer's way: a compiler under make dies of SIGKILL, make exits 2 with "Error 137". */
+		{"sh -c 'kill -KILL $$'", "a program it ran was killed", -ECHILD},
+		{"echo 'gcc: fatal error: Killed signal terminated program cc1' >&2; exit 1",
+		 "Killed signal terminated", -ECHILD},
+		/* make itself killed. */
+		{"read -r _ _ _ pp _ < /proc/$PPID/stat; kill -KILL $pp; sleep 5", "killed by signal 9", -ECHILD},
+	};
+	struct vn_error err = {0};
+	int rc;
+
+	make_fake_tree();
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+		_cleanup_kernel_built_ struct vn_kernel_built *b =
+			build_hooked("infra-cache", cases[i].hook, &err, &rc);
+		assert_null(b);
+		if (err.kind != VN_ERR_INFRA || !strstr(err.msg, cases[i].want))
+			fail_msg("case %zu: kind %d: %s", i, err.kind, err.msg);
+		assert_int_equal(rc, cases[i].code);
+		vn_error_clear(&err);
+		assert_int_equal(cache_entries("infra-cache"), 0);
+	}
+	/* A compile error: the source's fault, an input error ("does not build"). */
+	_cleanup_kernel_built_ struct vn_kernel_built *c =
+		build_hooked("infra-cache", "echo 'mm/x.c:1:1: error: expected declaration' >&2; exit 1", &err, &rc);
+	assert_int_equal(rc, -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "make bzImage failed (exit 2)"));
+	vn_error_clear(&err);
+	/* The disk freed: the same build goes through. */
+	_cleanup_kernel_built_ struct vn_kernel_built *d = build_hooked("infra-cache", "", &err, &rc);
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	assert_false(d->cached);
+}
+
+/* merge_config.sh word-splits its arguments: a recipe in a folder with a space still builds. */
+static void test_build_fragment_space(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	make_fake_tree();
+	put("with space/fake-s/numa.config", "CONFIG_NUMA=y\nCONFIG_SPACED=y\n");
+	put("with space/fake-s.json", "{\"type\": \"source\", \"tree\": \"../fake.tar\", \"config\": {\"base\": "
+				      "\"tinyconfig\", \"fragments\": [\"numa.config\"]}}");
+	_cleanup_free_ char *p = path_of("with space/fake-s.json"), *cache = path_of("space-cache"), *config = NULL;
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
+	assert_int_equal(vn_recipe_load(p, &r, &err), 0);
+	struct vn_kernel_build_opts o = {.cache_dir = cache, .jobs = 1};
+	if (vn_kernel_build(r, &o, &b, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(vn_file_read(b->config, VN_FILE_STATE_MAX, &config, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(config, "CONFIG_SPACED=y\n"));
+}
+
+/* A torn cache entry (an empty image, an empty or fieldless kernel.json) is not served: it is moved aside, rebuilt. */
+static void test_cache_broken_entry(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	int rc;
+
+	make_fake_tree();
+	_cleanup_kernel_built_ struct vn_kernel_built *a = build_hooked("torn-cache", "", &err, &rc);
+	assert_int_equal(rc, 0);
+	_cleanup_free_ char *json = vn_xasprintf("%s/kernel.json", a->dir), *bad = path_of("torn-cache/kernels/.bad");
+	assert_int_equal(truncate(a->image, 0), 0);
+	assert_int_equal(vn_file_write(json, "{}"), 0);
+	_cleanup_kernel_built_ struct vn_kernel_built *b = build_hooked("torn-cache", "", &err, &rc);
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	assert_false(b->cached);
+	assert_true(b->size > 0x400);
+	assert_string_equal(b->key, a->key);
+	DIR *d = opendir(bad);
+	size_t moved = 0;
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		moved += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(moved, 1);
+
+	/* An empty kernel.json: rebuilt too, not a failure from then on. */
+	assert_int_equal(vn_file_write(json, ""), 0);
+	_cleanup_kernel_built_ struct vn_kernel_built *c = build_hooked("torn-cache", "", &err, &rc);
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	assert_false(c->cached);
+	_cleanup_kernel_built_ struct vn_kernel_built *e = build_hooked("torn-cache", "", &err, &rc);
+	assert_int_equal(rc, 0);
+	assert_true(e->cached);
+}
+
+/* Two builds of one key at once: the second waits for the first's lock and then finds its kernel. */
+static void test_build_concurrent(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *counter = path_of("make-runs"), *hook = NULL, *runs = NULL,
+			    *hookp = path_of("make-hook.sh");
+	_cleanup_free_ char *p = path_of("fake-h.json"), *dir = path_of("race-cache");
+	pid_t pid[2];
+
+	make_fake_tree();
+	put_hooked_recipe();
+	hook = vn_xasprintf("echo run >> %s; sleep 2", counter);
+	put("make-hook.sh", hook);
+	for (int i = 0; i < 2; i++) {
+		assert_true((pid[i] = fork()) >= 0);
+		if (pid[i] == 0) {
+			struct vn_error err = {0};
+			struct vn_recipe *r = NULL;
+			struct vn_kernel_built *b = NULL;
+			struct vn_kernel_build_opts o = {.cache_dir = dir, .jobs = 1};
+			_exit(vn_recipe_load(p, &r, &err) < 0 || vn_kernel_build(r, &o, &b, &err) < 0 ? 1 : 0);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		int st = 0;
+		assert_int_equal(waitpid(pid[i], &st, 0), pid[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	unlink(hookp);
+	assert_int_equal(vn_file_read(counter, 4096, &runs, &(size_t){0}, NULL), 0);
+	assert_string_equal(runs, "run\n");
 }
 
 /* A minimal x86_64 ELF with one PT_NOTE segment holding one note of type note_type ("Xen"). */
@@ -913,12 +1105,22 @@ static void test_build_git_tree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recipe_source),   cmocka_unit_test(test_recipe_arch),
-		cmocka_unit_test(test_recipe_errors),   cmocka_unit_test(test_recipe_find),
-		cmocka_unit_test(test_cache_key),       cmocka_unit_test(test_patch_apply),
-		cmocka_unit_test(test_patch_reject),    cmocka_unit_test(test_config_verify),
-		cmocka_unit_test(test_shipped_recipes), cmocka_unit_test(test_build_fake_tree),
-		cmocka_unit_test(test_build_git_tree),  cmocka_unit_test(test_pvh_note),
+		cmocka_unit_test(test_recipe_source),
+		cmocka_unit_test(test_recipe_arch),
+		cmocka_unit_test(test_recipe_errors),
+		cmocka_unit_test(test_recipe_find),
+		cmocka_unit_test(test_cache_key),
+		cmocka_unit_test(test_patch_apply),
+		cmocka_unit_test(test_patch_reject),
+		cmocka_unit_test(test_config_verify),
+		cmocka_unit_test(test_shipped_recipes),
+		cmocka_unit_test(test_build_fake_tree),
+		cmocka_unit_test(test_build_infra_failures),
+		cmocka_unit_test(test_build_fragment_space),
+		cmocka_unit_test(test_cache_broken_entry),
+		cmocka_unit_test(test_build_concurrent),
+		cmocka_unit_test(test_build_git_tree),
+		cmocka_unit_test(test_pvh_note),
 		cmocka_unit_test(test_pvh_extract),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
