@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@
 #include <unistd.h>
 
 #include "bisect/bisect-priv.h"
+#include "bisect/backend.h"
 #include "bisect/bisect.h"
+#include "kernel/kernel-priv.h"
 #include "tmpdir.h"
 #include "util/spawn.h"
 
@@ -473,13 +476,117 @@ static void test_bisect_refusals(void **state)
 	vn_bisect_result_clear(&res);
 }
 
+/* ---- a bisection whose builds are real ones, of a fake kernel tree (a Makefile that builds in no time) ---- */
+
+static char krepo[128], khash[3][VN_BISECT_HASH_MAX + 1];
+
+/* Commits 0..2: mm/x.c says "good", then "bad" (and "worse"); make bzImage runs hook.sh first where there is one. */
+static void make_kernel_history(void)
+{
+	_cleanup_strbuf_ struct vn_strbuf req = VN_STRBUF_INIT;
+	char hdr[0x400] = {0};
+	snprintf(krepo, sizeof(krepo), "%s/krepo", tmp);
+	_cleanup_free_ char *mk =
+		vn_xasprintf("tinyconfig:\n\tmkdir -p $(O) && : > $(O)/.config\n"
+			     "olddefconfig:\n\tcat required.config >> $(O)/.config\n"
+			     "bzImage:\n\tif [ -e %s/hook.sh ]; then sh %s/hook.sh; fi\n"
+			     "\tmkdir -p $(O)/arch/x86/boot && cat bzImage.in mm/x.c > $(O)/arch/x86/boot/bzImage\n"
+			     ".PHONY: tinyconfig olddefconfig bzImage\n",
+			     tmp, tmp);
+	vn_test_put(tmp, "krepo/Makefile", mk);
+	for (const char *const *o = vn_kernel_required_options(VN_ARCH_X86_64); *o; o++)
+		vn_strbuf_printf(&req, "%s=y\n", *o);
+	vn_test_put(tmp, "krepo/required.config", req.s);
+	/* The boot header the cache checks and the release is read from: "HdrS" at 0x202, the version at 0x300. */
+	memcpy(hdr + 0x202, "HdrS", 4);
+	hdr[0x20f] = 0x01;
+	memcpy(hdr + 0x300, "6.1.0-fake", 11);
+	_cleanup_free_ char *bz = vn_xasprintf("%s/bzImage.in", krepo);
+	FILE *f = fopen(bz, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), f), sizeof(hdr));
+	fclose(f);
+	snprintf(repo, sizeof(repo), "%s", krepo);
+	git((const char *[]){"init", "-q", ".", NULL});
+	for (int i = 0; i < 3; i++) {
+		vn_test_put(tmp, "krepo/mm/x.c", i == 0 ? "good\n" : i == 1 ? "bad\n" : "bad\nworse\n");
+		git((const char *[]){"add", "-A", ".", NULL});
+		git((const char *[]){"commit", "-q", "-mk", NULL});
+		struct vn_error err = {0};
+		assert_int_equal(vn_bisect_git_resolve(krepo, "HEAD", khash[i], &err), 0);
+	}
+	repo[0] = '\0'; /* make_history's repository is another */
+}
+
+/* A run: bad when the built image holds the bad line. */
+static int kernel_run(void *data, const struct vn_bisect_run_in *in, struct vn_bisect_run_out *out,
+		      struct vn_error *err)
+{
+	_cleanup_free_ char *img = NULL, *path = vn_xasprintf("%s/result.json", in->dir), *res = NULL;
+	(void)data;
+	assert_int_equal(vn_file_read(in->kernel, 1 << 20, &img, &(size_t){0}, NULL), 0);
+	out->exit = strstr(img + 0x400, "bad") ? 1 : 0;
+	out->value = NAN;
+	res = vn_xasprintf("{\"complete\": true, \"variant\": \"%s\", \"repeat\": %u, \"scenario\": \"fake\", "
+			   "\"metrics\": {\"x\": %d}}\n",
+			   in->variant, in->repeat, out->exit);
+	assert_int_equal(vn_mkdir_p(in->dir, 0755, err), 0);
+	assert_int_equal(vn_file_write_text(path, res, err), 0);
+	return 0;
+}
+
+/* A full disk during a build is the machine's: the bisection stops (exit 3) and marks nothing, so a rerun builds it. */
+static void test_bisect_build_disk_full(void **state)
+{
+	(void)state;
+	make_kernel_history();
+	vn_test_put(tmp, "kfake.json",
+		    "{\"type\": \"source\", \"tree\": \"krepo\", \"config\": {\"base\": \"tinyconfig\"}}");
+	vn_test_put(tmp, "hook.sh",
+		    "echo 'mm/x.c: fatal error: writing mm/.x.o: No space left on device' >&2; exit 1\n");
+	_cleanup_free_ char *rp = vn_xasprintf("%s/kfake.json", tmp), *cache = vn_xasprintf("%s/kcache", tmp);
+	_cleanup_free_ char *out = vn_xasprintf("%s/kbisect", tmp), *hook = vn_xasprintf("%s/hook.sh", tmp);
+	_cleanup_free_ char *logp = vn_xasprintf("%s/bisect.log", out), *log = NULL;
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	struct vn_error err = {0};
+	assert_int_equal(vn_recipe_load(rp, &r, &err), 0);
+	struct vn_bisect_backend be = {.recipe = r, .build = {.cache_dir = cache, .jobs = 1}};
+	struct vn_bisect_ops ops;
+	vn_bisect_backend_ops(&be, &ops);
+	ops.run = kernel_run;
+	struct vn_bisect_opts o = {.repo = krepo,
+				   .good = khash[0],
+				   .bad = khash[2],
+				   .outdir = out,
+				   .policy = policy(),
+				   .scenario = "fake.json",
+				   .scenario_name = "fake"};
+	struct vn_bisect_result res;
+
+	assert_int_equal(vn_bisect(&o, &ops, &res, &err), -ENOSPC);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "the disk is full"));
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+	assert_int_equal(vn_file_read(logp, 1 << 20, &log, &(size_t){0}, NULL), 0);
+	assert_null(strstr(log, "\"build\""));
+
+	/* Space freed: the same bisection goes on and builds what it could not. */
+	assert_int_equal(unlink(hook), 0);
+	if (vn_bisect(&o, &ops, &res, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(res.outcome, VN_BISECT_FOUND);
+	assert_string_equal(res.first_bad, khash[1]);
+	vn_bisect_result_clear(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_judge_verdict),           cmocka_unit_test(test_judge_metric),
 		cmocka_unit_test(test_bisect_every_position),   cmocka_unit_test(test_bisect_unbuildable),
 		cmocka_unit_test(test_bisect_metric_and_flaky), cmocka_unit_test(test_bisect_resume_and_replay),
-		cmocka_unit_test(test_bisect_refusals),
+		cmocka_unit_test(test_bisect_refusals),         cmocka_unit_test(test_bisect_build_disk_full),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
