@@ -10,26 +10,25 @@
 #include "bisect/bisect-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
-#include "util/spawn.h"
+#include "util/git.h"
 #include "util/strbuf.h"
 
 bool vn_bisect_hash_ok(const char *s)
 {
-	size_t n = strspn(s, "0123456789abcdef");
-	return (n == 40 || n == 64) && s[n] == '\0';
+	return vn_git_hash_ok(s);
 }
 
-static int git_capture(const char *const *argv, struct vn_strbuf *out, struct vn_error *err)
+static int git_capture(const char *const *args, struct vn_strbuf *out, struct vn_error *err)
 {
 	struct vn_spawn_opts so = {.log_fd = -1, .capture = out};
-	return vn_spawn_run(argv, &so, err);
+	return vn_git_run(args, VN_GIT_READ, &so, err);
 }
 
 int vn_bisect_git_resolve(const char *repo, const char *rev, char hash[VN_BISECT_HASH_MAX + 1], struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	_cleanup_free_ char *spec = vn_xasprintf("%s^{commit}", rev);
-	const char *argv[] = {"git", "-C", repo, "rev-parse", "--verify", "-q", "--end-of-options", spec, NULL};
+	const char *argv[] = {"-C", repo, "rev-parse", "--verify", "-q", "--end-of-options", spec, NULL};
 	int rc = git_capture(argv, &out, err);
 
 	if (rc < 0)
@@ -47,7 +46,7 @@ int vn_bisect_git_resolve(const char *repo, const char *rev, char hash[VN_BISECT
 
 int vn_bisect_git_is_ancestor(const char *repo, const char *a, const char *b, struct vn_error *err)
 {
-	const char *argv[] = {"git", "-C", repo, "merge-base", "--is-ancestor", a, b, NULL};
+	const char *argv[] = {"-C", repo, "merge-base", "--is-ancestor", a, b, NULL};
 	int rc = git_capture(argv, NULL, err);
 	if (rc < 0)
 		return rc;
@@ -61,8 +60,8 @@ int vn_bisect_git_range(const char *repo, const char *good, const char *bad, str
 {
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	_cleanup_free_ char *range = vn_xasprintf("%s..%s", good, bad);
-	const char *a1[] = {"git", "-C", repo, "log", "-1", "--format=%H%x09%s", good, NULL};
-	const char *a2[] = {"git", "-C", repo, "log", "--topo-order", "--reverse", "--format=%H%x09%s", range, NULL};
+	const char *a1[] = {"-C", repo, "log", "-1", "--format=%H%x09%s", good, NULL};
+	const char *a2[] = {"-C", repo, "log", "--topo-order", "--reverse", "--format=%H%x09%s", range, NULL};
 	struct vn_bisect_commit *v = NULL;
 	size_t k = 0;
 	int rc;
@@ -101,13 +100,13 @@ int vn_bisect_git_candidates(const char *repo, const char *bad, char *const *goo
 			     size_t *n, struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
-	const char **argv = vn_xcalloc(ngoods + 8, sizeof(*argv));
+	const char **argv = vn_xcalloc(ngoods + 7, sizeof(*argv));
 	char **nots = vn_xcalloc(ngoods + 1, sizeof(*nots));
 	size_t a = 0, k = 0;
 	char **v = NULL;
 	int rc;
 
-	argv[a++] = "git", argv[a++] = "-C", argv[a++] = repo, argv[a++] = "rev-list", argv[a++] = "--bisect-all";
+	argv[a++] = "-C", argv[a++] = repo, argv[a++] = "rev-list", argv[a++] = "--bisect-all";
 	argv[a++] = bad;
 	for (size_t i = 0; i < ngoods; i++)
 		argv[a++] = nots[i] = vn_xasprintf("^%s", goods[i]);

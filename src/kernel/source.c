@@ -15,8 +15,9 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
-#include "util/spawn.h"
 #include "util/file.h"
+#include "util/git.h"
+#include "util/spawn.h"
 
 /* Program output goes to the build log only. */
 static int run_logged(const char *const *argv, const char *cwd, int log_fd, struct vn_error *err)
@@ -62,43 +63,74 @@ static int tarball_id(const char *cache, const char *tarball, char id[VN_SHA256_
 	return 0;
 }
 
+/* REV's object (REV^{commit}, HASH^{tree}): one full hash, or an input error (a range, a name git lacks). */
+static int git_object(const char *tree, const char *spec, const char *rev, char out[VN_GIT_HASH_MAX + 1],
+		      struct vn_error *err)
+{
+	_cleanup_strbuf_ struct vn_strbuf o = VN_STRBUF_INIT;
+	const char *a[] = {"-C", tree, "rev-parse", "--verify", "-q", "--end-of-options", spec, NULL};
+	struct vn_spawn_opts so = {.log_fd = -1, .capture = &o};
+	int rc = vn_git_run(a, VN_GIT_READ, &so, err);
+
+	if (rc < 0)
+		return rc;
+	if (o.s && o.len > 0 && o.s[o.len - 1] == '\n')
+		o.s[--o.len] = '\0';
+	if (rc > 0 || !o.s || !vn_git_hash_ok(o.s))
+		return vn_input_error(err, "%s: no commit %s in this git tree (a revision names one commit)", tree,
+				      rev);
+	snprintf(out, VN_GIT_HASH_MAX + 1, "%s", o.s);
+	return 0;
+}
+
 /*
  * A checkout's identity: the tree HEAD has and its uncommitted diff, or (rev)
  * that commit's tree alone. By tree, not commit: commits with the same
  * content (a revert of a revert, a rebase that changed only messages) are
  * one kernel, and a clean checkout of REV and REV built by name are one too.
- * commit gets the commit's full hash, for the checkout.
+ * commit gets the commit's full hash, for the checkout. The diff is
+ * plumbing's, every knob pinned: porcelain's follows the user's config
+ * (diff.noprefix, color.ui=always, diff.external) into a patch that does not
+ * apply, or is another tool's.
  */
 static int git_id(const char *tree, const char *rev, char id[VN_SHA256_HEX_LEN + 1], char **diff,
 		  char commit[VN_GIT_HASH_MAX + 1], struct vn_error *err)
 {
-	_cleanup_strbuf_ struct vn_strbuf ids = VN_STRBUF_INIT, d = VN_STRBUF_INIT;
+	_cleanup_strbuf_ struct vn_strbuf d = VN_STRBUF_INIT;
 	const char *r = rev ? rev : "HEAD";
-	_cleanup_free_ char *spec = vn_xasprintf("%s^{commit}", r), *tspec = vn_xasprintf("%s^{tree}", r);
-	/* Two revisions in one rev-parse (--verify takes one); "--" ends them, and no revision starts with '-'. */
-	const char *a1[] = {"git", "-C", tree, "rev-parse", spec, tspec, "--", NULL};
-	const char *a2[] = {"git", "-C", tree, "diff", "--binary", "HEAD", NULL};
-	struct vn_spawn_opts o1 = {.log_fd = -1, .capture = &ids}, o2 = {.log_fd = -1, .capture = &d};
+	_cleanup_free_ char *spec = vn_xasprintf("%s^{commit}", r), *tspec = NULL;
+	const char *a2[] = {"-C",
+			    tree,
+			    "diff-index",
+			    "-p",
+			    "--binary",
+			    "--no-color",
+			    "--no-ext-diff",
+			    "--no-textconv",
+			    "--src-prefix=a/",
+			    "--dst-prefix=b/",
+			    "HEAD",
+			    "--",
+			    NULL};
+	struct vn_spawn_opts o2 = {.log_fd = -1, .capture = &d};
+	char th[VN_GIT_HASH_MAX + 1];
 	uint8_t dg[VN_SHA256_LEN];
 	struct vn_sha256 c;
 	int rc;
 
 	if (r[0] == '-')
 		return vn_input_error(err, "%s: '%s' is not a revision", tree, r);
-	if ((rc = vn_spawn_run(a1, &o1, err)) != 0)
-		return rc < 0 ? rc : vn_input_error(err, "%s: no commit %s in this git tree", tree, r);
-	const char *th = ids.s ? strchr(ids.s, '\n') : NULL;
-	size_t hl = ids.s ? strcspn(ids.s, "\n") : 0, tl = th ? strcspn(th + 1, "\n") : 0;
-	if (hl < 40 || hl > VN_GIT_HASH_MAX || tl < 40)
-		return vn_infra_error(err, -EINVAL, "%s: git rev-parse %s gave no commit and tree", tree, r);
-	memcpy(commit, ids.s, hl);
-	commit[hl] = '\0';
-	if (!rev && (rc = vn_spawn_run(a2, &o2, err)) != 0)
-		return rc < 0 ? rc : vn_input_error(err, "%s: git diff HEAD failed", tree);
+	if ((rc = git_object(tree, spec, r, commit, err)) < 0)
+		return rc;
+	tspec = vn_xasprintf("%s^{tree}", commit);
+	if ((rc = git_object(tree, tspec, r, th, err)) < 0)
+		return rc;
+	if (!rev && (rc = vn_git_run(a2, VN_GIT_READ, &o2, err)) != 0)
+		return rc < 0 ? rc : vn_input_error(err, "%s: git diff-index HEAD failed (exit %d)", tree, rc);
 	vn_sha256_init(&c);
 	vn_kernel_hash_str(&c, "git-tree");
 	/* The tree's hash with its newline, as identities have always been hashed. */
-	_cleanup_free_ char *tree_line = vn_xstrndup(th + 1, tl + 1);
+	_cleanup_free_ char *tree_line = vn_xasprintf("%s\n", th);
 	vn_kernel_hash_str(&c, tree_line);
 	vn_kernel_hash_str(&c, d.s ? d.s : "");
 	vn_sha256_final(&c, dg);
@@ -189,6 +221,22 @@ int vn_kernel_source_worktree(const struct vn_kernel_work *w, struct vn_error *e
 	return 0;
 }
 
+/* git on the clone, named outright: what else git would find from its cwd is not the clone's business. */
+static int git_logged(const struct vn_kernel_work *w, const char *const *args, enum vn_git_span span,
+		      struct vn_error *err)
+{
+	_cleanup_free_ char *gd = vn_xasprintf("--git-dir=%s/.git", w->src),
+			    *wt = vn_xasprintf("--work-tree=%s", w->src);
+	const char *argv[16] = {gd, wt};
+	size_t n = 2;
+	struct vn_spawn_opts so = {.cwd = w->src, .log_fd = w->log_fd};
+
+	while (*args && n < VN_ARRAY_SIZE(argv) - 1)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	return vn_git_run(argv, span, &so, err);
+}
+
 /*
  * A git tree builds in one checkout per (tree, config), whatever its commit:
  * a clone sharing the tree's objects (so commits made later are there too),
@@ -203,10 +251,10 @@ int vn_kernel_source_checkout(const struct vn_kernel_work *w, const char *commit
 	_cleanup_free_ char *dotgit = vn_xasprintf("%s/.git", w->src), *tmp = vn_xasprintf("%s.tmp", w->src);
 	_cleanup_free_ char *touched = vn_xasprintf("%s/touched", w->dir),
 			    *phash = vn_xasprintf("%s/patches.sha256", w->dir);
-	const char *clone[] = {"git", "clone", "-q", "--shared", "--no-checkout", r->tree_path, tmp, NULL};
-	const char *co[] = {"git", "-C",       w->src, "-c", "advice.detachedHead=false", "checkout", "-q",
-			    "-f",  "--detach", commit, NULL};
-	const char *clean[] = {"git", "-C", w->src, "clean", "-q", "-f", "-d", "-x", NULL};
+	const char *clone[] = {"clone", "-q", "--shared", "--no-checkout", "--", r->tree_path, tmp, NULL};
+	const char *co[] = {"-c", "advice.detachedHead=false", "checkout", "-q", "-f", "--detach", commit, NULL};
+	const char *clean[] = {"clean", "-q", "-f", "-d", "-x", NULL};
+	struct vn_spawn_opts so = {.log_fd = w->log_fd};
 	int rc;
 
 	/* The last build's patches are undone by the checkout: forget them first, so they are applied again. */
@@ -222,15 +270,15 @@ int vn_kernel_source_checkout(const struct vn_kernel_work *w, const char *commit
 			vn_rm_rf(w->src);
 			vn_rm_rf(tmp);
 			vn_kernel_say(w, "extract", "clone sharing the tree's objects");
-			if ((rc = run_logged(clone, NULL, w->log_fd, err)) != 0 || rename(tmp, w->src) < 0) {
+			if ((rc = vn_git_run(clone, VN_GIT_TREE, &so, err)) != 0 || rename(tmp, w->src) < 0) {
 				vn_rm_rf(tmp);
 				return vn_infra_error(err, rc < 0 ? rc : -EIO,
 						      "git clone --shared %s failed (see the build log)", r->tree_path);
 			}
 		}
 		vn_kernel_say(w, "extract", commit);
-		if ((rc = run_logged(co, NULL, w->log_fd, err)) == 0)
-			rc = run_logged(clean, NULL, w->log_fd, err);
+		if ((rc = git_logged(w, co, VN_GIT_TREE, err)) == 0)
+			rc = git_logged(w, clean, VN_GIT_TREE, err);
 		if (rc == 0)
 			break;
 		if (rc < 0 || attempt > 0)
@@ -241,10 +289,10 @@ int vn_kernel_source_checkout(const struct vn_kernel_work *w, const char *commit
 	/* The checkout's uncommitted changes are part of its identity, so part of the tree. */
 	if (diff && *diff) {
 		_cleanup_free_ char *dp = vn_xasprintf("%s/dirty.patch", w->dir);
-		const char *ap[] = {"git", "apply", "--binary", dp, NULL};
+		const char *ap[] = {"apply", "--binary", "--", dp, NULL};
 		if ((rc = vn_file_write(dp, diff)) < 0)
 			return vn_infra_error(err, rc, "%s: %s", dp, strerror(-rc));
-		if ((rc = run_logged(ap, w->src, w->log_fd, err)) != 0)
+		if ((rc = git_logged(w, ap, VN_GIT_READ, err)) != 0)
 			return vn_infra_error(err, rc < 0 ? rc : -EIO, "applying %s's uncommitted changes failed",
 					      r->tree_path);
 	}

@@ -16,6 +16,7 @@ struct vn_spawn_opts {
 	struct vn_strbuf *capture; /* output is appended here when not NULL */
 	vn_spawn_line_fn line;     /* called per output line when not NULL */
 	void *line_data;
+	unsigned deadline_s; /* 0: none; else the group is stopped after this long, an infra error */
 };
 
 #define VN_SPAWN_OPTS_INIT   \
@@ -26,9 +27,13 @@ struct vn_spawn_opts {
 /*
  * Run argv[0] (looked up in PATH) with stdin from /dev/null, stdout and
  * stderr together into o's sinks (o may be NULL: output is dropped), in its
- * own process group with LC_ALL=C (messages are parsed, so untranslated).
- * Ctrl-C (vn_was_interrupted) stops the whole group. Returns the exit status
- * (>= 0), or a negative errno with err set: cannot start, killed by a
- * signal, interrupted.
+ * own process group with LC_ALL=C (messages are parsed, so untranslated) and
+ * without the variables that point git at a repository (GIT_DIR and the rest
+ * of `git rev-parse --local-env-vars`): a hook's or a linked worktree's
+ * GIT_DIR would otherwise turn a git run on a build's clone onto the user's
+ * checkout. Ctrl-C (vn_was_interrupted) stops the whole group, and so does
+ * o->deadline_s (SIGTERM, then SIGKILL). Returns the exit status (>= 0), or
+ * a negative errno with err set: cannot start, killed by a signal,
+ * interrupted, past its deadline (-ETIMEDOUT).
  */
 int vn_spawn_run(const char *const *argv, const struct vn_spawn_opts *o, struct vn_error *err);

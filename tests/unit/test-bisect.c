@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bisect/bisect-priv.h"
@@ -21,6 +22,7 @@
 #include "bisect/bisect.h"
 #include "kernel/kernel-priv.h"
 #include "tmpdir.h"
+#include "util/clock.h"
 #include "util/spawn.h"
 
 VN_TEST_TMPDIR(tmp, "bisect")
@@ -580,6 +582,67 @@ static void test_bisect_build_disk_full(void **state)
 	vn_bisect_result_clear(&res);
 }
 
+/*
+ * GIT_DIR and GIT_WORK_TREE exported (git sets them for hooks and in linked
+ * worktrees) naming another repository: the bisection still reads --repo's
+ * history, and leaves the other repository as it was.
+ */
+static void test_bisect_git_env(void **state)
+{
+	(void)state;
+	make_history();
+	_cleanup_free_ char *other = vn_xasprintf("%s/other", tmp), *other_git = vn_xasprintf("%s/.git", other);
+	const char *init[] = {"git", "-C", other, "init", "-q", ".", NULL};
+	const char *commit[] = {"git",    "-C", other,           "-c",      "user.name=t", "-c", "user.email=t@t",
+				"commit", "-q", "--allow-empty", "-mother", NULL};
+	struct vn_error err = {0};
+	assert_int_equal(vn_mkdir_p(other, 0755, &err), 0);
+	assert_int_equal(vn_spawn_run(init, NULL, &err), 0);
+	assert_int_equal(vn_spawn_run(commit, NULL, &err), 0);
+
+	setenv("GIT_DIR", other_git, 1);
+	setenv("GIT_WORK_TREE", other, 1);
+	setenv("GIT_INDEX_FILE", "/nonexistent/index", 1);
+	struct vn_bisect_policy p = policy();
+	struct fake f = {.first_bad = 7, .unbuildable = -1, .stop_after = -1};
+	struct vn_bisect_result res;
+	int rc = bisect_with(&f, "gitenv", &p, "HEAD~12", "HEAD", NULL, &res, &err);
+	unsetenv("GIT_DIR");
+	unsetenv("GIT_WORK_TREE");
+	unsetenv("GIT_INDEX_FILE");
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(res.outcome, VN_BISECT_FOUND);
+	assert_string_equal(res.first_bad, hashes[7]);
+	vn_bisect_result_clear(&res);
+}
+
+/* A git that hangs (a hook, a disk): stopped at its deadline, an infrastructure error naming it. */
+static void test_bisect_git_deadline(void **state)
+{
+	(void)state;
+	make_history();
+	vn_test_put(tmp, "hang/git", "#!/bin/sh\nexec sleep 60\n");
+	_cleanup_free_ char *bin = vn_xasprintf("%s/hang", tmp), *fake = vn_xasprintf("%s/git", bin);
+	_cleanup_free_ char *old = vn_xstrdup(getenv("PATH")), *path = vn_xasprintf("%s:%s", bin, old);
+	char hash[VN_BISECT_HASH_MAX + 1];
+	struct vn_error err = {0};
+
+	assert_int_equal(chmod(fake, 0755), 0);
+	setenv("PATH", path, 1);
+	setenv("VNUMA_GIT_DEADLINE", "1", 1);
+	int64_t t0 = vn_now_ms();
+	int rc = vn_bisect_git_resolve(repo, "HEAD", hash, &err);
+	int64_t took = vn_now_ms() - t0;
+	setenv("PATH", old, 1);
+	unsetenv("VNUMA_GIT_DEADLINE");
+	assert_int_equal(rc, -ETIMEDOUT);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "git rev-parse did not finish in 1 s"));
+	assert_true(took < 5000);
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_bisect_every_position),   cmocka_unit_test(test_bisect_unbuildable),
 		cmocka_unit_test(test_bisect_metric_and_flaky), cmocka_unit_test(test_bisect_resume_and_replay),
 		cmocka_unit_test(test_bisect_refusals),         cmocka_unit_test(test_bisect_build_disk_full),
+		cmocka_unit_test(test_bisect_git_env),          cmocka_unit_test(test_bisect_git_deadline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

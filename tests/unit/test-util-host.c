@@ -272,6 +272,92 @@ static void test_spawn(void **state)
 	vn_error_clear(&err);
 }
 
+/* A process that has gone, or is a zombie nobody reaped yet: not running. */
+static bool gone(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *st = strrchr(buf, ')');
+	return st && st[1] == ' ' && (st[2] == 'Z' || st[2] == 'X');
+}
+
+/*
+ * A deadline stops the child's whole group: one that ends on SIGTERM at
+ * once, one that ignores it (and gave that to its children) a grace later by
+ * SIGKILL; either way an infrastructure error, and nothing left running.
+ */
+static void test_spawn_deadline(void **state)
+{
+	(void)state;
+	static const char *const scripts[] = {"sleep 30 & echo $!; wait", "trap '' TERM; sleep 30 & echo $!; wait"};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(scripts); i++) {
+		_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+		struct vn_spawn_opts o = {.log_fd = -1, .capture = &out, .deadline_s = 1};
+		const char *sh[] = {"sh", "-c", scripts[i], NULL};
+		struct vn_error err = {0};
+		int64_t t0 = vn_now_ms();
+
+		assert_int_equal(vn_spawn_run(sh, &o, &err), -ETIMEDOUT);
+		int64_t took = vn_now_ms() - t0;
+		assert_true(took >= 1000 && took < (i == 0 ? 3000 : 7000));
+		assert_int_equal(err.kind, VN_ERR_INFRA);
+		assert_string_equal(err.msg, "sh did not finish in 1 s, so it was stopped");
+		pid_t child = (pid_t)atoi(out.s);
+		assert_true(child > 0);
+		for (int k = 0; k < 40 && !gone(child); k++)
+			usleep(50 * 1000);
+		assert_true(gone(child));
+	}
+	/* Within its deadline: the exit status, as without one. */
+	const char *quick[] = {"sh", "-c", "exit 4", NULL};
+	struct vn_error err = {0};
+	assert_int_equal(vn_spawn_run(quick, &(struct vn_spawn_opts){.log_fd = -1, .deadline_s = 5}, &err), 4);
+}
+
+/*
+ * What points git at a repository is not passed on (a hook's GIT_DIR would
+ * turn git -C CLONE onto the user's checkout); the rest of git's variables are.
+ */
+static void test_spawn_git_env(void **state)
+{
+	(void)state;
+	static const char *const dropped[] = {"GIT_DIR",
+					      "GIT_WORK_TREE",
+					      "GIT_INDEX_FILE",
+					      "GIT_OBJECT_DIRECTORY",
+					      "GIT_COMMON_DIR",
+					      "GIT_CONFIG_PARAMETERS",
+					      "GIT_CONFIG_COUNT",
+					      "GIT_CONFIG_KEY_0",
+					      "GIT_CONFIG_VALUE_0",
+					      "GIT_PREFIX"};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	const char *env[] = {"env", NULL};
+	struct vn_error err = {0};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(dropped); i++)
+		setenv(dropped[i], "/somewhere", 1);
+	setenv("GIT_AUTHOR_NAME", "kept", 1);
+	setenv("GIT_DIRECTORY_NOT", "kept", 1);
+	assert_int_equal(vn_spawn_run(env, &(struct vn_spawn_opts){.log_fd = -1, .capture = &out}, &err), 0);
+	for (size_t i = 0; i < VN_ARRAY_SIZE(dropped); i++) {
+		_cleanup_free_ char *line = vn_xasprintf("\n%s=", dropped[i]);
+		assert_null(strstr(out.s, line));
+		assert_false(strncmp(out.s, line + 1, strlen(line + 1)) == 0);
+		unsetenv(dropped[i]);
+	}
+	assert_non_null(strstr(out.s, "GIT_AUTHOR_NAME=kept\n"));
+	assert_non_null(strstr(out.s, "GIT_DIRECTORY_NOT=kept\n"));
+	unsetenv("GIT_AUTHOR_NAME");
+	unsetenv("GIT_DIRECTORY_NOT");
+}
+
 /* What the isolated work does, picked by arg; whatever it touches stays in the child. */
 static int touched;
 
@@ -439,6 +525,8 @@ int main(void)
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_oom_aborts),
 		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_spawn_deadline),
+		cmocka_unit_test(test_spawn_git_env),
 		cmocka_unit_test(test_isolate),
 		cmocka_unit_test(test_isolate_deadline),
 		cmocka_unit_test(test_sha256_memo),
