@@ -406,6 +406,13 @@ static void test_shipped_recipes(void **state)
 	assert_string_not_equal(keyv[0], keyv[1]);
 }
 
+/* TOP/NAME in buf. */
+static const char *in(char *buf, size_t n, const char *top, const char *name)
+{
+	snprintf(buf, n, "%s/%s", top, name);
+	return buf;
+}
+
 /*
  * A whole build, end to end, on a fake kernel tree whose Makefile does in
  * milliseconds what Kbuild does in minutes: extract, hardlink farm, patch,
@@ -413,9 +420,9 @@ static void test_shipped_recipes(void **state)
  * cache hit, a patch-only variant on the same build tree, and a failed build
  * whose log is kept.
  */
-static void make_fake_tree(void)
+static void make_fake_tree_in(const char *top)
 {
-	char line[256];
+	char line[256], rel[256];
 	_cleanup_strbuf_ struct vn_strbuf req = VN_STRBUF_INIT;
 
 	/* bzImage first runs make-hook.sh where a test put one: a full disk, a killed compiler, a slow build. */
@@ -432,15 +439,15 @@ static void make_fake_tree(void)
 		"\techo '#define UTS_VERSION \"#1 SMP fake\"' > $(O)/include/generated/utsversion.h\n"
 		".PHONY: tinyconfig olddefconfig bzImage Image\n",
 		tmpdir, tmpdir);
-	put("fake-src/linux-fake/Makefile", mk);
+	put(in(rel, sizeof(rel), top, "Makefile"), mk);
 	/* merge_config.sh -m -O OUT BASE FRAGMENT...: the fragments appended, word-split as the real one does. */
-	put("fake-src/linux-fake/scripts/kconfig/merge_config.sh",
+	put(in(rel, sizeof(rel), top, "scripts/kconfig/merge_config.sh"),
 	    "base=$4\nshift 4\nfor f in $*; do cat $f >> $base || exit 1; done\n");
-	put("fake-src/linux-fake/mm/x.c", "one\ntwo\nthree\n");
+	put(in(rel, sizeof(rel), top, "mm/x.c"), "one\ntwo\nthree\n");
 	for (int a = 0; a < VN_ARCH_COUNT; a++)
 		for (const char *const *o = vn_kernel_required_options((enum vn_arch)a); *o; o++)
 			vn_strbuf_printf(&req, "%s=y\n", *o);
-	put("fake-src/linux-fake/required.config", req.s);
+	put(in(rel, sizeof(rel), top, "required.config"), req.s);
 	/* The boot header vn_kernel_image_release reads: "HdrS" at 0x202, the version at 0x20e + 0x200. */
 	char hdr[0x400] = {0};
 	memcpy(hdr + 0x202, "HdrS", 4);
@@ -448,7 +455,7 @@ static void make_fake_tree(void)
 	hdr[0x20f] = 0x01;
 	snprintf(line, sizeof(line), "6.1.0-fake (vnuma@test) #1");
 	memcpy(hdr + 0x300, line, strlen(line) + 1);
-	_cleanup_free_ char *bz = path_of("fake-src/linux-fake/bzImage.in");
+	_cleanup_free_ char *bz = path_of(in(rel, sizeof(rel), top, "bzImage.in"));
 	FILE *f = fopen(bz, "w");
 	assert_non_null(f);
 	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), f), sizeof(hdr));
@@ -456,10 +463,16 @@ static void make_fake_tree(void)
 	/* arm64's Image header: its magic "ARM\x64" at 0x38, which the cache checks before serving one. */
 	char ihdr[0x40] = {0};
 	memcpy(ihdr + 0x38, "ARM\x64", 4);
-	_cleanup_free_ char *im = path_of("fake-src/linux-fake/Image.in");
+	_cleanup_free_ char *im = path_of(in(rel, sizeof(rel), top, "Image.in"));
 	assert_non_null(f = fopen(im, "w"));
 	assert_int_equal(fwrite(ihdr, 1, sizeof(ihdr), f), sizeof(ihdr));
 	fclose(f);
+}
+
+/* The fake tree in fake-src/linux-fake, and fake.tar of it. */
+static void make_fake_tree(void)
+{
+	make_fake_tree_in("fake-src/linux-fake");
 	_cleanup_free_ char *tar = path_of("fake.tar"), *dir = path_of("fake-src");
 	const char *argv[] = {"tar", "-cf", tar, "-C", dir, "linux-fake", NULL};
 	struct vn_error err = {0};
@@ -1102,6 +1115,184 @@ static void test_build_git_tree(void **state)
 	vn_error_clear(&err);
 }
 
+/* A fake kernel tree at REL, a git checkout with two commits (mm/x.c gains "four"); the recipe NAME.json builds it. */
+static struct vn_recipe *git_fake_tree(const char *rel, const char *name)
+{
+	_cleanup_free_ char *repo = path_of(rel), *json = vn_xasprintf("%s.json", name), *rp = path_of(json);
+	_cleanup_free_ char *frag = vn_xasprintf("%s/numa.config", name), *x = vn_xasprintf("%s/mm/x.c", rel);
+	_cleanup_free_ char *recipe = vn_xasprintf("{\"type\": \"source\", \"tree\": \"%s\", \"config\": {\"base\": "
+						   "\"tinyconfig\", \"fragments\": [\"numa.config\"]}}",
+						   rel);
+	struct vn_recipe *r = NULL;
+	struct vn_error err = {0};
+
+	make_fake_tree_in(rel);
+	git(repo, "init", "-q", ".");
+	git(repo, "add", "-A", ".");
+	git(repo, "commit", "-q", "-mfirst");
+	put(x, "one\ntwo\nthree\nfour\n");
+	git(repo, "commit", "-qa", "-msecond");
+	put(frag, "CONFIG_NUMA=y\n");
+	put(json, recipe);
+	assert_int_equal(vn_recipe_load(rp, &r, &err), 0);
+	return r;
+}
+
+/* Every file under REL (.git's too) by content, and every directory: what a build must leave as it was. */
+static char *snapshot(const char *rel)
+{
+	_cleanup_free_ char *dir = path_of(rel);
+	const char *argv[] = {"sh",
+			      "-c",
+			      "cd \"$1\" && find . -type d | sort && find . -type f -print0 | sort -z | "
+			      "xargs -0 sha256sum && git symbolic-ref HEAD",
+			      "sh",
+			      dir,
+			      NULL};
+	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
+	struct vn_error err = {0};
+	assert_int_equal(vn_spawn_run(argv, &(struct vn_spawn_opts){.log_fd = -1, .capture = &out}, &err), 0);
+	return vn_strbuf_steal(&out);
+}
+
+static struct vn_kernel_built *build_rev(const struct vn_recipe *r, const char *cache, const char *rev,
+					 const char *want)
+{
+	struct vn_kernel_build_opts o = {.cache_dir = cache, .jobs = 1, .rev = rev};
+	struct vn_kernel_built *b = NULL;
+	struct vn_error err = {0};
+	_cleanup_free_ char *img = NULL;
+
+	if (vn_kernel_build(r, &o, &b, &err) < 0)
+		fail_msg("build %s: %s\n%s", rev ? rev : "(dirty)", err.msg, err.detail ? err.detail : "");
+	assert_int_equal(vn_file_read(b->image, VN_FILE_STATE_MAX, &img, &(size_t){0}, NULL), 0);
+	if (!strstr(img + 0x400, want))
+		fail_msg("build %s: the image has %s, not %s", rev ? rev : "(dirty)", img + 0x400, want);
+	return b;
+}
+
+/*
+ * GIT_DIR and GIT_WORK_TREE exported at the user's checkout (a hook, a linked
+ * worktree, a shell left so): builds in the clone, which is already there,
+ * leave that checkout byte for byte as it was: HEAD on its branch, the index
+ * with its staged file, the uncommitted edit, the untracked and ignored files.
+ */
+static void test_build_git_env(void **state)
+{
+	(void)state;
+	_cleanup_recipe_ struct vn_recipe *r = git_fake_tree("envrepo", "genv");
+	_cleanup_free_ char *repo = path_of("envrepo"), *cache = path_of("envcache"), *dotgit = path_of("envrepo/.git");
+	_cleanup_kernel_built_ struct vn_kernel_built *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+
+	put("envrepo/.gitignore", "build/\n");
+	git(repo, "add", ".gitignore", NULL);
+	git(repo, "commit", "-q", "-mignore");
+	/* The clone exists before the variables do: a bisection's second step onwards. */
+	a = build_rev(r, cache, "HEAD~2", "one\ntwo\nthree\n");
+	put("envrepo/mm/x.c", "one\ntwo\nthree\nfour\nedited\n");
+	put("envrepo/staged.c", "staged\n");
+	git(repo, "add", "staged.c", NULL);
+	put("envrepo/notes.txt", "untracked\n");
+	put("envrepo/build/out.o", "ignored\n");
+	_cleanup_free_ char *before = snapshot("envrepo");
+
+	setenv("GIT_DIR", dotgit, 1);
+	setenv("GIT_WORK_TREE", repo, 1);
+	b = build_rev(r, cache, "HEAD", "three\nfour\n");
+	c = build_rev(r, cache, NULL, "four\nedited\n");
+	unsetenv("GIT_WORK_TREE");
+	_cleanup_free_ char *mid = snapshot("envrepo");
+	assert_string_equal(mid, before);
+
+	/* GIT_DIR alone, as git sets it for hooks. */
+	put("envrepo/mm/x.c", "one\ntwo\nthree\nfour\nedited again\n");
+	_cleanup_free_ char *before2 = snapshot("envrepo");
+	d = build_rev(r, cache, NULL, "four\nedited again\n");
+	unsetenv("GIT_DIR");
+	_cleanup_free_ char *after = snapshot("envrepo");
+	assert_string_equal(after, before2);
+	_cleanup_free_ char *st = git_out(repo, "status", "--porcelain");
+	assert_string_equal(st, " M mm/x.c\nA  staged.c\n?? notes.txt\n");
+}
+
+/*
+ * The user's git config does not reach the uncommitted diff: with
+ * diff.noprefix, color.ui=always and a diff.external in ~/.gitconfig the
+ * dirty build works, and its patch is the one a plain config gives (the same
+ * kernel, found in the cache).
+ */
+static void test_build_git_user_config(void **state)
+{
+	(void)state;
+	_cleanup_recipe_ struct vn_recipe *r = git_fake_tree("cfgrepo", "gcfg");
+	_cleanup_free_ char *cache = path_of("cfgcache"), *home = path_of("cfghome"), *plain = path_of("plainhome");
+	_cleanup_free_ char *ext = path_of("cfghome/ext-diff");
+	_cleanup_free_ char *old = vn_xstrdup(getenv("HOME") ? getenv("HOME") : "/");
+	_cleanup_free_ char *gc = vn_xasprintf("[diff]\n\tnoprefix = true\n\texternal = %s\n[color]\n\tui = always\n"
+					       "[core]\n\tfsmonitor = true\n",
+					       ext);
+
+	put("cfghome/ext-diff", "#!/bin/sh\necho 'not a patch'\n");
+	assert_int_equal(chmod(ext, 0755), 0);
+	put("cfghome/.gitconfig", gc);
+	put("plainhome/.gitconfig", "");
+	put("cfgrepo/mm/x.c", "one\ntwo\nthree\nfour\ndirty\n");
+	setenv("HOME", home, 1);
+	_cleanup_kernel_built_ struct vn_kernel_built *a = build_rev(r, cache, NULL, "four\ndirty\n");
+	setenv("HOME", plain, 1);
+	_cleanup_kernel_built_ struct vn_kernel_built *b = build_rev(r, cache, NULL, "four\ndirty\n");
+	setenv("HOME", old, 1);
+	assert_true(b->cached);
+	assert_string_equal(a->key, b->key);
+}
+
+/*
+ * --rev names one commit: a range (whose rev-parse gives ^A on its second
+ * line, once taken for the tree) or a commit set is refused as bad input;
+ * and a git that hangs is stopped at its deadline.
+ */
+static void test_build_git_rev(void **state)
+{
+	(void)state;
+	_cleanup_recipe_ struct vn_recipe *r = git_fake_tree("revrepo", "grev");
+	_cleanup_free_ char *repo = path_of("revrepo"), *cache = path_of("revcache");
+	_cleanup_free_ char *head = git_out(repo, "rev-parse", "HEAD");
+	static const char *const bad[] = {"HEAD~1..HEAD", "HEAD~1...HEAD", "^HEAD~1", "HEAD^@", "HEAD^!", "HEAD^-"};
+	char id[VN_SHA256_HEX_LEN + 1], commit[VN_GIT_HASH_MAX + 1];
+	struct vn_error err = {0};
+	char *diff = NULL;
+
+	head[40] = '\0';
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+		if (vn_kernel_source_id(r, bad[i], cache, id, &diff, commit, &err) != -EINVAL)
+			fail_msg("--rev %s: taken as commit %s", bad[i], commit);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		assert_non_null(strstr(err.msg, bad[i]));
+		vn_error_clear(&err);
+	}
+	assert_int_equal(vn_kernel_source_id(r, "HEAD~1", cache, id, &diff, commit, &err), 0);
+	free(diff);
+	diff = NULL;
+	assert_int_equal(vn_kernel_source_id(r, "HEAD", cache, id, &diff, commit, &err), 0);
+	free(diff);
+	diff = NULL;
+	assert_string_equal(commit, head);
+
+	put("hang/git", "#!/bin/sh\nexec sleep 60\n");
+	_cleanup_free_ char *bin = path_of("hang"), *fake = path_of("hang/git");
+	_cleanup_free_ char *old = vn_xstrdup(getenv("PATH")), *path = vn_xasprintf("%s:%s", bin, old);
+	assert_int_equal(chmod(fake, 0755), 0);
+	setenv("PATH", path, 1);
+	setenv("VNUMA_GIT_DEADLINE", "1", 1);
+	int rc = vn_kernel_source_id(r, "HEAD", cache, id, &diff, commit, &err);
+	setenv("PATH", old, 1);
+	unsetenv("VNUMA_GIT_DEADLINE");
+	assert_int_equal(rc, -ETIMEDOUT);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "git rev-parse did not finish in 1 s"));
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1122,6 +1313,9 @@ int main(void)
 		cmocka_unit_test(test_build_git_tree),
 		cmocka_unit_test(test_pvh_note),
 		cmocka_unit_test(test_pvh_extract),
+		cmocka_unit_test(test_build_git_env),
+		cmocka_unit_test(test_build_git_user_config),
+		cmocka_unit_test(test_build_git_rev),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
