@@ -2,6 +2,49 @@
 # bisect-tree.sh + bisect-verdict.sh (integration, in CI). Needs $vnuma, $src,
 # $w (a work dir) and $repo (where the history goes).
 g() { git -C "$repo" -c user.name=vnuma-test -c user.email=test@vnuma "$@"; }
+# Variables bisect_resumed's vnuma runs get (NAME=VALUE each); this shell's git does not.
+bisect_env=()
+
+# The user's own work in $repo, which a bisection must leave as it was: an
+# uncommitted edit to a tracked file, a staged new file, an untracked file,
+# an ignored file and an ignored directory. Debian's .gitignore ignores all
+# at the top level (/*) but debian/, so the staged and untracked ones are
+# there. dirty_repo makes it (anew: a rerun after a failed one starts from
+# the same), dirty_undo removes it, dirty_state prints a fingerprint of the
+# checkout: HEAD and its branch, the index file's hash, the dirty files'
+# contents, and status with untracked and ignored files. Never the whole
+# tree's contents: that is 1.3 GB to read.
+dirty_files=(README debian/vnuma-dirt-staged.txt debian/vnuma-dirt-untracked.txt vnuma-dirt.o .vnuma-dirt/out.o)
+dirty_repo() {
+	dirty_undo
+	echo "vnuma bisect test: an uncommitted edit" >>"$repo/README"
+	mkdir -p "$repo/debian" "$repo/.vnuma-dirt"
+	echo "staged" >"$repo/debian/vnuma-dirt-staged.txt"
+	g add debian/vnuma-dirt-staged.txt
+	echo "untracked" >"$repo/debian/vnuma-dirt-untracked.txt"
+	echo "ignored" >"$repo/vnuma-dirt.o"
+	echo "ignored too" >"$repo/.vnuma-dirt/out.o"
+	g check-ignore -q vnuma-dirt.o && g check-ignore -q .vnuma-dirt/out.o &&
+		! g check-ignore -q debian/vnuma-dirt-untracked.txt
+}
+dirty_undo() {
+	g rm -q --cached --ignore-unmatch debian/vnuma-dirt-staged.txt
+	rm -rf "$repo/debian/vnuma-dirt-staged.txt" "$repo/debian/vnuma-dirt-untracked.txt" "$repo/vnuma-dirt.o" \
+		"$repo/.vnuma-dirt"
+	rmdir "$repo/debian" 2>/dev/null
+	g checkout -q -- README
+}
+# --no-optional-locks: status would refresh the index, and so change the hash this compares.
+dirty_state() {
+	local f
+	g rev-parse HEAD
+	g symbolic-ref -q HEAD || echo "HEAD detached"
+	sha256sum <"$repo/.git/index"
+	for f in "${dirty_files[@]}"; do
+		if [ -f "$repo/$f" ]; then echo "$f: $(sha256sum <"$repo/$f")"; else echo "$f: missing"; fi
+	done
+	g --no-optional-locks status --porcelain --untracked-files=all --ignored | sha256sum
+}
 
 # bisect_history: a git history of Debian's linux-source-6.1 in $repo (kept
 # if it is there already): the tree as the base, then 12 commits that each
@@ -72,7 +115,8 @@ bisect_resumed() {
 	scn=$src/scenarios/fallback-4node.json
 	out=$w/out1
 	log=$w/bisect1.log
-	"$vnuma" bisect "$scn" --quick --repo "$repo" --good "$base" --bad HEAD "$@" -o "$out" >"$log" 2>&1 &
+	env "${bisect_env[@]}" "$vnuma" bisect "$scn" --quick --repo "$repo" --good "$base" --bad HEAD "$@" \
+		-o "$out" >"$log" 2>&1 &
 	pid=$!
 	# Stop it after its second decision (the endpoints'), as a user's Ctrl-C would.
 	for _ in $(seq 1 3600); do
@@ -90,7 +134,8 @@ bisect_resumed() {
 	done_lines=$(wc -l <"$out/bisect.log")
 	decided=$(head -n "$done_lines" "$out/bisect.log" | grep '"event":"mark"' | sed 's/.*"commit":"\([0-9a-f]*\)".*/\1/')
 
-	"$vnuma" bisect "$scn" --quick --repo "$repo" --good "$base" --bad HEAD "$@" -o "$out" >"$log" 2>&1
+	env "${bisect_env[@]}" "$vnuma" bisect "$scn" --quick --repo "$repo" --good "$base" --bad HEAD "$@" \
+		-o "$out" >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	check "bisect started again exits 0 (found)" test "$rc" = 0

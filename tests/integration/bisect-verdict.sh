@@ -5,8 +5,11 @@
 # the planted commit. It is stopped (Ctrl-C) after its second decision and
 # started again, and goes on without rebuilding or rerunning what was done.
 # The base commit's kernel was built cold by bisect-tree.sh; every other
-# commit is built here, incrementally, in the same tree. The user's checkout,
-# index and HEAD are as they were. ~5-7 min on 2 cores.
+# commit is built here, incrementally, in the same tree. The user's checkout
+# is dirty (an edit, a staged file, untracked and ignored files) and
+# GIT_DIR/GIT_WORK_TREE name it in vnuma's environment, as a git hook's or a
+# linked worktree's would: afterwards HEAD, the index, the edit and the files
+# are as they were. ~5-7 min on 2 cores.
 #   bisect-verdict.sh VNUMA_BINARY SOURCE_DIR   (VN_BISECT_STATE: the state dir bisect-tree.sh made)
 set -u
 vnuma=$1
@@ -20,13 +23,18 @@ repo=$w/linux
 . "$src/tests/integration/bisect-lib.sh"
 bisect_history
 head_before=$(g rev-parse HEAD)
-status_before=$(g status --porcelain | md5sum)
+check "the user's checkout is made dirty" dirty_repo
+state_before=$(dirty_state)
+bisect_env=("GIT_DIR=$repo/.git" "GIT_WORK_TREE=$repo")
 t0=$(date +%s)
 bisect_resumed --recipe tiny-numa
 echo "# bisection (both parts) took $(($(date +%s) - t0)) s"
 check "...the base commit's kernel was bisect-tree.sh's (no build)" \
 	grep -q "\"event\":\"build\",\"commit\":\"$base\".*\"build_s\":0\(\.0\)\?[,}]" "$w/out1/bisect.log"
-check "the user's HEAD is where it was" test "$(g rev-parse HEAD)" = "$head_before"
-check "...and the checkout and index unchanged" test "$(g status --porcelain | md5sum)" = "$status_before"
+state_after=$(dirty_state)
+check "the user's HEAD is where it was, on its branch" test "$(g rev-parse HEAD)" = "$head_before"
+check "...and the index, the edit, the staged, untracked and ignored files unchanged" \
+	test "$state_after" = "$state_before" || diff <(echo "$state_before") <(echo "$state_after")
+dirty_undo
 check "nothing is left running" no_qemu_left
 finish
