@@ -77,8 +77,8 @@ static int git_object(const char *tree, const char *spec, const char *rev, char 
 	if (o.s && o.len > 0 && o.s[o.len - 1] == '\n')
 		o.s[--o.len] = '\0';
 	if (rc > 0 || !o.s || !vn_git_hash_ok(o.s))
-		return vn_input_error(err, "%s: no commit %s in this git tree (a revision names one commit)", tree,
-				      rev);
+		return vn_input_error(err, "%s: no commit %s in this git tree (one commit: a hash, tag or branch)",
+				      tree, rev);
 	snprintf(out, VN_GIT_HASH_MAX + 1, "%s", o.s);
 	return 0;
 }
