@@ -32,8 +32,8 @@ echo "# bisection (both parts) took $(($(date +%s) - t0)) s"
 check "...the base commit's kernel was bisect-tree.sh's (no build)" \
 	grep -q "\"event\":\"build\",\"commit\":\"$base\".*\"build_s\":0\(\.0\)\?[,}]" "$w/out1/bisect.log"
 state_after=$(dirty_state)
-check "the user's HEAD is where it was, on its branch" test "$(g rev-parse HEAD)" = "$head_before"
-check "...and the index, the edit, the staged, untracked and ignored files unchanged" \
+check "the user's HEAD is where it was" test "$(g rev-parse HEAD)" = "$head_before"
+check "...on its branch, and the index, the edit, the staged, untracked and ignored files unchanged" \
 	test "$state_after" = "$state_before" || diff <(echo "$state_before") <(echo "$state_after")
 dirty_undo
 check "nothing is left running" no_qemu_left
