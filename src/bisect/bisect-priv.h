@@ -19,7 +19,8 @@ int vn_bisect_git_range(const char *repo, const char *good, const char *bad, str
 /*
  * The commits still in question, best to test first (git rev-list
  * --bisect-all): those reachable from bad and from none of goods, bad
- * itself included. *hashes is NULL-terminated.
+ * itself included (none at all when a good one descends from bad).
+ * *hashes is NULL-terminated, or NULL when there are none.
  */
 int vn_bisect_git_candidates(const char *repo, const char *bad, char *const *goods, size_t ngoods, char ***hashes,
 			     size_t *n, struct vn_error *err);
@@ -31,11 +32,27 @@ void vn_bisect_commits_free(struct vn_bisect_commit *v, size_t n);
 
 /* ---- log.c: bisect.log read back ---- */
 
+/*
+ * What a start record says: the bisection a log began. bisect.c writes it;
+ * a log read back must say the same in every field (a field it lacks, as in
+ * an older vnuma's log, differs), since marks judged by another scenario,
+ * recipe or policy mean nothing for this one.
+ */
+struct vn_bisect_start {
+	const char *good, *bad, *metric;        /* metric NULL: by verdict */
+	const char *scenario, *scenario_sha256; /* the file as given, and its content */
+	const char *recipe, *recipe_sha256;     /* "" each when there is none */
+	const char *arch;
+	unsigned flaky, repeats, repeats_max;
+	double alpha;
+	bool quick, virtual_time;
+};
+
 /* What a log is applied to: the range's commits, and what its start record must say. */
 struct vn_bisect_log_state {
 	struct vn_bisect_commit *commits; /* borrowed: marks, runs and builds are applied to them */
 	size_t ncommits;
-	const char *good, *bad, *metric;      /* the start record must name these (metric NULL: by verdict) */
+	struct vn_bisect_start want;
 	char cur_bad[VN_BISECT_HASH_MAX + 1]; /* the newest commit marked bad */
 	bool started;                         /* a start record was read */
 };

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,10 +26,11 @@
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/interrupt.h"
+#include "util/sha256.h"
 #include "util/strbuf.h"
 
 #define LOG_MAX     (64u << 20)
-#define LOG_VERSION 1
+#define LOG_VERSION 2 /* 2: the start record says all of struct vn_bisect_start */
 
 struct bisect {
 	const struct vn_bisect_opts *o;
@@ -37,7 +39,11 @@ struct bisect {
 	char good[VN_BISECT_HASH_MAX + 1], bad[VN_BISECT_HASH_MAX + 1];
 	char cur_bad[VN_BISECT_HASH_MAX + 1]; /* the newest commit marked bad: git's bad */
 	char *log_path;
+	int out_fd; /* OUT, locked while this process bisects into it */
 	int log_fd;
+	bool log_ready;               /* the log is this bisection's, open for appending: OUT is ours to write */
+	struct vn_bisect_start start; /* what this bisection's start record says */
+	char scenario_sha[VN_SHA256_HEX_LEN + 1], recipe_sha[VN_SHA256_HEX_LEN + 1];
 	double t0;
 	bool first_built; /* this process ran a real build (not a cache hit) */
 	unsigned builds;  /* real builds this process ran after its first */
@@ -134,18 +140,63 @@ static int log_mark(struct bisect *b, struct vn_bisect_commit *c, enum vn_bisect
 
 static void start_fields(struct bisect *b, struct json_object *r)
 {
-	const struct vn_bisect_policy *p = &b->o->policy;
+	const struct vn_bisect_start *w = &b->start;
 	json_object_object_add(r, "version", json_object_new_int(LOG_VERSION));
 	json_object_object_add(r, "repo", json_object_new_string(b->o->repo));
-	json_object_object_add(r, "good", json_object_new_string(b->good));
-	json_object_object_add(r, "bad", json_object_new_string(b->bad));
-	json_object_object_add(r, "scenario", json_object_new_string(b->o->scenario ? b->o->scenario : ""));
-	json_object_object_add(r, "recipe", json_object_new_string(b->o->recipe ? b->o->recipe : ""));
-	json_object_object_add(r, "metric", p->metric ? json_object_new_string(p->metric) : NULL);
-	json_object_object_add(r, "flaky", json_object_new_int((int)p->flaky));
-	json_object_object_add(r, "repeats", json_object_new_int((int)p->repeats));
-	json_object_object_add(r, "repeats_max", json_object_new_int((int)p->repeats_max));
-	json_object_object_add(r, "alpha", json_object_new_double(p->alpha));
+	json_object_object_add(r, "good", json_object_new_string(w->good));
+	json_object_object_add(r, "bad", json_object_new_string(w->bad));
+	json_object_object_add(r, "scenario", json_object_new_string(w->scenario));
+	json_object_object_add(r, "scenario_sha256", json_object_new_string(w->scenario_sha256));
+	json_object_object_add(r, "recipe", json_object_new_string(w->recipe));
+	json_object_object_add(r, "recipe_sha256", json_object_new_string(w->recipe_sha256));
+	json_object_object_add(r, "metric", w->metric ? json_object_new_string(w->metric) : NULL);
+	json_object_object_add(r, "flaky", json_object_new_int((int)w->flaky));
+	json_object_object_add(r, "repeats", json_object_new_int((int)w->repeats));
+	json_object_object_add(r, "repeats_max", json_object_new_int((int)w->repeats_max));
+	json_object_object_add(r, "alpha", json_object_new_double(w->alpha));
+	json_object_object_add(r, "quick", json_object_new_boolean(w->quick));
+	json_object_object_add(r, "virtual_time", json_object_new_boolean(w->virtual_time));
+	json_object_object_add(r, "arch", json_object_new_string(w->arch));
+}
+
+/* A file's content hash for the start record ("" for none), so that an edited scenario or recipe is another bisection. */
+static int file_sha(const char *path, char hex[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
+{
+	uint8_t d[VN_SHA256_LEN];
+	int rc;
+
+	hex[0] = '\0';
+	if (!path || !*path)
+		return 0;
+	if ((rc = vn_sha256_file(path, d, err)) < 0)
+		return rc;
+	vn_sha256_hex(d, hex);
+	return 0;
+}
+
+static int start_fill(struct bisect *b, struct vn_error *err)
+{
+	const struct vn_bisect_opts *o = b->o;
+	int rc;
+
+	if ((rc = file_sha(o->scenario, b->scenario_sha, err)) < 0 ||
+	    (rc = file_sha(o->recipe, b->recipe_sha, err)) < 0)
+		return rc;
+	b->start = (struct vn_bisect_start){.good = b->good,
+					    .bad = b->bad,
+					    .metric = o->policy.metric,
+					    .scenario = o->scenario ? o->scenario : "",
+					    .scenario_sha256 = b->scenario_sha,
+					    .recipe = o->recipe ? o->recipe : "",
+					    .recipe_sha256 = b->recipe_sha,
+					    .arch = o->arch ? o->arch : "",
+					    .flaky = o->policy.flaky,
+					    .repeats = o->policy.repeats,
+					    .repeats_max = o->policy.repeats_max,
+					    .alpha = o->policy.alpha,
+					    .quick = o->quick,
+					    .virtual_time = o->virtual_time};
+	return 0;
 }
 
 /* Read the log at path into the commits (log.c has the rules). */
@@ -154,11 +205,7 @@ static int log_load(struct bisect *b, const char *path, bool *started, struct vn
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	int rc;
-	struct vn_bisect_log_state st = {.commits = b->res->commits,
-					 .ncommits = b->res->ncommits,
-					 .good = b->good,
-					 .bad = b->bad,
-					 .metric = b->o->policy.metric};
+	struct vn_bisect_log_state st = {.commits = b->res->commits, .ncommits = b->res->ncommits, .want = b->start};
 
 	if ((rc = vn_file_read(path, LOG_MAX, &text, &len, err)) < 0)
 		return rc;
@@ -169,44 +216,113 @@ static int log_load(struct bisect *b, const char *path, bool *started, struct vn
 	return rc;
 }
 
-static int log_open(struct bisect *b, struct vn_error *err)
+/*
+ * OUT/bisect.log for appending (and reading its last byte), never through a
+ * symlink planted there, and only a regular file: -ENOENT, err untouched,
+ * when there is none and create is false.
+ */
+static int log_fd_open(struct bisect *b, bool create, struct vn_error *err)
 {
-	bool started = false, have = access(b->log_path, F_OK) == 0;
-	int rc;
-
-	if (b->o->replay) {
-		char a[PATH_MAX], c[PATH_MAX];
-		bool same = realpath(b->o->replay, a) && realpath(b->log_path, c) && strcmp(a, c) == 0;
-		if (have && !same)
-			return vn_input_error(err, "%s already holds a bisection: replay %s into another output dir",
-					      b->o->outdir, b->o->replay);
-		if (!same && (rc = vn_file_copy_atomic(b->o->replay, b->log_path, err)) < 0)
-			return rc;
-		have = true;
-	}
-	if (have && (rc = log_load(b, b->log_path, &started, err)) < 0)
-		return rc;
-	if (have && !started)
-		return vn_input_error(err, "%s: no start record", b->log_path);
-	if ((b->log_fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		return vn_infra_error(err, -errno, "%s: %s", b->log_path, strerror(errno));
-	/* A line cut short by a crash would glue onto the next one: end it. */
+	int flags =
+		O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
+	int fd = openat(b->out_fd, "bisect.log", flags, 0644), e = errno;
 	struct stat st;
-	if (have && fstat(b->log_fd, &st) == 0 && st.st_size > 0) {
-		char last = '\n';
-		int fd = open(b->log_path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
-			(void)vn_write_all(b->log_fd, "\n", 1);
-		if (fd >= 0)
-			close(fd);
-	}
-	if (have) {
-		say(b, "resuming from %s", b->log_path);
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		b->log_fd = fd;
 		return 0;
 	}
-	struct json_object *r = record("start", NULL);
-	start_fields(b, r);
-	return log_put(b, r, err);
+	if (fd >= 0)
+		close(fd);
+	if (fd < 0 && e == ENOENT && !create)
+		return -ENOENT;
+	if (fstatat(b->out_fd, "bisect.log", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return vn_input_error(err, "%s is %s, not a bisection's log: remove it, or use another -o", b->log_path,
+				      S_ISLNK(st.st_mode) ? "a symlink (not followed)" : "not a regular file");
+	return vn_infra_error(err, -e, "%s: %s", b->log_path, strerror(e));
+}
+
+static bool same_file(const char *path, int fd)
+{
+	struct stat a, c;
+	return stat(path, &a) == 0 && fstat(fd, &c) == 0 && a.st_dev == c.st_dev && a.st_ino == c.st_ino;
+}
+
+/* A log read back into the commits: it must be this bisection's (log.c says what differs). */
+static int log_read(struct bisect *b, const char *path, struct vn_error *err)
+{
+	bool started = false;
+	int rc = log_load(b, path, &started, err);
+	if (rc == 0 && !started)
+		return vn_input_error(err, "%s: no start record", path);
+	return rc;
+}
+
+static int log_open(struct bisect *b, struct vn_error *err)
+{
+	const char *replay = b->o->replay;
+	int rc = log_fd_open(b, false, err);
+
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	bool have = rc == 0;
+	if (replay && !(have && same_file(replay, b->log_fd))) {
+		if (have)
+			return vn_input_error(err, "%s already holds a bisection: replay %s into another output dir",
+					      b->o->outdir, replay);
+		/* Read before it is copied: a log of another bisection leaves nothing in OUT. */
+		if ((rc = log_read(b, replay, err)) < 0 || (rc = vn_file_copy_atomic(replay, b->log_path, err)) < 0 ||
+		    (rc = log_fd_open(b, false, err)) < 0)
+			return rc;
+	} else if (have && (rc = log_read(b, b->log_path, err)) < 0) {
+		return rc;
+	} else if (!have) {
+		if ((rc = log_fd_open(b, true, err)) < 0)
+			return rc;
+		struct json_object *r = record("start", NULL);
+		start_fields(b, r);
+		b->log_ready = true;
+		return log_put(b, r, err);
+	}
+	/* A line cut short by a crash would glue onto the next one: end it. */
+	struct stat st;
+	char last = '\n';
+	if (fstat(b->log_fd, &st) == 0 && st.st_size > 0 && pread(b->log_fd, &last, 1, st.st_size - 1) == 1 &&
+	    last != '\n')
+		(void)vn_write_all(b->log_fd, "\n", 1);
+	say(b, "resuming from %s", replay ? replay : b->log_path);
+	b->log_ready = true;
+	return 0;
+}
+
+/*
+ * OUT, opened and locked by this process: a second bisection into it is
+ * refused while this one runs, rather than interleaving its lines with
+ * ours. What bisect makes in it (commits/, bisect.log) must not be a
+ * symlink planted to somewhere else (docs/security.md); OUT itself is the
+ * user's to name.
+ */
+static int out_open(struct bisect *b, struct vn_error *err)
+{
+	const char *out = b->o->outdir;
+	int rc;
+
+	if ((rc = vn_mkdir_p(out, 0755, err)) < 0)
+		return rc;
+	if ((b->out_fd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return vn_infra_error(err, -errno, "%s: %s", out, strerror(errno));
+	if (flock(b->out_fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? vn_infra_error(err, -EBUSY,
+							     "%s: another bisection is running in it (wait for it "
+							     "to finish, or use another -o)",
+							     out)
+					    : vn_infra_error(err, -errno, "%s: cannot lock: %s", out, strerror(errno));
+	int fd = vn_dir_beneath(b->out_fd, out, "commits", false, 0, err);
+	if (fd >= 0)
+		close(fd);
+	if (fd == -ENOENT)
+		vn_error_clear(err);
+	return fd < 0 && fd != -ENOENT ? vn_error_prefix(err, "bisection directory") : 0;
 }
 
 /* ---- judging one commit ---- */
@@ -276,16 +392,18 @@ static int run_once(struct bisect *b, struct vn_bisect_commit *c, struct vn_erro
 	struct vn_error e = {0};
 	_cleanup_free_ char *rel = vn_xasprintf("commits/%.12s/run-%zu", c->hash, c->nruns + 1);
 	_cleanup_free_ char *dir = vn_xasprintf("%s/%s", b->o->outdir, rel);
-	_cleanup_free_ char *parent = vn_xasprintf("%s/commits/%.12s", b->o->outdir, c->hash);
+	_cleanup_free_ char *parent = vn_xasprintf("commits/%.12s", c->hash);
 	double t = vn_now_s();
 	int rc;
 
 	if (c->nruns >= VN_BISECT_RUNS_MAX)
 		return vn_infra_error(err, -E2BIG, "%.12s: %d runs and still undecided", c->hash, VN_BISECT_RUNS_MAX);
+	/* Made beneath OUT's descriptor: a symlink planted at commits/ or commits/HASH is refused, not followed. */
+	if ((rc = vn_dir_beneath(b->out_fd, b->o->outdir, parent, true, 0755, err)) < 0)
+		return vn_error_prefix(err, "bisection directory");
+	close(rc);
 	/* A run cut short before its line was logged left a directory: it is run again, from nothing. */
 	vn_rm_rf(dir);
-	if ((rc = vn_mkdir_p(parent, 0755, err)) < 0)
-		return rc;
 	char variant[16];
 	snprintf(variant, sizeof(variant), "%.12s", c->hash);
 	struct vn_bisect_run_in in = {
@@ -465,6 +583,18 @@ static int next_commit(struct bisect *b, struct vn_bisect_commit **next, struct 
 			goods[ngoods++] = vn_xstrdup(b->res->commits[i].hash);
 	if ((rc = vn_bisect_git_candidates(b->o->repo, b->cur_bad, goods, ngoods, &cands, &n, err)) < 0)
 		return rc;
+	/*
+	 * git lists bad itself unless a good commit descends from it, which no
+	 * bisection marks: only a log edited so, resumed or replayed.
+	 */
+	bool bad_listed = false;
+	for (size_t i = 0; i < n; i++)
+		bad_listed |= strcmp(cands[i], b->cur_bad) == 0;
+	if (!bad_listed)
+		return vn_input_error(err,
+				      "%s: its marks contradict each other: %.12s is marked bad, and a commit after "
+				      "it good",
+				      b->o->replay ? b->o->replay : b->log_path, b->cur_bad);
 	b->ncands = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct vn_bisect_commit *c = find(b, cands[i]);
@@ -585,9 +715,12 @@ static int write_group(struct bisect *b, bool ended, struct vn_error *err)
 	struct json_object *o = json_object_new_object(), *vars = json_object_new_array(),
 			   *runs = json_object_new_array();
 	char name[16];
-	int rc;
+	int rc = vn_dir_beneath(b->out_fd, b->o->outdir, "commits", false, 0, NULL);
 
-	if (access(dir, F_OK) != 0) {
+	/* No runs yet, or (planted since the start) not bisect's own directory. */
+	if (rc >= 0)
+		close(rc);
+	if (rc < 0) {
 		json_object_put(o);
 		json_object_put(vars);
 		json_object_put(runs);
@@ -726,46 +859,62 @@ static int write_results(struct bisect *b, bool ended, struct vn_error *err)
 	return rc;
 }
 
+/* The revisions and the range: 1 when good is not an ancestor of bad (res says so). */
+static int bisect_range(struct bisect *b, struct vn_error *err)
+{
+	const struct vn_bisect_opts *o = b->o;
+	struct vn_bisect_result *res = b->res;
+	int rc;
+
+	if ((rc = vn_bisect_git_resolve(o->repo, o->good, b->good, err)) < 0 ||
+	    (rc = vn_bisect_git_resolve(o->repo, o->bad, b->bad, err)) < 0)
+		return rc;
+	snprintf(b->cur_bad, sizeof(b->cur_bad), "%s", b->bad);
+	if ((rc = vn_bisect_git_is_ancestor(o->repo, b->good, b->bad, err)) < 0)
+		return rc;
+	if (rc == 0 || strcmp(b->good, b->bad) == 0) {
+		res->outcome = VN_BISECT_NOT_ANCESTOR;
+		res->message = vn_xasprintf("good %.12s (%s) is not an ancestor of bad %.12s (%s)", b->good, o->good,
+					    b->bad, o->bad);
+		return 1;
+	}
+	return vn_bisect_git_range(o->repo, b->good, b->bad, &res->commits, &res->ncommits, err);
+}
+
 int vn_bisect(const struct vn_bisect_opts *o, const struct vn_bisect_ops *ops, struct vn_bisect_result *res,
 	      struct vn_error *err)
 {
-	struct bisect b = {.o = o, .ops = ops, .res = res, .log_fd = -1, .t0 = vn_now_s()};
+	struct bisect b = {.o = o, .ops = ops, .res = res, .out_fd = -1, .log_fd = -1, .t0 = vn_now_s()};
 	int rc;
 
 	*res = (struct vn_bisect_result){0};
-	if ((rc = vn_bisect_git_resolve(o->repo, o->good, b.good, err)) < 0 ||
-	    (rc = vn_bisect_git_resolve(o->repo, o->bad, b.bad, err)) < 0)
-		return rc;
-	snprintf(b.cur_bad, sizeof(b.cur_bad), "%s", b.bad);
-	if ((rc = vn_bisect_git_is_ancestor(o->repo, b.good, b.bad, err)) < 0)
-		return rc;
-	if (rc == 0 || strcmp(b.good, b.bad) == 0) {
-		res->outcome = VN_BISECT_NOT_ANCESTOR;
-		res->message = vn_xasprintf("good %.12s (%s) is not an ancestor of bad %.12s (%s)", b.good, o->good,
-					    b.bad, o->bad);
-		return 0;
-	}
-	if ((rc = vn_bisect_git_range(o->repo, b.good, b.bad, &res->commits, &res->ncommits, err)) < 0)
-		return rc;
-	if ((rc = vn_mkdir_p(o->outdir, 0755, err)) < 0)
-		return rc;
+	if ((rc = bisect_range(&b, err)) != 0)
+		return rc > 0 ? 0 : rc;
 	b.log_path = vn_xasprintf("%s/bisect.log", o->outdir);
-	if ((rc = log_open(&b, err)) == 0 && (rc = bisect_loop(&b, err)) == 0) {
+	if ((rc = out_open(&b, err)) == 0 && (rc = start_fill(&b, err)) == 0 && (rc = log_open(&b, err)) == 0 &&
+	    (rc = bisect_loop(&b, err)) == 0) {
 		struct json_object *r = record("end", NULL);
 		json_object_object_add(r, "outcome", json_object_new_string(outcome_name(res->outcome)));
 		if (res->outcome == VN_BISECT_FOUND)
 			json_object_object_add(r, "first_bad", json_object_new_string(res->first_bad));
 		rc = log_put(&b, r, err);
 	}
-	/* What is known so far is worth a table even when the bisection stopped. */
-	if (!res->message && rc < 0)
-		res->message = vn_xasprintf("stopped after %u steps: %s", res->steps, err->msg);
-	struct vn_error e2 = {0};
-	if (write_results(&b, rc == 0, rc < 0 ? &e2 : err) < 0 && rc == 0)
-		rc = err->code ? err->code : -EIO;
-	vn_error_clear(&e2);
+	if (!b.log_ready) {
+		/* Refused before its log was open (another bisection's OUT, a planted symlink): OUT is not ours to write. */
+		vn_bisect_result_clear(res);
+	} else {
+		/* What is known so far is worth a table even when the bisection stopped. */
+		if (!res->message && rc < 0)
+			res->message = vn_xasprintf("stopped after %u steps: %s", res->steps, err->msg);
+		struct vn_error e2 = {0};
+		if (write_results(&b, rc == 0, rc < 0 ? &e2 : err) < 0 && rc == 0)
+			rc = err->code ? err->code : -EIO;
+		vn_error_clear(&e2);
+	}
 	if (b.log_fd >= 0)
 		close(b.log_fd);
+	if (b.out_fd >= 0)
+		close(b.out_fd);
 	vn_free_all(b.log_path, b.topology, b.accel);
 	return rc;
 }

@@ -67,8 +67,14 @@ struct vn_bisect_opts {
 	const char *outdir; /* OUT: bisect.log, commits/HASH/run-N/, bisect.txt, bisect.json, report.html */
 	const char *replay; /* a bisect.log to start from (its marks stand); NULL: OUT's own, if any */
 	struct vn_bisect_policy policy;
-	/* Recorded in the log, so that resuming with other ones is refused. */
-	const char *scenario, *recipe;
+	/*
+	 * Recorded in the log's start record (the files by path and content
+	 * hash), so that resuming with other ones is refused: another scenario,
+	 * recipe, policy, --quick, --virtual-time or arch judges differently.
+	 */
+	const char *scenario, *recipe; /* files: read for their hashes */
+	bool quick, virtual_time;
+	const char *arch;
 	/* For OUT/commits/group.json: the scenario's name, as its runs' result.json say it. */
 	const char *scenario_name;
 };

@@ -118,7 +118,8 @@ int vn_bisect_git_candidates(const char *repo, const char *bad, char *const *goo
 		return rc;
 	if (rc > 0)
 		return vn_infra_error(err, -EIO, "%s: git rev-list --bisect-all failed (exit %d)", repo, rc);
-	for (char *save = NULL, *l = strtok_r(out.s, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	/* No output leaves out.s NULL, which strtok_r takes for "go on" with a save pointer never set. */
+	for (char *save = NULL, *l = out.s ? strtok_r(out.s, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
 		l[strcspn(l, " ")] = '\0';
 		if (!vn_bisect_hash_ok(l))
 			continue;

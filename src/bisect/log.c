@@ -51,19 +51,89 @@ static struct vn_bisect_commit *find(struct vn_bisect_log_state *st, const char 
 	return NULL;
 }
 
-/* A start record of another bisection: what differs, or NULL when it is this one. */
-static char *start_differs(const struct vn_bisect_log_state *st, struct json_object *r)
+/* A recorded string, shown: a line's worth of it, or "?" when there is none. */
+static char *shown(const char *s, size_t max)
 {
-	const char *metric = jstr(r, "metric"), *good = jstr(r, "good"), *bad = jstr(r, "bad");
-	if (!good || strcmp(good, st->good) != 0)
+	return vn_text_dup(s ? s : "?", max, 0);
+}
+
+/*
+ * A start record without a field this vnuma records: an older vnuma's log,
+ * which cannot say that it was started as this bisection is.
+ */
+static char *missing(const char *key)
+{
+	return vn_xasprintf("its start record has no \"%s\" (an older vnuma's log, which does not say what it was "
+			    "started with)",
+			    key);
+}
+
+/* A file of the start record (the scenario, the recipe): the same when its content is. */
+static char *file_differs(struct json_object *r, const char *what, const char *path, const char *sha)
+{
+	_cleanup_free_ char *key = vn_xasprintf("%s_sha256", what);
+	const char *rpath = jstr(r, what), *rsha = jstr(r, key);
+
+	if (!rsha)
+		return missing(key);
+	if (strcmp(rsha, sha) == 0)
+		return NULL;
+	_cleanup_free_ char *p = shown(rpath && *rpath ? rpath : "none", 200), *h = shown(rsha, 12);
+	return vn_xasprintf("it was started with %s %s (sha256 %.12s), not %s (sha256 %.12s)", what, p, h,
+			    *path ? path : "none", sha);
+}
+
+static char *count_differs(struct json_object *r, const char *key, const char *option, double want)
+{
+	double v;
+	if (!jnum(r, key, &v))
+		return missing(key);
+	/* Nearly: alpha's printed digits may lose its last bit. */
+	if (fabs(v - want) <= 1e-12 * fabs(want))
+		return NULL;
+	return vn_xasprintf("it was started with %s %g, not %g", option, v, want);
+}
+
+static char *flag_differs(struct json_object *r, const char *key, const char *option, bool want)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(r, key, &v) || !json_object_is_type(v, json_type_boolean))
+		return missing(key);
+	if (json_object_get_boolean(v) == want)
+		return NULL;
+	return vn_xasprintf("it was started %s %s, this one %s it", want ? "without" : "with", option,
+			    want ? "with" : "without");
+}
+
+/* A start record of another bisection: what differs, or NULL when it is this one. */
+static char *start_differs(const struct vn_bisect_start *w, struct json_object *r)
+{
+	const char *metric = jstr(r, "metric"), *good = jstr(r, "good"), *bad = jstr(r, "bad"), *arch = jstr(r, "arch");
+	char *d;
+
+	if (!good || strcmp(good, w->good) != 0)
 		return vn_xasprintf("its good commit is %.12s, not %.12s", good && vn_bisect_hash_ok(good) ? good : "?",
-				    st->good);
-	if (!bad || strcmp(bad, st->bad) != 0)
+				    w->good);
+	if (!bad || strcmp(bad, w->bad) != 0)
 		return vn_xasprintf("its bad commit is %.12s, not %.12s", bad && vn_bisect_hash_ok(bad) ? bad : "?",
-				    st->bad);
-	if ((metric == NULL) != (st->metric == NULL) || (metric && strcmp(metric, st->metric) != 0))
+				    w->bad);
+	if ((metric == NULL) != (w->metric == NULL) || (metric && strcmp(metric, w->metric) != 0))
 		return vn_xasprintf("it judges by %s, not by %s", metric ? "another metric" : "verdict",
-				    st->metric ? st->metric : "verdict");
+				    w->metric ? w->metric : "verdict");
+	if ((d = file_differs(r, "scenario", w->scenario, w->scenario_sha256)) ||
+	    (d = file_differs(r, "recipe", w->recipe, w->recipe_sha256)) ||
+	    (d = count_differs(r, "flaky", "--flaky", w->flaky)) ||
+	    (d = count_differs(r, "repeats", "--repeats", w->repeats)) ||
+	    (d = count_differs(r, "repeats_max", "a cap on runs per commit of", w->repeats_max)) ||
+	    (d = count_differs(r, "alpha", "alpha", w->alpha)) || (d = flag_differs(r, "quick", "--quick", w->quick)) ||
+	    (d = flag_differs(r, "virtual_time", "--virtual-time", w->virtual_time)))
+		return d;
+	if (!arch)
+		return missing("arch");
+	if (strcmp(arch, w->arch) != 0) {
+		_cleanup_free_ char *a = shown(arch, 40);
+		return vn_xasprintf("it was started for arch %s, not %s", a, w->arch);
+	}
 	return NULL;
 }
 
@@ -128,10 +198,10 @@ static int apply_record(struct vn_bisect_log_state *st, struct json_object *r, c
 	if (!ev)
 		return vn_input_error(err, "%s: a record without \"event\"", where);
 	if (strcmp(ev, "start") == 0) {
-		_cleanup_free_ char *d = start_differs(st, r);
+		_cleanup_free_ char *d = start_differs(&st->want, r);
 		if (d)
-			return vn_input_error(err, "%s: another bisection's log: %s (use another output dir)", where,
-					      d);
+			return vn_input_error(err, "%s: another bisection's log: %s; use another -o or remove it",
+					      where, d);
 		st->started = true;
 		return 0;
 	}

@@ -59,6 +59,7 @@ struct bisect_args {
 	bool quick, vtime;
 };
 
+/* 0 to go on; 1 when the command ends here with ba->a.exit (after --help, or a bad option); or an input error. */
 static int parse(int argc, char **argv, struct bisect_args *ba, struct vn_error *err)
 {
 	struct vn_cli_args *a = &ba->a;
@@ -99,7 +100,7 @@ static int parse(int argc, char **argv, struct bisect_args *ba, struct vn_error 
 		}
 	}
 	if (c < 0 || vn_cli_operands(a, 1, 1, err) < 0)
-		return a->exit;
+		return a->exit < 0 ? a->exit : 1;
 	if (!ba->repo || !ba->good || !ba->bad)
 		return vn_input_error(err, "bisect needs --repo DIR, --good REV and --bad REV");
 	if (repeats_given && !p->metric)
@@ -120,7 +121,7 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 	int rc;
 
 	if ((rc = parse(argc, argv, &ba, err)) != 0)
-		return rc;
+		return rc > 0 ? a->exit : rc;
 	_cleanup_scenario_ struct vn_scenario *s = NULL;
 	_cleanup_recipe_ struct vn_recipe *r = NULL;
 	_cleanup_free_ char *spath = NULL, *state = NULL, *cache = NULL, *defdir = NULL;
@@ -166,6 +167,9 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 	bo->scenario = spath;
 	bo->scenario_name = s->name;
 	bo->recipe = r->path;
+	bo->quick = ba.quick;
+	bo->virtual_time = ba.vtime;
+	bo->arch = vn_arch_name(arch);
 
 	struct vn_bisect_result res;
 	rc = vn_bisect(bo, &ops, &res, err);

@@ -25,16 +25,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vn_error err = {0};
 	static const char good[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 			  mid[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-			  bad[] = "cccccccccccccccccccccccccccccccccccccccc";
+			  bad[] = "cccccccccccccccccccccccccccccccccccccccc",
+			  sha[] = "5555555555555555555555555555555555555555555555555555555555555555";
 
 	memset(c, 0, sizeof(c));
 	snprintf(c[0].hash, sizeof(c[0].hash), "%s", good);
 	snprintf(c[1].hash, sizeof(c[1].hash), "%s", mid);
 	snprintf(c[2].hash, sizeof(c[2].hash), "%s", bad);
-	struct vn_bisect_log_state st = {.commits = c, .ncommits = 3, .good = good, .bad = bad};
+	/* What the corpus's start records say (tests/fuzz/corpus/bisect-log). */
+	struct vn_bisect_log_state st = {.commits = c,
+					 .ncommits = 3,
+					 .want = {.good = good,
+						  .bad = bad,
+						  .scenario = "s.json",
+						  .scenario_sha256 = sha,
+						  .recipe = "",
+						  .recipe_sha256 = "",
+						  .arch = "x86_64",
+						  .flaky = 1,
+						  .repeats = 3,
+						  .repeats_max = 8,
+						  .alpha = 0.05}};
 	/* The first byte picks the judgement the start record must name. */
 	if (size && (data[0] & 1))
-		st.metric = "vmstat.numa_pages_migrated";
+		st.want.metric = "vmstat.numa_pages_migrated";
 	snprintf(st.cur_bad, sizeof(st.cur_bad), "%s", bad);
 	int rc = vn_bisect_log_apply(&st, (const char *)data, size, "bisect.log", &err);
 	if (rc < 0 && (err.kind != VN_ERR_INPUT || !strstr(err.msg, "bisect.log:")))
@@ -54,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vn_bisect_result res = {.ncommits = 3, .commits = c};
 	struct vn_bisect_policy p;
 	vn_bisect_policy_default(&p);
-	p.metric = st.metric;
+	p.metric = st.want.metric;
 	free(vn_bisect_format_table(&res, &p));
 	for (size_t i = 0; i < 3; i++) {
 		free(c[i].why);

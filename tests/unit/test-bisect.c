@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -238,19 +241,37 @@ static int fake_run(void *data, const struct vn_bisect_run_in *in, struct vn_bis
 	return 0;
 }
 
+/* A file of the test's directory, written when missing: the scenarios and recipes whose hashes a start record holds. */
+static char *test_file(const char *name, const char *text)
+{
+	char *path = vn_xasprintf("%s/%s", tmp, name);
+	if (access(path, F_OK) != 0)
+		vn_test_put(tmp, name, text);
+	return path;
+}
+
+/* The options every bisection here starts from: by verdict, the fake scenario, no recipe. */
+static struct vn_bisect_opts opts_for(const char *dir, const struct vn_bisect_policy *p, const char *good,
+				      const char *bad, const char *replay, const char *scenario)
+{
+	return (struct vn_bisect_opts){.repo = repo,
+				       .good = good,
+				       .bad = bad,
+				       .outdir = dir,
+				       .replay = replay,
+				       .policy = *p,
+				       .scenario = scenario,
+				       .arch = "x86_64",
+				       .scenario_name = "fake"};
+}
+
 static int bisect_with(struct fake *f, const char *out, const struct vn_bisect_policy *p, const char *good,
 		       const char *bad, const char *replay, struct vn_bisect_result *res, struct vn_error *err)
 {
 	struct vn_bisect_ops ops = {.build = fake_build, .run = fake_run, .data = f};
 	_cleanup_free_ char *dir = vn_xasprintf("%s/%s", tmp, out);
-	struct vn_bisect_opts o = {.repo = repo,
-				   .good = good,
-				   .bad = bad,
-				   .outdir = dir,
-				   .replay = replay,
-				   .policy = *p,
-				   .scenario = "fake.json",
-				   .scenario_name = "fake"};
+	_cleanup_free_ char *scenario = test_file("fake.json", "{\"name\": \"fake\"}\n");
+	struct vn_bisect_opts o = opts_for(dir, p, good, bad, replay, scenario);
 	return vn_bisect(&o, &ops, res, err);
 }
 
@@ -434,10 +455,13 @@ static void test_bisect_resume_and_replay(void **state)
 	_cleanup_free_ char *junkp = vn_xasprintf("%s/junk.log", tmp);
 	assert_int_equal(vn_file_write(junkp, junk), 0);
 	assert_int_equal(bisect_with(&f, "junk", &p, hashes[0], hashes[NCOMMITS - 1], junkp, &res, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "bisect.log:"));
+	/* Named as given, and read before it is copied: the refused log is not left in OUT to be resumed. */
+	assert_non_null(strstr(err.msg, "junk.log:"));
 	assert_non_null(strstr(err.msg, "not a JSON object"));
 	vn_error_clear(&err);
 	vn_bisect_result_clear(&res);
+	_cleanup_free_ char *junk_out = vn_xasprintf("%s/junk/bisect.log", tmp);
+	assert_int_equal(access(junk_out, F_OK), -1);
 }
 
 static void test_bisect_refusals(void **state)
@@ -641,16 +665,253 @@ static void test_bisect_git_deadline(void **state)
 	assert_non_null(strstr(err.msg, "git rev-parse did not finish in 1 s"));
 	assert_true(took < 5000);
 	vn_error_clear(&err);
-}
+	/* A file's bytes, for "untouched" checks. */
+	static char *slurp(const char *dir, const char *name)
+	{
+		_cleanup_free_ char *path = vn_xasprintf("%s/%s/%s", tmp, dir, name);
+		char *text = NULL;
+		assert_int_equal(vn_file_read(path, 1 << 20, &text, &(size_t){0}, NULL), 0);
+		return text;
+	}
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_judge_verdict),           cmocka_unit_test(test_judge_metric),
-		cmocka_unit_test(test_bisect_every_position),   cmocka_unit_test(test_bisect_unbuildable),
-		cmocka_unit_test(test_bisect_metric_and_flaky), cmocka_unit_test(test_bisect_resume_and_replay),
-		cmocka_unit_test(test_bisect_refusals),         cmocka_unit_test(test_bisect_build_disk_full),
-		cmocka_unit_test(test_bisect_git_env),          cmocka_unit_test(test_bisect_git_deadline),
-	};
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+	/* A resume that is not this bisection: refused naming what differs, exit 2, OUT untouched. */
+	static void expect_refused(struct fake * f, struct vn_bisect_opts * o, const char *what, const char *also)
+	{
+		struct vn_bisect_ops ops = {.build = fake_build, .run = fake_run, .data = f};
+		struct vn_bisect_result res;
+		struct vn_error err = {0};
+		_cleanup_free_ char *log = slurp("start", "bisect.log"), *txt = slurp("start", "bisect.txt");
+		unsigned runs = f->runs;
+
+		assert_int_equal(vn_bisect(o, &ops, &res, &err), -EINVAL);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		if (!strstr(err.msg, what) || (also && !strstr(err.msg, also)) ||
+		    !strstr(err.msg, "start/bisect.log:1: another bisection's log: ") ||
+		    !strstr(err.msg, "; use another -o or remove it"))
+			fail_msg("%s: not said in: %s", what, err.msg);
+		assert_int_equal(f->runs, runs);
+		assert_int_equal(res.ncommits, 0); /* nothing for the CLI to print as this bisection's table */
+		_cleanup_free_ char *log2 = slurp("start", "bisect.log"), *txt2 = slurp("start", "bisect.txt");
+		assert_string_equal(log, log2);
+		assert_string_equal(txt, txt2);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+	}
+
+	static void test_bisect_resume_other_start(void **state)
+	{
+		(void)state;
+		make_history();
+		struct vn_bisect_policy p = policy();
+		struct vn_bisect_ops ops;
+		struct vn_bisect_result res;
+		struct vn_error err = {0};
+		struct fake f = {.first_bad = 8, .unbuildable = -1, .stop_after = -1};
+		_cleanup_free_ char *dir = vn_xasprintf("%s/start", tmp);
+		_cleanup_free_ char *a = test_file("fallback-4node.json", "{\"name\": \"fallback-4node\"}\n");
+		_cleanup_free_ char *b = test_file("memfollow-2node.json", "{\"name\": \"memfollow-2node\"}\n");
+		_cleanup_free_ char *a2 =
+			test_file("elsewhere/fallback-4node.json", "{\"name\": \"fallback-4node\"}\n");
+		_cleanup_free_ char *recipe = test_file("tiny.json", "{\"name\": \"tiny\"}\n");
+		const char *good = hashes[0], *bad = hashes[NCOMMITS - 1];
+
+		ops = (struct vn_bisect_ops){.build = fake_build, .run = fake_run, .data = &f};
+		struct vn_bisect_opts o = opts_for(dir, &p, good, bad, NULL, a);
+		assert_int_equal(vn_bisect(&o, &ops, &res, &err), 0);
+		assert_string_equal(res.first_bad, hashes[8]);
+		vn_bisect_result_clear(&res);
+
+		/* Another scenario, by content: the one it was started with is named, and its hash. */
+		o = opts_for(dir, &p, good, bad, NULL, b);
+		_cleanup_free_ char *was = vn_xasprintf("it was started with scenario %s (sha256 ", a);
+		_cleanup_free_ char *not = vn_xasprintf("), not %s (sha256 ", b);
+		expect_refused(&f, &o, was, not );
+		/* A recipe, the policy, --quick, --virtual-time, the arch. */
+		o = opts_for(dir, &p, good, bad, NULL, a);
+		o.recipe = recipe;
+		expect_refused(&f, &o, "it was started with recipe none (sha256 ), not ", NULL);
+		o = opts_for(dir, &p, good, bad, NULL, a);
+		o.policy.flaky = 3;
+		expect_refused(&f, &o, "it was started with --flaky 1, not 3", NULL);
+		o = opts_for(dir, &p, good, bad, NULL, a);
+		o.quick = true;
+		expect_refused(&f, &o, "it was started without --quick, this one with it", NULL);
+		o = opts_for(dir, &p, good, bad, NULL, a);
+		o.virtual_time = true;
+		expect_refused(&f, &o, "it was started without --virtual-time", NULL);
+		o = opts_for(dir, &p, good, bad, NULL, a);
+		o.arch = "arm64";
+		expect_refused(&f, &o, "it was started for arch x86_64, not arm64", NULL);
+		o = opts_for(dir, &p, good, bad, NULL, a);
+		o.policy.alpha = 0.01;
+		expect_refused(&f, &o, "it was started with alpha 0.05, not 0.01", NULL);
+
+		/* The same scenario at another path (another working directory, a copy): the same bisection. */
+		unsigned runs = f.runs;
+		o = opts_for(dir, &p, good, bad, NULL, a2);
+		assert_int_equal(vn_bisect(&o, &ops, &res, &err), 0);
+		assert_string_equal(res.first_bad, hashes[8]);
+		assert_int_equal(f.runs, runs);
+		vn_bisect_result_clear(&res);
+
+		/* An older vnuma's log does not say what it was started with: refused, not guessed. */
+		_cleanup_free_ char *text = slurp("start", "bisect.log");
+		char *nl = strchr(text, '\n');
+		assert_non_null(nl);
+		_cleanup_free_ char *v1 = vn_xasprintf(
+			"{\"event\":\"start\",\"version\":1,\"repo\":\"%s\",\"good\":\"%s\",\"bad\":\"%s\","
+			"\"scenario\":\"%s\","
+			"\"recipe\":\"\",\"metric\":null,\"flaky\":1,\"repeats\":3,\"repeats_max\":8,\"alpha\":0.05}%s",
+			repo, good, bad, a, nl);
+		_cleanup_free_ char *v1p = vn_xasprintf("%s/v1.log", tmp);
+		assert_int_equal(vn_file_write(v1p, v1), 0);
+		_cleanup_free_ char *dir1 = vn_xasprintf("%s/from-v1", tmp);
+		o = opts_for(dir1, &p, good, bad, v1p, a);
+		assert_int_equal(vn_bisect(&o, &ops, &res, &err), -EINVAL);
+		if (!strstr(err.msg,
+			    "v1.log:1: another bisection's log: its start record has no \"scenario_sha256\" (an older"))
+			fail_msg("%s", err.msg);
+		assert_int_equal(f.runs, runs);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+	}
+
+	/* A symlink planted where bisect writes (docs/security.md): refused, and nothing is made where it points. */
+	static void test_bisect_planted_symlinks(void **state)
+	{
+		(void)state;
+		make_history();
+		struct vn_bisect_policy p = policy();
+		struct vn_bisect_result res;
+		struct vn_error err = {0};
+		struct fake f = {.first_bad = 5, .unbuildable = -1, .stop_after = -1};
+		_cleanup_free_ char *elsewhere = vn_xasprintf("%s/elsewhere.log", tmp);
+		_cleanup_free_ char *victim = vn_xasprintf("%s/victim", tmp);
+		_cleanup_free_ char *link1 = vn_xasprintf("%s/planted-log/bisect.log", tmp);
+		_cleanup_free_ char *link2 = vn_xasprintf("%s/planted-commits/commits", tmp);
+
+		vn_test_put(tmp, "planted-log/.keep", "");
+		vn_test_put(tmp, "planted-commits/.keep", "");
+		vn_test_put(tmp, "victim/.keep", "");
+		assert_int_equal(symlink(elsewhere, link1), 0);
+		assert_int_equal(symlink(victim, link2), 0);
+
+		assert_int_equal(bisect_with(&f, "planted-log", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
+				 -EINVAL);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		assert_non_null(strstr(err.msg, "planted-log/bisect.log is a symlink (not followed)"));
+		assert_int_equal(access(elsewhere, F_OK), -1);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+		/* Replayed into it: the same. */
+		vn_test_put(tmp, "resume-src.log", "{\"event\":\"start\"}\n");
+		_cleanup_free_ char *src = vn_xasprintf("%s/resume-src.log", tmp);
+		assert_int_equal(bisect_with(&f, "planted-log", &p, hashes[0], hashes[NCOMMITS - 1], src, &res, &err),
+				 -EINVAL);
+		assert_non_null(strstr(err.msg, "is a symlink (not followed)"));
+		assert_int_equal(access(elsewhere, F_OK), -1);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+
+		assert_int_equal(
+			bisect_with(&f, "planted-commits", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
+			-ELOOP);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		assert_non_null(strstr(err.msg, "planted-commits/commits is a symlink"));
+		assert_int_equal(f.runs, 0);
+		_cleanup_free_ char *out_log = vn_xasprintf("%s/planted-commits/bisect.log", tmp);
+		assert_int_equal(access(out_log, F_OK), -1);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+		/* The victim holds what it held. */
+		DIR *d = opendir(victim);
+		assert_non_null(d);
+		unsigned n = 0;
+		for (struct dirent *e; (e = readdir(d));)
+			n += e->d_name[0] != '.';
+		closedir(d);
+		assert_int_equal(n, 0);
+	}
+
+	/* Two bisections into one OUT: the second is refused while the first holds it (exit 3: retry later). */
+	static void test_bisect_busy(void **state)
+	{
+		(void)state;
+		make_history();
+		struct vn_bisect_policy p = policy();
+		struct vn_bisect_result res;
+		struct vn_error err = {0};
+		struct fake f = {.first_bad = 5, .unbuildable = -1, .stop_after = -1};
+		_cleanup_free_ char *dir = vn_xasprintf("%s/busy", tmp);
+
+		vn_test_put(tmp, "busy/.keep", "");
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+		assert_int_equal(bisect_with(&f, "busy", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
+				 -EBUSY);
+		assert_int_equal(err.kind, VN_ERR_INFRA);
+		assert_non_null(strstr(err.msg, "busy: another bisection is running in it"));
+		assert_int_equal(f.runs, 0);
+		_cleanup_free_ char *log = vn_xasprintf("%s/bisect.log", dir);
+		assert_int_equal(access(log, F_OK), -1);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+		close(fd);
+		assert_int_equal(bisect_with(&f, "busy", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+		assert_string_equal(res.first_bad, hashes[5]);
+		vn_bisect_result_clear(&res);
+	}
+
+	/* A log edited so that a bad commit comes before a good one: git has nothing to offer, and that is the log's fault. */
+	static void test_bisect_contradicting_log(void **state)
+	{
+		(void)state;
+		make_history();
+		struct vn_bisect_policy p = policy();
+		struct vn_bisect_result res;
+		struct vn_error err = {0};
+		struct fake f = {.first_bad = 9, .unbuildable = -1, .stop_after = -1};
+
+		assert_int_equal(bisect_with(&f, "contra", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+		vn_bisect_result_clear(&res);
+		_cleanup_free_ char *text = slurp("contra", "bisect.log");
+		_cleanup_free_ char *edited =
+			vn_xasprintf("%s{\"event\":\"mark\",\"commit\":\"%s\",\"mark\":\"good\",\"why\":\"by hand\"}\n"
+				     "{\"event\":\"mark\",\"commit\":\"%s\",\"mark\":\"bad\",\"why\":\"by hand\"}\n",
+				     text, hashes[5], hashes[2]);
+		_cleanup_free_ char *path = vn_xasprintf("%s/contra.log", tmp);
+		assert_int_equal(vn_file_write(path, edited), 0);
+		unsigned runs = f.runs;
+		assert_int_equal(
+			bisect_with(&f, "contra-replayed", &p, hashes[0], hashes[NCOMMITS - 1], path, &res, &err),
+			-EINVAL);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		if (!strstr(err.msg, "contra.log: its marks contradict each other: ") ||
+		    !strstr(err.msg, "is marked bad"))
+			fail_msg("%s", err.msg);
+		assert_int_equal(f.runs, runs);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+	}
+
+	int main(void)
+	{
+		const struct CMUnitTest tests[] = {
+			cmocka_unit_test(test_judge_verdict),
+			cmocka_unit_test(test_judge_metric),
+			cmocka_unit_test(test_bisect_every_position),
+			cmocka_unit_test(test_bisect_unbuildable),
+			cmocka_unit_test(test_bisect_metric_and_flaky),
+			cmocka_unit_test(test_bisect_resume_and_replay),
+			cmocka_unit_test(test_bisect_refusals),
+			cmocka_unit_test(test_bisect_build_disk_full),
+			cmocka_unit_test(test_bisect_git_env),
+			cmocka_unit_test(test_bisect_git_deadline),
+			cmocka_unit_test(test_bisect_resume_other_start),
+			cmocka_unit_test(test_bisect_planted_symlinks),
+			cmocka_unit_test(test_bisect_busy),
+			cmocka_unit_test(test_bisect_contradicting_log),
+		};
+		return cmocka_run_group_tests(tests, setup, teardown);
+	}
