@@ -101,8 +101,11 @@ struct vn_bisect_result {
 
 /*
  * Bisect: 0 with res filled, or a negative errno: bad input (VN_ERR_INPUT:
- * unknown revisions, an OUT holding another bisection, a bad log), or
- * infrastructure (a build that fails other than by not compiling, Ctrl-C).
+ * unknown revisions, an OUT holding another bisection's log, a symlink
+ * planted at OUT/bisect.log or OUT/commits, a bad log), or infrastructure
+ * (OUT locked by a bisection running in it, -EBUSY; a build that fails
+ * other than by not compiling; Ctrl-C). A refusal before the log is open
+ * writes nothing into OUT and leaves res empty.
  * Writes OUT/bisect.txt, bisect.json and report.html at the end, and
  * OUT/commits/ as a result group (group.json, compare.txt/json, report.html:
  * a variant per tested commit, the good endpoint the base).

@@ -36,5 +36,13 @@ check "the user's HEAD is where it was" test "$(g rev-parse HEAD)" = "$head_befo
 check "...on its branch, and the index, the edit, the staged, untracked and ignored files unchanged" \
 	test "$state_after" = "$state_before" || diff <(echo "$state_before") <(echo "$state_after")
 dirty_undo
+# Issue 45: the finished OUT resumed as another bisection is refused (exit 2) naming what differs, its log untouched.
+sum=$(md5sum <"$w/out1/bisect.log")
+"$vnuma" bisect "$src/scenarios/memfollow-2node.json" --quick --repo "$repo" --good "$base" --bad HEAD \
+	--recipe tiny-numa -o "$w/out1" >"$w/other.log" 2>&1
+check "a resume as another scenario exits 2" test $? = 2 || cat "$w/other.log"
+check "...naming the one it was started with" \
+	grep -q "started with scenario [^ ]*/fallback-4node.json (sha256 [0-9a-f]*), not [^ ]*/memfollow-2node.json" "$w/other.log"
+check "...the log untouched" test "$(md5sum <"$w/out1/bisect.log")" = "$sum"
 check "nothing is left running" no_qemu_left
 finish

@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bisect/bisect-priv.h"
@@ -821,6 +821,18 @@ static void test_bisect_git_deadline(void **state)
 		assert_int_equal(f.runs, 0);
 		_cleanup_free_ char *out_log = vn_xasprintf("%s/planted-commits/bisect.log", tmp);
 		assert_int_equal(access(out_log, F_OK), -1);
+		vn_error_clear(&err);
+		vn_bisect_result_clear(&res);
+		/* One commit's directory planted: found when that commit is to run (the bad endpoint, first). */
+		char rel[64];
+		snprintf(rel, sizeof(rel), "planted-hash/commits/%.12s", hashes[NCOMMITS - 1]);
+		vn_test_put(tmp, "planted-hash/commits/.keep", "");
+		_cleanup_free_ char *link3 = vn_xasprintf("%s/%s", tmp, rel);
+		assert_int_equal(symlink(victim, link3), 0);
+		assert_int_equal(bisect_with(&f, "planted-hash", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
+				 -ELOOP);
+		assert_non_null(strstr(err.msg, "is a symlink"));
+		assert_int_equal(f.runs, 0);
 		vn_error_clear(&err);
 		vn_bisect_result_clear(&res);
 		/* The victim holds what it held. */
