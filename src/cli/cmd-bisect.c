@@ -222,7 +222,8 @@ static const struct vn_cli_opt bisect_opts[] = {
 	{"flaky", 'F', false, "N", VN_VAL_NONE, "by verdict: run each commit N times and take the majority"},
 	{"output", 'o', true, "DIR", VN_VAL_DIR,
 	 "the bisection's directory (default results/bisect-<scenario>);\n"
-	 "the same DIR again goes on where it stopped"},
+	 "the same DIR again goes on where it stopped (with the same\n"
+	 "scenario, recipe and options: another is refused)"},
 	{"replay", 'P', false, "LOG", VN_VAL_FILE,
 	 "start from a bisect.log (its marks stand, edited or not) and\n"
 	 "go on from there into -o DIR"},

@@ -235,7 +235,8 @@ for i in 0 1 2 3; do
 done
 mapfile -t hs < <(git -C "$tmp/repo" log --format=%H --reverse)
 {
-	echo '{"event":"start","version":1,"repo":"r","good":"'"${hs[0]}"'","bad":"'"${hs[3]}"'","scenario":"s.json","recipe":"","metric":null,"flaky":1,"repeats":3,"repeats_max":8,"alpha":0.05}'
+	# The start record of this bisection: the scenario and the default recipe by content (docs/bisect.md).
+	echo '{"event":"start","version":2,"repo":"r","good":"'"${hs[0]}"'","bad":"'"${hs[3]}"'","scenario":"s.json","scenario_sha256":"'"$(sha256sum <"$f4" | cut -d' ' -f1)"'","recipe":"minimal-numa.json","recipe_sha256":"'"$(sha256sum <"$src/kernels/minimal-numa.json" | cut -d' ' -f1)"'","metric":null,"flaky":1,"repeats":3,"repeats_max":8,"alpha":0.05,"quick":false,"virtual_time":false,"arch":"'"$(uname -m)"'"}'
 	echo '{"event":"mark","commit":"'"${hs[0]}"'","mark":"good","why":"passed"}'
 	echo '{"event":"mark","commit":"'"${hs[3]}"'","mark":"bad","why":"an assertion failed"}'
 	for i in 1 2; do
