@@ -263,6 +263,12 @@ static int boot_dir(struct vn_boot_attempt *at, struct vn_error *err)
 
 	if ((rc = vn_virt_guest_dir(at->v, at->name, &at->dir, err)) < 0)
 		return rc;
+	/* What hotplug reads later: the file up named may be gone by then (a CI job's workspace), or changed. */
+	_cleanup_free_ char *topo = vn_guest_dir_file(at->dir, VN_GUEST_TOPOLOGY);
+	if (at->topo_text && (rc = vn_file_write_atomic(topo, at->topo_text, at->topo_len, 0600, err)) < 0) {
+		vn_rm_rf(at->dir);
+		return rc;
+	}
 	/* Another host's disks are volumes there, which go with the domain. */
 	if (vn_virt_is_remote(at->v) && (rc = vn_testbed_remote_disks(at, err)) < 0) {
 		vn_rm_rf(at->dir);

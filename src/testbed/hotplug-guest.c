@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "testbed/hotplug-guest.h"
 #include "testbed/agent-session.h"
@@ -17,6 +18,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/isolate.h"
+#include "util/state.h"
 #include "util/strbuf.h"
 
 enum hp_op { HP_PLAN, HP_DETACH };
@@ -149,6 +151,35 @@ static int plan_cpus(const struct vn_topology *t, const struct vn_hotplug_req *q
 	return 0;
 }
 
+/*
+ * The topology the guest booted: the copy its up left in the guest dir
+ * (boot.c), not the file its metadata names, which may be gone or changed
+ * since. A guest up'd by a vnuma without that copy: the file, as then.
+ */
+static int hp_topology(struct hp_call *c, struct vn_virt_domain *d, struct vn_topology **t, struct vn_error *err)
+{
+	const char *name = c->q->name;
+	_cleanup_free_ char *copy = vn_state_guest_file(c->ctx->state_dir, name, VN_GUEST_TOPOLOGY);
+	_cleanup_free_ char *path = NULL;
+	struct vn_domain_meta m;
+	struct stat sb;
+	int rc;
+
+	if (lstat(copy, &sb) == 0 || errno != ENOENT) {
+		path = steal_pointer(&copy);
+	} else {
+		if ((rc = vn_virt_domain_metadata(d, &m, err)) < 0)
+			return rc;
+		path = steal_pointer(&m.topology_path);
+		vn_domain_meta_clear(&m);
+		if (!path)
+			return vn_input_error(err, "guest '%s' does not say which topology it booted", name);
+	}
+	if ((rc = vn_topology_load(path, t, err)) < 0)
+		return vn_error_prefix(err, "the topology guest '%s' booted", name);
+	return 0;
+}
+
 /* In the child: look the guest and its topology up, check the request, make the additions. */
 static int hp_plan(struct hp_call *c, struct vn_virt_domain *d, struct vn_error *err)
 {
@@ -156,17 +187,9 @@ static int hp_plan(struct hp_call *c, struct vn_virt_domain *d, struct vn_error 
 	struct vn_hotplug_plan *p = c->plan;
 	struct vn_domain_dimm dimms[VN_DOMAIN_DIMMS_MAX];
 	_cleanup_topology_ struct vn_topology *t = NULL;
-	struct vn_domain_meta m;
 	int rc, n;
 
-	if ((rc = vn_virt_domain_metadata(d, &m, err)) < 0)
-		return rc;
-	if (!m.topology_path)
-		rc = vn_input_error(err, "guest '%s' does not say which topology it booted", q->name);
-	else if ((rc = vn_topology_load(m.topology_path, &t, err)) < 0)
-		vn_error_prefix(err, "the topology guest '%s' booted", q->name);
-	vn_domain_meta_clear(&m);
-	if (rc < 0)
+	if ((rc = hp_topology(c, d, &t, err)) < 0)
 		return rc;
 	if (q->node >= t->nnodes)
 		return vn_input_error(err, "node %u does not exist (%s has nodes 0-%u)", q->node, t->path,

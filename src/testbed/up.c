@@ -109,6 +109,8 @@ struct up_state {
 	const struct vn_up_opts *o;
 	struct vn_up_result *r;
 	char *topo_path, *name, *kernel_id, *cmdline, *cache, *initrd;
+	char *topo_text; /* the bytes t was parsed from */
+	size_t topo_len;
 	struct vn_topology *t;
 	struct vn_kernel *k;
 	enum vn_arch arch;
@@ -145,8 +147,8 @@ static void up_state_clear(struct up_state *s)
 	vn_kernel_freep(&s->k);
 	vn_topology_freep(&s->t);
 	vn_strv_free(s->with);
-	vn_free_all(s->topo_path, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image, s->r_initrd,
-		    s->r_loader, s->r_root, s->arch_root, s->icount, s->vt_cmdline);
+	vn_free_all(s->topo_path, s->topo_text, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image,
+		    s->r_initrd, s->r_loader, s->r_root, s->arch_root, s->icount, s->vt_cmdline);
 }
 
 /* The topology and the kernel; a derived name is checked before any work. */
@@ -160,7 +162,7 @@ static int up_resolve(struct up_state *s, struct vn_error *err)
 	s->arch = vn_arch_host();
 	if ((o->arch && (rc = vn_arch_parse(o->arch, "--arch", &s->arch, err)) < 0) ||
 	    (rc = vn_topology_find(o->topology, &s->topo_path, err)) < 0 ||
-	    (rc = vn_topology_load(s->topo_path, &s->t, err)) < 0 ||
+	    (rc = vn_topology_load_text(s->topo_path, &s->t, &s->topo_text, &s->topo_len, err)) < 0 ||
 	    (rc = vn_topology_arch_check(s->t, s->arch, err)) < 0)
 		return rc;
 	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
@@ -276,6 +278,8 @@ static void up_attempt_init(struct up_state *s)
 		.o = o,
 		.name = s->name,
 		.topo_path = s->topo_path,
+		.topo_text = s->topo_text,
+		.topo_len = s->topo_len,
 		.kernel = k->image,
 		.kernel_id = s->kernel_id,
 		.release = k->release,

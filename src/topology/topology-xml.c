@@ -822,18 +822,27 @@ int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_t
 	return 0;
 }
 
-int vn_topology_load(const char *path, struct vn_topology **out, struct vn_error *err)
+int vn_topology_load_text(const char *path, struct vn_topology **out, char **text, size_t *len, struct vn_error *err)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
+	size_t n = 0;
 	int rc;
 
 	/* A regular file only: a FIFO or device named by mistake must not block or stream forever. */
-	if ((rc = vn_file_read(path, 64u << 20, &buf, &len, err)) == -EFBIG) {
+	if ((rc = vn_file_read(path, 64u << 20, &buf, &n, err)) == -EFBIG) {
 		vn_error_clear(err);
 		return vn_input_error(err, "%s: larger than 64 MiB, not a topology", path);
 	}
-	if (rc < 0)
+	if (rc < 0 || (rc = vn_topology_parse(buf, n, path, out, err)) < 0)
 		return rc;
-	return vn_topology_parse(buf, len, path, out, err);
+	if (text) {
+		*text = steal_pointer(&buf);
+		*len = n;
+	}
+	return 0;
+}
+
+int vn_topology_load(const char *path, struct vn_topology **out, struct vn_error *err)
+{
+	return vn_topology_load_text(path, out, NULL, NULL, err);
 }

@@ -100,6 +100,8 @@ struct vn_topology {
 
 /* Parse (libxml2) and validate a topology file. */
 int vn_topology_load(const char *path, struct vn_topology **out, struct vn_error *err);
+/* Same, handing back the bytes it parsed (malloc'd, *len of them): a copy that is what was loaded. */
+int vn_topology_load_text(const char *path, struct vn_topology **out, char **text, size_t *len, struct vn_error *err);
 /* Same, from memory; name is used in messages in place of a path. */
 int vn_topology_parse(const char *buf, size_t len, const char *name, struct vn_topology **out, struct vn_error *err);
 

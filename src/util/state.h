@@ -7,7 +7,8 @@
  *   STATE                      --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma,
  *                              /var/lib/vnuma (root), ~/.local/state/vnuma (vn_state_locate)
  *   STATE/guests/NAME/         a guest's dir (0700): console.log, console.pipe, agent.sock, domain.xml,
- *                              root.qcow2 (a --image guest's overlay), disk-nodeN-K.img
+ *                              topology.xml (the file its up read), root.qcow2 (a --image guest's
+ *                              overlay), disk-nodeN-K.img
  *   STATE/failed/NAME-UTC/     a failed guest's dir kept (newest 10), + qemu.log, no disks
  *   STATE/accel.cache          proven accelerator verdicts, a line per host kernel + QEMU
  *   STATE/libvirt/             the embedded driver's root (qemu:///embed?root=STATE/libvirt):
@@ -42,6 +43,7 @@
 #define VN_GUEST_AGENT_SOCK   "agent.sock"
 #define VN_GUEST_CONSOLE_PIPE "console.pipe" /* QEMU's <log>, drained by the console keeper */
 #define VN_GUEST_DOMAIN_XML   "domain.xml"
+#define VN_GUEST_TOPOLOGY     "topology.xml" /* what hotplug reads: the up's file may be gone or changed since */
 #define VN_GUEST_ROOT_DISK    "root.qcow2"
 #define VN_GUEST_QEMU_LOG     "qemu.log"
 #define VN_GUEST_LOCALITY     "locality.bin" /* the locality plugin's counters (metrics/locality.h) */

@@ -220,11 +220,12 @@ static void emit_vcpus(struct vn_strbuf *b, const struct vn_topology *t)
 	vn_strbuf_printf(b, "  </vcpus>\n");
 }
 
-static void emit_metadata(struct vn_strbuf *b, const struct vn_domain_opts *o)
+/* <metadata>...</metadata>, unindented on its first line, no newline after. */
+static void emit_metadata_block(struct vn_strbuf *b, const struct vn_domain_opts *o)
 {
 	const struct vn_domain_meta *m = &o->meta;
 
-	vn_strbuf_printf(b, "  <metadata>\n    <" VN_XMLNS_PREFIX ":vnuma xmlns:" VN_XMLNS_PREFIX "='" VN_XMLNS "'>\n");
+	vn_strbuf_printf(b, "<metadata>\n    <" VN_XMLNS_PREFIX ":vnuma xmlns:" VN_XMLNS_PREFIX "='" VN_XMLNS "'>\n");
 	if (m->topology_name || m->topology_path) {
 		vn_strbuf_printf(b, "      <" VN_XMLNS_PREFIX ":topology");
 		attr(b, "name", m->topology_name);
@@ -239,7 +240,22 @@ static void emit_metadata(struct vn_strbuf *b, const struct vn_domain_opts *o)
 			 vn_accel_name(o->accel));
 	elem(b, 6, VN_XMLNS_PREFIX ":scenario", m->scenario);
 	elem(b, 6, VN_XMLNS_PREFIX ":guest-dir", m->guest_dir);
-	vn_strbuf_printf(b, "    </" VN_XMLNS_PREFIX ":vnuma>\n  </metadata>\n");
+	vn_strbuf_printf(b, "    </" VN_XMLNS_PREFIX ":vnuma>\n  </metadata>");
+}
+
+static void emit_metadata(struct vn_strbuf *b, const struct vn_domain_opts *o)
+{
+	vn_strbuf_printf(b, "  ");
+	emit_metadata_block(b, o);
+	vn_strbuf_printf(b, "\n");
+}
+
+char *vn_domain_metadata_xml(const struct vn_domain_opts *o)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	emit_metadata_block(&b, o);
+	return vn_strbuf_steal(&b);
 }
 
 static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)

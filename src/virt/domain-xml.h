@@ -143,8 +143,7 @@ bool vn_domain_root_on_node(const struct vn_topology *t);
 /* XML-escape for attribute or text content (' " & < >); malloc'd. */
 char *vn_xml_escape(const char *s);
 
-/*
- * A DIMM of bytes (a whole number of KiB) for node: the <memory model='dimm'>
- * device `vnuma hotplug --memory` attaches. Malloc'd.
- */
+/* The <memory model='dimm'> of bytes (whole KiB) for node that `vnuma hotplug --memory` attaches; malloc'd. */
 char *vn_domain_dimm_xml(unsigned node, uint64_t bytes);
+/* The domain XML's <metadata>...</metadata> for o (its meta, kernel and accel), as the builder writes it; malloc'd. */
+char *vn_domain_metadata_xml(const struct vn_domain_opts *o);

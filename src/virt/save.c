@@ -83,31 +83,45 @@ static char *replace_elem(const char *xml, const char *tag, const char *value)
 	return vn_xasprintf("%.*s%s%s%s", (int)(a - xml), xml, open, esc, b);
 }
 
+/* xml with its <metadata>...</metadata> replaced by block; NULL when it has none. */
+static char *replace_metadata(const char *xml, const char *block)
+{
+	const char *a = strstr(xml, "<metadata>");
+	const char *b = a ? strstr(a, "</metadata>") : NULL;
+
+	if (!b)
+		return NULL;
+	return vn_xasprintf("%.*s%s%s", (int)(a - xml), xml, block, b + strlen("</metadata>"));
+}
+
 /*
- * The saved guest's XML made the new one's: its name, a new uuid, and its
- * guest dir's paths (agent socket, console FIFO, disks, the metadata's
- * guest_dir) moved to the new guest's dir. Everything else stays as libvirt
- * wrote it: the live XML it checks the restore against (vCPU order, device
+ * The saved guest's XML made the new one's: its name, a new uuid, its guest
+ * dir's paths (agent socket, console FIFO, disks) moved to the new guest's
+ * dir, and its metadata the new up's (the topology file it read, the kernel,
+ * the guest dir), not the saving up's. Everything else stays as libvirt wrote
+ * it: the live XML it checks the restore against (vCPU order, device
  * addresses) is the saved guest's.
  */
-static char *xml_renamed(struct vn_virt *v, const char *xml, const char *name, const char *uuid)
+char *vn_virt_save_xml_renamed(const char *state_dir, const char *xml, const struct vn_domain_opts *o, const char *uuid)
 {
 	_cleanup_free_ char *old = elem_text(xml, "name");
 
 	if (!old || !strstr(xml, "<uuid>"))
 		return NULL;
-	_cleanup_free_ char *old_dir = vn_state_guest_dir(v->state_dir, old);
-	_cleanup_free_ char *new_dir = vn_state_guest_dir(v->state_dir, name);
+	_cleanup_free_ char *old_dir = vn_state_guest_dir(state_dir, old);
+	_cleanup_free_ char *new_dir = vn_state_guest_dir(state_dir, o->name);
 	_cleanup_free_ char *old_esc = vn_xml_escape(old_dir), *new_esc = vn_xml_escape(new_dir);
 	_cleanup_free_ char *from_file = vn_xasprintf("%s/", old_esc), *to_file = vn_xasprintf("%s/", new_esc);
 	_cleanup_free_ char *from_text = vn_xasprintf("%s<", old_esc), *to_text = vn_xasprintf("%s<", new_esc);
 	_cleanup_free_ char *a = replace_all(xml, from_file, to_file);
 	_cleanup_free_ char *b = replace_all(a, from_text, to_text);
-	_cleanup_free_ char *c = replace_elem(b, "name", name);
-	return c ? replace_elem(c, "uuid", uuid) : NULL;
+	_cleanup_free_ char *meta = vn_domain_metadata_xml(o);
+	_cleanup_free_ char *c = replace_metadata(b, meta);
+	_cleanup_free_ char *d = c ? replace_elem(c, "name", o->name) : NULL;
+	return d ? replace_elem(d, "uuid", uuid) : NULL;
 }
 
-static int save_image_rename(struct vn_virt *v, const char *path, const char *name, const char *uuid,
+static int save_image_rename(struct vn_virt *v, const char *path, const struct vn_domain_opts *o, const char *uuid,
 			     struct vn_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -126,12 +140,13 @@ static int save_image_rename(struct vn_virt *v, const char *path, const char *na
 	if (pread(fd, data, len, SAVE_HEADER_LEN) != (ssize_t)len || !memchr(data, '\0', len) ||
 	    (cookie && !memchr(data + cookie, '\0', len - cookie)))
 		return vn_infra_error(err, -EINVAL, "%s: its XML is cut short", path);
-	_cleanup_free_ char *xml = xml_renamed(v, data, name, uuid);
+	_cleanup_free_ char *xml = vn_virt_save_xml_renamed(v->state_dir, data, o, uuid);
 	if (!xml)
-		return vn_infra_error(err, -EINVAL, "%s: its XML has no name or uuid", path);
+		return vn_infra_error(err, -EINVAL, "%s: its XML has no name, uuid or metadata", path);
 	size_t xml_len = strlen(xml) + 1, cookie_len = cookie ? strlen(data + cookie) + 1 : 0;
 	if (xml_len + cookie_len > len)
-		return vn_infra_error(err, -E2BIG, "%s: no room for the name '%s' in its XML", path, name);
+		return vn_infra_error(err, -E2BIG, "%s: no room for guest '%s''s name and metadata in its XML", path,
+				      o->name);
 	/* The same layout: XML, cookie right after it, zeros to the end of the data. */
 	_cleanup_free_ char *out = vn_xcalloc(1, len);
 	memcpy(out, xml, xml_len);
@@ -215,7 +230,7 @@ int vn_virt_domain_restore(struct vn_virt *v, const struct vn_domain_opts *o, co
 		return vn_input_error(err, "restoring a snapshot on another host is not supported");
 	if ((rc = restore_paths_fill(v, &opts, &p, err)) < 0)
 		return rc;
-	if ((rc = random_uuid(uuid, err)) < 0 || (rc = save_image_rename(v, path, o->name, uuid, err)) < 0 ||
+	if ((rc = random_uuid(uuid, err)) < 0 || (rc = save_image_rename(v, path, &opts, uuid, err)) < 0 ||
 	    (rc = vn_console_log_max(&log_max, err)) < 0 ||
 	    (rc = vn_console_keeper_start(opts.console_pipe, opts.console_log, log_max, true, &keeper, err)) < 0)
 		goto cleanup;

@@ -23,7 +23,8 @@ int vn_virt_domain_save(struct vn_virt_domain *d, const char *path, struct vn_er
 /*
  * Start a guest named o->name (on o->accel, the saved guest's) from a file
  * vn_virt_domain_save() wrote: the file's XML is given that name, a new
- * uuid and the new guest dir's paths first, in place (the caller keeps
+ * uuid, the new guest dir's paths and o->meta (this up's topology path and
+ * kernel, not the saving up's) first, in place (the caller keeps
  * others from restoring it meanwhile: a lock), as libvirt checks that a
  * restored guest is the saved machine, name and uuid included. The guest's
  * own files (console FIFO and log, agent socket, disks) are where

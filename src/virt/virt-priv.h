@@ -114,3 +114,11 @@ int vn_virt_volume_delete(struct vn_virt *v, const char *name, struct vn_error *
 /* A remote guest's connection joined to its watch (vn_virt_watch_connection): how to ask it, and what to call it. */
 struct vn_virt_watch;
 void vn_virt_watch_link(struct vn_virt_watch *w, struct vn_virt *v, bool (*alive)(struct vn_virt *), const char *uri);
+
+/*
+ * save.c, exposed for tests: the XML of a save (libvirt's, as written) made
+ * guest o->name's, with uuid and o->meta; NULL when it has no name, uuid or
+ * <metadata>. Malloc'd.
+ */
+char *vn_virt_save_xml_renamed(const char *state_dir, const char *xml, const struct vn_domain_opts *o,
+			       const char *uuid);

@@ -5,8 +5,10 @@
 # DIMM still plugs into node 3. A truncated snapshot is deleted and replaced
 # by a cold boot, which saves a whole one. A snapshot that cannot be written
 # leaves the guest up without one. A changed command line boots anew, and
-# two concurrent ups of it save one snapshot. Four TCG boots, three
-# restores, ~5 min.
+# two concurrent ups of it save one snapshot. A guest restored from a copy
+# of the topology in another dir (a CI job's workspace) names and reads its
+# own copy, not the saved guest's: both dirs removed, status and hotplug
+# still work. Four TCG boots, three restores, ~5 min.
 #   warm.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -16,24 +18,34 @@ export VNUMA_WARM_CACHE_MAX=8G
 . "$src/tests/integration/lib.sh"
 it_state warm
 topo=$src/topologies/4node-amd-hotplug.xml
-up() { "$vnuma" up "$topo" --name "$1" --timeout 180 "${@:2}" >/dev/null 2>"$w/up-$1.err"; }
+up() { "$vnuma" up "${T:-$topo}" --name "$1" --timeout 180 "${@:2}" >/dev/null 2>"$w/up-$1.err"; }
 saves() { find "$VNUMA_STATE_DIR/cache/warm" -name '*.save' 2>/dev/null; }
 g() { "$vnuma" exec "$1" -- sh -c "$2" </dev/null; }
 
-up a
+# Per-job workspaces: a saves from ws1's copy, b restores from ws2's.
+mkdir "$w/ws1" "$w/ws2"
+cp "$topo" "$w/ws1/t.xml"
+cp "$topo" "$w/ws2/t.xml"
+T=$w/ws1/t.xml up a
 check "the first up of a key boots (exit 0)" test $? = 0
 check "...and saves its snapshot" grep -q 'saved as a snapshot' "$w/up-a.err"
 check "...one file in the cache" test "$(saves | wc -l)" = 1
 check "down a" test "$(rc "$vnuma" down a)" = 0
 sleep 3 # the snapshot's clock falls behind, as an old snapshot's would
 
-up b
+T=$w/ws2/t.xml up b
 check "the next up restores it (exit 0: fidelity holds)" test $? = 0
 check "...says so" grep -q 'restored from snapshot' "$w/up-b.err"
 check "...its fidelity report is the boot's" grep -q 'fallback order (model 5.18): ok' "$w/up-b.err"
 up c
 check "a second guest restores from it too (exit 0)" test $? = 0
 check "...under its own name" grep -q 'guest c is up:.*restored' "$w/up-c.err"
+
+rm -rf "$w/ws1" "$w/ws2"
+check "status b names the topology b's up read (ws2's), not a's (ws1's)" \
+	sh -c "'$vnuma' status b | grep -qx 'topology: .* ($w/ws2/t.xml)'"
+check "status c names its own ($topo)" sh -c "'$vnuma' status c | grep -qx 'topology: .* ($topo)'"
+check "b's guest dir keeps the topology it booted" cmp "$topo" "$VNUMA_STATE_DIR/guests/b/topology.xml"
 
 t0=$(date +%s.%N)
 gt=$(g b 'date +%s')
@@ -43,7 +55,7 @@ check "the restored guest's clock is the host's, within 1 s ($t0 <= $gt <= $t1)"
 rb=$(g b 'head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n"')
 rcc=$(g c 'head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n"')
 check "two restored guests read different random bytes" test -n "$rb" -a "$rb" != "$rcc"
-check "hotplug --memory 256M into node 3 after a restore (exit 0)" \
+check "hotplug --memory 256M into node 3 after a restore, its topology's dir gone (exit 0)" \
 	test "$(rc "$vnuma" hotplug b --node 3 --memory 256M)" = 0
 check "...node 3 has memory" test "$(g b 'cat /sys/devices/system/node/has_memory')" = 0-3
 check "down b" test "$(rc "$vnuma" down b)" = 0

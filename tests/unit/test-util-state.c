@@ -59,6 +59,7 @@ static void test_state_paths(void **state)
 	eq(vn_cache_initramfs(S "/cache", "ab12"), S "/cache/initramfs-ab12.cpio");
 	eq(vn_cache_initramfs_temp(S "/cache", "0123456789abcdef0123"), S "/cache/.initramfs-0123456789abcdef.XXXXXX");
 	eq(vn_guest_dir_file(S "/guests/4node", VN_GUEST_DOMAIN_XML), S "/guests/4node/domain.xml");
+	eq(vn_guest_dir_file(S "/guests/4node", VN_GUEST_TOPOLOGY), S "/guests/4node/topology.xml");
 	eq(vn_guest_dir_file(S "/guests/4node", VN_GUEST_ROOT_DISK), S "/guests/4node/root.qcow2");
 	eq(vn_guest_dir_file(S "/failed/x", VN_GUEST_QEMU_LOG), S "/failed/x/qemu.log");
 	eq(vn_guest_disk_path(S "/guests/4node", 2, 1), S "/guests/4node/disk-node2-1.img");

@@ -428,6 +428,65 @@ static void test_uri_remote(void **unused)
 	assert_false(vn_virt_uri_is_remote(""));
 }
 
+/*
+ * A restore's XML (virt/save.c): the saved guest's name, uuid and guest-dir
+ * paths become the new guest's, and so does its metadata: the topology file
+ * and kernel the new up named, not the saving up's (gone with its workspace).
+ */
+static void test_save_xml_renamed(void **s)
+{
+	char xml[4096];
+	snprintf(xml, sizeof(xml),
+		 "<domain type=\"qemu\">\n  <name>a</name>\n  <uuid>11111111-2222-4333-8444-555555555555</uuid>\n"
+		 "  <metadata>\n    <vnuma:vnuma xmlns:vnuma=\"" VN_XMLNS "\">\n"
+		 "      <vnuma:topology name=\"4node\" path=\"/ws1/t.xml\"/>\n"
+		 "      <vnuma:kernel path=\"/ws1/bzImage\" id=\"r1 6.1\"/>\n      <vnuma:accel>tcg</vnuma:accel>\n"
+		 "      <vnuma:guest-dir>%s/guests/a</vnuma:guest-dir>\n    </vnuma:vnuma>\n  </metadata>\n"
+		 "  <memory unit=\"KiB\">1048576</memory>\n"
+		 "  <channel type=\"unix\"><source mode=\"bind\" path=\"%s/guests/a/agent.sock\"/></channel>\n"
+		 "</domain>\n",
+		 state, state);
+	char dir_b[4096];
+	snprintf(dir_b, sizeof(dir_b), "%s/guests/b", state);
+	struct vn_domain_opts o = {
+		.name = "b",
+		.accel = VN_ACCEL_TCG,
+		.meta = {.topology_name = "4node",
+			 .topology_path = "/ws2/t.xml",
+			 .kernel = "/ws2/bzImage",
+			 .kernel_id = "r2 6.1",
+			 .guest_dir = dir_b},
+	};
+	_cleanup_free_ char *out = vn_virt_save_xml_renamed(state, xml, &o, "99999999-2222-4333-8444-555555555555");
+
+	assert_non_null(out);
+	assert_non_null(strstr(out, "<name>b</name>"));
+	assert_non_null(strstr(out, "<uuid>99999999-2222-4333-8444-555555555555</uuid>"));
+	assert_null(strstr(out, "/ws1/"));
+	assert_null(strstr(out, "/guests/a"));
+	assert_non_null(strstr(out, "/guests/b/agent.sock\"/></channel>\n</domain>\n"));
+	assert_non_null(strstr(out, "</metadata>\n  <memory unit=\"KiB\">1048576</memory>\n"));
+	const char *m0 = strstr(out, "<vnuma:vnuma"), *m1 = strstr(out, "</vnuma:vnuma>");
+	assert_non_null(m0);
+	assert_non_null(m1);
+	_cleanup_free_ char *meta = strndup(m0, (size_t)(m1 - m0) + strlen("</vnuma:vnuma>"));
+	struct vn_domain_meta m;
+	struct vn_error err = {0};
+	assert_int_equal(vn_domain_meta_parse(meta, &m, &err), 0);
+	assert_string_equal(m.topology_path, "/ws2/t.xml");
+	assert_string_equal(m.topology_name, "4node");
+	assert_string_equal(m.kernel, "/ws2/bzImage");
+	assert_string_equal(m.kernel_id, "r2 6.1");
+	assert_string_equal(m.guest_dir, dir_b);
+	assert_string_equal(m.accel, "tcg");
+	vn_domain_meta_clear(&m);
+
+	/* Not a save of ours: no metadata to make the new guest's. */
+	char *bare = strstr(xml, "  <metadata>");
+	memmove(bare, strstr(xml, "  <memory"), strlen(strstr(xml, "  <memory")) + 1);
+	assert_null(vn_virt_save_xml_renamed(state, xml, &o, "99999999-2222-4333-8444-555555555555"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,7 +495,7 @@ int main(void)
 		cmocka_unit_test(test_log_tail),         cmocka_unit_test(test_uri_remote),
 		cmocka_unit_test(test_open_silent_host), cmocka_unit_test(test_embed_root),
 		cmocka_unit_test(test_console_sink),     cmocka_unit_test(test_console_log_max),
-		cmocka_unit_test(test_console_keeper),
+		cmocka_unit_test(test_console_keeper),   cmocka_unit_test(test_save_xml_renamed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
