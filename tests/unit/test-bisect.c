@@ -573,6 +573,8 @@ static void test_bisect_build_disk_full(void **state)
 	_cleanup_free_ char *rp = vn_xasprintf("%s/kfake.json", tmp), *cache = vn_xasprintf("%s/kcache", tmp);
 	_cleanup_free_ char *out = vn_xasprintf("%s/kbisect", tmp), *hook = vn_xasprintf("%s/hook.sh", tmp);
 	_cleanup_free_ char *logp = vn_xasprintf("%s/bisect.log", out), *log = NULL;
+	/* The start record hashes the scenario's bytes: it must be a file (what is in it is fake_run's business). */
+	_cleanup_free_ char *scn = vn_xasprintf("%s/kscenario.json", tmp);
 	_cleanup_recipe_ struct vn_recipe *r = NULL;
 	struct vn_error err = {0};
 	assert_int_equal(vn_recipe_load(rp, &r, &err), 0);
@@ -585,10 +587,11 @@ static void test_bisect_build_disk_full(void **state)
 				   .bad = khash[2],
 				   .outdir = out,
 				   .policy = policy(),
-				   .scenario = "fake.json",
+				   .scenario = scn,
 				   .scenario_name = "fake"};
 	struct vn_bisect_result res;
 
+	vn_test_put(tmp, "kscenario.json", "{}\n");
 	assert_int_equal(vn_bisect(&o, &ops, &res, &err), -ENOSPC);
 	assert_int_equal(err.kind, VN_ERR_INFRA);
 	assert_non_null(strstr(err.msg, "the disk is full"));
@@ -665,265 +668,261 @@ static void test_bisect_git_deadline(void **state)
 	assert_non_null(strstr(err.msg, "git rev-parse did not finish in 1 s"));
 	assert_true(took < 5000);
 	vn_error_clear(&err);
-	/* A file's bytes, for "untouched" checks. */
-	static char *slurp(const char *dir, const char *name)
-	{
-		_cleanup_free_ char *path = vn_xasprintf("%s/%s/%s", tmp, dir, name);
-		char *text = NULL;
-		assert_int_equal(vn_file_read(path, 1 << 20, &text, &(size_t){0}, NULL), 0);
-		return text;
-	}
+}
 
-	/* A resume that is not this bisection: refused naming what differs, exit 2, OUT untouched. */
-	static void expect_refused(struct fake * f, struct vn_bisect_opts * o, const char *what, const char *also)
-	{
-		struct vn_bisect_ops ops = {.build = fake_build, .run = fake_run, .data = f};
-		struct vn_bisect_result res;
-		struct vn_error err = {0};
-		_cleanup_free_ char *log = slurp("start", "bisect.log"), *txt = slurp("start", "bisect.txt");
-		unsigned runs = f->runs;
+/* A file's bytes, for "untouched" checks. */
+static char *slurp(const char *dir, const char *name)
+{
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s/%s", tmp, dir, name);
+	char *text = NULL;
+	assert_int_equal(vn_file_read(path, 1 << 20, &text, &(size_t){0}, NULL), 0);
+	return text;
+}
 
-		assert_int_equal(vn_bisect(o, &ops, &res, &err), -EINVAL);
-		assert_int_equal(err.kind, VN_ERR_INPUT);
-		if (!strstr(err.msg, what) || (also && !strstr(err.msg, also)) ||
-		    !strstr(err.msg, "start/bisect.log:1: another bisection's log: ") ||
-		    !strstr(err.msg, "; use another -o or remove it"))
-			fail_msg("%s: not said in: %s", what, err.msg);
-		assert_int_equal(f->runs, runs);
-		assert_int_equal(res.ncommits, 0); /* nothing for the CLI to print as this bisection's table */
-		_cleanup_free_ char *log2 = slurp("start", "bisect.log"), *txt2 = slurp("start", "bisect.txt");
-		assert_string_equal(log, log2);
-		assert_string_equal(txt, txt2);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
-	}
+/* A resume that is not this bisection: refused naming what differs, exit 2, OUT untouched. */
+static void expect_refused(struct fake *f, struct vn_bisect_opts *o, const char *what, const char *also)
+{
+	struct vn_bisect_ops ops = {.build = fake_build, .run = fake_run, .data = f};
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	_cleanup_free_ char *log = slurp("start", "bisect.log"), *txt = slurp("start", "bisect.txt");
+	unsigned runs = f->runs;
 
-	static void test_bisect_resume_other_start(void **state)
-	{
-		(void)state;
-		make_history();
-		struct vn_bisect_policy p = policy();
-		struct vn_bisect_ops ops;
-		struct vn_bisect_result res;
-		struct vn_error err = {0};
-		struct fake f = {.first_bad = 8, .unbuildable = -1, .stop_after = -1};
-		_cleanup_free_ char *dir = vn_xasprintf("%s/start", tmp);
-		_cleanup_free_ char *a = test_file("fallback-4node.json", "{\"name\": \"fallback-4node\"}\n");
-		_cleanup_free_ char *b = test_file("memfollow-2node.json", "{\"name\": \"memfollow-2node\"}\n");
-		_cleanup_free_ char *a2 =
-			test_file("elsewhere/fallback-4node.json", "{\"name\": \"fallback-4node\"}\n");
-		_cleanup_free_ char *recipe = test_file("tiny.json", "{\"name\": \"tiny\"}\n");
-		const char *good = hashes[0], *bad = hashes[NCOMMITS - 1];
+	assert_int_equal(vn_bisect(o, &ops, &res, &err), -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	if (!strstr(err.msg, what) || (also && !strstr(err.msg, also)) ||
+	    !strstr(err.msg, "start/bisect.log:1: another bisection's log: ") ||
+	    !strstr(err.msg, "; use another -o or remove it"))
+		fail_msg("%s: not said in: %s", what, err.msg);
+	assert_int_equal(f->runs, runs);
+	assert_int_equal(res.ncommits, 0); /* nothing for the CLI to print as this bisection's table */
+	_cleanup_free_ char *log2 = slurp("start", "bisect.log"), *txt2 = slurp("start", "bisect.txt");
+	assert_string_equal(log, log2);
+	assert_string_equal(txt, txt2);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+}
 
-		ops = (struct vn_bisect_ops){.build = fake_build, .run = fake_run, .data = &f};
-		struct vn_bisect_opts o = opts_for(dir, &p, good, bad, NULL, a);
-		assert_int_equal(vn_bisect(&o, &ops, &res, &err), 0);
-		assert_string_equal(res.first_bad, hashes[8]);
-		vn_bisect_result_clear(&res);
+static void test_bisect_resume_other_start(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	struct vn_bisect_ops ops;
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	struct fake f = {.first_bad = 8, .unbuildable = -1, .stop_after = -1};
+	_cleanup_free_ char *dir = vn_xasprintf("%s/start", tmp);
+	_cleanup_free_ char *a = test_file("fallback-4node.json", "{\"name\": \"fallback-4node\"}\n");
+	_cleanup_free_ char *b = test_file("memfollow-2node.json", "{\"name\": \"memfollow-2node\"}\n");
+	_cleanup_free_ char *a2 = test_file("elsewhere/fallback-4node.json", "{\"name\": \"fallback-4node\"}\n");
+	_cleanup_free_ char *recipe = test_file("tiny.json", "{\"name\": \"tiny\"}\n");
+	const char *good = hashes[0], *bad = hashes[NCOMMITS - 1];
 
-		/* Another scenario, by content: the one it was started with is named, and its hash. */
-		o = opts_for(dir, &p, good, bad, NULL, b);
-		_cleanup_free_ char *was = vn_xasprintf("it was started with scenario %s (sha256 ", a);
-		_cleanup_free_ char *not = vn_xasprintf("), not %s (sha256 ", b);
-		expect_refused(&f, &o, was, not );
-		/* A recipe, the policy, --quick, --virtual-time, the arch. */
-		o = opts_for(dir, &p, good, bad, NULL, a);
-		o.recipe = recipe;
-		expect_refused(&f, &o, "it was started with recipe none (sha256 ), not ", NULL);
-		o = opts_for(dir, &p, good, bad, NULL, a);
-		o.policy.flaky = 3;
-		expect_refused(&f, &o, "it was started with --flaky 1, not 3", NULL);
-		o = opts_for(dir, &p, good, bad, NULL, a);
-		o.quick = true;
-		expect_refused(&f, &o, "it was started without --quick, this one with it", NULL);
-		o = opts_for(dir, &p, good, bad, NULL, a);
-		o.virtual_time = true;
-		expect_refused(&f, &o, "it was started without --virtual-time", NULL);
-		o = opts_for(dir, &p, good, bad, NULL, a);
-		o.arch = "arm64";
-		expect_refused(&f, &o, "it was started for arch x86_64, not arm64", NULL);
-		o = opts_for(dir, &p, good, bad, NULL, a);
-		o.policy.alpha = 0.01;
-		expect_refused(&f, &o, "it was started with alpha 0.05, not 0.01", NULL);
+	ops = (struct vn_bisect_ops){.build = fake_build, .run = fake_run, .data = &f};
+	struct vn_bisect_opts o = opts_for(dir, &p, good, bad, NULL, a);
+	assert_int_equal(vn_bisect(&o, &ops, &res, &err), 0);
+	assert_string_equal(res.first_bad, hashes[8]);
+	vn_bisect_result_clear(&res);
 
-		/* The same scenario at another path (another working directory, a copy): the same bisection. */
-		unsigned runs = f.runs;
-		o = opts_for(dir, &p, good, bad, NULL, a2);
-		assert_int_equal(vn_bisect(&o, &ops, &res, &err), 0);
-		assert_string_equal(res.first_bad, hashes[8]);
-		assert_int_equal(f.runs, runs);
-		vn_bisect_result_clear(&res);
+	/* Another scenario, by content: the one it was started with is named, and its hash. */
+	o = opts_for(dir, &p, good, bad, NULL, b);
+	_cleanup_free_ char *was = vn_xasprintf("it was started with scenario %s (sha256 ", a);
+	_cleanup_free_ char *not = vn_xasprintf("), not %s (sha256 ", b);
+	expect_refused(&f, &o, was, not );
+	/* A recipe, the policy, --quick, --virtual-time, the arch. */
+	o = opts_for(dir, &p, good, bad, NULL, a);
+	o.recipe = recipe;
+	expect_refused(&f, &o, "it was started with recipe none (sha256 ), not ", NULL);
+	o = opts_for(dir, &p, good, bad, NULL, a);
+	o.policy.flaky = 3;
+	expect_refused(&f, &o, "it was started with --flaky 1, not 3", NULL);
+	o = opts_for(dir, &p, good, bad, NULL, a);
+	o.quick = true;
+	expect_refused(&f, &o, "it was started without --quick, this one with it", NULL);
+	o = opts_for(dir, &p, good, bad, NULL, a);
+	o.virtual_time = true;
+	expect_refused(&f, &o, "it was started without --virtual-time", NULL);
+	o = opts_for(dir, &p, good, bad, NULL, a);
+	o.arch = "arm64";
+	expect_refused(&f, &o, "it was started for arch x86_64, not arm64", NULL);
+	o = opts_for(dir, &p, good, bad, NULL, a);
+	o.policy.alpha = 0.01;
+	expect_refused(&f, &o, "it was started with alpha 0.05, not 0.01", NULL);
 
-		/* An older vnuma's log does not say what it was started with: refused, not guessed. */
-		_cleanup_free_ char *text = slurp("start", "bisect.log");
-		char *nl = strchr(text, '\n');
-		assert_non_null(nl);
-		_cleanup_free_ char *v1 = vn_xasprintf(
-			"{\"event\":\"start\",\"version\":1,\"repo\":\"%s\",\"good\":\"%s\",\"bad\":\"%s\","
-			"\"scenario\":\"%s\","
-			"\"recipe\":\"\",\"metric\":null,\"flaky\":1,\"repeats\":3,\"repeats_max\":8,\"alpha\":0.05}%s",
-			repo, good, bad, a, nl);
-		_cleanup_free_ char *v1p = vn_xasprintf("%s/v1.log", tmp);
-		assert_int_equal(vn_file_write(v1p, v1), 0);
-		_cleanup_free_ char *dir1 = vn_xasprintf("%s/from-v1", tmp);
-		o = opts_for(dir1, &p, good, bad, v1p, a);
-		assert_int_equal(vn_bisect(&o, &ops, &res, &err), -EINVAL);
-		if (!strstr(err.msg,
-			    "v1.log:1: another bisection's log: its start record has no \"scenario_sha256\" (an older"))
-			fail_msg("%s", err.msg);
-		assert_int_equal(f.runs, runs);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
-	}
+	/* The same scenario at another path (another working directory, a copy): the same bisection. */
+	unsigned runs = f.runs;
+	o = opts_for(dir, &p, good, bad, NULL, a2);
+	assert_int_equal(vn_bisect(&o, &ops, &res, &err), 0);
+	assert_string_equal(res.first_bad, hashes[8]);
+	assert_int_equal(f.runs, runs);
+	vn_bisect_result_clear(&res);
 
-	/* A symlink planted where bisect writes (docs/security.md): refused, and nothing is made where it points. */
-	static void test_bisect_planted_symlinks(void **state)
-	{
-		(void)state;
-		make_history();
-		struct vn_bisect_policy p = policy();
-		struct vn_bisect_result res;
-		struct vn_error err = {0};
-		struct fake f = {.first_bad = 5, .unbuildable = -1, .stop_after = -1};
-		_cleanup_free_ char *elsewhere = vn_xasprintf("%s/elsewhere.log", tmp);
-		_cleanup_free_ char *victim = vn_xasprintf("%s/victim", tmp);
-		_cleanup_free_ char *link1 = vn_xasprintf("%s/planted-log/bisect.log", tmp);
-		_cleanup_free_ char *link2 = vn_xasprintf("%s/planted-commits/commits", tmp);
+	/* An older vnuma's log does not say what it was started with: refused, not guessed. */
+	_cleanup_free_ char *text = slurp("start", "bisect.log");
+	char *nl = strchr(text, '\n');
+	assert_non_null(nl);
+	_cleanup_free_ char *v1 = vn_xasprintf(
+		"{\"event\":\"start\",\"version\":1,\"repo\":\"%s\",\"good\":\"%s\",\"bad\":\"%s\","
+		"\"scenario\":\"%s\","
+		"\"recipe\":\"\",\"metric\":null,\"flaky\":1,\"repeats\":3,\"repeats_max\":8,\"alpha\":0.05}%s",
+		repo, good, bad, a, nl);
+	_cleanup_free_ char *v1p = vn_xasprintf("%s/v1.log", tmp);
+	assert_int_equal(vn_file_write(v1p, v1), 0);
+	_cleanup_free_ char *dir1 = vn_xasprintf("%s/from-v1", tmp);
+	o = opts_for(dir1, &p, good, bad, v1p, a);
+	assert_int_equal(vn_bisect(&o, &ops, &res, &err), -EINVAL);
+	if (!strstr(err.msg,
+		    "v1.log:1: another bisection's log: its start record has no \"scenario_sha256\" (an older"))
+		fail_msg("%s", err.msg);
+	assert_int_equal(f.runs, runs);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+}
 
-		vn_test_put(tmp, "planted-log/.keep", "");
-		vn_test_put(tmp, "planted-commits/.keep", "");
-		vn_test_put(tmp, "victim/.keep", "");
-		assert_int_equal(symlink(elsewhere, link1), 0);
-		assert_int_equal(symlink(victim, link2), 0);
+/* A symlink planted where bisect writes (docs/security.md): refused, and nothing is made where it points. */
+static void test_bisect_planted_symlinks(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	struct fake f = {.first_bad = 5, .unbuildable = -1, .stop_after = -1};
+	_cleanup_free_ char *elsewhere = vn_xasprintf("%s/elsewhere.log", tmp);
+	_cleanup_free_ char *victim = vn_xasprintf("%s/victim", tmp);
+	_cleanup_free_ char *link1 = vn_xasprintf("%s/planted-log/bisect.log", tmp);
+	_cleanup_free_ char *link2 = vn_xasprintf("%s/planted-commits/commits", tmp);
 
-		assert_int_equal(bisect_with(&f, "planted-log", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
-				 -EINVAL);
-		assert_int_equal(err.kind, VN_ERR_INPUT);
-		assert_non_null(strstr(err.msg, "planted-log/bisect.log is a symlink (not followed)"));
-		assert_int_equal(access(elsewhere, F_OK), -1);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
-		/* Replayed into it: the same. */
-		vn_test_put(tmp, "resume-src.log", "{\"event\":\"start\"}\n");
-		_cleanup_free_ char *src = vn_xasprintf("%s/resume-src.log", tmp);
-		assert_int_equal(bisect_with(&f, "planted-log", &p, hashes[0], hashes[NCOMMITS - 1], src, &res, &err),
-				 -EINVAL);
-		assert_non_null(strstr(err.msg, "is a symlink (not followed)"));
-		assert_int_equal(access(elsewhere, F_OK), -1);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
+	vn_test_put(tmp, "planted-log/.keep", "");
+	vn_test_put(tmp, "planted-commits/.keep", "");
+	vn_test_put(tmp, "victim/.keep", "");
+	assert_int_equal(symlink(elsewhere, link1), 0);
+	assert_int_equal(symlink(victim, link2), 0);
 
-		assert_int_equal(
-			bisect_with(&f, "planted-commits", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
-			-ELOOP);
-		assert_int_equal(err.kind, VN_ERR_INPUT);
-		assert_non_null(strstr(err.msg, "planted-commits/commits is a symlink"));
-		assert_int_equal(f.runs, 0);
-		_cleanup_free_ char *out_log = vn_xasprintf("%s/planted-commits/bisect.log", tmp);
-		assert_int_equal(access(out_log, F_OK), -1);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
-		/* One commit's directory planted: found when that commit is to run (the bad endpoint, first). */
-		char rel[64];
-		snprintf(rel, sizeof(rel), "planted-hash/commits/%.12s", hashes[NCOMMITS - 1]);
-		vn_test_put(tmp, "planted-hash/commits/.keep", "");
-		_cleanup_free_ char *link3 = vn_xasprintf("%s/%s", tmp, rel);
-		assert_int_equal(symlink(victim, link3), 0);
-		assert_int_equal(bisect_with(&f, "planted-hash", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
-				 -ELOOP);
-		assert_non_null(strstr(err.msg, "is a symlink"));
-		assert_int_equal(f.runs, 0);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
-		/* The victim holds what it held. */
-		DIR *d = opendir(victim);
-		assert_non_null(d);
-		unsigned n = 0;
-		for (struct dirent *e; (e = readdir(d));)
-			n += e->d_name[0] != '.';
-		closedir(d);
-		assert_int_equal(n, 0);
-	}
+	assert_int_equal(bisect_with(&f, "planted-log", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
+			 -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "planted-log/bisect.log is a symlink (not followed)"));
+	assert_int_equal(access(elsewhere, F_OK), -1);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+	/* Replayed into it: the same. */
+	vn_test_put(tmp, "resume-src.log", "{\"event\":\"start\"}\n");
+	_cleanup_free_ char *src = vn_xasprintf("%s/resume-src.log", tmp);
+	assert_int_equal(bisect_with(&f, "planted-log", &p, hashes[0], hashes[NCOMMITS - 1], src, &res, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "is a symlink (not followed)"));
+	assert_int_equal(access(elsewhere, F_OK), -1);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
 
-	/* Two bisections into one OUT: the second is refused while the first holds it (exit 3: retry later). */
-	static void test_bisect_busy(void **state)
-	{
-		(void)state;
-		make_history();
-		struct vn_bisect_policy p = policy();
-		struct vn_bisect_result res;
-		struct vn_error err = {0};
-		struct fake f = {.first_bad = 5, .unbuildable = -1, .stop_after = -1};
-		_cleanup_free_ char *dir = vn_xasprintf("%s/busy", tmp);
+	assert_int_equal(bisect_with(&f, "planted-commits", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
+			 -ELOOP);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "planted-commits/commits is a symlink"));
+	assert_int_equal(f.runs, 0);
+	_cleanup_free_ char *out_log = vn_xasprintf("%s/planted-commits/bisect.log", tmp);
+	assert_int_equal(access(out_log, F_OK), -1);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+	/* One commit's directory planted: found when that commit is to run (the bad endpoint, first). */
+	char rel[64];
+	snprintf(rel, sizeof(rel), "planted-hash/commits/%.12s", hashes[NCOMMITS - 1]);
+	vn_test_put(tmp, "planted-hash/commits/.keep", "");
+	_cleanup_free_ char *link3 = vn_xasprintf("%s/%s", tmp, rel);
+	assert_int_equal(symlink(victim, link3), 0);
+	assert_int_equal(bisect_with(&f, "planted-hash", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
+			 -ELOOP);
+	assert_non_null(strstr(err.msg, "is a symlink"));
+	assert_int_equal(f.runs, 0);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+	/* The victim holds what it held. */
+	DIR *d = opendir(victim);
+	assert_non_null(d);
+	unsigned n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(n, 0);
+}
 
-		vn_test_put(tmp, "busy/.keep", "");
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		assert_true(fd >= 0);
-		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
-		assert_int_equal(bisect_with(&f, "busy", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err),
-				 -EBUSY);
-		assert_int_equal(err.kind, VN_ERR_INFRA);
-		assert_non_null(strstr(err.msg, "busy: another bisection is running in it"));
-		assert_int_equal(f.runs, 0);
-		_cleanup_free_ char *log = vn_xasprintf("%s/bisect.log", dir);
-		assert_int_equal(access(log, F_OK), -1);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
-		close(fd);
-		assert_int_equal(bisect_with(&f, "busy", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
-		assert_string_equal(res.first_bad, hashes[5]);
-		vn_bisect_result_clear(&res);
-	}
+/* Two bisections into one OUT: the second is refused while the first holds it (exit 3: retry later). */
+static void test_bisect_busy(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	struct fake f = {.first_bad = 5, .unbuildable = -1, .stop_after = -1};
+	_cleanup_free_ char *dir = vn_xasprintf("%s/busy", tmp);
 
-	/* A log edited so that a bad commit comes before a good one: git has nothing to offer, and that is the log's fault. */
-	static void test_bisect_contradicting_log(void **state)
-	{
-		(void)state;
-		make_history();
-		struct vn_bisect_policy p = policy();
-		struct vn_bisect_result res;
-		struct vn_error err = {0};
-		struct fake f = {.first_bad = 9, .unbuildable = -1, .stop_after = -1};
+	vn_test_put(tmp, "busy/.keep", "");
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	assert_int_equal(bisect_with(&f, "busy", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), -EBUSY);
+	assert_int_equal(err.kind, VN_ERR_INFRA);
+	assert_non_null(strstr(err.msg, "busy: another bisection is running in it"));
+	assert_int_equal(f.runs, 0);
+	_cleanup_free_ char *log = vn_xasprintf("%s/bisect.log", dir);
+	assert_int_equal(access(log, F_OK), -1);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+	close(fd);
+	assert_int_equal(bisect_with(&f, "busy", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	assert_string_equal(res.first_bad, hashes[5]);
+	vn_bisect_result_clear(&res);
+}
 
-		assert_int_equal(bisect_with(&f, "contra", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
-		vn_bisect_result_clear(&res);
-		_cleanup_free_ char *text = slurp("contra", "bisect.log");
-		_cleanup_free_ char *edited =
-			vn_xasprintf("%s{\"event\":\"mark\",\"commit\":\"%s\",\"mark\":\"good\",\"why\":\"by hand\"}\n"
-				     "{\"event\":\"mark\",\"commit\":\"%s\",\"mark\":\"bad\",\"why\":\"by hand\"}\n",
-				     text, hashes[5], hashes[2]);
-		_cleanup_free_ char *path = vn_xasprintf("%s/contra.log", tmp);
-		assert_int_equal(vn_file_write(path, edited), 0);
-		unsigned runs = f.runs;
-		assert_int_equal(
-			bisect_with(&f, "contra-replayed", &p, hashes[0], hashes[NCOMMITS - 1], path, &res, &err),
-			-EINVAL);
-		assert_int_equal(err.kind, VN_ERR_INPUT);
-		if (!strstr(err.msg, "contra.log: its marks contradict each other: ") ||
-		    !strstr(err.msg, "is marked bad"))
-			fail_msg("%s", err.msg);
-		assert_int_equal(f.runs, runs);
-		vn_error_clear(&err);
-		vn_bisect_result_clear(&res);
-	}
+/* A log edited so that a bad commit comes before a good one: git has nothing to offer, and that is the log's fault. */
+static void test_bisect_contradicting_log(void **state)
+{
+	(void)state;
+	make_history();
+	struct vn_bisect_policy p = policy();
+	struct vn_bisect_result res;
+	struct vn_error err = {0};
+	struct fake f = {.first_bad = 9, .unbuildable = -1, .stop_after = -1};
 
-	int main(void)
-	{
-		const struct CMUnitTest tests[] = {
-			cmocka_unit_test(test_judge_verdict),
-			cmocka_unit_test(test_judge_metric),
-			cmocka_unit_test(test_bisect_every_position),
-			cmocka_unit_test(test_bisect_unbuildable),
-			cmocka_unit_test(test_bisect_metric_and_flaky),
-			cmocka_unit_test(test_bisect_resume_and_replay),
-			cmocka_unit_test(test_bisect_refusals),
-			cmocka_unit_test(test_bisect_build_disk_full),
-			cmocka_unit_test(test_bisect_git_env),
-			cmocka_unit_test(test_bisect_git_deadline),
-			cmocka_unit_test(test_bisect_resume_other_start),
-			cmocka_unit_test(test_bisect_planted_symlinks),
-			cmocka_unit_test(test_bisect_busy),
-			cmocka_unit_test(test_bisect_contradicting_log),
-		};
-		return cmocka_run_group_tests(tests, setup, teardown);
-	}
+	assert_int_equal(bisect_with(&f, "contra", &p, hashes[0], hashes[NCOMMITS - 1], NULL, &res, &err), 0);
+	vn_bisect_result_clear(&res);
+	_cleanup_free_ char *text = slurp("contra", "bisect.log");
+	_cleanup_free_ char *edited =
+		vn_xasprintf("%s{\"event\":\"mark\",\"commit\":\"%s\",\"mark\":\"good\",\"why\":\"by hand\"}\n"
+			     "{\"event\":\"mark\",\"commit\":\"%s\",\"mark\":\"bad\",\"why\":\"by hand\"}\n",
+			     text, hashes[5], hashes[2]);
+	_cleanup_free_ char *path = vn_xasprintf("%s/contra.log", tmp);
+	assert_int_equal(vn_file_write(path, edited), 0);
+	unsigned runs = f.runs;
+	assert_int_equal(bisect_with(&f, "contra-replayed", &p, hashes[0], hashes[NCOMMITS - 1], path, &res, &err),
+			 -EINVAL);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	if (!strstr(err.msg, "contra.log: its marks contradict each other: ") || !strstr(err.msg, "is marked bad"))
+		fail_msg("%s", err.msg);
+	assert_int_equal(f.runs, runs);
+	vn_error_clear(&err);
+	vn_bisect_result_clear(&res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_judge_verdict),
+		cmocka_unit_test(test_judge_metric),
+		cmocka_unit_test(test_bisect_every_position),
+		cmocka_unit_test(test_bisect_unbuildable),
+		cmocka_unit_test(test_bisect_metric_and_flaky),
+		cmocka_unit_test(test_bisect_resume_and_replay),
+		cmocka_unit_test(test_bisect_refusals),
+		cmocka_unit_test(test_bisect_build_disk_full),
+		cmocka_unit_test(test_bisect_git_env),
+		cmocka_unit_test(test_bisect_git_deadline),
+		cmocka_unit_test(test_bisect_resume_other_start),
+		cmocka_unit_test(test_bisect_planted_symlinks),
+		cmocka_unit_test(test_bisect_busy),
+		cmocka_unit_test(test_bisect_contradicting_log),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
