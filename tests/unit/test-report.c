@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "util/cleanup.h"
 #include "text-check.h"
+#include "golden.h"
 
 static char *slurp(const char *path)
 {
@@ -251,13 +252,101 @@ static void test_metrics_bounded(void **state)
 	vn_report_clear(&r);
 }
 
+/*
+ * A run with every key result.json has, the guest's text hostile, as the
+ * runner fills it: result.json and junit.xml against tests/golden/result/,
+ * the bytes the writer gave before result.json had a typed reader.
+ */
+static void fill_every_key(struct vn_report *r)
+{
+	static char *patches[] = {"0001-mm-fallback.patch", "0002-sched-numa.patch", NULL};
+
+	*r = (struct vn_report){.scenario = strdup("memfollow-2node"),
+				.description = strdup("Memory follows the task.\nTwo lines."),
+				.variant = strdup("balancing-on"),
+				.repeat = 2,
+				.host = strdup("qemu+ssh://lab/system"),
+				.started_utc = strdup("2026-12-01T11:16:00Z"),
+				.duration_s = 29.660254266000265,
+				.boot_s = 3.25,
+				.boot = strdup("restored"),
+				.snapshot = strdup("5ab1c0ffee"),
+				.complete = true,
+				.samples = 12,
+				.accel = strdup("kvm"),
+				.accel_reason = strdup("proven: a KVM guest booted"),
+				.icount = strdup("shift=auto,sleep=off"),
+				.icount_lead_s = 0.5,
+				.icount_lead_min_s = -0.125,
+				.arch = strdup("x86_64"),
+				.guest = strdup("scn-memfollow-2node"),
+				.kernel_release = strdup("6.1.0-57-amd64"),
+				.kernel_version = strdup("#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3"),
+				.kernel_cmdline = strdup("console=ttyS0 panic=-1 \x1b[31m"),
+				.kernel_recipe = strdup("fallback-revert"),
+				.kernel_config_sha256 = strdup("f75010e906eac59e85ab3fab9de8f197"),
+				.topology = strdup("2node"),
+				.fidelity = strdup("shape (nodes, distances, CPUs, memory): ok\n"),
+				.sampling_cost = strdup("39.94 ms CPU per sample on average"),
+				.vcpus = 4,
+				.host_cpus = 2};
+	r->kernel_patches = calloc(3, sizeof(char *));
+	for (int i = 0; patches[i]; i++)
+		r->kernel_patches[i] = strdup(patches[i]);
+	vn_report_add_artifact(r, "vnuma-kernel-6.1.0-57.bzImage", true);
+	vn_report_add_artifact(r, "vnuma-initramfs-2node.cpio", false);
+	vn_report_add_sysctl(r, "kernel.numa_balancing", "1");
+	vn_report_add_sysctl(r, "vm.zone_reclaim_mode", "0");
+	vn_report_metric(r, "vmstat.numa_pages_migrated", 6422);
+	vn_report_metric(r, "memfollow.local_pct", 99.07);
+	vn_report_metric(r, "vmstat.k\xff\x01ey", 1e-300);
+	vn_report_add_observed(r, "counter numa_pages_migrated > 0", true, "6422", "> 0", NULL, VN_OBSERVED_COUNT,
+			       6422);
+	vn_report_add(r, "fallback order", false, "Node 1: 1 0 \xc3\x28", "Node 1: 1 0", "--- model\n+++ kernel\n");
+	vn_report_add(r, "change memfollow.local_pct", false, "too noisy", "+10%", NULL);
+	r->verdicts[2].undecided = true;
+}
+
+static void test_every_key_golden(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vn-report-XXXXXX", path[128];
+	struct vn_report r;
+	struct vn_error err = {0};
+
+	assert_non_null(mkdtemp(dir));
+	fill_every_key(&r);
+	assert_int_equal(vn_report_write(&r, dir, &err), 0);
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	vn_test_golden("result", "every-key.json", slurp(path), "result.json");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/junit.xml", dir);
+	vn_test_golden("result", "every-key.xml", slurp(path), "junit.xml");
+	unlink(path);
+
+	/* Cut short in real time: no metrics, no lead, an error testcase. */
+	free(r.icount);
+	r.icount = NULL;
+	r.complete = false;
+	r.error = strdup("guest died: \x07panic");
+	r.vcpus = r.host_cpus = 0;
+	assert_int_equal(vn_report_write(&r, dir, &err), 0);
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	vn_test_golden("result", "incomplete.json", slurp(path), "result.json");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/junit.xml", dir);
+	vn_test_golden("result", "incomplete.xml", slurp(path), "junit.xml");
+	unlink(path);
+	rmdir(dir);
+	vn_report_clear(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_junit_and_json),
-		cmocka_unit_test(test_metrics_bounded),
-		cmocka_unit_test(test_hostile_text),
-		cmocka_unit_test(test_typed_facts),
+		cmocka_unit_test(test_junit_and_json),   cmocka_unit_test(test_metrics_bounded),
+		cmocka_unit_test(test_hostile_text),     cmocka_unit_test(test_typed_facts),
+		cmocka_unit_test(test_every_key_golden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,266 @@
+/*
+ * One run's result: the typed value, its one writer (result.json's bytes)
+ * and its one reader (result-load.c).
+ */
+#include "report/result.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+
+void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
+		   const char *detail)
+{
+	vn_report_add_observed(r, name, pass, observed, expected, detail, VN_OBSERVED_NONE, NAN);
+}
+
+void vn_report_add_observed(struct vn_report *r, const char *name, bool pass, const char *observed,
+			    const char *expected, const char *detail, enum vn_observed_kind kind, double value)
+{
+	r->verdicts = vn_xreallocarray(r->verdicts, r->nverdicts + 1, sizeof(*r->verdicts));
+	/* What the kernel did is the guest's text, and `vnuma run` prints it as well as writing it. */
+	r->verdicts[r->nverdicts++] = (struct vn_verdict){
+		.name = vn_text_dup(name, SIZE_MAX, VN_TEXT_LINES),
+		.pass = pass,
+		.observed = observed ? vn_text_dup(observed, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.expected = expected ? vn_text_dup(expected, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.detail = detail ? vn_text_dup(detail, SIZE_MAX, VN_TEXT_LINES) : NULL,
+		.kind = kind,
+		.value = value,
+	};
+}
+
+unsigned vn_report_failures(const struct vn_report *r)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < r->nverdicts; i++)
+		n += !r->verdicts[i].pass && !r->verdicts[i].undecided;
+	return n;
+}
+
+unsigned vn_report_undecided(const struct vn_report *r)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < r->nverdicts; i++)
+		n += r->verdicts[i].undecided;
+	return n;
+}
+
+const char *vn_verdict_word(const struct vn_verdict *v)
+{
+	return v->pass ? "pass" : v->undecided ? "too noisy" : "fail";
+}
+
+void vn_report_clear(struct vn_report *r)
+{
+	for (unsigned i = 0; i < r->nverdicts; i++) {
+		vn_free_all(r->verdicts[i].name, r->verdicts[i].observed, r->verdicts[i].expected,
+			    r->verdicts[i].detail);
+	}
+	free(r->verdicts);
+	char **strs[] = {&r->scenario,
+			 &r->description,
+			 &r->started_utc,
+			 &r->error,
+			 &r->accel,
+			 &r->kernel_release,
+			 &r->kernel_version,
+			 &r->kernel_cmdline,
+			 &r->kernel_recipe,
+			 &r->kernel_config_sha256,
+			 &r->topology,
+			 &r->fidelity,
+			 &r->sampling_cost,
+			 &r->accel_reason,
+			 &r->guest,
+			 &r->variant,
+			 &r->host,
+			 &r->boot,
+			 &r->snapshot,
+			 &r->icount,
+			 &r->arch};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
+		free(*strs[i]);
+	for (unsigned i = 0; i < r->nmetrics; i++)
+		free(r->metrics[i].name);
+	free(r->metrics);
+	for (unsigned i = 0; i < r->nsysctls; i++)
+		vn_free_all(r->sysctls[i].key, r->sysctls[i].value);
+	free(r->sysctls);
+	for (unsigned i = 0; i < r->nartifacts; i++)
+		free(r->artifacts[i].volume);
+	free(r->artifacts);
+	vn_strv_free(r->kernel_patches);
+	memset(r, 0, sizeof(*r));
+}
+
+void vn_report_add_sysctl(struct vn_report *r, const char *key, const char *value)
+{
+	r->sysctls = vn_xreallocarray(r->sysctls, r->nsysctls + 1, sizeof(*r->sysctls));
+	r->sysctls[r->nsysctls++] = (struct vn_report_sysctl){vn_xstrdup(key), vn_xstrdup(value)};
+}
+
+void vn_report_add_artifact(struct vn_report *r, const char *volume, bool uploaded)
+{
+	r->artifacts = vn_xreallocarray(r->artifacts, r->nartifacts + 1, sizeof(*r->artifacts));
+	r->artifacts[r->nartifacts++] = (struct vn_report_artifact){vn_xstrdup(volume), uploaded};
+}
+
+void vn_report_metric(struct vn_report *r, const char *name, double value)
+{
+	/* Names come from the guest (vmstat keys, workload fields): their number is bounded like the rest. */
+	if (!isfinite(value) || r->nmetrics >= VN_REPORT_METRICS_MAX)
+		return;
+	r->metrics = vn_xreallocarray(r->metrics, r->nmetrics + 1, sizeof(*r->metrics));
+	r->metrics[r->nmetrics++] = (struct vn_metric){vn_xstrdup(name), value};
+}
+
+/*
+ * A copy of o whose every string, key or value, went through the one
+ * sanitizer: much of a report is the guest's text (observations, console
+ * lines, vmstat keys, its cmdline), and json-c writes bytes as it got them,
+ * so invalid UTF-8 would leave a file no JSON reader takes.
+ */
+static json_object *clean_tree(json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_string: {
+		_cleanup_free_ char *s = vn_xmalloc((size_t)json_object_get_string_len(o) + 4);
+		vn_text_clean(json_object_get_string(o), (size_t)json_object_get_string_len(o),
+			      (size_t)json_object_get_string_len(o), VN_TEXT_LINES, s);
+		return json_object_new_string(s);
+	}
+	case json_type_array: {
+		json_object *a = json_object_new_array();
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			json_object_array_add(a, clean_tree(json_object_array_get_idx(o, i)));
+		return a;
+	}
+	case json_type_object: {
+		json_object *c = json_object_new_object();
+		json_object_object_foreach(o, key, val)
+		{
+			_cleanup_free_ char *k = vn_text_dup(key, SIZE_MAX, 0);
+			json_object_object_add(c, k, clean_tree(val));
+		}
+		return c;
+	}
+	default: return json_object_get(o);
+	}
+}
+
+json_object *vn_report_json(const struct vn_report *r)
+{
+	json_object *o = json_object_new_object(), *k = json_object_new_object(), *a = json_object_new_array();
+
+	vn_json_add_str(o, "scenario", r->scenario);
+	vn_json_add_str(o, "description", r->description);
+	vn_json_add_str(o, "variant", r->variant ? r->variant : "default");
+	json_object_object_add(o, "repeat", json_object_new_int64(r->repeat ? r->repeat : 1));
+	vn_json_add_str(o, "host", r->host);
+	vn_json_add_str(o, "started_utc", r->started_utc);
+	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
+	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
+	vn_json_add_str(o, "boot", r->boot);
+	vn_json_add_str(o, "snapshot", r->snapshot);
+	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
+	vn_json_add_str(o, "error", r->error);
+	/* What samples.jsonl held when this was written: an incomplete run keeps what it sampled. */
+	json_object_object_add(o, "samples", json_object_new_int64(r->samples));
+	json_object_object_add(
+		o, "passed", json_object_new_boolean(r->complete && !vn_report_failures(r) && !vn_report_undecided(r)));
+	vn_json_add_str(o, "accelerator", r->accel);
+	vn_json_add_str(o, "accelerator_reason", r->accel_reason);
+	/* Figures timed by the guest's clock mean something else in virtual time: compare keeps the two apart. */
+	vn_json_add_str(o, "time", vn_result_virtual_time(r) ? "virtual" : "real");
+	vn_json_add_str(o, "icount", r->icount);
+	/* A fixed shift (VNUMA_ICOUNT_SHIFT) is not retuned, and is not settled: no lead. */
+	if (r->icount && r->icount_lead_s > 0) {
+		json_object_object_add(o, "icount_lead_s", json_object_new_double(r->icount_lead_s));
+		json_object_object_add(o, "icount_lead_min_s", json_object_new_double(r->icount_lead_min_s));
+	}
+	/* More vCPUs than host CPUs: in real time they share the host's, and stacking threads costs less (compare). */
+	if (r->vcpus)
+		json_object_object_add(o, "vcpus", json_object_new_int64(r->vcpus));
+	if (r->host_cpus)
+		json_object_object_add(o, "host_cpus", json_object_new_int64(r->host_cpus));
+	vn_json_add_str(o, "arch", r->arch);
+	vn_json_add_str(o, "guest", r->guest);
+	const char *const kernel[][2] = {{"release", r->kernel_release},
+					 {"version", r->kernel_version},
+					 {"cmdline", r->kernel_cmdline},
+					 {"recipe", r->kernel_recipe},
+					 {"config_sha256", r->kernel_config_sha256}};
+	vn_json_add_strs(k, kernel, VN_ARRAY_SIZE(kernel));
+	json_object *patches = json_object_new_array();
+	for (char **p = r->kernel_patches; p && *p; p++)
+		json_object_array_add(patches, json_object_new_string(*p));
+	json_object_object_add(k, "patches", patches);
+	json_object_object_add(o, "kernel", k);
+	vn_json_add_str(o, "topology", r->topology);
+	vn_json_add_str(o, "fidelity", r->fidelity);
+	vn_json_add_str(o, "sampling_cost", r->sampling_cost);
+	json_object_object_add(o, "note",
+			       json_object_new_string("Under TCG, throughput is not real-hardware performance: "
+						      "assertions judge the kernel's decisions (placement, migration, "
+						      "fallback), not absolute bandwidth."));
+	for (unsigned i = 0; i < r->nverdicts; i++) {
+		const struct vn_verdict *v = &r->verdicts[i];
+		json_object *j = json_object_new_object();
+		vn_json_add_str(j, "name", v->name);
+		json_object_object_add(j, "verdict", json_object_new_string(vn_verdict_word(v)));
+		vn_json_add_str(j, "observed", v->observed);
+		vn_json_add_str(j, "expected", v->expected);
+		vn_json_add_str(j, "detail", v->detail);
+		json_object_array_add(a, j);
+	}
+	json_object_object_add(o, "assertions", a);
+	json_object *sc = json_object_new_object();
+	for (unsigned i = 0; i < r->nsysctls; i++)
+		json_object_object_add(sc, r->sysctls[i].key, json_object_new_string(r->sysctls[i].value));
+	json_object_object_add(o, "sysctls", sc);
+	if (r->nartifacts) {
+		json_object *ar = json_object_new_array();
+		for (unsigned i = 0; i < r->nartifacts; i++) {
+			json_object *j = json_object_new_object();
+			vn_json_add_str(j, "volume", r->artifacts[i].volume);
+			json_object_object_add(j, "uploaded", json_object_new_boolean(r->artifacts[i].uploaded));
+			json_object_array_add(ar, j);
+		}
+		json_object_object_add(o, "artifacts", ar);
+	}
+	/* Only a finished run has metrics: an incomplete one must not be compared as if it were whole. */
+	json_object *m = json_object_new_object();
+	for (unsigned i = 0; r->complete && i < r->nmetrics; i++)
+		json_object_object_add(m, r->metrics[i].name, json_object_new_double(r->metrics[i].value));
+	if (r->complete) {
+		json_object_object_add(m, "run.duration_s", json_object_new_double(r->duration_s));
+		json_object_object_add(m, "run.boot_s", json_object_new_double(r->boot_s));
+	}
+	json_object_object_add(o, "metrics", m);
+	json_object *clean = clean_tree(o);
+	json_object_put(o);
+	return clean;
+}
+
+char *vn_result_text(const struct vn_report *r)
+{
+	_cleanup_json_ json_object *clean = vn_report_json(r);
+
+	return vn_xasprintf("%s\n", json_object_to_json_string_ext(clean, JSON_C_TO_STRING_PRETTY |
+										  JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+bool vn_result_virtual_time(const struct vn_report *r)
+{
+	return r->icount || r->virtual_time;
+}
