@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "compare/compare-priv.h"
+#include "report/result.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
@@ -22,14 +23,11 @@
 #include "util/json.h"
 #include "util/strbuf.h"
 
-/* A result.json with every vmstat counter is some 20 KiB; this is far above any real one. */
-#define RESULT_FILE_MAX (16u << 20)
+/* A group.json of thousands of runs is some MiB; this is far above any real one. */
+#define GROUP_FILE_MAX (16u << 20)
 /* Header strings (a kernel command line) are cut at this. */
 #define TEXT_MAX        512
 #define METRIC_NAME_MAX 200
-/* Far above any guest's vCPUs or any host's CPUs. */
-#define CPUS_MAX  (1 << 20)
-#define CPUS_WHAT "an integer from 1 to 1048576"
 
 struct loader {
 	struct vn_compare *c;
@@ -58,7 +56,7 @@ static int read_json(const char *path, struct json_object **root, struct vn_erro
 	size_t len;
 	int rc;
 
-	if ((rc = vn_file_read(path, RESULT_FILE_MAX, &text, &len, err)) < 0)
+	if ((rc = vn_file_read(path, GROUP_FILE_MAX, &text, &len, err)) < 0)
 		return rc;
 	return vn_json_parse(text, path, root, err);
 }
@@ -131,15 +129,12 @@ static void add_item(char **list, const char *item)
  * lists every value. what names the key in the message; dflt stands for an
  * absent key (a result from before "time" was written ran in real time).
  */
-static int same(struct loader *ld, const struct vn_json_reader *r, struct json_object *o, const char *key,
-		const char *what, const char *dflt, char **joined, char **first_file)
+static int same_value(struct loader *ld, const struct vn_json_reader *r, const char *value, const char *key,
+		      const char *what, const char *dflt, char **joined, char **first_file)
 {
-	_cleanup_free_ char *v = NULL;
+	_cleanup_free_ char *v = value ? printable(value) : NULL;
 	char p[VN_JSON_PATH_MAX];
-	int rc;
 
-	if ((rc = get_text(r, o, "$", key, &v)) < 0)
-		return rc;
 	if (!v && !dflt)
 		return 0;
 	if (!v)
@@ -156,37 +151,46 @@ static int same(struct loader *ld, const struct vn_json_reader *r, struct json_o
 	return 0;
 }
 
-/* group.json names no clock (its runs do, and a missing one would read as real time): run says which this is. */
-static int same_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root, bool run)
+/* The machine a run or a group ran on; group.json names no clock (its runs do): time is NULL there. */
+static int same_machine(struct loader *ld, const struct vn_json_reader *r, const char *topology, const char *accel,
+			const char *arch, const char *time)
 {
-	int rc = same(ld, r, root, "topology", "topologies", NULL, &ld->c->topology, &ld->topology_file);
+	int rc = same_value(ld, r, topology, "topology", "topologies", NULL, &ld->c->topology, &ld->topology_file);
 	if (rc < 0 ||
-	    (rc = same(ld, r, root, "accelerator", "accelerators", NULL, &ld->c->accelerator, &ld->accel_file)) < 0 ||
+	    (rc = same_value(ld, r, accel, "accelerator", "accelerators", NULL, &ld->c->accelerator, &ld->accel_file)) <
+		    0 ||
 	    /* A result from before architectures names none: it is not compared on it. */
-	    (rc = same(ld, r, root, "arch", "architectures", NULL, &ld->c->arch, &ld->arch_file)) < 0 || !run)
+	    (rc = same_value(ld, r, arch, "arch", "architectures", NULL, &ld->c->arch, &ld->arch_file)) < 0 || !time)
 		return rc;
-	return same(ld, r, root, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
+	return same_value(ld, r, time, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
+}
+
+/* group.json's machine: its strings as the runs' would be read. */
+static int same_group_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root)
+{
+	_cleanup_free_ char *topology = NULL, *accel = NULL, *arch = NULL;
+	int rc;
+
+	if ((rc = get_text(r, root, "$", "topology", &topology)) < 0 ||
+	    (rc = get_text(r, root, "$", "accelerator", &accel)) < 0 ||
+	    (rc = get_text(r, root, "$", "arch", &arch)) < 0)
+		return rc;
+	return same_machine(ld, r, topology, accel, arch, NULL);
 }
 
 /* A real-time run's vCPUs and its host's CPUs, kept where they are the most vCPUs per host CPU so far. */
-static int read_cpus(struct loader *ld, const struct vn_json_reader *r, struct json_object *root)
+static void read_cpus(struct loader *ld, const struct vn_report *res)
 {
 	struct vn_compare *c = ld->c;
-	unsigned vcpus = 0, host_cpus = 0;
-	int rc;
+	unsigned vcpus = res->vcpus, host_cpus = res->host_cpus;
 
-	if ((rc = vn_json_get_uint(r, root, "$", "vcpus", false, 1, CPUS_MAX, CPUS_WHAT, &vcpus)) < 0 ||
-	    (rc = vn_json_get_uint(r, root, "$", "host_cpus", false, 1, CPUS_MAX, CPUS_WHAT, &host_cpus)) < 0)
-		return rc;
 	/* In virtual time every vCPU shares one host thread anyway: compare says so on its own line. */
-	const char *time = vn_json_str(root, "time");
-	if (!vcpus || !host_cpus || vcpus <= host_cpus || (time && strcmp(time, "real") != 0))
-		return 0;
+	if (!vcpus || !host_cpus || vcpus <= host_cpus || vn_result_virtual_time(res))
+		return;
 	if (!c->shared_vcpus || (uint64_t)vcpus * c->shared_host_cpus > (uint64_t)c->shared_vcpus * host_cpus) {
 		c->shared_vcpus = vcpus;
 		c->shared_host_cpus = host_cpus;
 	}
-	return 0;
 }
 
 static bool name_taken(const struct loader *ld, const char *name)
@@ -248,76 +252,74 @@ static bool metric_name_ok(const char *s)
 	return true;
 }
 
-static int read_metrics(struct loader *ld, const struct vn_json_reader *r, struct json_object *root, size_t vi)
+static int read_metrics(struct loader *ld, const struct vn_json_reader *r, const struct vn_report *res, size_t vi)
 {
 	char p[VN_JSON_PATH_MAX];
-	struct json_object *m = vn_json_get(root, "metrics");
-	int rc;
 
-	if (!m)
-		return vn_json_missing(r, "$", "metrics");
-	if ((rc = vn_json_check_type(r, m, json_type_object, "$.metrics")) < 0)
-		return rc;
-	json_object_object_foreach(m, key, val)
-	{
-		double d;
-		vn_json_path_key(p, "$.metrics", key);
-		if (!metric_name_ok(key))
-			return vn_json_bad(r, p, "a metric name is printable ASCII without spaces, at most %d bytes",
+	for (unsigned i = 0; i < res->nmetrics; i++) {
+		const struct vn_metric *m = &res->metrics[i];
+		if (!metric_name_ok(m->name))
+			return vn_json_bad(r, vn_json_path_key(p, "$.metrics", m->name),
+					   "a metric name is printable ASCII without spaces, at most %d bytes",
 					   METRIC_NAME_MAX);
-		if ((rc = vn_json_num(r, val, p, VN_JSON_FINITE, &d)) < 0)
-			return rc;
 		if (ld->nobs == ld->cap) {
 			ld->cap = ld->cap ? 2 * ld->cap : 256;
 			ld->obs = vn_xreallocarray(ld->obs, ld->cap, sizeof(*ld->obs));
 		}
-		ld->obs[ld->nobs++] = (struct vn_compare_obs){.metric = vn_xstrdup(key), .variant = vi, .value = d};
+		ld->obs[ld->nobs++] =
+			(struct vn_compare_obs){.metric = vn_xstrdup(m->name), .variant = vi, .value = m->value};
 	}
 	return 0;
 }
 
+/* s made printable into *out, when there is s. */
+static void set_text(char **out, const char *s)
+{
+	if (!s)
+		return;
+	free(*out);
+	*out = printable(s);
+}
+
 /*
- * One run's result.json, for variant vi. group_variant: the variant the
- * group lists the run under (its "variant" must agree), or NULL.
+ * One run's result.json (vn_result_load), for variant vi. group_variant:
+ * the variant the group lists the run under (its "variant" must agree), or
+ * NULL.
  */
-static int read_run(struct loader *ld, const struct vn_json_reader *r, struct json_object *root, size_t vi,
+static int read_run(struct loader *ld, const struct vn_json_reader *r, const struct vn_report *res, size_t vi,
 		    const char *group_variant)
 {
 	struct vn_compare_variant *v = &ld->c->variants[vi];
-	_cleanup_free_ char *variant = NULL, *scenario = NULL;
-	bool complete = false;
 	int rc;
 
 	v->runs++;
-	if ((rc = get_bool(r, root, "$", "complete", true, &complete)) < 0)
-		return rc;
-	if (!complete)
+	if (!res->complete)
 		return 0;
-	if ((rc = vn_json_get_str(r, root, "$", "variant", VN_JSON_NAME, &variant)) < 0 ||
-	    (rc = vn_json_get_str(r, root, "$", "scenario", VN_JSON_REQUIRED, &scenario)) < 0)
-		return rc;
-	if (group_variant && variant && strcmp(variant, group_variant) != 0)
-		return vn_json_bad(r, "$.variant", "\"%s\", but group.json lists this run under \"%s\"", variant,
+	if (group_variant && res->variant && strcmp(res->variant, group_variant) != 0)
+		return vn_json_bad(r, "$.variant", "\"%s\", but group.json lists this run under \"%s\"", res->variant,
 				   group_variant);
-	if (!vn_json_get(root, "topology"))
-		return vn_json_missing(r, "$", "topology");
-	if ((rc = same_machine(ld, r, root, true)) < 0 || (rc = read_cpus(ld, r, root)) < 0)
+	/* A result from before "time" was written ran in real time. */
+	if ((rc = same_machine(ld, r, res->topology, res->accel, res->arch,
+			       vn_result_virtual_time(res) ? "virtual" : "real")) < 0)
 		return rc;
-	_cleanup_free_ char *sc = printable(scenario);
+	read_cpus(ld, res);
+	_cleanup_free_ char *sc = printable(res->scenario);
 	add_item(&ld->c->scenario, sc);
 
-	struct json_object *k = vn_json_get(root, "kernel");
-	if (k && !json_object_is_type(k, json_type_null)) {
-		if ((rc = vn_json_check_type(r, k, json_type_object, "$.kernel")) < 0)
-			return rc;
-		/* The first complete run names the variant's kernel; its repeats boot the same one. */
-		if (!v->release && ((rc = get_text(r, k, "$.kernel", "release", &v->release)) < 0 ||
-				    (rc = get_text(r, k, "$.kernel", "cmdline", &v->cmdline)) < 0))
-			return rc;
-		if (!v->kernel && (rc = get_text(r, k, "$.kernel", "recipe", &v->kernel)) < 0)
-			return rc;
+	/* The first complete run names the variant's kernel; its repeats boot the same one. */
+	if (!v->release) {
+		set_text(&v->release, res->kernel_release);
+		set_text(&v->cmdline, res->kernel_cmdline);
 	}
-	if ((rc = get_sysctls(r, root, "$", &v->sysctls)) < 0 || (rc = read_metrics(ld, r, root, vi)) < 0)
+	if (!v->kernel)
+		set_text(&v->kernel, res->kernel_recipe);
+	if (!v->sysctls && res->nsysctls) {
+		_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+		for (unsigned i = 0; i < res->nsysctls; i++)
+			vn_strbuf_printf(&b, "%s%s=%s", i ? " " : "", res->sysctls[i].key, res->sysctls[i].value);
+		v->sysctls = printable(b.s);
+	}
+	if ((rc = read_metrics(ld, r, res, vi)) < 0)
 		return rc;
 	v->complete++;
 	return 0;
@@ -338,22 +340,19 @@ static const char *base_name(const char *dir, char *buf, size_t len)
 
 static int load_single(struct loader *ld, const char *dir, const char *path)
 {
-	_cleanup_json_ struct json_object *root = NULL;
+	_cleanup_(vn_report_clear) struct vn_report res = {0};
 	const struct vn_json_reader r = {.file = path, .err = ld->err};
-	_cleanup_free_ char *variant = NULL;
 	char base[256];
 	int rc;
 
-	if ((rc = read_json(path, &root, ld->err)) < 0 ||
-	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0 ||
-	    (rc = vn_json_get_str(&r, root, "$", "variant", VN_JSON_NAME, &variant)) < 0)
+	if ((rc = vn_result_load(path, &res, ld->err)) < 0)
 		return rc;
 	base_name(dir, base, sizeof(base));
 	_cleanup_free_ char *fallback = printable(base);
-	size_t vi = add_variant(ld, variant ? variant : fallback, fallback, dir);
+	size_t vi = add_variant(ld, res.variant ? res.variant : fallback, fallback, dir);
 	if (ld->c->repeats < 1)
 		ld->c->repeats = 1;
-	return read_run(ld, &r, root, vi, NULL);
+	return read_run(ld, &r, &res, vi, NULL);
 }
 
 /* A run's directory inside its group: names joined by '/', none of them "..". */
@@ -396,17 +395,16 @@ static int load_group_run(struct loader *ld, const struct vn_json_reader *r, str
 		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
 				   "\"%s\" is or passes through a symlink, not a directory inside the group", rdir);
 	_cleanup_free_ char *rpath = vn_xasprintf("%s/%s/result.json", dir, rdir);
-	_cleanup_json_ struct json_object *root = NULL;
+	_cleanup_(vn_report_clear) struct vn_report res = {0};
 	const struct vn_json_reader rr = {.file = rpath, .err = ld->err};
 	/* A run that never wrote its result.json (cut short, or not started yet) is incomplete. */
 	if (access(rpath, F_OK) < 0 && errno == ENOENT) {
 		ld->c->variants[vi].runs++;
 		return 0;
 	}
-	if ((rc = read_json(rpath, &root, ld->err)) < 0 ||
-	    (rc = vn_json_check_type(&rr, root, json_type_object, "$")) < 0)
+	if ((rc = vn_result_load(rpath, &res, ld->err)) < 0)
 		return rc;
-	return read_run(ld, &rr, root, vi, variant);
+	return read_run(ld, &rr, &res, vi, variant);
 }
 
 static int load_group(struct loader *ld, const char *dir, const char *path)
@@ -429,7 +427,7 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 		return rc;
 	if (!vn_json_get(root, "topology"))
 		return vn_json_missing(&r, "$", "topology");
-	if ((rc = same_machine(ld, &r, root, false)) < 0)
+	if ((rc = same_group_machine(ld, &r, root)) < 0)
 		return rc;
 	_cleanup_free_ char *sc = printable(scenario);
 	add_item(&c->scenario, sc);
