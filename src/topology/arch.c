@@ -12,6 +12,11 @@ static int node_check(const struct vn_topology *t, enum vn_arch a, struct vn_err
 
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		const struct vn_node *n = &t->nodes[i];
+		if (n->memory_kind != VN_MEMORY_DRAM)
+			return vn_input_error(err,
+					      "%s:%d: %s: node %u has slow memory (memory-kind); vnuma emulates it "
+					      "with an NVDIMM onlined by kmem on x86 guests only",
+					      src(t), n->line, an, n->id);
 		if (!vn_node_has_memory(n))
 			/* libvirt 9.0 refuses a zero-sized cell; x86's stand-in (a small cell memmap= reserves) is e820's. */
 			return vn_input_error(

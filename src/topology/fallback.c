@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topology/tiers.h"
 #include "util/strbuf.h"
 
 const struct vn_fallback_model_info vn_fallback_models[] = {
@@ -63,10 +64,10 @@ const char *vn_fallback_model_name(enum vn_fallback_model m)
 }
 
 /* find_next_best_node(), with the kernel's arithmetic kept as it is. */
-static int next_best_node(const struct vn_topology *t, const struct vn_fallback_opts *o,
-			  const struct vn_fallback_state *s, unsigned node, bool *used, const long *node_load,
-			  unsigned nr_online)
+int vn_fallback_next_best(const struct vn_topology *t, const struct vn_fallback_opts *o,
+			  const struct vn_fallback_state *s, unsigned node, bool *used, const long *node_load)
 {
+	unsigned nr_online = t->nnodes; /* every node vnuma defines has CPUs or memory */
 	long min_val = LONG_MAX;
 	int best = -1;
 
@@ -102,7 +103,7 @@ void vn_fallback_state_boot(const struct vn_topology *t, const struct vn_fallbac
 	memset(s, 0, sizeof(*s));
 	for (unsigned n = 0; n < t->nnodes; n++) {
 		struct vn_cpuset boot = vn_node_boot_cpus(&t->nodes[n]);
-		s->memory[n] = vn_node_has_memory(&t->nodes[n]);
+		s->memory[n] = vn_node_has_boot_memory(&t->nodes[n]);
 		s->cpus[n] = o->cpus_visible && vn_cpuset_first(&boot) >= 0;
 	}
 }
@@ -146,18 +147,17 @@ void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fall
 			       const struct vn_fallback_state *s, struct vn_fallback *out)
 {
 	/* __build_all_zonelists() clears node_load once, then builds every node's list. */
-	long node_load[VN_MAX_NODES] = {0};
-	unsigned nr_online = t->nnodes; /* every node vnuma defines has CPUs or memory */
+	long *node_load = out->node_load;
 
 	memset(out, 0, sizeof(*out));
 	out->nnodes = t->nnodes;
 	for (unsigned local = 0; local < t->nnodes; local++) {
 		bool used[VN_MAX_NODES] = {false};
 		unsigned prev = local;
-		long load = nr_online;
+		long load = t->nnodes; /* nr_online_nodes */
 		int node;
 
-		while ((node = next_best_node(t, o, s, local, used, node_load, nr_online)) >= 0) {
+		while ((node = vn_fallback_next_best(t, o, s, local, used, node_load)) >= 0) {
 			/* Penalise the first node of each distance group: round-robin between lists. */
 			if (t->distance[local][node] != t->distance[local][prev]) {
 				switch (o->model) {

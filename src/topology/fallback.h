@@ -60,6 +60,8 @@ struct vn_fallback {
 	unsigned len[VN_MAX_NODES];
 	unsigned char order[VN_MAX_NODES][VN_MAX_NODES];
 	bool present[VN_MAX_NODES]; /* a line exists for this node */
+	long node_load
+		[VN_MAX_NODES]; /* what a computed build leaves in node_load[] for later find_next_best_node() calls */
 };
 
 /* Fallback lists for every node, in the order the kernel builds them. */
@@ -86,6 +88,9 @@ void vn_fallback_state_hotplugged(const struct vn_topology *t, struct vn_fallbac
 /* One build from that state (o->cpus_visible is not used: s says). */
 void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fallback_opts *o,
 			       const struct vn_fallback_state *s, struct vn_fallback *out);
+/* find_next_best_node(node, used) in state s with that node_load[]: the node taken (set in used), or -1. */
+int vn_fallback_next_best(const struct vn_topology *t, const struct vn_fallback_opts *o,
+			  const struct vn_fallback_state *s, unsigned node, bool *used, const long *node_load);
 /* "memory 0-3, cpus 0-3": what a build saw, for messages. Malloc'd. */
 char *vn_fallback_state_format(const struct vn_topology *t, const struct vn_fallback_state *s);
 

@@ -270,9 +270,57 @@ static int parse_hotplug(struct ctx *c, xmlNodePtr n, struct vn_node *node)
 	return 0;
 }
 
+/*
+ * memory-kind="pmem|cxl": slow memory, which the guest gets as real slow
+ * memory is onlined on 6.1 (device-dax and kmem, after boot). Refused where
+ * the kernel would not make it a lower tier, or real hardware has no such
+ * thing (docs/tiering.md).
+ */
+static int parse_memory_kind(struct ctx *c, xmlNodePtr n, struct vn_node *node)
+{
+	static const char *const names[] = {
+		[VN_MEMORY_DRAM] = "dram", [VN_MEMORY_PMEM] = "pmem", [VN_MEMORY_CXL] = "cxl"};
+	_cleanup_xmlfree_ xmlChar *kind = xmlGetProp(n, (const xmlChar *)"memory-kind");
+	const char *k = (const char *)kind;
+	unsigned i = 0;
+
+	if (!kind)
+		return 0;
+	while (i < VN_ARRAY_SIZE(names) && strcmp(k, names[i]) != 0)
+		i++;
+	if (i == VN_ARRAY_SIZE(names))
+		return fail(c, n, "node %u: memory-kind '%s' is not dram, pmem or cxl", node->id, k);
+	node->memory_kind = (enum vn_memory_kind)i;
+	if (node->memory_kind == VN_MEMORY_DRAM)
+		return 0;
+	if (node->id == 0)
+		return fail(
+			c, n,
+			"node 0: memory-kind '%s': node 0 boots with DRAM, because the guest's low memory and "
+			"kernel image lie in node 0's cell; give slow memory to CPU-less nodes with the highest ids",
+			k);
+	if (node->ncpus)
+		return fail(c, n,
+			    "node %u: memory-kind '%s' on a node with CPUs: slow memory sits on CPU-less nodes on "
+			    "real hardware, and 6.1 makes a tier holding a node with CPUs a top tier (no promotion "
+			    "from it)",
+			    node->id, k);
+	if (node->memory % VN_HOTPLUG_BLOCK_BYTES)
+		return fail(c, n,
+			    "node %u: memory-kind '%s' needs memory in whole 128M memory blocks (kmem onlines whole "
+			    "blocks and drops a partial one)",
+			    node->id, k);
+	if (node->hotplug_memory)
+		return fail(c, n,
+			    "node %u: memory-kind '%s' with hotplug memory: 6.1 sets a node's memory type once, so "
+			    "a DIMM onlined there before kmem would make the node DRAM for good",
+			    node->id, k);
+	return 0;
+}
+
 static int parse_node(struct ctx *c, xmlNodePtr n)
 {
-	static const char *const attrs[] = {"id", "cpus", "memory", "hotplug", "hotplug-cpus", NULL};
+	static const char *const attrs[] = {"id", "cpus", "memory", "memory-kind", "hotplug", "hotplug-cpus", NULL};
 	struct vn_topology *t = c->t;
 	struct vn_error sub = {0};
 	long id;
@@ -309,7 +357,7 @@ static int parse_node(struct ctx *c, xmlNodePtr n)
 		return fail(c, n, "node %ld: memory '%s' is not a whole number of MiB", id, (const char *)mem);
 	if (!node->ncpus && !node->memory)
 		return fail(c, n, "node %ld has neither CPUs nor memory", id);
-	if ((rc = parse_hotplug(c, n, node)) < 0)
+	if ((rc = parse_hotplug(c, n, node)) < 0 || (rc = parse_memory_kind(c, n, node)) < 0)
 		return rc;
 
 	if ((rc = check_no_text(c, n)) < 0)

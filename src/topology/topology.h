@@ -49,12 +49,16 @@ struct vn_device {
 	int line;
 };
 
+/* memory-kind=: DRAM is boot memory; PMEM and CXL arrive after boot through device-dax and kmem (docs/tiering.md). */
+enum vn_memory_kind { VN_MEMORY_DRAM, VN_MEMORY_PMEM, VN_MEMORY_CXL };
+
 struct vn_node {
 	unsigned id;
 	struct vn_cpuset cpus;
 	unsigned ncpus;
 	uint64_t memory; /* bytes; 0 = memory-less node */
-	int line;        /* source line, for messages */
+	enum vn_memory_kind memory_kind;
+	int line; /* source line, for messages */
 	unsigned ndevices;
 	struct vn_device devices[VN_NODE_MAX_DEVICES];
 	uint64_t hotplug_memory;       /* bytes that may be hot-added at run time; 0 = none */

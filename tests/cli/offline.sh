@@ -282,4 +282,20 @@ check "cache prune --all" sh -c "'$vnuma' cache prune --state-dir '$tmp/s' --all
 check "cache prune --max lots exits 2" test "$(rc "$vnuma" cache prune --state-dir "$tmp/s" --max lots)" = 2
 rm -rf "$tmp"
 
+# Slow memory (memory-kind) validates and is modelled, but no boot emulates it yet: up refuses it
+# before anything is built or booted (--kernel names nothing, so nothing could boot either way).
+tmp=$(mktemp -d)
+cat >"$tmp/tiered.xml" <<'EOF'
+<topology name="tiered">
+  <node id="0" cpus="0" memory="128M"/>
+  <node id="1" cpus="" memory="128M" memory-kind="cxl"/>
+</topology>
+EOF
+check "tiered topology validates" test "$(rc "$vnuma" topo validate "$tmp/tiered.xml")" = 0
+out=$(timeout 20 "$vnuma" up --state-dir "$tmp/state" --kernel "$tmp/no-such-bzImage" "$tmp/tiered.xml" 2>&1 >/dev/null)
+code=$?
+check "up on slow memory: exit 2" test "$code" = 2
+check "up on slow memory: says why, naming FILE:LINE" grep -q "tiered.xml:3: node 1: slow memory nodes are not booted yet (issue 47)" <<<"$out"
+rm -rf "$tmp"
+
 finish

@@ -1,0 +1,215 @@
+/*
+ * The memory tiers a 6.1 guest builds and the demotion targets it picks,
+ * step for step as mm/memory-tiers.c does, so that a tiered topology's
+ * expected sysfs and demotion paths are known before it boots.
+ */
+#include "topology/tiers.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "topology/fallback.h"
+#include "util/strbuf.h"
+
+const struct vn_tier_model_info vn_tier_models[] = {
+	{VN_TIER_MODEL_6_1, "6.1", "kmem default", "v6.1, Debian 12's",
+	 "memory_tier_init() puts every node with boot memory in the DRAM type (adistance 576, memory_tier4); "
+	 "kmem's dax_slowmem_type (5 x 576, memory_tier22) holds the nodes it onlines; "
+	 "establish_demotion_targets(); checked against linux-source-6.1 mm/memory-tiers.c"},
+	{0, NULL, NULL, NULL, NULL},
+};
+
+int vn_tier_model_lookup(const char *name, enum vn_tier_model *out, struct vn_error *err)
+{
+	struct vn_strbuf known = VN_STRBUF_INIT;
+
+	for (const struct vn_tier_model_info *m = vn_tier_models; m->name; m++) {
+		bool alias = false;
+		size_t n = strlen(name);
+		for (const char *p = m->aliases; *p && !alias; p += strcspn(p, " "), p += *p == ' ')
+			alias = n && strncmp(p, name, n) == 0 && (p[n] == ' ' || !p[n]);
+		if (strcmp(m->name, name) == 0 || alias) {
+			*out = m->model;
+			vn_strbuf_free(&known);
+			return 0;
+		}
+		vn_strbuf_printf(&known, "%s%s", known.len ? ", " : "", m->name);
+	}
+	vn_input_error(err,
+		       "unknown tier model '%s' (known: %s; kernels that tier CPU-less nodes by HMAT are not "
+		       "modelled yet, docs/tiering.md)",
+		       name, known.s);
+	vn_strbuf_free(&known);
+	return -EINVAL;
+}
+
+const char *vn_tier_model_name(enum vn_tier_model m)
+{
+	for (const struct vn_tier_model_info *i = vn_tier_models; i->name; i++)
+		if (i->model == m)
+			return i->name;
+	return "?";
+}
+
+bool vn_topology_has_slow_memory(const struct vn_topology *t)
+{
+	for (unsigned n = 0; n < t->nnodes; n++)
+		if (vn_node_is_slow(&t->nodes[n]))
+			return true;
+	return false;
+}
+
+int vn_tiers_boot_check(const struct vn_topology *t, struct vn_error *err)
+{
+	for (unsigned n = 0; n < t->nnodes; n++)
+		if (vn_node_is_slow(&t->nodes[n]))
+			return vn_input_error(err, "%s:%d: node %u: slow memory nodes are not booted yet (issue 47)",
+					      t->path ? t->path : t->name, t->nodes[n].line, n);
+	return 0;
+}
+
+/* node_memory_types[node]: kmem's type for the nodes it onlines, DRAM for every node with boot memory. */
+static int adistance(const struct vn_node *n)
+{
+	return vn_node_is_slow(n) ? VN_MEMTIER_ADISTANCE_DAX : VN_MEMTIER_ADISTANCE_DRAM;
+}
+
+/* find_create_memory_tier(): tiers kept sorted by adistance_start, one per chunk. */
+static void place_tiers(const struct vn_topology *t, const struct vn_fallback_state *s, struct vn_tiers *out)
+{
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		out->tier_of[n] = -1;
+		if (!s->memory[n])
+			continue;
+		int start = adistance(&t->nodes[n]) >> VN_MEMTIER_CHUNK_BITS << VN_MEMTIER_CHUNK_BITS;
+		unsigned i = 0;
+		while (i < out->ntiers && out->tier[i].adistance_start < start)
+			i++;
+		if (i == out->ntiers || out->tier[i].adistance_start != start) {
+			memmove(&out->tier[i + 1], &out->tier[i], (out->ntiers - i) * sizeof(out->tier[0]));
+			memset(&out->tier[i], 0, sizeof(out->tier[i]));
+			out->tier[i].adistance_start = start;
+			out->tier[i].id = start >> VN_MEMTIER_CHUNK_BITS;
+			out->ntiers++;
+		}
+		out->tier[i].nodes[n] = true;
+	}
+	for (unsigned n = 0; n < t->nnodes; n++)
+		for (unsigned i = 0; i < out->ntiers; i++)
+			if (out->tier[i].nodes[n])
+				out->tier_of[n] = (int)i;
+}
+
+/*
+ * establish_demotion_targets() for one node: find_next_best_node() over the
+ * next lower tier (every other N_MEMORY node marked used), taking nodes
+ * while their distance is the first one's. find_next_best_node() ranks by
+ * distance plus its own penalties, so the first node taken need not be the
+ * nearest: the kernel's choice is modelled, not the ideal one.
+ */
+static void demotion_targets(const struct vn_topology *t, const struct vn_fallback_state *s,
+			     const struct vn_fallback *zl, unsigned node, struct vn_tiers *out)
+{
+	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
+	bool used[VN_MAX_NODES] = {false};
+	int best = -1, target;
+
+	out->distance[node] = -1;
+	if (out->tier_of[node] < 0 || (unsigned)out->tier_of[node] + 1 == out->ntiers)
+		return;
+	const struct vn_tier *lower = &out->tier[out->tier_of[node] + 1];
+	for (unsigned n = 0; n < t->nnodes; n++)
+		used[n] = s->memory[n] && !lower->nodes[n];
+	while ((target = vn_fallback_next_best(t, &fo, s, node, used, zl->node_load)) >= 0) {
+		int d = t->distance[node][target];
+		if (best != -1 && d != best)
+			break;
+		best = d;
+		out->preferred[node][target] = true;
+		out->npreferred[node]++;
+	}
+	out->distance[node] = best;
+}
+
+void vn_tiers_compute(const struct vn_topology *t, enum vn_tier_model m, struct vn_tiers *out)
+{
+	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_fallback_state s;
+	struct vn_fallback zl;
+
+	memset(out, 0, sizeof(*out));
+	out->model = m;
+	out->nnodes = t->nnodes;
+	/* After kmem: every slow node in N_MEMORY, CPUs online (N_CPU); the zonelists rebuilt on its onlining. */
+	memset(&s, 0, sizeof(s));
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		struct vn_cpuset boot = vn_node_boot_cpus(&t->nodes[n]);
+		s.memory[n] = vn_node_has_memory(&t->nodes[n]);
+		s.cpus[n] = vn_cpuset_first(&boot) >= 0;
+	}
+	vn_fallback_compute_state(t, &fo, &s, &zl);
+	place_tiers(t, &s, out);
+	for (unsigned n = 0; n < t->nnodes; n++)
+		demotion_targets(t, &s, &zl, n, out);
+	/* top_tier_adistance: the slowest tier holding a node with CPUs, and every tier above it. */
+	int top = -1;
+	for (unsigned i = out->ntiers; i-- > 0 && top < 0;)
+		for (unsigned n = 0; n < t->nnodes; n++)
+			if (out->tier[i].nodes[n] && s.cpus[n])
+				top = (int)i;
+	for (int i = 0; i <= top; i++)
+		out->tier[i].top = true;
+	/* lower_tier_mask: N_MEMORY less this tier and those above. */
+	bool lower[VN_MAX_NODES];
+	memcpy(lower, s.memory, sizeof(lower));
+	for (unsigned i = 0; i < out->ntiers; i++) {
+		for (unsigned n = 0; n < t->nnodes; n++)
+			lower[n] = lower[n] && !out->tier[i].nodes[n];
+		memcpy(out->tier[i].lower, lower, sizeof(lower));
+	}
+}
+
+char *vn_tiers_nodelist(const bool *set, unsigned nnodes)
+{
+	struct vn_cpuset c = {0};
+
+	for (unsigned n = 0; n < nnodes; n++)
+		if (set[n])
+			vn_cpuset_set(&c, n);
+	return vn_cpulist_format(&c);
+}
+
+char *vn_tiers_format_sysfs(const struct vn_tiers *tr)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (unsigned i = 0; i < tr->ntiers; i++) {
+		_cleanup_free_ char *l = vn_tiers_nodelist(tr->tier[i].nodes, tr->nnodes);
+		vn_strbuf_printf(&b, "memory_tier%d: %s\n", tr->tier[i].id, l);
+	}
+	return vn_strbuf_steal(&b);
+}
+
+char *vn_tiers_format(const struct vn_tiers *tr)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	_cleanup_free_ char *sysfs = vn_tiers_format_sysfs(tr);
+
+	vn_strbuf_printf(&b, "%s", sysfs);
+	for (unsigned n = 0; n < tr->nnodes; n++) {
+		vn_strbuf_printf(&b, "Node %u: ", n);
+		if (tr->tier_of[n] < 0) {
+			vn_strbuf_printf(&b, "no memory, in no tier\n");
+			continue;
+		}
+		const struct vn_tier *own = &tr->tier[tr->tier_of[n]];
+		_cleanup_free_ char *pref = vn_tiers_nodelist(tr->preferred[n], tr->nnodes);
+		_cleanup_free_ char *low = vn_tiers_nodelist(own->lower, tr->nnodes);
+		if (!tr->npreferred[n])
+			vn_strbuf_printf(&b, "memory_tier%d, lowest tier, demotes nowhere\n", own->id);
+		else
+			vn_strbuf_printf(&b, "memory_tier%d, demotes to %s (distance %d), else to %s\n", own->id, pref,
+					 tr->distance[n], low);
+	}
+	return vn_strbuf_steal(&b);
+}

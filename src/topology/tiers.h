@@ -1,0 +1,93 @@
+/*
+ * Host-side model of the guest kernel's memory tiers and demotion targets:
+ * memory_tier_init(), set_node_memory_tier() and establish_demotion_targets()
+ * in mm/memory-tiers.c, with kmem's abstract distance for slow memory
+ * (drivers/dax/kmem.c). Like the fallback model, it only predicts: the
+ * guest's /sys/devices/virtual/memory_tiering is the truth it is checked
+ * against (docs/tiering.md).
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "topology/topology.h"
+
+/* include/linux/memory-tiers.h (6.1): a tier spans 128 of abstract distance; its id is start >> 7. */
+#define VN_MEMTIER_CHUNK_BITS     7
+#define VN_MEMTIER_ADISTANCE_DRAM ((4 << VN_MEMTIER_CHUNK_BITS) + (1 << (VN_MEMTIER_CHUNK_BITS - 1)))
+/* MEMTIER_DEFAULT_DAX_ADISTANCE, drivers/dax/kmem.c (6.1). */
+#define VN_MEMTIER_ADISTANCE_DAX (VN_MEMTIER_ADISTANCE_DRAM * 5)
+/* Distinct abstract distances a model gives: DRAM and kmem's on 6.1. */
+#define VN_TIERS_MAX 2
+
+enum vn_tier_model {
+	/* v6.1 (memory-tiers.c is new there), Debian 12's: boot memory is DRAM, kmem's is 5 x DRAM. */
+	VN_TIER_MODEL_6_1,
+};
+
+#define VN_TIER_MODEL_DEFAULT VN_TIER_MODEL_6_1
+
+struct vn_tier_model_info {
+	enum vn_tier_model model;
+	const char *name;
+	const char *aliases; /* space separated */
+	const char *kernels;
+	const char *source;
+};
+
+/* All models, for --help and lookups; terminated by a NULL name. */
+extern const struct vn_tier_model_info vn_tier_models[];
+
+int vn_tier_model_lookup(const char *name, enum vn_tier_model *out, struct vn_error *err);
+const char *vn_tier_model_name(enum vn_tier_model m);
+
+/* Memory in the node's SRAT cell at boot: not slow memory, which kmem onlines after boot. */
+static inline bool vn_node_has_boot_memory(const struct vn_node *n)
+{
+	return n->memory > 0 && n->memory_kind == VN_MEMORY_DRAM;
+}
+
+static inline bool vn_node_is_slow(const struct vn_node *n)
+{
+	return n->memory_kind != VN_MEMORY_DRAM;
+}
+
+bool vn_topology_has_slow_memory(const struct vn_topology *t);
+/* Refuses a topology with slow memory, naming FILE:LINE of its first slow node: no boot emulates it yet. */
+int vn_tiers_boot_check(const struct vn_topology *t, struct vn_error *err);
+
+/* One memory tier: /sys/devices/virtual/memory_tiering/memory_tier<id>. */
+struct vn_tier {
+	int id;              /* adistance_start >> MEMTIER_CHUNK_BITS */
+	int adistance_start; /* rounded down to a chunk */
+	bool top;            /* node_is_toptier(): promotion never comes from here */
+	bool nodes[VN_MAX_NODES];
+	bool lower[VN_MAX_NODES]; /* lower_tier_mask: every node of the tiers below */
+};
+
+/* Tiers in the kernel's list order (fastest first) and each node's node_demotion[].preferred. */
+struct vn_tiers {
+	enum vn_tier_model model;
+	unsigned nnodes;
+	unsigned ntiers;
+	struct vn_tier tier[VN_TIERS_MAX];
+	int tier_of[VN_MAX_NODES]; /* index into tier[]; -1: no memory, so in no tier */
+	bool preferred[VN_MAX_NODES][VN_MAX_NODES];
+	unsigned npreferred[VN_MAX_NODES];
+	int distance[VN_MAX_NODES]; /* the preferred nodes' distance (all share it), or -1 */
+};
+
+/*
+ * The tiers and demotion targets once boot is over: DRAM nodes as booted,
+ * every slow node onlined by kmem, every boot CPU online. The last
+ * establish_demotion_targets() runs after the last zonelist rebuild, whose
+ * node_load[] breaks its find_next_best_node() ties.
+ */
+void vn_tiers_compute(const struct vn_topology *t, enum vn_tier_model m, struct vn_tiers *out);
+
+/* "memory_tier4: 0-1" lines, one per tier, as the tier's nodelist reads in sysfs. Malloc'd. */
+char *vn_tiers_format_sysfs(const struct vn_tiers *tr);
+/* The sysfs lines, then one "Node N: demotes to A-B (lower tiers: ...)" line per node. Malloc'd. */
+char *vn_tiers_format(const struct vn_tiers *tr);
+/* A node set as the kernel's %*pbl prints it ("0-1,3"; "" for none). Malloc'd. */
+char *vn_tiers_nodelist(const bool *set, unsigned nnodes);
