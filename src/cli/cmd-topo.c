@@ -1,4 +1,4 @@
-/* vnuma topo validate|show|fallback: offline views of a topology file. */
+/* vnuma topo validate|show|fallback|demotion|random: offline views of a topology file. */
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -12,13 +12,14 @@
 #include "topology/arch.h"
 #include "topology/fallback.h"
 #include "topology/random.h"
+#include "topology/tiers.h"
 #include "topology/find.h"
 #include "topology/topology.h"
 #include "util/alloc.h"
 #include "util/arch.h"
 #include "util/cleanup.h"
 
-static const struct vn_cmd topo_fallback_cmd, topo_random_cmd, topo_validate_cmd;
+static const struct vn_cmd topo_fallback_cmd, topo_demotion_cmd, topo_random_cmd, topo_validate_cmd;
 
 /* A file as given (its errors then name it as written), else a shipped topology's name. */
 static int topo_load(const char *arg, struct vn_topology **t, struct vn_error *err)
@@ -212,6 +213,82 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
+static json_object *json_nodes(const bool *set, unsigned nnodes)
+{
+	json_object *a = json_object_new_array();
+
+	for (unsigned n = 0; n < nnodes; n++)
+		if (set[n])
+			json_object_array_add(a, json_object_new_int((int)n));
+	return a;
+}
+
+static json_object *demotion_json(const struct vn_topology *t, const struct vn_tiers *tr)
+{
+	json_object *root = json_object_new_object();
+	json_object *tiers = json_object_new_array(), *nodes = json_object_new_array();
+
+	json_object_object_add(root, "topology", json_object_new_string(t->name));
+	json_object_object_add(root, "model", json_object_new_string(vn_tier_model_name(tr->model)));
+	for (unsigned i = 0; i < tr->ntiers; i++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "id", json_object_new_int(tr->tier[i].id));
+		json_object_object_add(o, "nodes", json_nodes(tr->tier[i].nodes, tr->nnodes));
+		json_object_object_add(o, "top", json_object_new_boolean(tr->tier[i].top));
+		json_object_object_add(o, "lower", json_nodes(tr->tier[i].lower, tr->nnodes));
+		json_object_array_add(tiers, o);
+	}
+	for (unsigned n = 0; n < tr->nnodes; n++) {
+		json_object *o = json_object_new_object();
+		int ti = tr->tier_of[n];
+		json_object_object_add(o, "node", json_object_new_int((int)n));
+		json_object_object_add(o, "tier", ti < 0 ? NULL : json_object_new_int(tr->tier[ti].id));
+		json_object_object_add(o, "preferred", json_nodes(tr->preferred[n], tr->nnodes));
+		json_object_object_add(o, "distance",
+				       tr->distance[n] < 0 ? NULL : json_object_new_int(tr->distance[n]));
+		json_object_array_add(nodes, o);
+	}
+	json_object_object_add(root, "tiers", tiers);
+	json_object_object_add(root, "nodes", nodes);
+	return root;
+}
+
+/* The model's memory tiers (as sysfs lists them) and each node's demotion targets. */
+static int topo_demotion(int argc, char **argv, struct vn_error *err)
+{
+	enum vn_tier_model m = VN_TIER_MODEL_DEFAULT;
+	struct vn_cli_args a;
+	bool json = false;
+	int c, rc;
+
+	vn_cli_args_init(&a, &topo_demotion_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0) {
+		if (c == 'm' && (rc = vn_tier_model_lookup(optarg, &m, err)) < 0)
+			return rc;
+		if (c == 'j')
+			json = true;
+	}
+	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
+		return a.exit;
+
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_free_ struct vn_tiers *tr = vn_xcalloc(1, sizeof(*tr));
+
+	if ((rc = topo_load(argv[optind], &t, err)) < 0)
+		return rc;
+	vn_tiers_compute(t, m, tr);
+	if (json) {
+		json_object *root = demotion_json(t, tr);
+		printf("%s\n",
+		       json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	} else {
+		_cleanup_free_ char *s = vn_tiers_format(tr);
+		fputs(s, stdout);
+	}
+	return VN_EXIT_OK;
+}
+
 /* A random topology on stdout, for checking the model against real boots. */
 static int topo_random(int argc, char **argv, struct vn_error *err)
 {
@@ -243,6 +320,7 @@ static int topo_random(int argc, char **argv, struct vn_error *err)
 		}
 		case 'c': flags &= ~(unsigned)VN_RANDOM_CPULESS; break;
 		case 'm': flags &= ~(unsigned)VN_RANDOM_MEMLESS; break;
+		case 'S': flags |= VN_RANDOM_SLOW; break;
 		}
 	}
 	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0)
@@ -305,11 +383,37 @@ static const struct vn_cmd topo_fallback_cmd = {
 	.operand = VN_VAL_TOPOLOGY,
 };
 
+static const struct vn_cli_opt topo_demotion_opts[] = {
+	{"kernel-model", 'm', false, "NAME", VN_VAL_NONE,
+	 "which mm/memory-tiers.c to model: 6.1 (the default; aliases\n"
+	 "kmem, default), v6.1 as Debian 12 ships it (docs/tiering.md)"},
+	{"json", 'j', false, NULL, VN_VAL_NONE, "machine-readable output"},
+	VN_CLI_OPT_END,
+};
+
+static const struct vn_cmd topo_demotion_cmd = {
+	.name = "demotion",
+	.fn = topo_demotion,
+	.summary = "print the memory tiers and demotion targets the guest kernel will build",
+	.synopsis = "TOPOLOGY [--kernel-model NAME] [--json]",
+	.description = "One 'memory_tierN: NODES' line per tier, as\n"
+		       "/sys/devices/virtual/memory_tiering/memory_tierN/nodelist reads, then\n"
+		       "each node's tier, the nodes reclaim demotes its pages to\n"
+		       "(node_demotion[].preferred, one picked at random per page) and the\n"
+		       "lower tiers' nodes it falls back to when they are full. Slow nodes\n"
+		       "(memory-kind pmem, cxl) are counted as onlined by kmem.",
+	.opts = topo_demotion_opts,
+	.operand = VN_VAL_TOPOLOGY,
+};
+
 static const struct vn_cli_opt topo_random_opts[] = {
 	{"seed", 's', false, "N", VN_VAL_NONE, "the seed; one seed is one topology (default 1)"},
 	{"nodes", 'n', false, "MIN-MAX", VN_VAL_NONE, "how many nodes, within 2-16 (default 5-8)"},
 	{"no-cpuless", 'c', false, NULL, VN_VAL_NONE, "no CPU-less nodes"},
 	{"no-memless", 'm', false, NULL, VN_VAL_NONE, "no memory-less nodes"},
+	{"slow", 'S', false, NULL, VN_VAL_NONE,
+	 "a tiered shape: 1 or more CPU-less nodes of slow memory\n"
+	 "(memory-kind pmem or cxl) after the DRAM ones"},
 	VN_CLI_OPT_END,
 };
 
@@ -317,17 +421,17 @@ static const struct vn_cmd topo_random_cmd = {
 	.name = "random",
 	.fn = topo_random,
 	.summary = "write a random topology to stdout, for checking the model against real boots",
-	.synopsis = "[--seed N] [--nodes MIN-MAX] [--no-cpuless] [--no-memless]",
+	.synopsis = "[--seed N] [--nodes MIN-MAX] [--no-cpuless] [--no-memless] [--slow]",
 	.opts = topo_random_opts,
 };
 
 static const struct vn_cmd *const topo_subs[] = {
-	&topo_validate_cmd, &topo_show_cmd, &topo_fallback_cmd, &topo_random_cmd, NULL,
+	&topo_validate_cmd, &topo_show_cmd, &topo_fallback_cmd, &topo_demotion_cmd, &topo_random_cmd, NULL,
 };
 
 const struct vn_cmd vn_cmd_topo = {
 	.name = "topo",
-	.summary = "offline: validate, show a topology, print the model's fallback order",
+	.summary = "offline: validate, show a topology, print the model's fallback order and demotion targets",
 	.description = "Offline views of a topology: no guest is booted. TOPOLOGY is a file or the name\n"
 		       "of a shipped one (e.g. 4node-amd).",
 	.subs = topo_subs,

@@ -51,7 +51,8 @@ done
 check "up --kernel-model: model names" is "$(printf '%s\n' 5.15 5.18)" vnuma up 2node --kernel-model 5
 check "run: shipped scenario names" is "$(printf '%s\n' memfollow-2node memfollow-balancing-2node memfollow-trace-2node multi-instance-2node multi-instance-2node-kernels multi-instance-4node multi-instance-4node-kernels)" vnuma run m
 check "run options" has --quick vnuma run --q
-check "topo subcommands" is "$(printf '%s\n' fallback random show validate)" vnuma topo ''
+check "topo subcommands" is "$(printf '%s\n' demotion fallback random show validate)" vnuma topo ''
+check "topo demotion options" is "$(printf '%s\n' --json)" vnuma topo demotion 4node-cxl --j
 check "topo fallback options" is "$(printf '%s\n' --cpus-visible)" vnuma topo fallback 4node-amd --c
 check "topo validate: topology names" has 4node-cxl vnuma topo validate 4node-amd 4
 check "kernel subcommands" is "$(printf '%s\n' build list)" vnuma kernel ''

@@ -292,6 +292,16 @@ cat >"$tmp/tiered.xml" <<'EOF'
 </topology>
 EOF
 check "tiered topology validates" test "$(rc "$vnuma" topo validate "$tmp/tiered.xml")" = 0
+check "demotion: tiers as sysfs lists them" sh -c "'$vnuma' topo demotion '$tmp/tiered.xml' | grep -qx 'memory_tier22: 1'"
+check "demotion: a node's targets" sh -c "'$vnuma' topo demotion '$tmp/tiered.xml' | grep -qx 'Node 0: memory_tier4, demotes to 1 (distance 20), else to 1'"
+check "demotion --json" sh -c "'$vnuma' topo demotion '$tmp/tiered.xml' --json | tr -d ' \n' | grep -q '\"node\":0,\"tier\":4,\"preferred\":\[1\],\"distance\":20'"
+check "demotion: an unmodelled kernel exits 2" test "$(rc "$vnuma" topo demotion "$tmp/tiered.xml" --kernel-model 6.10)" = 2
+check "demotion: a flat shape is one tier" sh -c "'$vnuma' topo demotion 4node-cxl | grep -qx 'memory_tier4: 0-3'"
+for s in $(seq 1 20); do
+	"$vnuma" topo random --slow --seed "$s" --nodes 2-12 >"$tmp/r$s.xml"
+done
+check "20 random tiered topologies validate" sh -c "'$vnuma' topo validate $tmp/r*.xml >/dev/null 2>&1"
+check "random --slow makes slow nodes" sh -c "grep -q 'memory-kind=' '$tmp/r1.xml'"
 out=$(timeout 20 "$vnuma" up --state-dir "$tmp/state" --kernel "$tmp/no-such-bzImage" "$tmp/tiered.xml" 2>&1 >/dev/null)
 code=$?
 check "up on slow memory: exit 2" test "$code" = 2

@@ -1,0 +1,311 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topology/fallback.h"
+#include "topology/random.h"
+#include "topology/tiers.h"
+#include "util/cleanup.h"
+#include "util/strbuf.h"
+
+/* kinds: 'n' CPU + DRAM, 'c' CPU-less DRAM, 'm' memory-less with a CPU, 's' slow (CXL), CPU-less. */
+static struct vn_topology *make(unsigned n, const unsigned *matrix, const char *kinds)
+{
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	struct vn_topology *t = NULL;
+	struct vn_error err = {0};
+	unsigned cpu = 0;
+
+	vn_strbuf_printf(&b, "<topology name='t'>\n");
+	for (unsigned i = 0; i < n; i++) {
+		if (kinds[i] == 's')
+			vn_strbuf_printf(&b, "<node id='%u' cpus='' memory='128M' memory-kind='cxl'/>\n", i);
+		else if (kinds[i] == 'c')
+			vn_strbuf_printf(&b, "<node id='%u' cpus='' memory='128M'/>\n", i);
+		else
+			vn_strbuf_printf(&b, "<node id='%u' cpus='%u' memory='%s'/>\n", i, cpu++,
+					 kinds[i] == 'm' ? "0" : "128M");
+	}
+	vn_strbuf_printf(&b, "<distances>\n");
+	for (unsigned i = 0; i < n; i++) {
+		vn_strbuf_printf(&b, "<row node='%u'>", i);
+		for (unsigned j = 0; j < n; j++)
+			vn_strbuf_printf(&b, "%u ", matrix[i * n + j]);
+		vn_strbuf_printf(&b, "</row>\n");
+	}
+	vn_strbuf_printf(&b, "</distances></topology>\n");
+	if (vn_topology_parse(b.s, b.len, "gen.xml", &t, &err) != 0)
+		fail_msg("%s", err.msg);
+	vn_strbuf_free(&b);
+	return t;
+}
+
+static char *model(const struct vn_topology *t)
+{
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	vn_tiers_compute(t, VN_TIER_MODEL_6_1, tr);
+	return vn_tiers_format(tr);
+}
+
+/* Example 1 of the comment above node_demotion in mm/memory-tiers.c (6.1): two DRAM, two PMEM nodes. */
+static void test_kernel_example_1(void **state)
+{
+	static const unsigned d[] = {10, 20, 30, 40, 20, 10, 40, 30, 30, 40, 10, 40, 40, 30, 40, 10};
+	_cleanup_topology_ struct vn_topology *t = make(4, d, "nnss");
+	_cleanup_free_ char *s = model(t);
+
+	assert_string_equal(s, "memory_tier4: 0-1\n"
+			       "memory_tier22: 2-3\n"
+			       "Node 0: memory_tier4, demotes to 2 (distance 30), else to 2-3\n"
+			       "Node 1: memory_tier4, demotes to 3 (distance 30), else to 2-3\n"
+			       "Node 2: memory_tier22, lowest tier, demotes nowhere\n"
+			       "Node 3: memory_tier22, lowest tier, demotes nowhere\n");
+}
+
+/* Example 2 there: a CPU-less DRAM node is DRAM on 6.1, one tier, no demotion at all (the issue's 4node-cxl). */
+static void test_kernel_example_2(void **state)
+{
+	static const unsigned d[] = {10, 20, 30, 20, 10, 30, 30, 30, 10};
+	_cleanup_topology_ struct vn_topology *t = make(3, d, "nnc");
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+
+	vn_tiers_compute(t, VN_TIER_MODEL_6_1, tr);
+	_cleanup_free_ char *s = vn_tiers_format_sysfs(tr);
+	assert_string_equal(s, "memory_tier4: 0-2\n");
+	for (unsigned n = 0; n < 3; n++)
+		assert_int_equal(tr->npreferred[n], 0);
+	assert_true(tr->tier[0].top);
+}
+
+/* 4node-cxl's SLIT with its expanders onlined by kmem: each socket demotes to its own expander. */
+static void test_4node_cxl(void **state)
+{
+	static const unsigned d[] = {10, 21, 14, 24, 21, 10, 24, 14, 14, 24, 10, 26, 24, 14, 26, 10};
+	_cleanup_topology_ struct vn_topology *t = make(4, d, "nnss");
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	_cleanup_free_ char *s = model(t);
+
+	assert_string_equal(s, "memory_tier4: 0-1\n"
+			       "memory_tier22: 2-3\n"
+			       "Node 0: memory_tier4, demotes to 2 (distance 14), else to 2-3\n"
+			       "Node 1: memory_tier4, demotes to 3 (distance 14), else to 2-3\n"
+			       "Node 2: memory_tier22, lowest tier, demotes nowhere\n"
+			       "Node 3: memory_tier22, lowest tier, demotes nowhere\n");
+	vn_tiers_compute(t, VN_TIER_MODEL_6_1, tr);
+	assert_true(tr->tier[0].top);
+	assert_false(tr->tier[1].top);
+	assert_int_equal(tr->tier[1].id, 22);
+}
+
+/* 8node-snc plus two expanders per socket (8-9 on socket 0, 10-11 on 1): both of a socket's are preferred. */
+static void test_8node_snc_slow(void **state)
+{
+	unsigned d[12 * 12];
+	for (unsigned i = 0; i < 12; i++)
+		for (unsigned j = 0; j < 12; j++) {
+			unsigned si = i < 8 ? i / 4 : (i - 8) / 2, sj = j < 8 ? j / 4 : (j - 8) / 2;
+			bool slow = i >= 8 || j >= 8, both = i >= 8 && j >= 8;
+			d[i * 12 + j] = i == j ? 10
+					: both ? (si == sj ? 20 : 26)
+					: slow ? (si == sj ? 14 : 24)
+					       : (si == sj ? 12 : 21);
+		}
+	_cleanup_topology_ struct vn_topology *t = make(12, d, "nnnnnnnnssss");
+	_cleanup_free_ char *s = model(t);
+
+	assert_string_equal(s, "memory_tier4: 0-7\n"
+			       "memory_tier22: 8-11\n"
+			       "Node 0: memory_tier4, demotes to 8-9 (distance 14), else to 8-11\n"
+			       "Node 1: memory_tier4, demotes to 8-9 (distance 14), else to 8-11\n"
+			       "Node 2: memory_tier4, demotes to 8-9 (distance 14), else to 8-11\n"
+			       "Node 3: memory_tier4, demotes to 8-9 (distance 14), else to 8-11\n"
+			       "Node 4: memory_tier4, demotes to 10-11 (distance 14), else to 8-11\n"
+			       "Node 5: memory_tier4, demotes to 10-11 (distance 14), else to 8-11\n"
+			       "Node 6: memory_tier4, demotes to 10-11 (distance 14), else to 8-11\n"
+			       "Node 7: memory_tier4, demotes to 10-11 (distance 14), else to 8-11\n"
+			       "Node 8: memory_tier22, lowest tier, demotes nowhere\n"
+			       "Node 9: memory_tier22, lowest tier, demotes nowhere\n"
+			       "Node 10: memory_tier22, lowest tier, demotes nowhere\n"
+			       "Node 11: memory_tier22, lowest tier, demotes nowhere\n");
+}
+
+/*
+ * find_next_best_node() adds 1 for a node numbered below the source, so for
+ * CPU-less DRAM node 2 slow node 1 (20, ranked 21) ties slow node 3 (21);
+ * node_load[] left by the last zonelist build (1: 3, 3: 2, worked by hand
+ * from build_zonelists()) takes 3 first, and 1 at another distance stops
+ * the loop: the kernel demotes to the farther node. A memory-less node is
+ * in no tier.
+ */
+static void test_farther_node_wins_a_tie(void **state)
+{
+	static const unsigned d[] = {10, 20, 20, 20, 20, 10, 20, 25, 20, 20, 10, 21, 20, 25, 21, 10};
+	_cleanup_topology_ struct vn_topology *t = make(4, d, "nscs");
+	_cleanup_free_ char *s = model(t);
+
+	assert_string_equal(s, "memory_tier4: 0,2\n"
+			       "memory_tier22: 1,3\n"
+			       "Node 0: memory_tier4, demotes to 1,3 (distance 20), else to 1,3\n"
+			       "Node 1: memory_tier22, lowest tier, demotes nowhere\n"
+			       "Node 2: memory_tier4, demotes to 3 (distance 21), else to 1,3\n"
+			       "Node 3: memory_tier22, lowest tier, demotes nowhere\n");
+
+	static const unsigned d3[] = {10, 20, 30, 20, 10, 30, 30, 30, 10};
+	_cleanup_topology_ struct vn_topology *m = make(3, d3, "nms");
+	_cleanup_free_ char *ms = model(m);
+	assert_string_equal(ms, "memory_tier4: 0\n"
+				"memory_tier22: 2\n"
+				"Node 0: memory_tier4, demotes to 2 (distance 30), else to 2\n"
+				"Node 1: no memory, in no tier\n"
+				"Node 2: memory_tier22, lowest tier, demotes nowhere\n");
+}
+
+/*
+ * The demotion targets again, written as a sort rather than the kernel's
+ * repeated minimum: the slow nodes ranked by find_next_best_node()'s key
+ * ((distance + below + has CPUs) * MAX_NUMNODES + node_load, then id), the
+ * run of the first one's distance taken.
+ */
+static unsigned rank_sorted(const struct vn_topology *t, const struct vn_fallback *zl, unsigned n, unsigned *out)
+{
+	long key[VN_MAX_NODES];
+	unsigned k = 0;
+
+	for (unsigned c = 0; c < t->nnodes; c++)
+		if (vn_node_is_slow(&t->nodes[c])) {
+			key[c] =
+				(long)(t->distance[n][c] + (c < n) + (t->nodes[c].ncpus > 0)) * 1024 + zl->node_load[c];
+			out[k++] = c;
+		}
+	for (unsigned i = 1; i < k; i++)
+		for (unsigned j = i; j > 0 && key[out[j]] < key[out[j - 1]]; j--) {
+			unsigned x = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = x;
+		}
+	unsigned len = k ? 1 : 0;
+	while (len < k && t->distance[n][out[len]] == t->distance[n][out[0]])
+		len++;
+	return len;
+}
+
+static void check_random(uint64_t seed)
+{
+	_cleanup_free_ char *xml =
+		vn_topology_random_xml(seed, 2, 12, VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS | VN_RANDOM_SLOW);
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	_cleanup_free_ struct vn_fallback *zl = calloc(1, sizeof(*zl));
+	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_fallback_state st = {0};
+	struct vn_error err = {0};
+
+	if (vn_topology_parse(xml, strlen(xml), "random.xml", &t, &err) != 0)
+		fail_msg("seed %llu: %s", (unsigned long long)seed, err.msg);
+	assert_true(vn_topology_has_slow_memory(t));
+	vn_tiers_compute(t, VN_TIER_MODEL_6_1, tr);
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		st.memory[n] = t->nodes[n].memory > 0;
+		st.cpus[n] = t->nodes[n].ncpus > 0;
+	}
+	vn_fallback_compute_state(t, &fo, &st, zl);
+	assert_int_equal(tr->ntiers, 2);
+	assert_int_equal(tr->tier[0].id, 4);
+	assert_int_equal(tr->tier[1].id, 22);
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		const struct vn_node *node = &t->nodes[n];
+		bool slow = vn_node_is_slow(node), dram = node->memory > 0 && !slow;
+		/* Tiers: DRAM with memory on top, slow below, memory-less nowhere; lower_tier_mask the slow nodes. */
+		assert_int_equal(tr->tier_of[n], slow ? 1 : dram ? 0 : -1);
+		assert_int_equal(tr->tier[0].lower[n], slow);
+		assert_false(tr->tier[1].lower[n]);
+		unsigned want[VN_MAX_NODES], len = dram ? rank_sorted(t, zl, n, want) : 0;
+		assert_int_equal(tr->npreferred[n], len);
+		for (unsigned i = 0; i < len; i++)
+			assert_true(tr->preferred[n][want[i]]);
+		/* Every target in the next tier, all at one distance; the nearest ones when none ranks up. */
+		unsigned dmin = 256;
+		bool below = false;
+		for (unsigned c = 0; c < t->nnodes; c++) {
+			if (tr->preferred[n][c]) {
+				assert_true(vn_node_is_slow(&t->nodes[c]));
+				assert_int_equal(t->distance[n][c], tr->distance[n]);
+			}
+			if (vn_node_is_slow(&t->nodes[c]) && t->distance[n][c] < dmin)
+				dmin = t->distance[n][c];
+			below |= vn_node_is_slow(&t->nodes[c]) && c < n;
+		}
+		if (dram && !below)
+			for (unsigned c = 0; c < t->nnodes; c++)
+				assert_int_equal(tr->preferred[n][c],
+						 vn_node_is_slow(&t->nodes[c]) && t->distance[n][c] == dmin);
+	}
+	assert_true(tr->tier[0].top);
+	assert_false(tr->tier[1].top);
+}
+
+static void test_random_tiered_shapes(void **state)
+{
+	for (uint64_t seed = 1; seed <= 200; seed++)
+		check_random(seed);
+}
+
+static void test_model_names_and_boot_refusal(void **state)
+{
+	enum vn_tier_model m;
+	struct vn_error err = {0};
+	static const unsigned d[] = {10, 20, 20, 10};
+
+	assert_int_equal(vn_tier_model_lookup("6.1", &m, &err), 0);
+	assert_int_equal(vn_tier_model_lookup("kmem", &m, &err), 0);
+	assert_int_not_equal(vn_tier_model_lookup("6.10", &m, &err), 0);
+	assert_non_null(strstr(err.msg, "known: 6.1;"));
+	vn_error_clear(&err);
+
+	_cleanup_topology_ struct vn_topology *flat = make(2, d, "nc");
+	_cleanup_topology_ struct vn_topology *tiered = make(2, d, "ns");
+	assert_int_equal(vn_tiers_boot_check(flat, &err), 0);
+	assert_int_not_equal(vn_tiers_boot_check(tiered, &err), 0);
+	assert_string_equal(err.msg, "gen.xml:3: node 1: slow memory nodes are not booted yet (issue 47)");
+	vn_error_clear(&err);
+}
+
+/* The boot-time fallback lists leave slow nodes out but for their own (memory-less) lists; rebuilt ones take them in. */
+static void test_fallback_leaves_slow_out_at_boot(void **state)
+{
+	static const unsigned d[] = {10, 21, 14, 24, 21, 10, 24, 14, 14, 24, 10, 26, 24, 14, 26, 10};
+	_cleanup_topology_ struct vn_topology *t = make(4, d, "nnss");
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_fallback_state st;
+	struct vn_fallback f;
+
+	vn_fallback_compute(t, &o, &f);
+	_cleanup_free_ char *boot = vn_fallback_format(&f);
+	assert_string_equal(boot, "Fallback order for Node 0: 0 1 \nFallback order for Node 1: 1 0 \n"
+				  "Fallback order for Node 2: 2 0 1 \nFallback order for Node 3: 3 1 0 \n");
+	vn_fallback_state_hotplugged(t, &st);
+	vn_fallback_compute_state(t, &o, &st, &f);
+	_cleanup_free_ char *after = vn_fallback_format(&f);
+	assert_string_equal(after, "Fallback order for Node 0: 0 2 1 3 \nFallback order for Node 1: 1 3 0 2 \n"
+				   "Fallback order for Node 2: 2 0 1 3 \nFallback order for Node 3: 3 1 0 2 \n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kernel_example_1),
+		cmocka_unit_test(test_kernel_example_2),
+		cmocka_unit_test(test_4node_cxl),
+		cmocka_unit_test(test_8node_snc_slow),
+		cmocka_unit_test(test_farther_node_wins_a_tie),
+		cmocka_unit_test(test_random_tiered_shapes),
+		cmocka_unit_test(test_model_names_and_boot_refusal),
+		cmocka_unit_test(test_fallback_leaves_slow_out_at_boot),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
