@@ -109,6 +109,9 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 		       !n->ncpus    ? "   (CPU-less)"
 		       : !n->memory ? "   (memory-less)"
 				    : "");
+		if (vn_node_is_slow(n))
+			printf("node %u memory kind: %s (slow: onlined by kmem after boot, a lower tier)\n", i,
+			       n->memory_kind == VN_MEMORY_PMEM ? "pmem" : "cxl");
 		if (n->hotplug_memory || n->nhotplug_cpus) {
 			_cleanup_free_ char *hc = vn_cpulist_format(&n->hotplug_cpus);
 			printf("node %u hotplug: %llu MB%s%s%s\n", i, (unsigned long long)(n->hotplug_memory >> 20),

@@ -292,6 +292,7 @@ cat >"$tmp/tiered.xml" <<'EOF'
 </topology>
 EOF
 check "tiered topology validates" test "$(rc "$vnuma" topo validate "$tmp/tiered.xml")" = 0
+check "show: a slow node's memory kind" sh -c "'$vnuma' topo show '$tmp/tiered.xml' | grep -q '^node 1 memory kind: cxl (slow'"
 check "demotion: tiers as sysfs lists them" sh -c "'$vnuma' topo demotion '$tmp/tiered.xml' | grep -qx 'memory_tier22: 1'"
 check "demotion: a node's targets" sh -c "'$vnuma' topo demotion '$tmp/tiered.xml' | grep -qx 'Node 0: memory_tier4, demotes to 1 (distance 20), else to 1'"
 check "demotion --json" sh -c "'$vnuma' topo demotion '$tmp/tiered.xml' --json | tr -d ' \n' | grep -q '\"node\":0,\"tier\":4,\"preferred\":\[1\],\"distance\":20'"
