@@ -16,6 +16,7 @@
 #include "util/arch.h"
 #include "util/name.h"
 #include "util/parse.h"
+#include "virt/virt.h" /* list and show read libvirt's guests themselves */
 
 static int cmd_up(int argc, char **argv, struct vn_error *err)
 {

@@ -391,7 +391,7 @@ int vn_run_dir_refuse(const char *dir, bool force, const char *reason, struct vn
 /* What the booted guest is, for the result. */
 static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 {
-	rep->accel = vn_xstrdup(vn_accel_name(up->accel));
+	rep->accel = vn_xstrdup(vn_up_result_accel_name(up));
 	rep->accel_reason = vn_xstrdup_or_null(up->accel_reason);
 	rep->icount = vn_xstrdup_or_null(up->icount);
 	rep->icount_lead_s = up->icount_lead_s;

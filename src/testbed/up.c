@@ -30,6 +30,11 @@
 #include "virt/save.h"
 #include "virt/storage.h"
 
+const char *vn_up_result_accel_name(const struct vn_up_result *r)
+{
+	return vn_accel_name(r->accel);
+}
+
 void vn_up_result_clear(struct vn_up_result *r)
 {
 	vn_free_all(r->name, r->guest_dir, r->console_log, r->kernel_release, r->kernel_version, r->kernel_recipe,

@@ -6,7 +6,7 @@
 #include "kernel/build.h"
 #include "testbed/testbed.h"
 #include "topology/fallback.h"
-#include "virt/virt.h"
+#include "virt/domain-xml.h" /* enum vn_accel; its name: vn_up_result_accel_name() */
 
 /*
  * Virtual time: QEMU's -icount shift=auto,sleep=off (TCG only, and
@@ -103,6 +103,8 @@ struct vn_up_result {
 	struct vn_artifact_list artifacts;
 };
 void vn_up_result_clear(struct vn_up_result *r);
+/* "tcg" or "kvm": the testbed's word for r->accel, so that a layer above names it without calling into virt. */
+const char *vn_up_result_accel_name(const struct vn_up_result *r);
 
 /*
  * Boot and wait for the agent, then check fidelity. A guest that panics or
