@@ -138,6 +138,11 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 	outdir = ba.outdir ? ba.outdir : (defdir = vn_xasprintf("results/bisect-%s", s->name));
 	if ((rc = vn_cli_ctx(a, &ctx, err)) < 0)
 		return rc;
+	/* Before any kernel is built: each commit's run would refuse it only then. */
+	if ((rc = vn_scenario_check_hosts(s, false, ctx.uri, NULL, 0, err)) < 0) {
+		vn_testbed_ctx_clear(&ctx);
+		return rc;
+	}
 
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);

@@ -13,7 +13,6 @@
 #include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
-#include "virt/connect.h"
 #include "virt/hosts.h"
 
 #define MAX_KERNELS 16
@@ -123,20 +122,6 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	return VN_EXIT_OK;
 }
 
-/* The plugin writes its counters into this host's state dir, where a remote host's QEMU cannot reach. */
-static int locality_local(const char *path, const char *uri, const struct vn_hosts *hosts, struct vn_error *err)
-{
-	for (size_t i = 0; i <= hosts->n; i++) {
-		const char *u = i < hosts->n ? hosts->v[i].uri : uri;
-		if (vn_virt_uri_is_remote(u))
-			return vn_input_error(err,
-					      "%s: \"locality\" counts accesses on guests of this host only, not on %s "
-					      "(docs/locality.md)",
-					      path, u);
-	}
-	return 0;
-}
-
 static int cmd_run(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_run_opts ro = {0};
@@ -218,8 +203,6 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	for (unsigned i = 0; (hosts_file || a.nuris > 1) && i < a.nuris; i++)
 		if ((rc = vn_virt_hosts_add(&hosts, a.uris[i], err)) < 0)
 			return rc; /* its message starts with --connect */
-	if (s->locality && (rc = locality_local(path, ctx.uri, &hosts, err)) < 0)
-		return rc;
 	if (hosts.n) {
 		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));
 		for (size_t i = 0; i < hosts.n; i++)
@@ -228,6 +211,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 		mo.hosts = mhosts;
 		mo.nhosts = (unsigned)hosts.n;
 	}
+	if ((rc = vn_scenario_check_hosts(s, false, ctx.uri, mo.hosts, mo.nhosts, err)) < 0)
+		return rc;
 	if (vn_scenario_is_matrix(s, &mo) || mo.nhosts) {
 		if (ro.keep)
 			return vn_input_error(err, "--keep keeps one guest: not with variants, kernels or repeats");

@@ -222,3 +222,19 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 		*topo = steal_pointer(&t);
 	return 0;
 }
+
+int vn_scenario_check_hosts(const struct vn_scenario *s, bool locality, const char *uri,
+			    const struct vn_matrix_host *hosts, unsigned n, struct vn_error *err)
+{
+	if (!s->locality && !locality)
+		return 0;
+	for (unsigned i = 0; i <= n; i++) {
+		const char *u = i < n ? hosts[i].uri : uri ? uri : getenv("VNUMA_URI");
+		if (vn_testbed_uri_is_remote(u))
+			return vn_input_error(err,
+					      "%s: \"locality\" counts accesses on guests of this host only, not on %s "
+					      "(docs/locality.md)",
+					      s->path, u);
+	}
+	return 0;
+}

@@ -346,7 +346,8 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	g.repeats = o->repeats ? o->repeats : s->repeats;
 	if (o->repeats_auto && o->nhosts)
 		return vn_input_error(err, "--repeats auto runs on this host only, not spread over hosts");
-	if ((rc = vn_scenario_check(s, NULL, NULL, err)) < 0)
+	if ((rc = vn_scenario_check(s, NULL, NULL, err)) < 0 ||
+	    (rc = vn_scenario_check_hosts(s, o->run.locality, ctx->uri, o->hosts, o->nhosts, err)) < 0)
 		return rc;
 	for (unsigned i = 0; i < s->nvariants; i++) {
 		_cleanup_scenario_ struct vn_scenario *cs = NULL;

@@ -705,6 +705,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	if (o->quick)
 		vn_scenario_apply_quick(s);
 	if ((rc = vn_scenario_check(s, &topo_path, &t, err)) < 0 ||
+	    (rc = vn_scenario_check_hosts(s, o->locality, ctx->uri, NULL, 0, err)) < 0 ||
 	    (rc = results_start(ctx, s, o, t, rep, &dir, err)) < 0)
 		return rc;
 	d.t = r.t = t;

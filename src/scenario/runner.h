@@ -121,3 +121,12 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
  * receive the resolved topology.
  */
 int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo, struct vn_error *err);
+/*
+ * Where it may run: a "locality" scenario (s->locality, or locality asked
+ * for) only on this host, since the plugin writes its counters into this
+ * host's state dir, out of a remote QEMU's reach. uri (NULL: $VNUMA_URI) and
+ * the n hosts (a matrix's, or none) are where it would run. `run`, `bisect`
+ * and a matrix check this before they build or boot anything.
+ */
+int vn_scenario_check_hosts(const struct vn_scenario *s, bool locality, const char *uri,
+			    const struct vn_matrix_host *hosts, unsigned n, struct vn_error *err);

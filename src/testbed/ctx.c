@@ -11,6 +11,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/state.h"
+#include "virt/connect.h"
 
 /*
  * The state dir holds guest sockets, console logs and libvirt's config (which
@@ -66,4 +67,9 @@ void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx)
 {
 	free(ctx->state_dir);
 	ctx->state_dir = NULL;
+}
+
+bool vn_testbed_uri_is_remote(const char *uri)
+{
+	return vn_virt_uri_is_remote(uri);
 }

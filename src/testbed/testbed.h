@@ -9,6 +9,8 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 #include "util/error.h"
 
 /* Waiting for another vnuma process to let go of the embedded driver, in ms. */
@@ -29,6 +31,8 @@ struct vn_testbed_ctx {
 
 int vn_testbed_ctx_init(struct vn_testbed_ctx *ctx, const char *state_dir, const char *uri, struct vn_error *err);
 void vn_testbed_ctx_clear(struct vn_testbed_ctx *ctx);
+/* Whether uri (NULL: $VNUMA_URI) reaches another host, where this host's files are not (a host or a transport in it). */
+bool vn_testbed_uri_is_remote(const char *uri);
 
 /*
  * Names of the guests with a directory in the state dir (state_dir NULL: the
