@@ -12,7 +12,7 @@
 #include "testbed/hosts-check.h"
 #include "testbed/testbed.h"
 #include "util/parse.h"
-#include "virt/hosts.h"
+#include "testbed/hosts.h"
 
 static const struct vn_cmd hosts_check_cmd;
 
@@ -89,7 +89,7 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 	vn_cli_args_init(&a, &hosts_check_cmd, argc, argv);
 	while ((c = vn_cli_next(&a, err)) > 0) {
 		switch (c) {
-		case 'H': rc = vn_virt_hosts_load(optarg, &hosts, err); break;
+		case 'H': rc = vn_testbed_hosts_load(optarg, &hosts, err); break;
 		case 'v':
 			rc = vn_cli_count(&a, "vcpus", optarg, 1, 4096, &n, err);
 			vcpus = (unsigned)n;
@@ -106,29 +106,29 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 		default: rc = 0;
 		}
 		if (rc < 0) {
-			vn_virt_hosts_clear(&hosts);
+			vn_testbed_hosts_clear(&hosts);
 			return rc;
 		}
 	}
 	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0) {
-		vn_virt_hosts_clear(&hosts);
+		vn_testbed_hosts_clear(&hosts);
 		return a.exit;
 	}
 	/* --connect's hosts after the file's, as run takes them. */
 	for (unsigned i = 0; i < a.nuris; i++)
-		if ((rc = vn_virt_hosts_add(&hosts, a.uris[i], err)) < 0) {
-			vn_virt_hosts_clear(&hosts);
+		if ((rc = vn_testbed_hosts_add(&hosts, a.uris[i], err)) < 0) {
+			vn_testbed_hosts_clear(&hosts);
 			return rc;
 		}
 	if (!hosts.n)
 		return vn_input_error(err, "no hosts given (--hosts FILE or --connect URI)");
 	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0) {
-		vn_virt_hosts_clear(&hosts);
+		vn_testbed_hosts_clear(&hosts);
 		return rc;
 	}
 	rc = vn_testbed_hosts_check(&ctx, &hosts, vcpus, memory, probe, &res, err);
 	vn_testbed_ctx_clear(&ctx);
-	vn_virt_hosts_clear(&hosts);
+	vn_testbed_hosts_clear(&hosts);
 	if (rc < 0) {
 		vn_testbed_hosts_check_clear(&res);
 		return rc;

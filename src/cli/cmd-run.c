@@ -13,7 +13,7 @@
 #include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
-#include "virt/hosts.h"
+#include "testbed/hosts.h"
 
 #define MAX_KERNELS 16
 
@@ -130,8 +130,7 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	uint64_t repeats = 0;
 	bool repeats_auto = false;
 	const char *hosts_file = NULL;
-	_cleanup_(vn_virt_hosts_clear) struct vn_hosts hosts = {0};
-	_cleanup_free_ struct vn_matrix_host *mhosts = NULL;
+	_cleanup_(vn_testbed_hosts_clear) struct vn_hosts hosts = {0};
 	_cleanup_strv_ char **with = NULL;
 	size_t nwith = 0;
 	const char *arch = NULL;
@@ -198,19 +197,13 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 				    .repeats = (unsigned)repeats,
 				    .repeats_auto = repeats_auto};
 	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
-	if (hosts_file && (rc = vn_virt_hosts_load(hosts_file, &hosts, err)) < 0)
+	if (hosts_file && (rc = vn_testbed_hosts_load(hosts_file, &hosts, err)) < 0)
 		return rc;
 	for (unsigned i = 0; (hosts_file || a.nuris > 1) && i < a.nuris; i++)
-		if ((rc = vn_virt_hosts_add(&hosts, a.uris[i], err)) < 0)
+		if ((rc = vn_testbed_hosts_add(&hosts, a.uris[i], err)) < 0)
 			return rc; /* its message starts with --connect */
-	if (hosts.n) {
-		mhosts = vn_xcalloc(hosts.n, sizeof(*mhosts));
-		for (size_t i = 0; i < hosts.n; i++)
-			mhosts[i] = (struct vn_matrix_host){hosts.v[i].uri, hosts.v[i].pool_dir, hosts.v[i].capacity,
-							    hosts.v[i].timeout_ms};
-		mo.hosts = mhosts;
-		mo.nhosts = (unsigned)hosts.n;
-	}
+	mo.hosts = hosts.v;
+	mo.nhosts = (unsigned)hosts.n;
 	if ((rc = vn_scenario_check_hosts(s, false, ctx.uri, mo.hosts, mo.nhosts, err)) < 0)
 		return rc;
 	if (vn_scenario_is_matrix(s, &mo) || mo.nhosts) {

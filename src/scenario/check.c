@@ -223,8 +223,8 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 	return 0;
 }
 
-int vn_scenario_check_hosts(const struct vn_scenario *s, bool locality, const char *uri,
-			    const struct vn_matrix_host *hosts, unsigned n, struct vn_error *err)
+int vn_scenario_check_hosts(const struct vn_scenario *s, bool locality, const char *uri, const struct vn_host *hosts,
+			    unsigned n, struct vn_error *err)
 {
 	if (!s->locality && !locality)
 		return 0;

@@ -9,6 +9,7 @@
 #include "report/report.h"
 #include "scenario/backend.h"
 #include "scenario/scenario.h"
+#include "testbed/hosts.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
 
@@ -54,17 +55,10 @@ int vn_run_dir_refuse(const char *dir, bool force, const char *reason, struct vn
 struct vn_compare;
 
 /* A matrix run (matrix.c): every variant of the scenario, each repeated, into one result group. */
-/* A host a matrix spreads over: a libvirt URI, at most capacity runs at once (0: what fits). */
-struct vn_matrix_host {
-	const char *uri;
-	const char *pool_dir; /* its storage pool's dir when vnuma must create one (NULL: the default) */
-	unsigned capacity;
-	int timeout_ms; /* how long its connection may take to open (0: VN_VIRT_CONNECT_TIMEOUT_MS) */
-};
-
 struct vn_matrix_opts {
-	struct vn_run_opts run;             /* outdir: the group's directory; kernel, keep: not used */
-	const struct vn_matrix_host *hosts; /* NULL: every run here, one after the other */
+	struct vn_run_opts run; /* outdir: the group's directory; kernel, keep: not used */
+	/* Hosts it spreads over (testbed/hosts.h: at most capacity runs at once, 0: what fits), NULL: every run here, one after the other. */
+	const struct vn_host *hosts;
 	unsigned nhosts;
 	const char *const *kernels; /* --kernel A --kernel B: one variant per kernel, in place of the scenario's */
 	unsigned nkernels;
@@ -128,5 +122,5 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
  * the n hosts (a matrix's, or none) are where it would run. `run`, `bisect`
  * and a matrix check this before they build or boot anything.
  */
-int vn_scenario_check_hosts(const struct vn_scenario *s, bool locality, const char *uri,
-			    const struct vn_matrix_host *hosts, unsigned n, struct vn_error *err);
+int vn_scenario_check_hosts(const struct vn_scenario *s, bool locality, const char *uri, const struct vn_host *hosts,
+			    unsigned n, struct vn_error *err);

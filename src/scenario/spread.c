@@ -37,7 +37,7 @@
 #define SPREAD_STOP_MS        30000
 
 struct host {
-	const struct vn_matrix_host *h;
+	const struct vn_host *h;
 	struct vn_testbed_ctx ctx;
 	unsigned capacity, running, runs;
 	char *dead; /* why it is no longer used, or NULL */

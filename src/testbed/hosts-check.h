@@ -12,7 +12,7 @@
 
 #include "virt/virt.h"
 #include "testbed/testbed.h"
-#include "virt/hosts.h"
+#include "testbed/hosts.h"
 
 /* The guest `hosts check` sizes the auto capacity for when none is given. */
 #define VN_HOSTS_CHECK_VCPUS  1

@@ -22,7 +22,6 @@
 #include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/state.h"
-#include "virt/hosts.h"
 #include "virt/storage.h"
 #include "virt/virt-priv.h"
 
@@ -489,5 +488,5 @@ unsigned vn_virt_host_capacity(const struct vn_virt_host_info *h, unsigned guest
 	uint64_t by_mem = guest_memory ? h->memory / 4 * 3 / guest_memory : by_cpus;
 	uint64_t n = by_cpus < by_mem ? by_cpus : by_mem;
 
-	return n < 1 ? 1 : n > VN_HOST_CAPACITY_MAX ? VN_HOST_CAPACITY_MAX : (unsigned)n;
+	return n < 1 ? 1 : n > VN_VIRT_HOST_CAPACITY_MAX ? VN_VIRT_HOST_CAPACITY_MAX : (unsigned)n;
 }

@@ -83,6 +83,8 @@ unsigned vn_virt_host_cpus(struct vn_virt *v);
 int vn_virt_host_info(struct vn_virt *v, struct vn_virt_host_info *out, struct vn_error *err);
 void vn_virt_host_info_clear(struct vn_virt_host_info *h);
 
+/* Guests one host takes at most: a computed capacity's cap, and what a hosts line may ask for (testbed/hosts.h). */
+#define VN_VIRT_HOST_CAPACITY_MAX 4096
 /*
  * How many guests of guest_vcpus and guest_memory fit on the host at once:
  * its CPUs / the guest's vCPUs, and 3/4 of its memory / the guest's memory,

@@ -11,7 +11,8 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/strmap.h"
-#include "virt/hosts.h"
+#include "testbed/hosts.h"
+#include "virt/storage.h"
 
 /*
  * A libvirt URI is SCHEME://...; the scheme is what a typo most often
@@ -92,7 +93,7 @@ static int parse_capacity(const char *tok, unsigned *out)
 		return -EINVAL;
 	errno = 0;
 	unsigned long n = strtoul(tok, &end, 10);
-	if (errno || *end || n < 1 || n > VN_HOST_CAPACITY_MAX)
+	if (errno || *end || n < 1 || n > VN_VIRT_HOST_CAPACITY_MAX)
 		return -EINVAL;
 	*out = (unsigned)n;
 	return 0;
@@ -129,7 +130,7 @@ static int parse_options(char *rest, const char *ctx, struct vn_host *host, stru
 				return vn_input_error(err, "%sa second capacity '%s' (one per host)", ctx, tok);
 			if (parse_capacity(tok, &host->capacity) < 0)
 				return vn_input_error(err, "%sbad capacity '%s' (guests at once: 1-%u, or auto)", ctx,
-						      tok, VN_HOST_CAPACITY_MAX);
+						      tok, VN_VIRT_HOST_CAPACITY_MAX);
 			have_capacity = true;
 			continue;
 		}
@@ -167,7 +168,7 @@ static void strip_comment(char *line)
 		}
 }
 
-int vn_virt_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err)
+int vn_testbed_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err)
 {
 	_cleanup_free_ char *data = NULL;
 	size_t len, before = out->n;
@@ -208,7 +209,7 @@ int vn_virt_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *
 	return 0;
 }
 
-int vn_virt_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err)
+int vn_testbed_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err)
 {
 	int rc;
 
@@ -219,7 +220,7 @@ int vn_virt_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err)
 	return 0;
 }
 
-void vn_virt_hosts_clear(struct vn_hosts *h)
+void vn_testbed_hosts_clear(struct vn_hosts *h)
 {
 	for (size_t i = 0; i < h->n; i++)
 		host_clear(&h->v[i]);

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "virt/hosts.h"
+#include "testbed/hosts.h"
 
 static char dir[] = "/tmp/vn-test-hosts-XXXXXX";
 static char path[256];
@@ -43,7 +43,7 @@ static int load(const char *text, struct vn_hosts *h, struct vn_error *err)
 {
 	put(text);
 	*err = (struct vn_error){0};
-	return vn_virt_hosts_load(path, h, err);
+	return vn_testbed_hosts_load(path, h, err);
 }
 
 static void expect_error(const char *text, unsigned line, const char *msg)
@@ -59,7 +59,7 @@ static void expect_error(const char *text, unsigned line, const char *msg)
 	else
 		snprintf(want, sizeof(want), "%s: %s", path, msg);
 	assert_string_equal(err.msg, want);
-	vn_virt_hosts_clear(&h);
+	vn_testbed_hosts_clear(&h);
 }
 
 static void test_good(void **s)
@@ -93,11 +93,11 @@ static void test_good(void **s)
 	assert_string_equal(h.v[3].uri, "qemu:///system"); /* no final newline */
 	assert_int_equal(h.v[3].line, 7);
 
-	assert_int_equal(vn_virt_hosts_add(&h, "test:///default", &err), 0);
+	assert_int_equal(vn_testbed_hosts_add(&h, "test:///default", &err), 0);
 	assert_int_equal(h.n, 5);
 	assert_null(h.v[4].file);
 	assert_int_equal(h.v[4].capacity, 0);
-	vn_virt_hosts_clear(&h);
+	vn_testbed_hosts_clear(&h);
 	assert_int_equal(h.n, 0);
 	assert_null(h.v);
 }
@@ -158,7 +158,7 @@ static void test_timeout(void **s)
 	assert_string_equal(h.v[1].pool_dir, "/p");
 	assert_int_equal(h.v[2].timeout_ms, 3600000);
 	assert_int_equal(h.v[3].timeout_ms, 0); /* the default */
-	vn_virt_hosts_clear(&h);
+	vn_testbed_hosts_clear(&h);
 }
 
 /* Many hosts: the duplicate check still finds the first line of a URI, across the index's growth. */
@@ -181,12 +181,12 @@ static void test_many(void **s)
 		char uri[64];
 		snprintf(uri, sizeof(uri), "qemu+tcp://h%u/system", i);
 		err = (struct vn_error){0};
-		assert_int_equal(vn_virt_hosts_add(&h, uri, &err), -EINVAL);
+		assert_int_equal(vn_testbed_hosts_add(&h, uri, &err), -EINVAL);
 	}
 	err = (struct vn_error){0};
-	assert_int_equal(vn_virt_hosts_add(&h, "qemu+tcp://h5000/system", &err), 0);
+	assert_int_equal(vn_testbed_hosts_add(&h, "qemu+tcp://h5000/system", &err), 0);
 	assert_int_equal(h.n, 5001);
-	vn_virt_hosts_clear(&h);
+	vn_testbed_hosts_clear(&h);
 	free(text);
 }
 
@@ -200,31 +200,31 @@ static void test_file_and_connect(void **s)
 	assert_non_null(f);
 	fwrite("qemu:///system\0\n", 1, 16, f);
 	fclose(f);
-	assert_int_equal(vn_virt_hosts_load(path, &h, &err), -EINVAL);
+	assert_int_equal(vn_testbed_hosts_load(path, &h, &err), -EINVAL);
 	snprintf(want, sizeof(want), "%s: not a text file (it holds a NUL byte)", path);
 	assert_string_equal(err.msg, want);
 
 	err = (struct vn_error){0};
-	assert_true(vn_virt_hosts_load(dir, &h, &err) < 0); /* a directory: util/file.h refuses it */
+	assert_true(vn_testbed_hosts_load(dir, &h, &err) < 0); /* a directory: util/file.h refuses it */
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	assert_non_null(strstr(err.msg, dir));
 
 	err = (struct vn_error){0};
-	assert_int_equal(vn_virt_hosts_add(&h, "big1", &err), -EINVAL);
+	assert_int_equal(vn_testbed_hosts_add(&h, "big1", &err), -EINVAL);
 	assert_string_equal(err.msg, "--connect: not a libvirt URI 'big1' (one like qemu+ssh://user@host/system)");
 	assert_int_equal(h.n, 0);
 
 	/* --connect hosts beside a hosts file: one list, no URI twice. */
-	assert_int_equal(vn_virt_hosts_add(&h, "qemu+tcp://127.0.0.1:1/session", &err), 0);
+	assert_int_equal(vn_testbed_hosts_add(&h, "qemu+tcp://127.0.0.1:1/session", &err), 0);
 	assert_int_equal(load("qemu:///system\nqemu+tcp://127.0.0.1:1/session\n", &h, &err), -EINVAL);
 	snprintf(want, sizeof(want), "%s:2: duplicate host 'qemu+tcp://127.0.0.1:1/session' (also given at --connect)",
 		 path);
 	assert_string_equal(err.msg, want);
 	err = (struct vn_error){0};
-	assert_int_equal(vn_virt_hosts_add(&h, "qemu:///system", &err), -EINVAL);
+	assert_int_equal(vn_testbed_hosts_add(&h, "qemu:///system", &err), -EINVAL);
 	snprintf(want, sizeof(want), "--connect: duplicate host 'qemu:///system' (also given at %s:1)", path);
 	assert_string_equal(err.msg, want);
-	vn_virt_hosts_clear(&h);
+	vn_testbed_hosts_clear(&h);
 }
 
 int main(void)

@@ -1,7 +1,9 @@
 /*
  * The hosts a matrix spreads over (`--hosts FILE`, `--connect URI`): one
  * libvirt URI per line, optionally a capacity and where its storage pool
- * lives. Parsing only; nothing here connects (virt.h and storage.h do).
+ * lives. Parsing only; nothing here connects (remote.h and hosts-check.h
+ * do). The one host type: `hosts check` checks these, a matrix spreads over
+ * them (scenario/runner.h).
  *
  *	# URI                                   [CAPACITY|auto] [pool=DIR] [timeout=SECONDS]
  *	qemu+ssh://vnuma@big1/system            8
@@ -14,8 +16,6 @@
 #include "util/error.h"
 #include "util/strmap.h"
 
-/* Guests per host a hosts line may ask for. */
-#define VN_HOST_CAPACITY_MAX 4096
 /* timeout= (how long its connection may take to open): up to an hour, in seconds. */
 #define VN_HOST_TIMEOUT_MAX_S 3600
 /* The hosts file is small text; anything bigger is a mistake. */
@@ -40,9 +40,9 @@ struct vn_hosts {
  * Appends every host of the file at path to out (which may already hold
  * hosts: a duplicate URI is an error). Every bad line is an input error
  * "FILE:LINE: ..." naming the value; a file with no host is one too. On
- * an error out keeps the hosts of the lines before: vn_virt_hosts_clear() it.
+ * an error out keeps the hosts of the lines before: vn_testbed_hosts_clear() it.
  */
-int vn_virt_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err);
+int vn_testbed_hosts_load(const char *path, struct vn_hosts *out, struct vn_error *err);
 /* One host from `--connect URI`: capacity auto, default pool. */
-int vn_virt_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err);
-void vn_virt_hosts_clear(struct vn_hosts *h);
+int vn_testbed_hosts_add(struct vn_hosts *h, const char *uri, struct vn_error *err);
+void vn_testbed_hosts_clear(struct vn_hosts *h);
