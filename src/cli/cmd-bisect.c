@@ -60,7 +60,7 @@ struct bisect_args {
 };
 
 /* 0 to go on; 1 when the command ends here with ba->a.exit (after --help, or a bad option); or an input error. */
-static int parse(int argc, char **argv, struct bisect_args *ba, struct vn_error *err)
+static int parse_argv(int argc, char **argv, struct bisect_args *ba, struct vn_error *err)
 {
 	struct vn_cli_args *a = &ba->a;
 	struct vn_bisect_policy *p = &ba->bo.policy;
@@ -112,31 +112,76 @@ static int parse(int argc, char **argv, struct bisect_args *ba, struct vn_error 
 	return 0;
 }
 
-static int cmd_bisect(int argc, char **argv, struct vn_error *err)
+/* The bisection's table, verdict and candidates on stdout, where it is on stderr; the exit code its outcome says. */
+static int report(const struct vn_bisect_result *res, const struct vn_bisect_policy *policy, const char *outdir, int rc,
+		  struct vn_error *err)
 {
-	struct bisect_args ba = {0};
-	struct vn_cli_args *a = &ba.a;
-	struct vn_bisect_opts *bo = &ba.bo;
-	const char *outdir;
-	int rc;
+	if (res->ncommits) {
+		_cleanup_free_ char *table = vn_bisect_format_table(res, policy);
+		fputs(table, stdout);
+	}
+	if (res->message)
+		printf("%s\n", res->message);
+	for (size_t i = 0; res->outcome == VN_BISECT_AMBIGUOUS && i < res->ncandidates; i++)
+		printf("  %s\n", res->candidates[i]);
+	if (res->ncommits)
+		fprintf(stderr, "bisection: %s/ (bisect.log, bisect.txt, bisect.json, report.html, commits/)\n",
+			outdir);
+	if (rc < 0)
+		return rc;
+	switch (res->outcome) {
+	case VN_BISECT_FOUND: return VN_EXIT_OK;
+	case VN_BISECT_NO_DIFFERENCE:
+	case VN_BISECT_NOT_ANCESTOR: return VN_EXIT_ASSERT;
+	case VN_BISECT_AMBIGUOUS:
+	default:
+		return vn_infra_error(err, -EIO,
+				      "skipped commits (unbuildable, or could not be judged) hide the first "
+				      "bad commit: see %s/bisect.txt",
+				      outdir);
+	}
+}
 
-	if ((rc = parse(argc, argv, &ba, err)) != 0)
-		return rc > 0 ? a->exit : rc;
+/* What the start record says of this bisection (docs/bisect.md), and where it goes. */
+static void bisect_opts_fill(struct bisect_args *ba, const struct vn_scenario *s, const char *spath,
+			     const struct vn_recipe *r, const char *outdir, enum vn_arch arch)
+{
+	struct vn_bisect_opts *bo = &ba->bo;
+
+	bo->repo = r->tree_path;
+	bo->good = ba->good;
+	bo->bad = ba->bad;
+	bo->outdir = outdir;
+	bo->scenario = spath;
+	bo->scenario_name = s->name;
+	bo->recipe = r->path;
+	bo->quick = ba->quick;
+	bo->virtual_time = ba->vtime;
+	bo->arch = vn_arch_name(arch);
+}
+
+/* The scenario arg bisected as ba asks, over ba's repository and recipe. */
+static int run(struct bisect_args *ba, const char *arg, struct vn_error *err)
+{
+	struct vn_bisect_opts *bo = &ba->bo;
 	_cleanup_scenario_ struct vn_scenario *s = NULL;
 	_cleanup_recipe_ struct vn_recipe *r = NULL;
 	_cleanup_free_ char *spath = NULL, *state = NULL, *cache = NULL, *defdir = NULL;
 	struct vn_testbed_ctx ctx;
-	if ((rc = vn_scenario_find(argv[optind], &spath, err)) < 0 || (rc = vn_scenario_load(spath, &s, err)) < 0 ||
-	    (rc = vn_scenario_check(s, NULL, NULL, err)) < 0 || (rc = load_recipe(ba.recipe, ba.repo, &r, err)) < 0)
+	const char *outdir;
+	int rc;
+
+	if ((rc = vn_scenario_find(arg, &spath, err)) < 0 || (rc = vn_scenario_load(spath, &s, err)) < 0 ||
+	    (rc = vn_scenario_check(s, NULL, NULL, err)) < 0 || (rc = load_recipe(ba->recipe, ba->repo, &r, err)) < 0)
 		return rc;
-	if ((rc = vn_state_locate(a->state_dir, &state, err)) < 0)
+	if ((rc = vn_state_locate(ba->a.state_dir, &state, err)) < 0)
 		return rc;
 	cache = vn_state_kernels_dir(state);
 	enum vn_arch arch = vn_arch_host();
 	if (s->arch && (rc = vn_arch_parse(s->arch, "the scenario's arch", &arch, err)) < 0)
 		return rc;
-	outdir = ba.outdir ? ba.outdir : (defdir = vn_xasprintf("results/bisect-%s", s->name));
-	if ((rc = vn_cli_ctx(a, &ctx, err)) < 0)
+	outdir = ba->outdir ? ba->outdir : (defdir = vn_xasprintf("results/bisect-%s", s->name));
+	if ((rc = vn_cli_ctx(&ba->a, &ctx, err)) < 0)
 		return rc;
 	/* Before any kernel is built: each commit's run would refuse it only then. */
 	if ((rc = vn_scenario_check_hosts(s, false, ctx.uri, NULL, 0, err)) < 0) {
@@ -152,11 +197,11 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 		.scenario = s,
 		.recipe = r,
 		.build = {.cache_dir = cache,
-			  .jobs = (int)ba.jobs,
+			  .jobs = (int)ba->jobs,
 			  .arch = arch,
 			  .progress = vn_cli_progress,
 			  .progress_data = &prog},
-		.run = {.quick = ba.quick, .virtual_time = ba.vtime, .progress = vn_cli_progress_up(&prog)},
+		.run = {.quick = ba->quick, .virtual_time = ba->vtime, .progress = vn_cli_progress_up(&prog)},
 		.metric = bo->policy.metric,
 		.say = bisect_say,
 		.say_data = &sd,
@@ -165,47 +210,25 @@ static int cmd_bisect(int argc, char **argv, struct vn_error *err)
 	be.run.cold = !bo->policy.metric && bo->policy.flaky == 1;
 	struct vn_bisect_ops ops;
 	vn_bisect_backend_ops(&be, &ops);
-	bo->repo = r->tree_path;
-	bo->good = ba.good;
-	bo->bad = ba.bad;
-	bo->outdir = outdir;
-	bo->scenario = spath;
-	bo->scenario_name = s->name;
-	bo->recipe = r->path;
-	bo->quick = ba.quick;
-	bo->virtual_time = ba.vtime;
-	bo->arch = vn_arch_name(arch);
+	bisect_opts_fill(ba, s, spath, r, outdir, arch);
 
 	struct vn_bisect_result res;
 	rc = vn_bisect(bo, &ops, &res, err);
 	vn_cli_progress_done(&prog);
 	vn_testbed_ctx_clear(&ctx);
-	if (res.ncommits) {
-		_cleanup_free_ char *table = vn_bisect_format_table(&res, &bo->policy);
-		fputs(table, stdout);
-	}
-	if (res.message)
-		printf("%s\n", res.message);
-	for (size_t i = 0; res.outcome == VN_BISECT_AMBIGUOUS && i < res.ncandidates; i++)
-		printf("  %s\n", res.candidates[i]);
-	if (res.ncommits)
-		fprintf(stderr, "bisection: %s/ (bisect.log, bisect.txt, bisect.json, report.html, commits/)\n",
-			outdir);
-	enum vn_bisect_outcome out = res.outcome;
+	rc = report(&res, &bo->policy, outdir, rc, err);
 	vn_bisect_result_clear(&res);
-	if (rc < 0)
-		return rc;
-	switch (out) {
-	case VN_BISECT_FOUND: return VN_EXIT_OK;
-	case VN_BISECT_NO_DIFFERENCE:
-	case VN_BISECT_NOT_ANCESTOR: return VN_EXIT_ASSERT;
-	case VN_BISECT_AMBIGUOUS:
-	default:
-		return vn_infra_error(err, -EIO,
-				      "skipped commits (unbuildable, or could not be judged) hide the first "
-				      "bad commit: see %s/bisect.txt",
-				      outdir);
-	}
+	return rc;
+}
+
+static int cmd_bisect(int argc, char **argv, struct vn_error *err)
+{
+	struct bisect_args ba = {0};
+	int rc = parse_argv(argc, argv, &ba, err);
+
+	if (rc != 0)
+		return rc > 0 ? ba.a.exit : rc;
+	return run(&ba, argv[optind], err);
 }
 
 static const struct vn_cli_opt bisect_opts[] = {

@@ -9,11 +9,11 @@
 #include "cli/progress.h"
 #include "compare/compare.h"
 #include "scenario/runner.h"
+#include "testbed/hosts.h"
 #include "util/alloc.h"
 #include "util/arch.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
-#include "testbed/hosts.h"
 
 #define MAX_KERNELS 16
 
@@ -122,102 +122,72 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	return VN_EXIT_OK;
 }
 
-static int cmd_run(int argc, char **argv, struct vn_error *err)
-{
-	struct vn_run_opts ro = {0};
-	const char *kernels[MAX_KERNELS];
-	unsigned nkernels = 0;
-	uint64_t repeats = 0;
-	bool repeats_auto = false;
-	const char *hosts_file = NULL;
-	_cleanup_(vn_testbed_hosts_clear) struct vn_hosts hosts = {0};
-	_cleanup_strv_ char **with = NULL;
-	size_t nwith = 0;
-	const char *arch = NULL;
-	enum vn_arch parsed;
+/* What the command line asks of a run, parsed. */
+struct run_args {
 	struct vn_cli_args a;
+	struct vn_run_opts ro;
+	const char *kernels[MAX_KERNELS];
+	unsigned nkernels;
+	uint64_t repeats;
+	bool repeats_auto;
+	const char *hosts_file;
+	const char *arch; /* --arch, in place of the scenario's */
+	char **with;
+	size_t nwith;
+};
+
+/* 0 to go on; 1 when the command ends here with ra->a.exit (after --help, or a bad option); or an input error. */
+static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_error *err)
+{
+	struct vn_cli_args *a = &ra->a;
+	struct vn_run_opts *ro = &ra->ro;
+	enum vn_arch parsed;
 	int c, rc;
 
-	vn_cli_args_init(&a, &vn_cmd_run, argc, argv);
-	while ((c = vn_cli_next(&a, err)) > 0) {
+	vn_cli_args_init(a, &vn_cmd_run, argc, argv);
+	while ((c = vn_cli_next(a, err)) > 0) {
 		switch (c) {
-		case 'o': ro.outdir = optarg; break;
-		case 'q': ro.quick = true; break;
-		case 'f': ro.force = true; break;
-		case 'V': ro.virtual_time = true; break;
+		case 'o': ro->outdir = optarg; break;
+		case 'q': ro->quick = true; break;
+		case 'f': ro->force = true; break;
+		case 'V': ro->virtual_time = true; break;
 		case 'k':
-			if (nkernels == MAX_KERNELS)
-				return vn_cli_bad_arg(&a, "kernel", "is one too many (16 at most)", err);
-			kernels[nkernels++] = optarg;
+			if (ra->nkernels == MAX_KERNELS)
+				return vn_cli_bad_arg(a, "kernel", "is one too many (16 at most)", err);
+			ra->kernels[ra->nkernels++] = optarg;
 			break;
-		case 'K': ro.keep = true; break;
-		case 'c': ro.cold = true; break;
-		case 'L': ro.locality = true; break;
-		case 'W': vn_cli_with(optarg, &with, &nwith); break;
-		case 'H': hosts_file = optarg; break;
+		case 'K': ro->keep = true; break;
+		case 'c': ro->cold = true; break;
+		case 'L': ro->locality = true; break;
+		case 'W': vn_cli_with(optarg, &ra->with, &ra->nwith); break;
+		case 'H': ra->hosts_file = optarg; break;
 		case 'X':
 			if ((rc = vn_arch_parse(optarg, "--arch", &parsed, err)) < 0)
 				return rc;
-			arch = vn_arch_name(parsed);
+			ra->arch = vn_arch_name(parsed);
 			break;
 		case 'r':
 			if (strcmp(optarg, "auto") == 0)
-				repeats_auto = true;
-			else if (vn_cli_count(&a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &repeats, err) < 0)
-				return a.exit;
+				ra->repeats_auto = true;
+			else if (vn_cli_count(a, "repeats", optarg, 1, VN_SCN_REPEATS_MAX, &ra->repeats, err) < 0)
+				return a->exit;
 			break;
 		}
 	}
-	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
-		return a.exit;
+	if (c < 0 || vn_cli_operands(a, 1, 1, err) < 0)
+		return a->exit < 0 ? a->exit : 1;
+	return 0;
+}
 
-	_cleanup_scenario_ struct vn_scenario *s = NULL;
-	struct vn_testbed_ctx ctx;
+/* One run: its verdicts and tally on stdout, where its results are on stderr. */
+static int run_one(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, struct vn_run_opts *ro,
+		   struct vn_cli_progress *prog, struct vn_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
 	struct vn_report rep;
-	_cleanup_free_ char *dir = NULL, *path = NULL;
+	int rc = vn_scenario_run(ctx, s, ro, &rep, &dir, err);
 
-	if ((rc = vn_scenario_find(argv[optind], &path, err)) < 0 || (rc = vn_scenario_load(path, &s, err)) < 0 ||
-	    (rc = vn_cli_ctx(&a, &ctx, err)) < 0)
-		return rc;
-	/* In place of the scenario's "arch"; a variant's own still wins in its runs. */
-	if (arch) {
-		free(s->arch);
-		s->arch = vn_xstrdup(arch);
-	}
-	/* As the scenario's own key, so that its checks (an architecture that cannot count) see it. */
-	if (ro.locality)
-		s->locality = true;
-	struct vn_cli_progress prog;
-	vn_cli_progress_init(&prog);
-	ro.progress = vn_cli_progress_up(&prog);
-	ro.with = (const char *const *)with;
-	struct vn_matrix_opts mo = {.run = ro,
-				    .kernels = kernels,
-				    .nkernels = nkernels,
-				    .repeats = (unsigned)repeats,
-				    .repeats_auto = repeats_auto};
-	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
-	if (hosts_file && (rc = vn_testbed_hosts_load(hosts_file, &hosts, err)) < 0)
-		return rc;
-	for (unsigned i = 0; (hosts_file || a.nuris > 1) && i < a.nuris; i++)
-		if ((rc = vn_testbed_hosts_add(&hosts, a.uris[i], err)) < 0)
-			return rc; /* its message starts with --connect */
-	mo.hosts = hosts.v;
-	mo.nhosts = (unsigned)hosts.n;
-	if ((rc = vn_scenario_check_hosts(s, false, ctx.uri, mo.hosts, mo.nhosts, err)) < 0)
-		return rc;
-	if (vn_scenario_is_matrix(s, &mo) || mo.nhosts) {
-		if (ro.keep)
-			return vn_input_error(err, "--keep keeps one guest: not with variants, kernels or repeats");
-		rc = run_matrix(&ctx, s, &mo, &prog, err);
-		vn_cli_progress_done(&prog);
-		vn_testbed_ctx_clear(&ctx);
-		return rc;
-	}
-	ro.kernel = nkernels ? kernels[0] : NULL;
-	rc = vn_scenario_run(&ctx, s, &ro, &rep, &dir, err);
-	vn_cli_progress_done(&prog);
-	vn_testbed_ctx_clear(&ctx);
+	vn_cli_progress_done(prog);
 	print_verdicts(&rep);
 	unsigned failed = vn_report_failures(&rep);
 	if (rc == 0) {
@@ -231,6 +201,71 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	if (rc < 0)
 		return rc;
 	return failed ? VN_EXIT_ASSERT : VN_EXIT_OK;
+}
+
+/* The scenario at path, as ra asks: one run, or a matrix (variants, kernels, repeats, hosts). */
+static int run(struct run_args *ra, const char *arg, struct vn_error *err)
+{
+	_cleanup_(vn_testbed_hosts_clear) struct vn_hosts hosts = {0};
+	_cleanup_scenario_ struct vn_scenario *s = NULL;
+	_cleanup_free_ char *path = NULL;
+	struct vn_testbed_ctx ctx;
+	int rc;
+
+	if ((rc = vn_scenario_find(arg, &path, err)) < 0 || (rc = vn_scenario_load(path, &s, err)) < 0 ||
+	    (rc = vn_cli_ctx(&ra->a, &ctx, err)) < 0)
+		return rc;
+	/* In place of the scenario's "arch"; a variant's own still wins in its runs. */
+	if (ra->arch) {
+		free(s->arch);
+		s->arch = vn_xstrdup(ra->arch);
+	}
+	/* As the scenario's own key, so that its checks (an architecture that cannot count) see it. */
+	if (ra->ro.locality)
+		s->locality = true;
+	struct vn_cli_progress prog;
+	vn_cli_progress_init(&prog);
+	ra->ro.progress = vn_cli_progress_up(&prog);
+	ra->ro.with = (const char *const *)ra->with;
+	struct vn_matrix_opts mo = {.run = ra->ro,
+				    .kernels = ra->kernels,
+				    .nkernels = ra->nkernels,
+				    .repeats = (unsigned)ra->repeats,
+				    .repeats_auto = ra->repeats_auto};
+	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
+	if (ra->hosts_file && (rc = vn_testbed_hosts_load(ra->hosts_file, &hosts, err)) < 0)
+		return rc;
+	for (unsigned i = 0; (ra->hosts_file || ra->a.nuris > 1) && i < ra->a.nuris; i++)
+		if ((rc = vn_testbed_hosts_add(&hosts, ra->a.uris[i], err)) < 0)
+			return rc; /* its message starts with --connect */
+	mo.hosts = hosts.v;
+	mo.nhosts = (unsigned)hosts.n;
+	if ((rc = vn_scenario_check_hosts(s, false, ctx.uri, mo.hosts, mo.nhosts, err)) < 0)
+		return rc;
+	if (vn_scenario_is_matrix(s, &mo) || mo.nhosts) {
+		if (ra->ro.keep)
+			return vn_input_error(err, "--keep keeps one guest: not with variants, kernels or repeats");
+		rc = run_matrix(&ctx, s, &mo, &prog, err);
+		vn_cli_progress_done(&prog);
+	} else {
+		ra->ro.kernel = ra->nkernels ? ra->kernels[0] : NULL;
+		rc = run_one(&ctx, s, &ra->ro, &prog, err);
+	}
+	vn_testbed_ctx_clear(&ctx);
+	return rc;
+}
+
+static int cmd_run(int argc, char **argv, struct vn_error *err)
+{
+	struct run_args ra = {0};
+	int rc = parse_argv(argc, argv, &ra, err);
+
+	if (rc == 0)
+		rc = run(&ra, argv[optind], err);
+	else if (rc > 0)
+		rc = ra.a.exit;
+	vn_strv_free(ra.with);
+	return rc;
 }
 
 static const struct vn_cli_opt run_opts[] = {
