@@ -8,16 +8,22 @@
 #include "cli/cli.h"
 #include "testbed/agent-session.h"
 #include "testbed/collect.h"
+#include "testbed/shell.h"
 #include "testbed/snapshot.h"
 #include "testbed/testbed.h"
 #include "util/cleanup.h"
-#include "virt/virt.h"
+
+static void shell_attached(void *data, const char *name)
+{
+	(void)data;
+	if (isatty(STDIN_FILENO))
+		fprintf(stderr, "Connected to %s's console; Ctrl-] leaves. Press Enter for a prompt.\r\n", name);
+}
 
 static int cmd_shell(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
-	struct vn_virt *v = NULL;
 	const char *name;
 	int rc;
 
@@ -25,19 +31,8 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 		return args.exit;
 	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
-	rc = vn_virt_open(ctx.uri, ctx.state_dir, ctx.lock_timeout_ms, &v, err);
+	rc = vn_testbed_shell(&ctx, name, STDIN_FILENO, STDOUT_FILENO, shell_attached, NULL, err);
 	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0)
-		return rc;
-	_cleanup_virt_domain_ struct vn_virt_domain *d = NULL;
-	if ((rc = vn_testbed_lookup(v, name, &d, err)) == 0) {
-		if (isatty(STDIN_FILENO))
-			fprintf(stderr, "Connected to %s's console; Ctrl-] leaves. Press Enter for a prompt.\r\n",
-				name);
-		rc = vn_virt_console_attach(d, STDIN_FILENO, STDOUT_FILENO, VN_CONSOLE_ESCAPE, err);
-	}
-	vn_virt_domain_free(steal_pointer(&d));
-	vn_virt_close(v);
 	return rc < 0 ? rc : VN_EXIT_OK;
 }
 

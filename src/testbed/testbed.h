@@ -5,7 +5,7 @@
  * This header is what every room shares: the context (state dir, libvirt)
  * and the guests vnuma made. Each verb has its own: up.h, down.h,
  * agent-session.h, collect.h, fidelity.h, doctor.h, hotplug-guest.h,
- * hosts-check.h, image.h, guest-image.h, remote.h.
+ * hosts-check.h, image.h, guest-image.h, remote.h, shell.h, hosts.h.
  */
 #pragma once
 
