@@ -18,87 +18,121 @@
 #include "util/parse.h"
 #include "virt/virt.h" /* list and show read libvirt's guests themselves */
 
-static int cmd_up(int argc, char **argv, struct vn_error *err)
+/* The guest's name on stdout; how it came up, what it is and how to use it on stderr. */
+static void up_print(const struct vn_up_result *r)
 {
-	struct vn_up_opts o = {.timeout_s = VN_TESTBED_BOOT_MS / 1000, .model = VN_FALLBACK_DEFAULT};
-	struct vn_cli_args args;
-	struct vn_testbed_ctx ctx;
-	struct vn_up_result r;
-	_cleanup_strv_ char **with = NULL;
-	size_t nwith = 0;
-	enum vn_arch arch;
-	double t;
-	int c, rc;
-
-	vn_cli_args_init(&args, &vn_cmd_up, argc, argv);
-	while ((c = vn_cli_next(&args, err)) > 0) {
-		switch (c) {
-		case 'n': o.name = optarg; break;
-		case 'k': o.kernel = optarg; break;
-		case 'M': o.modules = optarg; break;
-		case 'a': o.append = optarg; break;
-		case 'W': vn_cli_with(optarg, &with, &nwith); break;
-		case 'I': o.image = optarg; break;
-		case 'X':
-			if ((rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
-				return rc;
-			o.arch = optarg;
-			break;
-		case 'c': o.cold = true; break;
-		case 'V': o.virtual_time = true; break;
-		case 'm':
-			if ((rc = vn_fallback_model_lookup(optarg, &o.model, err)) < 0)
-				return rc;
-			break;
-		case 't':
-			if (vn_cli_duration(&args, "timeout", optarg, 86400, &t, err) < 0)
-				return args.exit;
-			o.timeout_s = (int)((vn_duration_ms(t) + 999) / 1000); /* whole seconds, none cut short */
-			break;
-		}
-	}
-	if (c < 0 || vn_cli_operands(&args, 1, 1, err) < 0)
-		return args.exit;
-	o.topology = argv[optind];
-	o.with = (const char *const *)with;
-	/* The name first: nothing is built or opened for a guest that cannot exist. */
-	if (o.name && (rc = vn_guest_name_check(o.name, err)) < 0)
-		return rc;
-	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
-		return rc;
-	struct vn_cli_progress prog;
-	vn_cli_progress_init(&prog);
-	o.progress = vn_cli_progress_up(&prog);
-	rc = vn_testbed_up(&ctx, &o, &r, err);
-	vn_cli_progress_done(&prog);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0)
-		return rc;
-	printf("%s\n", r.name);
+	printf("%s\n", r->name);
 	char how[128];
-	if (r.restored)
+	if (r->restored)
 		snprintf(how, sizeof(how), "restored from snapshot %.16s, agent answered %.1f s after the restore",
-			 r.snapshot ? r.snapshot : "", r.boot_s);
+			 r->snapshot ? r->snapshot : "", r->boot_s);
 	else
-		snprintf(how, sizeof(how), "agent answered %.1f s after start%s", r.boot_s,
-			 r.snapshot ? "; saved as a snapshot for the next up" : "");
+		snprintf(how, sizeof(how), "agent answered %.1f s after start%s", r->boot_s,
+			 r->snapshot ? "; saved as a snapshot for the next up" : "");
 	fprintf(stderr,
 		"guest %s is up: kernel %s, %s (%s), %s\n%s"
 		"  shell:   vnuma shell %s   (Ctrl-] leaves)\n"
 		"  run:     vnuma exec %s -- numactl -H\n"
 		"  console: %s\n"
 		"  stop:    vnuma down %s\n",
-		r.name, r.kernel_release,
-		r.accel == VN_ACCEL_KVM ? "KVM"
-		: r.icount              ? "TCG, virtual time"
-					: "TCG",
-		r.accel_reason, how, r.fidelity_report, r.name, r.name, r.console_log, r.name);
+		r->name, r->kernel_release,
+		r->accel == VN_ACCEL_KVM ? "KVM"
+		: r->icount              ? "TCG, virtual time"
+					 : "TCG",
+		r->accel_reason, how, r->fidelity_report, r->name, r->name, r->console_log, r->name);
+}
+
+/* What the command line asks of up, parsed. */
+struct up_args {
+	struct vn_cli_args a;
+	struct vn_up_opts o;
+	char **with;
+	size_t nwith;
+};
+
+/* 0 to go on; 1 when the command ends here with ua->a.exit (after --help, or a bad option); or an input error. */
+static int parse_argv(int argc, char **argv, struct up_args *ua, struct vn_error *err)
+{
+	struct vn_up_opts *o = &ua->o;
+	enum vn_arch arch;
+	double t;
+	int c, rc;
+
+	*o = (struct vn_up_opts){.timeout_s = VN_TESTBED_BOOT_MS / 1000, .model = VN_FALLBACK_DEFAULT};
+	vn_cli_args_init(&ua->a, &vn_cmd_up, argc, argv);
+	while ((c = vn_cli_next(&ua->a, err)) > 0) {
+		switch (c) {
+		case 'n': o->name = optarg; break;
+		case 'k': o->kernel = optarg; break;
+		case 'M': o->modules = optarg; break;
+		case 'a': o->append = optarg; break;
+		case 'W': vn_cli_with(optarg, &ua->with, &ua->nwith); break;
+		case 'I': o->image = optarg; break;
+		case 'X':
+			if ((rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+				return rc;
+			o->arch = optarg;
+			break;
+		case 'c': o->cold = true; break;
+		case 'V': o->virtual_time = true; break;
+		case 'm':
+			if ((rc = vn_fallback_model_lookup(optarg, &o->model, err)) < 0)
+				return rc;
+			break;
+		case 't':
+			if (vn_cli_duration(&ua->a, "timeout", optarg, 86400, &t, err) < 0)
+				return ua->a.exit;
+			o->timeout_s = (int)((vn_duration_ms(t) + 999) / 1000); /* whole seconds, none cut short */
+			break;
+		}
+	}
+	if (c < 0 || vn_cli_operands(&ua->a, 1, 1, err) < 0)
+		return ua->a.exit < 0 ? ua->a.exit : 1;
+	o->topology = argv[optind];
+	o->with = (const char *const *)ua->with;
+	return 0;
+}
+
+/* Boots what ua asks for, its progress on the terminal; exit 1 when the guest does not match its topology. */
+static int up(struct up_args *ua, struct vn_error *err)
+{
+	struct vn_testbed_ctx ctx;
+	struct vn_up_result r;
+	int rc;
+
+	/* The name first: nothing is built or opened for a guest that cannot exist. */
+	if (ua->o.name && (rc = vn_guest_name_check(ua->o.name, err)) < 0)
+		return rc;
+	if ((rc = vn_cli_ctx(&ua->a, &ctx, err)) < 0)
+		return rc;
+	struct vn_cli_progress prog;
+	vn_cli_progress_init(&prog);
+	ua->o.progress = vn_cli_progress_up(&prog);
+	rc = vn_testbed_up(&ctx, &ua->o, &r, err);
+	vn_cli_progress_done(&prog);
+	vn_testbed_ctx_clear(&ctx);
+	if (rc < 0)
+		return rc;
+	up_print(&r);
 	rc = r.fidelity_ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
 	if (!r.fidelity_ok)
 		fprintf(stderr,
 			"vnuma up: the guest does NOT match %s (see above); it is left running for inspection\n",
-			o.topology);
+			ua->o.topology);
 	vn_up_result_clear(&r);
+	return rc;
+}
+
+static int cmd_up(int argc, char **argv, struct vn_error *err)
+{
+	struct up_args ua = {0};
+	int rc = parse_argv(argc, argv, &ua, err);
+
+	if (rc == 0)
+		rc = up(&ua, err);
+	else if (rc > 0)
+		rc = ua.a.exit;
+	vn_strv_free(ua.with);
 	return rc;
 }
 
