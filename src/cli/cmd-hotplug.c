@@ -15,6 +15,34 @@
 /* More than any host here has: a bigger number is a typo (a missing unit reads as bytes and fails the DIMM check). */
 #define HOTPLUG_MEMORY_MAX (UINT64_C(1) << 40)
 
+/* --online movable|kernel: the zone hot-plugged memory is onlined into. */
+static int online_parse(const char *arg, enum vn_hotplug_online *out, struct vn_error *err)
+{
+	if (strcmp(arg, "movable") == 0)
+		*out = VN_ONLINE_MOVABLE;
+	else if (strcmp(arg, "kernel") == 0)
+		*out = VN_ONLINE_KERNEL;
+	else
+		return vn_input_error(err, "--online: '%s' is neither 'movable' nor 'kernel'", arg);
+	return 0;
+}
+
+/* What changed in the guest, on stdout. */
+static void hotplug_print(const struct vn_hotplug_req *q, const struct vn_hotplug_result *r)
+{
+	_cleanup_free_ char *cpus = vn_cpulist_format(&r->cpus), *node_cpus = vn_cpulist_format(&r->node_cpus);
+	char sz[32];
+
+	if (q->memory)
+		printf("node %u: %s %s, %u memory block%s %s; node %u MemTotal %" PRIu64 " MiB\n", q->node,
+		       q->remove ? "removed" : "added", vn_size_format(q->memory, sz, sizeof(sz)), r->blocks,
+		       r->blocks == 1 ? "" : "s", q->remove ? "offlined" : "onlined", q->node, r->node_memtotal >> 20);
+	else
+		printf("node %u: vCPU%s %s %s; node %u cpus %s\n", q->node, q->cpus == 1 ? "" : "s", cpus,
+		       q->remove ? "unplugged" : "plugged and online", q->node, node_cpus);
+	printf("fallback lists rebuilt: %u time%s\n", r->rebuilds, r->rebuilds == 1 ? "" : "s");
+}
+
 static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_hotplug_req q = {.timeout_ms = VN_HOTPLUG_TIMEOUT_MS};
@@ -46,12 +74,8 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 			q.cpus = (unsigned)v;
 			break;
 		case 'o':
-			if (strcmp(optarg, "movable") == 0)
-				q.online = VN_ONLINE_MOVABLE;
-			else if (strcmp(optarg, "kernel") == 0)
-				q.online = VN_ONLINE_KERNEL;
-			else
-				return vn_input_error(err, "--online: '%s' is neither 'movable' nor 'kernel'", optarg);
+			if ((rc = online_parse(optarg, &q.online, err)) < 0)
+				return rc;
 			break;
 		case 'r': q.remove = true; break;
 		case 't':
@@ -76,16 +100,7 @@ static int cmd_hotplug(int argc, char **argv, struct vn_error *err)
 	vn_testbed_ctx_clear(&ctx);
 	if (rc < 0)
 		return rc;
-	_cleanup_free_ char *cpus = vn_cpulist_format(&r.cpus), *node_cpus = vn_cpulist_format(&r.node_cpus);
-	char sz[32];
-	if (q.memory)
-		printf("node %u: %s %s, %u memory block%s %s; node %u MemTotal %" PRIu64 " MiB\n", q.node,
-		       q.remove ? "removed" : "added", vn_size_format(q.memory, sz, sizeof(sz)), r.blocks,
-		       r.blocks == 1 ? "" : "s", q.remove ? "offlined" : "onlined", q.node, r.node_memtotal >> 20);
-	else
-		printf("node %u: vCPU%s %s %s; node %u cpus %s\n", q.node, q.cpus == 1 ? "" : "s", cpus,
-		       q.remove ? "unplugged" : "plugged and online", q.node, node_cpus);
-	printf("fallback lists rebuilt: %u time%s\n", r.rebuilds, r.rebuilds == 1 ? "" : "s");
+	hotplug_print(&q, &r);
 	return VN_EXIT_OK;
 }
 

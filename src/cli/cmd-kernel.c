@@ -29,6 +29,57 @@ static int state_cache(const char *state_dir, char **out, struct vn_error *err)
 	return 0;
 }
 
+/* A built (or cached) kernel, and where its parts are, on stdout; took: seconds the build (or lookup) took. */
+static void built_print(const struct vn_recipe *r, const struct vn_kernel_built *b, double took)
+{
+	printf("%s: %s %s for %s (%.16s)", r->name, b->cached ? "cached" : "built", b->release ? b->release : "?",
+	       vn_arch_name(b->arch), b->key);
+	if (b->cached)
+		printf(", found in %.2f s\n", took);
+	else
+		printf(" in %dm%02ds\n", (int)took / 60, (int)took % 60);
+	printf("  image:   %s (%lld KiB)\n  config:  %s\n  log:     %s\n", b->image, b->size / 1024, b->config, b->log);
+	for (size_t j = 0; j < b->npatches; j++)
+		printf("  patch:   %s\n", b->patches[j]);
+}
+
+/* The recipe spec names (over repo, when given), built with o's cache, jobs, arch and rev. */
+static int build_one(const char *spec, const char *repo, const struct vn_kernel_build_opts *o, struct vn_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
+	_cleanup_strbuf_ struct vn_strbuf tried = VN_STRBUF_INIT;
+	struct vn_cli_progress p;
+	int rc;
+
+	vn_cli_progress_init(&p);
+	if ((rc = vn_recipe_find(spec, &path, &tried)) < 0)
+		return rc;
+	if (rc == 0)
+		return vn_input_error(err, "%s: no such recipe (not a file, nor in %s)", spec,
+				      tried.s ? tried.s : "any recipe dir: give NAME or a .json path");
+	if ((rc = vn_recipe_load(path, &r, err)) < 0 || (repo && (rc = vn_recipe_use_repo(r, repo, err)) < 0))
+		return rc;
+	if (o->rev && (r->type != VN_RECIPE_SOURCE || r->tree_kind != VN_TREE_GIT))
+		return vn_input_error(err, "--rev %s: %s builds no git tree (%s): give --repo DIR", o->rev, r->name,
+				      r->type == VN_RECIPE_SOURCE ? r->tree : "not a source recipe");
+	if (r->type != VN_RECIPE_SOURCE) {
+		printf("%s: a %s recipe: nothing to build\n", r->name,
+		       r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt");
+		return 0;
+	}
+	struct vn_kernel_build_opts bo = *o;
+	bo.progress = vn_cli_progress;
+	bo.progress_data = &p;
+	rc = vn_kernel_build(r, &bo, &b, err);
+	vn_cli_progress_done(&p);
+	if (rc < 0)
+		return rc;
+	built_print(r, b, vn_cli_progress_elapsed(&p));
+	return 0;
+}
+
 static int kernel_build(int argc, char **argv, struct vn_error *err)
 {
 	_cleanup_free_ char *cache = NULL;
@@ -53,52 +104,10 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 		return a.exit;
 	if ((rc = state_cache(a.state_dir, &cache, err)) < 0)
 		return rc;
-	for (int i = optind; i < argc; i++) {
-		_cleanup_free_ char *path = NULL;
-		_cleanup_recipe_ struct vn_recipe *r = NULL;
-		_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
-		struct vn_cli_progress p;
-		vn_cli_progress_init(&p);
-		_cleanup_strbuf_ struct vn_strbuf tried = VN_STRBUF_INIT;
-		if ((rc = vn_recipe_find(argv[i], &path, &tried)) < 0)
+	struct vn_kernel_build_opts bo = {.cache_dir = cache, .jobs = (int)jobs, .arch = arch, .rev = rev};
+	for (int i = optind; i < argc; i++)
+		if ((rc = build_one(argv[i], repo, &bo, err)) < 0)
 			return rc;
-		if (rc == 0)
-			return vn_input_error(err, "%s: no such recipe (not a file, nor in %s)", argv[i],
-					      tried.s ? tried.s : "any recipe dir: give NAME or a .json path");
-		if ((rc = vn_recipe_load(path, &r, err)) < 0 || (repo && (rc = vn_recipe_use_repo(r, repo, err)) < 0))
-			return rc;
-		if (rev && (r->type != VN_RECIPE_SOURCE || r->tree_kind != VN_TREE_GIT))
-			return vn_input_error(err, "--rev %s: %s builds no git tree (%s): give --repo DIR", rev,
-					      r->name, r->type == VN_RECIPE_SOURCE ? r->tree : "not a source recipe");
-		if (r->type != VN_RECIPE_SOURCE) {
-			printf("%s: a %s recipe: nothing to build\n", r->name,
-			       r->type == VN_RECIPE_STOCK ? "stock" : "prebuilt");
-			continue;
-		}
-		struct vn_kernel_build_opts bo = {
-			.cache_dir = cache,
-			.jobs = (int)jobs,
-			.progress = vn_cli_progress,
-			.progress_data = &p,
-			.arch = arch,
-			.rev = rev,
-		};
-		rc = vn_kernel_build(r, &bo, &b, err);
-		vn_cli_progress_done(&p);
-		if (rc < 0)
-			return rc;
-		double took = vn_cli_progress_elapsed(&p);
-		printf("%s: %s %s for %s (%.16s)", r->name, b->cached ? "cached" : "built",
-		       b->release ? b->release : "?", vn_arch_name(b->arch), b->key);
-		if (b->cached)
-			printf(", found in %.2f s\n", took);
-		else
-			printf(" in %dm%02ds\n", (int)took / 60, (int)took % 60);
-		printf("  image:   %s (%lld KiB)\n  config:  %s\n  log:     %s\n", b->image, b->size / 1024, b->config,
-		       b->log);
-		for (size_t j = 0; j < b->npatches; j++)
-			printf("  patch:   %s\n", b->patches[j]);
-	}
 	return VN_EXIT_OK;
 }
 
