@@ -46,6 +46,9 @@ static void on_progress(void *data, const struct vn_copy_stats *st)
  * "NAME:PATH" names a guest path when NAME is a guest name; anything else,
  * "./a:b" included, is a host path (as in scp).
  */
+/* A guest name as cp reads it from NAME:PATH, with its NUL. */
+#define CP_NAME_MAX 256
+
 static const char *guest_part(const char *arg, char *name, size_t size)
 {
 	const char *colon = strchr(arg, ':');
@@ -57,13 +60,54 @@ static const char *guest_part(const char *arg, char *name, size_t size)
 	return vn_guest_name_check(name, &ignored) < 0 ? NULL : colon + 1;
 }
 
+/*
+ * The operands from optind: the last the destination, the others the
+ * sources, one side a guest's NAME:PATH (into name, CP_NAME_MAX bytes). in: into the
+ * guest; srcs (argc long) get the paths, n their count.
+ */
+static int cp_operands(int argc, char **argv, char *name, const char **srcs, size_t *n, const char **dst, bool *in,
+		       struct vn_error *err)
+{
+	char other[CP_NAME_MAX];
+
+	*dst = guest_part(argv[argc - 1], name, CP_NAME_MAX);
+	*in = *dst != NULL;
+	if (!*in)
+		*dst = argv[argc - 1];
+	for (int i = optind; i < argc - 1; i++) {
+		const char *g = guest_part(argv[i], other, sizeof(other));
+
+		if (*in && g)
+			return vn_input_error(err, "%s: copy from the host into a guest, or out of one, not both",
+					      argv[i]);
+		if (!*in && !g)
+			return vn_input_error(err, "%s: one side must be a guest path NAME:PATH", argv[i]);
+		if (!*in && *name && strcmp(name, other))
+			return vn_input_error(err, "%s: every source comes from one guest (%s)", argv[i], name);
+		if (!*in)
+			snprintf(name, CP_NAME_MAX, "%s", other);
+		srcs[(*n)++] = g ? g : argv[i];
+	}
+	return 0;
+}
+
+/* What was copied, in s seconds, on stderr. */
+static void cp_print(const struct vn_copy_stats *st, double s)
+{
+	fprintf(stderr, "copied %u file(s), %u dir(s), %.1f MB in %.1f s (%.1f MB/s)", st->files, st->dirs,
+		mb(st->bytes), s, rate(st->bytes, s));
+	if (st->skipped)
+		fprintf(stderr, "; skipped %u symlink(s) or special file(s)", st->skipped);
+	fputc('\n', stderr);
+}
+
 static int cmd_cp(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
 	struct vn_copy_opts o = {0};
 	struct vn_copy_stats st;
 	struct cp_progress p = {.tty = isatty(STDERR_FILENO)};
-	char name[256] = "", other[256];
+	char name[CP_NAME_MAX] = "";
 	_cleanup_free_ const char **srcs = vn_xcalloc((size_t)argc, sizeof(*srcs));
 	const char *dst;
 	size_t n = 0;
@@ -90,24 +134,8 @@ static int cmd_cp(int argc, char **argv, struct vn_error *err)
 	}
 	if (c < 0 || vn_cli_operands(&args, 2, -1, err) < 0)
 		return args.exit;
-	dst = guest_part(argv[argc - 1], name, sizeof(name));
-	in = dst != NULL;
-	if (!in)
-		dst = argv[argc - 1];
-	for (int i = optind; i < argc - 1; i++) {
-		const char *g = guest_part(argv[i], other, sizeof(other));
-
-		if (in && g)
-			return vn_input_error(err, "%s: copy from the host into a guest, or out of one, not both",
-					      argv[i]);
-		if (!in && !g)
-			return vn_input_error(err, "%s: one side must be a guest path NAME:PATH", argv[i]);
-		if (!in && *name && strcmp(name, other))
-			return vn_input_error(err, "%s: every source comes from one guest (%s)", argv[i], name);
-		if (!in)
-			snprintf(name, sizeof(name), "%s", other);
-		srcs[n++] = g ? g : argv[i];
-	}
+	if ((rc = cp_operands(argc, argv, name, srcs, &n, &dst, &in, err)) < 0)
+		return rc;
 	_cleanup_agent_ struct vn_agent *a = NULL;
 	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0)
 		return rc;
@@ -119,12 +147,7 @@ static int cmd_cp(int argc, char **argv, struct vn_error *err)
 		fputs("\r\033[K", stderr);
 	if (rc < 0)
 		return rc;
-	double s = vn_now_s() - p.t0;
-	fprintf(stderr, "copied %u file(s), %u dir(s), %.1f MB in %.1f s (%.1f MB/s)", st.files, st.dirs, mb(st.bytes),
-		s, rate(st.bytes, s));
-	if (st.skipped)
-		fprintf(stderr, "; skipped %u symlink(s) or special file(s)", st.skipped);
-	fputc('\n', stderr);
+	cp_print(&st, vn_now_s() - p.t0);
 	return VN_EXIT_OK;
 }
 

@@ -77,7 +77,7 @@ static void print_table(const struct vn_hosts_check *c)
 
 static int hosts_check(int argc, char **argv, struct vn_error *err)
 {
-	struct vn_hosts hosts = {0};
+	_cleanup_(vn_testbed_hosts_clear) struct vn_hosts hosts = {0};
 	struct vn_hosts_check res = {0};
 	struct vn_testbed_ctx ctx;
 	struct vn_cli_args a;
@@ -105,30 +105,21 @@ static int hosts_check(int argc, char **argv, struct vn_error *err)
 			break;
 		default: rc = 0;
 		}
-		if (rc < 0) {
-			vn_testbed_hosts_clear(&hosts);
+		if (rc < 0)
 			return rc;
-		}
 	}
-	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0) {
-		vn_testbed_hosts_clear(&hosts);
+	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0)
 		return a.exit;
-	}
 	/* --connect's hosts after the file's, as run takes them. */
 	for (unsigned i = 0; i < a.nuris; i++)
-		if ((rc = vn_testbed_hosts_add(&hosts, a.uris[i], err)) < 0) {
-			vn_testbed_hosts_clear(&hosts);
+		if ((rc = vn_testbed_hosts_add(&hosts, a.uris[i], err)) < 0)
 			return rc;
-		}
 	if (!hosts.n)
 		return vn_input_error(err, "no hosts given (--hosts FILE or --connect URI)");
-	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0) {
-		vn_testbed_hosts_clear(&hosts);
+	if ((rc = vn_cli_ctx(&a, &ctx, err)) < 0)
 		return rc;
-	}
 	rc = vn_testbed_hosts_check(&ctx, &hosts, vcpus, memory, probe, &res, err);
 	vn_testbed_ctx_clear(&ctx);
-	vn_testbed_hosts_clear(&hosts);
 	if (rc < 0) {
 		vn_testbed_hosts_check_clear(&res);
 		return rc;

@@ -105,6 +105,48 @@ static const struct vn_cmd *find_sub(const struct vn_cmd *const *list, const cha
 	return NULL;
 }
 
+/* The candidates after command c's name (words from first on): an option's value, an option, an operand. */
+static void complete_args(struct cand *k, const struct vn_cmd *c, char **words, int nwords, int first, long cword)
+{
+	/* What the words before the cursor already say. */
+	const char *state_dir = NULL;
+	int operands = 0;
+	for (int i = first; i < cword && i < nwords; i++) {
+		const struct vn_cli_opt *o = find_opt(c, words[i]);
+		if (strcmp(words[i], "--") == 0)
+			return; /* the guest command's own words */
+		if (o && o->arg) {
+			if (i + 1 == cword) {
+				offer_value(k, o->value, state_dir);
+				return;
+			}
+			if (o->val == 'S' && i + 1 < nwords)
+				state_dir = words[i + 1];
+			i++;
+		} else if (words[i][0] != '-') {
+			operands++;
+		}
+	}
+	if (k->cur[0] == '-') {
+		const struct vn_cli_opt *o;
+		for (size_t i = 0; (o = vn_cli_opt_at(c, i)); i++) {
+			char buf[64];
+			snprintf(buf, sizeof(buf), "--%s", o->name);
+			offer(k, buf);
+		}
+		offer(k, "--help");
+		if (c->stop_at_operand && operands)
+			offer(k, "--");
+		return;
+	}
+	/* exec NAME <TAB>: what follows is the guest's command, after "--". */
+	if (c->stop_at_operand && operands) {
+		offer(k, "--");
+		return;
+	}
+	offer_value(k, c->operand, state_dir);
+}
+
 static int cmd_complete(int argc, char **argv, struct vn_error *err)
 {
 	long cword;
@@ -139,43 +181,7 @@ static int cmd_complete(int argc, char **argv, struct vn_error *err)
 		first = 3;
 	}
 
-	/* What the words before the cursor already say. */
-	const char *state_dir = NULL;
-	int operands = 0;
-	for (int i = first; i < cword && i < nwords; i++) {
-		const struct vn_cli_opt *o = find_opt(c, words[i]);
-		if (strcmp(words[i], "--") == 0)
-			return VN_EXIT_OK; /* the guest command's own words */
-		if (o && o->arg) {
-			if (i + 1 == cword) {
-				offer_value(&k, o->value, state_dir);
-				return VN_EXIT_OK;
-			}
-			if (o->val == 'S' && i + 1 < nwords)
-				state_dir = words[i + 1];
-			i++;
-		} else if (words[i][0] != '-') {
-			operands++;
-		}
-	}
-	if (k.cur[0] == '-') {
-		const struct vn_cli_opt *o;
-		for (size_t i = 0; (o = vn_cli_opt_at(c, i)); i++) {
-			char buf[64];
-			snprintf(buf, sizeof(buf), "--%s", o->name);
-			offer(&k, buf);
-		}
-		offer(&k, "--help");
-		if (c->stop_at_operand && operands)
-			offer(&k, "--");
-		return VN_EXIT_OK;
-	}
-	/* exec NAME <TAB>: what follows is the guest's command, after "--". */
-	if (c->stop_at_operand && operands) {
-		offer(&k, "--");
-		return VN_EXIT_OK;
-	}
-	offer_value(&k, c->operand, state_dir);
+	complete_args(&k, c, words, nwords, first, cword);
 	return VN_EXIT_OK;
 }
 
