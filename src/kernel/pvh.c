@@ -10,6 +10,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,30 +107,45 @@ static int unpack(const unsigned char *p, size_t n, char **out, size_t *outlen)
 	return -EBADMSG;
 }
 
+VN_DEFINE_CLEANUP(Elf *, elf_end);
+
+/* One PT_NOTE segment: gelf_getnote refuses a note whose sizes run past the segment. */
+static bool segment_has_pvh(Elf *e, const GElf_Phdr *ph)
+{
+	if (ph->p_offset > INT64_MAX)
+		return false;
+	Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph->p_offset, ph->p_filesz,
+					   ph->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+	GElf_Nhdr nh;
+	size_t off = 0, name, desc;
+
+	if (!d)
+		return false;
+	while ((off = gelf_getnote(d, off, &nh, &name, &desc)) > 0)
+		if (nh.n_type == PVH_NOTE && nh.n_namesz == 4 && memcmp((const char *)d->d_buf + name, "Xen", 4) == 0)
+			return true;
+	return false;
+}
+
 bool vn_kernel_elf_has_pvh(const char *elf, size_t len)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)elf;
+	GElf_Ehdr eh;
+	size_t n;
 
-	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_machine != EM_X86_64 || eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > len ||
-	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > len - eh->e_phoff)
+	if (len < sizeof(Elf64_Ehdr) || elf_version(EV_CURRENT) == EV_NONE)
 		return false;
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		Elf64_Phdr ph;
-		memcpy(&ph, elf + eh->e_phoff + i * sizeof(ph), sizeof(ph));
-		if (ph.p_type != PT_NOTE || ph.p_offset > len || ph.p_filesz > len - ph.p_offset)
-			continue;
-		for (size_t o = 0; o + sizeof(Elf64_Nhdr) <= ph.p_filesz;) {
-			Elf64_Nhdr nh;
-			memcpy(&nh, elf + ph.p_offset + o, sizeof(nh));
-			size_t name = (nh.n_namesz + 3u) & ~3u, desc = (nh.n_descsz + 3u) & ~3u;
-			if (name > ph.p_filesz || desc > ph.p_filesz)
-				break;
-			if (nh.n_type == PVH_NOTE && nh.n_namesz == 4 && o + sizeof(nh) + 4 <= ph.p_filesz &&
-			    memcmp(elf + ph.p_offset + o + sizeof(nh), "Xen", 4) == 0)
-				return true;
-			o += sizeof(nh) + name + desc;
-		}
+	/* Read only: libelf converts into copies of its own, it does not write the image. */
+	_cleanup_(elf_endp) Elf *e = elf_memory((char *)elf, len);
+	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) != ELFCLASS64 || !gelf_getehdr(e, &eh) ||
+	    eh.e_machine != EM_X86_64 || elf_getphdrnum(e, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		/* NULL for a table that runs past the end of the file: not a vmlinux to boot. */
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return false;
+		if (ph.p_type == PT_NOTE && segment_has_pvh(e, &ph))
+			return true;
 	}
 	return false;
 }

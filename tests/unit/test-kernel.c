@@ -863,6 +863,8 @@ static size_t fake_elf(unsigned char *buf, size_t cap, unsigned note_type)
 		.e_machine = EM_X86_64, .e_phoff = sizeof(Elf64_Ehdr), .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1};
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
 	Elf64_Nhdr nh = {.n_namesz = 4, .n_descsz = 4, .n_type = note_type};
 	size_t note = sizeof(eh) + sizeof(Elf64_Phdr), len = note + sizeof(nh) + 8 + 4000;
 	Elf64_Phdr ph = {.p_type = PT_NOTE, .p_offset = note, .p_filesz = sizeof(nh) + 8};
@@ -889,6 +891,47 @@ static void test_pvh_note(void **state)
 	n = fake_elf(elf, sizeof(elf), 18);
 	((Elf64_Phdr *)(elf + sizeof(Elf64_Ehdr)))->p_filesz = 1u << 30;
 	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+}
+
+/* Malformed headers and notes are refused, not read past; a note after another is still found. */
+static void test_pvh_malformed(void **state)
+{
+	(void)state;
+	unsigned char elf[8192];
+	size_t n = fake_elf(elf, sizeof(elf), 18), note = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)elf;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(elf + sizeof(Elf64_Ehdr));
+	Elf64_Nhdr *nh = (Elf64_Nhdr *)(elf + note);
+
+	/* A program header table that runs past the end of the file. */
+	eh->e_phnum = 1000;
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+	eh->e_phnum = 1;
+	eh->e_phoff = n - sizeof(Elf64_Phdr) / 2;
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+	/* A note whose description, or name, claims more than its segment holds. */
+	n = fake_elf(elf, sizeof(elf), 18);
+	nh->n_descsz = 0xfffffff0u;
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+	nh->n_descsz = 4;
+	nh->n_namesz = 0xfffffff0u;
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+	/* A 32-bit ELF and another machine's: not a vmlinux QEMU boots through PVH here. */
+	n = fake_elf(elf, sizeof(elf), 18);
+	eh->e_ident[EI_CLASS] = ELFCLASS32;
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_machine = EM_AARCH64;
+	assert_false(vn_kernel_elf_has_pvh((char *)elf, n));
+	/* Two notes in one segment: a GNU build id, then the PVH entry. */
+	n = fake_elf(elf, sizeof(elf), 18);
+	Elf64_Nhdr gnu = {.n_namesz = 4, .n_descsz = 8, .n_type = 3};
+	size_t first = sizeof(gnu) + 4 + 8;
+	memmove(elf + note + first, elf + note, sizeof(*nh) + 8);
+	memcpy(elf + note, &gnu, sizeof(gnu));
+	memcpy(elf + note + sizeof(gnu), "GNU\0\1\2\3\4\5\6\7\x08", 12);
+	ph->p_filesz += first;
+	assert_true(vn_kernel_elf_has_pvh((char *)elf, n));
 }
 
 /* A bzImage the way the kernel's build makes one: setup sectors, a header, the compressed vmlinux + its size. */
@@ -1312,6 +1355,7 @@ int main(void)
 		cmocka_unit_test(test_build_concurrent),
 		cmocka_unit_test(test_build_git_tree),
 		cmocka_unit_test(test_pvh_note),
+		cmocka_unit_test(test_pvh_malformed),
 		cmocka_unit_test(test_pvh_extract),
 		cmocka_unit_test(test_build_git_env),
 		cmocka_unit_test(test_build_git_user_config),
