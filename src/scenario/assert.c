@@ -419,7 +419,8 @@ static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert
 	if (!d->samples.n)
 		return unobserved(err, a, "samples.jsonl holds no sample");
 	struct vn_strbuf series = VN_STRBUF_INIT;
-	double best = NAN, reached = NAN;
+	/* reached: the first sample at or above the fraction, its time after the move and what it saw. */
+	double best = NAN, reached = NAN, at_reached = NAN;
 	for (unsigned i = 0; i < d->samples.n; i++) {
 		const struct vn_sample *s = &d->samples.v[i];
 		double dt = s->uptime - mv->uptime;
@@ -433,8 +434,10 @@ static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert
 			continue;
 		if (isnan(best) || f > best)
 			best = f;
-		if (isnan(reached) && f >= a->fraction)
+		if (isnan(reached) && f >= a->fraction) {
 			reached = dt;
+			at_reached = f;
+		}
 	}
 	if (isnan(best)) {
 		vn_strbuf_free(&series);
@@ -442,8 +445,8 @@ static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert
 				  a->within_s);
 	}
 	if (!isnan(reached))
-		snprintf(obs, sizeof(obs), "%.3f on node %u after %.1f s (best %.3f)", a->fraction, mv->to_node,
-			 reached, best);
+		snprintf(obs, sizeof(obs), "%.3f on node %u after %.1f s (best %.3f within %g s)", at_reached,
+			 mv->to_node, reached, best, a->within_s);
 	else
 		snprintf(obs, sizeof(obs), "at most %.3f on node %u within %g s", best, mv->to_node, a->within_s);
 	verdict(rep, a, !isnan(reached), NAN, obs, exp, series.s);
