@@ -385,124 +385,163 @@ static int exec_req_parse(struct vn_agentd *d, struct json_object *id, struct js
 	return 0;
 }
 
-void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+/* A free slot for job jid, or NULL with the error replied. */
+static struct vn_job *job_slot(struct vn_agentd *d, struct json_object *id, int64_t jid)
 {
-	struct exec_req r = {0};
-	struct child_opts co = {.tty = -1};
-	int pty_master = -1, pty_slave = -1;
-	struct vn_job *j = NULL;
-	char **argv = NULL;
-	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, ex_p[2] = {-1, -1};
-	int64_t jid = json_object_get_int64(id);
-	pid_t pid;
-	int e = 0;
-	ssize_t n;
-
-	if (exec_req_parse(d, id, req, &r, &co) < 0)
-		return;
 	if (job_find(d, jid)) {
 		vn_agentd_reply_error(d, id, EEXIST, "exec: id %lld is already running", (long long)jid);
-		return;
+		return NULL;
 	}
-	for (size_t i = 0; i < VN_AGENT_MAX_JOBS && !j; i++)
+	for (size_t i = 0; i < VN_AGENT_MAX_JOBS; i++)
 		if (!d->jobs[i].used)
-			j = &d->jobs[i];
-	if (!j) {
-		vn_agentd_reply_error(d, id, EBUSY, "exec: too many commands running (max %d)", VN_AGENT_MAX_JOBS);
-		return;
-	}
-	argv = calloc(r.argc + 1, sizeof(*argv));
+			return &d->jobs[i];
+	vn_agentd_reply_error(d, id, EBUSY, "exec: too many commands running (max %d)", VN_AGENT_MAX_JOBS);
+	return NULL;
+}
+
+/* The request's argv as execvp wants it (the strings stay the request's), or NULL with the error replied. */
+static char **exec_argv(struct vn_agentd *d, struct json_object *id, const struct exec_req *r)
+{
+	char **argv = calloc(r->argc + 1, sizeof(*argv));
+
 	if (!argv)
 		abort();
-	for (size_t i = 0; i < r.argc; i++) {
-		struct json_object *a = json_object_array_get_idx(r.argv, i);
+	for (size_t i = 0; i < r->argc; i++) {
+		struct json_object *a = json_object_array_get_idx(r->argv, i);
 
 		if (!json_object_is_type(a, json_type_string)) {
 			vn_agentd_reply_error(d, id, EINVAL, "exec: argv[%zu] is not a string", i);
-			goto cleanup;
+			free(argv);
+			return NULL;
 		}
 		argv[i] = (char *)json_object_get_string(a);
 	}
+	return argv;
+}
 
-	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 || pipe2(ex_p, O_CLOEXEC) < 0 ||
-	    (r.want_stdin ? pipe2(in_p, O_CLOEXEC) : ((in_p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)))) < 0) {
+/* The descriptors between the agent and one command; -1 where closed or handed to the job. */
+struct exec_fds {
+	int in[2], out[2], err[2];
+	int ex[2]; /* the child writes errno here when exec fails; close-on-exec says it did not */
+	int pty_master, pty_slave;
+};
+
+static void exec_fds_close(struct exec_fds *f)
+{
+	int *all[] = {&f->in[0],  &f->in[1], &f->out[0], &f->out[1],     &f->err[0],
+		      &f->err[1], &f->ex[0], &f->ex[1],  &f->pty_master, &f->pty_slave};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		close_fd(all[i]);
+}
+
+/* The pipes, and the terminal when the request asks for one; replies the error itself. */
+static int exec_fds_open(struct vn_agentd *d, struct json_object *id, struct json_object *req, const struct exec_req *r,
+			 struct exec_fds *f)
+{
+	int e;
+
+	if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->ex, O_CLOEXEC) < 0 ||
+	    (r->want_stdin ? pipe2(f->in, O_CLOEXEC) : ((f->in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)))) < 0) {
 		e = errno;
 		vn_agentd_reply_error(d, id, e, "exec: pipe: %s", strerror(e));
-		goto cleanup;
+		return -1;
 	}
-	if (r.tty && open_pty(req, &pty_master, &pty_slave) < 0) {
+	if (r->tty && open_pty(req, &f->pty_master, &f->pty_slave) < 0) {
 		e = errno;
 		vn_agentd_reply_error(d, id, e, "exec: pseudo-terminal: %s", strerror(e));
-		goto cleanup;
+		return -1;
 	}
-	co.env = r.env;
-	co.cwd = r.cwd;
-	co.tty = pty_slave;
-	pid = fork();
+	return 0;
+}
+
+/* Forks the command and waits until it has exec'd; -1 with the error replied when it could not. */
+static pid_t exec_fork(struct vn_agentd *d, struct json_object *id, char **argv, const struct exec_req *r,
+		       const struct child_opts *co, struct exec_fds *f)
+{
+	int e = 0;
+	ssize_t n;
+	pid_t pid = fork();
+
 	if (pid < 0) {
 		e = errno;
 		vn_agentd_reply_error(d, id, e, "exec: fork: %s", strerror(e));
-		goto cleanup;
+		return -1;
 	}
 	if (pid == 0)
-		child_exec(argv, &co, in_p[0], out_p[1], err_p[1], ex_p[1]);
+		child_exec(argv, co, f->in[0], f->out[1], f->err[1], f->ex[1]);
 	/*
 	 * Both sides set the group so a kill(-pid) right away cannot miss; not
 	 * for a terminal's command, whose own setsid() would fail once it leads
 	 * a group.
 	 */
-	if (!r.tty)
+	if (!r->tty)
 		setpgid(pid, pid);
-	close_fd(&ex_p[1]);
+	close_fd(&f->ex[1]);
 	do
-		n = read(ex_p[0], &e, sizeof(e));
+		n = read(f->ex[0], &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
-	if (n == sizeof(e)) {
-		/* Reaped by jobs_reap() is impossible here: the pid is not in the table yet. */
-		waitpid(pid, NULL, 0);
-		if (r.cwd && e == ENOENT)
-			vn_agentd_reply_error(d, id, e, "%s: %s (or cwd %s missing)", argv[0], strerror(e), r.cwd);
-		else
-			vn_agentd_reply_error(d, id, e, "%s: %s", argv[0], strerror(e));
-		goto cleanup;
-	}
+	if (n != sizeof(e))
+		return pid;
+	/* Reaped by jobs_reap() is impossible here: the pid is not in the table yet. */
+	waitpid(pid, NULL, 0);
+	if (r->cwd && e == ENOENT)
+		vn_agentd_reply_error(d, id, e, "%s: %s (or cwd %s missing)", argv[0], strerror(e), r->cwd);
+	else
+		vn_agentd_reply_error(d, id, e, "%s: %s", argv[0], strerror(e));
+	return -1;
+}
 
-	if (pty_master >= 0) {
+/* The running command into slot j, which takes the agent's ends of its descriptors. */
+static void job_start(struct vn_job *j, int64_t jid, pid_t pid, struct exec_req *r, struct exec_fds *f)
+{
+	if (f->pty_master >= 0) {
 		/* The terminal is the command's stdin, stdout and stderr: one stream, read from the master. */
-		close_fd(&out_p[0]);
-		close_fd(&in_p[1]);
-		out_p[0] = fcntl(pty_master, F_DUPFD_CLOEXEC, 0);
-		in_p[1] = fcntl(pty_master, F_DUPFD_CLOEXEC, 0);
-		r.want_stdin = true;
+		close_fd(&f->out[0]);
+		close_fd(&f->in[1]);
+		f->out[0] = fcntl(f->pty_master, F_DUPFD_CLOEXEC, 0);
+		f->in[1] = fcntl(f->pty_master, F_DUPFD_CLOEXEC, 0);
+		r->want_stdin = true;
 	}
 	*j = (struct vn_job){
 		.used = true,
 		.id = jid,
 		.pid = pid,
-		.out_fd = out_p[0],
-		.err_fd = err_p[0],
-		.in_fd = r.want_stdin ? in_p[1] : -1,
-		.pty_fd = pty_master,
-		.timeout_s = r.timeout_s,
-		.deadline_ms = r.timeout_s > 0 ? vn_agentd_now_ms() + (int64_t)(r.timeout_s * 1000) : 0,
+		.out_fd = f->out[0],
+		.err_fd = f->err[0],
+		.in_fd = r->want_stdin ? f->in[1] : -1,
+		.pty_fd = f->pty_master,
+		.timeout_s = r->timeout_s,
+		.deadline_ms = r->timeout_s > 0 ? vn_agentd_now_ms() + (int64_t)(r->timeout_s * 1000) : 0,
 	};
-	out_p[0] = err_p[0] = in_p[1] = pty_master = -1;
+	f->out[0] = f->err[0] = f->in[1] = f->pty_master = -1;
 	set_nonblock(j->out_fd);
 	set_nonblock(j->err_fd);
 	if (j->in_fd >= 0)
 		set_nonblock(j->in_fd);
-cleanup:
+}
+
+void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req)
+{
+	struct exec_req r = {0};
+	struct child_opts co = {.tty = -1};
+	struct exec_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
+	int64_t jid = json_object_get_int64(id);
+	struct vn_job *j;
+	char **argv;
+	pid_t pid;
+
+	if (exec_req_parse(d, id, req, &r, &co) < 0 || !(j = job_slot(d, id, jid)) || !(argv = exec_argv(d, id, &r)))
+		return;
+	if (exec_fds_open(d, id, req, &r, &f) == 0) {
+		co.env = r.env;
+		co.cwd = r.cwd;
+		co.tty = f.pty_slave;
+		if ((pid = exec_fork(d, id, argv, &r, &co, &f)) > 0)
+			job_start(j, jid, pid, &r, &f);
+	}
 	free(argv);
-	close_fd(&pty_master);
-	close_fd(&pty_slave);
-	close_fd(&in_p[0]);
-	close_fd(&in_p[1]);
-	close_fd(&out_p[0]);
-	close_fd(&out_p[1]);
-	close_fd(&err_p[0]);
-	close_fd(&err_p[1]);
-	close_fd(&ex_p[0]);
-	close_fd(&ex_p[1]);
+	exec_fds_close(&f);
 }
 
 void vn_agentd_op_stdin(struct vn_agentd *d, struct json_object *id, struct json_object *req)
