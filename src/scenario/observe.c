@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,39 +100,53 @@ static int node_counters(const struct vn_snapshot *s, unsigned n, enum vn_snap_n
 	return vn_snapshot_counters(p, out, err);
 }
 
-/* The steps' accesses (docs/locality.md, docs/results.md "Metric names"): the run's, then each lone step's. */
-static void step_locality(const struct vn_run_data *d, struct vn_report *rep, const char *step,
-			  const struct vn_loc_counts *c)
+/* One metric named by a prefix and a printf-style rest. */
+static void __attribute__((format(printf, 4, 5)))
+metric(struct vn_report *rep, double value, const char *prefix, const char *fmt, ...)
+{
+	char name[METRIC_NAME_MAX + 64];
+	int n = snprintf(name, sizeof(name), "%s", prefix);
+	va_list ap;
+
+	if (n < 0 || (size_t)n >= sizeof(name))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(name + n, sizeof(name) - (size_t)n, fmt, ap);
+	va_end(ap);
+	vn_report_metric(rep, name, value);
+}
+
+/*
+ * The shares of one set of counts (docs/locality.md, docs/results.md "Metric
+ * names"): the run's under "locality.", each lone step's under
+ * "locality.step.NAME.". The run's own counts sit between its accesses and
+ * these in result.json, so the accesses are the callers'.
+ */
+static void locality_shares(const struct vn_run_data *d, struct vn_report *rep, const char *prefix,
+			    const struct vn_loc_counts *c)
 {
 	static const char *const modes[] = {"user", "kernel", "all"};
-	char name[METRIC_NAME_MAX + 64];
 
-	snprintf(name, sizeof(name), "locality.step.%s.accesses", step);
-	vn_report_metric(rep, name, (double)vn_loc_sum(c, VN_LOC_ALL, NULL));
-	for (unsigned m = 0; m < 3; m++) {
-		snprintf(name, sizeof(name), "locality.step.%s.remote_fraction.%s", step, modes[m]);
-		vn_report_metric(rep, name, vn_loc_remote_fraction(c, (enum vn_loc_mode)m));
-	}
-	snprintf(name, sizeof(name), "locality.step.%s.model_s", step);
-	vn_report_metric(rep, name, vn_loc_model_s(c, d->loc_lat_ns));
+	for (unsigned m = 0; m < 3; m++)
+		metric(rep, vn_loc_remote_fraction(c, (enum vn_loc_mode)m), prefix, "remote_fraction.%s", modes[m]);
+	metric(rep, vn_loc_model_s(c, d->loc_lat_ns), prefix, "model_s");
 	/* Per CPU node, user only: a workload placed on a node is judged by its own CPUs' accesses. */
-	for (unsigned n = 0; n < c->nnodes; n++) {
-		double f = vn_loc_remote_fraction_row(c, VN_LOC_USER, n);
-		snprintf(name, sizeof(name), "locality.step.%s.cpu%u.remote_fraction.user", step, n);
-		if (!isnan(f))
-			vn_report_metric(rep, name, f);
-	}
+	for (unsigned n = 0; n < c->nnodes; n++)
+		metric(rep, vn_loc_remote_fraction_row(c, VN_LOC_USER, n), prefix, "cpu%u.remote_fraction.user", n);
 }
 
 static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
 {
-	static const char *const modes[] = {"user", "kernel", "all"};
 	const struct vn_loc_counts *c = &d->loc;
 	uint64_t outside = 0;
 
-	for (unsigned i = 0; d->loc_steps && i < d->s->nsteps; i++)
-		if (d->loc_steps[i].ram)
-			step_locality(d, rep, d->s->steps[i].name, &d->loc_steps[i]);
+	for (unsigned i = 0; d->loc_steps && i < d->s->nsteps; i++) {
+		if (!d->loc_steps[i].ram)
+			continue;
+		_cleanup_free_ char *prefix = vn_xasprintf("locality.step.%s.", d->s->steps[i].name);
+		metric(rep, (double)vn_loc_sum(&d->loc_steps[i], VN_LOC_ALL, NULL), prefix, "accesses");
+		locality_shares(d, rep, prefix, &d->loc_steps[i]);
+	}
 	for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
 		outside += c->unmapped[k] + c->io[k] + c->unplaced[k];
 	vn_report_metric(rep, "locality.accesses", (double)vn_loc_sum(c, VN_LOC_ALL, NULL));
@@ -139,27 +154,13 @@ static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
 	/* Hot-plugged DIMMs: proven and in the map, or unmapped (locality-proof.txt says why). */
 	vn_report_metric(rep, "locality.dimms_counted", (double)d->loc_dimms_counted);
 	vn_report_metric(rep, "locality.dimms_unmapped", (double)d->loc_dimms_unmapped);
-	for (unsigned m = 0; m < 3; m++) {
-		char name[64];
-		snprintf(name, sizeof(name), "locality.remote_fraction.%s", modes[m]);
-		vn_report_metric(rep, name, vn_loc_remote_fraction(c, (enum vn_loc_mode)m));
-	}
-	vn_report_metric(rep, "locality.model_s", vn_loc_model_s(c, d->loc_lat_ns));
-	for (unsigned n = 0; n < c->nnodes; n++) {
-		char name[64];
-		double f = vn_loc_remote_fraction_row(c, VN_LOC_USER, n);
-		snprintf(name, sizeof(name), "locality.cpu%u.remote_fraction.user", n);
-		if (!isnan(f))
-			vn_report_metric(rep, name, f);
-	}
+	locality_shares(d, rep, "locality.", c);
 	for (unsigned i = 0; i < c->nnodes; i++)
 		for (unsigned j = 0; j < c->nnodes; j++) {
-			char name[64];
 			uint64_t s = 0;
 			for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
 				s += *vn_loc_at(c, i, j, k);
-			snprintf(name, sizeof(name), "locality.matrix.cpu%u.mem%u", i, j);
-			vn_report_metric(rep, name, (double)s);
+			metric(rep, (double)s, "locality.", "matrix.cpu%u.mem%u", i, j);
 		}
 }
 

@@ -717,6 +717,86 @@ static void test_metrics_deltas(void **state)
 	loaded_free(&l);
 }
 
+/* The locality metrics, run's and lone step's, in the order result.json has them; no kernel access, no kernel fraction. */
+static void test_metrics_locality(void **state)
+{
+	(void)state;
+	static const char *const want[] = {
+		"locality.step.mf.accesses",
+		"locality.step.mf.remote_fraction.user",
+		"locality.step.mf.remote_fraction.all",
+		"locality.step.mf.model_s",
+		"locality.step.mf.cpu0.remote_fraction.user",
+		"locality.accesses",
+		"locality.accesses_outside",
+		"locality.dimms_counted",
+		"locality.dimms_unmapped",
+		"locality.remote_fraction.user",
+		"locality.remote_fraction.all",
+		"locality.model_s",
+		"locality.cpu0.remote_fraction.user",
+		"locality.cpu1.remote_fraction.user",
+		"locality.matrix.cpu0.mem0",
+		"locality.matrix.cpu0.mem1",
+		"locality.matrix.cpu1.mem0",
+		"locality.matrix.cpu1.mem1",
+	};
+	char dir[] = "/tmp/vnuma-test-locmetrics.XXXXXX";
+	struct loaded l = load(topo, "t.xml", scn, "t.json");
+	struct vn_error err = {0};
+	struct vn_report r = {0};
+	struct vn_run_step_data steps[1] = {{0}};
+	struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps, .loc_have = true, .loc_dimms_counted = 1};
+	struct vn_loc_counts st[1];
+	double lat[4] = {100, 210, 210, 100}, v;
+
+	assert_non_null(mkdtemp(dir));
+	for (unsigned i = 0; i < 2; i++) {
+		_cleanup_free_ char *sub = vn_xasprintf("%s/%s", dir, i ? "after" : "before");
+		assert_int_equal(vn_mkdir_p(sub, 0755, &err), 0);
+		put(sub, "node0-numastat", "numa_hit 1\n");
+		put(sub, "node1-numastat", "numa_hit 1\n");
+	}
+	_cleanup_free_ char *before = vn_xasprintf("%s/before", dir), *after = vn_xasprintf("%s/after", dir);
+	vn_snapshot_load(before, 2, &d.before);
+	vn_snapshot_load(after, 2, &d.after);
+	d.loc_lat_ns = lat;
+	vn_loc_counts_init(&d.loc, 2);
+	*vn_loc_at(&d.loc, 0, 1, VN_LOC_USER_STORE) = 900;
+	*vn_loc_at(&d.loc, 1, 1, VN_LOC_USER_LOAD) = 100;
+	d.loc.io[0] = 7;
+	/* The step's CPUs on node 0 only: node 1's row has no access, so no fraction. */
+	vn_loc_counts_init(&st[0], 2);
+	*vn_loc_at(&st[0], 0, 1, VN_LOC_USER_LOAD) = 30;
+	*vn_loc_at(&st[0], 0, 0, VN_LOC_USER_LOAD) = 10;
+	d.loc_steps = st;
+	if (vn_run_metrics(&d, &r, &err) < 0)
+		fail_msg("%s", err.msg);
+	unsigned k = 0;
+	for (unsigned i = 0; i < r.nmetrics; i++)
+		if (strncmp(r.metrics[i].name, "locality.", 9) == 0) {
+			assert_true(k < sizeof(want) / sizeof(want[0]));
+			assert_string_equal(r.metrics[i].name, want[k++]);
+		}
+	assert_int_equal(k, sizeof(want) / sizeof(want[0]));
+	assert_true(metric(&r, "locality.step.mf.remote_fraction.user", &v));
+	assert_float_equal(v, 0.75, 1e-12);
+	assert_true(metric(&r, "locality.accesses_outside", &v));
+	assert_float_equal(v, 7, 0);
+	assert_true(metric(&r, "locality.model_s", &v));
+	assert_float_equal(v, 199000e-9, 1e-15);
+	assert_true(metric(&r, "locality.matrix.cpu0.mem1", &v));
+	assert_float_equal(v, 900, 0);
+
+	vn_report_clear(&r);
+	vn_snapshot_clear(&d.before);
+	vn_snapshot_clear(&d.after);
+	vn_loc_counts_clear(&st[0]);
+	vn_loc_counts_clear(&d.loc);
+	vn_rm_rf(dir);
+	loaded_free(&l);
+}
+
 /* report.html from the snapshots and samples a run holds is the page `vnuma report DIR` draws from its files. */
 static void test_page_from_memory(void **state)
 {
@@ -766,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_deltas),          cmocka_unit_test(test_change_against_base),
 		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
 		cmocka_unit_test(test_observations_as_metrics), cmocka_unit_test(test_locality),
+		cmocka_unit_test(test_metrics_locality),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
