@@ -256,6 +256,103 @@ static size_t drain(int fd, struct ig_buf *pending, struct ig_buf *out, bool sto
 	}
 }
 
+/* Every event checked before anything changes: a missing one is the scenario's mistake. */
+static void events_check(void)
+{
+	char path[512];
+
+	for (size_t i = 0; i < nevents; i++) {
+		event_path(path, sizeof(path), events[i], "enable");
+		if (access(path, W_OK) != 0) {
+			char why[600];
+			snprintf(why, sizeof(why), "no %s", path);
+			missing(events[i], why);
+		}
+	}
+}
+
+/* A quiet, empty ring of the asked size, on the clock the sampler reads (CLOCK_MONOTONIC): whether it got that clock. */
+static bool ring_reset(uint64_t buffer_kb)
+{
+	char path[512], num[32];
+
+	tracefs_write("tracing_on", "0", true);
+	tracefs_write("events/enable", "0", false);
+	snprintf(path, sizeof(path), "%s/trace", tracefs);
+	int tfd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (tfd < 0)
+		ig_die(IG_EXIT_ENV, errno, "clear %s", path);
+	close(tfd);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)buffer_kb);
+	tracefs_write("buffer_size_kb", num, true);
+	snprintf(path, sizeof(path), "%s/trace_clock", tracefs);
+	return ig_write_file(path, "mono") == 0;
+}
+
+/* Each event's format file, one {"format":...} line each: the host decodes the pipe's lines with them. */
+static void emit_formats(struct ig_buf *scratch, struct ig_buf *out)
+{
+	char path[512];
+
+	for (size_t i = 0; i < nevents; i++) {
+		event_path(path, sizeof(path), events[i], "format");
+		int r = ig_read_file(path, scratch);
+		if (r < 0)
+			ig_die(IG_EXIT_ENV, -r, "read %s", path);
+		if (scratch->len > FORMAT_MAX)
+			ig_die(IG_EXIT_ENV, 0, "%s: over %u KiB", path, FORMAT_MAX >> 10);
+		ig_buf_add(out, "{\"format\":", 10);
+		ig_json_escape(out, events[i], strlen(events[i]));
+		ig_buf_add(out, ",\"text\":", 8);
+		ig_json_escape(out, scratch->s, scratch->len);
+		ig_buf_add(out, "}", 1);
+		emit_line(out);
+	}
+}
+
+/* Every event on ("1": each must take it) or off ("0": at the end, as far as it goes). */
+static void events_set(const char *on)
+{
+	char path[512];
+
+	for (size_t i = 0; i < nevents; i++) {
+		event_path(path, sizeof(path), events[i], "enable");
+		int r = ig_write_file(path, on);
+		if (r < 0 && strcmp(on, "1") == 0)
+			ig_die(IG_EXIT_ENV, -r, "enable %s", events[i]);
+	}
+}
+
+/* The ready line: the clock, the window's start and its first vmstat. */
+static void emit_ready(struct ig_json *j, bool mono, struct ig_buf *scratch)
+{
+	ig_json_reset(j);
+	ig_json_obj_begin(j, NULL);
+	ig_json_bool(j, "ready", true);
+	ig_json_str(j, "clock", mono ? "mono" : "local");
+	ig_json_fixed(j, "t0", ig_now(), 6);
+	emit_vmstat(j, scratch);
+	ig_json_obj_end(j);
+	emit_json(j);
+}
+
+/* The end line: the window's end and last vmstat, the pipe drained after tracing stopped, the lines cut. */
+static void emit_end(struct ig_json *j, int fd, struct ig_buf *pending, struct ig_buf *out, struct ig_buf *scratch)
+{
+	ig_json_reset(j);
+	ig_json_obj_begin(j, NULL);
+	ig_json_bool(j, "end", true);
+	ig_json_fixed(j, "t1", ig_now(), 6);
+	emit_vmstat(j, scratch);
+	tracefs_write("tracing_on", "0", false);
+	drain(fd, pending, out, false);
+	events_set("0");
+	ig_json_uint(j, "cut", cut + (pending->len > 0));
+	emit_cpu_stats(j, scratch);
+	ig_json_obj_end(j);
+	emit_json(j);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t buffer_kb = 4096;
@@ -268,7 +365,7 @@ int main(int argc, char **argv)
 		{"tracefs", IG_OPT_STRING, .dst = &dir, .arg = "DIR",
 		 .help = "tracefs mounted there (default: found, or mounted on /sys/kernel/tracing)"},
 		{0}};
-	char path[512], num[32];
+	char path[512];
 	struct ig_buf scratch = {0}, out = {0}, pending = {0};
 	struct ig_json j;
 
@@ -288,47 +385,10 @@ int main(int argc, char **argv)
 	else
 		find_tracefs();
 
-	/* Every event checked before anything changes: a missing one is the scenario's mistake. */
-	for (size_t i = 0; i < nevents; i++) {
-		event_path(path, sizeof(path), events[i], "enable");
-		if (access(path, W_OK) != 0) {
-			char why[600];
-			snprintf(why, sizeof(why), "no %s", path);
-			missing(events[i], why);
-		}
-	}
-	/* A quiet, empty ring of the asked size, on the clock the sampler reads (CLOCK_MONOTONIC). */
-	tracefs_write("tracing_on", "0", true);
-	tracefs_write("events/enable", "0", false);
-	snprintf(path, sizeof(path), "%s/trace", tracefs);
-	int tfd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (tfd < 0)
-		ig_die(IG_EXIT_ENV, errno, "clear %s", path);
-	close(tfd);
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)buffer_kb);
-	tracefs_write("buffer_size_kb", num, true);
-	snprintf(path, sizeof(path), "%s/trace_clock", tracefs);
-	bool mono = ig_write_file(path, "mono") == 0;
-	for (size_t i = 0; i < nevents; i++) {
-		event_path(path, sizeof(path), events[i], "format");
-		int r = ig_read_file(path, &scratch);
-		if (r < 0)
-			ig_die(IG_EXIT_ENV, -r, "read %s", path);
-		if (scratch.len > FORMAT_MAX)
-			ig_die(IG_EXIT_ENV, 0, "%s: over %u KiB", path, FORMAT_MAX >> 10);
-		ig_buf_add(&out, "{\"format\":", 10);
-		ig_json_escape(&out, events[i], strlen(events[i]));
-		ig_buf_add(&out, ",\"text\":", 8);
-		ig_json_escape(&out, scratch.s, scratch.len);
-		ig_buf_add(&out, "}", 1);
-		emit_line(&out);
-	}
-	for (size_t i = 0; i < nevents; i++) {
-		event_path(path, sizeof(path), events[i], "enable");
-		int r = ig_write_file(path, "1");
-		if (r < 0)
-			ig_die(IG_EXIT_ENV, -r, "enable %s", events[i]);
-	}
+	events_check();
+	bool mono = ring_reset(buffer_kb);
+	emit_formats(&scratch, &out);
+	events_set("1");
 	snprintf(path, sizeof(path), "%s/trace_pipe", tracefs);
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -336,35 +396,12 @@ int main(int argc, char **argv)
 
 	/* Tracing on before the window's first vmstat read, off after its last: the trace covers the window. */
 	tracefs_write("tracing_on", "1", true);
-	ig_json_reset(&j);
-	ig_json_obj_begin(&j, NULL);
-	ig_json_bool(&j, "ready", true);
-	ig_json_str(&j, "clock", mono ? "mono" : "local");
-	ig_json_fixed(&j, "t0", ig_now(), 6);
-	emit_vmstat(&j, &scratch);
-	ig_json_obj_end(&j);
-	emit_json(&j);
-
+	emit_ready(&j, mono, &scratch);
 	/* Not poll(): trace_pipe's poll may wait for the buffer_percent watermark; a short sleep between drains does not. */
 	while (!ig_stop_requested)
 		if (!drain(fd, &pending, &out, true))
 			ig_sleep(0.2);
-
-	ig_json_reset(&j);
-	ig_json_obj_begin(&j, NULL);
-	ig_json_bool(&j, "end", true);
-	ig_json_fixed(&j, "t1", ig_now(), 6);
-	emit_vmstat(&j, &scratch);
-	tracefs_write("tracing_on", "0", false);
-	drain(fd, &pending, &out, false);
-	for (size_t i = 0; i < nevents; i++) {
-		event_path(path, sizeof(path), events[i], "enable");
-		ig_write_file(path, "0");
-	}
-	ig_json_uint(&j, "cut", cut + (pending.len > 0));
-	emit_cpu_stats(&j, &scratch);
-	ig_json_obj_end(&j);
-	emit_json(&j);
+	emit_end(&j, fd, &pending, &out, &scratch);
 	close(fd);
 	ig_json_free(&j);
 	ig_buf_free(&scratch);
