@@ -673,21 +673,32 @@ static int check_variant_args(struct vn_scn_ctx *c)
 	return 0;
 }
 
-static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
+/* The run's timing and counts, defaults filled in. */
+static int parse_numbers(struct vn_scn_ctx *c, struct json_object *root)
 {
-	static const char *const keys[] = {"name",      "description",  "topology",    "kernel",  "append",
-					   "sysctls",   "thp",          "hugetlb",     "cgroups", "sample_interval_s",
-					   "timeout_s", "repeats",      "quick_scale", "steps",   "assertions",
-					   "variants",  "with",         "tracepoints", "image",   "arch",
-					   "boot",      "virtual_time", "locality",    NULL};
 	struct vn_scenario *s = c->s;
-	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
+	int r;
+
+	s->sample_interval_s = 1;
+	s->timeout_s = 900;
+	s->repeats = 1;
+	s->quick_scale = 0.25;
+	if ((r = vn_json_get_num(&c->r, root, "$", "sample_interval_s", false, VN_JSON_POSITIVE,
+				 &s->sample_interval_s)) < 0 ||
+	    (r = vn_json_get_num(&c->r, root, "$", "timeout_s", false, VN_JSON_POSITIVE, &s->timeout_s)) < 0 ||
+	    (r = get_count(c, root, "$", "repeats", VN_SCN_REPEATS_MAX, "each one a guest booted", &s->repeats)) < 0 ||
+	    (r = vn_json_get_num(&c->r, root, "$", "quick_scale", false, VN_JSON_FRACTION, &s->quick_scale)) < 0)
+		return r;
+	return 0;
+}
+
+/* Everything but the steps and the assertions: the guest, its kernel, what the run sets and watches. */
+static int parse_settings(struct vn_scn_ctx *c, struct json_object *root)
+{
+	struct vn_scenario *s = c->s;
 	struct json_object *v;
 	int r;
 
-	if ((r = vn_json_check_type(&c->r, root, json_type_object, "$")) < 0 ||
-	    (r = vn_json_check_keys(&c->r, root, "$", keys)) < 0)
-		return r;
 	if ((r = vn_json_get_str(&c->r, root, "$", "name", VN_JSON_REQUIRED | VN_JSON_NAME, &s->name)) < 0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "description", 0, &s->description)) < 0 ||
 	    (r = vn_json_get_str(&c->r, root, "$", "topology", VN_JSON_REQUIRED | VN_JSON_NONEMPTY, &s->topology)) <
@@ -728,16 +739,16 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 		return r;
 	if ((r = get_bool(c, root, "$", "locality", &s->locality, &given)) < 0)
 		return r;
-	s->sample_interval_s = 1;
-	s->timeout_s = 900;
-	s->repeats = 1;
-	s->quick_scale = 0.25;
-	if ((r = vn_json_get_num(&c->r, root, "$", "sample_interval_s", false, VN_JSON_POSITIVE,
-				 &s->sample_interval_s)) < 0 ||
-	    (r = vn_json_get_num(&c->r, root, "$", "timeout_s", false, VN_JSON_POSITIVE, &s->timeout_s)) < 0 ||
-	    (r = get_count(c, root, "$", "repeats", VN_SCN_REPEATS_MAX, "each one a guest booted", &s->repeats)) < 0 ||
-	    (r = vn_json_get_num(&c->r, root, "$", "quick_scale", false, VN_JSON_FRACTION, &s->quick_scale)) < 0)
-		return r;
+	return parse_numbers(c, root);
+}
+
+/* "steps", at least one, their names unique. */
+static int parse_steps(struct vn_scn_ctx *c, struct json_object *root)
+{
+	struct vn_scenario *s = c->s;
+	char kp[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
+	struct json_object *v;
+	int r;
 
 	if (!(v = vn_json_get(root, "steps")))
 		return vn_json_missing(&c->r, "$", "steps");
@@ -759,32 +770,52 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 						   "step name \"%s\" is already used by $.steps[%zu]", s->steps[i].name,
 						   j);
 	}
+	return 0;
+}
 
-	if ((r = check_running(c)) < 0)
+/* "assertions", each parsed by its type; their names are unique. */
+static int parse_asserts(struct vn_scn_ctx *c, struct json_object *root)
+{
+	struct vn_scenario *s = c->s;
+	char ep[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(root, "assertions");
+	int r;
+
+	if (!v)
+		return 0;
+	if ((r = vn_json_check_type(&c->r, v, json_type_array, "$.assertions")) < 0)
 		return r;
-
-	if ((r = check_variant_args(c)) < 0)
-		return r;
-
-	if ((v = vn_json_get(root, "assertions"))) {
-		if ((r = vn_json_check_type(&c->r, v, json_type_array, "$.assertions")) < 0)
+	size_t n = json_object_array_length(v);
+	s->asserts = vn_xcalloc(n + 1, sizeof(*s->asserts));
+	for (size_t i = 0; i < n; i++) {
+		vn_json_path_idx(ep, "$.assertions", i);
+		s->nasserts++;
+		if ((r = parse_assert(c, json_object_array_get_idx(v, i), ep, &s->asserts[i])) < 0)
 			return r;
-		n = json_object_array_length(v);
-		s->asserts = vn_xcalloc(n + 1, sizeof(*s->asserts));
-		for (size_t i = 0; i < n; i++) {
-			vn_json_path_idx(ep, "$.assertions", i);
-			s->nasserts++;
-			if ((r = parse_assert(c, json_object_array_get_idx(v, i), ep, &s->asserts[i])) < 0)
-				return r;
-			/* Names become JUnit testcase names, which CI systems key on. */
-			for (size_t j = 0; j < i; j++)
-				if (strcmp(s->asserts[j].name, s->asserts[i].name) == 0)
-					return vn_json_bad(&c->r, ep,
-							   "assertion name \"%s\" is already used by $.assertions[%zu]",
-							   s->asserts[i].name, j);
-		}
+		/* Names become JUnit testcase names, which CI systems key on. */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->asserts[j].name, s->asserts[i].name) == 0)
+				return vn_json_bad(&c->r, ep,
+						   "assertion name \"%s\" is already used by $.assertions[%zu]",
+						   s->asserts[i].name, j);
 	}
 	return 0;
+}
+
+static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
+{
+	static const char *const keys[] = {"name",      "description",  "topology",    "kernel",  "append",
+					   "sysctls",   "thp",          "hugetlb",     "cgroups", "sample_interval_s",
+					   "timeout_s", "repeats",      "quick_scale", "steps",   "assertions",
+					   "variants",  "with",         "tracepoints", "image",   "arch",
+					   "boot",      "virtual_time", "locality",    NULL};
+	int r;
+
+	if ((r = vn_json_check_type(&c->r, root, json_type_object, "$")) < 0 ||
+	    (r = vn_json_check_keys(&c->r, root, "$", keys)) < 0 || (r = parse_settings(c, root)) < 0 ||
+	    (r = parse_steps(c, root)) < 0 || (r = check_running(c)) < 0 || (r = check_variant_args(c)) < 0)
+		return r;
+	return parse_asserts(c, root);
 }
 
 int vn_scenario_parse(const char *text, const char *name, struct vn_scenario **out, struct vn_error *err)
