@@ -352,13 +352,55 @@ static int read_meta(const char *path, struct vn_image **out, struct vn_error *e
 	return 0;
 }
 
+/*
+ * A disk image: the root (busybox's packed one, or debootstrap's) as a tar,
+ * unpacked into a fresh qcow2 by one appliance launch, renamed into place
+ * when whole.
+ */
+static int build_disk(struct build *b, const char *root, const char *image, struct vn_image *im, struct vn_error *err)
+{
+	const struct vn_image_recipe *r = b->r;
+	_cleanup_free_ char *tar = vn_xasprintf("%s/.%s.tar", b->dir, b->base);
+	_cleanup_free_ char *tmp = vn_xasprintf("%s/.%s.qcow2", b->dir, b->base);
+	char why[VN_ACCEL_REASON_MAX + 64], sz[32];
+	int rc;
+
+	vn_testbed_disk_opts(b->ctx, &b->dopts, why, sizeof(why));
+	fprintf(b->logf, "== appliance: %s\n", why);
+	fflush(b->logf);
+	unlink(tmp);
+	if (r->root == VN_IMAGE_ROOT_BUSYBOX) {
+		stage(b, "tar", "the root as a tar archive");
+		rc = vn_archive_to_tar(root, tar, err);
+		im->init = "/init";
+	} else {
+		_cleanup_free_ char *rootdir = vn_xasprintf("%s/.%s.root", b->dir, b->base);
+		remove_root(rootdir);
+		rc = debootstrap_root(b, rootdir, tar, err);
+		remove_root(rootdir);
+		im->init = "/sbin/init";
+	}
+	if (rc == 0) {
+		stage(b, "disk", "qcow2 of %s, ext4, the root unpacked, fstab (one appliance launch; TCG: ~25 s)",
+		      vn_size_format(r->size, sz, sizeof(sz)));
+		b->dopts.log = b->log;
+		fflush(b->logf);
+		if ((rc = vn_disk_create(tmp, r->size, r->name, tar, &b->dopts, err)) < 0)
+			vn_error_prefix(err, "building %s (log: %s)", r->name, b->log);
+		else if (chmod(tmp, 0644) < 0 || rename(tmp, image) < 0)
+			rc = vn_infra_error(err, -errno, "%s: %s", image, strerror(errno));
+	}
+	unlink(tmp);
+	unlink(tar);
+	return rc;
+}
+
 int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, enum vn_arch arch,
 		   vn_kernel_progress_fn progress, void *progress_data, struct vn_image **out, struct vn_error *err)
 {
-	_cleanup_free_ char *path = NULL, *root = NULL, *image = NULL, *meta = NULL, *tmp = NULL, *tar = NULL;
-	_cleanup_free_ char *rootdir = NULL;
+	_cleanup_free_ char *path = NULL, *root = NULL, *image = NULL, *meta = NULL;
 	_cleanup_image_recipe_ struct vn_image_recipe *r = NULL;
-	char key[VN_SHA256_HEX_LEN + 1], why[VN_ACCEL_REASON_MAX + 64];
+	char key[VN_SHA256_HEX_LEN + 1];
 	struct build b = {.ctx = ctx, .arch = arch, .progress = progress, .progress_data = progress_data};
 	double t0 = vn_now_s();
 	int rc;
@@ -408,53 +450,16 @@ int vn_image_build(const struct vn_testbed_ctx *ctx, const char *recipe, enum vn
 	stage(&b, "recipe", "%s (%s, key %.16s)", path, vn_image_kind_name(r->kind), key);
 	struct vn_image im = {
 		.name = r->name, .kind = r->kind, .key = key, .path = image, .recipe = path, .arch = arch};
-	if (r->kind == VN_IMAGE_INITRAMFS) {
-		if ((rc = vn_file_copy_atomic(root, image, err)) < 0)
-			goto cleanup;
-	} else {
-		vn_testbed_disk_opts(ctx, &b.dopts, why, sizeof(why));
-		fprintf(b.logf, "== appliance: %s\n", why);
-		fflush(b.logf);
-		tar = vn_xasprintf("%s/.%s.tar", b.dir, b.base);
-		tmp = vn_xasprintf("%s/.%s.qcow2", b.dir, b.base);
-		unlink(tmp);
-		if (r->root == VN_IMAGE_ROOT_BUSYBOX) {
-			stage(&b, "tar", "the root as a tar archive");
-			rc = vn_archive_to_tar(root, tar, err);
-			im.init = "/init";
-		} else {
-			rootdir = vn_xasprintf("%s/.%s.root", b.dir, b.base);
-			remove_root(rootdir);
-			rc = debootstrap_root(&b, rootdir, tar, err);
-			remove_root(rootdir);
-			im.init = "/sbin/init";
-		}
-		if (rc < 0)
-			goto cleanup;
-		char sz[32];
-		stage(&b, "disk", "qcow2 of %s, ext4, the root unpacked, fstab (one appliance launch; TCG: ~25 s)",
-		      vn_size_format(r->size, sz, sizeof(sz)));
-		b.dopts.log = b.log;
-		fflush(b.logf);
-		if ((rc = vn_disk_create(tmp, r->size, r->name, tar, &b.dopts, err)) < 0) {
-			vn_error_prefix(err, "building %s (log: %s)", r->name, b.log);
-			goto cleanup;
-		}
-		if (chmod(tmp, 0644) < 0 || rename(tmp, image) < 0) {
-			rc = vn_infra_error(err, -errno, "%s: %s", image, strerror(errno));
-			goto cleanup;
-		}
-	}
+	rc = r->kind == VN_IMAGE_INITRAMFS ? vn_file_copy_atomic(root, image, err)
+					   : build_disk(&b, root, image, &im, err);
+	if (rc < 0)
+		goto cleanup;
 	im.build_s = vn_now_s() - t0;
 	if ((rc = write_meta(&b, &im, err)) < 0)
 		goto cleanup;
 	stage(&b, "done", "%s in %.1f s", image, im.build_s);
 	rc = read_meta(meta, out, err);
 cleanup:
-	if (tmp)
-		unlink(tmp);
-	if (tar)
-		unlink(tar);
 	if (b.logf)
 		fclose(b.logf);
 	free(b.dir);
