@@ -1,99 +1,10 @@
-/* A scenario as parsed (scenario.h parses it): its steps, actions, asserts and variants. */
+/* A scenario as parsed (scenario.h parses it): its settings and variants; its steps and asserts have a header each. */
 #pragma once
 
 #include <stdbool.h>
-#include <stdint.h>
 
-#include "topology/fallback.h"
-#include "topology/limits.h"
-
-enum vn_placement_policy {
-	VN_PLACE_NONE,        /* default policy, no binding */
-	VN_PLACE_CPUNODEBIND, /* numactl --cpunodebind=NODES (memory: default policy) */
-	VN_PLACE_MEMBIND,     /* numactl --cpunodebind=CPU_NODES --membind=NODES */
-	VN_PLACE_PREFERRED,   /* numactl --cpunodebind=CPU_NODES --preferred=NODE */
-	VN_PLACE_INTERLEAVE,  /* numactl --cpunodebind=CPU_NODES --interleave=NODES */
-};
-
-struct vn_scn_placement {
-	enum vn_placement_policy policy;
-	unsigned nnodes, nodes[VN_MAX_NODES]; /* the policy's nodes */
-	/* CPUs to run on for membind/preferred/interleave; empty = anywhere. */
-	unsigned ncpu_nodes;
-	unsigned cpu_nodes[VN_MAX_NODES];
-};
-
-/* Memory or vCPUs into (or memory out of) a node at run time, as `vnuma hotplug` does it. */
-struct vn_scn_hotplug {
-	unsigned node;
-	uint64_t memory; /* bytes, whole 128M blocks; 0: vCPUs */
-	unsigned cpus;
-	bool remove, online_kernel; /* memory only; online_kernel rather than online_movable */
-};
-
-/* "at t seconds, move this fraction of the step's processes to node N's CPUs",
- * or (is_hotplug) "at t seconds, plug this into a node". */
-struct vn_scn_action {
-	double at_s;
-	double fraction;  /* 0 < f <= 1, of the step's processes, first ones first */
-	unsigned to_node; /* sched_setaffinity to the node's CPUs; memory policy untouched */
-	bool is_hotplug;
-	struct vn_scn_hotplug hotplug;
-};
-
-struct vn_scn_step {
-	char *name;     /* unique; used in file names and in assertions */
-	char *workload; /* stream, memfollow, anon-cow-rand, groupfair, multi-instance, cmd; NULL: a hotplug step */
-	/* A step that runs no workload: it plugs this in after the steps before it ended. */
-	bool is_hotplug;
-	struct vn_scn_hotplug hotplug;
-	char **argv; /* extra workload arguments, or the command for "cmd"; NULL-terminated */
-	struct vn_scn_placement placement;
-	unsigned processes; /* instances started (default 1) */
-	unsigned threads;   /* 0: the workload's default; else passed as --threads */
-	uint64_t size;      /* bytes, 0: the workload's default; else passed as --size */
-	double duration_s;  /* 0: the workload's default; else passed as --duration */
-	char *cgroup;       /* cgroup (a name from "cgroups") to start the processes in, or NULL */
-	bool background;    /* false: the next step starts when this one ended */
-	unsigned nactions;
-	struct vn_scn_action *actions;
-};
-
-enum vn_scn_op { VN_OP_LT, VN_OP_LE, VN_OP_GT, VN_OP_GE, VN_OP_EQ, VN_OP_NE };
-
-enum vn_scn_assert_type {
-	VN_ASSERT_FALLBACK,         /* boot-time fallback lines equal the named model */
-	VN_ASSERT_DISTANCES,        /* guest distances equal the topology */
-	VN_ASSERT_COUNTER,          /* vmstat delta (after - before) OP value */
-	VN_ASSERT_RATIO,            /* delta(numerator) / delta(denominator) OP value */
-	VN_ASSERT_MEMORY_FOLLOWS,   /* >= fraction of the step's memory on its CPUs' node within within_s */
-	VN_ASSERT_RUNNING_PER_NODE, /* avg running step threads per node <= node CPUs + tolerance */
-	VN_ASSERT_METRIC,           /* a workload result field (dotted path) OP value */
-	VN_ASSERT_MEMORY_ON_NODE,   /* >= fraction of the step's memory ended on node */
-	VN_ASSERT_CHANGE,           /* matrix: a metric's %change against the base variant OP value */
-	VN_ASSERT_LOCALITY,         /* the steps' remote fraction (user, kernel, all) or modeled time OP value */
-	VN_ASSERT_NTYPES,           /* not a type: how many there are (scenario/schema-priv.h, vn_assert_types) */
-};
-
-struct vn_scn_assert {
-	char *name; /* for JUnit; default derived from the type */
-	enum vn_scn_assert_type type;
-	enum vn_fallback_model model; /* FALLBACK */
-	char *counter;                /* COUNTER; RATIO numerator */
-	char *denominator;            /* RATIO */
-	enum vn_scn_op op;
-	double value;     /* COUNTER, RATIO, METRIC threshold */
-	char *step;       /* MEMORY_FOLLOWS, RUNNING_PER_NODE, METRIC, MEMORY_ON_NODE */
-	char *path;       /* METRIC: dotted path into the step's result JSON, e.g. kernels.triad.best_mbps */
-	double fraction;  /* MEMORY_FOLLOWS, MEMORY_ON_NODE */
-	double within_s;  /* MEMORY_FOLLOWS: seconds after the step's last move action */
-	double tolerance; /* RUNNING_PER_NODE */
-	unsigned node;    /* MEMORY_ON_NODE */
-	char *metric;     /* CHANGE: a metric name of result.json (docs/results.md), e.g. vmstat.numa_hint_faults */
-	char *variant;    /* CHANGE: the variant judged against the base; NULL: every one but the base */
-	bool significant; /* CHANGE: fail only when the change is also significant (Welch p < 0.05) */
-	int measure, cpu_node; /* LOCALITY: assert.c's locality_measures[measure]; cpu_node's CPUs only (-1: all) */
-};
+#include "scenario/scenario-assert.h"
+#include "scenario/scenario-step.h"
 
 struct vn_scn_sysctl {
 	char *key, *value; /* kernel.numa_balancing, "1" */
