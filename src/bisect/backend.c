@@ -31,7 +31,7 @@ static int be_run(void *data, const struct vn_bisect_run_in *in, struct vn_bisec
 {
 	struct vn_bisect_backend *be = data;
 	struct vn_run_opts ro = be->run;
-	struct vn_report rep;
+	struct vn_result_run rep;
 	_cleanup_free_ char *dir = NULL;
 
 	ro.outdir = in->dir;
@@ -40,7 +40,7 @@ static int be_run(void *data, const struct vn_bisect_run_in *in, struct vn_bisec
 	ro.repeat = in->repeat;
 	int rc = vn_scenario_run(be->ctx, be->scenario, &ro, &rep, &dir, err);
 	if (rc == 0) {
-		out->exit = vn_report_failures(&rep) ? 1 : 0;
+		out->exit = vn_result_failures(&rep) ? 1 : 0;
 		out->value = NAN;
 		for (unsigned i = 0; be->metric && i < rep.nmetrics; i++)
 			if (strcmp(rep.metrics[i].name, be->metric) == 0)
@@ -48,7 +48,7 @@ static int be_run(void *data, const struct vn_bisect_run_in *in, struct vn_bisec
 		out->topology = vn_xstrdup_or_null(rep.topology);
 		out->accel = vn_xstrdup_or_null(rep.accel);
 	}
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 	return rc;
 }
 

@@ -46,7 +46,7 @@ static void run_start(void *data, unsigned k, unsigned n, const char *variant, u
 	}
 }
 
-static void run_done(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_report *rep,
+static void run_done(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_result_run *rep,
 		     const char *error)
 {
 	struct matrix_progress *m = data;
@@ -61,7 +61,7 @@ static void run_done(void *data, unsigned k, unsigned n, const char *dir, int ex
 }
 
 /* One block per verdict on stdout, a failed one's detail after it: a run's, or a group's. */
-static void print_verdicts(const struct vn_report *r)
+static void print_verdicts(const struct vn_result_run *r)
 {
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		const struct vn_verdict *v = &r->verdicts[i];
@@ -95,8 +95,8 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 		vn_compare_free(res.compare);
 	}
 	print_verdicts(&res.verdicts);
-	unsigned group_failed = vn_report_failures(&res.verdicts), noisy = vn_report_undecided(&res.verdicts);
-	vn_report_clear(&res.verdicts);
+	unsigned group_failed = vn_result_failures(&res.verdicts), noisy = vn_result_undecided(&res.verdicts);
+	vn_result_clear(&res.verdicts);
 	if (res.compare_error[0])
 		fprintf(stderr, "warning: %s\n", res.compare_error);
 	if (dir)
@@ -184,12 +184,12 @@ static int run_one(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, stru
 		   struct vn_cli_progress *prog, struct vn_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
-	struct vn_report rep;
+	struct vn_result_run rep;
 	int rc = vn_scenario_run(ctx, s, ro, &rep, &dir, err);
 
 	vn_cli_progress_done(prog);
 	print_verdicts(&rep);
-	unsigned failed = vn_report_failures(&rep);
+	unsigned failed = vn_result_failures(&rep);
 	if (rc == 0) {
 		printf("%u passed, %u failed\n", rep.nverdicts - failed, failed);
 		if (rep.sampling_cost)
@@ -197,7 +197,7 @@ static int run_one(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, stru
 	}
 	if (dir)
 		fprintf(stderr, "results: %s/ (result.json, junit.xml)%s\n", dir, rc < 0 ? ", marked incomplete" : "");
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 	if (rc < 0)
 		return rc;
 	return failed ? VN_EXIT_ASSERT : VN_EXIT_OK;

@@ -179,7 +179,7 @@ static int same_group_machine(struct loader *ld, const struct vn_json_reader *r,
 }
 
 /* A real-time run's vCPUs and its host's CPUs, kept where they are the most vCPUs per host CPU so far. */
-static void read_cpus(struct loader *ld, const struct vn_report *res)
+static void read_cpus(struct loader *ld, const struct vn_result_run *res)
 {
 	struct vn_compare *c = ld->c;
 	unsigned vcpus = res->vcpus, host_cpus = res->host_cpus;
@@ -252,7 +252,7 @@ static bool metric_name_ok(const char *s)
 	return true;
 }
 
-static int read_metrics(struct loader *ld, const struct vn_json_reader *r, const struct vn_report *res, size_t vi)
+static int read_metrics(struct loader *ld, const struct vn_json_reader *r, const struct vn_result_run *res, size_t vi)
 {
 	char p[VN_JSON_PATH_MAX];
 
@@ -286,7 +286,7 @@ static void set_text(char **out, const char *s)
  * the variant the group lists the run under (its "variant" must agree), or
  * NULL.
  */
-static int read_run(struct loader *ld, const struct vn_json_reader *r, const struct vn_report *res, size_t vi,
+static int read_run(struct loader *ld, const struct vn_json_reader *r, const struct vn_result_run *res, size_t vi,
 		    const char *group_variant)
 {
 	struct vn_compare_variant *v = &ld->c->variants[vi];
@@ -340,7 +340,7 @@ static const char *base_name(const char *dir, char *buf, size_t len)
 
 static int load_single(struct loader *ld, const char *dir, const char *path)
 {
-	_cleanup_(vn_report_clear) struct vn_report res = {0};
+	_cleanup_(vn_result_clear) struct vn_result_run res = {0};
 	const struct vn_json_reader r = {.file = path, .err = ld->err};
 	char base[256];
 	int rc;
@@ -395,7 +395,7 @@ static int load_group_run(struct loader *ld, const struct vn_json_reader *r, str
 		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
 				   "\"%s\" is or passes through a symlink, not a directory inside the group", rdir);
 	_cleanup_free_ char *rpath = vn_xasprintf("%s/%s/result.json", dir, rdir);
-	_cleanup_(vn_report_clear) struct vn_report res = {0};
+	_cleanup_(vn_result_clear) struct vn_result_run res = {0};
 	const struct vn_json_reader rr = {.file = rpath, .err = ld->err};
 	/* A run that never wrote its result.json (cut short, or not started yet) is incomplete. */
 	if (access(rpath, F_OK) < 0 && errno == ENOENT) {

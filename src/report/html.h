@@ -62,7 +62,7 @@ void vn_html_trace_clear(struct vn_html_trace *tr);
 
 struct vn_html_run_in {
 	const char *dir;            /* the run directory: the title without a scenario */
-	struct json_object *result; /* result.json's object (vn_report_json) */
+	struct json_object *result; /* result.json's object (vn_result_json) */
 	const char *samples;        /* samples.jsonl's text; NULL: none, samples_why says why */
 	const char *samples_why;
 	/* The kernel's distance matrix from one snapshot (dist_from: "after" or "before"; NULL: none). */

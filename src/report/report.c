@@ -15,7 +15,7 @@
 #include "util/json.h"
 #include "util/strbuf.h"
 
-static int write_json(const struct vn_report *r, const char *dir, struct vn_error *err)
+static int write_json(const struct vn_result_run *r, const char *dir, struct vn_error *err)
 {
 	_cleanup_free_ char *path = vn_xasprintf("%s/result.json", dir);
 	_cleanup_free_ char *text = vn_result_text(r);
@@ -42,12 +42,12 @@ static void put_text(xmlTextWriterPtr w, const char *text)
 VN_DEFINE_CLEANUP(xmlTextWriterPtr, xmlFreeTextWriter);
 VN_DEFINE_CLEANUP(xmlBufferPtr, xmlBufferFree);
 
-static int write_junit(const struct vn_report *r, const char *dir, struct vn_error *err)
+static int write_junit(const struct vn_result_run *r, const char *dir, struct vn_error *err)
 {
 	char path[4096], buf[64];
 	_cleanup_(xmlBufferFreep) xmlBufferPtr doc = xmlBufferCreate();
 	_cleanup_(xmlFreeTextWriterp) xmlTextWriterPtr w = NULL;
-	unsigned failures = vn_report_failures(r);
+	unsigned failures = vn_result_failures(r);
 
 	snprintf(path, sizeof(path), "%s/junit.xml", dir);
 	/* Built in memory, then written atomically like result.json. */
@@ -63,7 +63,7 @@ static int write_junit(const struct vn_report *r, const char *dir, struct vn_err
 	snprintf(buf, sizeof(buf), "%u", failures);
 	xmlTextWriterWriteAttribute(w, BAD_CAST "failures", BAD_CAST buf);
 	xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST(r->complete ? "0" : "1"));
-	snprintf(buf, sizeof(buf), "%u", vn_report_undecided(r));
+	snprintf(buf, sizeof(buf), "%u", vn_result_undecided(r));
 	xmlTextWriterWriteAttribute(w, BAD_CAST "skipped", BAD_CAST buf);
 	snprintf(buf, sizeof(buf), "%.3f", r->duration_s);
 	xmlTextWriterWriteAttribute(w, BAD_CAST "time", BAD_CAST buf);
@@ -114,7 +114,7 @@ static int write_junit(const struct vn_report *r, const char *dir, struct vn_err
 	return vn_file_write_atomic(path, xmlBufferContent(doc), (size_t)xmlBufferLength(doc), 0644, err);
 }
 
-int vn_report_write(const struct vn_report *r, const char *dir, struct vn_error *err)
+int vn_report_write(const struct vn_result_run *r, const char *dir, struct vn_error *err)
 {
 	int rc = write_json(r, dir, err);
 

@@ -14,4 +14,4 @@
  * DIR/result.json and DIR/junit.xml, each written atomically (temp file +
  * rename, never through a symlink): see util/file.h.
  */
-int vn_report_write(const struct vn_report *r, const char *dir, struct vn_error *err);
+int vn_report_write(const struct vn_result_run *r, const char *dir, struct vn_error *err);

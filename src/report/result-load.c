@@ -82,7 +82,7 @@ static int read_version(const struct vn_json_reader *r, json_object *root)
 	return 0;
 }
 
-static int read_head(const struct vn_json_reader *r, json_object *root, struct vn_report *res)
+static int read_head(const struct vn_json_reader *r, json_object *root, struct vn_result_run *res)
 {
 	char **const strs[] = {&res->scenario,     &res->description, &res->host,         &res->started_utc,
 			       &res->boot,         &res->snapshot,    &res->error,        &res->accel,
@@ -124,7 +124,7 @@ static int read_head(const struct vn_json_reader *r, json_object *root, struct v
 	return 0;
 }
 
-static int read_kernel(const struct vn_json_reader *r, json_object *root, struct vn_report *res)
+static int read_kernel(const struct vn_json_reader *r, json_object *root, struct vn_result_run *res)
 {
 	char **const strs[] = {&res->kernel_release, &res->kernel_version, &res->kernel_cmdline, &res->kernel_recipe,
 			       &res->kernel_config_sha256};
@@ -146,7 +146,7 @@ static int read_kernel(const struct vn_json_reader *r, json_object *root, struct
 	return vn_json_strv_append(r, patches, "$.kernel.patches", 0, &res->kernel_patches, &n);
 }
 
-static int read_assertion(const struct vn_json_reader *r, json_object *a, const char *path, struct vn_report *res)
+static int read_assertion(const struct vn_json_reader *r, json_object *a, const char *path, struct vn_result_run *res)
 {
 	static const char *const words[] = {"pass", "fail", "too noisy", NULL};
 	_cleanup_free_ char *name = NULL, *observed = NULL, *expected = NULL, *detail = NULL;
@@ -177,7 +177,7 @@ static int read_assertion(const struct vn_json_reader *r, json_object *a, const 
 	return 0;
 }
 
-static int read_artifact(const struct vn_json_reader *r, json_object *a, const char *path, struct vn_report *res)
+static int read_artifact(const struct vn_json_reader *r, json_object *a, const char *path, struct vn_result_run *res)
 {
 	_cleanup_free_ char *volume = NULL;
 	char p[VN_JSON_PATH_MAX];
@@ -191,11 +191,11 @@ static int read_artifact(const struct vn_json_reader *r, json_object *a, const c
 		return vn_json_missing(r, path, "uploaded");
 	if ((rc = vn_json_check_type(r, up, json_type_boolean, vn_json_path_key(p, path, "uploaded"))) < 0)
 		return rc;
-	vn_report_add_artifact(res, volume, json_object_get_boolean(up));
+	vn_result_add_artifact(res, volume, json_object_get_boolean(up));
 	return 0;
 }
 
-static int read_lists(const struct vn_json_reader *r, json_object *root, struct vn_report *res)
+static int read_lists(const struct vn_json_reader *r, json_object *root, struct vn_result_run *res)
 {
 	char p[VN_JSON_PATH_MAX];
 	json_object *as, *ar, *sc;
@@ -219,20 +219,20 @@ static int read_lists(const struct vn_json_reader *r, json_object *root, struct 
 	{
 		if ((rc = vn_json_check_type(r, val, json_type_string, vn_json_path_key(p, "$.sysctls", key))) < 0)
 			return rc;
-		vn_report_add_sysctl(res, key, json_object_get_string(val));
+		vn_result_add_sysctl(res, key, json_object_get_string(val));
 	}
 	return 0;
 }
 
 /* Every value as written, run.duration_s and run.boot_s too: a reader compares what the file says. */
-static int read_metrics(const struct vn_json_reader *r, json_object *root, struct vn_report *res)
+static int read_metrics(const struct vn_json_reader *r, json_object *root, struct vn_result_run *res)
 {
 	char p[VN_JSON_PATH_MAX];
 	json_object *m;
 	int rc;
 
 	/* The writer adds run.duration_s and run.boot_s to what the runner recorded. */
-	if ((rc = get_list(r, root, "$", "metrics", json_type_object, VN_REPORT_METRICS_MAX + 2, &m)) < 0)
+	if ((rc = get_list(r, root, "$", "metrics", json_type_object, VN_RESULT_METRICS_MAX + 2, &m)) < 0)
 		return rc;
 	if (!m)
 		return 0;
@@ -247,7 +247,7 @@ static int read_metrics(const struct vn_json_reader *r, json_object *root, struc
 	return 0;
 }
 
-int vn_result_parse(const char *text, const char *name, struct vn_report *out, struct vn_error *err)
+int vn_result_parse(const char *text, const char *name, struct vn_result_run *out, struct vn_error *err)
 {
 	_cleanup_json_ json_object *root = NULL;
 	const struct vn_json_reader r = {.file = name, .err = err};
@@ -274,7 +274,7 @@ int vn_result_parse(const char *text, const char *name, struct vn_report *out, s
 	return 0;
 }
 
-int vn_result_load(const char *path, struct vn_report *out, struct vn_error *err)
+int vn_result_load(const char *path, struct vn_result_run *out, struct vn_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;

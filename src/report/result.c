@@ -15,13 +15,13 @@
 #include "util/json.h"
 #include "util/strbuf.h"
 
-void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
+void vn_result_add(struct vn_result_run *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail)
 {
-	vn_report_add_observed(r, name, pass, observed, expected, detail, VN_OBSERVED_NONE, NAN);
+	vn_result_add_observed(r, name, pass, observed, expected, detail, VN_OBSERVED_NONE, NAN);
 }
 
-void vn_report_add_observed(struct vn_report *r, const char *name, bool pass, const char *observed,
+void vn_result_add_observed(struct vn_result_run *r, const char *name, bool pass, const char *observed,
 			    const char *expected, const char *detail, enum vn_observed_kind kind, double value)
 {
 	r->verdicts = vn_xreallocarray(r->verdicts, r->nverdicts + 1, sizeof(*r->verdicts));
@@ -37,7 +37,7 @@ void vn_report_add_observed(struct vn_report *r, const char *name, bool pass, co
 	};
 }
 
-unsigned vn_report_failures(const struct vn_report *r)
+unsigned vn_result_failures(const struct vn_result_run *r)
 {
 	unsigned n = 0;
 
@@ -46,7 +46,7 @@ unsigned vn_report_failures(const struct vn_report *r)
 	return n;
 }
 
-unsigned vn_report_undecided(const struct vn_report *r)
+unsigned vn_result_undecided(const struct vn_result_run *r)
 {
 	unsigned n = 0;
 
@@ -60,7 +60,7 @@ const char *vn_verdict_word(const struct vn_verdict *v)
 	return v->pass ? "pass" : v->undecided ? "too noisy" : "fail";
 }
 
-void vn_report_clear(struct vn_report *r)
+void vn_result_clear(struct vn_result_run *r)
 {
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		vn_free_all(r->verdicts[i].name, r->verdicts[i].observed, r->verdicts[i].expected,
@@ -103,22 +103,22 @@ void vn_report_clear(struct vn_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void vn_report_add_sysctl(struct vn_report *r, const char *key, const char *value)
+void vn_result_add_sysctl(struct vn_result_run *r, const char *key, const char *value)
 {
 	r->sysctls = vn_xreallocarray(r->sysctls, r->nsysctls + 1, sizeof(*r->sysctls));
-	r->sysctls[r->nsysctls++] = (struct vn_report_sysctl){vn_xstrdup(key), vn_xstrdup(value)};
+	r->sysctls[r->nsysctls++] = (struct vn_result_sysctl){vn_xstrdup(key), vn_xstrdup(value)};
 }
 
-void vn_report_add_artifact(struct vn_report *r, const char *volume, bool uploaded)
+void vn_result_add_artifact(struct vn_result_run *r, const char *volume, bool uploaded)
 {
 	r->artifacts = vn_xreallocarray(r->artifacts, r->nartifacts + 1, sizeof(*r->artifacts));
-	r->artifacts[r->nartifacts++] = (struct vn_report_artifact){vn_xstrdup(volume), uploaded};
+	r->artifacts[r->nartifacts++] = (struct vn_result_artifact){vn_xstrdup(volume), uploaded};
 }
 
-void vn_report_metric(struct vn_report *r, const char *name, double value)
+void vn_result_metric(struct vn_result_run *r, const char *name, double value)
 {
 	/* Names come from the guest (vmstat keys, workload fields): their number is bounded like the rest. */
-	if (!isfinite(value) || r->nmetrics >= VN_REPORT_METRICS_MAX)
+	if (!isfinite(value) || r->nmetrics >= VN_RESULT_METRICS_MAX)
 		return;
 	r->metrics = vn_xreallocarray(r->metrics, r->nmetrics + 1, sizeof(*r->metrics));
 	r->metrics[r->nmetrics++] = (struct vn_metric){vn_xstrdup(name), value};
@@ -158,7 +158,7 @@ static json_object *clean_tree(json_object *o)
 	}
 }
 
-json_object *vn_report_json(const struct vn_report *r)
+json_object *vn_result_json(const struct vn_result_run *r)
 {
 	json_object *o = json_object_new_object(), *k = json_object_new_object(), *a = json_object_new_array();
 
@@ -177,7 +177,7 @@ json_object *vn_report_json(const struct vn_report *r)
 	/* What samples.jsonl held when this was written: an incomplete run keeps what it sampled. */
 	json_object_object_add(o, "samples", json_object_new_int64(r->samples));
 	json_object_object_add(
-		o, "passed", json_object_new_boolean(r->complete && !vn_report_failures(r) && !vn_report_undecided(r)));
+		o, "passed", json_object_new_boolean(r->complete && !vn_result_failures(r) && !vn_result_undecided(r)));
 	vn_json_add_str(o, "accelerator", r->accel);
 	vn_json_add_str(o, "accelerator_reason", r->accel_reason);
 	/* Figures timed by the guest's clock mean something else in virtual time: compare keeps the two apart. */
@@ -252,15 +252,15 @@ json_object *vn_report_json(const struct vn_report *r)
 	return clean;
 }
 
-char *vn_result_text(const struct vn_report *r)
+char *vn_result_text(const struct vn_result_run *r)
 {
-	_cleanup_json_ json_object *clean = vn_report_json(r);
+	_cleanup_json_ json_object *clean = vn_result_json(r);
 
 	return vn_xasprintf("%s\n", json_object_to_json_string_ext(clean, JSON_C_TO_STRING_PRETTY |
 										  JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-bool vn_result_virtual_time(const struct vn_report *r)
+bool vn_result_virtual_time(const struct vn_result_run *r)
 {
 	return r->icount || r->virtual_time;
 }

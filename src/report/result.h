@@ -38,25 +38,25 @@ struct vn_metric {
 };
 
 /* One sysctl the run set, as the scenario named it. */
-struct vn_report_sysctl {
+struct vn_result_sysctl {
 	char *key, *value;
 };
 
 /* One file a guest on another host needed there, and whether this run sent it (else it was there already). */
-struct vn_report_artifact {
+struct vn_result_artifact {
 	char *volume;
 	bool uploaded;
 };
 
-struct vn_report {
+struct vn_result_run {
 	char *scenario, *description;
 	char *variant;       /* "default" when the scenario has none */
 	unsigned repeat;     /* from 1 */
 	char *host;          /* the libvirt URI the run used */
 	unsigned nartifacts; /* on another host: per file that went there (result.json has "artifacts" then) */
-	struct vn_report_artifact *artifacts;
+	struct vn_result_artifact *artifacts;
 	unsigned nsysctls;
-	struct vn_report_sysctl *sysctls;
+	struct vn_result_sysctl *sysctls;
 	unsigned nmetrics;
 	struct vn_metric *metrics;
 	char *started_utc;
@@ -86,36 +86,36 @@ struct vn_report {
 	struct vn_verdict *verdicts;
 };
 
-void vn_report_add(struct vn_report *r, const char *name, bool pass, const char *observed, const char *expected,
+void vn_result_add(struct vn_result_run *r, const char *name, bool pass, const char *observed, const char *expected,
 		   const char *detail);
-/* vn_report_add, with the observation as a number of the given kind as well. */
-void vn_report_add_observed(struct vn_report *r, const char *name, bool pass, const char *observed,
+/* vn_result_add, with the observation as a number of the given kind as well. */
+void vn_result_add_observed(struct vn_result_run *r, const char *name, bool pass, const char *observed,
 			    const char *expected, const char *detail, enum vn_observed_kind kind, double value);
-void vn_report_clear(struct vn_report *r);
-void vn_report_add_sysctl(struct vn_report *r, const char *key, const char *value);
-void vn_report_add_artifact(struct vn_report *r, const char *volume, bool uploaded);
-/* Records one metric; beyond VN_REPORT_METRICS_MAX (or a value that is not finite) it is dropped. */
-#define VN_REPORT_METRICS_MAX 4096
-void vn_report_metric(struct vn_report *r, const char *name, double value);
+void vn_result_clear(struct vn_result_run *r);
+void vn_result_add_sysctl(struct vn_result_run *r, const char *key, const char *value);
+void vn_result_add_artifact(struct vn_result_run *r, const char *volume, bool uploaded);
+/* Records one metric; beyond VN_RESULT_METRICS_MAX (or a value that is not finite) it is dropped. */
+#define VN_RESULT_METRICS_MAX 4096
+void vn_result_metric(struct vn_result_run *r, const char *name, double value);
 /* Verdicts that failed (undecided ones are not failures), and the undecided ones. */
-unsigned vn_report_failures(const struct vn_report *r);
-unsigned vn_report_undecided(const struct vn_report *r);
+unsigned vn_result_failures(const struct vn_result_run *r);
+unsigned vn_result_undecided(const struct vn_result_run *r);
 /* "pass", "fail" or "too noisy", as result.json, group.json and the table say it. */
 const char *vn_verdict_word(const struct vn_verdict *v);
 
 /* Whose clock times the run's figures: the guest's instructions (true) or the host's. */
-bool vn_result_virtual_time(const struct vn_report *r);
+bool vn_result_virtual_time(const struct vn_result_run *r);
 
 /* result.json's object, as vn_report_write writes it (the guest's text cleaned): caller puts it. */
 struct json_object;
-struct json_object *vn_report_json(const struct vn_report *r);
+struct json_object *vn_result_json(const struct vn_result_run *r);
 /* result.json's bytes, the one writer's: what vn_report_write puts in DIR/result.json. */
-char *vn_result_text(const struct vn_report *r);
+char *vn_result_text(const struct vn_result_run *r);
 
 /*
  * The one reader of result.json, for everything that reads a run back
  * (compare, the page, a matrix's cells): path's file, bounded and
- * type-checked, into *out (zeroed first; vn_report_clear it, also on error).
+ * type-checked, into *out (zeroed first; vn_result_clear it, also on error).
  * What the writer derives ("passed", "note") is checked but not kept.
  * A file without "version" is version 1, as every result.json before it
  * was; a later version is refused by name. Errors are input errors
@@ -125,6 +125,6 @@ char *vn_result_text(const struct vn_report *r);
 #define VN_RESULT_FILE_MAX       (16u << 20)
 #define VN_RESULT_ASSERTIONS_MAX 4096
 #define VN_RESULT_LIST_MAX       4096 /* sysctls, artifacts, kernel patches */
-int vn_result_load(const char *path, struct vn_report *out, struct vn_error *err);
+int vn_result_load(const char *path, struct vn_result_run *out, struct vn_error *err);
 /* The same from text already read; name is the file's name for messages. */
-int vn_result_parse(const char *text, const char *name, struct vn_report *out, struct vn_error *err);
+int vn_result_parse(const char *text, const char *name, struct vn_result_run *out, struct vn_error *err);

@@ -25,10 +25,10 @@
 #include "util/strbuf.h"
 
 /* number: the observation as its type's kind of number (vn_assert_types), NaN where there is none. */
-static void verdict(struct vn_report *rep, const struct vn_scn_assert *a, bool pass, double number,
+static void verdict(struct vn_result_run *rep, const struct vn_scn_assert *a, bool pass, double number,
 		    const char *observed, const char *expected, const char *detail)
 {
-	vn_report_add_observed(rep, a->name, pass, observed, expected, detail, vn_assert_types[a->type].observed,
+	vn_result_add_observed(rep, a->name, pass, observed, expected, detail, vn_assert_types[a->type].observed,
 			       number);
 }
 
@@ -203,7 +203,7 @@ static char *name_fallback(const struct vn_scn_assert *a)
  * dmesg is split into builds; each is compared with the one expected in its
  * place, and a difference names the build.
  */
-static int check_fallback(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_fallback(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			  struct vn_error *err)
 {
 	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
@@ -278,7 +278,7 @@ static char *name_distances(const struct vn_scn_assert *a)
 	return vn_xstrdup("guest distances match the topology");
 }
 
-static int check_distances(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_distances(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			   struct vn_error *err)
 {
 	struct vn_strbuf diff = VN_STRBUF_INIT;
@@ -345,7 +345,7 @@ static char *name_ratio(const struct vn_scn_assert *a)
 	return vn_xasprintf("ratio %s / %s %s %g", a->counter, a->denominator, vn_scn_op_name(a->op), a->value);
 }
 
-static int check_counter(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_counter(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			 struct vn_error *err)
 {
 	char obs[128], exp[128];
@@ -401,7 +401,7 @@ static char *name_follows(const struct vn_scn_assert *a)
 }
 
 /* Moved processes' memory on the node they were moved to, within the window after the move. */
-static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_follows(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			 struct vn_error *err)
 {
 	char obs[256], exp[128];
@@ -471,7 +471,7 @@ static char *name_running(const struct vn_scn_assert *a)
 	return vn_xasprintf("running threads of %s per node <= node CPUs + %g", a->step, a->tolerance);
 }
 
-static int check_running(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_running(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			 struct vn_error *err)
 {
 	double avg[VN_MAX_NODES] = {0};
@@ -563,7 +563,7 @@ static char *name_metric(const struct vn_scn_assert *a)
 }
 
 /* A workload's result line is our program's output: one that is missing, or lacks the number, is not the kernel's. */
-static int check_metric(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_metric(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			struct vn_error *err)
 {
 	char exp[128];
@@ -626,7 +626,7 @@ static char *name_on_node(const struct vn_scn_assert *a)
 }
 
 /* Where the step's memory was at the last sample that still saw its processes. */
-static int check_on_node(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_on_node(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			 struct vn_error *err)
 {
 	char obs[256], exp[128];
@@ -710,7 +710,7 @@ static char *name_change(const struct vn_scn_assert *a)
 }
 
 /* A group's, judged by the matrix against its base variant (matrix.c), not by one run. */
-static int check_change(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_change(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			struct vn_error *err)
 {
 	(void)d, (void)a, (void)rep, (void)err;
@@ -778,7 +778,7 @@ static char *name_locality(const struct vn_scn_assert *a)
 }
 
 /* The emulator's counts of the steps' accesses; a run without them (locality off, map unproven) is not judged. */
-static int check_locality(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+static int check_locality(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			  struct vn_error *err)
 {
 	char obs[64], exp[64];
@@ -893,7 +893,7 @@ char *vn_scn_assert_default_name(const struct vn_scn_assert *a)
 	return vn_assert_types[a->type].name(a);
 }
 
-int vn_scenario_assert(const struct vn_run_data *d, struct vn_report *rep, struct vn_error *err)
+int vn_scenario_assert(const struct vn_run_data *d, struct vn_result_run *rep, struct vn_error *err)
 {
 	int rc = 0;
 

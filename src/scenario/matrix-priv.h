@@ -23,8 +23,8 @@ struct group {
 	char *topology, *accel, *host, *started;
 	bool complete;
 	double t0;
-	struct vn_report verdicts; /* the group's own assertions (change against the base) */
-	json_object *hosts;        /* spread: each host, its capacity and what became of it; or NULL */
+	struct vn_result_run verdicts; /* the group's own assertions (change against the base) */
+	json_object *hosts;            /* spread: each host, its capacity and what became of it; or NULL */
 };
 
 /* How one run of a cell ended: its exit code (0-3), why when it could not run, what its result said. */

@@ -114,7 +114,7 @@ static void cells_free(struct group *g)
 	}
 	json_object_put(g->hosts);
 	vn_free_all(g->cells, g->topology, g->accel, g->host, g->started);
-	vn_report_clear(&g->verdicts);
+	vn_result_clear(&g->verdicts);
 }
 
 void vn_cell_end_clear(struct vn_cell_end *e)
@@ -133,7 +133,7 @@ void vn_matrix_cell_run(const struct group *g, unsigned k, const struct vn_testb
 	_cleanup_scenario_ struct vn_scenario *cs = NULL;
 	_cleanup_free_ char *rdir = vn_xasprintf("%s/%s", g->dir, c->dir), *out = NULL;
 	struct vn_run_opts ro = g->o->run;
-	struct vn_report rep = {0};
+	struct vn_result_run rep = {0};
 	struct vn_error e = {0};
 	ro.outdir = rdir;
 	ro.variant = c->variant;
@@ -142,13 +142,13 @@ void vn_matrix_cell_run(const struct group *g, unsigned k, const struct vn_testb
 	int r = cell_scenario(g, v, &cs, &e);
 	if (r == 0 && (r = vn_mkdir_p(rdir, 0755, &e)) == 0)
 		r = vn_scenario_run(ctx, cs, &ro, &rep, &out, &e);
-	end->exit = r < 0 ? (e.kind == VN_ERR_INPUT ? 2 : 3) : vn_report_failures(&rep) ? 1 : 0;
+	end->exit = r < 0 ? (e.kind == VN_ERR_INPUT ? 2 : 3) : vn_result_failures(&rep) ? 1 : 0;
 	end->error = r < 0 ? vn_xstrdup(e.msg) : NULL;
 	end->topology = vn_xstrdup_or_null(rep.topology);
 	end->host = vn_xstrdup_or_null(rep.host);
 	end->started = vn_xstrdup_or_null(rep.started_utc);
 	end->accel = vn_xstrdup_or_null(rep.accel);
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 	vn_error_clear(&e);
 }
 
@@ -184,7 +184,7 @@ int vn_matrix_cell_ended(struct group *g, unsigned k, const struct vn_cell_end *
 
 /* One change assertion for one variant, from the comparison. */
 static void judge_change(const struct vn_scenario *s, const struct vn_compare *cmp, const struct vn_scn_assert *a,
-			 const char *variant, bool several, struct vn_report *out)
+			 const char *variant, bool several, struct vn_result_run *out)
 {
 	const struct vn_compare_cell *base = vn_compare_find(cmp, a->metric, s->variants[0].name);
 	const struct vn_compare_cell *c = vn_compare_find(cmp, a->metric, variant);
@@ -234,11 +234,11 @@ static void judge_change(const struct vn_scenario *s, const struct vn_compare *c
 							    : "");
 		pass = pass && !undecided;
 	}
-	vn_report_add(out, name, pass, observed, expected, NULL);
+	vn_result_add(out, name, pass, observed, expected, NULL);
 	out->verdicts[out->nverdicts - 1].undecided = undecided;
 }
 
-void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_report *out)
+void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_result_run *out)
 {
 	for (unsigned i = 0; i < s->nasserts; i++) {
 		const struct vn_scn_assert *a = &s->asserts[i];
@@ -280,15 +280,15 @@ static bool needs_more(struct group *g)
 {
 	struct vn_error e = {0};
 	struct vn_compare *cmp = NULL;
-	struct vn_report rep = {0};
+	struct vn_result_run rep = {0};
 
 	if (g->repeats >= VN_SCN_AUTO_REPEATS_MAX || vn_compare_write_group(g->dir, &cmp, &e) < 0) {
 		vn_error_clear(&e);
 		return false;
 	}
 	vn_scenario_judge_changes(g->s, cmp, &rep);
-	bool more = vn_report_undecided(&rep) > 0;
-	vn_report_clear(&rep);
+	bool more = vn_result_undecided(&rep) > 0;
+	vn_result_clear(&rep);
 	vn_compare_free(cmp);
 	return more;
 }

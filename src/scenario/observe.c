@@ -20,7 +20,7 @@
 #define STEP_METRICS_MAX 200
 #define METRIC_NAME_MAX  160
 
-static void deltas(struct vn_report *rep, const char *prefix, json_object *before, json_object *after)
+static void deltas(struct vn_result_run *rep, const char *prefix, json_object *before, json_object *after)
 {
 	if (!json_object_is_type(after, json_type_object))
 		return;
@@ -32,7 +32,7 @@ static void deltas(struct vn_report *rep, const char *prefix, json_object *befor
 		    vn_metrics_counter_delta(before, after, key, &delta) != VN_DELTA_OK)
 			continue;
 		_cleanup_free_ char *name = vn_xasprintf("%s%s", prefix, key);
-		vn_report_metric(rep, name, delta);
+		vn_result_metric(rep, name, delta);
 	}
 }
 
@@ -70,7 +70,7 @@ static void walk(struct step_sums *s, const char *path, json_object *o)
 	s->count[i]++;
 }
 
-static void step_metrics(struct vn_report *rep, const struct vn_scn_step *st, const struct vn_run_step_data *sd)
+static void step_metrics(struct vn_result_run *rep, const struct vn_scn_step *st, const struct vn_run_step_data *sd)
 {
 	struct step_sums *s = vn_xcalloc(1, sizeof(*s));
 
@@ -82,7 +82,7 @@ static void step_metrics(struct vn_report *rep, const struct vn_scn_step *st, co
 		/* A scalar result is named by its step alone, with no '.'. */
 		const char *dot = strrchr(s->name[i], '.'), *leaf = dot ? dot + 1 : s->name[i];
 		if (strcmp(leaf, "pid") != 0 && strcmp(leaf, "version") != 0)
-			vn_report_metric(rep, s->name[i], s->sum[i] / s->count[i]);
+			vn_result_metric(rep, s->name[i], s->sum[i] / s->count[i]);
 		free(s->name[i]);
 	}
 	free(s);
@@ -102,7 +102,7 @@ static int node_counters(const struct vn_snapshot *s, unsigned n, enum vn_snap_n
 
 /* One metric named by a prefix and a printf-style rest. */
 static void __attribute__((format(printf, 4, 5)))
-metric(struct vn_report *rep, double value, const char *prefix, const char *fmt, ...)
+metric(struct vn_result_run *rep, double value, const char *prefix, const char *fmt, ...)
 {
 	char name[METRIC_NAME_MAX + 64];
 	int n = snprintf(name, sizeof(name), "%s", prefix);
@@ -113,7 +113,7 @@ metric(struct vn_report *rep, double value, const char *prefix, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(name + n, sizeof(name) - (size_t)n, fmt, ap);
 	va_end(ap);
-	vn_report_metric(rep, name, value);
+	vn_result_metric(rep, name, value);
 }
 
 /*
@@ -122,7 +122,7 @@ metric(struct vn_report *rep, double value, const char *prefix, const char *fmt,
  * "locality.step.NAME.". The run's own counts sit between its accesses and
  * these in result.json, so the accesses are the callers'.
  */
-static void locality_shares(const struct vn_run_data *d, struct vn_report *rep, const char *prefix,
+static void locality_shares(const struct vn_run_data *d, struct vn_result_run *rep, const char *prefix,
 			    const struct vn_loc_counts *c)
 {
 	static const char *const modes[] = {"user", "kernel", "all"};
@@ -135,7 +135,7 @@ static void locality_shares(const struct vn_run_data *d, struct vn_report *rep, 
 		metric(rep, vn_loc_remote_fraction_row(c, VN_LOC_USER, n), prefix, "cpu%u.remote_fraction.user", n);
 }
 
-static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
+static void locality_metrics(const struct vn_run_data *d, struct vn_result_run *rep)
 {
 	const struct vn_loc_counts *c = &d->loc;
 	uint64_t outside = 0;
@@ -149,11 +149,11 @@ static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
 	}
 	for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
 		outside += c->unmapped[k] + c->io[k] + c->unplaced[k];
-	vn_report_metric(rep, "locality.accesses", (double)vn_loc_sum(c, VN_LOC_ALL, NULL));
-	vn_report_metric(rep, "locality.accesses_outside", (double)outside);
+	vn_result_metric(rep, "locality.accesses", (double)vn_loc_sum(c, VN_LOC_ALL, NULL));
+	vn_result_metric(rep, "locality.accesses_outside", (double)outside);
 	/* Hot-plugged DIMMs: proven and in the map, or unmapped (locality-proof.txt says why). */
-	vn_report_metric(rep, "locality.dimms_counted", (double)d->loc_dimms_counted);
-	vn_report_metric(rep, "locality.dimms_unmapped", (double)d->loc_dimms_unmapped);
+	vn_result_metric(rep, "locality.dimms_counted", (double)d->loc_dimms_counted);
+	vn_result_metric(rep, "locality.dimms_unmapped", (double)d->loc_dimms_unmapped);
 	locality_shares(d, rep, "locality.", c);
 	for (unsigned i = 0; i < c->nnodes; i++)
 		for (unsigned j = 0; j < c->nnodes; j++) {
@@ -164,7 +164,7 @@ static void locality_metrics(const struct vn_run_data *d, struct vn_report *rep)
 		}
 }
 
-int vn_run_metrics(const struct vn_run_data *d, struct vn_report *rep, struct vn_error *err)
+int vn_run_metrics(const struct vn_run_data *d, struct vn_result_run *rep, struct vn_error *err)
 {
 	if (d->loc_have)
 		locality_metrics(d, rep);
@@ -192,7 +192,7 @@ int vn_run_metrics(const struct vn_run_data *d, struct vn_report *rep, struct vn
 		for (char *p = name; *p; p++)
 			if (*p <= ' ' || *p > '~')
 				*p = '_';
-		vn_report_metric(rep, name, v->value);
+		vn_result_metric(rep, name, v->value);
 	}
 	return 0;
 }

@@ -75,14 +75,14 @@ struct vn_run_data {
  * sampler's lines (runner.c): verdicts and metrics into report, or, when
  * anything could not be observed, an infrastructure error and neither.
  */
-int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_report *report, struct vn_error *err);
+int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_result_run *report, struct vn_error *err);
 
 /* report.html's distances and fallback lists from d's snapshots (after, else before), borrowed. */
 struct vn_html_run_in;
 void vn_run_page(const struct vn_run_data *d, struct vn_html_run_in *in);
 
 /* What a finished run records for compare (observe.c), from d's snapshots, steps and report's verdicts. */
-int vn_run_metrics(const struct vn_run_data *d, struct vn_report *report, struct vn_error *err);
+int vn_run_metrics(const struct vn_run_data *d, struct vn_result_run *report, struct vn_error *err);
 
 /* Judge every assertion of the scenario into report verdicts; stops at the first that could not be observed. */
-int vn_scenario_assert(const struct vn_run_data *d, struct vn_report *report, struct vn_error *err);
+int vn_scenario_assert(const struct vn_run_data *d, struct vn_result_run *report, struct vn_error *err);

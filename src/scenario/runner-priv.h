@@ -120,7 +120,7 @@ int vn_run_trace_start(struct run *r, struct vn_error *err);
 void vn_run_trace_data(struct run *r, const char *data, size_t len);
 /* Ends the capture (the guest drains the ring) and writes trace.jsonl's end record. */
 int vn_run_trace_stop(struct run *r, struct vn_error *err);
-void vn_run_trace_metrics(const struct run *r, struct vn_report *rep);
+void vn_run_trace_metrics(const struct run *r, struct vn_result_run *rep);
 /* What is left; a capture cut short gets an end record saying it is incomplete. */
 void vn_run_trace_free(struct run *r);
 
@@ -131,7 +131,7 @@ void vn_run_trace_free(struct run *r);
  * raises the shift again, and rates timed after that are not on the run's
  * time base.
  */
-bool vn_run_icount_lead(struct vn_report *rep, const struct vn_samples *s);
+bool vn_run_icount_lead(struct vn_result_run *rep, const struct vn_samples *s);
 
 /* runner-steps.c */
 /* Process idx of a step: sh wrapper (pidfile, cgroup) + numactl placement + the workload, its options, every arg. */

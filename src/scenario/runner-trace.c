@@ -498,7 +498,7 @@ int vn_run_trace_stop(struct run *r, struct vn_error *err)
 	return rc;
 }
 
-void vn_run_trace_metrics(const struct run *r, struct vn_report *rep)
+void vn_run_trace_metrics(const struct run *r, struct vn_result_run *rep)
 {
 	const struct vn_run_trace *t = r->trace;
 	char name[256];
@@ -507,24 +507,24 @@ void vn_run_trace_metrics(const struct run *r, struct vn_report *rep)
 		return;
 	for (unsigned k = 0; k < t->n; k++) {
 		snprintf(name, sizeof(name), "trace.%s.count", t->names[k]);
-		vn_report_metric(rep, name, (double)t->count[k]);
+		vn_result_metric(rep, name, (double)t->count[k]);
 		if (t->cross_kind[k]) {
 			snprintf(name, sizeof(name), "trace.%s.cross_node", t->names[k]);
-			vn_report_metric(rep, name, (double)t->cross[k]);
+			vn_result_metric(rep, name, (double)t->cross[k]);
 		}
 		for (unsigned i = 0; i < t->fmt[k].nfields; i++)
 			if (strncmp(t->fmt[k].fields[i].printed, "nr_", 3) == 0 && t->fmt[k].fields[i].numeric) {
 				snprintf(name, sizeof(name), "trace.%s.%s", t->names[k], t->fmt[k].fields[i].printed);
-				vn_report_metric(rep, name, t->sum[k][i]);
+				vn_result_metric(rep, name, t->sum[k][i]);
 			}
 	}
-	vn_report_metric(rep, "trace.lost", (double)(t->overrun + t->dropped + t->guest_cut + t->malformed));
-	vn_report_metric(rep, "trace.not_written", (double)(t->events - t->written));
+	vn_result_metric(rep, "trace.lost", (double)(t->overrun + t->dropped + t->guest_cut + t->malformed));
+	vn_result_metric(rep, "trace.not_written", (double)(t->events - t->written));
 	for (unsigned i = 0; t->ended && i < t->nv1; i++)
 		for (unsigned j = 0; j < t->nv0; j++)
 			if (strcmp(t->v0[j].name, t->v1[i].name) == 0) {
 				snprintf(name, sizeof(name), "trace.window.%s", t->v1[i].name);
-				vn_report_metric(rep, name, t->v1[i].v - t->v0[j].v);
+				vn_result_metric(rep, name, t->v1[i].v - t->v0[j].v);
 			}
 }
 

@@ -321,7 +321,7 @@ static void free_data(struct vn_run_data *d, unsigned nsteps)
 	free(d->hotplugs);
 }
 
-static void sampling_cost(struct vn_report *rep, const struct vn_samples *s)
+static void sampling_cost(struct vn_result_run *rep, const struct vn_samples *s)
 {
 	double mean, max;
 
@@ -333,7 +333,7 @@ static void sampling_cost(struct vn_report *rep, const struct vn_samples *s)
 
 /* The results directory: fresh (or --force), and a result saying "incomplete" in it before anything else. */
 static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
-			 const struct vn_topology *t, struct vn_report *rep, char **dirp, struct vn_error *err)
+			 const struct vn_topology *t, struct vn_result_run *rep, char **dirp, struct vn_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
 	int rc;
@@ -355,7 +355,7 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	rep->host = uri && *uri && strcmp(uri, "qemu:///embed") != 0 ? vn_xstrdup(uri)
 								     : vn_xasprintf("qemu:///embed?root=%s", embed);
 	for (unsigned i = 0; i < s->nsysctls; i++)
-		vn_report_add_sysctl(rep, s->sysctls[i].key, s->sysctls[i].value);
+		vn_result_add_sysctl(rep, s->sysctls[i].key, s->sysctls[i].value);
 	/*
 	 * First of all, a result that says "incomplete": whatever kills this
 	 * process from here on (SIGKILL, a crash, power) leaves that, never a
@@ -389,7 +389,7 @@ int vn_run_dir_refuse(const char *dir, bool force, const char *reason, struct vn
 }
 
 /* What the booted guest is, for the result. */
-static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
+static void record_boot(struct vn_result_run *rep, const struct vn_up_result *up)
 {
 	rep->accel = vn_xstrdup(vn_up_result_accel_name(up));
 	rep->accel_reason = vn_xstrdup_or_null(up->accel_reason);
@@ -409,7 +409,7 @@ static void record_boot(struct vn_report *rep, const struct vn_up_result *up)
 	rep->boot = vn_xstrdup(up->restored ? "restored" : "cold");
 	rep->snapshot = vn_xstrdup_or_null(up->snapshot);
 	for (unsigned i = 0; i < up->artifacts.n; i++)
-		vn_report_add_artifact(rep, up->artifacts.v[i].volume, up->artifacts.v[i].how == VN_ARTIFACT_UPLOADED);
+		vn_result_add_artifact(rep, up->artifacts.v[i].volume, up->artifacts.v[i].how == VN_ARTIFACT_UPLOADED);
 }
 
 /*
@@ -483,7 +483,7 @@ static int check_workloads(const struct run *r, struct vn_error *err)
 	return 0;
 }
 
-int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_report *rep, struct vn_error *err)
+int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_result_run *rep, struct vn_error *err)
 {
 	struct vn_error pe = {0};
 	const char *cmdline;
@@ -511,21 +511,21 @@ int vn_run_judge(struct vn_run_data *d, const char *samples, struct vn_report *r
 	}
 	sampling_cost(rep, &d->samples);
 	/* Judged aside: a run one assertion or metric could not observe is incomplete, not judged in part. */
-	struct vn_report judged = {0};
+	struct vn_result_run judged = {0};
 	if ((rc = vn_scenario_assert(d, &judged, err)) == 0 && (rc = vn_run_metrics(d, &judged, err)) == 0) {
 		for (unsigned i = 0; i < judged.nverdicts; i++) {
 			const struct vn_verdict *v = &judged.verdicts[i];
-			vn_report_add_observed(rep, v->name, v->pass, v->observed, v->expected, v->detail, v->kind,
+			vn_result_add_observed(rep, v->name, v->pass, v->observed, v->expected, v->detail, v->kind,
 					       v->value);
 		}
 		for (unsigned i = 0; i < judged.nmetrics; i++)
-			vn_report_metric(rep, judged.metrics[i].name, judged.metrics[i].value);
+			vn_result_metric(rep, judged.metrics[i].name, judged.metrics[i].value);
 	}
-	vn_report_clear(&judged);
+	vn_result_clear(&judged);
 	return rc;
 }
 
-bool vn_run_icount_lead(struct vn_report *rep, const struct vn_samples *s)
+bool vn_run_icount_lead(struct vn_result_run *rep, const struct vn_samples *s)
 {
 	/* A fixed shift (lead 0) has no lead to lose; real time has no shift. */
 	if (!rep->icount || rep->icount_lead_s <= 0)
@@ -535,7 +535,7 @@ bool vn_run_icount_lead(struct vn_report *rep, const struct vn_samples *s)
 }
 
 /* The snapshots and the samples, as the run holds them, judged by every assertion. */
-static int judge(struct run *r, struct vn_report *rep, struct vn_error *err)
+static int judge(struct run *r, struct vn_result_run *rep, struct vn_error *err)
 {
 	int rc = vn_run_judge(r->d, r->samples.s, rep, err);
 
@@ -590,9 +590,9 @@ void vn_run_page(const struct vn_run_data *d, struct vn_html_run_in *in)
 }
 
 /* report.html from what the run holds, the same page `vnuma report DIR` draws from the files. */
-static int write_page(const struct run *r, const struct vn_report *rep, bool sampled, struct vn_error *err)
+static int write_page(const struct run *r, const struct vn_result_run *rep, bool sampled, struct vn_error *err)
 {
-	_cleanup_json_ json_object *res = vn_report_json(rep);
+	_cleanup_json_ json_object *res = vn_result_json(rep);
 	_cleanup_free_ char *why = NULL;
 	struct vn_html_run_in in = {.dir = r->dir, .result = res, .samples = r->samples.s ? r->samples.s : ""};
 
@@ -608,7 +608,7 @@ static int write_page(const struct run *r, const struct vn_report *rep, bool sam
 
 /* Every way out: close what the run opened, keep the console, destroy the guest, write the final result. */
 static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts *o, struct run *r,
-		      const struct vn_up_result *up, struct vn_report *rep, int rc, struct vn_error *err)
+		      const struct vn_up_result *up, struct vn_result_run *rep, int rc, struct vn_error *err)
 {
 	bool sampled = false; /* samples.jsonl was opened */
 	for (unsigned i = 0; i < r->nex; i++) {
@@ -683,7 +683,7 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 }
 
 int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
-		    struct vn_report *rep, char **dirp, struct vn_error *err)
+		    struct vn_result_run *rep, char **dirp, struct vn_error *err)
 {
 	_cleanup_free_ char *topo_path = NULL, *dir = NULL, *prefix = NULL;
 	/* Declared before the first goto: cleanup runs on every way out. */

@@ -41,7 +41,7 @@ struct vn_run_opts {
  * still marked incomplete if it was cut short. *dir receives its path.
  */
 int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
-		    struct vn_report *report, char **dir, struct vn_error *err);
+		    struct vn_result_run *report, char **dir, struct vn_error *err);
 
 /* results/<scenario>-<UTC time>, where a run or a group goes without -o. Malloc'd. */
 char *vn_run_default_dir(const char *scenario);
@@ -71,7 +71,7 @@ struct vn_matrix_opts {
 	bool repeats_auto;
 	/* Before each run (k from 0 of n), and after it with its exit code (0, 1, 2, 3) and report. */
 	void (*run_start)(void *data, unsigned k, unsigned n, const char *variant, unsigned repeat, double elapsed_s);
-	void (*run_done)(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_report *rep,
+	void (*run_done)(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_result_run *rep,
 			 const char *error);
 	void *run_start_data;
 };
@@ -81,11 +81,11 @@ struct vn_matrix_result {
 	char first_error[VN_ERROR_MSG_MAX];
 	char compare_error[VN_ERROR_MSG_MAX]; /* compare.txt/json or report.html could not be made */
 	struct vn_compare *compare;           /* the group's comparison, or NULL */
-	struct vn_report verdicts;            /* the group's change assertions (vn_report_clear it) */
+	struct vn_result_run verdicts;        /* the group's change assertions (vn_result_clear it) */
 };
 
 /* The scenario's "change" assertions judged from a group's comparison (its variants[0] the base) into out. */
-void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_report *out);
+void vn_scenario_judge_changes(const struct vn_scenario *s, const struct vn_compare *cmp, struct vn_result_run *out);
 
 /* Whether the scenario with these options is a matrix (variants, several kernels, or repeats). */
 bool vn_scenario_is_matrix(const struct vn_scenario *s, const struct vn_matrix_opts *o);

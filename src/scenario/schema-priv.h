@@ -53,7 +53,7 @@ struct vn_assert_type {
 	int (*validate)(const struct vn_scn_assert *a, const struct vn_topology *t, const char *topo, const char *file,
 			const char *p, struct vn_error *err);
 	/* One verdict into rep, or an infrastructure error when what it asks about was not observed. */
-	int (*judge)(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_report *rep,
+	int (*judge)(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 		     struct vn_error *err);
 	/* The name an assertion without one gets: what it asks, in words (malloc'd). */
 	char *(*name)(const struct vn_scn_assert *a);

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct vn_report a, b;
+	struct vn_result_run a, b;
 	struct vn_error err = {0};
 	char *text = malloc(size + 1);
 
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc < 0) {
 		if (err.kind != VN_ERR_INPUT || strncmp(err.msg, "result.json", 11) != 0)
 			abort();
-		vn_report_clear(&a);
+		vn_result_clear(&a);
 		vn_error_clear(&err);
 		return 0;
 	}
@@ -41,8 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	free(once);
 	free(twice);
-	vn_report_clear(&a);
-	vn_report_clear(&b);
+	vn_result_clear(&a);
+	vn_result_clear(&b);
 	return 0;
 }
 

@@ -39,17 +39,17 @@ static int count(const char *s, const char *needle)
 static void test_junit_and_json(void **state)
 {
 	char dir[] = "/tmp/vn-report-XXXXXX", path[128];
-	struct vn_report r = {.scenario = strdup("fallback-4node"),
-			      .complete = true,
-			      .accel = strdup("tcg"),
-			      .vcpus = 8,
-			      .host_cpus = 2};
+	struct vn_result_run r = {.scenario = strdup("fallback-4node"),
+				  .complete = true,
+				  .accel = strdup("tcg"),
+				  .vcpus = 8,
+				  .host_cpus = 2};
 	struct vn_error err = {0};
 
 	assert_non_null(mkdtemp(dir));
-	vn_report_add(&r, "fallback order equals model 5.18", false, "Node 3: 3 2 0 1", "Node 3: 3 2 1 0 <&>", "diff");
-	vn_report_add(&r, "distances", true, "equal", "equal", NULL);
-	assert_int_equal(vn_report_failures(&r), 1);
+	vn_result_add(&r, "fallback order equals model 5.18", false, "Node 3: 3 2 0 1", "Node 3: 3 2 1 0 <&>", "diff");
+	vn_result_add(&r, "distances", true, "equal", "equal", NULL);
+	assert_int_equal(vn_result_failures(&r), 1);
 	assert_int_equal(vn_report_write(&r, dir, &err), 0);
 
 	snprintf(path, sizeof(path), "%s/junit.xml", dir);
@@ -90,7 +90,7 @@ static void test_junit_and_json(void **state)
 	json_object_put(o);
 	unlink(path);
 	rmdir(dir);
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 }
 
 /* What a patched kernel may print: escape sequences, C1, NUL-free invalid UTF-8, overlongs, surrogates. */
@@ -114,16 +114,17 @@ static void test_typed_facts(void **state)
 {
 	char dir[] = "/tmp/vn-report-XXXXXX";
 	char *patches[] = {strdup("0001-numa.patch"), strdup("0002 with space.patch"), NULL};
-	struct vn_report r = {.scenario = strdup("facts"), .complete = true, .kernel_patches = malloc(sizeof(patches))};
+	struct vn_result_run r = {
+		.scenario = strdup("facts"), .complete = true, .kernel_patches = malloc(sizeof(patches))};
 	struct vn_error err = {0};
 	size_t len;
 
 	assert_non_null(mkdtemp(dir));
 	memcpy(r.kernel_patches, patches, sizeof(patches));
-	vn_report_add_sysctl(&r, "vm.zone_reclaim_mode", "1");
-	vn_report_add_sysctl(&r, "kernel.numa_balancing", "a=b");
-	vn_report_add_artifact(&r, "vnuma-initrd-abc.cpio.gz", true);
-	vn_report_add_artifact(&r, "vnuma-kernel-def", false);
+	vn_result_add_sysctl(&r, "vm.zone_reclaim_mode", "1");
+	vn_result_add_sysctl(&r, "kernel.numa_balancing", "a=b");
+	vn_result_add_artifact(&r, "vnuma-initrd-abc.cpio.gz", true);
+	vn_result_add_artifact(&r, "vnuma-kernel-def", false);
 	assert_int_equal(vn_report_write(&r, dir, &err), 0);
 	_cleanup_free_ char *j = file_bytes(dir, "result.json", &len);
 	assert_non_null(
@@ -133,16 +134,16 @@ static void test_typed_facts(void **state)
 	assert_non_null(strstr(j, "  \"artifacts\":[\n    {\n      \"volume\":\"vnuma-initrd-abc.cpio.gz\",\n"
 				  "      \"uploaded\":true\n    },\n    {\n      \"volume\":\"vnuma-kernel-def\",\n"
 				  "      \"uploaded\":false\n    }\n  ],\n"));
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 
 	/* A local run: no patches is an empty list, no sysctls an empty object, and no "artifacts" at all. */
-	r = (struct vn_report){.scenario = strdup("facts"), .complete = true};
+	r = (struct vn_result_run){.scenario = strdup("facts"), .complete = true};
 	assert_int_equal(vn_report_write(&r, dir, &err), 0);
 	_cleanup_free_ char *k = file_bytes(dir, "result.json", &len);
 	assert_non_null(strstr(k, "\"patches\":[\n    ]"));
 	assert_non_null(strstr(k, "\"sysctls\":{\n  }"));
 	assert_null(strstr(k, "artifacts"));
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/result.json", dir);
 	unlink(path);
@@ -160,7 +161,7 @@ static void test_typed_facts(void **state)
 static void test_hostile_text(void **state)
 {
 	char dir[] = "/tmp/vn-report-XXXXXX", path[128];
-	struct vn_report r = {
+	struct vn_result_run r = {
 		.scenario = strdup("hostile"),
 		.complete = true,
 		.accel = strdup("tcg" HOSTILE),
@@ -176,9 +177,9 @@ static void test_hostile_text(void **state)
 	/* The raw strings themselves are what the checks below refuse. */
 	assert_false(text_check(HOSTILE, sizeof(HOSTILE) - 1, &controls));
 	assert_non_null(mkdtemp(dir));
-	vn_report_add(&r, "fallback " HOSTILE, false, "Node 3: 3 2 0 1" HOSTILE, "Node 3: " HOSTILE "\x02",
+	vn_result_add(&r, "fallback " HOSTILE, false, "Node 3: 3 2 0 1" HOSTILE, "Node 3: " HOSTILE "\x02",
 		      "--- last lines of the console log ---\nKernel panic - not syncing: " HOSTILE "\r\n");
-	vn_report_add(&r, "distances", true, HOSTILE, "equal", NULL);
+	vn_result_add(&r, "distances", true, HOSTILE, "equal", NULL);
 	/* Kept clean too: `vnuma run` prints the verdicts to the terminal. */
 	for (unsigned i = 0; i < r.nverdicts; i++) {
 		const char *strs[] = {r.verdicts[i].name, r.verdicts[i].observed, r.verdicts[i].expected,
@@ -188,7 +189,7 @@ static void test_hostile_text(void **state)
 			assert_true(!strs[k] || !controls);
 		}
 	}
-	vn_report_metric(&r, "vmstat." HOSTILE, 1);
+	vn_result_metric(&r, "vmstat." HOSTILE, 1);
 	assert_int_equal(vn_report_write(&r, dir, &err), 0);
 
 	/* Once complete, once cut short by the guest's death (its console line is the error). */
@@ -231,25 +232,25 @@ static void test_hostile_text(void **state)
 	snprintf(path, sizeof(path), "%s/result.json", dir);
 	unlink(path);
 	rmdir(dir);
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 }
 
 /* Metrics named by the guest are bounded in number; a value that is not a number is not recorded. */
 static void test_metrics_bounded(void **state)
 {
 	(void)state;
-	struct vn_report r = {0};
+	struct vn_result_run r = {0};
 	char name[32];
 
-	vn_report_metric(&r, "nan", 0.0 / 0.0);
+	vn_result_metric(&r, "nan", 0.0 / 0.0);
 	assert_int_equal(r.nmetrics, 0);
-	for (int i = 0; i < VN_REPORT_METRICS_MAX + 100; i++) {
+	for (int i = 0; i < VN_RESULT_METRICS_MAX + 100; i++) {
 		snprintf(name, sizeof(name), "vmstat.k%d", i);
-		vn_report_metric(&r, name, i);
+		vn_result_metric(&r, name, i);
 	}
-	assert_int_equal(r.nmetrics, VN_REPORT_METRICS_MAX);
-	assert_string_equal(r.metrics[VN_REPORT_METRICS_MAX - 1].name, "vmstat.k4095");
-	vn_report_clear(&r);
+	assert_int_equal(r.nmetrics, VN_RESULT_METRICS_MAX);
+	assert_string_equal(r.metrics[VN_RESULT_METRICS_MAX - 1].name, "vmstat.k4095");
+	vn_result_clear(&r);
 }
 
 /*
@@ -257,53 +258,53 @@ static void test_metrics_bounded(void **state)
  * runner fills it: result.json and junit.xml against tests/golden/result/,
  * the bytes the writer gave before result.json had a typed reader.
  */
-static void fill_every_key(struct vn_report *r)
+static void fill_every_key(struct vn_result_run *r)
 {
 	static char *patches[] = {"0001-mm-fallback.patch", "0002-sched-numa.patch", NULL};
 
-	*r = (struct vn_report){.scenario = strdup("memfollow-2node"),
-				.description = strdup("Memory follows the task.\nTwo lines."),
-				.variant = strdup("balancing-on"),
-				.repeat = 2,
-				.host = strdup("qemu+ssh://lab/system"),
-				.started_utc = strdup("2026-12-01T11:16:00Z"),
-				.duration_s = 29.660254266000265,
-				.boot_s = 3.25,
-				.boot = strdup("restored"),
-				.snapshot = strdup("5ab1c0ffee"),
-				.complete = true,
-				.samples = 12,
-				.accel = strdup("kvm"),
-				.accel_reason = strdup("proven: a KVM guest booted"),
-				.icount = strdup("shift=auto,sleep=off"),
-				.icount_lead_s = 0.5,
-				.icount_lead_min_s = -0.125,
-				.arch = strdup("x86_64"),
-				.guest = strdup("scn-memfollow-2node"),
-				.kernel_release = strdup("6.1.0-57-amd64"),
-				.kernel_version = strdup("#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3"),
-				.kernel_cmdline = strdup("console=ttyS0 panic=-1 \x1b[31m"),
-				.kernel_recipe = strdup("fallback-revert"),
-				.kernel_config_sha256 = strdup("f75010e906eac59e85ab3fab9de8f197"),
-				.topology = strdup("2node"),
-				.fidelity = strdup("shape (nodes, distances, CPUs, memory): ok\n"),
-				.sampling_cost = strdup("39.94 ms CPU per sample on average"),
-				.vcpus = 4,
-				.host_cpus = 2};
+	*r = (struct vn_result_run){.scenario = strdup("memfollow-2node"),
+				    .description = strdup("Memory follows the task.\nTwo lines."),
+				    .variant = strdup("balancing-on"),
+				    .repeat = 2,
+				    .host = strdup("qemu+ssh://lab/system"),
+				    .started_utc = strdup("2026-12-01T11:16:00Z"),
+				    .duration_s = 29.660254266000265,
+				    .boot_s = 3.25,
+				    .boot = strdup("restored"),
+				    .snapshot = strdup("5ab1c0ffee"),
+				    .complete = true,
+				    .samples = 12,
+				    .accel = strdup("kvm"),
+				    .accel_reason = strdup("proven: a KVM guest booted"),
+				    .icount = strdup("shift=auto,sleep=off"),
+				    .icount_lead_s = 0.5,
+				    .icount_lead_min_s = -0.125,
+				    .arch = strdup("x86_64"),
+				    .guest = strdup("scn-memfollow-2node"),
+				    .kernel_release = strdup("6.1.0-57-amd64"),
+				    .kernel_version = strdup("#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3"),
+				    .kernel_cmdline = strdup("console=ttyS0 panic=-1 \x1b[31m"),
+				    .kernel_recipe = strdup("fallback-revert"),
+				    .kernel_config_sha256 = strdup("f75010e906eac59e85ab3fab9de8f197"),
+				    .topology = strdup("2node"),
+				    .fidelity = strdup("shape (nodes, distances, CPUs, memory): ok\n"),
+				    .sampling_cost = strdup("39.94 ms CPU per sample on average"),
+				    .vcpus = 4,
+				    .host_cpus = 2};
 	r->kernel_patches = calloc(3, sizeof(char *));
 	for (int i = 0; patches[i]; i++)
 		r->kernel_patches[i] = strdup(patches[i]);
-	vn_report_add_artifact(r, "vnuma-kernel-6.1.0-57.bzImage", true);
-	vn_report_add_artifact(r, "vnuma-initramfs-2node.cpio", false);
-	vn_report_add_sysctl(r, "kernel.numa_balancing", "1");
-	vn_report_add_sysctl(r, "vm.zone_reclaim_mode", "0");
-	vn_report_metric(r, "vmstat.numa_pages_migrated", 6422);
-	vn_report_metric(r, "memfollow.local_pct", 99.07);
-	vn_report_metric(r, "vmstat.k\xff\x01ey", 1e-300);
-	vn_report_add_observed(r, "counter numa_pages_migrated > 0", true, "6422", "> 0", NULL, VN_OBSERVED_COUNT,
+	vn_result_add_artifact(r, "vnuma-kernel-6.1.0-57.bzImage", true);
+	vn_result_add_artifact(r, "vnuma-initramfs-2node.cpio", false);
+	vn_result_add_sysctl(r, "kernel.numa_balancing", "1");
+	vn_result_add_sysctl(r, "vm.zone_reclaim_mode", "0");
+	vn_result_metric(r, "vmstat.numa_pages_migrated", 6422);
+	vn_result_metric(r, "memfollow.local_pct", 99.07);
+	vn_result_metric(r, "vmstat.k\xff\x01ey", 1e-300);
+	vn_result_add_observed(r, "counter numa_pages_migrated > 0", true, "6422", "> 0", NULL, VN_OBSERVED_COUNT,
 			       6422);
-	vn_report_add(r, "fallback order", false, "Node 1: 1 0 \xc3\x28", "Node 1: 1 0", "--- model\n+++ kernel\n");
-	vn_report_add(r, "change memfollow.local_pct", false, "too noisy", "+10%", NULL);
+	vn_result_add(r, "fallback order", false, "Node 1: 1 0 \xc3\x28", "Node 1: 1 0", "--- model\n+++ kernel\n");
+	vn_result_add(r, "change memfollow.local_pct", false, "too noisy", "+10%", NULL);
 	r->verdicts[2].undecided = true;
 }
 
@@ -311,7 +312,7 @@ static void test_every_key_golden(void **state)
 {
 	(void)state;
 	char dir[] = "/tmp/vn-report-XXXXXX", path[128];
-	struct vn_report r;
+	struct vn_result_run r;
 	struct vn_error err = {0};
 
 	assert_non_null(mkdtemp(dir));
@@ -338,7 +339,7 @@ static void test_every_key_golden(void **state)
 	vn_test_golden("result", "incomplete.xml", slurp(path), "junit.xml");
 	unlink(path);
 	rmdir(dir);
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 }
 
 int main(void)

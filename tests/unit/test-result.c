@@ -31,7 +31,7 @@ static const char *src_dir(void)
 /* path loads, and what is written from it loads and writes the same bytes again; returns the first text. */
 static char *round_trip(const char *path)
 {
-	struct vn_report a, b;
+	struct vn_result_run a, b;
 	struct vn_error err = {0};
 
 	if (vn_result_load(path, &a, &err) < 0)
@@ -42,8 +42,8 @@ static char *round_trip(const char *path)
 	_cleanup_free_ char *again = vn_result_text(&b);
 	if (strcmp(text, again) != 0)
 		fail_msg("%s: written, read back and written again differs:\n%s\n---\n%s", path, text, again);
-	vn_report_clear(&a);
-	vn_report_clear(&b);
+	vn_result_clear(&a);
+	vn_result_clear(&b);
 	return text;
 }
 
@@ -99,13 +99,13 @@ static void test_typed(void **state)
 {
 	(void)state;
 	_cleanup_free_ char *p = vn_xasprintf("%s/tests/golden/result/every-key.json", src_dir());
-	struct vn_report r;
+	struct vn_result_run r;
 	struct vn_error err = {0};
 
 	assert_int_equal(vn_result_load(p, &r, &err), 0);
 	assert_int_equal(r.nverdicts, 3);
 	assert_true(r.verdicts[0].pass && !r.verdicts[1].pass && r.verdicts[2].undecided);
-	assert_int_equal(vn_report_failures(&r), 1);
+	assert_int_equal(vn_result_failures(&r), 1);
 	assert_true(vn_result_virtual_time(&r));
 	assert_int_equal(r.vcpus, 4);
 	assert_int_equal(r.nartifacts, 2);
@@ -113,16 +113,16 @@ static void test_typed(void **state)
 	assert_string_equal(r.kernel_patches[1], "0002-sched-numa.patch");
 	assert_int_equal(r.nmetrics, 5); /* run.duration_s and run.boot_s as the file has them */
 	assert_string_equal(r.metrics[3].name, "run.duration_s");
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 }
 
 static void refused(const char *text, const char *want)
 {
-	struct vn_report r;
+	struct vn_result_run r;
 	struct vn_error err = {0};
 
 	assert_true(vn_result_parse(text, "result.json", &r, &err) < 0);
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	assert_int_equal(err.kind, VN_ERR_INPUT);
 	if (strcmp(err.msg, want) != 0)
 		fail_msg("%s\n  gave: %s\n  want: %s", text, err.msg, want);

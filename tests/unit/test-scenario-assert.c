@@ -58,7 +58,7 @@ static json_object *kv(const char *json)
 	return json_tokener_parse(json);
 }
 
-static const struct vn_verdict *find(const struct vn_report *r, const char *prefix)
+static const struct vn_verdict *find(const struct vn_result_run *r, const char *prefix)
 {
 	for (unsigned i = 0; i < r->nverdicts; i++)
 		if (strncmp(r->verdicts[i].name, prefix, strlen(prefix)) == 0)
@@ -95,7 +95,7 @@ static void test_every_type(void **state)
 	struct loaded l = load(topo, "t.xml", scn, "t.json");
 	struct vn_error err = {0};
 	struct vn_run_data d = {.s = l.s, .t = l.t};
-	struct vn_report r = {0};
+	struct vn_result_run r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
 
 	d.vmstat_before = kv("{\"numa_pages_migrated\":5,\"numa_hint_faults\":100,\"numa_hint_faults_local\":10}");
@@ -153,7 +153,7 @@ static void test_every_type(void **state)
 	assert_false(on->pass); /* the last sample has it all on node 0 */
 	assert_non_null(strstr(on->observed, "0.000 on node 1"));
 
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	json_object_put(steps[0].results[0]);
 	json_object_put(steps[0].results[1]);
 	json_object_put(d.vmstat_before);
@@ -184,7 +184,7 @@ static void test_locality(void **state)
 	struct loaded l = load(topo, "t.xml", s_json, "l.json");
 	struct vn_error err = {0};
 	struct vn_run_data d = {.s = l.s, .t = l.t};
-	struct vn_report r = {0};
+	struct vn_result_run r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
 	double lat[4] = {100, 210, 210, 100};
 	d.steps = steps;
@@ -192,7 +192,7 @@ static void test_locality(void **state)
 	/* Locality off: not judged, an infrastructure error naming the way to turn it on. */
 	assert_int_not_equal(vn_scenario_assert(&d, &r, &err), 0);
 	assert_non_null(strstr(err.msg, "--locality"));
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	vn_error_clear(&err);
 
 	d.loc_have = true;
@@ -203,7 +203,7 @@ static void test_locality(void **state)
 	/* The step did not run alone: its assertion cannot be judged. */
 	assert_int_not_equal(vn_scenario_assert(&d, &r, &err), 0);
 	assert_non_null(strstr(err.msg, "step a has no locality counts"));
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	vn_error_clear(&err);
 
 	struct vn_loc_counts st[1];
@@ -217,7 +217,7 @@ static void test_locality(void **state)
 	assert_true(find(&r, "step")->pass);  /* 0.95 > 0.9 */
 	assert_true(find(&r, "model")->pass); /* 900 x 210 + 100 x 100 ns */
 	assert_float_equal(find(&r, "model")->value, 199000e-9, 1e-15);
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	vn_loc_counts_clear(&st[0]);
 	vn_loc_counts_clear(&d.loc);
 	loaded_free(&l);
@@ -242,7 +242,7 @@ static void test_change_against_base(void **state)
 		"{\"type\":\"change\",\"name\":\"missing\",\"metric\":\"vmstat.no_such\",\"op\":\"<=\",\"value\":1}]}";
 	struct vn_scenario *s = NULL;
 	struct vn_compare *cmp = NULL;
-	struct vn_report rep = {0};
+	struct vn_result_run rep = {0};
 	struct vn_error err = {0};
 	const char *src = getenv("VN_SOURCE_DIR");
 	char *fixture = vn_xasprintf("%s/tests/fixtures/compare/numa-ab", src ? src : ".");
@@ -265,24 +265,24 @@ static void test_change_against_base(void **state)
 	assert_false(v->pass);
 	assert_true(v->undecided);
 	assert_non_null(strstr(v->observed, "too noisy to tell"));
-	assert_int_equal(vn_report_failures(&rep), 2);
+	assert_int_equal(vn_result_failures(&rep), 2);
 	assert_string_equal(vn_verdict_word(v), "too noisy");
 	/* In real time it points to virtual time, for a rate placement does not decide; in virtual time not. */
 	assert_non_null(strstr(v->observed, "--virtual-time for a rate that placement does not decide"));
 	free(cmp->time);
 	cmp->time = vn_xstrdup("virtual");
-	struct vn_report vrep = {0};
+	struct vn_result_run vrep = {0};
 	vn_scenario_judge_changes(s, cmp, &vrep);
 	v = find(&vrep, "duration within 1%");
 	assert_true(v->undecided);
 	assert_non_null(strstr(v->observed, "(more repeats, or --repeats auto"));
 	assert_null(strstr(v->observed, "--virtual-time"));
-	vn_report_clear(&vrep);
+	vn_result_clear(&vrep);
 	v = find(&rep, "duration within 1%");
 	/* Without "significant" too: -2.18% is below the bound, but not surely, so it is no failure of the kernel. */
 	v = find(&rep, "duration up 1%");
 	assert_true(v->undecided);
-	assert_int_equal(vn_report_undecided(&rep), 2);
+	assert_int_equal(vn_result_undecided(&rep), 2);
 	/* A bound of 10% the same noise can show: not significant, so it passes whatever its %change says. */
 	v = find(&rep, "duration within 10%");
 	assert_true(v->pass);
@@ -291,7 +291,7 @@ static void test_change_against_base(void **state)
 	v = find(&rep, "missing");
 	assert_false(v->pass);
 	assert_non_null(strstr(v->observed, "no value of vmstat.no_such"));
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 	vn_compare_free(cmp);
 	vn_scenario_free(s);
 	free(fixture);
@@ -322,7 +322,7 @@ static void test_change_against_base(void **state)
 	assert_true(v->pass);
 	assert_non_null(strstr(v->observed, "not significant"));
 	assert_false(find(&rep, "tiny base")->pass);
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 	vn_compare_free(cmp);
 	vn_scenario_free(s);
 	free(fixture);
@@ -357,7 +357,7 @@ static void test_fallback_rebuilds(void **state)
 		"[9.0] Fallback order for Node 2: 2 3 0 1 \n[9.0] Fallback order for Node 3: 3 2 1 0 \n";
 	struct loaded l = load(t4, "t4.xml", s4, "h.json");
 	struct vn_error err = {0};
-	struct vn_report r = {0};
+	struct vn_result_run r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
 	struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps};
 
@@ -379,7 +379,7 @@ static void test_fallback_rebuilds(void **state)
 	assert_non_null(strstr(old->detail, "boot: Node 3: expected 3 2 0 1, kernel printed 3 2 1 0"));
 	assert_non_null(strstr(old->detail, "rebuild #1 (+512M node 3 in step add; memory on nodes 0-3, CPUs seen on "
 					    "nodes 0-3): Node 3: expected 3 2 0 1, kernel printed 3 2 1 0"));
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 
 	/* A rebuild the kernel did not print is a failure too. */
 	free((char *)d.dmesg);
@@ -388,7 +388,7 @@ static void test_fallback_rebuilds(void **state)
 	now = find(&r, "fallback order matches model 5.18");
 	assert_false(now->pass);
 	assert_non_null(strstr(now->detail, "printed 1 build of its lists, the model expects 2"));
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	free((char *)d.dmesg);
 	loaded_free(&l);
 }
@@ -458,7 +458,7 @@ static void guest_lacks_node1(struct vn_run_data *d)
 }
 
 /* Judges the fixture's directory; the result line of step mf's one process is given (NULL: it printed none). */
-static int judge_dir(const struct judge_fixture *f, const char *samples, const char *result, struct vn_report *rep,
+static int judge_dir(const struct judge_fixture *f, const char *samples, const char *result, struct vn_result_run *rep,
 		     struct vn_error *err)
 {
 	json_object *results[1] = {NULL};
@@ -487,12 +487,12 @@ static int judge_dir(const struct judge_fixture *f, const char *samples, const c
 /* Judging ends in an infrastructure error naming what could not be seen, with no verdict. */
 static void assert_unobserved(const struct judge_fixture *f, const char *samples, const char *result, const char *why)
 {
-	struct vn_report rep;
+	struct vn_result_run rep;
 	struct vn_error err = {0};
 
 	if (judge_dir(f, samples, result, &rep, &err) == 0)
 		fail_msg("judged (%u verdicts, %u failed) where \"%s\" was expected", rep.nverdicts,
-			 vn_report_failures(&rep), why);
+			 vn_result_failures(&rep), why);
 	assert_int_equal(err.kind, VN_ERR_INFRA);
 	if (!strstr(err.msg, why))
 		fail_msg("\"%s\" does not say \"%s\"", err.msg, why);
@@ -515,7 +515,7 @@ static void assert_unobserved(const struct judge_fixture *f, const char *samples
 	assert_non_null(strstr(result_json, "\"error\":\""));
 	if (!strchr(why, '"'))
 		assert_non_null(strstr(result_json, why));
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 	vn_error_clear(&err);
 }
 
@@ -524,7 +524,7 @@ static void test_judge_unobservable(void **state)
 	(void)state;
 	struct judge_fixture f = {.dir = "/tmp/vnuma-test-judge.XXXXXX"};
 	struct vn_error err = {0};
-	struct vn_report rep;
+	struct vn_result_run rep;
 	const char *good = LINE(9, 1000, 3000);
 	const char *res = "{\"rate\":150}";
 
@@ -537,9 +537,9 @@ static void test_judge_unobservable(void **state)
 	if (judge_dir(&f, good, res, &rep, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(rep.nverdicts, f.s->nasserts);
-	assert_int_equal(vn_report_failures(&rep), 0);
+	assert_int_equal(vn_result_failures(&rep), 0);
 	assert_string_equal(rep.kernel_cmdline, "console=ttyS0");
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 
 	static const struct {
 		const char *file, *text; /* text NULL: the file is removed */
@@ -588,16 +588,16 @@ static void test_judge_unobservable(void **state)
 	put(f.dir, "before/vmstat", "nr_free_pages 12\n");
 	put(f.dir, "after/vmstat", "nr_free_pages 10\n");
 	assert_int_equal(judge_dir(&f, good, res, &rep, &err), 0);
-	assert_int_equal(vn_report_failures(&rep), 1);
+	assert_int_equal(vn_result_failures(&rep), 1);
 	assert_non_null(strstr(find(&rep, "counter numa_pages_migrated")->observed, "not in /proc/vmstat"));
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 
 	vn_rm_rf(f.dir);
 	vn_scenario_free(f.s);
 	vn_topology_free(f.t);
 }
 
-static double metric_of(const struct vn_report *r, const char *name)
+static double metric_of(const struct vn_result_run *r, const char *name)
 {
 	for (unsigned i = 0; i < r->nmetrics; i++)
 		if (strcmp(r->metrics[i].name, name) == 0)
@@ -626,7 +626,7 @@ static void test_observations_as_metrics(void **state)
 	(void)state;
 	struct judge_fixture f = {.dir = "/tmp/vnuma-test-observe.XXXXXX"};
 	struct vn_error err = {0};
-	struct vn_report rep;
+	struct vn_result_run rep;
 
 	assert_non_null(mkdtemp(f.dir));
 	assert_int_equal(vn_topology_parse(topo, strlen(topo), "t.xml", &f.t, &err), 0);
@@ -648,14 +648,14 @@ static void test_observations_as_metrics(void **state)
 	assert_true(isnan(metric_of(&rep, "assert.undefined")));
 	for (unsigned i = 0; i < rep.nmetrics; i++)
 		assert_null(strstr(rep.metrics[i].name, "memory_of"));
-	vn_report_clear(&rep);
+	vn_result_clear(&rep);
 
 	vn_rm_rf(f.dir);
 	vn_scenario_free(f.s);
 	vn_topology_free(f.t);
 }
 
-static bool metric(const struct vn_report *r, const char *name, double *out)
+static bool metric(const struct vn_result_run *r, const char *name, double *out)
 {
 	for (unsigned i = 0; i < r->nmetrics; i++)
 		if (strcmp(r->metrics[i].name, name) == 0) {
@@ -672,7 +672,7 @@ static void test_metrics_deltas(void **state)
 	char dir[] = "/tmp/vnuma-test-deltas.XXXXXX";
 	struct loaded l = load(topo, "t.xml", scn, "t.json");
 	struct vn_error err = {0};
-	struct vn_report r = {0};
+	struct vn_result_run r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
 	struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps};
 	double v;
@@ -710,7 +710,7 @@ static void test_metrics_deltas(void **state)
 	assert_float_equal(v, 0, 0);
 	assert_int_equal(r.nmetrics, 5);
 
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	json_object_put(d.vmstat_before);
 	json_object_put(d.vmstat_after);
 	vn_rm_rf(dir);

@@ -260,7 +260,7 @@ static struct vn_scenario *scenario(const struct fake *f, const char *json)
 struct outcome {
 	int rc;
 	struct vn_error err;
-	struct vn_report rep;
+	struct vn_result_run rep;
 	char *dir;
 	double took_s;
 };
@@ -284,7 +284,7 @@ static void run(struct fake *f, const char *json, struct outcome *out)
 
 static void outcome_clear(struct outcome *o)
 {
-	vn_report_clear(&o->rep);
+	vn_result_clear(&o->rep);
 	vn_error_clear(&o->err);
 	free(o->dir);
 }
@@ -488,7 +488,7 @@ static void test_repeats_one_runs_steps_once(void **state)
 	outcome_clear(&o);
 }
 
-static void run_done(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_report *rep,
+static void run_done(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_result_run *rep,
 		     const char *error)
 {
 	int *exits = data;
@@ -543,7 +543,7 @@ static void test_matrix_one_run_fails(void **state)
 	json_object_put(g);
 	_cleanup_free_ char *a2 = slurp(f, "group/a/2/result.json");
 	assert_non_null(strstr(a2, "\"verdict\":\"fail\""));
-	vn_report_clear(&res.verdicts);
+	vn_result_clear(&res.verdicts);
 	vn_compare_free(res.compare);
 	vn_error_clear(&err);
 }
@@ -584,7 +584,7 @@ static void test_matrix_repeats_auto(void **state)
 	assert_int_equal(res.runs, 4);
 	assert_int_equal(res.verdicts.nverdicts, 1);
 	assert_true(res.verdicts.verdicts[0].undecided);
-	vn_report_clear(&res.verdicts);
+	vn_result_clear(&res.verdicts);
 	vn_compare_free(res.compare);
 
 	auto_matrix(f, true, &res, "auto");
@@ -595,7 +595,7 @@ static void test_matrix_repeats_auto(void **state)
 	assert_true(res.verdicts.verdicts[0].pass);
 	assert_non_null(vn_compare_find(res.compare, "n.v", "b"));
 	assert_int_equal(vn_compare_find(res.compare, "n.v", "b")->n, 3);
-	vn_report_clear(&res.verdicts);
+	vn_result_clear(&res.verdicts);
 	vn_compare_free(res.compare);
 }
 

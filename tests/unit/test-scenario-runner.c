@@ -55,7 +55,7 @@ static void test_icount_lead(void **state)
 
 	if (vn_samples_parse(lines, NULL, &s, &err) < 0)
 		fail_msg("%s", err.msg);
-	struct vn_report rep = {.icount = "shift=auto,sleep=off", .icount_lead_s = 1800};
+	struct vn_result_run rep = {.icount = "shift=auto,sleep=off", .icount_lead_s = 1800};
 	assert_false(vn_run_icount_lead(&rep, &s));
 	assert_float_equal(rep.icount_lead_min_s, 1793, 1e-9);
 	rep.icount_lead_s = 7;
@@ -66,7 +66,7 @@ static void test_icount_lead(void **state)
 	assert_float_equal(rep.icount_lead_min_s, -0.5, 1e-9);
 
 	/* A fixed shift has no lead to lose, and real time no shift: nothing is recorded. */
-	struct vn_report fixed = {.icount = "shift=0,sleep=off"}, real = {.icount_lead_s = 5};
+	struct vn_result_run fixed = {.icount = "shift=0,sleep=off"}, real = {.icount_lead_s = 5};
 	assert_false(vn_run_icount_lead(&fixed, &s));
 	assert_false(vn_run_icount_lead(&real, &s));
 	assert_float_equal(fixed.icount_lead_min_s, 0, 0);
