@@ -20,6 +20,7 @@
 #include "bisect/bisect-priv.h"
 #include "compare/compare.h"
 #include "report/html.h"
+#include "report/result-group.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -712,54 +713,38 @@ static int write_group(struct bisect *b, bool ended, struct vn_error *err)
 	const struct vn_bisect_result *res = b->res;
 	_cleanup_free_ char *dir = vn_xasprintf("%s/commits", b->o->outdir);
 	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", dir);
-	struct json_object *o = json_object_new_object(), *vars = json_object_new_array(),
-			   *runs = json_object_new_array();
+	_cleanup_(vn_result_group_clear) struct vn_result_group g = {
+		.keys = VN_GROUP_ACCEL | VN_GROUP_BASE | VN_GROUP_COMPLETE, .complete = ended};
 	char name[16];
 	int rc = vn_dir_beneath(b->out_fd, b->o->outdir, "commits", false, 0, NULL);
 
 	/* No runs yet, or (planted since the start) not bisect's own directory. */
-	if (rc >= 0)
-		close(rc);
-	if (rc < 0) {
-		json_object_put(o);
-		json_object_put(vars);
-		json_object_put(runs);
+	if (rc < 0)
 		return 0;
-	}
-	json_object_object_add(o, "scenario", json_object_new_string(b->o->scenario_name ? b->o->scenario_name : ""));
-	json_object_object_add(o, "topology", b->topology ? json_object_new_string(b->topology) : NULL);
-	json_object_object_add(o, "accelerator", b->accel ? json_object_new_string(b->accel) : NULL);
+	close(rc);
+	g.scenario = vn_xstrdup(b->o->scenario_name ? b->o->scenario_name : "");
+	g.topology = b->topology ? vn_xstrdup(b->topology) : NULL;
+	g.accel = b->accel ? vn_xstrdup(b->accel) : NULL;
 	snprintf(name, sizeof(name), "%.12s", b->good);
-	json_object_object_add(o, "base", json_object_new_string(name));
+	g.base = vn_xstrdup(name);
 	for (size_t i = 0; i < res->ncommits; i++) {
 		const struct vn_bisect_commit *c = &res->commits[i];
 		if (!c->nruns)
 			continue;
-		struct json_object *v = json_object_new_object();
 		snprintf(name, sizeof(name), "%.12s", c->hash);
-		json_object_object_add(v, "name", json_object_new_string(name));
-		json_object_object_add(v, "kernel", json_object_new_string(c->kernel ? c->kernel : ""));
-		json_object_object_add(v, "commit", json_object_new_string(c->hash));
-		json_object_object_add(v, "mark", json_object_new_string(vn_bisect_mark_name(c->mark)));
-		json_object_array_add(vars, v);
+		struct vn_result_group_variant *v = vn_result_group_add_variant(&g, name);
+		v->kernel = vn_xstrdup(c->kernel ? c->kernel : "");
+		v->keys = VN_GROUP_VARIANT_KERNEL;
+		v->commit = vn_xstrdup(c->hash);
+		v->mark = vn_xstrdup(vn_bisect_mark_name(c->mark));
 		for (size_t r = 0; r < c->nruns; r++) {
-			struct json_object *j = json_object_new_object();
 			const char *rel = c->runs[r].dir ? c->runs[r].dir : "";
-			json_object_object_add(j, "variant", json_object_new_string(name));
-			json_object_object_add(j, "repeat", json_object_new_int((int)r + 1));
 			/* Relative to the group: commits/HASH/run-N is HASH/run-N there. */
-			json_object_object_add(
-				j, "dir", json_object_new_string(strncmp(rel, "commits/", 8) == 0 ? rel + 8 : rel));
-			json_object_object_add(j, "exit", json_object_new_int(c->runs[r].exit));
-			json_object_array_add(runs, j);
+			vn_result_group_add_run(&g, name, (unsigned)r + 1,
+						strncmp(rel, "commits/", 8) == 0 ? rel + 8 : rel, c->runs[r].exit);
 		}
 	}
-	json_object_object_add(o, "variants", vars);
-	json_object_object_add(o, "runs", runs);
-	json_object_object_add(o, "complete", json_object_new_boolean(ended));
-	_cleanup_free_ char *text = vn_xasprintf(
-		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
+	_cleanup_free_ char *text = vn_result_group_text(&g);
 	if ((rc = vn_file_write_text(path, text, err)) < 0)
 		return rc;
 	struct vn_compare *cmp = NULL;

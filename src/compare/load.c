@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "compare/compare-priv.h"
+#include "report/result-group.h"
 #include "report/result.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -23,8 +24,6 @@
 #include "util/json.h"
 #include "util/strbuf.h"
 
-/* A group.json of thousands of runs is some MiB; this is far above any real one. */
-#define GROUP_FILE_MAX (16u << 20)
 /* Header strings (a kernel command line) are cut at this. */
 #define TEXT_MAX        512
 #define METRIC_NAME_MAX 200
@@ -50,54 +49,11 @@ static void loader_clear(struct loader *ld)
 	vn_strmap_free(&ld->names);
 }
 
-static int read_json(const char *path, struct json_object **root, struct vn_error *err)
-{
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-	int rc;
-
-	if ((rc = vn_file_read(path, GROUP_FILE_MAX, &text, &len, err)) < 0)
-		return rc;
-	return vn_json_parse(text, path, root, err);
-}
-
 /* Printable ASCII only: these strings go to a terminal. */
 static char *printable(const char *s)
 {
 	char buf[TEXT_MAX + 4];
 	return vn_xstrdup(vn_excerpt(s, strlen(s), TEXT_MAX, buf));
-}
-
-/* A string, null or absent: *out is the string made printable, else left NULL. */
-static int get_text(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
-		    char **out)
-{
-	_cleanup_free_ char *s = NULL;
-	struct json_object *v = vn_json_get(o, key);
-	int rc;
-
-	if (!v || json_object_is_type(v, json_type_null))
-		return 0;
-	if ((rc = vn_json_get_str(r, o, path, key, 0, &s)) < 0)
-		return rc;
-	free(*out);
-	*out = printable(s);
-	return 0;
-}
-
-static int get_bool(const struct vn_json_reader *r, struct json_object *o, const char *path, const char *key,
-		    bool required, bool *out)
-{
-	char p[VN_JSON_PATH_MAX];
-	struct json_object *v = vn_json_get(o, key);
-	int rc;
-
-	if (!v)
-		return required ? vn_json_missing(r, path, key) : 0;
-	if ((rc = vn_json_check_type(r, v, json_type_boolean, vn_json_path_key(p, path, key))) < 0)
-		return rc;
-	*out = json_object_get_boolean(v);
-	return 0;
 }
 
 static bool has_item(const char *list, const char *item)
@@ -165,19 +121,6 @@ static int same_machine(struct loader *ld, const struct vn_json_reader *r, const
 	return same_value(ld, r, time, "time", "clocks (real or virtual time)", "real", &ld->c->time, &ld->time_file);
 }
 
-/* group.json's machine: its strings as the runs' would be read. */
-static int same_group_machine(struct loader *ld, const struct vn_json_reader *r, struct json_object *root)
-{
-	_cleanup_free_ char *topology = NULL, *accel = NULL, *arch = NULL;
-	int rc;
-
-	if ((rc = get_text(r, root, "$", "topology", &topology)) < 0 ||
-	    (rc = get_text(r, root, "$", "accelerator", &accel)) < 0 ||
-	    (rc = get_text(r, root, "$", "arch", &arch)) < 0)
-		return rc;
-	return same_machine(ld, r, topology, accel, arch, NULL);
-}
-
 /* A real-time run's vCPUs and its host's CPUs, kept where they are the most vCPUs per host CPU so far. */
 static void read_cpus(struct loader *ld, const struct vn_result_run *res)
 {
@@ -215,29 +158,6 @@ static size_t add_variant(struct loader *ld, const char *name, const char *fallb
 	c->variants[c->nvariants] = (struct vn_compare_variant){.name = n, .source = vn_xstrdup(source)};
 	vn_strmap_put(&ld->names, n, c->nvariants);
 	return c->nvariants++;
-}
-
-/* An object of strings as "key=value key=value" (NULL when empty or absent). */
-static int get_sysctls(const struct vn_json_reader *r, struct json_object *o, const char *path, char **out)
-{
-	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
-	char p[VN_JSON_PATH_MAX], pk[VN_JSON_PATH_MAX];
-	struct json_object *v = vn_json_get(o, "sysctls");
-	int rc;
-
-	if (!v || json_object_is_type(v, json_type_null))
-		return 0;
-	if ((rc = vn_json_check_type(r, v, json_type_object, vn_json_path_key(p, path, "sysctls"))) < 0)
-		return rc;
-	json_object_object_foreach(v, key, val)
-	{
-		if ((rc = vn_json_check_type(r, val, json_type_string, vn_json_path_key(pk, p, key))) < 0)
-			return rc;
-		vn_strbuf_printf(&b, "%s%s=%s", b.len ? " " : "", key, json_object_get_string(val));
-	}
-	if (b.len && !*out)
-		*out = printable(b.s);
-	return 0;
 }
 
 static bool metric_name_ok(const char *s)
@@ -369,32 +289,29 @@ static bool run_dir_ok(const char *d)
 	return true;
 }
 
-static int load_group_run(struct loader *ld, const struct vn_json_reader *r, struct json_object *run, const char *path,
-			  const char *dir, const struct vn_strmap *gnames, size_t first)
+static int load_group_run(struct loader *ld, const struct vn_json_reader *r, const struct vn_result_group_run *run,
+			  const char *path, const char *dir, const struct vn_strmap *gnames, size_t first)
 {
-	_cleanup_free_ char *variant = NULL, *rdir = NULL;
 	char p[VN_JSON_PATH_MAX];
 	int rc;
 
-	if ((rc = vn_json_check_type(r, run, json_type_object, path)) < 0 ||
-	    (rc = vn_json_get_str(r, run, path, "variant", VN_JSON_REQUIRED, &variant)) < 0 ||
-	    (rc = vn_json_get_str(r, run, path, "dir", VN_JSON_REQUIRED, &rdir)) < 0)
-		return rc;
 	/* By group.json's names: a variant's own name may have been made unique across the inputs. */
 	size_t gi;
-	if (!vn_strmap_get(gnames, variant, &gi))
-		return vn_json_bad(r, vn_json_path_key(p, path, "variant"), "\"%s\" is not one of $.variants", variant);
+	if (!vn_strmap_get(gnames, run->variant, &gi))
+		return vn_json_bad(r, vn_json_path_key(p, path, "variant"), "\"%s\" is not one of $.variants",
+				   run->variant);
 	size_t vi = first + gi;
-	if (!run_dir_ok(rdir))
+	if (!run_dir_ok(run->dir))
 		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
-				   "\"%s\" is not a directory inside the group (names joined by '/', no '..')", rdir);
+				   "\"%s\" is not a directory inside the group (names joined by '/', no '..')",
+				   run->dir);
 
-	_cleanup_free_ char *rel = vn_xasprintf("%s/result.json", rdir);
+	_cleanup_free_ char *rel = vn_xasprintf("%s/result.json", run->dir);
 	/* A symlink planted in a reused group would pass another run's results off as this one's. */
 	if (vn_path_has_symlink(dir, rel))
 		return vn_json_bad(r, vn_json_path_key(p, path, "dir"),
-				   "\"%s\" is or passes through a symlink, not a directory inside the group", rdir);
-	_cleanup_free_ char *rpath = vn_xasprintf("%s/%s/result.json", dir, rdir);
+				   "\"%s\" is or passes through a symlink, not a directory inside the group", run->dir);
+	_cleanup_free_ char *rpath = vn_xasprintf("%s/%s/result.json", dir, run->dir);
 	_cleanup_(vn_result_clear) struct vn_result_run res = {0};
 	const struct vn_json_reader rr = {.file = rpath, .err = ld->err};
 	/* A run that never wrote its result.json (cut short, or not started yet) is incomplete. */
@@ -404,71 +321,70 @@ static int load_group_run(struct loader *ld, const struct vn_json_reader *r, str
 	}
 	if ((rc = vn_result_load(rpath, &res, ld->err)) < 0)
 		return rc;
-	return read_run(ld, &rr, &res, vi, variant);
+	return read_run(ld, &rr, &res, vi, run->variant);
+}
+
+/* A variant's sysctls as "key=value key=value" (NULL when it has none). */
+static char *sysctls_text(const struct vn_result_group_variant *v)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (unsigned i = 0; i < v->nsysctls; i++)
+		vn_strbuf_printf(&b, "%s%s=%s", i ? " " : "", v->sysctls[i].key, v->sysctls[i].value);
+	return b.len ? printable(b.s) : NULL;
+}
+
+/* group.json's variants, after those of the inputs before it; gnames maps its own names to their index. */
+static int load_group_variants(struct loader *ld, const struct vn_json_reader *r, const struct vn_result_group *g,
+			       const char *dir, struct vn_strmap *gnames)
+{
+	struct vn_compare *c = ld->c;
+	char p[VN_JSON_PATH_MAX], pv[VN_JSON_PATH_MAX], gname[256];
+
+	if (!g->nvariants)
+		return vn_json_bad(r, "$.variants", "expected at least one variant");
+	base_name(dir, gname, sizeof(gname));
+	for (unsigned i = 0; i < g->nvariants; i++) {
+		const struct vn_result_group_variant *v = &g->variants[i];
+		vn_json_path_idx(pv, "$.variants", i);
+		/* The key is the group's string, which lives as long as gnames. */
+		if (!vn_strmap_put(gnames, v->name, i))
+			return vn_json_bad(r, vn_json_path_key(p, pv, "name"), "\"%s\" is listed twice", v->name);
+		_cleanup_free_ char *fallback = vn_xasprintf("%s/%s", gname, v->name);
+		size_t vi = add_variant(ld, v->name, fallback, dir);
+		set_text(&c->variants[vi].kernel, v->kernel);
+		c->variants[vi].sysctls = sysctls_text(v);
+	}
+	if (g->base && strcmp(g->base, g->variants[0].name))
+		return vn_json_bad(r, "$.base", "\"%s\", but the base is the first variant", g->base);
+	return 0;
 }
 
 static int load_group(struct loader *ld, const char *dir, const char *path)
 {
-	_cleanup_json_ struct json_object *root = NULL;
+	_cleanup_(vn_result_group_clear) struct vn_result_group g = {0};
 	const struct vn_json_reader r = {.file = path, .err = ld->err};
-	_cleanup_free_ char *scenario = NULL, *base = NULL;
 	struct vn_compare *c = ld->c;
-	char p[VN_JSON_PATH_MAX], pv[VN_JSON_PATH_MAX], gname[256];
+	char p[VN_JSON_PATH_MAX];
 	_cleanup_(vn_strmap_free) struct vn_strmap gnames = {0}; /* group.json's variant names to their index */
-	bool complete = true;
 	int rc;
 
-	if ((rc = read_json(path, &root, ld->err)) < 0 ||
-	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0)
+	if ((rc = vn_result_group_load(path, &g, ld->err)) < 0)
 		return rc;
-	if ((rc = vn_json_get_str(&r, root, "$", "scenario", VN_JSON_REQUIRED, &scenario)) < 0 ||
-	    (rc = vn_json_get_str(&r, root, "$", "base", 0, &base)) < 0 ||
-	    (rc = get_bool(&r, root, "$", "complete", false, &complete)) < 0)
-		return rc;
-	if (!vn_json_get(root, "topology"))
+	/* A group whose topology is null ran nowhere yet: nothing in it compares. */
+	if (!g.topology)
 		return vn_json_missing(&r, "$", "topology");
-	if ((rc = same_group_machine(ld, &r, root)) < 0)
+	if ((rc = same_machine(ld, &r, g.topology, g.accel, g.arch, NULL)) < 0)
 		return rc;
-	_cleanup_free_ char *sc = printable(scenario);
+	_cleanup_free_ char *sc = printable(g.scenario);
 	add_item(&c->scenario, sc);
-	c->incomplete |= !complete;
-
-	struct json_object *vars = vn_json_get(root, "variants");
-	if (!vars)
-		return vn_json_missing(&r, "$", "variants");
-	if ((rc = vn_json_check_type(&r, vars, json_type_array, "$.variants")) < 0)
+	c->incomplete |= !g.complete;
+	size_t first = c->nvariants;
+	if ((rc = load_group_variants(ld, &r, &g, dir, &gnames)) < 0)
 		return rc;
-	size_t nvar = json_object_array_length(vars), first = c->nvariants;
-	if (!nvar)
-		return vn_json_bad(&r, "$.variants", "expected at least one variant");
-	base_name(dir, gname, sizeof(gname));
-	for (size_t i = 0; i < nvar; i++) {
-		struct json_object *v = json_object_array_get_idx(vars, i);
-		_cleanup_free_ char *name = NULL;
-		vn_json_path_idx(pv, "$.variants", i);
-		if ((rc = vn_json_check_type(&r, v, json_type_object, pv)) < 0 ||
-		    (rc = vn_json_get_str(&r, v, pv, "name", VN_JSON_REQUIRED | VN_JSON_NAME, &name)) < 0)
-			return rc;
-		/* The key is the document's string, which lives as long as gnames. */
-		if (!vn_strmap_put(&gnames, json_object_get_string(vn_json_get(v, "name")), i))
-			return vn_json_bad(&r, vn_json_path_key(p, pv, "name"), "\"%s\" is listed twice", name);
-		_cleanup_free_ char *fallback = vn_xasprintf("%s/%s", gname, name);
-		size_t vi = add_variant(ld, name, fallback, dir);
-		if ((rc = get_text(&r, v, pv, "kernel", &c->variants[vi].kernel)) < 0 ||
-		    (rc = get_sysctls(&r, v, pv, &c->variants[vi].sysctls)) < 0)
-			return rc;
-	}
-	if (base && strcmp(base, json_object_get_string(vn_json_get(json_object_array_get_idx(vars, 0), "name"))))
-		return vn_json_bad(&r, "$.base", "\"%s\", but the base is the first variant", base);
-
-	struct json_object *runs = vn_json_get(root, "runs");
-	if (!runs)
-		return vn_json_missing(&r, "$", "runs");
-	if ((rc = vn_json_check_type(&r, runs, json_type_array, "$.runs")) < 0)
-		return rc;
-	for (size_t i = 0; i < json_object_array_length(runs); i++)
-		if ((rc = load_group_run(ld, &r, json_object_array_get_idx(runs, i), vn_json_path_idx(p, "$.runs", i),
-					 dir, &gnames, first)) < 0)
+	for (unsigned i = 0; i < g.nruns; i++)
+		if ((rc = load_group_run(ld, &r, &g.runs[i], vn_json_path_idx(p, "$.runs", i), dir, &gnames, first)) <
+		    0)
 			return rc;
 	for (size_t i = first; i < c->nvariants; i++)
 		if (c->variants[i].runs > c->repeats)

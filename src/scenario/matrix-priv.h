@@ -1,17 +1,17 @@
 /* The matrix runner's own (matrix.c), shared with its spreading over hosts (spread.c). */
 #pragma once
 
-#include <json-c/json.h>
-
+#include "report/result-group.h"
 #include "scenario/runner.h"
 
 struct cell {
 	char *variant;
 	unsigned repeat;
-	char *dir;             /* relative to the group */
-	int exit;              /* -1: not ended yet */
-	char *host;            /* where it ran (spread over hosts), or NULL */
-	json_object *attempts; /* spread: attempts on hosts that failed under it, moved aside; or NULL */
+	char *dir;          /* relative to the group */
+	int exit;           /* -1: not ended yet */
+	char *host;         /* where it ran (spread over hosts), or NULL */
+	unsigned nattempts; /* spread: attempts on hosts that failed under it, moved aside */
+	struct vn_result_group_attempt *attempts;
 };
 
 struct group {
@@ -23,8 +23,9 @@ struct group {
 	char *topology, *accel, *host, *started;
 	bool complete;
 	double t0;
-	struct vn_result_run verdicts; /* the group's own assertions (change against the base) */
-	json_object *hosts;            /* spread: each host, its capacity and what became of it; or NULL */
+	struct vn_result_run verdicts;      /* the group's own assertions (change against the base) */
+	unsigned nhosts;                    /* spread: each host, its capacity and what became of it */
+	struct vn_result_group_host *hosts; /* NULL: not spread */
 };
 
 /* How one run of a cell ended: its exit code (0-3), why when it could not run, what its result said. */

@@ -4,7 +4,6 @@
  * result group (docs/results.md): group.json, one ordinary run directory per
  * run, the comparison and report.html.
  */
-#include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,65 +29,64 @@ static const char *kernel_of(const struct group *g, const struct vn_scn_variant 
 	return g->s->kernel ? g->s->kernel : "stock";
 }
 
-int vn_matrix_group_write(const struct group *g, struct vn_error *err)
+/* The group as group.json says it: a copy, which the cells' and the spread's own state keep changing. */
+static void group_value(const struct group *g, struct vn_result_group *out)
 {
-	json_object *o = json_object_new_object(), *vars = json_object_new_array(), *runs = json_object_new_array();
-
-	json_object_object_add(o, "scenario", json_object_new_string(g->s->name));
-	json_object_object_add(o, "topology", g->topology ? json_object_new_string(g->topology) : NULL);
-	json_object_object_add(o, "host", g->host ? json_object_new_string(g->host) : NULL);
-	json_object_object_add(o, "accelerator", g->accel ? json_object_new_string(g->accel) : NULL);
-	json_object_object_add(o, "started_utc", g->started ? json_object_new_string(g->started) : NULL);
-	json_object_object_add(o, "repeats", json_object_new_int64(g->repeats));
-	json_object_object_add(o, "base", json_object_new_string(g->s->variants[0].name));
+	*out = (struct vn_result_group){
+		.scenario = vn_xstrdup(g->s->name),
+		.topology = g->topology ? vn_xstrdup(g->topology) : NULL,
+		.host = g->host ? vn_xstrdup(g->host) : NULL,
+		.accel = g->accel ? vn_xstrdup(g->accel) : NULL,
+		.started_utc = g->started ? vn_xstrdup(g->started) : NULL,
+		.repeats = g->repeats,
+		.base = vn_xstrdup(g->s->variants[0].name),
+		.complete = g->complete,
+		.keys = VN_GROUP_HOST | VN_GROUP_ACCEL | VN_GROUP_STARTED | VN_GROUP_REPEATS | VN_GROUP_BASE |
+			VN_GROUP_COMPLETE | VN_GROUP_ASSERTIONS,
+	};
 	for (unsigned i = 0; i < g->s->nvariants; i++) {
 		const struct vn_scn_variant *v = &g->s->variants[i];
-		json_object *j = json_object_new_object(), *sc = json_object_new_object();
-		json_object_object_add(j, "name", json_object_new_string(v->name));
-		json_object_object_add(j, "kernel", json_object_new_string(kernel_of(g, v)));
+		struct vn_result_group_variant *gv = vn_result_group_add_variant(out, v->name);
 		const char *append = v->append ? v->append : g->s->append;
-		json_object_object_add(j, "append", append ? json_object_new_string(append) : NULL);
+		gv->kernel = vn_xstrdup(kernel_of(g, v));
+		gv->append = append ? vn_xstrdup(append) : NULL;
+		gv->keys = VN_GROUP_VARIANT_KERNEL | VN_GROUP_VARIANT_APPEND | VN_GROUP_VARIANT_SYSCTLS;
 		for (unsigned k = 0; k < g->s->nsysctls; k++)
-			json_object_object_add(sc, g->s->sysctls[k].key,
-					       json_object_new_string(g->s->sysctls[k].value));
+			vn_result_group_set_sysctl(gv, g->s->sysctls[k].key, g->s->sysctls[k].value);
 		for (unsigned k = 0; k < v->nsysctls; k++)
-			json_object_object_add(sc, v->sysctls[k].key, json_object_new_string(v->sysctls[k].value));
-		json_object_object_add(j, "sysctls", sc);
-		json_object_array_add(vars, j);
+			vn_result_group_set_sysctl(gv, v->sysctls[k].key, v->sysctls[k].value);
 	}
-	json_object_object_add(o, "variants", vars);
 	for (unsigned i = 0; i < g->ncells; i++) {
 		const struct cell *c = &g->cells[i];
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "variant", json_object_new_string(c->variant));
-		json_object_object_add(j, "repeat", json_object_new_int64(c->repeat));
-		json_object_object_add(j, "dir", json_object_new_string(c->dir));
-		json_object_object_add(j, "exit", c->exit >= 0 ? json_object_new_int(c->exit) : NULL);
-		if (c->host)
-			json_object_object_add(j, "host", json_object_new_string(c->host));
-		if (c->attempts)
-			json_object_object_add(j, "failed_attempts", json_object_get(c->attempts));
-		json_object_array_add(runs, j);
+		struct vn_result_group_run *r = vn_result_group_add_run(out, c->variant, c->repeat, c->dir, c->exit);
+		r->host = c->host ? vn_xstrdup(c->host) : NULL;
+		for (unsigned k = 0; k < c->nattempts; k++)
+			vn_result_group_add_attempt(r, c->attempts[k].host, c->attempts[k].error, c->attempts[k].dir);
 	}
-	json_object_object_add(o, "runs", runs);
+	for (unsigned i = 0; g->hosts && i < g->nhosts; i++)
+		vn_result_group_add_host(out, g->hosts[i].uri, g->hosts[i].capacity, g->hosts[i].runs,
+					 g->hosts[i].state);
 	if (g->hosts)
-		json_object_object_add(o, "hosts", json_object_get(g->hosts));
-	json_object_object_add(o, "complete", json_object_new_boolean(g->complete));
-	json_object *as = json_object_new_array();
+		out->keys |= VN_GROUP_HOSTS;
 	for (unsigned i = 0; i < g->verdicts.nverdicts; i++) {
 		const struct vn_verdict *v = &g->verdicts.verdicts[i];
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "name", json_object_new_string(v->name));
-		json_object_object_add(j, "verdict", json_object_new_string(vn_verdict_word(v)));
-		json_object_object_add(j, "observed", json_object_new_string(v->observed ? v->observed : ""));
-		json_object_object_add(j, "expected", json_object_new_string(v->expected ? v->expected : ""));
-		json_object_array_add(as, j);
+		out->verdicts = vn_xreallocarray(out->verdicts, out->nverdicts + 1, sizeof(*out->verdicts));
+		out->verdicts[out->nverdicts++] =
+			(struct vn_verdict){.name = vn_xstrdup(v->name),
+					    .pass = v->pass,
+					    .undecided = v->undecided,
+					    .observed = v->observed ? vn_xstrdup(v->observed) : NULL,
+					    .expected = v->expected ? vn_xstrdup(v->expected) : NULL};
 	}
-	json_object_object_add(o, "assertions", as);
+}
+
+int vn_matrix_group_write(const struct group *g, struct vn_error *err)
+{
+	_cleanup_(vn_result_group_clear) struct vn_result_group value = {0};
 	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", g->dir);
-	_cleanup_free_ char *text = vn_xasprintf(
-		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
+
+	group_value(g, &value);
+	_cleanup_free_ char *text = vn_result_group_text(&value);
 	return vn_file_write_text(path, text, err);
 }
 
@@ -109,10 +107,14 @@ static int cell_scenario(const struct group *g, const struct vn_scn_variant *v, 
 static void cells_free(struct group *g)
 {
 	for (unsigned i = 0; i < g->ncells; i++) {
-		vn_free_all(g->cells[i].variant, g->cells[i].dir, g->cells[i].host);
-		json_object_put(g->cells[i].attempts);
+		struct cell *c = &g->cells[i];
+		for (unsigned k = 0; k < c->nattempts; k++)
+			vn_free_all(c->attempts[k].host, c->attempts[k].error, c->attempts[k].dir);
+		vn_free_all(c->variant, c->dir, c->host, c->attempts);
 	}
-	json_object_put(g->hosts);
+	for (unsigned i = 0; i < g->nhosts; i++)
+		vn_free_all(g->hosts[i].uri, g->hosts[i].state);
+	free(g->hosts);
 	vn_free_all(g->cells, g->topology, g->accel, g->host, g->started);
 	vn_result_clear(&g->verdicts);
 }

@@ -13,6 +13,7 @@
  * again on another host. A host found dead takes no more runs. So every cell
  * ends with exactly one run directory, and no run is counted twice.
  */
+#include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -152,16 +153,16 @@ unsigned vn_spread_take(const struct group *g, unsigned *queue, unsigned head, u
 
 static void host_json(struct group *g, struct host *hosts, unsigned n)
 {
-	json_object_put(g->hosts);
-	g->hosts = json_object_new_array();
-	for (unsigned i = 0; i < n; i++) {
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "uri", json_object_new_string(hosts[i].h->uri));
-		json_object_object_add(j, "capacity", json_object_new_int64(hosts[i].capacity));
-		json_object_object_add(j, "runs", json_object_new_int64(hosts[i].runs));
-		json_object_object_add(j, "state", json_object_new_string(hosts[i].dead ? hosts[i].dead : "ok"));
-		json_object_array_add(g->hosts, j);
-	}
+	for (unsigned i = 0; i < g->nhosts; i++)
+		vn_free_all(g->hosts[i].uri, g->hosts[i].state);
+	free(g->hosts);
+	g->hosts = vn_xcalloc(n ? n : 1, sizeof(*g->hosts));
+	g->nhosts = n;
+	for (unsigned i = 0; i < n; i++)
+		g->hosts[i] = (struct vn_result_group_host){.uri = vn_xstrdup(hosts[i].h->uri),
+							    .state = vn_xstrdup(hosts[i].dead ? hosts[i].dead : "ok"),
+							    .capacity = hosts[i].capacity,
+							    .runs = hosts[i].runs};
 }
 
 /* The cell's directory as the failed host left it, to attempts/VARIANT-REPEAT-N; its new name, relative. */
@@ -169,8 +170,7 @@ char *vn_spread_move_aside(const struct group *g, const struct cell *c)
 {
 	_cleanup_free_ char *from = vn_xasprintf("%s/%s", g->dir, c->dir);
 	_cleanup_free_ char *att = vn_xasprintf("%s/attempts", g->dir);
-	size_t n = c->attempts ? json_object_array_length(c->attempts) : 0;
-	_cleanup_free_ char *name = vn_xasprintf("%s-%u-%zu", c->variant, c->repeat, n + 1);
+	_cleanup_free_ char *name = vn_xasprintf("%s-%u-%u", c->variant, c->repeat, c->nattempts + 1);
 
 	if (mkdir(att, 0755) < 0 && errno != EEXIST)
 		return NULL;
@@ -261,13 +261,11 @@ static void spread_requeue(struct spread *sp, struct job *j, const struct vn_cel
 	free(j->host->dead);
 	j->host->dead = vn_xasprintf("failed during the matrix: %s", why_dead);
 	_cleanup_free_ char *moved = vn_spread_move_aside(g, c);
-	json_object *a = json_object_new_object();
-	json_object_object_add(a, "host", json_object_new_string(j->host->h->uri));
-	json_object_object_add(a, "error", json_object_new_string(end->error ? end->error : ""));
-	json_object_object_add(a, "dir", moved ? json_object_new_string(moved) : NULL);
-	if (!c->attempts)
-		c->attempts = json_object_new_array();
-	json_object_array_add(c->attempts, a);
+	c->attempts = vn_xreallocarray(c->attempts, c->nattempts + 1, sizeof(*c->attempts));
+	c->attempts[c->nattempts++] =
+		(struct vn_result_group_attempt){.host = vn_xstrdup(j->host->h->uri),
+						 .error = vn_xstrdup(end->error ? end->error : ""),
+						 .dir = moved ? vn_xstrdup(moved) : NULL};
 	if (o->run_done) {
 		_cleanup_free_ char *why =
 			vn_xasprintf("%s on %s, which no longer answers; it runs again on another host",
