@@ -744,7 +744,7 @@ static void test_metrics_locality(void **state)
 	char dir[] = "/tmp/vnuma-test-locmetrics.XXXXXX";
 	struct loaded l = load(topo, "t.xml", scn, "t.json");
 	struct vn_error err = {0};
-	struct vn_report r = {0};
+	struct vn_result_run r = {0};
 	struct vn_run_step_data steps[1] = {{0}};
 	struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps, .loc_have = true, .loc_dimms_counted = 1};
 	struct vn_loc_counts st[1];
@@ -788,7 +788,7 @@ static void test_metrics_locality(void **state)
 	assert_true(metric(&r, "locality.matrix.cpu0.mem1", &v));
 	assert_float_equal(v, 900, 0);
 
-	vn_report_clear(&r);
+	vn_result_clear(&r);
 	vn_snapshot_clear(&d.before);
 	vn_snapshot_clear(&d.after);
 	vn_loc_counts_clear(&st[0]);
