@@ -19,6 +19,7 @@
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/strbuf.h"
+#include "golden.h"
 #include "tmpdir.h"
 
 static char *fixture(const char *rel)
@@ -639,6 +640,34 @@ static void test_locality_from_memory(void **state)
 	vn_rm_rf(dir);
 }
 
+/*
+ * Whole pages, byte for byte, against tests/golden/report/: the run fixture
+ * with a trace, and the locality fixture (VN_UPDATE_GOLDEN=1 rewrites them).
+ */
+static void test_run_golden(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir(), *loc = locality_run();
+	static const char *const files[] = {"result.json", "samples.jsonl", "after/dmesg", "after/node0-distance",
+					    "after/node1-distance"};
+	(void)state;
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
+		_cleanup_free_ char *rel = vn_xasprintf("run/%s", files[i]);
+		copy_fixture(rel, dir, files[i], NULL, NULL);
+	}
+	vn_test_put(dir, "trace.jsonl",
+		    "{\"type\":\"header\",\"version\":1,\"events\":[{\"event\":\"migrate:mm_migrate_pages\"},"
+		    "{\"event\":\"sched:sched_move_numa\"}]}\n"
+		    "{\"t\":0.5,\"event\":\"migrate:mm_migrate_pages\",\"fields\":{}}\n"
+		    "{\"t\":2,\"event\":\"sched:sched_move_numa\",\"fields\":{},\"from_node\":1,\"to_node\":0}\n"
+		    "{\"type\":\"end\",\"complete\":true}\n");
+	_cleanup_free_ char *run = report(dir), *locality = report(loc);
+	vn_test_golden("report", "run.html", run, "report.html");
+	vn_test_golden("report", "locality.html", locality, "report.html");
+	vn_rm_rf(dir);
+	vn_rm_rf(loc);
+}
+
 /* Without locality, neither; with a proof that failed, its reason and what it saw, escaped. */
 static void test_locality_absent_or_failed(void **state)
 {
@@ -913,6 +942,7 @@ int main(void)
 		cmocka_unit_test(test_locality_series),
 		cmocka_unit_test(test_locality_from_memory),
 		cmocka_unit_test(test_locality_absent_or_failed),
+		cmocka_unit_test(test_run_golden),
 		cmocka_unit_test(test_locality_line),
 		cmocka_unit_test(test_locality_bad_samples),
 		cmocka_unit_test(test_locality_group),
