@@ -11,6 +11,7 @@
 
 #include "report/html.h"
 #include "report/html-priv.h"
+#include "report/result.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/json.h"
@@ -33,20 +34,30 @@ static bool node_id(const char **p, unsigned *out)
 	return k >= 1 && k <= 3 && v < VN_MAX_NODES;
 }
 
-/* A count as JSON gives it: a number, integer or not, finite, from 0 to a uint64_t's top. */
+/* A count: finite, from 0 to a uint64_t's top. */
+static bool count_fits(double v)
+{
+	return isfinite(v) && v >= 0 && v < COUNT_MAX;
+}
+
+/* A count as JSON gives it: a number, integer or not. */
 static bool count_ok(struct json_object *v, double *out)
 {
 	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
 		return false;
 	*out = json_object_get_double(v);
-	return isfinite(*out) && *out >= 0 && *out < COUNT_MAX;
+	return count_fits(*out);
 }
 
-static double metric(struct json_object *metrics, const char *key, double lo, double hi)
+/* The run's value of key (the last recorded, as result.json keeps it); NAN: none, or outside lo..hi. */
+static double metric(const struct vn_result_run *r, const char *key, double lo, double hi)
 {
-	double v;
-
-	return vn_json_has_finite(metrics, key, &v) && v >= lo && v <= hi ? v : NAN;
+	for (unsigned i = r->nmetrics; i-- > 0;)
+		if (strcmp(r->metrics[i].name, key) == 0)
+			return isfinite(r->metrics[i].value) && r->metrics[i].value >= lo && r->metrics[i].value <= hi
+				       ? r->metrics[i].value
+				       : NAN;
+	return NAN;
 }
 
 /*
@@ -56,19 +67,16 @@ static double metric(struct json_object *metrics, const char *key, double lo, do
  * the last one and any line dropped or cut off, and tell user from kernel
  * only in the run's totals.
  */
-static void load_matrix(struct vn_html_loc *l, struct json_object *metrics)
+static void load_matrix(struct vn_html_loc *l, const struct vn_result_run *r)
 {
 	_cleanup_free_ double *all = vn_xcalloc((size_t)VN_MAX_NODES * VN_MAX_NODES, sizeof(double));
 	_cleanup_free_ bool *have = vn_xcalloc((size_t)VN_MAX_NODES * VN_MAX_NODES, sizeof(bool));
 	unsigned side = 0;
 
-	if (!json_object_is_type(metrics, json_type_object))
-		return;
-	json_object_object_foreach(metrics, key, val)
-	{
-		const char *p = key;
+	for (unsigned k = 0; k < r->nmetrics; k++) {
+		const char *p = r->metrics[k].name;
+		double v = r->metrics[k].value;
 		unsigned i, j;
-		double v;
 		if (strncmp(p, "locality.", 9) == 0)
 			l->on = true;
 		if (strncmp(p, "locality.matrix.cpu", 19) != 0)
@@ -77,7 +85,7 @@ static void load_matrix(struct vn_html_loc *l, struct json_object *metrics)
 		if (!node_id(&p, &i) || strncmp(p, ".mem", 4) != 0)
 			continue;
 		p += 4;
-		if (!node_id(&p, &j) || *p || !count_ok(val, &v))
+		if (!node_id(&p, &j) || *p || !count_fits(v))
 			continue;
 		all[i * VN_MAX_NODES + j] = v;
 		have[i * VN_MAX_NODES + j] = true;
@@ -213,23 +221,25 @@ static void load_series(struct vn_html_loc *l, const char *samples)
 	l->on |= l->lines || l->bad;
 }
 
-void vn_html_loc_load(struct vn_html_loc *l, struct json_object *result, const char *samples, const char *proof)
+void vn_html_loc_load(struct vn_html_loc *l, const struct vn_result_run *result, const char *samples, const char *proof)
 {
-	struct json_object *metrics = vn_json_get(result, "metrics");
+	/* An incomplete run's result.json has no metrics: its page shows none either. */
+	static const struct vn_result_run none = {0};
+	const struct vn_result_run *r = result->complete ? result : &none;
 
 	memset(l, 0, sizeof(*l));
 	l->proof = proof;
 	l->on = proof != NULL;
-	l->error = vn_json_str(result, "error");
+	l->error = result->error;
 	for (unsigned k = 0; k < 3; k++) {
 		char key[64];
 		snprintf(key, sizeof(key), "locality.remote_fraction.%s", modes[k]);
-		l->remote[k] = metric(metrics, key, 0, 1);
+		l->remote[k] = metric(r, key, 0, 1);
 	}
-	l->accesses = metric(metrics, "locality.accesses", 0, COUNT_MAX);
-	l->outside = metric(metrics, "locality.accesses_outside", 0, COUNT_MAX);
-	l->model_s = metric(metrics, "locality.model_s", 0, 1e12);
-	load_matrix(l, metrics);
+	l->accesses = metric(r, "locality.accesses", 0, COUNT_MAX);
+	l->outside = metric(r, "locality.accesses_outside", 0, COUNT_MAX);
+	l->model_s = metric(r, "locality.model_s", 0, 1e12);
+	load_matrix(l, r);
 	if (samples)
 		load_series(l, samples);
 }

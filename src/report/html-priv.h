@@ -12,7 +12,12 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-/* Text as HTML (also safe inside a quoted attribute), at most VN_HTML_MAX_TEXT bytes of it. */
+/*
+ * Text as HTML (also safe inside a quoted attribute), at most
+ * VN_HTML_MAX_TEXT bytes of it, cleaned as result.json's writer cleans the
+ * guest's text (vn_text_clean), so a run drawn from memory looks as drawn
+ * from its file.
+ */
 void vn_html_text(struct vn_strbuf *b, const char *s);
 /* A number compactly ("%.4g"); NAN and infinities as "-". */
 void vn_html_num(struct vn_strbuf *b, double v);
@@ -62,6 +67,9 @@ void vn_html_note(struct vn_strbuf *b, const char *text);
 
 /* The assertions table: [{name, verdict, observed, expected, detail}], verdicts coloured. */
 void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions);
+/* The same table from a run's verdicts. */
+struct vn_verdict;
+void vn_html_verdicts_run(struct vn_strbuf *b, const struct vn_verdict *v, unsigned n);
 
 /* DIR/NAME parsed (strict JSON, at most max bytes): the file's errors are input errors naming it. */
 int vn_html_read_json(const char *dir, const char *name, size_t max, struct json_object **out, struct vn_error *err);
@@ -93,7 +101,9 @@ struct vn_html_loc {
 	double *t, *all, *row[VN_HTML_LOC_ROWS];
 	unsigned lines, bad; /* sample lines with a readable matrix, and with an unreadable one */
 };
-void vn_html_loc_load(struct vn_html_loc *l, struct json_object *result, const char *samples, const char *proof);
+struct vn_result_run;
+void vn_html_loc_load(struct vn_html_loc *l, const struct vn_result_run *result, const char *samples,
+		      const char *proof);
 void vn_html_loc_clear(struct vn_html_loc *l);
 /*
  * The matrix the runner put at the head of one samples.jsonl line (n bytes):

@@ -8,6 +8,7 @@
 #include "metrics/samples.h"
 #include "report/html.h"
 #include "report/html-priv.h"
+#include "report/result.h"
 #include "topology/fallback.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -17,7 +18,6 @@
 
 /* Bigger than any real one (a 1 s sampler writes ~10 kB a line: hours); the page draws VN_HTML_MAX_POINTS of it. */
 #define SAMPLES_MAX (256u << 20)
-#define RESULT_MAX  (16u << 20)
 #define DMESG_MAX   (16u << 20)
 /* A line per node: a few kB even at VN_MAX_NODES. */
 #define PROOF_MAX (1u << 20)
@@ -33,50 +33,44 @@ static void row(struct vn_strbuf *b, const char *key, const char *value)
 	vn_strbuf_printf(b, "</td></tr>\n");
 }
 
-static void header(struct vn_strbuf *b, struct json_object *res)
+static void header(struct vn_strbuf *b, const struct vn_result_run *res)
 {
-	struct json_object *kernel = vn_json_get(res, "kernel");
-	const char *scenario = vn_json_str(res, "scenario"), *error = vn_json_str(res, "error");
-	bool is_complete = vn_json_bool(res, "complete"), is_passed = vn_json_bool(res, "passed");
+	bool is_passed = res->complete && !vn_result_failures(res) && !vn_result_undecided(res);
 	char num[64];
-	double v;
 
 	vn_strbuf_printf(b, "<h1>");
-	vn_html_text(b, scenario ? scenario : "vnuma run");
+	vn_html_text(b, res->scenario ? res->scenario : "vnuma run");
 	vn_strbuf_printf(b, "</h1>\n");
-	if (!is_complete) {
+	if (!res->complete) {
 		vn_strbuf_printf(b, "<div class=\"banner fail\" id=\"status\">INCOMPLETE: ");
-		vn_html_text(b, error ? error : "the run did not end");
+		vn_html_text(b, res->error ? res->error : "the run did not end");
 	} else {
 		vn_strbuf_printf(b, "<div class=\"banner %s\" id=\"status\">%s", is_passed ? "pass" : "fail",
 				 is_passed ? "PASSED: every assertion held" : "FAILED: an assertion did not hold");
 	}
 	vn_strbuf_printf(b, "</div>\n<table class=\"header\">\n");
-	row(b, "description", vn_json_str(res, "description"));
-	row(b, "variant", vn_json_str(res, "variant"));
-	if (vn_json_has_finite(res, "repeat", &v)) {
-		snprintf(num, sizeof(num), "%.0f", v);
-		row(b, "repeat", num);
-	}
-	row(b, "topology", vn_json_str(res, "topology"));
-	row(b, "kernel", vn_json_str(kernel, "release"));
-	row(b, "kernel version", vn_json_str(kernel, "version"));
-	row(b, "kernel cmdline", vn_json_str(kernel, "cmdline"));
-	row(b, "kernel recipe", vn_json_str(kernel, "recipe"));
-	const char *acc = vn_json_str(res, "accelerator"), *why = vn_json_str(res, "accelerator_reason");
-	_cleanup_free_ char *accel = acc && why ? vn_xasprintf("%s (%s)", acc, why) : vn_xstrdup_or_null(acc);
+	row(b, "description", res->description);
+	/* As result.json's writer puts them. */
+	row(b, "variant", res->variant ? res->variant : "default");
+	snprintf(num, sizeof(num), "%u", res->repeat ? res->repeat : 1);
+	row(b, "repeat", num);
+	row(b, "topology", res->topology);
+	row(b, "kernel", res->kernel_release);
+	row(b, "kernel version", res->kernel_version);
+	row(b, "kernel cmdline", res->kernel_cmdline);
+	row(b, "kernel recipe", res->kernel_recipe);
+	_cleanup_free_ char *accel = res->accel && res->accel_reason
+					     ? vn_xasprintf("%s (%s)", res->accel, res->accel_reason)
+					     : vn_xstrdup_or_null(res->accel);
 	row(b, "accelerator", accel);
-	row(b, "started", vn_json_str(res, "started_utc"));
-	if (vn_json_has_finite(res, "duration_s", &v)) {
-		snprintf(num, sizeof(num), "%.1f s", v);
-		row(b, "duration", num);
-	}
-	row(b, "sampling cost", vn_json_str(res, "sampling_cost"));
+	row(b, "started", res->started_utc);
+	snprintf(num, sizeof(num), "%.1f s", res->duration_s);
+	row(b, "duration", num);
+	row(b, "sampling cost", res->sampling_cost);
 	vn_strbuf_printf(b, "</table>\n");
-	const char *fidelity = vn_json_str(res, "fidelity");
-	if (fidelity) {
+	if (res->fidelity) {
 		vn_strbuf_printf(b, "<h2>Fidelity at boot</h2><pre>");
-		vn_html_text(b, fidelity);
+		vn_html_text(b, res->fidelity);
 		vn_strbuf_printf(b, "</pre>\n");
 	}
 }
@@ -547,7 +541,7 @@ static void trace(struct vn_strbuf *b, const struct vn_html_trace *tr)
 
 void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
 {
-	const char *scenario = vn_json_str(in->result, "scenario");
+	const char *scenario = in->result->scenario;
 	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s", scenario ? scenario : in->dir);
 
 	vn_html_page_begin(b, title);
@@ -555,7 +549,7 @@ void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
 	vn_html_loc_load(&loc, in->result, in->samples, in->loc_proof);
 	header(b, in->result);
 	vn_strbuf_printf(b, "<h2>Assertions</h2>\n");
-	vn_html_verdicts(b, vn_json_get(in->result, "assertions"));
+	vn_html_verdicts_run(b, in->result->verdicts, in->result->nverdicts);
 	distances(b, in, &loc);
 	fallback(b, in);
 	samples(b, in, &loc);
@@ -565,7 +559,7 @@ void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
 
 /* What a run directory holds for its page, read as `vnuma report DIR` finds it. */
 struct loaded {
-	json_object *res;
+	struct vn_result_run res;
 	char *samples, *samples_why, *fallback_why, *loc_proof;
 	struct vn_fallback fallback;
 	unsigned rows[VN_MAX_NODES][VN_MAX_NODES];
@@ -578,7 +572,7 @@ static void loaded_free(struct loaded **lp)
 
 	if (!l)
 		return;
-	json_object_put(l->res);
+	vn_result_clear(&l->res);
 	free(l->samples);
 	free(l->samples_why);
 	free(l->fallback_why);
@@ -683,17 +677,14 @@ static void load_proof(const char *dir, struct loaded *l, struct vn_html_run_in 
 int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 {
 	_cleanup_(loaded_free) struct loaded *l = vn_xcalloc(1, sizeof(*l));
-	_cleanup_free_ char *path = vn_xasprintf("%s/samples.jsonl", dir);
-	struct vn_html_run_in in = {.dir = dir};
+	_cleanup_free_ char *path = vn_xasprintf("%s/samples.jsonl", dir), *rpath = vn_xasprintf("%s/result.json", dir);
+	struct vn_html_run_in in = {.dir = dir, .result = &l->res};
 	struct vn_error e = {0};
 	size_t len;
 	int rc;
 
-	if ((rc = vn_html_read_json(dir, "result.json", RESULT_MAX, &l->res, err)) < 0)
+	if ((rc = vn_result_load(rpath, &l->res, err)) < 0)
 		return rc;
-	if (!json_object_is_type(l->res, json_type_object))
-		return vn_input_error(err, "%s/result.json: not a JSON object", dir);
-	in.result = l->res;
 	if (vn_file_read(path, SAMPLES_MAX, &l->samples, &len, &e) < 0) {
 		l->samples_why = vn_xstrdup(e.msg);
 		vn_error_clear(&e);

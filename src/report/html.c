@@ -9,14 +9,17 @@
 #include <sys/stat.h>
 
 #include "report/html-priv.h"
+#include "report/result.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/strbuf.h"
 
-void vn_html_text(struct vn_strbuf *b, const char *s)
+void vn_html_text(struct vn_strbuf *b, const char *raw)
 {
+	_cleanup_free_ char *s = raw ? vn_text_dup(raw, SIZE_MAX, VN_TEXT_LINES) : NULL;
 	size_t n = s ? strlen(s) : 0;
 	bool cut = n > VN_HTML_MAX_TEXT;
 
@@ -35,12 +38,7 @@ void vn_html_text(struct vn_strbuf *b, const char *s)
 		case '>': rep = "&gt;"; break;
 		case '"': rep = "&quot;"; break;
 		case '\'': rep = "&#39;"; break;
-		case '\n':
-		case '\t': break;
-		default:
-			/* Control characters are not allowed in HTML text; the guest may have sent any. */
-			if (c < 0x20 || c == 0x7f)
-				rep = "?";
+		default: break;
 		}
 		if (rep)
 			vn_strbuf_append(b, rep, strlen(rep));
@@ -374,33 +372,60 @@ static void cell(struct vn_strbuf *b, const char *text, bool pre)
 	vn_strbuf_printf(b, pre ? "</pre></td>" : "</td>");
 }
 
-void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions)
+static void verdicts_head(struct vn_strbuf *b, size_t n)
 {
-	size_t n = json_object_is_type(assertions, json_type_array) ? json_object_array_length(assertions) : 0;
-
 	if (!n) {
 		vn_html_note(b, "No assertions.");
 		return;
 	}
 	vn_strbuf_printf(b, "<table class=\"verdicts\"><tr><th>verdict</th><th>assertion</th><th>observed</th>"
 			    "<th>expected</th><th>detail</th></tr>\n");
-	for (size_t i = 0; i < n && i < VN_HTML_MAX_VERDICTS; i++) {
-		struct json_object *a = json_object_array_get_idx(assertions, i);
-		const char *v = vn_json_str(a, "verdict");
-		bool pass = v && strcmp(v, "pass") == 0, noisy = v && strcmp(v, "too noisy") == 0;
-		vn_strbuf_printf(b, "<tr><td class=\"%s\">", pass ? "pass" : noisy ? "noisy" : "fail");
-		vn_html_text(b, v ? v : "?");
-		vn_strbuf_printf(b, "</td>");
-		cell(b, vn_json_str(a, "name"), false);
-		cell(b, vn_json_str(a, "observed"), false);
-		cell(b, vn_json_str(a, "expected"), false);
-		cell(b, vn_json_str(a, "detail"), true);
-		vn_strbuf_printf(b, "</tr>\n");
-	}
-	vn_strbuf_printf(b, "</table>\n");
+}
+
+/* One assertion's row; word "pass", "fail" or "too noisy" (NULL: not known). */
+static void verdict_row(struct vn_strbuf *b, const char *word, const char *name, const char *observed,
+			const char *expected, const char *detail)
+{
+	bool pass = word && strcmp(word, "pass") == 0, noisy = word && strcmp(word, "too noisy") == 0;
+
+	vn_strbuf_printf(b, "<tr><td class=\"%s\">", pass ? "pass" : noisy ? "noisy" : "fail");
+	vn_html_text(b, word ? word : "?");
+	vn_strbuf_printf(b, "</td>");
+	cell(b, name, false);
+	cell(b, observed, false);
+	cell(b, expected, false);
+	cell(b, detail, true);
+	vn_strbuf_printf(b, "</tr>\n");
+}
+
+static void verdicts_foot(struct vn_strbuf *b, size_t n)
+{
+	if (n)
+		vn_strbuf_printf(b, "</table>\n");
 	if (n > VN_HTML_MAX_VERDICTS)
 		vn_strbuf_printf(b, "<p class=\"note\">%zu more assertions in result.json.</p>\n",
 				 n - VN_HTML_MAX_VERDICTS);
+}
+
+void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions)
+{
+	size_t n = json_object_is_type(assertions, json_type_array) ? json_object_array_length(assertions) : 0;
+
+	verdicts_head(b, n);
+	for (size_t i = 0; i < n && i < VN_HTML_MAX_VERDICTS; i++) {
+		struct json_object *a = json_object_array_get_idx(assertions, i);
+		verdict_row(b, vn_json_str(a, "verdict"), vn_json_str(a, "name"), vn_json_str(a, "observed"),
+			    vn_json_str(a, "expected"), vn_json_str(a, "detail"));
+	}
+	verdicts_foot(b, n);
+}
+
+void vn_html_verdicts_run(struct vn_strbuf *b, const struct vn_verdict *v, unsigned n)
+{
+	verdicts_head(b, n);
+	for (unsigned i = 0; i < n && i < VN_HTML_MAX_VERDICTS; i++)
+		verdict_row(b, vn_verdict_word(&v[i]), v[i].name, v[i].observed, v[i].expected, v[i].detail);
+	verdicts_foot(b, n);
 }
 
 int vn_html_read_json(const char *dir, const char *name, size_t max, struct json_object **out, struct vn_error *err)

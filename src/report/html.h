@@ -36,8 +36,8 @@ int vn_report_html_write(const char *dir, const char *out_path, struct vn_error 
  * or from its directory (`vnuma report DIR`): the same page either way.
  * Everything is borrowed.
  */
-struct json_object;
 struct vn_fallback;
+struct vn_result_run;
 
 /* The page's tracepoint chart: every event's time and tracepoint, from the capture or from trace.jsonl. */
 #define VN_HTML_TRACE_NAMES_MAX 32
@@ -61,9 +61,9 @@ void vn_html_trace_add(struct vn_html_trace *tr, double t, unsigned k, bool cros
 void vn_html_trace_clear(struct vn_html_trace *tr);
 
 struct vn_html_run_in {
-	const char *dir;            /* the run directory: the title without a scenario */
-	struct json_object *result; /* result.json's object (vn_result_json) */
-	const char *samples;        /* samples.jsonl's text; NULL: none, samples_why says why */
+	const char *dir;                    /* the run directory: the title without a scenario */
+	const struct vn_result_run *result; /* the runner's, or result.json read back (vn_result_load) */
+	const char *samples;                /* samples.jsonl's text; NULL: none, samples_why says why */
 	const char *samples_why;
 	/* The kernel's distance matrix from one snapshot (dist_from: "after" or "before"; NULL: none). */
 	const char *dist_from;

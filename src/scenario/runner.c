@@ -592,9 +592,8 @@ void vn_run_page(const struct vn_run_data *d, struct vn_html_run_in *in)
 /* report.html from what the run holds, the same page `vnuma report DIR` draws from the files. */
 static int write_page(const struct run *r, const struct vn_result_run *rep, bool sampled, struct vn_error *err)
 {
-	_cleanup_json_ json_object *res = vn_result_json(rep);
 	_cleanup_free_ char *why = NULL;
-	struct vn_html_run_in in = {.dir = r->dir, .result = res, .samples = r->samples.s ? r->samples.s : ""};
+	struct vn_html_run_in in = {.dir = r->dir, .result = rep, .samples = r->samples.s ? r->samples.s : ""};
 
 	if (!sampled) {
 		in.samples = NULL;

@@ -15,6 +15,7 @@
 
 #include "report/html.h"
 #include "report/html-priv.h"
+#include "report/result.h"
 #include "topology/limits.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,6 +41,27 @@ static void check_lines(const char *text, double *m)
 	}
 }
 
+/* The run the page draws when text is one JSON object: its error and its metrics, every number kept. */
+static void result_of(const char *text, struct vn_result_run *res)
+{
+	struct json_object *o = vn_html_parse_line(text, strlen(text)), *m;
+
+	memset(res, 0, sizeof(*res));
+	res->complete = true;
+	if (!o)
+		return;
+	if (json_object_is_type(json_object_object_get(o, "error"), json_type_string))
+		res->error = strdup(json_object_get_string(json_object_object_get(o, "error")));
+	if (json_object_object_get_ex(o, "metrics", &m) && json_object_is_type(m, json_type_object)) {
+		json_object_object_foreach(m, key, val)
+		{
+			if (json_object_is_type(val, json_type_int) || json_object_is_type(val, json_type_double))
+				vn_result_metric(res, key, json_object_get_double(val));
+		}
+	}
+	json_object_put(o);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
@@ -52,8 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	check_lines(text, m);
-	struct json_object *res = vn_html_parse_line(text, strlen(text));
-	vn_html_loc_load(&l, res, text, "proof");
+	struct vn_result_run res;
+	result_of(text, &res);
+	vn_html_loc_load(&l, &res, text, "proof");
 	if (l.npoints > VN_HTML_MAX_POINTS || l.nrows > VN_HTML_LOC_ROWS || l.nnodes > VN_MAX_NODES)
 		abort();
 	for (unsigned i = 0; i < l.npoints; i++) {
@@ -69,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vn_html_loc_heatmap(&b, &l);
 	vn_html_loc_chart(&b, &l, false, 0, 0);
 	vn_html_loc_clear(&l);
-	json_object_put(res);
+	vn_result_clear(&res);
 	vn_strbuf_free(&b);
 	free(m);
 	free(text);

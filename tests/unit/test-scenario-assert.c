@@ -822,19 +822,20 @@ static void test_page_from_memory(void **state)
 
 	_cleanup_free_ char *samples = NULL, *result = NULL, *loaded = NULL, *page = NULL,
 			    *rp = vn_xasprintf("%s/result.json", dir), *sp = vn_xasprintf("%s/samples.jsonl", dir);
-	_cleanup_json_ json_object *res = NULL;
+	struct vn_result_run res;
 	assert_int_equal(vn_file_read(rp, 1 << 20, &result, &len, &err), 0);
 	assert_int_equal(vn_file_read(sp, 1 << 20, &samples, &len, &err), 0);
-	assert_int_equal(vn_json_parse(result, rp, &res, &err), 0);
+	assert_int_equal(vn_result_parse(result, rp, &res, &err), 0);
 	vn_snapshot_load(after, 0, &d.after);
 	assert_int_equal(d.after.nnodes, 2);
-	struct vn_html_run_in in = {.dir = dir, .result = res, .samples = samples};
+	struct vn_html_run_in in = {.dir = dir, .result = &res, .samples = samples};
 	vn_run_page(&d, &in);
 	assert_int_equal(vn_report_html_write_run(&in, &err), 0);
 	assert_int_equal(vn_file_read(loaded_path, 16 << 20, &loaded, &len, &err), 0);
 	assert_int_equal(vn_file_read(page_path, 16 << 20, &page, &len, &err), 0);
 	assert_non_null(strstr(page, "<title>node 0 to node 1: 21</title>"));
 	assert_string_equal(page, loaded);
+	vn_result_clear(&res);
 	vn_snapshot_clear(&d.after);
 	vn_rm_rf(dir);
 }
