@@ -12,6 +12,13 @@
 #include "topology/limits.h" /* VN_MAX_NODES: node ids at or above it are refused as bad input */
 #include "util/error.h"
 
+/*
+ * samples.jsonl's size cap: the runner stops keeping lines there, the page
+ * reads at most that much. Bigger than any real one (a 1 s sampler writes
+ * ~10 kB a line: hours).
+ */
+#define VN_SAMPLES_MAX (256u << 20)
+
 struct vn_sample_thread {
 	int tid;
 	int cpu;    /* the CPU it last ran on */

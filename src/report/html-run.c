@@ -16,9 +16,7 @@
 #include "util/file.h"
 #include "util/json.h"
 
-/* Bigger than any real one (a 1 s sampler writes ~10 kB a line: hours); the page draws VN_HTML_MAX_POINTS of it. */
-#define SAMPLES_MAX (256u << 20)
-#define DMESG_MAX   (16u << 20)
+#define DMESG_MAX (16u << 20)
 /* A line per node: a few kB even at VN_MAX_NODES. */
 #define PROOF_MAX (1u << 20)
 /* trace.jsonl: its events' cap (runner-trace.c) plus the header's format files and the end record. */
@@ -685,7 +683,7 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 
 	if ((rc = vn_result_load(rpath, &l->res, err)) < 0)
 		return rc;
-	if (vn_file_read(path, SAMPLES_MAX, &l->samples, &len, &e) < 0) {
+	if (vn_file_read(path, VN_SAMPLES_MAX, &l->samples, &len, &e) < 0) {
 		l->samples_why = vn_xstrdup(e.msg);
 		vn_error_clear(&e);
 	}

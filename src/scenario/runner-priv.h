@@ -29,7 +29,6 @@
 #define STEP_FILE_MAX   (64u << 20)
 #define AUX_OUT_MAX     (1u << 20)
 #define SAMPLE_LINE_MAX (4u << 20)
-#define SAMPLES_MAX     (256u << 20)
 
 enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX, EX_TRACER };
 
@@ -67,7 +66,7 @@ struct run {
 	vn_up_progress_fn progress; /* the run's stages ("step", "collecting"), as the boot's; NULL: silent */
 	void *progress_data;
 	struct vn_strbuf samples;   /* samples.jsonl contents, for the assertions */
-	bool samples_cut;           /* samples reached SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
+	bool samples_cut;           /* samples reached VN_SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
 	struct vn_run_trace *trace; /* the scenario's tracepoints being captured, or NULL */
 	/* What report.html charts of the capture, kept as trace.jsonl is written (traced: it was opened). */
 	bool traced;

@@ -97,7 +97,7 @@ static void sample_line(struct run *r, struct exec *e, const char *line, size_t 
 	vn_run_locality_sample(r, &hb);
 	const char *head = hb.s;
 	size_t hn = hb.len;
-	if (r->samples.len + hn + n > SAMPLES_MAX) {
+	if (r->samples.len + hn + n > VN_SAMPLES_MAX) {
 		r->samples_cut = true;
 		return;
 	}
@@ -456,7 +456,7 @@ static int sample_steps(struct run *r, struct vn_error *err)
 		return vn_infra_error(
 			err, -EMSGSIZE,
 			"%s: samples.jsonl truncated: the sampler sent more than %u MiB, or a line over %u MiB",
-			vn_agent_guest(r->a), SAMPLES_MAX >> 20, SAMPLE_LINE_MAX >> 20);
+			vn_agent_guest(r->a), VN_SAMPLES_MAX >> 20, SAMPLE_LINE_MAX >> 20);
 	return vn_run_gather(r, err);
 }
 
