@@ -173,16 +173,16 @@ static void runs_table(struct vn_strbuf *b, const struct group *g, const char *d
 				 g->more_runs, VN_HTML_MAX_RUNS);
 }
 
-/* A row's entry for the variant, or NULL. */
-static struct json_object *row_variant(struct json_object *row, const char *name)
+/* The first object in o's array key whose member field is value, or NULL: compare.json's rows and variants by name. */
+static struct json_object *find_by(struct json_object *o, const char *key, const char *field, const char *value)
 {
-	struct json_object *vs = vn_json_get(row, "variants");
-	size_t n = json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
+	struct json_object *a = vn_json_get(o, key);
+	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *v = vn_json_str(json_object_array_get_idx(vs, i), "name");
-		if (v && strcmp(v, name) == 0)
-			return json_object_array_get_idx(vs, i);
+		const char *v = vn_json_str(json_object_array_get_idx(a, i), field);
+		if (v && strcmp(v, value) == 0)
+			return json_object_array_get_idx(a, i);
 	}
 	return NULL;
 }
@@ -252,7 +252,7 @@ static void compare_table(struct vn_strbuf *b, const struct group *g)
 		vn_html_text(b, vn_json_str(order[i], "metric"));
 		vn_strbuf_printf(b, "</td>");
 		for (unsigned v = 0; v < g->nvariants; v++)
-			compare_cell(b, row_variant(order[i], g->variants[v]));
+			compare_cell(b, find_by(order[i], "variants", "name", g->variants[v]));
 		vn_strbuf_printf(b, "</tr>\n");
 	}
 	vn_strbuf_printf(b, "</table>\n<p class=\"note\">mean &plusmn;stddev%% (n), then %%change against the base "
@@ -398,20 +398,6 @@ static void add_loc_metric(struct json_object *seen, const char *m)
 		json_object_object_add(seen, m, json_object_new_boolean(1));
 }
 
-/* compare.json's row for metric, or NULL. */
-static struct json_object *find_row(struct json_object *cmp, const char *metric)
-{
-	struct json_object *rows = vn_json_get(cmp, "rows");
-	size_t n = json_object_is_type(rows, json_type_array) ? json_object_array_length(rows) : 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *m = vn_json_str(json_object_array_get_idx(rows, i), "metric");
-		if (m && strcmp(m, metric) == 0)
-			return json_object_array_get_idx(rows, i);
-	}
-	return NULL;
-}
-
 /* The remote fractions compare.json (or else some run) holds, the run's first; names are keys of seen. */
 static unsigned loc_metrics(const struct group *g, struct json_object *seen, const char **out)
 {
@@ -461,12 +447,12 @@ static void locality(struct vn_strbuf *b, const struct group *g)
 		}
 		vn_strbuf_printf(b, "</tr>\n");
 		for (unsigned i = 0; i < n; i++) {
-			struct json_object *row = find_row(g->cmp, metrics[i]);
+			struct json_object *row = find_by(g->cmp, "rows", "metric", metrics[i]);
 			vn_strbuf_printf(b, "<tr><td%s>", vn_json_bool(row, "significant") ? " class=\"sig\"" : "");
 			vn_html_text(b, metrics[i]);
 			vn_strbuf_printf(b, "</td>");
 			for (unsigned v = 0; v < g->nvariants; v++)
-				compare_cell(b, row_variant(row, g->variants[v]));
+				compare_cell(b, find_by(row, "variants", "name", g->variants[v]));
 			vn_strbuf_printf(b, "</tr>\n");
 		}
 		vn_strbuf_printf(b, "</table>\n");
