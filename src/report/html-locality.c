@@ -276,11 +276,16 @@ static void count_short(char *out, size_t size, double v)
 	snprintf(out, size, v < 9.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
 }
 
-static void cell(struct vn_strbuf *b, const struct vn_html_loc *l, unsigned i, unsigned j, const double *rowsum, int px,
-		 int off)
+struct loc_map {
+	const struct vn_html_loc *l;
+	const double *rowsum;
+};
+
+static void cell(struct vn_strbuf *b, const void *ctx, unsigned i, unsigned j, int x, int y, int px)
 {
-	double v = l->matrix[i * l->nnodes + j], share = rowsum[i] > 0 ? v / rowsum[i] : NAN;
-	int x = off + px * (int)j, y = off + px * (int)i;
+	const struct loc_map *lm = ctx;
+	const double *rowsum = lm->rowsum;
+	double v = lm->l->matrix[i * lm->l->nnodes + j], share = rowsum[i] > 0 ? v / rowsum[i] : NAN;
 	char color[8], n[16];
 
 	if (isfinite(share))
@@ -362,24 +367,19 @@ void vn_html_loc_heatmap(struct vn_strbuf *b, const struct vn_html_loc *l)
 		return;
 	}
 	_cleanup_free_ double *rowsum = vn_xcalloc(n, sizeof(double));
+	int px = n <= 4 ? 72 : n <= 8 ? 56 : 36;
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < n; j++)
 			rowsum[i] += isfinite(l->matrix[i * n + j]) ? l->matrix[i * n + j] : 0;
-	int px = n <= 4 ? 72 : n <= 8 ? 56 : n <= 16 ? 36 : (int)(576 / n) < 6 ? 6 : (int)(576 / n), off = 40;
-	int size = off + px * (int)n + 8;
-	vn_strbuf_printf(b,
-			 "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-			 "viewBox=\"0 0 %d %d\" role=\"img\"><text x=\"4\" y=\"12\">CPU\\mem</text>",
-			 size, size, size, size);
-	for (unsigned i = 0; i < n && px >= 12; i++) {
-		int c = off + px * (int)i + px / 2;
-		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%u</text>", c, off - 8, i);
-		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%u</text>", off - 8, c + 4, i);
-	}
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = 0; j < n; j++)
-			cell(b, l, i, j, rowsum, px, off);
-	vn_strbuf_printf(b, "</svg>\n");
+	struct loc_map lm = {.l = l, .rowsum = rowsum};
+	struct vn_html_heatmap h = {
+		.n = n,
+		.px = px,
+		.corner = "CPU\\mem",
+		.cell = cell,
+		.ctx = &lm,
+	};
+	vn_html_heatmap(b, &h);
 	figures(b, l);
 	proof(b, l);
 }

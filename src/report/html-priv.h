@@ -23,6 +23,17 @@ void vn_html_text(struct vn_strbuf *b, const char *s);
 void vn_html_num(struct vn_strbuf *b, double v);
 /* A heatmap cell's colour for frac in 0..1: pale to dark blue, as both heatmaps draw them. */
 void vn_html_heat_color(double frac, char out[8]);
+/* A node by node heatmap: the distances' and the accesses' (html-run.c, html-locality.c). */
+struct vn_html_heatmap {
+	unsigned n;
+	int px;              /* a cell's side up to 16 nodes; past that the map keeps to 576 pixels */
+	const unsigned *ids; /* the nodes' numbers, or NULL for 0..n-1 */
+	const char *corner;  /* text at the top left (escaped), or NULL */
+	/* Draws row i's column j, its top left at x, y. */
+	void (*cell)(struct vn_strbuf *b, const void *ctx, unsigned i, unsigned j, int x, int y, int px);
+	const void *ctx;
+};
+void vn_html_heatmap(struct vn_strbuf *b, const struct vn_html_heatmap *h);
 /* One JSONL line (n bytes) as a JSON object, strictly; NULL when it is anything else. */
 struct json_object *vn_html_parse_line(const char *line, size_t n);
 /* The colour of node (or series) i: one palette across the page, so node 1 is one colour everywhere. */

@@ -73,12 +73,38 @@ static void header(struct vn_strbuf *b, const struct vn_result_run *res)
 	}
 }
 
+struct dist_map {
+	const struct vn_html_run_in *in;
+	unsigned lo, hi;
+};
+
+static void dist_cell(struct vn_strbuf *b, const void *ctx, unsigned i, unsigned j, int x, int y, int px)
+{
+	const struct dist_map *dm = ctx;
+	const unsigned *ids = dm->in->dist_ids;
+
+	if (j >= dm->in->dist_len[i])
+		return;
+	unsigned d = dm->in->dist_row[i][j];
+	double frac = dm->hi > dm->lo ? (double)(d - dm->lo) / (dm->hi - dm->lo) : 0;
+	char color[8];
+	vn_html_heat_color(frac, color);
+	vn_strbuf_printf(b,
+			 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+			 "stroke=\"#fff\"><title>node %u to node %u: %u</title></rect>",
+			 x, y, px, px, color, ids[i], ids[j], d);
+	if (px >= 18)
+		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" style=\"fill:%s\">%u</text>",
+				 x + px / 2, y + px / 2 + 4, frac > 0.5 ? "#fff" : "#222", d);
+}
+
 static void distance_map(struct vn_strbuf *b, const struct vn_html_run_in *in)
 {
-	unsigned n = in->ndist, lo = 255, hi = 0;
+	unsigned n = in->ndist;
 	const unsigned *const *m = in->dist_row;
 	const unsigned *ids = in->dist_ids, *len = in->dist_len;
 	const char *snap = in->dist_from;
+	struct dist_map dm = {.in = in, .lo = 255, .hi = 0};
 
 	if (!n) {
 		vn_html_note(b, "No nodeN-distance files in after/ or before/.");
@@ -86,38 +112,18 @@ static void distance_map(struct vn_strbuf *b, const struct vn_html_run_in *in)
 	}
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < len[i]; j++) {
-			lo = m[i][j] < lo ? m[i][j] : lo;
-			hi = m[i][j] > hi ? m[i][j] : hi;
+			dm.lo = m[i][j] < dm.lo ? m[i][j] : dm.lo;
+			dm.hi = m[i][j] > dm.hi ? m[i][j] : dm.hi;
 		}
-	int cellpx = n <= 16 ? 36 : (int)(576 / n) < 6 ? 6 : (int)(576 / n), off = 40;
-	int size = off + cellpx * (int)n + 8;
-	vn_strbuf_printf(b,
-			 "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-			 "viewBox=\"0 0 %d %d\" role=\"img\">",
-			 size, size, size, size);
-	for (unsigned i = 0; i < n && cellpx >= 12; i++) {
-		int c = off + cellpx * (int)i + cellpx / 2;
-		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%u</text>", c, off - 8, ids[i]);
-		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%u</text>", off - 8, c + 4, ids[i]);
-	}
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = 0; j < len[i] && j < n; j++) {
-			unsigned d = m[i][j];
-			double frac = hi > lo ? (double)(d - lo) / (hi - lo) : 0;
-			char color[8];
-			vn_html_heat_color(frac, color);
-			int x = off + cellpx * (int)j, y = off + cellpx * (int)i;
-			vn_strbuf_printf(b,
-					 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-					 "stroke=\"#fff\"><title>node %u to node %u: %u</title></rect>",
-					 x, y, cellpx, cellpx, color, ids[i], ids[j], d);
-			if (cellpx >= 18)
-				vn_strbuf_printf(
-					b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" style=\"fill:%s\">%u</text>",
-					x + cellpx / 2, y + cellpx / 2 + 4, frac > 0.5 ? "#fff" : "#222", d);
-		}
-	vn_strbuf_printf(
-		b, "</svg>\n<p class=\"note\">From %s/ (nodeN-distance, as the guest kernel reports the SLIT).", snap);
+	struct vn_html_heatmap h = {
+		.n = n,
+		.px = 36,
+		.ids = ids,
+		.cell = dist_cell,
+		.ctx = &dm,
+	};
+	vn_html_heatmap(b, &h);
+	vn_strbuf_printf(b, "<p class=\"note\">From %s/ (nodeN-distance, as the guest kernel reports the SLIT).", snap);
 	for (unsigned i = 0; i < n; i++)
 		if (len[i] != n) {
 			vn_strbuf_printf(b, " Node %u's row has %u entries for %u nodes.", ids[i], len[i], n);

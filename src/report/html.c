@@ -65,6 +65,32 @@ void vn_html_heat_color(double frac, char out[8])
 	snprintf(out, 8, "#%02x%02x%02x", r, g, bl);
 }
 
+void vn_html_heatmap(struct vn_strbuf *b, const struct vn_html_heatmap *h)
+{
+	unsigned n = h->n;
+	int px = n <= 16 ? h->px : (int)(576 / n) < 6 ? 6 : (int)(576 / n), off = 40, size = off + px * (int)n + 8;
+
+	vn_strbuf_printf(b,
+			 "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			 "viewBox=\"0 0 %d %d\" role=\"img\">",
+			 size, size, size, size);
+	if (h->corner) {
+		vn_strbuf_printf(b, "<text x=\"4\" y=\"12\">");
+		vn_html_text(b, h->corner);
+		vn_strbuf_printf(b, "</text>");
+	}
+	for (unsigned i = 0; i < n && px >= 12; i++) {
+		unsigned id = h->ids ? h->ids[i] : i;
+		int c = off + px * (int)i + px / 2;
+		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%u</text>", c, off - 8, id);
+		vn_strbuf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%u</text>", off - 8, c + 4, id);
+	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = 0; j < n; j++)
+			h->cell(b, h->ctx, i, j, off + px * (int)j, off + px * (int)i, px);
+	vn_strbuf_printf(b, "</svg>\n");
+}
+
 json_object *vn_html_parse_line(const char *line, size_t n)
 {
 	json_tokener *tok = json_tokener_new_ex(16);
