@@ -99,7 +99,8 @@ int vn_kernel_patch_apply(const char *tree, const char *patch, const char *name,
 	_cleanup_strbuf_ struct vn_strbuf out = VN_STRBUF_INIT;
 	const char *dry[] = {"patch", "-p1", "--forward", "--batch", "--dry-run", "-i", patch, NULL};
 	const char *real[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-i", patch, NULL};
-	struct vn_spawn_opts so = {.cwd = tree, .log_fd = log_fd, .capture = &out};
+	/* A patch applies in about a second; one still running after 5 minutes hangs (a disk, a FUSE tree). */
+	struct vn_spawn_opts so = {.cwd = tree, .log_fd = log_fd, .capture = &out, .deadline_s = 300};
 	int rc;
 
 	if ((rc = vn_spawn_run(dry, &so, err)) < 0)
