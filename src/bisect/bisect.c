@@ -713,8 +713,10 @@ static int write_group(struct bisect *b, bool ended, struct vn_error *err)
 	const struct vn_bisect_result *res = b->res;
 	_cleanup_free_ char *dir = vn_xasprintf("%s/commits", b->o->outdir);
 	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", dir);
-	_cleanup_(vn_result_group_clear) struct vn_result_group g = {
-		.keys = VN_GROUP_ACCEL | VN_GROUP_BASE | VN_GROUP_COMPLETE, .complete = ended};
+	_cleanup_(vn_result_group_clear) struct vn_result_group g = {.version = VN_RESULT_GROUP_VERSION,
+								     .keys = VN_GROUP_VERSION | VN_GROUP_ACCEL |
+									     VN_GROUP_BASE | VN_GROUP_COMPLETE,
+								     .complete = ended};
 	char name[16];
 	int rc = vn_dir_beneath(b->out_fd, b->o->outdir, "commits", false, 0, NULL);
 

@@ -130,6 +130,7 @@ struct run_args {
 	unsigned nkernels;
 	uint64_t repeats;
 	bool repeats_auto;
+	struct vn_shard shard;
 	const char *hosts_file;
 	const char *arch; /* --arch, in place of the scenario's */
 	char **with;
@@ -161,6 +162,10 @@ static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_erro
 		case 'L': ro->locality = true; break;
 		case 'W': vn_cli_with(optarg, &ra->with, &ra->nwith); break;
 		case 'H': ra->hosts_file = optarg; break;
+		case 'I':
+			if ((rc = vn_shard_parse(optarg, &ra->shard, err)) < 0)
+				return rc;
+			break;
 		case 'X':
 			if ((rc = vn_arch_parse(optarg, "--arch", &parsed, err)) < 0)
 				return rc;
@@ -231,7 +236,8 @@ static int run(struct run_args *ra, const char *arg, struct vn_error *err)
 				    .kernels = ra->kernels,
 				    .nkernels = ra->nkernels,
 				    .repeats = (unsigned)ra->repeats,
-				    .repeats_auto = ra->repeats_auto};
+				    .repeats_auto = ra->repeats_auto,
+				    .shard = ra->shard};
 	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
 	if (ra->hosts_file && (rc = vn_testbed_hosts_load(ra->hosts_file, &hosts, err)) < 0)
 		return rc;
@@ -242,6 +248,10 @@ static int run(struct run_args *ra, const char *arg, struct vn_error *err)
 	mo.nhosts = (unsigned)hosts.n;
 	if ((rc = vn_scenario_check_hosts(s, false, ctx.uri, mo.hosts, mo.nhosts, err)) < 0)
 		return rc;
+	if (mo.shard.count && !vn_scenario_is_matrix(s, &mo))
+		return vn_input_error(err,
+				      "--shard %u/%u: %s is one run (no variants, one kernel, repeats 1), not a matrix",
+				      mo.shard.index, mo.shard.count, arg);
 	if (vn_scenario_is_matrix(s, &mo) || mo.nhosts) {
 		if (ra->ro.keep)
 			return vn_input_error(err, "--keep keeps one guest: not with variants, kernels or repeats");
@@ -307,6 +317,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "a capacity, pool=DIR and timeout=SECONDS per line; docs/hosts.md),\n"
 	 "gathered into one result group; --connect URI more than once does\n"
 	 "the same"},
+	{"shard", 'I', false, "I/N", VN_VAL_NONE,
+	 "run only the I-th of N slices of the matrix's runs (CI's parallel\n"
+	 "jobs, one slice each; vnuma compare DIR... merges the slices'\n"
+	 "groups; docs/ci.md)"},
 	VN_CLI_OPT_END,
 };
 

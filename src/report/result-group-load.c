@@ -206,6 +206,57 @@ static int read_array(const struct vn_json_reader *r, json_object *root, const c
 	return 0;
 }
 
+static int read_version(const struct vn_json_reader *r, json_object *root, struct vn_result_group *g)
+{
+	json_object *v = vn_json_get(root, "version");
+	int rc;
+
+	g->version = 1;
+	if (!v)
+		return 0;
+	g->keys |= VN_GROUP_VERSION;
+	if ((rc = vn_json_uint(r, v, "$.version", 1, INT32_MAX, "an integer >= 1", &g->version)) < 0)
+		return rc;
+	if (g->version > VN_RESULT_GROUP_VERSION)
+		return vn_json_bad(r, "$.version",
+				   "%u: written by a newer vnuma (this one reads group.json up to version %u)",
+				   g->version, VN_RESULT_GROUP_VERSION);
+	return 0;
+}
+
+/* "shard": which slice of which matrix; what slices there are is the merge's to judge (compare). */
+static int read_shard(const struct vn_json_reader *r, json_object *root, struct vn_result_group *g)
+{
+	struct vn_result_group_shard *sh = &g->shard;
+	json_object *o = vn_json_get(root, "shard"), *v;
+	int rc;
+
+	if (!o)
+		return 0;
+	if ((rc = vn_json_check_type(r, o, json_type_object, "$.shard")) < 0)
+		return rc;
+	const struct {
+		const char *key, *path;
+		unsigned *out;
+	} nums[] = {{"count", "$.shard.count", &sh->count},
+		    {"index", "$.shard.index", &sh->index},
+		    {"runs", "$.shard.runs", &sh->runs}};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(nums); i++) {
+		if (!(v = vn_json_get(o, nums[i].key)))
+			return vn_json_missing(r, "$.shard", nums[i].key);
+		if ((rc = vn_json_uint(r, v, nums[i].path, 1, COUNT_MAX, "an integer from 1 to 1048576", nums[i].out)) <
+		    0)
+			return rc;
+	}
+	if (sh->index > sh->count)
+		return vn_json_bad(r, "$.shard.index", "%u, but there are %u slices", sh->index, sh->count);
+	if ((rc = vn_json_get_str(r, o, "$.shard", "matrix", VN_JSON_REQUIRED, &sh->matrix)) < 0)
+		return rc;
+	if (strlen(sh->matrix) != 64 || strspn(sh->matrix, "0123456789abcdef") != 64)
+		return vn_json_bad(r, "$.shard.matrix", "expected a sha256 in lowercase hex");
+	return 0;
+}
+
 static int read_head(const struct vn_json_reader *r, json_object *root, struct vn_result_group *g)
 {
 	json_object *v;
@@ -246,11 +297,13 @@ int vn_result_group_parse(const char *text, const char *name, struct vn_result_g
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = vn_json_parse(text, name, &root, err)) < 0 ||
-	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0 || (rc = read_head(&r, root, out)) < 0 ||
+	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0 || (rc = read_version(&r, root, out)) < 0 ||
+	    (rc = read_head(&r, root, out)) < 0 ||
 	    (rc = read_array(&r, root, "variants", 0, true, read_variant, out)) < 0 ||
 	    (rc = read_array(&r, root, "runs", 0, true, read_run, out)) < 0 ||
 	    (rc = read_array(&r, root, "hosts", VN_GROUP_HOSTS, false, read_host, out)) < 0 ||
-	    (rc = read_array(&r, root, "assertions", VN_GROUP_ASSERTIONS, false, read_assertion, out)) < 0)
+	    (rc = read_array(&r, root, "assertions", VN_GROUP_ASSERTIONS, false, read_assertion, out)) < 0 ||
+	    (rc = read_shard(&r, root, out)) < 0)
 		return rc;
 	return 0;
 }

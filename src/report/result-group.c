@@ -28,7 +28,7 @@ void vn_result_group_clear(struct vn_result_group *g)
 		vn_free_all(g->verdicts[i].name, g->verdicts[i].observed, g->verdicts[i].expected,
 			    g->verdicts[i].detail);
 	vn_free_all(g->scenario, g->topology, g->host, g->accel, g->arch, g->started_utc, g->base, g->variants, g->runs,
-		    g->hosts, g->verdicts);
+		    g->hosts, g->verdicts, g->shard.matrix);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -161,6 +161,8 @@ char *vn_result_group_text(const struct vn_result_group *g)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
 
+	if (g->keys & VN_GROUP_VERSION)
+		json_object_object_add(o, "version", json_object_new_int64(g->version));
 	vn_json_add_str(o, "scenario", g->scenario);
 	vn_json_add_str(o, "topology", g->topology);
 	const struct {
@@ -192,6 +194,14 @@ char *vn_result_group_text(const struct vn_result_group *g)
 			json_object_array_add(as, j);
 		}
 		json_object_object_add(o, "assertions", as);
+	}
+	if (g->shard.count) {
+		json_object *sh = json_object_new_object();
+		json_object_object_add(sh, "index", json_object_new_int64(g->shard.index));
+		json_object_object_add(sh, "count", json_object_new_int64(g->shard.count));
+		json_object_object_add(sh, "runs", json_object_new_int64(g->shard.runs));
+		vn_json_add_str(sh, "matrix", g->shard.matrix);
+		json_object_object_add(o, "shard", sh);
 	}
 	return vn_xasprintf(
 		"%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));

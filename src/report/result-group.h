@@ -35,7 +35,14 @@ enum vn_result_group_key {
 	/* A run's. */
 	VN_GROUP_RUN_REPEAT = 1 << 12,
 	VN_GROUP_RUN_EXIT = 1 << 13,
+	VN_GROUP_VERSION = 1 << 14, /* absent: a file from before "version", read as version 1 */
 };
+
+/*
+ * group.json's format: 2 added "version" and "shard". A newer one is refused
+ * by version rather than read wrong.
+ */
+#define VN_RESULT_GROUP_VERSION 2
 
 struct vn_result_group_variant {
 	char *name;
@@ -70,7 +77,20 @@ struct vn_result_group_host {
 	unsigned capacity, runs;
 };
 
+/*
+ * One of count slices of a matrix's runs (vnuma run --shard INDEX/COUNT),
+ * which vnuma compare merges: matrix identifies the matrix (a sha256 of its
+ * scenario file, variants, repeats and what changes every run), runs counts
+ * all its runs over the slices.
+ */
+struct vn_result_group_shard {
+	unsigned index, count; /* from 1; count 0: the group is a whole matrix */
+	unsigned runs;
+	char *matrix;
+};
+
 struct vn_result_group {
+	unsigned version; /* VN_RESULT_GROUP_VERSION written (with VN_GROUP_VERSION); 1 read from a file without */
 	char *scenario;
 	char *topology, *host, *accel, *arch, *started_utc;
 	unsigned repeats;
@@ -84,6 +104,7 @@ struct vn_result_group {
 	bool complete;
 	unsigned nverdicts; /* the group's own assertions: name, pass/undecided, observed, expected */
 	struct vn_verdict *verdicts;
+	struct vn_result_group_shard shard;
 	unsigned keys;
 };
 

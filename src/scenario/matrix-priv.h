@@ -26,6 +26,7 @@ struct group {
 	struct vn_result_run verdicts;      /* the group's own assertions (change against the base) */
 	unsigned nhosts;                    /* spread: each host, its capacity and what became of it */
 	struct vn_result_group_host *hosts; /* NULL: not spread */
+	struct vn_result_group_shard shard; /* --shard: which slice (count 0: the whole matrix) */
 };
 
 /* How one run of a cell ended: its exit code (0-3), why when it could not run, what its result said. */
@@ -36,6 +37,8 @@ struct vn_cell_end {
 };
 void vn_cell_end_clear(struct vn_cell_end *e);
 
+/* The group as group.json says it (a copy: the cells' and the spread's own state keep changing). */
+void vn_matrix_group_value(const struct group *g, struct vn_result_group *out);
 int vn_matrix_group_write(const struct group *g, struct vn_error *err);
 /* Runs cell k into its directory with ctx's host (a spread child does this in a process of its own). */
 void vn_matrix_cell_run(const struct group *g, unsigned k, const struct vn_testbed_ctx *ctx, struct vn_cell_end *end);
@@ -62,3 +65,9 @@ unsigned vn_spread_take(const struct group *g, unsigned *queue, unsigned head, u
  * that is not a directory of its own (a symlink planted in a reused group).
  */
 char *vn_spread_move_aside(const struct group *g, const struct cell *c);
+/*
+ * --shard I/N: the group's cells cut to the I-th slice, and g->shard set (the
+ * matrix's identity among them). A slice with no runs (N above the runs) is
+ * bad input, as --repeats auto is, whose rounds no slice can know.
+ */
+int vn_matrix_shard(struct group *g, struct vn_error *err);

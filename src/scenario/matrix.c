@@ -29,10 +29,10 @@ static const char *kernel_of(const struct group *g, const struct vn_scn_variant 
 	return g->s->kernel ? g->s->kernel : "stock";
 }
 
-/* The group as group.json says it: a copy, which the cells' and the spread's own state keep changing. */
-static void group_value(const struct group *g, struct vn_result_group *out)
+void vn_matrix_group_value(const struct group *g, struct vn_result_group *out)
 {
 	*out = (struct vn_result_group){
+		.version = VN_RESULT_GROUP_VERSION,
 		.scenario = vn_xstrdup(g->s->name),
 		.topology = g->topology ? vn_xstrdup(g->topology) : NULL,
 		.host = g->host ? vn_xstrdup(g->host) : NULL,
@@ -41,9 +41,11 @@ static void group_value(const struct group *g, struct vn_result_group *out)
 		.repeats = g->repeats,
 		.base = vn_xstrdup(g->s->variants[0].name),
 		.complete = g->complete,
-		.keys = VN_GROUP_HOST | VN_GROUP_ACCEL | VN_GROUP_STARTED | VN_GROUP_REPEATS | VN_GROUP_BASE |
-			VN_GROUP_COMPLETE | VN_GROUP_ASSERTIONS,
+		.shard = g->shard,
+		.keys = VN_GROUP_VERSION | VN_GROUP_HOST | VN_GROUP_ACCEL | VN_GROUP_STARTED | VN_GROUP_REPEATS |
+			VN_GROUP_BASE | VN_GROUP_COMPLETE | VN_GROUP_ASSERTIONS,
 	};
+	out->shard.matrix = g->shard.matrix ? vn_xstrdup(g->shard.matrix) : NULL;
 	for (unsigned i = 0; i < g->s->nvariants; i++) {
 		const struct vn_scn_variant *v = &g->s->variants[i];
 		struct vn_result_group_variant *gv = vn_result_group_add_variant(out, v->name);
@@ -85,7 +87,7 @@ int vn_matrix_group_write(const struct group *g, struct vn_error *err)
 	_cleanup_(vn_result_group_clear) struct vn_result_group value = {0};
 	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", g->dir);
 
-	group_value(g, &value);
+	vn_matrix_group_value(g, &value);
 	_cleanup_free_ char *text = vn_result_group_text(&value);
 	return vn_file_write_text(path, text, err);
 }
@@ -115,7 +117,7 @@ static void cells_free(struct group *g)
 	for (unsigned i = 0; i < g->nhosts; i++)
 		vn_free_all(g->hosts[i].uri, g->hosts[i].state);
 	free(g->hosts);
-	vn_free_all(g->cells, g->topology, g->accel, g->host, g->started);
+	vn_free_all(g->cells, g->topology, g->accel, g->host, g->started, g->shard.matrix);
 	vn_result_clear(&g->verdicts);
 }
 
@@ -330,6 +332,31 @@ static int run_here(struct group *g, const struct vn_testbed_ctx *ctx, struct vn
 	return rc;
 }
 
+/* The comparison, the group's change assertions judged from it, and the page. */
+static int group_compare(struct group *g, struct vn_matrix_result *res, struct vn_error *err)
+{
+	/* The comparison and the page are for people: a failure to make them is said, not fatal to the group. */
+	struct vn_error ce = {0};
+	struct vn_compare *cmp = NULL;
+	int rc = 0;
+
+	if (vn_compare_write_group(g->dir, &cmp, &ce) < 0)
+		snprintf(res->compare_error, sizeof(res->compare_error), "%s", ce.msg);
+	res->compare = cmp;
+	vn_error_clear(&ce);
+	if (cmp && g->complete) {
+		vn_scenario_judge_changes(g->s, cmp, &g->verdicts);
+		if ((rc = vn_matrix_group_write(g, err)) < 0)
+			return rc;
+		res->verdicts = g->verdicts;
+		memset(&g->verdicts, 0, sizeof(g->verdicts));
+	}
+	if (vn_report_html_write(g->dir, NULL, &ce) < 0 && !res->compare_error[0])
+		snprintf(res->compare_error, sizeof(res->compare_error), "report.html: %.3900s", ce.msg);
+	vn_error_clear(&ce);
+	return 0;
+}
+
 int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_matrix_opts *o,
 			   struct vn_matrix_result *res, char **dirp, struct vn_error *err)
 {
@@ -358,13 +385,6 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 			return vn_error_prefix(err, "variant %s", s->variants[i].name);
 	}
 
-	dir = o->run.outdir ? vn_xstrdup(o->run.outdir) : vn_run_default_dir(s->name);
-	if ((rc = vn_run_dir_refuse(dir, o->run.force, NULL, err)) < 0)
-		return rc;
-	if ((rc = vn_mkdir_p(dir, 0755, err)) < 0)
-		return rc;
-	g.dir = dir;
-	*dirp = vn_xstrdup(dir);
 	g.ncells = s->nvariants * g.repeats;
 	g.cells = vn_xcalloc(g.ncells, sizeof(*g.cells));
 	for (unsigned r = 0, k = 0; r < g.repeats; r++)
@@ -373,6 +393,13 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 						   .repeat = r + 1,
 						   .dir = vn_xasprintf("%s/%u", s->variants[i].name, r + 1),
 						   .exit = -1};
+	if ((rc = vn_matrix_shard(&g, err)) < 0)
+		goto out;
+	dir = o->run.outdir ? vn_xstrdup(o->run.outdir) : vn_run_default_dir(s->name);
+	if ((rc = vn_run_dir_refuse(dir, o->run.force, NULL, err)) < 0 || (rc = vn_mkdir_p(dir, 0755, err)) < 0)
+		goto out;
+	g.dir = dir;
+	*dirp = vn_xstrdup(dir);
 	if ((rc = vn_matrix_group_write(&g, err)) < 0)
 		goto out;
 	g.t0 = vn_now_s();
@@ -382,23 +409,9 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	g.complete = !vn_was_interrupted();
 	if ((rc = vn_matrix_group_write(&g, err)) < 0)
 		goto out;
-	/* The comparison and the page are for people: a failure to make them is said, not fatal to the group. */
-	struct vn_error ce = {0};
-	struct vn_compare *cmp = NULL;
-	if (vn_compare_write_group(dir, &cmp, &ce) < 0)
-		snprintf(res->compare_error, sizeof(res->compare_error), "%s", ce.msg);
-	res->compare = cmp;
-	vn_error_clear(&ce);
-	if (cmp && g.complete) {
-		vn_scenario_judge_changes(s, cmp, &g.verdicts);
-		if ((rc = vn_matrix_group_write(&g, err)) < 0)
-			goto out;
-		res->verdicts = g.verdicts;
-		memset(&g.verdicts, 0, sizeof(g.verdicts));
-	}
-	if (vn_report_html_write(dir, NULL, &ce) < 0 && !res->compare_error[0])
-		snprintf(res->compare_error, sizeof(res->compare_error), "report.html: %.3900s", ce.msg);
-	vn_error_clear(&ce);
+	/* A slice's table would be a fraction of the matrix's: vnuma compare merges the slices' groups. */
+	if (!g.shard.count && (rc = group_compare(&g, res, err)) < 0)
+		goto out;
 	if (vn_was_interrupted())
 		rc = vn_infra_error(err, -EINTR, "interrupted after %u of %u runs; %s/group.json says incomplete",
 				    res->runs, g.ncells, dir);

@@ -8,6 +8,7 @@
 
 #include "report/report.h"
 #include "scenario/backend.h"
+#include "scenario/shard.h"
 #include "scenario/scenario.h"
 #include "testbed/hosts.h"
 #include "testbed/testbed.h"
@@ -69,6 +70,7 @@ struct vn_matrix_opts {
 	 * runs a variant (not with hosts).
 	 */
 	bool repeats_auto;
+	struct vn_shard shard; /* --shard I/N: only the I-th slice of the runs (not with repeats_auto) */
 	/* Before each run (k from 0 of n), and after it with its exit code (0, 1, 2, 3) and report. */
 	void (*run_start)(void *data, unsigned k, unsigned n, const char *variant, unsigned repeat, double elapsed_s);
 	void (*run_done)(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_result_run *rep,

@@ -124,14 +124,15 @@ static void test_spread(void **state)
 {
 	(void)state;
 	_cleanup_(vn_result_group_clear) struct vn_result_group g = {
+		.version = VN_RESULT_GROUP_VERSION,
 		.scenario = vn_xstrdup("memfollow-2node"),
 		.topology = vn_xstrdup("2node"),
 		.accel = vn_xstrdup("mixed: tcg and kvm"),
 		.started_utc = vn_xstrdup("2026-01-02T03:04:05Z"),
 		.repeats = 1,
 		.base = vn_xstrdup("on"),
-		.keys = VN_GROUP_HOST | VN_GROUP_ACCEL | VN_GROUP_STARTED | VN_GROUP_REPEATS | VN_GROUP_BASE |
-			VN_GROUP_COMPLETE | VN_GROUP_ASSERTIONS,
+		.keys = VN_GROUP_VERSION | VN_GROUP_HOST | VN_GROUP_ACCEL | VN_GROUP_STARTED | VN_GROUP_REPEATS |
+			VN_GROUP_BASE | VN_GROUP_COMPLETE | VN_GROUP_ASSERTIONS,
 	};
 	const char *names[] = {"on", "off"};
 	for (unsigned i = 0; i < 2; i++) {
@@ -162,10 +163,11 @@ static void test_bisect(void **state)
 {
 	(void)state;
 	_cleanup_(vn_result_group_clear) struct vn_result_group g = {
+		.version = VN_RESULT_GROUP_VERSION,
 		.scenario = vn_xstrdup("memfollow-2node"),
 		.base = vn_xstrdup("0123456789ab"),
 		.complete = true,
-		.keys = VN_GROUP_ACCEL | VN_GROUP_BASE | VN_GROUP_COMPLETE,
+		.keys = VN_GROUP_VERSION | VN_GROUP_ACCEL | VN_GROUP_BASE | VN_GROUP_COMPLETE,
 	};
 	struct vn_result_group_variant *v = vn_result_group_add_variant(&g, "0123456789ab");
 	v->kernel = vn_xstrdup("");
@@ -175,6 +177,29 @@ static void test_bisect(void **state)
 	vn_result_group_add_run(&g, "0123456789ab", 1, "0123456789ab/run-1", 0);
 	vn_result_group_add_run(&g, "0123456789ab", 2, "0123456789ab/run-2", 3);
 	golden(&g, "group-bisect.json");
+}
+
+#define SHA "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* One slice of a matrix (vnuma run --shard 2/3): which, of which matrix, of how many runs. */
+static void test_shard(void **state)
+{
+	(void)state;
+	_cleanup_(vn_result_group_clear) struct vn_result_group g = {
+		.version = VN_RESULT_GROUP_VERSION,
+		.scenario = vn_xstrdup("grid"),
+		.topology = vn_xstrdup("host"),
+		.repeats = 3,
+		.base = vn_xstrdup("a"),
+		.complete = true,
+		.shard = {.index = 2, .count = 3, .runs = 6, .matrix = vn_xstrdup(SHA)},
+		.keys = VN_GROUP_VERSION | VN_GROUP_REPEATS | VN_GROUP_BASE | VN_GROUP_COMPLETE,
+	};
+	vn_result_group_add_variant(&g, "a");
+	vn_result_group_add_variant(&g, "b");
+	vn_result_group_add_run(&g, "a", 2, "a/2", 0);
+	vn_result_group_add_run(&g, "b", 2, "b/2", 1);
+	golden(&g, "group-shard.json");
 }
 
 static void refused(const char *text, const char *want)
@@ -215,6 +240,14 @@ static void test_malformed(void **state)
 	refused("{\"scenario\": \"s\", \"topology\": null, \"variants\": [{\"name\": \"a\", \"sysctls\": {\"vm.x\": "
 		"1}}]}",
 		"group.json: $.variants[0].sysctls[\"vm.x\"]: expected a string, got 1");
+	refused("{\"version\": 3, \"scenario\": \"s\", \"topology\": null}",
+		"group.json: $.version: 3: written by a newer vnuma (this one reads group.json up to version 2)");
+	refused(HEAD "\"runs\": [], \"shard\": {\"index\": 4, \"count\": 3, \"runs\": 6, \"matrix\": \"" SHA "\"}}",
+		"group.json: $.shard.index: 4, but there are 3 slices");
+	refused(HEAD "\"runs\": [], \"shard\": {\"index\": 0, \"count\": 3, \"runs\": 6, \"matrix\": \"" SHA "\"}}",
+		"group.json: $.shard.index: expected an integer from 1 to 1048576, got 0");
+	refused(HEAD "\"runs\": [], \"shard\": {\"index\": 1, \"count\": 3, \"runs\": 6, \"matrix\": \"x\"}}",
+		"group.json: $.shard.matrix: expected a sha256 in lowercase hex");
 }
 
 int main(void)
@@ -223,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_fixtures_identical),
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_bisect),
+		cmocka_unit_test(test_shard),
 		cmocka_unit_test(test_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
