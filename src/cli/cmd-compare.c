@@ -60,6 +60,10 @@ const struct vn_cmd vn_cmd_compare = {
 		"marked '*' and come first, largest change first. Rows where no variant's\n"
 		"mean differs from the base's are hidden unless --all.\n"
 		"\n"
+		"The groups of a matrix's slices (vnuma run --shard I/N, docs/ci.md) are\n"
+		"merged into the matrix's one group: every slice once, of one matrix, or\n"
+		"it is bad input naming the directories.\n"
+		"\n"
 		"Results of different topologies, accelerators or times (real, virtual)\nare refused unless --force.\n"
 		"Exit 0 when the table was printed, 2 on bad input (FILE: $.json.path: message).",
 	.opts = compare_opts,

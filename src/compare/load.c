@@ -6,6 +6,7 @@
  * the table (names, kernel strings) is printable ASCII.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,9 +335,13 @@ static char *sysctls_text(const struct vn_result_group_variant *v)
 	return b.len ? printable(b.s) : NULL;
 }
 
-/* group.json's variants, after those of the inputs before it; gnames maps its own names to their index. */
+/*
+ * group.json's variants, after those of the inputs before it; gnames maps
+ * its own names to their index. add false: a later slice of a matrix, whose
+ * variants the first slice added (the slices' identity says they are the same).
+ */
 static int load_group_variants(struct loader *ld, const struct vn_json_reader *r, const struct vn_result_group *g,
-			       const char *dir, struct vn_strmap *gnames)
+			       const char *dir, bool add, struct vn_strmap *gnames)
 {
 	struct vn_compare *c = ld->c;
 	char p[VN_JSON_PATH_MAX], pv[VN_JSON_PATH_MAX], gname[256];
@@ -350,6 +355,8 @@ static int load_group_variants(struct loader *ld, const struct vn_json_reader *r
 		/* The key is the group's string, which lives as long as gnames. */
 		if (!vn_strmap_put(gnames, v->name, i))
 			return vn_json_bad(r, vn_json_path_key(p, pv, "name"), "\"%s\" is listed twice", v->name);
+		if (!add)
+			continue;
 		_cleanup_free_ char *fallback = vn_xasprintf("%s/%s", gname, v->name);
 		size_t vi = add_variant(ld, v->name, fallback, dir);
 		set_text(&c->variants[vi].kernel, v->kernel);
@@ -360,17 +367,21 @@ static int load_group_variants(struct loader *ld, const struct vn_json_reader *r
 	return 0;
 }
 
-static int load_group(struct loader *ld, const char *dir, const char *path)
+/*
+ * The group g read from dir's path. *first: where its variants start among
+ * c's, SIZE_MAX to add them (then set); a later slice of a matrix passes the
+ * first slice's.
+ */
+static int load_group(struct loader *ld, const char *dir, const char *path, const struct vn_result_group *gp,
+		      size_t *firstp)
 {
-	_cleanup_(vn_result_group_clear) struct vn_result_group g = {0};
+	const struct vn_result_group g = *gp;
 	const struct vn_json_reader r = {.file = path, .err = ld->err};
 	struct vn_compare *c = ld->c;
 	char p[VN_JSON_PATH_MAX];
 	_cleanup_(vn_strmap_free) struct vn_strmap gnames = {0}; /* group.json's variant names to their index */
 	int rc;
 
-	if ((rc = vn_result_group_load(path, &g, ld->err)) < 0)
-		return rc;
 	/* A group whose topology is null ran nowhere yet: nothing in it compares. */
 	if (!g.topology)
 		return vn_json_missing(&r, "$", "topology");
@@ -379,8 +390,10 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 	_cleanup_free_ char *sc = printable(g.scenario);
 	add_item(&c->scenario, sc);
 	c->incomplete |= !g.complete;
-	size_t first = c->nvariants;
-	if ((rc = load_group_variants(ld, &r, &g, dir, &gnames)) < 0)
+	bool add = *firstp == SIZE_MAX;
+	size_t first = add ? c->nvariants : *firstp;
+	*firstp = first;
+	if ((rc = load_group_variants(ld, &r, &g, dir, add, &gnames)) < 0)
 		return rc;
 	for (unsigned i = 0; i < g.nruns; i++)
 		if ((rc = load_group_run(ld, &r, &g.runs[i], vn_json_path_idx(p, "$.runs", i), dir, &gnames, first)) <
@@ -390,6 +403,26 @@ static int load_group(struct loader *ld, const char *dir, const char *path)
 		if (c->variants[i].runs > c->repeats)
 			c->repeats = c->variants[i].runs;
 	return 0;
+}
+
+/* dirs' group.json files, where they have one, into g[i] (has[i] true). */
+static int load_groups(const char *const *dirs, size_t n, struct vn_result_group *g, bool *has, struct vn_error *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *gpath = vn_xasprintf("%s/group.json", dirs[i]);
+		if ((has[i] = access(gpath, F_OK) == 0) && (rc = vn_result_group_load(gpath, &g[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void groups_free(struct vn_result_group *g, size_t n)
+{
+	for (size_t i = 0; g && i < n; i++)
+		vn_result_group_clear(&g[i]);
+	free(g);
 }
 
 int vn_compare_load(const char *const *dirs, size_t n, const struct vn_compare_opts *o, struct vn_compare **out,
@@ -402,12 +435,24 @@ int vn_compare_load(const char *const *dirs, size_t n, const struct vn_compare_o
 
 	if (!n)
 		return vn_input_error(err, "nothing to compare: give a result group, or two or more run directories");
-	for (size_t i = 0; i < n; i++) {
+	struct vn_result_group *groups = vn_xcalloc(n, sizeof(*groups));
+	_cleanup_free_ bool *has = vn_xcalloc(n, sizeof(*has));
+	_cleanup_free_ size_t *order = vn_xcalloc(n, sizeof(*order));
+	size_t first = SIZE_MAX;
+	/* The slices of one matrix (vnuma run --shard) are read as its one group, in their order. */
+	if ((rc = load_groups(dirs, n, groups, has, err)) < 0 ||
+	    (rc = vn_result_group_shards(dirs, n, groups, order, err)) < 0)
+		goto out;
+	bool sliced = rc == 1;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = sliced ? order[k] : k;
 		_cleanup_free_ char *gpath = vn_xasprintf("%s/group.json", dirs[i]);
 		_cleanup_free_ char *rpath = vn_xasprintf("%s/result.json", dirs[i]);
-		if (access(gpath, F_OK) == 0) {
+		if (!sliced)
+			first = SIZE_MAX;
+		if (has[i]) {
 			group = true;
-			rc = load_group(&ld, dirs[i], gpath);
+			rc = load_group(&ld, dirs[i], gpath, &groups[i], &first);
 		} else if (access(rpath, F_OK) == 0) {
 			rc = load_single(&ld, dirs[i], rpath);
 		} else {
@@ -417,8 +462,13 @@ int vn_compare_load(const char *const *dirs, size_t n, const struct vn_compare_o
 					    dirs[i]);
 		}
 		if (rc < 0)
-			return rc;
+			goto out;
 	}
+	rc = 0;
+out:
+	groups_free(groups, n);
+	if (rc < 0)
+		return rc;
 	if (n == 1 && !group)
 		return vn_input_error(err,
 				      "%s: one run has nothing to compare with: give a result group, or two or "

@@ -131,3 +131,13 @@ char *vn_result_group_text(const struct vn_result_group *g);
 #define VN_RESULT_GROUP_LIST_MAX (1u << 20) /* variants, runs, hosts, attempts, assertions, sysctls */
 int vn_result_group_load(const char *path, struct vn_result_group *out, struct vn_error *err);
 int vn_result_group_parse(const char *text, const char *name, struct vn_result_group *out, struct vn_error *err);
+
+/*
+ * Whether the groups g[0..n) read from dirs are the slices of one matrix:
+ * 0 when none is a slice; 1 when they are every slice of one matrix once,
+ * order[0..n) then their inputs by slice; else an input error naming
+ * the directories (a slice with a group that is none, slices of different
+ * matrices, a slice twice, a slice missing).
+ */
+int vn_result_group_shards(const char *const *dirs, size_t n, const struct vn_result_group *g, size_t *order,
+			   struct vn_error *err);

@@ -599,6 +599,148 @@ static void test_matrix_repeats_auto(void **state)
 	vn_compare_free(res.compare);
 }
 
+/* A 2 x 3 matrix (or with other repeats): shard I/N of it into root/name (shard NULL: the whole). */
+static int shard_matrix(struct fake *f, unsigned repeats, const char *shard, const char *name, struct vn_error *err)
+{
+	_cleanup_free_ char *dir = path_in(f, name), *got = NULL;
+	_cleanup_free_ char *json = vn_xasprintf(
+		"{\"name\": \"grid\", \"topology\": \"./host.xml\", \"repeats\": %u, \"sample_interval_s\": 0.2, "
+		"\"variants\": [{\"name\": \"a\"}, {\"name\": \"b\", \"append\": \"quiet\"}], "
+		"\"steps\": [{\"name\": \"n\", \"workload\": \"cmd\", \"command\": [\"sh\", \"-c\", "
+		"\"echo '{\\\"v\\\": '$$'}'\"]}]}",
+		repeats);
+	_cleanup_scenario_ struct vn_scenario *s = scenario(f, json);
+	struct vn_matrix_opts o = {.run = {.outdir = dir, .backend = &f->be}};
+	struct vn_matrix_result res;
+
+	if (shard && vn_shard_parse(shard, &o.shard, err) < 0)
+		return -1;
+	int rc = vn_scenario_run_matrix(&f->ctx, s, &o, &res, &got, err);
+	if (rc == 0) {
+		assert_int_equal(res.failed + res.broken, 0);
+		vn_result_clear(&res.verdicts);
+		vn_compare_free(res.compare);
+	}
+	return rc;
+}
+
+static int compare_dirs(struct fake *f, const char *const *names, size_t n, struct vn_compare **out,
+			struct vn_error *err)
+{
+	char *dirs[8];
+	for (size_t i = 0; i < n; i++)
+		dirs[i] = path_in(f, names[i]);
+	int rc = vn_compare_load((const char *const *)dirs, n, NULL, out, err);
+	for (size_t i = 0; i < n; i++)
+		free(dirs[i]);
+	return rc;
+}
+
+static void refused_merge(struct fake *f, const char *const *names, size_t n, const char *want)
+{
+	struct vn_compare *c = NULL;
+	struct vn_error err = {0};
+
+	assert_true(compare_dirs(f, names, n, &c, &err) < 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	if (!strstr(err.msg, want))
+		fail_msg("gave: %s\nwant: %s", err.msg, want);
+	vn_error_clear(&err);
+}
+
+/* Slices of 6 runs into 3, 7 into 3 and 3 into 3: consecutive, every run once, sizes within one. */
+static void test_shard_slices(void **state)
+{
+	(void)state;
+	const unsigned totals[] = {6, 7, 3, 10};
+	for (size_t t = 0; t < 4; t++) {
+		unsigned next = 0;
+		for (unsigned i = 1; i <= 3; i++) {
+			unsigned first, end;
+			vn_shard_slice(&(struct vn_shard){i, 3}, totals[t], &first, &end);
+			assert_int_equal(first, next);
+			assert_true(end - first >= totals[t] / 3 && end - first <= totals[t] / 3 + 1);
+			next = end;
+		}
+		assert_int_equal(next, totals[t]);
+	}
+	struct vn_shard sh;
+	struct vn_error err = {0};
+	assert_int_equal(vn_shard_parse("2/3", &sh, &err), 0);
+	assert_int_equal(sh.index, 2);
+	assert_int_equal(sh.count, 3);
+	const char *bad[] = {"0/3", "4/3", "1/0", "junk", "1/3x", "/3", "1/", "-1/3", "1/3/4", ""};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+		assert_int_equal(vn_shard_parse(bad[i], &sh, &err), -EINVAL);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		_cleanup_free_ char *quoted = vn_xasprintf("--shard \"%s\"", bad[i]);
+		assert_non_null(strstr(err.msg, quoted));
+		vn_error_clear(&err);
+	}
+}
+
+/*
+ * A 2 x 3 matrix run whole, and as 3 slices (a/1 b/1, a/2 b/2, a/3 b/3):
+ * the slices merged (given in any order) compare as the whole does, the
+ * same variants, runs and rows; slices missing, twice, or of another
+ * matrix are refused naming the directories.
+ */
+static void test_matrix_shards_merge(void **state)
+{
+	struct fake *f = *state;
+	struct vn_error err = {0};
+
+	if (shard_matrix(f, 3, NULL, "whole", &err) < 0 || shard_matrix(f, 3, "1/3", "s1", &err) < 0 ||
+	    shard_matrix(f, 3, "2/3", "s2", &err) < 0 || shard_matrix(f, 3, "3/3", "s3", &err) < 0 ||
+	    shard_matrix(f, 2, "2/3", "other", &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(f->boots, 6 + 2 + 2 + 2 + 1);
+	_cleanup_free_ char *g2 = slurp(f, "s2/group.json");
+	assert_non_null(strstr(g2, "\"dir\":\"a/2\""));
+	assert_null(strstr(g2, "\"dir\":\"a/1\""));
+	assert_non_null(strstr(g2, "\"index\":2"));
+
+	_cleanup_compare_ struct vn_compare *whole = NULL, *merged = NULL;
+	const char *all[] = {"s3", "s1", "s2"}, *one[] = {"whole"};
+	if (compare_dirs(f, one, 1, &whole, &err) < 0 || compare_dirs(f, all, 3, &merged, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(merged->nvariants, whole->nvariants);
+	assert_int_equal(merged->nvariants, 2);
+	assert_int_equal(merged->repeats, whole->repeats);
+	assert_false(merged->incomplete);
+	for (size_t i = 0; i < whole->nvariants; i++) {
+		assert_string_equal(merged->variants[i].name, whole->variants[i].name);
+		assert_int_equal(merged->variants[i].runs, 3);
+		assert_int_equal(merged->variants[i].complete, whole->variants[i].complete);
+	}
+	assert_int_equal(merged->nrows, whole->nrows);
+	assert_true(whole->nrows > 0);
+	for (size_t r = 0; r < whole->nrows; r++) {
+		const struct vn_compare_row *w = &whole->rows[r];
+		for (size_t i = 0; i < whole->nvariants; i++) {
+			const struct vn_compare_cell *m = vn_compare_find(merged, w->metric, whole->variants[i].name);
+			assert_non_null(m);
+			assert_int_equal(m->n, w->cells[i].n);
+		}
+	}
+
+	const char *missing[] = {"s1", "s3"}, *twice[] = {"s1", "s2", "s2", "s3"}, *alone[] = {"s2"};
+	const char *other[] = {"s1", "other", "s3"}, *mixed[] = {"whole", "s1", "s2", "s3"};
+	refused_merge(f, missing, 2, "slice 2/3 of the matrix is missing; given: ");
+	refused_merge(f, alone, 1, "slice 1/3 of the matrix is missing");
+	refused_merge(f, twice, 4, "/s2 and ");
+	refused_merge(f, twice, 4, "are both slice 2/3 of one matrix");
+	refused_merge(f, other, 3, "/other (slice 2/3) are slices of different matrices");
+	refused_merge(f, mixed, 4, "/s1 is a slice of a matrix (vnuma run --shard) and ");
+
+	/* More slices than runs: refused before any run. */
+	unsigned boots = f->boots;
+	assert_int_equal(shard_matrix(f, 3, "7/7", "s7", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "--shard 7/7: the matrix has 6 runs"));
+	assert_int_equal(f->boots, boots);
+	vn_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +754,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_repeats_one_runs_steps_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_matrix_one_run_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_matrix_repeats_auto, setup, teardown),
+		cmocka_unit_test(test_shard_slices),
+		cmocka_unit_test_setup_teardown(test_matrix_shards_merge, setup, teardown),
 	};
 
 	/* The agent's commands outlive it as orphans: they come to us, to be counted. */
