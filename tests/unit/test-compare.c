@@ -25,6 +25,8 @@
 #include "golden.h"
 #include "compare/compare.h"
 #include "compare/stats.h"
+#include "report/html.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 
 #define near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
@@ -596,6 +598,31 @@ static void test_shared_cpus(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A group's report.html, byte for byte, against tests/golden/report/group.html:
+ * the report fixture's group, its comparison made as a matrix makes it.
+ */
+static void test_group_page_golden(void **state)
+{
+	char dir[64] = "/tmp/vn-test-group-page-XXXXXX", cmd[256];
+	struct vn_error err = {0};
+	struct vn_compare *cmp = NULL;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -r ../report/group/. %s && rm %s/compare.json", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	if (vn_compare_write_group(dir, &cmp, &err) < 0 || vn_report_html_write(dir, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	_cleanup_free_ char *path = vn_xasprintf("%s/report.html", dir);
+	_cleanup_free_ char *html = vn_test_read_all(path);
+	assert_non_null(html);
+	vn_test_golden("report", "group.html", html, "a group's report.html");
+	vn_compare_free(cmp);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -613,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_many_variants),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_shared_cpus),
+		cmocka_unit_test(test_group_page_golden),
 	};
 	return cmocka_run_group_tests(tests, setup_fixtures, NULL);
 }
