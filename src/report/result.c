@@ -162,6 +162,8 @@ json_object *vn_result_json(const struct vn_result_run *r)
 {
 	json_object *o = json_object_new_object(), *k = json_object_new_object(), *a = json_object_new_array();
 
+	/* The reader refuses a version it does not know, instead of misreading a later layout. */
+	json_object_object_add(o, "version", json_object_new_int64(VN_RESULT_VERSION));
 	vn_json_add_str(o, "scenario", r->scenario);
 	vn_json_add_str(o, "description", r->description);
 	vn_json_add_str(o, "variant", r->variant ? r->variant : "default");
