@@ -752,7 +752,7 @@ static int write_group(struct bisect *b, bool ended, struct vn_error *err)
 	struct vn_compare *cmp = NULL;
 	struct vn_error e = {0};
 	/* The comparison and its page are for reading: one that cannot be made is said, not fatal. */
-	if (vn_compare_write_group(dir, &cmp, &e) < 0 || vn_report_html_write(dir, NULL, &e) < 0)
+	if (vn_compare_write_group(dir, &cmp, &e) < 0 || vn_compare_html_write(dir, NULL, cmp, &e) < 0)
 		say(b, "%s: %s", dir, e.msg);
 	vn_compare_free(cmp);
 	vn_error_clear(&e);

@@ -4,7 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "report/html.h"
+#include "compare/compare.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 
@@ -21,7 +21,7 @@ static int cmd_report(int argc, char **argv, struct vn_error *err)
 		return a.exit;
 	const char *dir = argv[optind];
 	_cleanup_free_ char *def = out ? NULL : vn_xasprintf("%s/report.html", dir);
-	if ((rc = vn_report_html_write(dir, out, err)) < 0)
+	if ((rc = vn_compare_html_write(dir, out, NULL, err)) < 0)
 		return rc;
 	fprintf(stderr, "report written to %s\n", out ? out : def);
 	return VN_EXIT_OK;

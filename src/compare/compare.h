@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "report/comparison.h"
 #include "util/cleanup.h"
 #include "util/error.h"
 
@@ -18,68 +19,6 @@
 #define VN_COMPARE_ALPHA 0.05
 /* The detectable change is the one found significant this often (compare/stats.h, vn_stats_detectable). */
 #define VN_COMPARE_POWER 0.8
-
-/* One variant: what ran, and how many of its runs count. */
-struct vn_compare_variant {
-	char *name;
-	char *source;      /* the group or run directory it came from, as given */
-	char *kernel;      /* how the kernel was asked for (group.json "kernel", result.json kernel.recipe), or NULL */
-	char *release;     /* kernel.release of its first complete run, or NULL */
-	char *cmdline;     /* kernel.cmdline of its first complete run, or NULL */
-	char *sysctls;     /* "key=value key=value", or NULL */
-	unsigned runs;     /* the runs the input lists */
-	unsigned complete; /* of those, the ones with "complete": true: only these count */
-};
-
-/* One metric of one variant. */
-struct vn_compare_cell {
-	unsigned n; /* complete runs that recorded the metric; 0: nothing below is meaningful */
-	double mean, stddev;
-	bool has_change;   /* false for the base, or when either side has n = 0 */
-	double change_abs; /* mean - base mean; an infinity where that passes DBL_MAX (1e308 against -1e308) */
-	bool has_pct;      /* has_change, and the base mean is not 0 */
-	double change_pct; /* (mean - base mean) / |base mean| * 100; may be an infinity too */
-	/*
-	 * has_change, both sides have n >= 2 and finite stddevs, and the changes
-	 * are finite (compare/stats.h: vn_stats_welch). A figure that is not
-	 * finite is printed "-" and written null, and is never significant.
-	 */
-	bool has_p;
-	double p_value;
-	bool significant; /* has_p and p_value < VN_COMPARE_ALPHA */
-	/*
-	 * The noise as a figure: the smallest change against the base that this
-	 * cell's and the base's n and stddev would show significant with
-	 * VN_COMPARE_POWER (the base's own: against a copy of itself). Absolute,
-	 * and in % of the base mean when that is not 0 (detect_pct_ok).
-	 */
-	bool has_detect, detect_pct_ok;
-	double detect_abs, detect_pct;
-};
-
-struct vn_compare_row {
-	char *metric;
-	bool absolute;    /* a percentage itself (name ends in '%' or "_pct"): the table shows change_abs */
-	bool significant; /* some variant's cell is */
-	bool changed;     /* some variant's mean differs from the base's (or only one side has the metric) */
-	struct vn_compare_cell *cells; /* one per variant, cells[0] the base */
-};
-
-struct vn_compare {
-	char *scenario, *topology, *accelerator, *arch; /* distinct values joined with ", " (only --force mixes them) */
-	char *time;                                     /* "real", "virtual" (or both, forced), as topology */
-	/*
-	 * The real-time run with the most vCPUs per host CPU, where it had more
-	 * vCPUs than its host had CPUs; else both 0 (vn_compare_shared_cpus).
-	 */
-	unsigned shared_vcpus, shared_host_cpus;
-	unsigned repeats; /* the most runs any variant lists */
-	bool incomplete;  /* some group's group.json says "complete": false */
-	size_t nvariants;
-	struct vn_compare_variant *variants; /* variants[0] is the base */
-	size_t nrows;
-	struct vn_compare_row *rows; /* significant first, then the others; each by largest |change| */
-};
 
 struct vn_compare_opts {
 	bool force; /* compare results of different topologies, accelerators, architectures or times */
@@ -139,3 +78,11 @@ const struct vn_compare_cell *vn_compare_find(const struct vn_compare *c, const 
  * for the group assertions (vn_compare_find).
  */
 int vn_compare_write_group(const char *dir, struct vn_compare **out, struct vn_error *err);
+
+/*
+ * DIR's report.html (out_path NULL: DIR/report.html): a run's page, or a
+ * result group's drawn with its comparison: cmp (a matrix's, just made),
+ * else compared here as vn_compare_write_group does. A group that cannot be
+ * compared gets its page with why in place of the table.
+ */
+int vn_compare_html_write(const char *dir, const char *out_path, const struct vn_compare *cmp, struct vn_error *err);

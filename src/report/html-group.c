@@ -1,49 +1,45 @@
-/* report.html for a result group: the matrix, compare.json's table, and per metric each variant's repeats. */
+/* report.html for a result group: the matrix, its comparison's table, and per metric each variant's repeats. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/html.h"
+#include "report/comparison.h"
 #include "report/html-priv.h"
+#include "report/result-group.h"
+#include "report/result.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
-#include "util/json.h"
 
-#define GROUP_MAX (16u << 20)
 /* Variants drawn (columns, strip chart groups); a matrix wider than this is not one to read on a page. */
 #define MAX_VARIANTS 16
-/* compare.json's rows listed in the table (significant ones first); compare.txt has them all. */
+/* The comparison's rows listed in the table (significant ones first); compare.txt has them all. */
 #define MAX_ROWS 400
-/* compare.json's notes shown beneath the table, and the longest one shown (compare writes 3 of under 400 bytes). */
-#define NOTES_MAX 8
-#define NOTE_MAX  2000
 
 struct run {
-	const char *variant, *dir; /* borrowed from group.json */
-	double repeat, exit;
-	bool has_exit;
-	struct json_object *res; /* its result.json, or NULL */
+	const struct vn_result_group_run *in; /* group.json's */
+	bool has_res;
+	struct vn_result_run res; /* its result.json, when has_res */
 };
 
 struct group {
-	struct json_object *json, *cmp; /* group.json, compare.json (or NULL) */
+	struct vn_result_group g;
+	const struct vn_compare *cmp; /* NULL: none */
 	const char *variants[MAX_VARIANTS];
 	unsigned nvariants, more_variants;
-	struct run runs[VN_HTML_MAX_RUNS];
+	struct run *runs; /* VN_HTML_MAX_RUNS */
 	unsigned nruns, more_runs;
 };
 
 static void group_clear(struct group *g)
 {
-	for (unsigned i = 0; i < g->nruns; i++)
-		if (g->runs[i].res)
-			json_object_put(g->runs[i].res);
-	if (g->cmp)
-		json_object_put(g->cmp);
-	if (g->json)
-		json_object_put(g->json);
+	for (unsigned i = 0; g->runs && i < g->nruns; i++)
+		if (g->runs[i].has_res)
+			vn_result_clear(&g->runs[i].res);
+	free(g->runs);
+	vn_result_group_clear(&g->g);
 }
 
 static int variant_index(const struct group *g, const char *name)
@@ -64,73 +60,88 @@ static void add_variant(struct group *g, const char *name)
 		g->variants[g->nvariants++] = name;
 }
 
+/* A run's recorded value of metric, if it has one. */
+static bool run_metric(const struct run *r, const char *metric, double *out)
+{
+	for (unsigned i = 0; r->has_res && i < r->res.nmetrics; i++)
+		if (strcmp(r->res.metrics[i].name, metric) == 0) {
+			*out = r->res.metrics[i].value;
+			return true;
+		}
+	return false;
+}
+
 /* group.json's variants and runs, and each run's result.json when it can be read. */
 static void load_runs(struct group *g, const char *dir)
 {
-	struct json_object *vs = vn_json_get(g->json, "variants"), *runs = vn_json_get(g->json, "runs");
-	size_t n = json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
-
-	for (size_t i = 0; i < n; i++)
-		add_variant(g, vn_json_str(json_object_array_get_idx(vs, i), "name"));
-	n = json_object_is_type(runs, json_type_array) ? json_object_array_length(runs) : 0;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *r = json_object_array_get_idx(runs, i);
+	g->runs = vn_xcalloc(VN_HTML_MAX_RUNS, sizeof(*g->runs));
+	for (unsigned i = 0; i < g->g.nvariants; i++)
+		add_variant(g, g->g.variants[i].name);
+	for (unsigned i = 0; i < g->g.nruns; i++) {
 		if (g->nruns == VN_HTML_MAX_RUNS) {
 			g->more_runs++;
 			continue;
 		}
 		struct run *run = &g->runs[g->nruns++];
-		*run = (struct run){.variant = vn_json_str(r, "variant"), .dir = vn_json_str(r, "dir"), .repeat = NAN};
-		vn_json_has_finite(r, "repeat", &run->repeat);
-		run->has_exit = vn_json_has_finite(r, "exit", &run->exit);
-		add_variant(g, run->variant);
+		run->in = &g->g.runs[i];
+		add_variant(g, run->in->variant);
 		/* Only inside the group: group.json may sit in a reused directory someone else wrote. */
-		if (!vn_html_path_ok(run->dir))
+		if (!vn_html_path_ok(run->in->dir))
 			continue;
-		_cleanup_free_ char *rel = vn_xasprintf("%s/result.json", run->dir);
+		_cleanup_free_ char *rel = vn_xasprintf("%s/result.json", run->in->dir);
 		/* Nor through a symlink planted there, to someone else's run. */
 		if (vn_path_has_symlink(dir, rel))
 			continue;
-		_cleanup_free_ char *rdir = vn_xasprintf("%s/%s", dir, run->dir);
+		_cleanup_free_ char *path = vn_xasprintf("%s/%s", dir, rel);
 		struct vn_error e = {0};
-		if (vn_html_read_json(rdir, "result.json", GROUP_MAX, &run->res, &e) < 0)
-			run->res = NULL;
+		run->has_res = vn_result_load(path, &run->res, &e) == 0;
+		if (!run->has_res)
+			vn_result_clear(&run->res);
 		vn_error_clear(&e);
 	}
 }
 
-static void header(struct vn_strbuf *b, const struct group *g)
+static void header(struct vn_strbuf *b, const struct group *gr)
 {
-	struct json_object *o = g->json;
-	const char *keys[] = {"topology", "accelerator", "base", "host"};
-	double repeats;
+	const struct vn_result_group *g = &gr->g;
+	const char *const keys[][2] = {
+		{"topology", g->topology}, {"accelerator", g->accel}, {"base", g->base}, {"host", g->host}};
 
 	vn_strbuf_printf(b, "<h1>");
-	vn_html_text(b, vn_json_str(o, "scenario") ? vn_json_str(o, "scenario") : "vnuma result group");
+	vn_html_text(b, g->scenario ? g->scenario : "vnuma result group");
 	vn_strbuf_printf(b, " (result group)</h1>\n");
-	if (!vn_json_bool(o, "complete"))
+	/* A group.json without "complete" is read as complete (compare's view); the page says what it was told. */
+	if (!(g->keys & VN_GROUP_COMPLETE) || !g->complete)
 		vn_strbuf_printf(
 			b, "<div class=\"banner fail\" id=\"status\">INCOMPLETE: not every run has ended</div>\n");
 	vn_strbuf_printf(b, "<table class=\"header\">\n");
 	for (size_t i = 0; i < VN_ARRAY_SIZE(keys); i++) {
-		const char *v = vn_json_str(o, keys[i]);
-		if (!v)
+		if (!keys[i][1])
 			continue;
-		vn_strbuf_printf(b, "<tr><th>%s</th><td>", keys[i]);
-		vn_html_text(b, v);
+		vn_strbuf_printf(b, "<tr><th>%s</th><td>", keys[i][0]);
+		vn_html_text(b, keys[i][1]);
 		vn_strbuf_printf(b, "</td></tr>\n");
 	}
-	if (vn_json_has_finite(o, "repeats", &repeats))
-		vn_strbuf_printf(b, "<tr><th>repeats</th><td>%.0f</td></tr>\n", repeats);
+	if (g->keys & VN_GROUP_REPEATS)
+		vn_strbuf_printf(b, "<tr><th>repeats</th><td>%u</td></tr>\n", g->repeats);
 	vn_strbuf_printf(b, "<tr><th>variants</th><td>");
-	for (unsigned i = 0; i < g->nvariants; i++) {
+	for (unsigned i = 0; i < gr->nvariants; i++) {
 		vn_strbuf_printf(b, "%s<span class=\"chip\" style=\"background:%s\">", i ? " " : "", vn_html_color(i));
-		vn_html_text(b, g->variants[i]);
+		vn_html_text(b, gr->variants[i]);
 		vn_strbuf_printf(b, "</span>");
 	}
-	if (g->more_variants)
-		vn_strbuf_printf(b, " and %u more (not drawn)", g->more_variants);
+	if (gr->more_variants)
+		vn_strbuf_printf(b, " and %u more (not drawn)", gr->more_variants);
 	vn_strbuf_printf(b, "</td></tr>\n</table>\n");
+}
+
+static const char *run_verdict(const struct run *r)
+{
+	if (!r->has_res)
+		return "no result.json";
+	if (!r->res.complete)
+		return "INCOMPLETE";
+	return vn_result_failures(&r->res) || vn_result_undecided(&r->res) ? "fail" : "pass";
 }
 
 static void runs_table(struct vn_strbuf *b, const struct group *g, const char *dir)
@@ -138,17 +149,14 @@ static void runs_table(struct vn_strbuf *b, const struct group *g, const char *d
 	vn_strbuf_printf(b, "<h2>Runs</h2>\n<table class=\"runs\"><tr><th>variant</th><th>repeat</th><th>exit</th>"
 			    "<th>verdict</th><th>report</th></tr>\n");
 	for (unsigned i = 0; i < g->nruns; i++) {
-		const struct run *r = &g->runs[i];
-		const char *verdict = !r->res                             ? "no result.json"
-				      : !vn_json_bool(r->res, "complete") ? "INCOMPLETE"
-				      : vn_json_bool(r->res, "passed")    ? "pass"
-									  : "fail";
+		const struct vn_result_group_run *r = g->runs[i].in;
+		const char *verdict = run_verdict(&g->runs[i]);
 		vn_strbuf_printf(b, "<tr><td>");
 		vn_html_text(b, r->variant ? r->variant : "?");
 		vn_strbuf_printf(b, "</td><td class=\"n\">");
-		vn_html_num(b, r->repeat);
+		vn_html_num(b, r->keys & VN_GROUP_RUN_REPEAT ? r->repeat : NAN);
 		vn_strbuf_printf(b, "</td><td class=\"n\">");
-		if (r->has_exit)
+		if (r->exit >= 0)
 			vn_html_num(b, r->exit);
 		else
 			vn_strbuf_printf(b, "running");
@@ -173,73 +181,64 @@ static void runs_table(struct vn_strbuf *b, const struct group *g, const char *d
 				 g->more_runs, VN_HTML_MAX_RUNS);
 }
 
-/* The first object in o's array key whose member field is value, or NULL: compare.json's rows and variants by name. */
-static struct json_object *find_by(struct json_object *o, const char *key, const char *field, const char *value)
+/* The comparison's row of metric, or NULL. */
+static const struct vn_compare_row *find_row(const struct vn_compare *c, const char *metric)
 {
-	struct json_object *a = vn_json_get(o, key);
-	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *v = vn_json_str(json_object_array_get_idx(a, i), field);
-		if (v && strcmp(v, value) == 0)
-			return json_object_array_get_idx(a, i);
-	}
+	for (size_t i = 0; c && i < c->nrows; i++)
+		if (strcmp(c->rows[i].metric, metric) == 0)
+			return &c->rows[i];
 	return NULL;
 }
 
-/* compare.json's rows in the order shown: the significant ones first, each half in file order. */
-static unsigned ordered_rows(struct json_object *rows, struct json_object **out, unsigned max)
+/* row's cell of the variant named name (the comparison's variants may not be the group's), or NULL. */
+static const struct vn_compare_cell *find_cell(const struct vn_compare *c, const struct vn_compare_row *row,
+					       const char *name)
 {
-	size_t n = json_object_is_type(rows, json_type_array) ? json_object_array_length(rows) : 0;
+	for (size_t v = 0; row && v < c->nvariants; v++)
+		if (strcmp(c->variants[v].name, name) == 0)
+			return &row->cells[v];
+	return NULL;
+}
+
+/* The comparison's rows in the order shown: the significant ones first, each half in its order. */
+static unsigned ordered_rows(const struct vn_compare *c, const struct vn_compare_row **out, unsigned max)
+{
 	unsigned k = 0;
 
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n && k < max; i++) {
-			struct json_object *r = json_object_array_get_idx(rows, i);
-			if (vn_json_str(r, "metric") && vn_json_bool(r, "significant") == (pass == 0))
-				out[k++] = r;
-		}
+		for (size_t i = 0; c && i < c->nrows && k < max; i++)
+			if (c->rows[i].significant == (pass == 0))
+				out[k++] = &c->rows[i];
 	return k;
 }
 
-static void compare_cell(struct vn_strbuf *b, struct json_object *v)
+static void compare_cell(struct vn_strbuf *b, const struct vn_compare_cell *c)
 {
-	double mean, sd, change, p, n;
-
-	if (!v) {
+	if (!c) {
 		vn_strbuf_printf(b, "<td>-</td>");
 		return;
 	}
-	vn_strbuf_printf(b, "<td class=\"n%s\">", vn_json_bool(v, "significant") ? " sig" : "");
-	if (vn_json_has_finite(v, "mean", &mean)) {
-		vn_html_num(b, mean);
-		if (vn_json_has_finite(v, "stddev", &sd) && mean != 0)
-			vn_strbuf_printf(b, " &plusmn;%.1f%%", fabs(sd / mean) * 100);
+	vn_strbuf_printf(b, "<td class=\"n%s\">", c->significant ? " sig" : "");
+	if (c->n > 0 && isfinite(c->mean)) {
+		vn_html_num(b, c->mean);
+		if (c->n >= 2 && isfinite(c->stddev) && c->mean != 0)
+			vn_strbuf_printf(b, " &plusmn;%.1f%%", fabs(c->stddev / c->mean) * 100);
 	} else {
 		vn_strbuf_printf(b, "-");
 	}
-	if (vn_json_has_finite(v, "n", &n))
-		vn_strbuf_printf(b, " <span class=\"note\">n=%.0f</span>", n);
-	if (vn_json_has_finite(v, "change_pct", &change))
-		vn_strbuf_printf(b, "<br>%+.1f%%", change);
-	if (vn_json_has_finite(v, "p_value", &p))
-		vn_strbuf_printf(b, " <span class=\"note\">p=%.3g</span>", p);
+	vn_strbuf_printf(b, " <span class=\"note\">n=%u</span>", c->n);
+	if (c->has_pct && isfinite(c->change_pct))
+		vn_strbuf_printf(b, "<br>%+.1f%%", c->change_pct);
+	if (c->has_p && isfinite(c->p_value))
+		vn_strbuf_printf(b, " <span class=\"note\">p=%.3g</span>", c->p_value);
 	vn_strbuf_printf(b, "</td>");
 }
 
-static void compare_table(struct vn_strbuf *b, const struct group *g)
+/* A table of rows, one column per variant drawn. */
+static void rows_table(struct vn_strbuf *b, const struct group *g, const char *cls, const struct vn_compare_row **rows,
+		       const char *const *names, unsigned n)
 {
-	struct json_object *rows = vn_json_get(g->cmp, "rows");
-	_cleanup_free_ struct json_object **order = vn_xcalloc(MAX_ROWS, sizeof(*order));
-	unsigned n = ordered_rows(rows, order, MAX_ROWS);
-	size_t total = json_object_is_type(rows, json_type_array) ? json_object_array_length(rows) : 0;
-
-	vn_strbuf_printf(b, "<h2>Comparison (compare.json)</h2>\n");
-	if (!n) {
-		vn_html_note(b, "compare.json holds no rows.");
-		return;
-	}
-	vn_strbuf_printf(b, "<table class=\"compare\"><tr><th>metric</th>");
+	vn_strbuf_printf(b, "<table class=\"%s\"><tr><th>metric</th>", cls);
 	for (unsigned v = 0; v < g->nvariants; v++) {
 		vn_strbuf_printf(b, "<th>");
 		vn_html_text(b, g->variants[v]);
@@ -247,27 +246,38 @@ static void compare_table(struct vn_strbuf *b, const struct group *g)
 	}
 	vn_strbuf_printf(b, "</tr>\n");
 	for (unsigned i = 0; i < n; i++) {
-		bool sig = vn_json_bool(order[i], "significant");
-		vn_strbuf_printf(b, "<tr><td%s>", sig ? " class=\"sig\"" : "");
-		vn_html_text(b, vn_json_str(order[i], "metric"));
+		vn_strbuf_printf(b, "<tr><td%s>", rows[i] && rows[i]->significant ? " class=\"sig\"" : "");
+		vn_html_text(b, names[i]);
 		vn_strbuf_printf(b, "</td>");
 		for (unsigned v = 0; v < g->nvariants; v++)
-			compare_cell(b, find_by(order[i], "variants", "name", g->variants[v]));
+			compare_cell(b, find_cell(g->cmp, rows[i], g->variants[v]));
 		vn_strbuf_printf(b, "</tr>\n");
 	}
-	vn_strbuf_printf(b, "</table>\n<p class=\"note\">mean &plusmn;stddev%% (n), then %%change against the base "
-			    "and Welch's p; highlighted: significant.");
-	if (total > n)
-		vn_strbuf_printf(b, " %zu more rows in compare.json.", total - n);
-	vn_strbuf_printf(b, "</p>\n");
-	/* What compare says beneath its table, said here too (someone's file: strings only, bounded). */
-	json_object *notes = vn_json_member(g->cmp, "notes", json_type_array);
-	size_t nnotes = notes ? json_object_array_length(notes) : 0;
-	for (size_t i = 0; i < nnotes && i < NOTES_MAX; i++) {
-		json_object *note = json_object_array_get_idx(notes, i);
-		if (json_object_is_type(note, json_type_string) && json_object_get_string_len(note) <= NOTE_MAX)
-			vn_html_note(b, json_object_get_string(note));
+	vn_strbuf_printf(b, "</table>\n");
+}
+
+static void compare_table(struct vn_strbuf *b, const struct group *g, const struct vn_html_group_in *in)
+{
+	_cleanup_free_ const struct vn_compare_row **order = vn_xcalloc(MAX_ROWS, sizeof(*order));
+	_cleanup_free_ const char **names = vn_xcalloc(MAX_ROWS, sizeof(*names));
+	unsigned n = ordered_rows(g->cmp, order, MAX_ROWS);
+
+	vn_strbuf_printf(b, "<h2>Comparison (compare.json)</h2>\n");
+	if (!n) {
+		vn_html_note(b, "compare.json holds no rows.");
+		return;
 	}
+	for (unsigned i = 0; i < n; i++)
+		names[i] = order[i]->metric;
+	rows_table(b, g, "compare", order, names, n);
+	vn_strbuf_printf(b, "<p class=\"note\">mean &plusmn;stddev%% (n), then %%change against the base "
+			    "and Welch's p; highlighted: significant.");
+	if (g->cmp->nrows > n)
+		vn_strbuf_printf(b, " %zu more rows in compare.json.", g->cmp->nrows - n);
+	vn_strbuf_printf(b, "</p>\n");
+	/* What compare says beneath its table, said here too. */
+	for (size_t i = 0; i < in->nnotes; i++)
+		vn_html_note(b, in->notes[i]);
 }
 
 /* The runs' values of metric, per variant (the caller frees values[v]). */
@@ -278,9 +288,9 @@ static void metric_values(const struct group *g, const char *metric, double **va
 		count[v] = 0;
 	}
 	for (unsigned i = 0; i < g->nruns; i++) {
-		int v = variant_index(g, g->runs[i].variant);
+		int v = variant_index(g, g->runs[i].in->variant);
 		double x;
-		if (v >= 0 && vn_json_has_finite(vn_json_get(g->runs[i].res, "metrics"), metric, &x))
+		if (v >= 0 && run_metric(&g->runs[i], metric, &x))
 			values[v][count[v]++] = x;
 	}
 }
@@ -297,30 +307,39 @@ static int by_score(const void *a, const void *b)
 	return x->score < y->score ? 1 : x->score > y->score ? -1 : strcmp(x->metric, y->metric);
 }
 
-/* Without compare.json: every metric some run recorded, the ones whose variant means differ most first. */
-static unsigned metrics_by_spread(const struct group *g, struct json_object *seen, const char **out, unsigned max)
+/* Every metric some run recorded, each once, in the order first seen; the names are the runs'. */
+static unsigned all_metrics(const struct group *g, const char ***out)
 {
-	unsigned n = 0, k = 0;
+	unsigned n = 0, cap = 0;
 
-	for (unsigned i = 0; i < g->nruns; i++) {
-		struct json_object *m = vn_json_get(g->runs[i].res, "metrics");
-		if (!json_object_is_type(m, json_type_object))
-			continue;
-		json_object_object_foreach(m, key, val)
-		{
-			(void)val;
-			if (!vn_json_get(seen, key))
-				json_object_object_add(seen, key, json_object_new_boolean(1));
+	*out = NULL;
+	for (unsigned i = 0; i < g->nruns; i++)
+		for (unsigned m = 0; g->runs[i].has_res && m < g->runs[i].res.nmetrics; m++) {
+			const char *name = g->runs[i].res.metrics[m].name;
+			unsigned k = 0;
+			while (k < n && strcmp((*out)[k], name) != 0)
+				k++;
+			if (k < n)
+				continue;
+			if (n == cap)
+				*out = vn_xreallocarray(*out, cap = cap ? cap * 2 : 64, sizeof(**out));
+			(*out)[n++] = name;
 		}
-	}
-	_cleanup_free_ struct scored *all = vn_xcalloc((size_t)json_object_object_length(seen) + 1, sizeof(*all));
-	json_object_object_foreach(seen, key, val)
-	{
+	return n;
+}
+
+/* Without a comparison: every metric some run recorded, the ones whose variant means differ most first. */
+static unsigned metrics_by_spread(const struct group *g, const char **out, unsigned max)
+{
+	_cleanup_free_ const char **seen = NULL;
+	unsigned n = all_metrics(g, &seen), k = 0;
+	_cleanup_free_ struct scored *all = vn_xcalloc((size_t)n + 1, sizeof(*all));
+
+	for (unsigned m = 0; m < n; m++) {
 		double *values[MAX_VARIANTS];
 		unsigned count[MAX_VARIANTS];
 		double lo = INFINITY, hi = -INFINITY, scale = 0;
-		(void)val;
-		metric_values(g, key, values, count);
+		metric_values(g, seen[m], values, count);
 		for (unsigned v = 0; v < g->nvariants; v++) {
 			double sum = 0;
 			for (unsigned i = 0; i < count[v]; i++)
@@ -332,43 +351,24 @@ static unsigned metrics_by_spread(const struct group *g, struct json_object *see
 			}
 			free(values[v]);
 		}
-		all[n++] = (struct scored){key, isfinite(lo) && scale > 0 ? (hi - lo) / scale : 0};
+		all[m] = (struct scored){seen[m], isfinite(lo) && scale > 0 ? (hi - lo) / scale : 0};
 	}
 	qsort(all, n, sizeof(*all), by_score);
 	for (; k < n && k < max; k++)
-		out[k] = all[k].metric; /* a key of seen: the caller keeps it */
+		out[k] = all[k].metric; /* a run's name: the group keeps it */
 	return k;
 }
 
-static void strips(struct vn_strbuf *b, const struct group *g)
+/* One strip chart per metric: each variant's runs as points. */
+static void strip_charts(struct vn_strbuf *b, const struct group *g, const char *const *metrics, const bool *sig,
+			 unsigned n)
 {
-	const char *metrics[VN_HTML_MAX_METRICS];
-	bool sig[VN_HTML_MAX_METRICS] = {false};
-	_cleanup_json_ struct json_object *seen = json_object_new_object();
-	unsigned n;
-
-	if (g->cmp) {
-		struct json_object *order[VN_HTML_MAX_METRICS];
-		n = ordered_rows(vn_json_get(g->cmp, "rows"), order, VN_HTML_MAX_METRICS);
-		for (unsigned i = 0; i < n; i++) {
-			metrics[i] = vn_json_str(order[i], "metric");
-			sig[i] = vn_json_bool(order[i], "significant");
-		}
-	} else {
-		n = metrics_by_spread(g, seen, metrics, VN_HTML_MAX_METRICS);
-	}
-	vn_strbuf_printf(b, "<h2>Metrics: each variant's repeats</h2>\n");
-	if (!n)
-		vn_html_note(b, "No run recorded any metric.");
-	else if (!g->cmp)
-		vn_html_note(b, "No compare.json (vnuma compare DIR --json writes it): the metrics whose variant means "
-				"differ most come first.");
 	vn_strbuf_printf(b, "<div class=\"charts\">\n");
 	for (unsigned i = 0; i < n; i++) {
 		double *values[MAX_VARIANTS];
 		unsigned count[MAX_VARIANTS];
 		metric_values(g, metrics[i], values, count);
-		_cleanup_free_ char *title = vn_xasprintf("%s%s", metrics[i], sig[i] ? " (significant)" : "");
+		_cleanup_free_ char *title = vn_xasprintf("%s%s", metrics[i], sig && sig[i] ? " (significant)" : "");
 		struct vn_html_strip s = {
 			.title = title,
 			.ngroups = g->nvariants,
@@ -383,6 +383,31 @@ static void strips(struct vn_strbuf *b, const struct group *g)
 	vn_strbuf_printf(b, "</div>\n");
 }
 
+static void strips(struct vn_strbuf *b, const struct group *g)
+{
+	const char *metrics[VN_HTML_MAX_METRICS];
+	bool sig[VN_HTML_MAX_METRICS] = {false};
+	unsigned n;
+
+	if (g->cmp) {
+		const struct vn_compare_row *order[VN_HTML_MAX_METRICS];
+		n = ordered_rows(g->cmp, order, VN_HTML_MAX_METRICS);
+		for (unsigned i = 0; i < n; i++) {
+			metrics[i] = order[i]->metric;
+			sig[i] = order[i]->significant;
+		}
+	} else {
+		n = metrics_by_spread(g, metrics, VN_HTML_MAX_METRICS);
+	}
+	vn_strbuf_printf(b, "<h2>Metrics: each variant's repeats</h2>\n");
+	if (!n)
+		vn_html_note(b, "No run recorded any metric.");
+	else if (!g->cmp)
+		vn_html_note(b, "No comparison (vnuma compare DIR --json makes one): the metrics whose variant means "
+				"differ most come first.");
+	strip_charts(b, g, metrics, sig, n);
+}
+
 /* Remote fractions shown in the group's locality section: the run's three, then lone steps'. */
 #define MAX_LOC_METRICS 12
 
@@ -392,131 +417,71 @@ static bool remote_metric(const char *m)
 	return m && strncmp(m, "locality.", 9) == 0 && strstr(m, ".remote_fraction.") && strlen(m) < 256;
 }
 
-static void add_loc_metric(struct json_object *seen, const char *m)
+/* The remote fractions the comparison (or else some run) holds, the run's first, each in the order first seen. */
+static unsigned loc_metrics(const struct group *g, const char **out)
 {
-	if (remote_metric(m) && !vn_json_get(seen, m))
-		json_object_object_add(seen, m, json_object_new_boolean(1));
-}
+	_cleanup_free_ const char **seen = NULL;
+	unsigned nseen = 0, n = 0;
 
-/* The remote fractions compare.json (or else some run) holds, the run's first; names are keys of seen. */
-static unsigned loc_metrics(const struct group *g, struct json_object *seen, const char **out)
-{
-	struct json_object *rows = vn_json_get(g->cmp, "rows");
-	size_t nrows = json_object_is_type(rows, json_type_array) ? json_object_array_length(rows) : 0;
-	unsigned n = 0;
-
-	for (size_t i = 0; i < nrows; i++)
-		add_loc_metric(seen, vn_json_str(json_object_array_get_idx(rows, i), "metric"));
-	for (unsigned i = 0; !g->cmp && i < g->nruns; i++) {
-		struct json_object *m = vn_json_get(g->runs[i].res, "metrics");
-		if (!json_object_is_type(m, json_type_object))
-			continue;
-		json_object_object_foreach(m, key, val)
-		{
-			(void)val;
-			add_loc_metric(seen, key);
-		}
+	if (g->cmp) {
+		seen = vn_xcalloc(g->cmp->nrows + 1, sizeof(*seen));
+		for (size_t i = 0; i < g->cmp->nrows; i++)
+			seen[nseen++] = g->cmp->rows[i].metric;
+	} else {
+		nseen = all_metrics(g, &seen);
 	}
-	for (int steps = 0; steps < 2; steps++) {
-		json_object_object_foreach(seen, key, val)
-		{
-			(void)val;
-			if ((strncmp(key, "locality.step.", 14) == 0) == steps && n < MAX_LOC_METRICS)
-				out[n++] = key;
-		}
-	}
+	for (int steps = 0; steps < 2; steps++)
+		for (unsigned i = 0; i < nseen && n < MAX_LOC_METRICS; i++)
+			if (remote_metric(seen[i]) && (strncmp(seen[i], "locality.step.", 14) == 0) == steps)
+				out[n++] = seen[i];
 	return n;
 }
 
 /* Where the variants' runs counted accesses: their remote fractions side by side, whatever their rank above. */
 static void locality(struct vn_strbuf *b, const struct group *g)
 {
-	_cleanup_json_ struct json_object *seen = json_object_new_object();
 	const char *metrics[MAX_LOC_METRICS];
-	unsigned n = loc_metrics(g, seen, metrics);
+	unsigned n = loc_metrics(g, metrics);
 
 	if (!n)
 		return;
 	vn_strbuf_printf(b, "<h2 id=\"locality\">Locality: remote fraction per variant (the emulator's count)</h2>\n");
 	if (g->cmp) {
-		vn_strbuf_printf(b, "<table class=\"compare locality\"><tr><th>metric</th>");
-		for (unsigned v = 0; v < g->nvariants; v++) {
-			vn_strbuf_printf(b, "<th>");
-			vn_html_text(b, g->variants[v]);
-			vn_strbuf_printf(b, "</th>");
-		}
-		vn_strbuf_printf(b, "</tr>\n");
-		for (unsigned i = 0; i < n; i++) {
-			struct json_object *row = find_by(g->cmp, "rows", "metric", metrics[i]);
-			vn_strbuf_printf(b, "<tr><td%s>", vn_json_bool(row, "significant") ? " class=\"sig\"" : "");
-			vn_html_text(b, metrics[i]);
-			vn_strbuf_printf(b, "</td>");
-			for (unsigned v = 0; v < g->nvariants; v++)
-				compare_cell(b, find_by(row, "variants", "name", g->variants[v]));
-			vn_strbuf_printf(b, "</tr>\n");
-		}
-		vn_strbuf_printf(b, "</table>\n");
+		const struct vn_compare_row *rows[MAX_LOC_METRICS];
+		for (unsigned i = 0; i < n; i++)
+			rows[i] = find_row(g->cmp, metrics[i]);
+		rows_table(b, g, "compare locality", rows, metrics, n);
 	}
-	vn_strbuf_printf(b, "<div class=\"charts\">\n");
-	for (unsigned i = 0; i < n; i++) {
-		double *values[MAX_VARIANTS];
-		unsigned count[MAX_VARIANTS];
-		metric_values(g, metrics[i], values, count);
-		struct vn_html_strip st = {
-			.title = metrics[i],
-			.ngroups = g->nvariants,
-			.names = g->variants,
-			.count = count,
-			.values = (const double *const *)values,
-		};
-		vn_html_strip(b, &st);
-		for (unsigned v = 0; v < g->nvariants; v++)
-			free(values[v]);
-	}
-	vn_strbuf_printf(b, "</div>\n<p class=\"note\">The share of the guest's memory accesses that reached "
+	strip_charts(b, g, metrics, NULL, n);
+	vn_strbuf_printf(b, "<p class=\"note\">The share of the guest's memory accesses that reached "
 			    "another node's memory, user, kernel and all (docs/locality.md); each variant's runs as "
 			    "points.</p>\n");
 }
 
-int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err)
+int vn_html_group(struct vn_strbuf *b, const struct vn_html_group_in *in, struct vn_error *err)
 {
-	_cleanup_(group_clear) struct group g = {0};
-	_cleanup_free_ char *cmp = vn_xasprintf("%s/compare.json", dir);
+	_cleanup_(group_clear) struct group g = {.cmp = in->cmp};
+	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", in->dir);
 	int rc;
 
-	if ((rc = vn_html_read_json(dir, "group.json", GROUP_MAX, &g.json, err)) < 0)
+	if ((rc = vn_result_group_load(path, &g.g, err)) < 0)
 		return rc;
-	if (!json_object_is_type(g.json, json_type_object))
-		return vn_input_error(err, "%s/group.json: not a JSON object", dir);
-	load_runs(&g, dir);
-	const char *scenario = vn_json_str(g.json, "scenario");
-	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s (group)", scenario ? scenario : dir);
+	load_runs(&g, in->dir);
+	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s (group)", g.g.scenario ? g.g.scenario : in->dir);
 	vn_html_page_begin(b, title);
 	header(b, &g);
 	vn_strbuf_printf(b, "<h2>Group assertions</h2>\n");
-	vn_html_verdicts(b, vn_json_get(g.json, "assertions"));
-	_cleanup_free_ char *cmp_why = NULL;
-	if (vn_is_file(cmp)) {
-		struct vn_error e = {0};
-		/* Another command writes it: a bad one costs the table, not the page. */
-		if (vn_html_read_json(dir, "compare.json", GROUP_MAX, &g.cmp, &e) < 0 ||
-		    !json_object_is_type(g.cmp, json_type_object)) {
-			cmp_why = vn_xstrdup(e.msg[0] ? e.msg : "compare.json: not a JSON object");
-			if (g.cmp)
-				json_object_put(steal_pointer(&g.cmp));
-		}
-		vn_error_clear(&e);
-	}
+	vn_html_verdicts_run(b, g.g.verdicts, g.g.nverdicts);
 	/* Before the whole table, which runs to hundreds of rows. */
 	locality(b, &g);
-	if (cmp_why) {
+	if (!g.cmp && in->cmp_why) {
 		vn_strbuf_printf(b, "<h2>Comparison</h2>\n");
-		vn_html_note(b, cmp_why);
+		vn_html_note(b, in->cmp_why);
 	} else if (g.cmp) {
-		compare_table(b, &g);
+		compare_table(b, &g, in);
 	}
 	strips(b, &g);
-	runs_table(b, &g, dir);
+	runs_table(b, &g, in->dir);
 	vn_html_page_end(b);
 	return 0;
 }

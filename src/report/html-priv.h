@@ -76,9 +76,7 @@ void vn_html_page_end(struct vn_strbuf *b);
 /* <p class="note">text</p>, text escaped. */
 void vn_html_note(struct vn_strbuf *b, const char *text);
 
-/* The assertions table: [{name, verdict, observed, expected, detail}], verdicts coloured. */
-void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions);
-/* The same table from a run's verdicts. */
+/* The assertions table: name, verdict (coloured), observed, expected, detail. */
 struct vn_verdict;
 void vn_html_verdicts_run(struct vn_strbuf *b, const struct vn_verdict *v, unsigned n);
 
@@ -93,7 +91,8 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err);
 /* A run's page from what it holds (html.h): vn_html_run loads the directory into one and draws it. */
 struct vn_html_run_in;
 void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in);
-int vn_html_group(struct vn_strbuf *b, const char *dir, struct vn_error *err);
+struct vn_html_group_in;
+int vn_html_group(struct vn_strbuf *b, const struct vn_html_group_in *in, struct vn_error *err);
 
 /*
  * A run's locality figures (docs/locality.md) as its page draws them

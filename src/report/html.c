@@ -433,19 +433,6 @@ static void verdicts_foot(struct vn_strbuf *b, size_t n)
 				 n - VN_HTML_MAX_VERDICTS);
 }
 
-void vn_html_verdicts(struct vn_strbuf *b, struct json_object *assertions)
-{
-	size_t n = json_object_is_type(assertions, json_type_array) ? json_object_array_length(assertions) : 0;
-
-	verdicts_head(b, n);
-	for (size_t i = 0; i < n && i < VN_HTML_MAX_VERDICTS; i++) {
-		struct json_object *a = json_object_array_get_idx(assertions, i);
-		verdict_row(b, vn_json_str(a, "verdict"), vn_json_str(a, "name"), vn_json_str(a, "observed"),
-			    vn_json_str(a, "expected"), vn_json_str(a, "detail"));
-	}
-	verdicts_foot(b, n);
-}
-
 void vn_html_verdicts_run(struct vn_strbuf *b, const struct vn_verdict *v, unsigned n)
 {
 	verdicts_head(b, n);
@@ -527,7 +514,7 @@ int vn_report_html_write(const char *dir, const char *out_path, struct vn_error 
 	if (!S_ISDIR(st.st_mode))
 		return vn_input_error(err, "%s: not a directory (a run directory or a result group)", dir);
 	if (exists(dir, "group.json"))
-		rc = vn_html_group(&b, dir, err);
+		rc = vn_html_group(&b, &(struct vn_html_group_in){.dir = dir}, err);
 	else if (exists(dir, "result.json"))
 		rc = vn_html_run(&b, dir, err);
 	else
@@ -537,6 +524,19 @@ int vn_report_html_write(const char *dir, const char *out_path, struct vn_error 
 		return rc;
 	if (!out_path)
 		out_path = def = vn_xasprintf("%s/report.html", dir);
+	return vn_file_write_text(out_path, b.s, err);
+}
+
+int vn_report_html_write_group(const struct vn_html_group_in *in, const char *out_path, struct vn_error *err)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	_cleanup_free_ char *def = NULL;
+	int rc;
+
+	if ((rc = vn_html_group(&b, in, err)) < 0)
+		return rc;
+	if (!out_path)
+		out_path = def = vn_xasprintf("%s/report.html", in->dir);
 	return vn_file_write_text(out_path, b.s, err);
 }
 

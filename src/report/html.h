@@ -24,12 +24,31 @@ enum {
 
 /*
  * Writes out_path (NULL: DIR/report.html) atomically from DIR, which is a run
- * directory (DIR/result.json) or a result group (DIR/group.json): see
+ * directory (DIR/result.json) or a result group (DIR/group.json, drawn
+ * without a comparison: vn_compare_html_write draws it with one): see
  * docs/results.md. A DIR that is neither, or a result.json/group.json that
  * is not JSON, is an input error; anything else missing (samples, snapshots,
  * compare.json) is left out of the page, with a note saying so.
  */
 int vn_report_html_write(const char *dir, const char *out_path, struct vn_error *err);
+
+/*
+ * A result group's page (DIR/group.json, read with vn_result_group_load, and
+ * its runs' result.json with vn_result_load), with the group's comparison as
+ * compare/ computed it (vn_compare_html_write computes it and calls this).
+ * cmp NULL: no table, cmp_why (NULL: none asked) says why; the metrics are
+ * then ordered by how far their variant means differ. Everything borrowed.
+ */
+struct vn_compare;
+struct vn_html_group_in {
+	const char *dir;
+	const struct vn_compare *cmp;
+	const char *cmp_why;
+	char *const *notes; /* what compare says beneath its table (vn_compare_notes) */
+	size_t nnotes;
+};
+/* Writes out_path (NULL: DIR/report.html) atomically. */
+int vn_report_html_write_group(const struct vn_html_group_in *in, const char *out_path, struct vn_error *err);
 
 /*
  * One run's page, from what the run holds (the runner, within `vnuma run`)

@@ -11,7 +11,6 @@
 
 #include "compare/compare.h"
 #include "scenario/matrix-priv.h"
-#include "report/html.h"
 #include "scenario/runner.h"
 #include "scenario/scenario-limits.h"
 #include "util/alloc.h"
@@ -351,7 +350,7 @@ static int group_compare(struct group *g, struct vn_matrix_result *res, struct v
 		res->verdicts = g->verdicts;
 		memset(&g->verdicts, 0, sizeof(g->verdicts));
 	}
-	if (vn_report_html_write(g->dir, NULL, &ce) < 0 && !res->compare_error[0])
+	if (vn_compare_html_write(g->dir, NULL, cmp, &ce) < 0 && !res->compare_error[0])
 		snprintf(res->compare_error, sizeof(res->compare_error), "report.html: %.3900s", ce.msg);
 	vn_error_clear(&ce);
 	return 0;

@@ -612,7 +612,7 @@ static void test_group_page_golden(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd), "cp -r ../report/group/. %s && rm %s/compare.json", dir, dir);
 	assert_int_equal(system(cmd), 0);
-	if (vn_compare_write_group(dir, &cmp, &err) < 0 || vn_report_html_write(dir, NULL, &err) < 0)
+	if (vn_compare_write_group(dir, &cmp, &err) < 0 || vn_compare_html_write(dir, NULL, cmp, &err) < 0)
 		fail_msg("%s", err.msg);
 	_cleanup_free_ char *path = vn_xasprintf("%s/report.html", dir);
 	_cleanup_free_ char *html = vn_test_read_all(path);

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "compare/compare.h"
 #include "report/html.h"
 #include "report/html-priv.h"
 #include "report/result.h"
@@ -61,6 +62,24 @@ static void copy_fixture(const char *rel, const char *dir, const char *name, con
 
 /* Writes the report of dir into dir/report.html and returns its text. */
 static char *report(const char *dir)
+{
+	_cleanup_free_ char *out = vn_xasprintf("%s/report.html", dir);
+	struct vn_error err = {0};
+
+	if (vn_compare_html_write(dir, NULL, NULL, &err) < 0)
+		fail_msg("vn_compare_html_write(%s): %s", dir, err.msg);
+	return slurp(out);
+}
+
+static char *slurp_report(const char *dir)
+{
+	_cleanup_free_ char *out = vn_xasprintf("%s/report.html", dir);
+
+	return slurp(out);
+}
+
+/* The same without a comparison: a group's page as vn_report_html_write draws it. */
+static char *plain(const char *dir)
 {
 	_cleanup_free_ char *out = vn_xasprintf("%s/report.html", dir);
 	struct vn_error err = {0};
@@ -376,7 +395,7 @@ static void test_group_fixture(void **state)
 	struct vn_error err = {0};
 	(void)state;
 
-	assert_int_equal(vn_report_html_write(dir, out, &err), 0);
+	assert_int_equal(vn_compare_html_write(dir, out, NULL, &err), 0);
 	_cleanup_free_ char *html = slurp(out);
 	unlink(out);
 	assert_inert(html);
@@ -393,77 +412,57 @@ static void test_group_fixture(void **state)
 	assert_int_equal(count(html, "<td class=\"fail\">fail</td>"), 3);
 }
 
-/* The group's report with a compare.json of one row, its members head (ending in ',') first. */
-static char *report_with_compare(const char *dir, const char *head)
-{
-	_cleanup_free_ char *json = vn_xasprintf("{%s\"rows\":[{\"metric\":\"moves\",\"variants\":[{\"name\":\"a\","
-						 "\"mean\":10},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}",
-						 head);
-	vn_test_put(dir, "compare.json", json);
-	return report(dir);
-}
-
 static void test_group_no_compare(void **state)
 {
 	_cleanup_free_ char *dir = tmpdir();
 	(void)state;
 
 	vn_test_put(dir, "group.json",
-		    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b<i>\"}],\"runs\":["
+		    "{\"scenario\":\"s\",\"topology\":\"t\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"runs\":["
 		    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
-		    "{\"variant\":\"b<i>\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0},"
-		    "{\"variant\":\"b<i>\",\"repeat\":2,\"dir\":\"../../etc\",\"exit\":null}],\"complete\":false}");
+		    "{\"variant\":\"b\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0},"
+		    "{\"variant\":\"b\",\"repeat\":2,\"dir\":\"../../etc\",\"exit\":null}],\"complete\":false}");
 	vn_test_put(dir, "a/1/result.json",
-		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":10}}");
+		    "{\"complete\":true,\"passed\":true,\"scenario\":\"s\",\"topology\":\"t\",\"metrics\":{\"flat\":5,"
+		    "\"moves\":10}}");
 	vn_test_put(dir, "b/1/result.json",
-		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5,\"moves\":20,\"x<y\":1}}");
+		    "{\"complete\":true,\"passed\":true,\"scenario\":\"s\",\"topology\":\"t\",\"metrics\":{\"flat\":5,"
+		    "\"moves\":20,\"x<y\":1}}");
 	vn_test_put(dir, "a/1/report.html", "");
-	_cleanup_free_ char *html = report(dir);
+	_cleanup_free_ char *html = plain(dir);
 	assert_inert(html);
 	assert_non_null(strstr(html, "INCOMPLETE"));
 	assert_null(strstr(html, "<table class=\"compare\">"));
-	assert_non_null(strstr(html, "No compare.json"));
+	assert_non_null(strstr(html, "No comparison"));
 	/* The union of the metrics, the one whose means differ most first. */
 	assert_int_equal(count(html, "<svg class=\"strip\""), 3);
 	assert_true(strstr(html, ">moves</text>") < strstr(html, ">flat</text>"));
 	assert_non_null(strstr(html, ">x&lt;y</text>"));
-	assert_non_null(strstr(html, "b&lt;i&gt;"));
 	/* The run outside the group gets no link and is not read. */
 	assert_null(strstr(html, "../../etc"));
 	assert_int_equal(count(html, "<a href="), 2);
 	assert_int_equal(count(html, "(not made yet)"), 1);
 	assert_non_null(strstr(html, "running"));
 
-	/* A compare.json that is not JSON costs the table, not the page. */
-	vn_test_put(dir, "compare.json", "{\"rows\":[");
+	/* Compared (compare refuses a run outside the group: without it): the table, one run a side, no p. */
+	vn_test_put(dir, "group.json",
+		    "{\"scenario\":\"s\",\"topology\":\"t\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
+		    "\"runs\":[{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
+		    "{\"variant\":\"b\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0}],\"complete\":true}");
+	_cleanup_free_ char *cmp = report(dir);
+	assert_inert(cmp);
+	assert_non_null(strstr(cmp, "<table class=\"compare\">"));
+	assert_non_null(strstr(cmp, "<td class=\"n\">20 <span class=\"note\">n=1</span><br>+100.0%</td>"));
+	assert_null(strstr(cmp, "No comparison"));
+	/* A group that cannot be compared (its one run has a result.json that is not one) says why. */
+	vn_test_put(dir, "group.json",
+		    "{\"scenario\":\"s\",\"topology\":\"t\",\"variants\":[{\"name\":\"a\"}],\"runs\":["
+		    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0}],\"complete\":true}");
+	vn_test_put(dir, "a/1/result.json", "{\"complete\":true,\"metrics\":{}}");
 	_cleanup_free_ char *bad = report(dir);
-	assert_non_null(strstr(bad, "compare.json:1:"));
-	assert_int_equal(count(bad, "<svg class=\"strip\""), 3);
-	/* One with rows of the wrong shape: rows without a metric name are skipped. */
-	vn_test_put(dir, "compare.json",
-		    "{\"rows\":[{\"metric\":7},{\"metric\":\"moves\",\"significant\":true,\"variants\":"
-		    "[{\"name\":\"a\",\"mean\":\"x\"},{\"name\":\"b<i>\",\"mean\":20,\"change_pct\":100}]}]}");
-	_cleanup_free_ char *odd = report(dir);
-	assert_int_equal(count(odd, "<svg class=\"strip\""), 1);
-	assert_non_null(strstr(odd, "+100.0%"));
-	assert_null(strstr(odd, "class=\"note\">Virtual"));
-	/* compare's notes beneath the table, as text; strings only, none too long, at most 8 (someone's file). */
-	_cleanup_free_ char *vt = report_with_compare(
-		dir, "\"notes\":[\"Virtual time: placement <b>costs</b> little.\",7,\"Real time, 8 vCPUs.\"],");
-	assert_inert(vt);
-	assert_non_null(strstr(vt, "<p class=\"note\">Virtual time: placement &lt;b&gt;costs&lt;/b&gt; little.</p>"));
-	assert_non_null(strstr(vt, "<p class=\"note\">Real time, 8 vCPUs.</p>"));
-	char *long_note = vn_xcalloc(2002, 1);
-	memset(long_note, 'x', 2001);
-	_cleanup_free_ char *head = vn_xasprintf("\"notes\":[\"%s\",\"%.2000s\"],", long_note, long_note);
-	free(long_note);
-	_cleanup_free_ char *lengths = report_with_compare(dir, head);
-	assert_int_equal(count(lengths, "xxxxxxxxxx</p>"), 1);
-	_cleanup_free_ char *many =
-		report_with_compare(dir, "\"notes\":[\"n\",\"n\",\"n\",\"n\",\"n\",\"n\",\"n\",\"n\",\"n\",\"n\"],");
-	assert_int_equal(count(many, "<p class=\"note\">n</p>"), 8);
-	_cleanup_free_ char *not_array = report_with_compare(dir, "\"notes\":\"Virtual time\",");
-	assert_null(strstr(not_array, "class=\"note\">Virtual"));
+	assert_non_null(strstr(bad, "<h2>Comparison</h2>\n<p class=\"note\">"));
+	assert_non_null(strstr(bad, "scenario"));
+	assert_non_null(strstr(bad, "no result.json"));
 	vn_rm_rf(dir);
 }
 
@@ -474,11 +473,15 @@ static void test_group_symlinked_run(void **state)
 	(void)state;
 
 	vn_test_put(dir, "group.json",
-		    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"runs\":["
+		    "{\"scenario\":\"s\",\"topology\":\"t\",\"variants\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"runs\":["
 		    "{\"variant\":\"a\",\"repeat\":1,\"dir\":\"a/1\",\"exit\":0},"
 		    "{\"variant\":\"b\",\"repeat\":1,\"dir\":\"b/1\",\"exit\":0}],\"complete\":true}");
-	vn_test_put(dir, "a/1/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"flat\":5}}");
-	vn_test_put(elsewhere, "run/result.json", "{\"complete\":true,\"passed\":true,\"metrics\":{\"planted\":1}}");
+	vn_test_put(
+		dir, "a/1/result.json",
+		"{\"complete\":true,\"passed\":true,\"scenario\":\"s\",\"topology\":\"t\",\"metrics\":{\"flat\":5}}");
+	vn_test_put(elsewhere, "run/result.json",
+		    "{\"complete\":true,\"passed\":true,\"scenario\":\"s\",\"topology\":\"t\",\"metrics\":{\"planted\":"
+		    "1}}");
 	_cleanup_free_ char *b = vn_xasprintf("%s/b", dir), *link = vn_xasprintf("%s/b/1", dir);
 	_cleanup_free_ char *target = vn_xasprintf("%s/run", elsewhere);
 	assert_int_equal(mkdir(b, 0755), 0);
@@ -792,21 +795,23 @@ static void test_locality_bad_samples(void **state)
 static void test_locality_group(void **state)
 {
 	_cleanup_free_ char *dir = tmpdir();
-	struct vn_strbuf cmp = VN_STRBUF_INIT;
 	(void)state;
 
-	vn_test_put(dir, "group.json",
-		    "{\"scenario\":\"s\",\"variants\":[{\"name\":\"on\"},{\"name\":\"off\"}],\"runs\":["
-		    "{\"variant\":\"on\",\"repeat\":1,\"dir\":\"on/1\",\"exit\":0},"
-		    "{\"variant\":\"off\",\"repeat\":1,\"dir\":\"off/1\",\"exit\":0}],\"complete\":true}");
+	vn_test_put(
+		dir, "group.json",
+		"{\"scenario\":\"s\",\"topology\":\"t\",\"variants\":[{\"name\":\"on\"},{\"name\":\"off\"}],\"runs\":["
+		"{\"variant\":\"on\",\"repeat\":1,\"dir\":\"on/1\",\"exit\":0},"
+		"{\"variant\":\"off\",\"repeat\":1,\"dir\":\"off/1\",\"exit\":0}],\"complete\":true}");
 	vn_test_put(dir, "on/1/result.json",
-		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"locality.remote_fraction.user\":0.02,"
+		    "{\"complete\":true,\"passed\":true,\"scenario\":\"s\",\"topology\":\"t\",\"metrics\":{\"locality."
+		    "remote_fraction.user\":0.02,"
 		    "\"locality.step.mf.remote_fraction.user\":0.01,\"locality.matrix.cpu0.mem0\":5}}");
 	vn_test_put(dir, "off/1/result.json",
-		    "{\"complete\":true,\"passed\":true,\"metrics\":{\"locality.remote_fraction.user\":0.24,"
+		    "{\"complete\":true,\"passed\":true,\"scenario\":\"s\",\"topology\":\"t\",\"metrics\":{\"locality."
+		    "remote_fraction.user\":0.24,"
 		    "\"locality.step.mf.remote_fraction.user\":0.25,\"locality.matrix.cpu0.mem0\":6}}");
-	_cleanup_free_ char *plain = report(dir);
-	const char *sec = strstr(plain, "<h2 id=\"locality\">Locality: remote fraction per variant");
+	_cleanup_free_ char *plain_page = plain(dir);
+	const char *sec = strstr(plain_page, "<h2 id=\"locality\">Locality: remote fraction per variant");
 	assert_non_null(sec);
 	assert_null(strstr(sec, "<table class=\"compare locality\">"));
 	/* The run's first, then the step's; the matrix is not a fraction. */
@@ -815,22 +820,30 @@ static void test_locality_group(void **state)
 	assert_non_null(run);
 	assert_non_null(step);
 	assert_true(run < step && step < strstr(sec, "<h2>Metrics"));
-	assert_true(strstr(plain, "<h2>Group assertions") < sec);
+	assert_true(strstr(plain_page, "<h2>Group assertions") < sec);
 	_cleanup_free_ char *section = vn_xstrndup(sec, (size_t)(strstr(sec, "<h2>Metrics") - sec));
 	assert_null(strstr(section, "locality.matrix"));
 
 	/* 80 significant rows rank above the fractions: the strips stop at 60, the section does not. */
-	vn_strbuf_printf(&cmp, "{\"rows\":[");
-	for (unsigned i = 0; i < 80; i++)
-		vn_strbuf_printf(&cmp,
-				 "{\"metric\":\"vmstat.c%u\",\"significant\":true,\"variants\":[{\"name\":\"on\","
-				 "\"mean\":1},{\"name\":\"off\",\"mean\":2,\"change_pct\":100}]},",
-				 i);
-	vn_strbuf_printf(&cmp, "{\"metric\":\"locality.remote_fraction.user\",\"significant\":false,\"variants\":["
-			       "{\"name\":\"on\",\"n\":1,\"mean\":0.02},{\"name\":\"off\",\"n\":1,\"mean\":0.24,"
-			       "\"change_pct\":1100,\"p_value\":0.087}]}]}");
-	vn_test_put(dir, "compare.json", cmp.s);
-	_cleanup_free_ char *html = report(dir);
+	struct vn_compare_variant vars[2] = {{.name = (char *)"on"}, {.name = (char *)"off"}};
+	struct vn_compare_row rows[81];
+	struct vn_compare_cell cells[81][2];
+	char names[80][16];
+	for (unsigned i = 0; i < 81; i++) {
+		cells[i][0] = (struct vn_compare_cell){.n = 1, .mean = 1};
+		cells[i][1] = (struct vn_compare_cell){
+			.n = 1, .mean = 2, .has_change = true, .has_pct = true, .change_pct = 100};
+		snprintf(names[i % 80], sizeof(names[0]), "vmstat.c%u", i);
+		rows[i] = (struct vn_compare_row){.metric = names[i % 80], .significant = true, .cells = cells[i]};
+	}
+	cells[80][0].mean = 0.02, cells[80][1].mean = 0.24, cells[80][1].change_pct = 1100;
+	cells[80][1].has_p = true, cells[80][1].p_value = 0.087;
+	rows[80].metric = (char *)"locality.remote_fraction.user", rows[80].significant = false;
+	struct vn_compare c = {.nvariants = 2, .variants = vars, .nrows = 81, .rows = rows};
+	struct vn_html_group_in in = {.dir = dir, .cmp = &c};
+	struct vn_error e = {0};
+	assert_int_equal(vn_report_html_write_group(&in, NULL, &e), 0);
+	_cleanup_free_ char *html = slurp_report(dir);
 	assert_inert(html);
 	sec = strstr(html, "<h2 id=\"locality\">");
 	assert_non_null(sec);
@@ -843,13 +856,12 @@ static void test_locality_group(void **state)
 	assert_non_null(strstr(sec, ">locality.remote_fraction.user</text>"));
 	/* Among the strips below (60 of 81 rows), the fraction is not. */
 	assert_null(strstr(strstr(html, "<h2>Metrics"), ">locality.remote_fraction.user</text>"));
-	vn_strbuf_free(&cmp);
 
 	/* Without locality metrics: no section. */
 	_cleanup_free_ char *gdir = fixture("group");
 	_cleanup_free_ char *out = vn_xasprintf("/tmp/vn-html-group-loc-%ld.html", (long)getpid());
 	struct vn_error err = {0};
-	assert_int_equal(vn_report_html_write(gdir, out, &err), 0);
+	assert_int_equal(vn_compare_html_write(gdir, out, NULL, &err), 0);
 	_cleanup_free_ char *none = slurp(out);
 	unlink(out);
 	assert_null(strstr(none, "Locality"));
