@@ -16,7 +16,6 @@
 #include "util/arch.h"
 #include "util/name.h"
 #include "util/parse.h"
-#include "virt/virt.h" /* list and show read libvirt's guests themselves */
 
 /* The guest's name on stdout; how it came up, what it is and how to use it on stderr. */
 static void up_print(const struct vn_up_result *r)
@@ -148,19 +147,6 @@ static int guest_opts_parse(struct vn_cli_args *a, const struct vn_cmd *cmd, int
 	return c < 0 ? -1 : vn_cli_operands(a, min, max, err);
 }
 
-/* vnuma's guests through libvirt (the embedded driver's lock is held only for this). */
-static int guest_list(const struct vn_testbed_ctx *ctx, struct vn_virt_domain_info **list, size_t *n,
-		      struct vn_error *err)
-{
-	struct vn_virt *v = NULL;
-	int rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err);
-
-	if (rc == 0)
-		rc = vn_virt_domain_list(v, list, n, err);
-	vn_virt_close(v);
-	return rc;
-}
-
 static const char *or_q(const char *s)
 {
 	return s ? s : "?";
@@ -193,7 +179,7 @@ static int cmd_list(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
-	struct vn_virt_domain_info *list = NULL;
+	struct vn_testbed_guest *list = NULL;
 	size_t n = 0;
 	bool all = false;
 	int rc;
@@ -202,15 +188,15 @@ static int cmd_list(int argc, char **argv, struct vn_error *err)
 		return args.exit;
 	if ((rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
-	rc = guest_list(&ctx, &list, &n, err);
+	rc = vn_testbed_guest_list(&ctx, &list, &n, err);
 	vn_testbed_ctx_clear(&ctx);
 	if (rc < 0)
 		return rc;
 	printf("%-20s %-8s %-6s %-22s %s\n", "NAME", "STATE", "ACCEL", "TOPOLOGY", "KERNEL");
 	for (size_t i = 0; i < n; i++)
 		printf("%-20s %-8s %-6s %-22s %s\n", list[i].name, list[i].running ? "running" : "stopped",
-		       or_q(list[i].meta.accel), or_q(list[i].meta.topology_name), or_q(list[i].meta.kernel));
-	vn_virt_domain_info_free(list, n);
+		       or_q(list[i].accel), or_q(list[i].topology_name), or_q(list[i].kernel));
+	vn_testbed_guest_list_free(list, n);
 	return VN_EXIT_OK;
 }
 
@@ -218,8 +204,8 @@ static int cmd_status(int argc, char **argv, struct vn_error *err)
 {
 	struct vn_cli_args args;
 	struct vn_testbed_ctx ctx;
-	struct vn_virt_domain_info *list = NULL;
-	const struct vn_virt_domain_info *d = NULL;
+	struct vn_testbed_guest *list = NULL;
+	const struct vn_testbed_guest *d = NULL;
 	size_t n = 0;
 	bool all = false;
 	int rc;
@@ -229,7 +215,7 @@ static int cmd_status(int argc, char **argv, struct vn_error *err)
 	const char *name = argv[optind];
 	if ((rc = vn_guest_name_check(name, err)) < 0 || (rc = vn_cli_ctx(&args, &ctx, err)) < 0)
 		return rc;
-	if ((rc = guest_list(&ctx, &list, &n, err)) < 0) {
+	if ((rc = vn_testbed_guest_list(&ctx, &list, &n, err)) < 0) {
 		vn_testbed_ctx_clear(&ctx);
 		return rc;
 	}
@@ -237,14 +223,14 @@ static int cmd_status(int argc, char **argv, struct vn_error *err)
 		if (strcmp(name, list[i].name) == 0)
 			d = &list[i];
 	if (!d) {
-		vn_virt_domain_info_free(list, n);
+		vn_testbed_guest_list_free(list, n);
 		vn_testbed_ctx_clear(&ctx);
 		return vn_input_error(err, "no guest named '%s' (see 'vnuma list')", name);
 	}
 	printf("name:      %s\nstate:     %s\naccel:     %s\ntopology:  %s (%s)\nkernel:    %s\n"
 	       "identity:  %s\nguest dir: %s\n",
-	       d->name, d->running ? "running" : "stopped", or_q(d->meta.accel), or_q(d->meta.topology_name),
-	       or_q(d->meta.topology_path), or_q(d->meta.kernel), or_q(d->meta.kernel_id), or_q(d->meta.guest_dir));
+	       d->name, d->running ? "running" : "stopped", or_q(d->accel), or_q(d->topology_name),
+	       or_q(d->topology_path), or_q(d->kernel), or_q(d->kernel_id), or_q(d->guest_dir));
 	if (d->running) {
 		_cleanup_agent_ struct vn_agent *a = NULL;
 		struct vn_error e = {0};
@@ -257,7 +243,7 @@ static int cmd_status(int argc, char **argv, struct vn_error *err)
 			printf("uptime:    ? (agent: %s)\n", e.msg);
 		vn_error_clear(&e);
 	}
-	vn_virt_domain_info_free(list, n);
+	vn_testbed_guest_list_free(list, n);
 	vn_testbed_ctx_clear(&ctx);
 	return VN_EXIT_OK;
 }

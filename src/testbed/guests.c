@@ -58,3 +58,57 @@ int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain
 	*out = d;
 	return 0;
 }
+
+static char *dup_or_null(const char *s)
+{
+	return s ? vn_xstrdup(s) : NULL;
+}
+
+int vn_testbed_guest_list(const struct vn_testbed_ctx *ctx, struct vn_testbed_guest **list, size_t *n,
+			  struct vn_error *err)
+{
+	struct vn_virt *v = NULL;
+	struct vn_virt_domain_info *info = NULL;
+	size_t ninfo = 0;
+	int rc = vn_virt_open(ctx->uri, ctx->state_dir, ctx->lock_timeout_ms, &v, err);
+
+	*list = NULL;
+	*n = 0;
+	if (rc == 0)
+		rc = vn_virt_domain_list(v, &info, &ninfo, err);
+	vn_virt_close(v);
+	if (rc < 0)
+		return rc;
+	*list = vn_xcalloc(ninfo + 1, sizeof(**list));
+	for (size_t i = 0; i < ninfo; i++) {
+		const struct vn_domain_meta *m = &info[i].meta;
+		(*list)[i] = (struct vn_testbed_guest){
+			.name = vn_xstrdup(info[i].name),
+			.running = info[i].running,
+			.accel = dup_or_null(m->accel),
+			.topology_name = dup_or_null(m->topology_name),
+			.topology_path = dup_or_null(m->topology_path),
+			.kernel = dup_or_null(m->kernel),
+			.kernel_id = dup_or_null(m->kernel_id),
+			.guest_dir = dup_or_null(m->guest_dir),
+		};
+	}
+	*n = ninfo;
+	vn_virt_domain_info_free(info, ninfo);
+	return 0;
+}
+
+void vn_testbed_guest_list_free(struct vn_testbed_guest *list, size_t n)
+{
+	for (size_t i = 0; list && i < n; i++) {
+		struct vn_testbed_guest *g = &list[i];
+		free(g->name);
+		free(g->accel);
+		free(g->topology_name);
+		free(g->topology_path);
+		free(g->kernel);
+		free(g->kernel_id);
+		free(g->guest_dir);
+	}
+	free(list);
+}

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/error.h"
 
@@ -46,3 +47,14 @@ int vn_testbed_guest_names(const char *state_dir, char ***names, struct vn_error
  * tool's, or libvirt's test driver's "test") is an input error naming it.
  */
 int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain **out, struct vn_error *err);
+
+/* A guest vnuma made, as libvirt has it (vnuma list, vnuma status): its name, state and what booted it. */
+struct vn_testbed_guest {
+	char *name;
+	bool running;
+	char *accel, *topology_name, *topology_path, *kernel, *kernel_id, *guest_dir; /* NULL: not recorded */
+};
+/* ctx's guests, sorted by name (the embedded driver's lock is held only for this). */
+int vn_testbed_guest_list(const struct vn_testbed_ctx *ctx, struct vn_testbed_guest **list, size_t *n,
+			  struct vn_error *err);
+void vn_testbed_guest_list_free(struct vn_testbed_guest *list, size_t n);

@@ -115,6 +115,29 @@ static void test_down_only_ours(void **s)
 	vn_testbed_ctx_clear(&ctx);
 }
 
+/* vnuma list's verb: vnuma's guests with what booted them, never another tool's ("test"). */
+static void test_guest_list(void **s)
+{
+	struct vn_testbed_ctx ctx;
+	struct vn_virt *v = NULL;
+	struct vn_error err = {0};
+	_cleanup_topology_ struct vn_topology *t = one_node();
+	struct vn_testbed_guest *list = NULL;
+	size_t n = 99;
+
+	assert_int_equal(vn_testbed_ctx_init(&ctx, state, "test:///default", &err), 0);
+	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
+	vn_virt_domain_free(create_guest(v, t, "vn-listed"));
+	assert_int_equal(vn_testbed_guest_list(&ctx, &list, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].name, "vn-listed");
+	assert_non_null(list[0].topology_name);
+	vn_testbed_guest_list_free(list, n);
+	assert_int_equal(vn_testbed_down(&ctx, "vn-listed", (unsigned[]){0}, &err), 0);
+	vn_virt_close(v);
+	vn_testbed_ctx_clear(&ctx);
+}
+
 static void test_state_dir_checked(void **s)
 {
 	struct vn_testbed_ctx ctx;
@@ -275,9 +298,9 @@ static void test_settle_without_monitor(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_down_only_ours),         cmocka_unit_test(test_state_dir_checked),
-		cmocka_unit_test(test_hotplug_guest_half),     cmocka_unit_test(test_icount_choice),
-		cmocka_unit_test(test_settle_without_monitor),
+		cmocka_unit_test(test_down_only_ours),    cmocka_unit_test(test_guest_list),
+		cmocka_unit_test(test_state_dir_checked), cmocka_unit_test(test_hotplug_guest_half),
+		cmocka_unit_test(test_icount_choice),     cmocka_unit_test(test_settle_without_monitor),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
