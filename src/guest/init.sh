@@ -34,6 +34,7 @@ has_virtio() { # ID...
 	for id; do case "$virtio_devs" in *" $id "*) return 0 ;; esac; done
 	return 1
 }
+[ -e /sys/firmware/acpi/tables/NFIT ] && nvdimm=1 || nvdimm=
 # The same script is the initramfs's /init and a busybox disk root's /init;
 # on the disk, the initramfs has loaded the modules already.
 if [ -z "$VNUMA_SWITCHED" ] && [ -f /etc/vnuma/modules ]; then
@@ -44,11 +45,40 @@ if [ -z "$VNUMA_SWITCHED" ] && [ -f /etc/vnuma/modules ]; then
 		'') continue ;;
 		*/virtio_blk.ko) [ -n "$blk" ] || continue ;;
 		*/virtio_net.ko | */net_failover.ko | */failover.ko) [ -n "$net" ] || continue ;;
+		*/nvdimm/*.ko | */nfit.ko | */dax/*.ko) [ -n "$nvdimm" ] || continue ;;
 		esac
 		insmod "$m" || warn "insmod $m failed"
 	done </etc/vnuma/modules
 fi
 echo "vnuma-init: modules loaded"
+
+# Slow memory (docs/tiering.md): each NVDIMM's raw namespace made device-dax
+# (an info block, mode ram) and onlined as system RAM by kmem, as ndctl and
+# daxctl would, so that 6.1 puts its node in kmem's lower memory tier. Before
+# the agent starts, because the host checks the tiers once it answers.
+online_slow_memory() {
+	nd=/sys/bus/nd
+	for ns in $nd/devices/namespace*; do
+		[ -e "$ns/../dax_seed" ] || continue
+		n=${ns##*/}
+		read -r dax <"$ns/../dax_seed"
+		echo "$n" >$nd/drivers/nd_pmem/unbind 2>/dev/null
+		{ cat /proc/sys/kernel/random/uuid >$nd/devices/$dax/uuid && echo ram >$nd/devices/$dax/mode &&
+			echo "$n" >$nd/devices/$dax/namespace && echo "$dax" >$nd/drivers/dax_pmem/bind; } ||
+			warn "cannot make $n device-dax"
+	done
+	for d in /sys/bus/dax/devices/dax*; do
+		[ -e "$d" ] || continue
+		echo "${d##*/}" >/sys/bus/dax/drivers/device_dax/unbind 2>/dev/null
+		echo "${d##*/}" >/sys/bus/dax/drivers/kmem/new_id || warn "kmem cannot take ${d##*/}"
+	done
+	# Debian's 6.1 leaves hot-added memory offline (no MEMORY_HOTPLUG_DEFAULT_ONLINE).
+	for m in /sys/devices/system/memory/memory*; do
+		read -r st <"$m/state" && [ "$st" = offline ] && { echo online >"$m/state" || warn "cannot online ${m##*/}"; }
+	done
+	echo "vnuma-init: slow memory onlined"
+}
+[ -z "$VNUMA_SWITCHED" ] && [ -n "$nvdimm" ] && online_slow_memory
 
 # vnuma up --image: root=/dev/vda is a disk image. Mount it and hand PID 1 to
 # its init (vnuma.init=), /dev moved along, everything else mounted afresh there.

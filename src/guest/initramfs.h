@@ -23,8 +23,9 @@
 #define VN_INITRAMFS_AGENT_PATH   "/usr/bin/vnuma-agent"
 #define VN_INITRAMFS_WORKLOAD_DIR "/usr/lib/vnuma"
 
-/* What a Debian kernel needs as modules to reach the disk and the agent. */
-#define VN_INITRAMFS_DEFAULT_MODULES "virtio_pci", "virtio_console", "virtio_blk", "virtio_net"
+/* What a Debian kernel needs as modules to reach the disk and the agent, and to online slow memory (NVDIMMs). */
+#define VN_INITRAMFS_DEFAULT_MODULES \
+	"virtio_pci", "virtio_console", "virtio_blk", "virtio_net", "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem"
 
 struct vn_initramfs_spec {
 	/* e.g. "6.1.0-57-amd64"; NULL for a kernel with everything built in. */

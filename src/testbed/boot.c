@@ -20,6 +20,7 @@
 #include "guest/disk.h"
 #include "kernel/kernel.h"
 #include "testbed/locality.h"
+#include "topology/tiers.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -192,7 +193,15 @@ int vn_testbed_boot_path(const struct vn_topology *t, const char *bzimage, const
  */
 static int create_disk_images(const struct vn_topology *t, const char *dir, struct vn_error *err)
 {
-	for (unsigned i = 0; i < t->nnodes; i++)
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		/* QEMU would create it too, but under the guest's own name and without O_TRUNC. */
+		if (vn_node_is_slow(&t->nodes[i])) {
+			_cleanup_free_ char *img = vn_guest_pmem_path(dir, i);
+			_cleanup_close_ int fd = open(img, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || ftruncate(fd, (off_t)vn_domain_nvdimm_bytes(&t->nodes[i])) < 0)
+				return vn_infra_error(err, -errno, "cannot create node %u's NVDIMM file %s: %s", i, img,
+						      strerror(errno));
+		}
 		for (unsigned k = 0; k < t->nodes[i].ndevices; k++) {
 			const struct vn_device *d = &t->nodes[i].devices[k];
 			if (d->kind != VN_DEVICE_DISK)
@@ -203,6 +212,7 @@ static int create_disk_images(const struct vn_topology *t, const char *dir, stru
 				return vn_infra_error(err, -errno, "cannot create node %u's disk image %s: %s", i, img,
 						      strerror(errno));
 		}
+	}
 	return 0;
 }
 

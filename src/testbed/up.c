@@ -18,7 +18,6 @@
 #include "guest/image-recipe.h"
 #include "topology/arch.h"
 #include "topology/find.h"
-#include "topology/tiers.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -169,7 +168,7 @@ static int up_resolve(struct up_state *s, struct vn_error *err)
 	if ((o->arch && (rc = vn_arch_parse(o->arch, "--arch", &s->arch, err)) < 0) ||
 	    (rc = vn_topology_find(o->topology, &s->topo_path, err)) < 0 ||
 	    (rc = vn_topology_load_text(s->topo_path, &s->t, &s->topo_text, &s->topo_len, err)) < 0 ||
-	    (rc = vn_topology_arch_check(s->t, s->arch, err)) < 0 || (rc = vn_tiers_boot_check(s->t, err)) < 0)
+	    (rc = vn_topology_arch_check(s->t, s->arch, err)) < 0)
 		return rc;
 	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
 	if (!o->name && (rc = vn_guest_name_check(o->name_prefix ? o->name_prefix : s->t->name, err)) < 0)

@@ -59,15 +59,6 @@ bool vn_topology_has_slow_memory(const struct vn_topology *t)
 	return false;
 }
 
-int vn_tiers_boot_check(const struct vn_topology *t, struct vn_error *err)
-{
-	for (unsigned n = 0; n < t->nnodes; n++)
-		if (vn_node_is_slow(&t->nodes[n]))
-			return vn_input_error(err, "%s:%d: node %u: slow memory nodes are not booted yet (issue 47)",
-					      t->path ? t->path : t->name, t->nodes[n].line, n);
-	return 0;
-}
-
 /* node_memory_types[node]: kmem's type for the nodes it onlines, DRAM for every node with boot memory. */
 static int adistance(const struct vn_node *n)
 {

@@ -53,8 +53,6 @@ static inline bool vn_node_is_slow(const struct vn_node *n)
 }
 
 bool vn_topology_has_slow_memory(const struct vn_topology *t);
-/* Refuses a topology with slow memory, naming FILE:LINE of its first slow node: no boot emulates it yet. */
-int vn_tiers_boot_check(const struct vn_topology *t, struct vn_error *err);
 
 /* One memory tier: /sys/devices/virtual/memory_tiering/memory_tier<id>. */
 struct vn_tier {

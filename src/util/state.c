@@ -59,6 +59,12 @@ char *vn_guest_disk_path(const char *guest_dir, unsigned node, unsigned k)
 	return vn_xasprintf("%s/disk-node%u-%u.img", guest_dir, node, k);
 }
 
+char *vn_guest_pmem_path(const char *guest_dir, unsigned node)
+{
+	/* disk-node*.img: a failure archive drops it with the disks. */
+	return vn_xasprintf("%s/disk-node%u-pmem.img", guest_dir, node);
+}
+
 char *vn_state_failed_dir(const char *state)
 {
 	return vn_xasprintf("%s/failed", state);

@@ -66,6 +66,8 @@ size_t vn_state_agent_sock_len(const char *state, const char *name);
 char *vn_guest_dir_file(const char *guest_dir, const char *file);
 /* DIR/disk-nodeNODE-K.img: the K-th disk of topology node NODE. */
 char *vn_guest_disk_path(const char *guest_dir, unsigned node, unsigned k);
+/* DIR/disk-nodeNODE-pmem.img: the file behind slow node NODE's NVDIMM (docs/tiering.md). */
+char *vn_guest_pmem_path(const char *guest_dir, unsigned node);
 
 char *vn_state_failed_dir(const char *state);
 /* STATE/failed/NAME-STAMP for the first try I=1, STATE/failed/NAME-STAMP-I after. */

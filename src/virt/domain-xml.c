@@ -16,6 +16,7 @@
 #include "util/strbuf.h"
 #include "util/alloc.h"
 #include "util/state.h"
+#include "topology/tiers.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)
@@ -87,10 +88,16 @@ static void elem(struct vn_strbuf *b, int indent, const char *tag, const char *v
 
 uint64_t vn_domain_cell_bytes(const struct vn_node *n)
 {
-	if (!vn_node_has_memory(n))
+	/* A slow node's memory is its NVDIMM's: at boot it is memory-less (docs/tiering.md). */
+	if (!vn_node_has_boot_memory(n))
 		return VN_MEMLESS_DUMMY_BYTES;
 	/* libvirt rounds every cell up to 1 MiB; doing it here keeps our address math equal to QEMU's. */
 	return (n->memory + MiB - 1) / MiB * MiB;
+}
+
+uint64_t vn_domain_nvdimm_bytes(const struct vn_node *n)
+{
+	return vn_node_is_slow(n) ? (n->memory + MiB - 1) / MiB * MiB + VN_NVDIMM_SLACK_BYTES : 0;
 }
 
 static uint64_t total_cell_bytes(const struct vn_topology *t)
@@ -136,7 +143,7 @@ int vn_domain_cmdline_extra(const struct vn_topology *t, enum vn_arch a, char **
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		const struct vn_node *nd = &t->nodes[i];
 
-		if (vn_node_has_memory(nd))
+		if (vn_node_has_boot_memory(nd))
 			continue;
 		struct vn_gpa_range r[2];
 		unsigned n;
@@ -394,6 +401,31 @@ static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, c
  * The passthrough arguments: checked like every other text the builder
  * writes, and bounded so a caller's list cannot grow the command line without end.
  */
+/*
+ * A slow node's memory: an NVDIMM on the node, without a label area (the
+ * guest makes its raw namespace device-dax through an info block, which
+ * needs none), backed by a sparse file mapped private so that nothing the
+ * guest writes reaches the disk.
+ */
+static int emit_nvdimms(struct vn_strbuf *b, const struct vn_topology *t, const struct vn_domain_opts *o,
+			struct vn_error *err)
+{
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		if (!vn_node_is_slow(&t->nodes[i]))
+			continue;
+		if (!o->disk_dir)
+			return vn_input_error(err, "node %u has slow memory but no disk dir was given", i);
+		_cleanup_free_ char *path = vn_guest_pmem_path(o->disk_dir, i);
+		_cleanup_free_ char *e = vn_xml_escape(path);
+		vn_strbuf_printf(b,
+				 "    <memory model='nvdimm'>\n      <source>\n        <path>%s</path>\n"
+				 "      </source>\n      <target>\n        <size unit='KiB'>%" PRIu64 "</size>\n"
+				 "        <node>%u</node>\n      </target>\n    </memory>\n",
+				 e, vn_domain_nvdimm_bytes(&t->nodes[i]) >> 10, i);
+	}
+	return 0;
+}
+
 static int check_qemu_args(const struct vn_domain_opts *o, struct vn_error *err)
 {
 	if (o->nqemu_args > VN_DOMAIN_MAX_QEMU_ARGS)
@@ -530,10 +562,17 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	elem(&b, 2, "name", o->name);
 	elem(&b, 2, "uuid", o->uuid);
 	emit_metadata(&b, o);
-	if (t->hotplug_memory_total)
-		/* QEMU's -m slots=,maxmem=: the room DIMMs plugged at run time take (vnuma hotplug). */
+	uint64_t nvdimms = 0;
+	unsigned nslow = 0;
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		nvdimms += vn_domain_nvdimm_bytes(&t->nodes[i]);
+		nslow += vn_node_is_slow(&t->nodes[i]);
+	}
+	if (t->hotplug_memory_total || nslow)
+		/* QEMU's -m slots=,maxmem=: the room NVDIMMs and the DIMMs plugged at run time (vnuma hotplug) take. */
 		vn_strbuf_printf(&b, "  <maxMemory slots='%u' unit='KiB'>%" PRIu64 "</maxMemory>\n",
-				 VN_DOMAIN_HOTPLUG_SLOTS, (total_cell_bytes(t) + t->hotplug_memory_total) >> 10);
+				 VN_DOMAIN_HOTPLUG_SLOTS + nslow,
+				 (total_cell_bytes(t) + t->hotplug_memory_total + nvdimms) >> 10);
 	vn_strbuf_printf(&b, "  <memory unit='KiB'>%" PRIu64 "</memory>\n", total_cell_bytes(t) >> 10);
 	if (t->nhotplug_cpus_total)
 		vn_strbuf_printf(&b, "  <vcpu placement='static' current='%u'>%u</vcpu>\n",
@@ -573,7 +612,7 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		attr(&b, "file", o->root_disk);
 		vn_strbuf_printf(&b, "/>\n      <target dev='vda' bus='virtio'/>\n    </disk>\n");
 	}
-	if ((rc = emit_node_devices(&b, t, o, err)) < 0)
+	if ((rc = emit_node_devices(&b, t, o, err)) < 0 || (rc = emit_nvdimms(&b, t, o, err)) < 0)
 		return rc;
 	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
 	vn_strbuf_printf(&b, "  </devices>\n");

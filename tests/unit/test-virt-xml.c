@@ -146,6 +146,29 @@ static void test_memless(void **state)
 	vn_topology_free(t);
 }
 
+/* A slow node boots memory-less and gets its memory from an NVDIMM of memory + one block (docs/tiering.md). */
+static void test_slow_node(void **state)
+{
+	const char *cpus[] = {"0-1", ""};
+	const uint64_t mem[] = {512, 256};
+	struct vn_topology *t = mk(2, cpus, mem, NULL);
+	t->nodes[1].memory_kind = VN_MEMORY_CXL;
+	struct vn_domain_opts o = base_opts("vnuma-slow");
+	o.disk_dir = "/g";
+	_cleanup_free_ char *xml = build_ok(t, &o);
+
+	assert_non_null(strstr(xml, "<cell id='1' memory='2048' unit='KiB'>"));
+	assert_non_null(strstr(xml, "memmap=2048K$0x20000000"));
+	/* 512M + 2M cells, + 384M of NVDIMM; one slot more than hotplug's. */
+	assert_non_null(strstr(xml, "<maxMemory slots='17' unit='KiB'>919552</maxMemory>"));
+	assert_non_null(strstr(xml, "<memory unit='KiB'>526336</memory>"));
+	assert_non_null(strstr(xml,
+			       "<memory model='nvdimm'>\n      <source>\n        <path>/g/disk-node1-pmem.img</path>\n"
+			       "      </source>\n      <target>\n        <size unit='KiB'>393216</size>\n"
+			       "        <node>1</node>\n"));
+	vn_topology_free(t);
+}
+
 static void test_memless_ranges(void **state)
 {
 	struct vn_error err = {0};
@@ -548,13 +571,21 @@ static void test_live_xml_parse(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_2node),          cmocka_unit_test(test_4node_kvm),
-		cmocka_unit_test(test_cpuless_hmat),   cmocka_unit_test(test_memless),
-		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
-		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
-		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
-		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
-		cmocka_unit_test(test_root_disk),      cmocka_unit_test(test_qemu_args),
+		cmocka_unit_test(test_2node),
+		cmocka_unit_test(test_4node_kvm),
+		cmocka_unit_test(test_cpuless_hmat),
+		cmocka_unit_test(test_memless),
+		cmocka_unit_test(test_slow_node),
+		cmocka_unit_test(test_memless_ranges),
+		cmocka_unit_test(test_cpu_layout),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_libvirt_roundtrip),
+		cmocka_unit_test(test_devices),
+		cmocka_unit_test(test_libvirt_roundtrip_devices),
+		cmocka_unit_test(test_hotplug),
+		cmocka_unit_test(test_live_xml_parse),
+		cmocka_unit_test(test_root_disk),
+		cmocka_unit_test(test_qemu_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
