@@ -11,6 +11,7 @@
 #include "testbed/fidelity.h"
 
 #include "topology/arch.h"
+#include "topology/tiers.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "virt/domain-xml.h"
@@ -176,6 +177,51 @@ static void check_devices(struct vn_agent *a, const struct vn_topology *t, struc
 	}
 }
 
+#define TIERS "/sys/devices/virtual/memory_tiering"
+/* More memory_tier entries than any guest has: 6.1 makes one per abstract distance in use. */
+#define TIERS_SEEN_MAX 16
+
+/*
+ * The guest's memory_tier*\/nodelist against the tier model (a topology
+ * with slow memory only). A guest's listing is trusted for nothing: entries
+ * that are not memory_tierN are left out, at most TIERS_SEEN_MAX are read.
+ */
+static int check_tiers(struct vn_agent *a, const struct vn_topology *t, char **diff, struct vn_error *err)
+{
+	static const char *const ls[] = {"ls", TIERS, NULL};
+	_cleanup_free_ char *names = NULL;
+	char *lists[TIERS_SEEN_MAX] = {0};
+	struct vn_tier_seen seen[TIERS_SEEN_MAX];
+	unsigned n = 0;
+	struct vn_tiers want;
+	int rc = 0;
+
+	if ((rc = vn_testbed_run(a, ls, 20, &names, err)) < 0)
+		return vn_error_prefix(err, "cannot list the guest's memory tiers (%s)", TIERS);
+	for (char *save = NULL, *w = strtok_r(names, " \t\n", &save); w && n < TIERS_SEEN_MAX;
+	     w = strtok_r(NULL, " \t\n", &save)) {
+		char path[128], *end;
+		if (strncmp(w, "memory_tier", 11) != 0 || w[11] < '0' || w[11] > '9')
+			continue;
+		long id = strtol(w + 11, &end, 10);
+		if (*end || id > 4096)
+			continue;
+		snprintf(path, sizeof(path), TIERS "/memory_tier%ld/nodelist", id);
+		if ((rc = read_guest(a, path, &lists[n], err)) < 0) {
+			vn_error_prefix(err, "cannot read the guest's %s", path);
+			goto cleanup;
+		}
+		seen[n] = (struct vn_tier_seen){(int)id, lists[n]};
+		n++;
+	}
+	vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &want);
+	*diff = vn_tiers_diff(&want, seen, n);
+cleanup:
+	for (unsigned i = 0; i < TIERS_SEEN_MAX; i++)
+		free(lists[i]);
+	return rc;
+}
+
 int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model,
 			enum vn_arch arch, bool *ok, char **report, struct vn_error *err)
 {
@@ -220,7 +266,18 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 			 diff ? "MISMATCH" : "ok");
 	if (diff)
 		vn_strbuf_printf(&rep, "%s", diff);
-	*ok = !bad.len && devices_ok && !diff;
+	bool tiers_ok = true;
+	if (vn_topology_has_slow_memory(t)) {
+		_cleanup_free_ char *tdiff = NULL;
+		if ((rc = check_tiers(a, t, &tdiff, err)) < 0)
+			goto cleanup;
+		vn_strbuf_printf(&rep, "memory tiers (model %s): %s\n", vn_tier_model_name(VN_TIER_MODEL_DEFAULT),
+				 tdiff ? "MISMATCH" : "ok");
+		if (tdiff)
+			vn_strbuf_printf(&rep, "%s", tdiff);
+		tiers_ok = !tdiff;
+	}
+	*ok = !bad.len && devices_ok && !diff && tiers_ok;
 	*report = vn_strbuf_steal(&rep);
 cleanup:
 	vn_strbuf_free(&bad);

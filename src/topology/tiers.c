@@ -6,9 +6,12 @@
 #include "topology/tiers.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "topology/fallback.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
 #include "util/strbuf.h"
 
 const struct vn_tier_model_info vn_tier_models[] = {
@@ -202,5 +205,48 @@ char *vn_tiers_format(const struct vn_tiers *tr)
 			vn_strbuf_printf(&b, "memory_tier%d, demotes to %s (distance %d), else to %s\n", own->id, pref,
 					 tr->distance[n], low);
 	}
+	return vn_strbuf_steal(&b);
+}
+
+static int seen_cmp(const void *a, const void *b)
+{
+	const struct vn_tier_seen *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+char *vn_tiers_diff(const struct vn_tiers *want, const struct vn_tier_seen *seen, unsigned nseen)
+{
+	_cleanup_free_ char *model = vn_tiers_format_sysfs(want);
+	_cleanup_free_ struct vn_tier_seen *sorted = vn_xcalloc(nseen ? nseen : 1, sizeof(*sorted));
+	struct vn_strbuf got = VN_STRBUF_INIT;
+
+	memcpy(sorted, seen, nseen * sizeof(*seen));
+	/* Sysfs lists the tiers in directory order; the model, fastest (lowest id) first. */
+	qsort(sorted, nseen, sizeof(*sorted), seen_cmp);
+	for (unsigned i = 0; i < nseen; i++) {
+		size_t len = strcspn(sorted[i].nodelist, "\n");
+		while (len && (sorted[i].nodelist[len - 1] == ' ' || sorted[i].nodelist[len - 1] == '\t'))
+			len--;
+		vn_strbuf_printf(&got, "memory_tier%d: %.*s\n", sorted[i].id, (int)len, sorted[i].nodelist);
+	}
+	if (strcmp(model, got.s ? got.s : "") == 0) {
+		vn_strbuf_free(&got);
+		return NULL;
+	}
+	struct vn_strbuf b = VN_STRBUF_INIT;
+	vn_strbuf_printf(&b, "  expected (model %s):\n", vn_tier_model_name(want->model));
+	for (char *l = model, *nl; *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		vn_strbuf_printf(&b, "    %.*s\n", (int)(nl - l), l);
+	}
+	vn_strbuf_printf(&b, "  guest:\n");
+	for (char *l = got.s, *nl; l && *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		vn_strbuf_printf(&b, "    %.*s\n", (int)(nl - l), l);
+	}
+	if (!nseen)
+		vn_strbuf_printf(&b, "    (no memory tiers)\n");
+	vn_strbuf_free(&got);
 	return vn_strbuf_steal(&b);
 }

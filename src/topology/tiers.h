@@ -89,3 +89,17 @@ char *vn_tiers_format_sysfs(const struct vn_tiers *tr);
 char *vn_tiers_format(const struct vn_tiers *tr);
 /* A node set as the kernel's %*pbl prints it ("0-1,3"; "" for none). Malloc'd. */
 char *vn_tiers_nodelist(const bool *set, unsigned nnodes);
+
+/* One memory_tierN the guest shows: its id and its nodelist file's first line. */
+struct vn_tier_seen {
+	int id;
+	const char *nodelist;
+};
+
+/*
+ * The guest's tiers against the model: NULL when they are the same tiers
+ * with the same nodes, else "expected (model): ... guest: ..." with both sides
+ * in the sysfs form (malloc'd). seen in any order; nodelists as the guest
+ * wrote them (trailing whitespace ignored), so a hostile one is only unequal.
+ */
+char *vn_tiers_diff(const struct vn_tiers *want, const struct vn_tier_seen *seen, unsigned nseen);

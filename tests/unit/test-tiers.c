@@ -268,6 +268,31 @@ static void test_model_names(void **state)
 }
 
 /* The boot-time fallback lists leave slow nodes out but for their own (memory-less) lists; rebuilt ones take them in. */
+/* The boot check's comparison: tiers in any order, trailing newline ignored; any other difference shown both ways. */
+static void test_diff_against_guest(void **state)
+{
+	static const unsigned d[] = {10, 20, 20, 20, 10, 20, 20, 20, 10};
+	_cleanup_topology_ struct vn_topology *t = make(3, d, "ncs");
+	struct vn_tiers tr;
+
+	vn_tiers_compute(t, VN_TIER_MODEL_6_1, &tr);
+	const struct vn_tier_seen same[] = {{22, "2\n"}, {4, "0-1\n"}};
+	assert_null(vn_tiers_diff(&tr, same, 2));
+	/* Debian's 6.1 with slow memory as boot memory: one tier. */
+	const struct vn_tier_seen flat[] = {{4, "0-2\n"}};
+	_cleanup_free_ char *d1 = vn_tiers_diff(&tr, flat, 1);
+	assert_string_equal(d1, "  expected (model 6.1):\n    memory_tier4: 0-1\n    memory_tier22: 2\n"
+				"  guest:\n    memory_tier4: 0-2\n");
+	_cleanup_free_ char *d2 = vn_tiers_diff(&tr, NULL, 0);
+	assert_non_null(strstr(d2, "  guest:\n    (no memory tiers)\n"));
+	/* Only a nodelist's first line counts: a guest cannot add lines to the report's guest side. */
+	const struct vn_tier_seen extra[] = {{4, "0-1\n"}, {22, "2\nmemory_tier9: 1"}};
+	assert_null(vn_tiers_diff(&tr, extra, 2));
+	const struct vn_tier_seen junk[] = {{4, "0-1"}, {22, "2,x"}};
+	_cleanup_free_ char *d3 = vn_tiers_diff(&tr, junk, 2);
+	assert_non_null(strstr(d3, "  guest:\n    memory_tier4: 0-1\n    memory_tier22: 2,x\n"));
+}
+
 static void test_fallback_leaves_slow_out_at_boot(void **state)
 {
 	static const unsigned d[] = {10, 21, 14, 24, 21, 10, 24, 14, 14, 24, 10, 26, 24, 14, 26, 10};
@@ -297,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_farther_node_wins_a_tie),
 		cmocka_unit_test(test_random_tiered_shapes),
 		cmocka_unit_test(test_model_names),
+		cmocka_unit_test(test_diff_against_guest),
 		cmocka_unit_test(test_fallback_leaves_slow_out_at_boot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
