@@ -95,6 +95,16 @@ uint64_t vn_domain_cell_bytes(const struct vn_node *n)
 	return (n->memory + MiB - 1) / MiB * MiB;
 }
 
+/*
+ * A slow node's NVDIMM is its memory plus one memory block (128 MiB on x86):
+ * device-dax data starts past an info block (2 MiB with the default align),
+ * and kmem onlines only the whole blocks inside it (dax_kmem_range()), so
+ * the block the info block starts loses its place to the slack instead of
+ * to the node's memory. The slack costs address space only: the backing
+ * file is sparse and mapped private, and the guest never touches it.
+ */
+#define VN_NVDIMM_SLACK_BYTES (UINT64_C(128) << 20)
+
 uint64_t vn_domain_nvdimm_bytes(const struct vn_node *n)
 {
 	return vn_node_is_slow(n) ? (n->memory + MiB - 1) / MiB * MiB + VN_NVDIMM_SLACK_BYTES : 0;

@@ -77,19 +77,7 @@ struct vn_domain_opts {
  */
 #define VN_MEMLESS_DUMMY_BYTES (UINT64_C(2) << 20)
 
-/*
- * A slow node's NVDIMM is its memory plus one memory block (128 MiB on x86):
- * device-dax data starts past an info block (2 MiB with the default align),
- * and kmem onlines only the whole blocks inside it (dax_kmem_range()), so
- * the block the info block starts loses its place to the slack instead of
- * to the node's memory. The slack costs address space only: the backing
- * file is sparse and mapped private, and the guest never touches it.
- */
-#define VN_NVDIMM_SLACK_BYTES (UINT64_C(128) << 20)
-
-/* The NVDIMM behind a slow node: its memory plus VN_NVDIMM_SLACK_BYTES, in bytes. */
-uint64_t vn_domain_nvdimm_bytes(const struct vn_node *n);
-
+uint64_t vn_domain_nvdimm_bytes(const struct vn_node *n); /* a slow node's NVDIMM (domain-xml.c) */
 /* DIMM slots of a topology with hotplug memory (<maxMemory slots=>), one per `hotplug --memory`;
  * QEMU reserves 1 GiB of guest physical address space per slot for alignment, which costs nothing else. */
 #define VN_DOMAIN_HOTPLUG_SLOTS 16
