@@ -9,15 +9,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/html.h"
+#include "scenario/probe.h"
 #include "scenario/runner-priv.h"
 #include "testbed/hotplug-guest.h"
 #include "testbed/locality.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/state.h"
 
-int vn_run_locality_start(struct run *r, const char *guest_dir, struct vn_error *err)
+/* The plugin's counters, at the proof's end, at the last sample, at a lone step's start. */
+struct loc {
+	struct vn_loc_reader *rd;
+	struct vn_loc_counts start, last, step;
+	char dimm[VN_LOC_MAX_EXTRA][64]; /* the DIMM (libvirt alias) each extra range is for */
+};
+
+static bool loc_wanted(const struct run *r)
 {
+	return r->locality;
+}
+
+/* The map proven and the counters read before the "before" snapshot. */
+static int loc_start(struct run *r, void *state, struct vn_error *err)
+{
+	struct loc *l = state;
+	const char *guest_dir = r->guest_dir;
 	struct vn_loc_map map;
 	struct vn_locality_proof proof;
 	int rc;
@@ -29,39 +47,38 @@ int vn_run_locality_start(struct run *r, const char *guest_dir, struct vn_error 
 	_cleanup_free_ char *path = vn_xasprintf("%s/%s", guest_dir, VN_GUEST_LOCALITY);
 
 	vn_testbed_locality_map(r->t, &map);
-	if ((rc = vn_loc_open(path, &map, &r->loc, err)) < 0)
+	if ((rc = vn_loc_open(path, &map, &l->rd, err)) < 0)
 		return rc;
 	if (r->progress)
 		r->progress(r->progress_data, "locality", "proving the address map: memory bound to each node in turn");
-	rc = vn_testbed_locality_prove(r->a, r->loc, r->t, vn_run_libdir(r), &proof, err);
+	rc = vn_testbed_locality_prove(r->a, l->rd, r->t, vn_run_libdir(r), &proof, err);
 	free(r->d->loc_proof);
 	r->d->loc_proof = proof.report;
 	if (rc < 0)
 		return rc;
-	vn_loc_counts_init(&r->loc_start, r->t->nnodes);
-	vn_loc_counts_init(&r->loc_last, r->t->nnodes);
-	if ((rc = vn_loc_read(r->loc, &r->loc_start, err)) < 0)
+	vn_loc_counts_init(&l->start, r->t->nnodes);
+	vn_loc_counts_init(&l->last, r->t->nnodes);
+	if ((rc = vn_loc_read(l->rd, &l->start, err)) < 0)
 		return rc;
 	/* The first sample's matrix starts where the steps do. */
-	uint64_t *ram = r->loc_last.ram;
-	memcpy(ram, r->loc_start.ram, (size_t)r->t->nnodes * r->t->nnodes * VN_LOC_NKINDS * sizeof(*ram));
-	r->loc_last = r->loc_start;
-	r->loc_last.ram = ram;
+	uint64_t *ram = l->last.ram;
+	memcpy(ram, l->start.ram, (size_t)r->t->nnodes * r->t->nnodes * VN_LOC_NKINDS * sizeof(*ram));
+	l->last = l->start;
+	l->last.ram = ram;
 	return 0;
 }
 
 /* "locality":{"accesses":N,"remote_fraction":F,"matrix":[[...],...]}, since the last sample; host-made. */
-void vn_run_locality_sample(struct run *r, struct vn_strbuf *head)
+static void loc_sample(struct run *r, void *state, struct vn_strbuf *head)
 {
+	struct loc *l = state;
 	struct vn_loc_counts now, d;
 	struct vn_error err = {0};
 	unsigned n = r->t->nnodes;
 
-	if (!r->loc)
-		return;
 	vn_loc_counts_init(&now, n);
 	vn_loc_counts_init(&d, n);
-	if (vn_loc_read(r->loc, &now, &err) == 0 && vn_loc_delta(&now, &r->loc_last, &d, &err) == 0) {
+	if (vn_loc_read(l->rd, &now, &err) == 0 && vn_loc_delta(&now, &l->last, &d, &err) == 0) {
 		double f = vn_loc_remote_fraction(&d, VN_LOC_ALL);
 		vn_strbuf_printf(head, "\"locality\":{\"accesses\":%llu,",
 				 (unsigned long long)vn_loc_sum(&d, VN_LOC_ALL, NULL));
@@ -80,8 +97,8 @@ void vn_run_locality_sample(struct run *r, struct vn_strbuf *head)
 		}
 		vn_strbuf_printf(head, "]},");
 		/* now becomes the last: swap the arrays so neither leaks. */
-		struct vn_loc_counts old = r->loc_last;
-		r->loc_last = now;
+		struct vn_loc_counts old = l->last;
+		l->last = now;
 		now = old;
 	}
 	vn_error_clear(&err);
@@ -89,19 +106,27 @@ void vn_run_locality_sample(struct run *r, struct vn_strbuf *head)
 	vn_loc_counts_clear(&d);
 }
 
-void vn_run_locality_step(struct run *r, unsigned step, bool end)
+static void loc_step_begin(struct run *r, void *state, unsigned step)
 {
+	struct loc *l = state;
+	struct vn_error err = {0};
+
+	(void)step;
+	vn_loc_counts_clear(&l->step);
+	vn_loc_counts_init(&l->step, r->t->nnodes);
+	if (vn_loc_read(l->rd, &l->step, &err) < 0)
+		vn_loc_counts_clear(&l->step);
+	vn_error_clear(&err);
+}
+
+/* A lone step's own figures (docs/locality.md). */
+static void loc_step_end(struct run *r, void *state, unsigned step)
+{
+	struct loc *l = state;
 	struct vn_error err = {0};
 	unsigned n = r->t->nnodes;
 
-	if (!r->loc)
-		return;
-	if (!end) {
-		vn_loc_counts_clear(&r->loc_step);
-		vn_loc_counts_init(&r->loc_step, n);
-		if (vn_loc_read(r->loc, &r->loc_step, &err) < 0)
-			vn_loc_counts_clear(&r->loc_step);
-	} else if (r->loc_step.ram) {
+	if (l->step.ram) {
 		struct vn_loc_counts now, *d;
 		if (!r->d->loc_steps)
 			r->d->loc_steps = vn_xcalloc(r->s->nsteps, sizeof(*r->d->loc_steps));
@@ -109,26 +134,24 @@ void vn_run_locality_step(struct run *r, unsigned step, bool end)
 		vn_loc_counts_init(&now, n);
 		vn_loc_counts_init(d, n);
 		/* A step whose counts cannot be read has none: its metrics are missing, the run's stay. */
-		if (vn_loc_read(r->loc, &now, &err) < 0 || vn_loc_delta(&now, &r->loc_step, d, &err) < 0)
+		if (vn_loc_read(l->rd, &now, &err) < 0 || vn_loc_delta(&now, &l->step, d, &err) < 0)
 			vn_loc_counts_clear(d);
 		vn_loc_counts_clear(&now);
-		vn_loc_counts_clear(&r->loc_step);
+		vn_loc_counts_clear(&l->step);
 	}
 	vn_error_clear(&err);
 }
 
-int vn_run_locality_end(struct run *r, struct vn_error *err)
+static int loc_end(struct run *r, void *state, struct vn_error *err)
 {
+	struct loc *l = state;
 	struct vn_loc_counts now;
 	unsigned n = r->t->nnodes;
 	int rc;
 
-	if (!r->loc)
-		return 0;
 	vn_loc_counts_init(&now, n);
 	vn_loc_counts_init(&r->d->loc, n);
-	if ((rc = vn_loc_read(r->loc, &now, err)) == 0 &&
-	    (rc = vn_loc_delta(&now, &r->loc_start, &r->d->loc, err)) == 0) {
+	if ((rc = vn_loc_read(l->rd, &now, err)) == 0 && (rc = vn_loc_delta(&now, &l->start, &r->d->loc, err)) == 0) {
 		r->d->loc_lat_ns = vn_xcalloc((size_t)n * n, sizeof(double));
 		vn_testbed_locality_latency(r->t, r->d->loc_lat_ns);
 		r->d->loc_have = true;
@@ -137,13 +160,27 @@ int vn_run_locality_end(struct run *r, struct vn_error *err)
 	return rc;
 }
 
-void vn_run_locality_close(struct run *r)
+static void loc_page(const struct run *r, const void *state, struct vn_html_run_in *in)
 {
-	vn_loc_close(r->loc);
-	r->loc = NULL;
-	vn_loc_counts_clear(&r->loc_start);
-	vn_loc_counts_clear(&r->loc_last);
-	vn_loc_counts_clear(&r->loc_step);
+	(void)state;
+	in->loc_proof = r->d->loc_proof;
+}
+
+/* The proof's report is kept on every way out: a map that failed its proof says why there. */
+static void loc_free(struct run *r, void *state)
+{
+	struct loc *l = state;
+
+	vn_loc_close(l->rd);
+	vn_loc_counts_clear(&l->start);
+	vn_loc_counts_clear(&l->last);
+	vn_loc_counts_clear(&l->step);
+	if (r->d->loc_proof) {
+		struct vn_error pe = {0};
+		_cleanup_free_ char *pp = vn_run_path(r->dir, "locality-proof.txt");
+		vn_file_write_text(pp, r->d->loc_proof, &pe);
+		vn_error_clear(&pe);
+	}
 }
 
 static int sh_run(void *data, const char *script, char **out, struct vn_error *err)
@@ -157,40 +194,56 @@ static int sh_run(void *data, const char *script, char **out, struct vn_error *e
  * DIMMs counted or not (result.json), and never fails the run: a DIMM not
  * proven is counted as unmapped, which the figures show.
  */
-void vn_run_locality_hotplug(struct run *r, const struct vn_hotplug_req *q, const struct vn_hotplug_result *res)
+static void loc_hotplug(struct run *r, void *state, const struct vn_hotplug_req *q, const struct vn_hotplug_result *res)
 {
+	struct loc *l = state;
 	struct vn_strbuf rep = VN_STRBUF_INIT;
 	struct vn_error err = {0};
-	if (!r->loc || !q->memory)
+	if (!q->memory)
 		return;
 	if (r->d->loc_proof)
 		vn_strbuf_printf(&rep, "%s", r->d->loc_proof);
 	if (q->remove) {
 		for (size_t i = 0; i < res->plan.ndimms; i++)
 			for (unsigned e = 0; e < VN_LOC_MAX_EXTRA; e++)
-				if (strcmp(r->loc_dimm[e], res->plan.dimms[i].alias) == 0) {
+				if (strcmp(l->dimm[e], res->plan.dimms[i].alias) == 0) {
 					/* Unplugged: its range may be another DIMM's next. */
-					if (vn_loc_extra_retire(r->loc, e, &err) == 0)
+					if (vn_loc_extra_retire(l->rd, e, &err) == 0)
 						vn_strbuf_printf(
 							&rep,
 							"%s (node %u): unplugged, its extra range %u left the map\n",
-							r->loc_dimm[e], q->node, e);
+							l->dimm[e], q->node, e);
 					vn_error_clear(&err);
-					r->loc_dimm[e][0] = '\0';
+					l->dimm[e][0] = '\0';
 				}
 	} else {
 		struct vn_locality_dimm dimm;
-		if (vn_testbed_locality_dimm(r->loc, sh_run, r, vn_run_libdir(r), q->node, &res->plan, &rep, &dimm,
+		if (vn_testbed_locality_dimm(l->rd, sh_run, r, vn_run_libdir(r), q->node, &res->plan, &rep, &dimm,
 					     &err) == 0)
 			r->d->loc_dimms_counted++;
 		else
 			r->d->loc_dimms_unmapped++;
 		/* Every slot it took, proven or not, leaves the map with it. */
 		for (unsigned i = 0; i < dimm.nslots; i++)
-			snprintf(r->loc_dimm[dimm.slots[i]], sizeof(r->loc_dimm[0]), "%s",
+			snprintf(l->dimm[dimm.slots[i]], sizeof(l->dimm[0]), "%s",
 				 res->plan.dimms[res->plan.ndimms - 1].alias);
 	}
 	vn_error_clear(&err);
 	free(r->d->loc_proof);
 	r->d->loc_proof = vn_strbuf_steal(&rep);
 }
+
+/* Accesses by CPU node x memory node from the locality plugin (docs/locality.md), into the run's data. */
+const struct vn_probe_ops vn_probe_locality = {
+	.name = "locality",
+	.size = sizeof(struct loc),
+	.wanted = loc_wanted,
+	.start = loc_start,
+	.sample = loc_sample,
+	.step_begin = loc_step_begin,
+	.step_end = loc_step_end,
+	.hotplug = loc_hotplug,
+	.end = loc_end,
+	.page = loc_page,
+	.free = loc_free,
+};

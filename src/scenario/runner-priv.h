@@ -14,6 +14,7 @@
 #include "guest/agent-file.h"
 #include "report/html.h"
 #include "scenario/backend.h"
+#include "scenario/probe.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
 #include "scenario/run-priv.h"
@@ -32,6 +33,8 @@
 
 enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX, EX_TRACER };
 
+struct run;
+
 struct exec {
 	int64_t id;
 	enum exec_kind kind;
@@ -47,6 +50,9 @@ struct exec {
 	bool done;
 	int status; /* exit code, 128+signal, or -1 when it could not start */
 	char *error;
+	/* Its stdout, as it comes, to whoever started it (the sampler, a probe's program); NULL: kept as its kind says. */
+	void (*on_out)(struct run *r, struct exec *e, void *data, const char *s, size_t n);
+	void *on_out_data;
 };
 
 struct run {
@@ -65,29 +71,12 @@ struct run {
 	char *stop_reason;
 	vn_up_progress_fn progress; /* the run's stages ("step", "collecting"), as the boot's; NULL: silent */
 	void *progress_data;
-	struct vn_strbuf samples;   /* samples.jsonl contents, for the assertions */
-	bool samples_cut;           /* samples reached VN_SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
-	struct vn_run_trace *trace; /* the scenario's tracepoints being captured, or NULL */
-	/* What report.html charts of the capture, kept as trace.jsonl is written (traced: it was opened). */
-	bool traced;
-	struct vn_html_trace trace_page;
-	/* Locality: the plugin's counters, at the proof's end and at the last sample. */
-	struct vn_loc_reader *loc;
-	struct vn_loc_counts loc_start, loc_last, loc_step;
-	char loc_dimm[VN_LOC_MAX_EXTRA][64]; /* the DIMM (libvirt alias) each extra range is for */
+	struct vn_strbuf samples; /* samples.jsonl contents, for the assertions */
+	bool samples_cut;         /* samples reached VN_SAMPLES_MAX, or a line SAMPLE_LINE_MAX */
+	bool locality;            /* the plugin counts (the scenario's "locality", or --locality) */
+	const char *guest_dir;    /* the booted guest's state dir on this host, or NULL */
+	struct vn_probes probes;
 };
-
-/* Locality (runner-locality.c): map proven and counters read before the steps, per sample, after them. */
-int vn_run_locality_start(struct run *r, const char *guest_dir, struct vn_error *err);
-void vn_run_locality_sample(struct run *r, struct vn_strbuf *head);
-/* A step that runs alone: read at its start (end false), and its figures at its end. */
-void vn_run_locality_step(struct run *r, unsigned step, bool end);
-int vn_run_locality_end(struct run *r, struct vn_error *err);
-void vn_run_locality_close(struct run *r);
-/* A hotplug done in a counting run: a plugged DIMM joins the map (proven), an unplugged one leaves it. */
-struct vn_hotplug_req;
-struct vn_hotplug_result;
-void vn_run_locality_hotplug(struct run *r, const struct vn_hotplug_req *q, const struct vn_hotplug_result *res);
 
 /* Where the guest has vnuma's programs, and the steps' pidfiles: the backend's, else the image's. */
 static inline const char *vn_run_libdir(const struct run *r)
@@ -111,17 +100,6 @@ void vn_run_signal(struct run *r, struct exec *e, int sig);
 int vn_run_pump(struct run *r, int ms, struct vn_error *err);
 /* A helper shell script in the guest (fixed text of ours, never scenario input); its stdout in *out. */
 int vn_run_guest_sh(struct run *r, const char *script, char **out, struct vn_error *err);
-
-/* runner-trace.c: the scenario's tracepoints into RESULTS/trace.jsonl and metrics. */
-/* Starts vnuma-trace and waits until it captures; a tracepoint the kernel lacks is an input error. */
-int vn_run_trace_start(struct run *r, struct vn_error *err);
-/* The tracer's stdout (EX_TRACER). */
-void vn_run_trace_data(struct run *r, const char *data, size_t len);
-/* Ends the capture (the guest drains the ring) and writes trace.jsonl's end record. */
-int vn_run_trace_stop(struct run *r, struct vn_error *err);
-void vn_run_trace_metrics(const struct run *r, struct vn_result_run *rep);
-/* What is left; a capture cut short gets an end record saying it is incomplete. */
-void vn_run_trace_free(struct run *r);
 
 /* runner.c */
 /*

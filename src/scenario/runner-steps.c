@@ -182,7 +182,7 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 		.remove = h->remove,
 		.online = h->online_kernel ? VN_ONLINE_KERNEL : VN_ONLINE_MOVABLE,
 		.timeout_ms = VN_HOTPLUG_TIMEOUT_MS,
-		.locality = r->loc != NULL,
+		.locality = r->locality,
 	};
 	struct vn_hotplug_result res;
 	char what[64], sz[32];
@@ -211,7 +211,7 @@ static int do_hotplug(struct run *r, unsigned si, const struct vn_scn_hotplug *h
 		.seen = res.seen,
 		.node_memtotal = res.node_memtotal,
 	};
-	vn_run_locality_hotplug(r, &q, &res);
+	vn_probes_hotplug(&r->probes, r, &q, &res);
 	return 0;
 }
 
@@ -293,7 +293,7 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 		/* A step alone in the guest (no background step still running) gets its own locality figures. */
 		bool alone = !st->background && !any_running(r, EX_WORKLOAD);
 		if (alone)
-			vn_run_locality_step(r, si, false);
+			vn_probes_step(&r->probes, r, si, false);
 		if ((rc = start_step(r, si, err)) < 0)
 			return rc;
 		for (unsigned k = 0; k < st->nactions; k++) {
@@ -313,7 +313,7 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 				return rc;
 		}
 		if (alone && !r->stop)
-			vn_run_locality_step(r, si, true);
+			vn_probes_step(&r->probes, r, si, true);
 	}
 	/* Background steps, and actions still due while they run. */
 	while (any_running(r, EX_WORKLOAD) && !r->stop)

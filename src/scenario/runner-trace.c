@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "metrics/trace.h"
+#include "scenario/probe.h"
 #include "scenario/runner-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -60,6 +61,9 @@ struct vn_run_trace {
 	double sum[VN_SCN_TRACEPOINTS_MAX][VN_TRACE_FIELDS_MAX]; /* nr_* fields */
 	uint64_t events, written, malformed, bad_msgs, guest_cut, overrun, dropped;
 	bool stats;
+	/* What report.html charts of the capture, kept as trace.jsonl is written (traced: it was opened). */
+	bool traced;
+	struct vn_html_trace page;
 };
 
 static void protocol_error(struct vn_run_trace *t, const char *what)
@@ -122,9 +126,8 @@ static void find_cross(struct vn_run_trace *t, unsigned k)
 	}
 }
 
-static void on_format(struct run *r, json_object *o)
+static void on_format(struct vn_run_trace *t, json_object *o)
 {
-	struct vn_run_trace *t = r->trace;
 	const char *name = vn_json_str(o, "format"), *text = vn_json_str(o, "text");
 	int k = name ? index_of(t, name) : -1;
 	struct vn_error pe = {0};
@@ -155,9 +158,8 @@ static json_object *seconds(double s)
 	return vn_json_new_double_fixed(s, 6);
 }
 
-static void write_header(struct run *r)
+static void write_header(struct vn_run_trace *t)
 {
-	struct vn_run_trace *t = r->trace;
 	json_object *h = json_object_new_object(), *evs = json_object_new_array();
 
 	json_object_object_add(h, "type", json_object_new_string("header"));
@@ -185,16 +187,15 @@ static void write_header(struct run *r)
 	}
 	json_object_object_add(h, "events", evs);
 	for (unsigned k = 0; k < t->n && k < VN_HTML_TRACE_NAMES_MAX; k++)
-		snprintf(r->trace_page.names[k], sizeof(r->trace_page.names[k]), "%s", t->names[k]);
-	r->trace_page.nnames = t->n < VN_HTML_TRACE_NAMES_MAX ? t->n : VN_HTML_TRACE_NAMES_MAX;
+		snprintf(t->page.names[k], sizeof(t->page.names[k]), "%s", t->names[k]);
+	t->page.nnames = t->n < VN_HTML_TRACE_NAMES_MAX ? t->n : VN_HTML_TRACE_NAMES_MAX;
 	fprintf(t->out, "%s\n", json_object_to_json_string_ext(h, JSON_C_TO_STRING_PLAIN));
 	fflush(t->out);
 	json_object_put(h);
 }
 
-static void on_ready(struct run *r, json_object *o)
+static void on_ready(struct vn_run_trace *t, json_object *o)
 {
-	struct vn_run_trace *t = r->trace;
 	const char *clock = vn_json_str(o, "clock");
 
 	for (unsigned k = 0; k < t->n; k++)
@@ -209,7 +210,7 @@ static void on_ready(struct run *r, json_object *o)
 	snprintf(t->clock, sizeof(t->clock), "%s", clock);
 	vmstat_keep(o, t->v0, &t->nv0);
 	t->ready = true;
-	write_header(r);
+	write_header(t);
 }
 
 static int node_of_cpu(const struct vn_topology *topo, int64_t cpu)
@@ -220,9 +221,8 @@ static int node_of_cpu(const struct vn_topology *topo, int64_t cpu)
 	return -1;
 }
 
-static void on_line(struct run *r, const char *line, size_t len)
+static void on_line(struct run *r, struct vn_run_trace *t, const char *line, size_t len)
 {
-	struct vn_run_trace *t = r->trace;
 	struct vn_trace_event ev;
 	struct vn_error pe = {0};
 
@@ -281,16 +281,15 @@ static void on_line(struct run *r, const char *line, size_t len)
 		t->out_len += n + 1;
 		t->written++;
 		/* The page's copy of the event, its time as the line prints it. */
-		r->trace_page.moves[k] |= moved;
-		vn_html_trace_add(&r->trace_page, round((ev.ts - t->t0) * 1e6) / 1e6, k, a >= 0 && b >= 0 && a != b);
+		t->page.moves[k] |= moved;
+		vn_html_trace_add(&t->page, round((ev.ts - t->t0) * 1e6) / 1e6, k, a >= 0 && b >= 0 && a != b);
 		json_object_put(o);
 	}
 	json_object_put(ev.fields);
 }
 
-static void on_end(struct run *r, json_object *o)
+static void on_end(struct vn_run_trace *t, json_object *o)
 {
-	struct vn_run_trace *t = r->trace;
 	json_object *cpus = vn_json_member(o, "cpus", json_type_array);
 
 	if (!t->ready || t->ended || !vn_json_has_finite(o, "t1", &t->t1) || !count_member(o, "cut", &t->guest_cut)) {
@@ -314,9 +313,8 @@ static void on_end(struct run *r, json_object *o)
 	}
 }
 
-static void message(struct run *r, const char *line, size_t n)
+static void message(struct run *r, struct vn_run_trace *t, const char *line, size_t n)
 {
-	struct vn_run_trace *t = r->trace;
 	json_tokener *tok = json_tokener_new_ex(8);
 
 	if (!tok)
@@ -331,13 +329,13 @@ static void message(struct run *r, const char *line, size_t n)
 	if (!whole)
 		t->bad_msgs++;
 	else if (l)
-		on_line(r, l, strlen(l));
+		on_line(r, t, l, strlen(l));
 	else if (json_object_object_get_ex(o, "format", &v))
-		on_format(r, o);
+		on_format(t, o);
 	else if (json_object_object_get_ex(o, "ready", &v))
-		on_ready(r, o);
+		on_ready(t, o);
 	else if (json_object_object_get_ex(o, "end", &v))
-		on_end(r, o);
+		on_end(t, o);
 	else if (vn_json_str(o, "missing") && index_of(t, vn_json_str(o, "missing")) >= 0 && !t->missing) {
 		t->missing = vn_xstrdup(vn_json_str(o, "missing"));
 		t->no_tracefs =
@@ -347,9 +345,12 @@ static void message(struct run *r, const char *line, size_t n)
 	json_object_put(o);
 }
 
-void vn_run_trace_data(struct run *r, const char *data, size_t len)
+/* The tracer's stdout: whole messages, each bounded. */
+static void trace_data(struct run *r, struct exec *e, void *data_, const char *data, size_t len)
 {
-	struct vn_run_trace *t = r->trace;
+	struct vn_run_trace *t = data_;
+
+	(void)e;
 
 	while (len) {
 		const char *nl = memchr(data, '\n', len);
@@ -364,7 +365,7 @@ void vn_run_trace_data(struct run *r, const char *data, size_t len)
 		if (!nl)
 			break;
 		if (!t->skip_line && t->line.len)
-			message(r, t->line.s, t->line.len);
+			message(r, t, t->line.s, t->line.len);
 		t->skip_line = false;
 		t->line.len = 0;
 	}
@@ -375,27 +376,33 @@ void vn_run_trace_data(struct run *r, const char *data, size_t len)
 	}
 }
 
-int vn_run_trace_start(struct run *r, struct vn_error *err)
+static bool trace_wanted(const struct run *r)
+{
+	return r->s->tracepoints && r->s->tracepoints[0];
+}
+
+/* Starts vnuma-trace and waits until it captures; a tracepoint the kernel lacks is an input error. */
+static int trace_window(struct run *r, void *state, struct vn_error *err)
 {
 	const struct vn_scenario *s = r->s;
-	struct vn_run_trace *t;
+	struct vn_run_trace *t = state;
 	_cleanup_free_ char *tracer = vn_xasprintf("%s/vnuma-trace", vn_run_libdir(r));
 	const char *argv[3 + 2 * VN_SCN_TRACEPOINTS_MAX + 1] = {tracer};
 	unsigned a = 1;
 	int rc;
 
-	if (!s->tracepoints || !s->tracepoints[0])
-		return 0;
-	t = r->trace = vn_xcalloc(1, sizeof(*t));
 	for (char **p = s->tracepoints; *p && t->n < VN_SCN_TRACEPOINTS_MAX; p++) {
 		t->names[t->n++] = *p;
 		argv[a++] = "--event";
 		argv[a++] = *p;
 	}
-	if ((rc = vn_run_exec_start(r, EX_TRACER, argv, &t->e, err)) < 0 ||
-	    (rc = vn_run_open_out(r->dir, "trace.jsonl", &t->out, err)) < 0)
+	if ((rc = vn_run_exec_start(r, EX_TRACER, argv, &t->e, err)) < 0)
 		return rc;
-	r->traced = true;
+	t->e->on_out = trace_data;
+	t->e->on_out_data = t;
+	if ((rc = vn_run_open_out(r->dir, "trace.jsonl", &t->out, err)) < 0)
+		return rc;
+	t->traced = true;
 	for (double until = vn_now_s() + TRACE_READY_S; !t->ready && !t->error && !t->e->done && !r->stop;) {
 		if ((rc = vn_run_pump(r, 100, err)) < 0)
 			return rc;
@@ -426,17 +433,16 @@ int vn_run_trace_start(struct run *r, struct vn_error *err)
 	return 0;
 }
 
-static void write_end(struct run *r)
+static void write_end(struct vn_run_trace *t)
 {
-	struct vn_run_trace *t = r->trace;
 	json_object *o = json_object_new_object(), *counts = json_object_new_object();
 
 	json_object_object_add(o, "type", json_object_new_string("end"));
 	/* Complete: the guest said it ended, nothing broke the protocol, nothing was dropped on the way. */
 	bool complete = t->ended && !t->error;
 	json_object_object_add(o, "complete", json_object_new_boolean(complete));
-	r->trace_page.ended = true;
-	r->trace_page.complete = complete;
+	t->page.ended = true;
+	t->page.complete = complete;
 	if (t->error)
 		json_object_object_add(o, "error", json_object_new_string(t->error));
 	for (unsigned k = 0; k < t->n; k++)
@@ -469,12 +475,13 @@ static void write_end(struct run *r)
 	json_object_put(o);
 }
 
-int vn_run_trace_stop(struct run *r, struct vn_error *err)
+/* Ends the capture (the guest drains the ring) and writes trace.jsonl's end record. */
+static int trace_end(struct run *r, void *state, struct vn_error *err)
 {
-	struct vn_run_trace *t = r->trace;
+	struct vn_run_trace *t = state;
 	int rc = 0;
 
-	if (!t || !t->e)
+	if (!t->e)
 		return 0;
 	if (!t->e->done)
 		vn_run_signal(r, t->e, SIGTERM);
@@ -486,7 +493,7 @@ int vn_run_trace_stop(struct run *r, struct vn_error *err)
 		vn_run_signal(r, t->e, SIGKILL);
 	if (t->out) {
 		if (t->ready)
-			write_end(r);
+			write_end(t);
 		if (fclose(t->out) != 0 && rc == 0)
 			rc = vn_infra_error(err, -EIO, "cannot write %s/trace.jsonl: %s", r->dir, strerror(errno));
 		t->out = NULL;
@@ -498,12 +505,13 @@ int vn_run_trace_stop(struct run *r, struct vn_error *err)
 	return rc;
 }
 
-void vn_run_trace_metrics(const struct run *r, struct vn_result_run *rep)
+static void trace_metrics(const struct run *r, const void *state, struct vn_result_run *rep)
 {
-	const struct vn_run_trace *t = r->trace;
+	const struct vn_run_trace *t = state;
 	char name[256];
 
-	if (!t || !t->ready)
+	(void)r;
+	if (!t->ready)
 		return;
 	for (unsigned k = 0; k < t->n; k++) {
 		snprintf(name, sizeof(name), "trace.%s.count", t->names[k]);
@@ -528,15 +536,23 @@ void vn_run_trace_metrics(const struct run *r, struct vn_result_run *rep)
 			}
 }
 
-void vn_run_trace_free(struct run *r)
+static void trace_page(const struct run *r, const void *state, struct vn_html_run_in *in)
 {
-	struct vn_run_trace *t = r->trace;
+	const struct vn_run_trace *t = state;
 
-	if (!t)
-		return;
+	(void)r;
+	in->trace = t->traced ? &t->page : NULL;
+}
+
+/* What is left; a capture cut short gets an end record saying it is incomplete. */
+static void trace_free(struct run *r, void *state)
+{
+	struct vn_run_trace *t = state;
+
+	(void)r;
 	if (t->out) {
 		if (t->ready)
-			write_end(r);
+			write_end(t);
 		fclose(t->out);
 	}
 	vn_strbuf_free(&t->line);
@@ -544,6 +560,17 @@ void vn_run_trace_free(struct run *r)
 	free(t->error);
 	for (unsigned k = 0; k < t->n; k++)
 		free(t->fmt_text[k]);
-	free(t);
-	r->trace = NULL;
+	vn_html_trace_clear(&t->page);
 }
+
+/* The scenario's "tracepoints" into RESULTS/trace.jsonl and trace.* metrics (docs/tracing.md). */
+const struct vn_probe_ops vn_probe_trace = {
+	.name = "trace",
+	.size = sizeof(struct vn_run_trace),
+	.wanted = trace_wanted,
+	.window = trace_window,
+	.end = trace_end,
+	.metrics = trace_metrics,
+	.page = trace_page,
+	.free = trace_free,
+};

@@ -94,7 +94,7 @@ static void sample_line(struct run *r, struct exec *e, const char *line, size_t 
 		return;
 	_cleanup_strbuf_ struct vn_strbuf hb = VN_STRBUF_INIT;
 	vn_strbuf_printf(&hb, "{\"host_t\":%.3f,", vn_now_s() - r->t0);
-	vn_run_locality_sample(r, &hb);
+	vn_probes_sample(&r->probes, r, &hb);
 	const char *head = hb.s;
 	size_t hn = hb.len;
 	if (r->samples.len + hn + n > VN_SAMPLES_MAX) {
@@ -115,8 +115,9 @@ static void sample_line(struct run *r, struct exec *e, const char *line, size_t 
 }
 
 /* Sampler output: whole lines, each scanned once; a line over SAMPLE_LINE_MAX is dropped. */
-static void sampler_data(struct run *r, struct exec *e, const char *data, size_t len)
+static void sampler_data(struct run *r, struct exec *e, void *unused, const char *data, size_t len)
 {
+	(void)unused;
 	while (len) {
 		const char *nl = memchr(data, '\n', len);
 		size_t n = nl ? (size_t)(nl - data) : len;
@@ -202,10 +203,8 @@ static void handle(struct run *r, const struct vn_agent_event *ev)
 		return;
 	}
 	bool is_out = ev->kind == VN_AGENT_EV_STDOUT;
-	if (e->kind == EX_SAMPLER && is_out)
-		sampler_data(r, e, ev->data, ev->len);
-	else if (e->kind == EX_TRACER && is_out)
-		vn_run_trace_data(r, ev->data, ev->len);
+	if (e->on_out && is_out)
+		e->on_out(r, e, e->on_out_data, ev->data, ev->len);
 	else if (e->kind != EX_WORKLOAD)
 		append_capped(is_out ? &e->buf : &e->ebuf, ev->data, ev->len, AUX_OUT_MAX, &e->buf_cut);
 	else if (is_out ? e->out : e->errf) {
@@ -428,9 +427,11 @@ static int sample_steps(struct run *r, struct vn_error *err)
 	snprintf(interval, sizeof(interval), "%g", s->sample_interval_s);
 	_cleanup_free_ char *path = vn_xasprintf("%s/vnuma-sample", vn_run_libdir(r));
 	const char *sampler_argv[] = {path, "--interval", interval, NULL};
-	if ((rc = vn_run_trace_start(r, err)) < 0 ||
-	    (rc = vn_run_exec_start(r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0 ||
-	    (rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 || (rc = vn_run_steps(r, err)) < 0)
+	if ((rc = vn_probes_window(&r->probes, r, err)) < 0 ||
+	    (rc = vn_run_exec_start(r, EX_SAMPLER, sampler_argv, &sampler, err)) < 0)
+		return rc;
+	sampler->on_out = sampler_data;
+	if ((rc = vn_run_open_out(r->dir, "samples.jsonl", &sampler->out, err)) < 0 || (rc = vn_run_steps(r, err)) < 0)
 		return rc;
 	/* A sampler that ended before it was told to sampled only part of the run. */
 	bool died = sampler->done;
@@ -450,7 +451,7 @@ static int sample_steps(struct run *r, struct vn_error *err)
 				      sampler->ebuf.len ? ": " : "",
 				      (int)strcspn(sampler->ebuf.s ? sampler->ebuf.s : "", "\n"),
 				      sampler->ebuf.s ? sampler->ebuf.s : "");
-	if ((rc = vn_run_trace_stop(r, err)) < 0)
+	if ((rc = vn_probes_end(&r->probes, r, err)) < 0)
 		return rc;
 	if (r->samples_cut)
 		return vn_infra_error(
@@ -541,7 +542,7 @@ static int judge(struct run *r, struct vn_result_run *rep, struct vn_error *err)
 
 	if (rc < 0)
 		return rc;
-	vn_run_trace_metrics(r, rep);
+	vn_probes_metrics(&r->probes, r, rep);
 	if (vn_run_icount_lead(rep, &r->d->samples) && r->progress)
 		r->progress(r->progress_data, "note",
 			    "virtual time: the guest's clock fell behind the host's during the run: QEMU may "
@@ -600,8 +601,7 @@ static int write_page(const struct run *r, const struct vn_result_run *rep, bool
 		in.samples_why = why = vn_xasprintf("%s/samples.jsonl: cannot open: %s", r->dir, strerror(ENOENT));
 	}
 	vn_run_page(r->d, &in);
-	in.trace = r->traced ? &r->trace_page : NULL;
-	in.loc_proof = r->d->loc_proof;
+	vn_probes_page(&r->probes, r, &in);
 	return vn_report_html_write_run(&in, err);
 }
 
@@ -624,14 +624,6 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 	free(r->ex);
 	r->ex = NULL;
 	r->nex = 0;
-	vn_run_trace_free(r);
-	vn_run_locality_close(r);
-	if (r->d->loc_proof) {
-		struct vn_error pe = {0};
-		_cleanup_free_ char *pp = vn_run_path(r->dir, "locality-proof.txt");
-		vn_file_write_text(pp, r->d->loc_proof, &pe);
-		vn_error_clear(&pe);
-	}
 	/* A guest that died under the run failed like a boot does: its logs are kept under STATE/failed. */
 	bool died = r->a && vn_agent_watch_fired(r->a);
 	if (r->a)
@@ -677,7 +669,7 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 	if (write_page(r, rep, sampled, &we) < 0 && rc == 0 && !err->detail)
 		vn_error_set_detail(err, we.msg);
 	vn_error_clear(&we);
-	vn_html_trace_clear(&r->trace_page);
+	vn_probes_free(&r->probes, r);
 	return rc;
 }
 
@@ -746,15 +738,16 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 		goto finish;
 	record_boot(rep, &up);
 	r.guest = up.name;
+	r.guest_dir = up.guest_dir;
+	r.locality = uo.locality;
 	if ((rc = r.be->agent(r.be->data, ctx, up.name, VN_TESTBED_AGENT_MS, &r.a, err)) < 0)
 		goto finish;
 	r.t0 = vn_now_s();
 	r.deadline = t_start + s->timeout_s;
-	if ((rc = vn_run_prepare(&r, err)) < 0 ||
-	    (uo.locality && (rc = vn_run_locality_start(&r, up.guest_dir, err)) < 0) ||
+	if ((rc = vn_run_prepare(&r, err)) < 0 || (rc = vn_probes_start(&r.probes, o->probes, &r, err)) < 0 ||
 	    (rc = vn_testbed_collect(r.a, before, &d.before, err)) < 0 || (rc = sample_steps(&r, err)) < 0 ||
-	    (rc = vn_run_locality_end(&r, err)) < 0 || (rc = collect_after(&r, after, err)) < 0 ||
-	    (rc = check_workloads(&r, err)) < 0 || (rc = judge(&r, rep, err)) < 0)
+	    (rc = collect_after(&r, after, err)) < 0 || (rc = check_workloads(&r, err)) < 0 ||
+	    (rc = judge(&r, rep, err)) < 0)
 		goto finish;
 finish:
 	if (rc < 0) {

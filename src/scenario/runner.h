@@ -14,6 +14,8 @@
 #include "testbed/testbed.h"
 #include "testbed/up.h"
 
+struct vn_probe_ops;
+
 struct vn_run_opts {
 	const char *outdir;             /* NULL: results/<scenario>-<UTC time> */
 	const char *kernel;             /* overrides the scenario's kernel */
@@ -30,6 +32,8 @@ struct vn_run_opts {
 
 	/* The machine under the run (NULL: vn_run_backend_testbed); a matrix passes it to every run. */
 	const struct vn_run_backend *backend;
+	/* What watches the run (scenario/probe.h), NULL-terminated; NULL: vn_probes_builtin. */
+	const struct vn_probe_ops *const *probes;
 };
 
 /*
