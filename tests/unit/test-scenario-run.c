@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scenario/probe.h"
 #include "scenario/runner.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -741,6 +742,242 @@ static void test_matrix_shards_merge(void **state)
 	vn_error_clear(&err);
 }
 
+/* What the recording probe saw, in order. */
+static char seen[1024];
+
+static void seen_add(const char *what)
+{
+	size_t n = strlen(seen);
+	snprintf(seen + n, sizeof(seen) - n, "%s%s", n ? " " : "", what);
+}
+
+static int rec_start(struct run *r, void *state, struct vn_error *err)
+{
+	(void)r, (void)state, (void)err;
+	seen_add("start");
+	return 0;
+}
+
+static int rec_window(struct run *r, void *state, struct vn_error *err)
+{
+	(void)r, (void)state, (void)err;
+	seen_add("window");
+	return 0;
+}
+
+/* Every sample gets the probe's pair; the first one is noted. */
+static void rec_sample(struct run *r, void *state, struct vn_strbuf *head)
+{
+	bool *sampled = state;
+	(void)r;
+	vn_strbuf_printf(head, "\"probe\":7,");
+	if (!*sampled)
+		seen_add("sample");
+	*sampled = true;
+}
+
+static void rec_step_begin(struct run *r, void *state, unsigned step)
+{
+	char b[32];
+	(void)r, (void)state;
+	snprintf(b, sizeof(b), "begin:%u", step);
+	seen_add(b);
+}
+
+static void rec_step_end(struct run *r, void *state, unsigned step)
+{
+	char b[32];
+	(void)r, (void)state;
+	snprintf(b, sizeof(b), "end:%u", step);
+	seen_add(b);
+}
+
+static int rec_end(struct run *r, void *state, struct vn_error *err)
+{
+	(void)r, (void)state, (void)err;
+	seen_add("end");
+	return 0;
+}
+
+static void rec_metrics(const struct run *r, const void *state, struct vn_result_run *rep)
+{
+	(void)r, (void)state;
+	seen_add("metrics");
+	vn_result_metric(rep, "probe.seen", 1);
+}
+
+static void rec_page(const struct run *r, const void *state, struct vn_html_run_in *in)
+{
+	(void)r, (void)state, (void)in;
+	seen_add("page");
+}
+
+static void rec_free(struct run *r, void *state)
+{
+	(void)r, (void)state;
+	seen_add("free");
+}
+
+static int rec_start_fails(struct run *r, void *state, struct vn_error *err)
+{
+	(void)r, (void)state;
+	seen_add("start");
+	return vn_infra_error(err, -ENODEV, "recorder: nothing to record with");
+}
+
+static const struct vn_probe_ops recorder = {
+	.name = "recorder",
+	.size = sizeof(bool),
+	.start = rec_start,
+	.window = rec_window,
+	.sample = rec_sample,
+	.step_begin = rec_step_begin,
+	.step_end = rec_step_end,
+	.end = rec_end,
+	.metrics = rec_metrics,
+	.page = rec_page,
+	.free = rec_free,
+};
+
+static const struct vn_probe_ops recorder_fails = {
+	.name = "recorder", .start = rec_start_fails, .end = rec_end, .free = rec_free};
+
+static void run_probes(struct fake *f, const char *json, const struct vn_probe_ops *const *probes, struct outcome *out)
+{
+	_cleanup_scenario_ struct vn_scenario *s = scenario(f, json);
+	_cleanup_free_ char *dir = path_in(f, "out");
+	struct vn_run_opts o = {.outdir = dir, .backend = &f->be, .probes = probes};
+
+	memset(out, 0, sizeof(*out));
+	out->rc = vn_scenario_run(&f->ctx, s, &o, &out->rep, &out->dir, &out->err);
+}
+
+/* A probe of the test's own, on a run: each hook at its point, its pairs in every sample, its metric in the result. */
+static void test_probe_hooks(void **state)
+{
+	struct fake *f = *state;
+	const struct vn_probe_ops *const probes[] = {&recorder, NULL};
+	struct outcome o;
+
+	seen[0] = '\0';
+	run_probes(f,
+		   "{\"name\": \"probed\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"steps\": ["
+		   "{\"name\": \"bg\", \"workload\": \"cmd\", \"background\": true, \"command\": [\"sleep\", \"0.5\"]},"
+		   "{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"0.6\"]}]}",
+		   probes, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	/* Step 1 runs beside the background step 0, so neither is a step alone. */
+	assert_string_equal(seen, "start window sample end metrics page free");
+	bool metric = false;
+	for (unsigned i = 0; i < o.rep.nmetrics; i++)
+		metric |= strcmp(o.rep.metrics[i].name, "probe.seen") == 0;
+	assert_true(metric);
+	_cleanup_free_ char *samples = slurp(f, "out/samples.jsonl");
+	assert_non_null(strstr(samples, "\"probe\":7,"));
+	outcome_clear(&o);
+}
+
+/* A step alone gets begin and end. */
+static void test_probe_step_alone(void **state)
+{
+	struct fake *f = *state;
+	const struct vn_probe_ops *const probes[] = {&recorder, NULL};
+	struct outcome o;
+
+	seen[0] = '\0';
+	run_probes(f,
+		   "{\"name\": \"alone\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"steps\": ["
+		   "{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"0.5\"]}]}",
+		   probes, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	assert_string_equal(seen, "start window begin:0 sample end:0 end metrics page free");
+	outcome_clear(&o);
+}
+
+/* A probe whose start fails stops the run with its error before any step: unjudged, freed, never ended. */
+static void test_probe_start_fails(void **state)
+{
+	struct fake *f = *state;
+	const struct vn_probe_ops *const probes[] = {&recorder_fails, NULL};
+	_cleanup_free_ char *log = path_in(f, "log");
+	_cleanup_free_ char *json = vn_xasprintf(
+		"{\"name\": \"nostart\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"steps\": ["
+		"{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"sh\", \"-c\", \"echo a >> %s\"]}]}",
+		log);
+	struct outcome o;
+
+	seen[0] = '\0';
+	run_probes(f, json, probes, &o);
+	assert_unjudged(f, &o);
+	assert_int_equal(o.err.code, -ENODEV);
+	assert_string_equal(o.err.msg, "recorder: nothing to record with");
+	assert_string_equal(seen, "start free");
+	assert_int_equal(access(log, F_OK), -1);
+	outcome_clear(&o);
+}
+
+/* The locality probe on a guest whose plugin left no counters: the run stops with its error, before any step. */
+static void test_locality_probe_no_counters(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	run(f,
+	    "{\"name\": \"loc\", \"topology\": \"./host.xml\", \"locality\": true, \"sample_interval_s\": 0.2, "
+	    "\"steps\": [{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"true\"]}]}",
+	    &o);
+	assert_unjudged(f, &o);
+	assert_non_null(strstr(o.err.msg, "locality"));
+	_cleanup_free_ char *steps = path_in(f, "out/steps/a.r0.p0.out");
+	assert_int_equal(access(steps, F_OK), -1);
+	outcome_clear(&o);
+}
+
+/*
+ * The tracer probe with a vnuma-trace of the test's: one event's format,
+ * ready, one line, and its end when told to stop. trace.jsonl has the
+ * header, the event and a complete end record; the counts are metrics.
+ */
+static void test_trace_probe(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	write_file(f->root, "lib/vnuma-trace",
+		   "#!/bin/sh\n"
+		   "trap 'printf \"%s\\n\" \"{\\\"end\\\":true,\\\"t1\\\":2.5,\\\"cut\\\":0}\"; exit 0' TERM\n"
+		   "printf '%s\\n' '{\"format\":\"sched:sched_x\",\"text\":\"name: sched_x\\nID: 7\\nformat:\\n"
+		   "\\tfield:int src_nid;\\toffset:8;\\tsize:4;\\tsigned:1;\\n"
+		   "\\tfield:int dst_nid;\\toffset:12;\\tsize:4;\\tsigned:1;\\n\\n"
+		   "print fmt: \\\"src_nid=%d dst_nid=%d\\\", REC->src_nid, REC->dst_nid\\n\"}'\n"
+		   "printf '%s\\n' '{\"ready\":true,\"clock\":\"mono\",\"t0\":1.0}'\n"
+		   "printf '%s\\n' '{\"l\":\"wl-42     [000] .....     1.500000: sched_x: src_nid=0 dst_nid=0\"}'\n"
+		   "while :; do sleep 0.1; done\n",
+		   0755);
+	run(f,
+	    "{\"name\": \"traced\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+	    "\"tracepoints\": [\"sched:sched_x\"], "
+	    "\"steps\": [{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"0.3\"]}]}",
+	    &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	double count = -1;
+	for (unsigned i = 0; i < o.rep.nmetrics; i++)
+		if (strcmp(o.rep.metrics[i].name, "trace.sched:sched_x.count") == 0)
+			count = o.rep.metrics[i].value;
+	assert_true(count == 1);
+	_cleanup_free_ char *trace = slurp(f, "out/trace.jsonl");
+	assert_non_null(strstr(trace, "{\"type\":\"header\""));
+	assert_non_null(strstr(trace, "\"event\":\"sched:sched_x\",\"comm\":\"wl\",\"pid\":42"));
+	assert_non_null(strstr(trace, "{\"type\":\"end\",\"complete\":true"));
+	/* The page charts the capture: its probe hands report.html the events. */
+	_cleanup_free_ char *page = slurp(f, "out/report.html");
+	assert_non_null(strstr(page, "sched:sched_x"));
+	outcome_clear(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,6 +993,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_matrix_repeats_auto, setup, teardown),
 		cmocka_unit_test(test_shard_slices),
 		cmocka_unit_test_setup_teardown(test_matrix_shards_merge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_hooks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_step_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_start_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locality_probe_no_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace_probe, setup, teardown),
 	};
 
 	/* The agent's commands outlive it as orphans: they come to us, to be counted. */
