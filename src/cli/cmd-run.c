@@ -212,22 +212,17 @@ static int run_one(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, stru
 static int run(struct run_args *ra, const char *arg, struct vn_error *err)
 {
 	_cleanup_(vn_testbed_hosts_clear) struct vn_hosts hosts = {0};
-	_cleanup_scenario_ struct vn_scenario *s = NULL;
+	_cleanup_scenario_ struct vn_scenario *parsed = NULL;
 	_cleanup_free_ char *path = NULL;
 	struct vn_testbed_ctx ctx;
 	int rc;
 
-	if ((rc = vn_scenario_find(arg, &path, err)) < 0 || (rc = vn_scenario_load(path, &s, err)) < 0 ||
+	if ((rc = vn_scenario_find(arg, &path, err)) < 0 || (rc = vn_scenario_load(path, &parsed, err)) < 0 ||
 	    (rc = vn_cli_ctx(&ra->a, &ctx, err)) < 0)
 		return rc;
-	/* In place of the scenario's "arch"; a variant's own still wins in its runs. */
-	if (ra->arch) {
-		free(s->arch);
-		s->arch = vn_xstrdup(ra->arch);
-	}
-	/* As the scenario's own key, so that its checks (an architecture that cannot count) see it. */
-	if (ra->ro.locality)
-		s->locality = true;
+	/* --arch and --locality over a copy: the parsed scenario stays as its file says. */
+	const struct vn_scn_overrides over = {.arch = ra->arch, .locality = ra->ro.locality};
+	_cleanup_scenario_ struct vn_scenario *s = vn_scenario_override(parsed, &over);
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
 	ra->ro.progress = vn_cli_progress_up(&prog);

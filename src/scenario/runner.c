@@ -472,9 +472,12 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 	return rc;
 }
 
-int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
+int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *parsed, const struct vn_run_opts *o,
 		    struct vn_result_run *rep, char **dirp, struct vn_error *err)
 {
+	/* The run's own copy: --quick and --locality set over it, the caller's scenario as it was (a bisection reruns it). */
+	const struct vn_scn_overrides over = {.quick = o->quick, .locality = o->locality};
+	_cleanup_scenario_ struct vn_scenario *s = vn_scenario_override(parsed, &over);
 	_cleanup_free_ char *topo_path = NULL, *dir = NULL, *prefix = NULL;
 	/* Declared before the first goto: cleanup runs on every way out. */
 	_cleanup_free_ char *before = NULL, *after = NULL, *resolved = NULL, *scn_path = NULL;
@@ -492,8 +495,6 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, con
 	int rc;
 
 	memset(rep, 0, sizeof(*rep));
-	if (o->quick)
-		vn_scenario_apply_quick(s);
 	if ((rc = vn_scenario_check(s, &topo_path, &t, err)) < 0 ||
 	    (rc = vn_scenario_check_hosts(s, o->locality, ctx->uri, NULL, 0, err)) < 0 ||
 	    (rc = results_start(ctx, s, o, t, rep, &dir, err)) < 0)

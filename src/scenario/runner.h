@@ -44,8 +44,9 @@ struct vn_run_opts {
  * Once the directory is made, result.json and junit.xml are written there
  * first marked incomplete, then rewritten (atomically) when the run ends,
  * still marked incomplete if it was cut short. *dir receives its path.
+ * s is not changed: o's overrides are set over the run's own copy.
  */
-int vn_scenario_run(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
+int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *s, const struct vn_run_opts *o,
 		    struct vn_result_run *report, char **dir, struct vn_error *err);
 
 /* results/<scenario>-<UTC time>, where a run or a group goes without -o. Malloc'd. */

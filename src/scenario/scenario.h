@@ -35,6 +35,18 @@ void vn_scenario_apply_variant(struct vn_scenario *s, const struct vn_scn_varian
 /* Replace the variants (the scenario takes n copies of v; n 0 clears them). */
 void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant *v, unsigned n);
 
+/* A deep copy: every string and array its own. */
+struct vn_scenario *vn_scenario_copy(const struct vn_scenario *s);
+
+/* What a command line sets over a scenario (run, bisect, a matrix's runs): a value, never an edit of the parsed one. */
+struct vn_scn_overrides {
+	const char *arch; /* --arch, in place of the scenario's "arch" (a variant's own still wins in its runs) */
+	bool locality;    /* --locality: as the scenario's "locality": true */
+	bool quick;       /* --quick: vn_scenario_apply_quick */
+};
+/* A copy of s with o set over it; s is left as it is. */
+struct vn_scenario *vn_scenario_override(const struct vn_scenario *s, const struct vn_scn_overrides *o);
+
 /* The resolved scenario as JSON text (for results/<run>/scenario.json). Malloc'd. */
 char *vn_scenario_to_json(const struct vn_scenario *s);
 

@@ -978,6 +978,35 @@ static void test_trace_probe(void **state)
 	outcome_clear(&o);
 }
 
+/*
+ * --quick is set over the run's own copy: the caller's scenario is the
+ * parsed one after the run (a bisection runs one scenario many times, and
+ * each run scaled it again: actions ever earlier, sizes ever smaller).
+ */
+static void test_quick_leaves_scenario(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_scenario_ struct vn_scenario *s = scenario(
+		f, "{\"name\": \"q\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"quick_scale\": 0.5, "
+		   "\"steps\": [{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"sleep\", \"0.5\"], "
+		   "\"actions\": [{\"at_s\": 0.4, \"move\": {\"to_node\": 0}}]}]}");
+	_cleanup_free_ char *before = vn_scenario_to_json(s), *dir = path_in(f, "out");
+	struct vn_run_opts o = {.outdir = dir, .backend = &f->be, .quick = true, .force = true};
+	struct outcome out;
+
+	memset(&out, 0, sizeof(out));
+	out.rc = vn_scenario_run(&f->ctx, s, &o, &out.rep, &out.dir, &out.err);
+	if (out.rc < 0)
+		fail_msg("%s", out.err.msg);
+	assert_true(s->steps[0].actions[0].at_s == 0.4);
+	_cleanup_free_ char *after = vn_scenario_to_json(s);
+	assert_string_equal(before, after);
+	/* The run itself was scaled: its scenario.json has the action at 0.2 s. */
+	_cleanup_free_ char *ran = slurp(f, "out/scenario.json");
+	assert_true(strstr(ran, "\"at_s\":0.2") || strstr(ran, "\"at_s\": 0.2"));
+	outcome_clear(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -998,6 +1027,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_probe_start_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locality_probe_no_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_probe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quick_leaves_scenario, setup, teardown),
 	};
 
 	/* The agent's commands outlive it as orphans: they come to us, to be counted. */

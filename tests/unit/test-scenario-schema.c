@@ -504,14 +504,55 @@ static void test_limits(void **state)
 		fail_msg("%s", err.msg);
 }
 
+/* Overrides are a value set over a copy: the copy has them, the parsed scenario keeps its own. */
+static void test_override_copy(void **state)
+{
+	struct vn_scenario *s = NULL, *c;
+	struct vn_error err = {0};
+	const struct vn_scn_overrides over = {.arch = "aarch64", .locality = true, .quick = true};
+
+	(void)state;
+	if (vn_scenario_parse("{\"name\": \"o\", \"topology\": \"t.xml\", \"arch\": \"x86_64\", \"tracepoints\": "
+			      "[\"sched:sched_x\"], \"variants\": [{\"name\": \"v\", \"append\": \"quiet\"}], "
+			      "\"steps\": [{\"name\": \"a\", \"workload\": \"stream\", \"duration_s\": 40, \"size\": "
+			      "\"256M\"}], \"assertions\": [{\"type\": \"distances\"}]}",
+			      "o.json", &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	char *before = vn_scenario_to_json(s);
+	/* A copy without overrides is the same scenario. */
+	c = vn_scenario_override(s, &(struct vn_scn_overrides){0});
+	char *same = vn_scenario_to_json(c);
+	assert_string_equal(before, same);
+	vn_scenario_free(c);
+	c = vn_scenario_override(s, &over);
+	assert_string_equal(c->arch, "aarch64");
+	assert_true(c->locality);
+	assert_true(c->steps[0].duration_s < 40);
+	char *after = vn_scenario_to_json(s);
+	assert_string_equal(before, after);
+	assert_string_equal(s->arch, "x86_64");
+	assert_false(s->locality);
+	vn_scenario_free(c);
+	vn_scenario_free(s);
+	free(before);
+	free(same);
+	free(after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_round_trip),   cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_apply_quick),       cmocka_unit_test(test_ops),
-		cmocka_unit_test(test_error_messages),    cmocka_unit_test(test_bad_corpus),
-		cmocka_unit_test(test_shipped_scenarios), cmocka_unit_test(test_assert_types_whole),
-		cmocka_unit_test(test_over_old_caps),     cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_override_copy),
+		cmocka_unit_test(test_full_round_trip),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_apply_quick),
+		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_error_messages),
+		cmocka_unit_test(test_bad_corpus),
+		cmocka_unit_test(test_shipped_scenarios),
+		cmocka_unit_test(test_assert_types_whole),
+		cmocka_unit_test(test_over_old_caps),
+		cmocka_unit_test(test_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
