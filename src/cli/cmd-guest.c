@@ -12,6 +12,7 @@
 #include "testbed/down.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/arch.h"
 #include "util/name.h"
@@ -47,6 +48,8 @@ struct up_args {
 	struct vn_up_opts o;
 	char **with;
 	size_t nwith;
+	char **share, **files;
+	size_t nshare, nfiles;
 };
 
 /* 0 to go on; 1 when the command ends here with ua->a.exit (after --help, or a bad option); or an input error. */
@@ -67,6 +70,8 @@ static int parse_argv(int argc, char **argv, struct up_args *ua, struct vn_error
 		case 'a': o->append = optarg; break;
 		case 'W': vn_cli_with(optarg, &ua->with, &ua->nwith); break;
 		case 'I': o->image = optarg; break;
+		case 'H': vn_strv_push(&ua->share, &ua->nshare, optarg); break;
+		case 'F': vn_strv_push(&ua->files, &ua->nfiles, optarg); break;
 		case 'X':
 			if ((rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
 				return rc;
@@ -89,6 +94,8 @@ static int parse_argv(int argc, char **argv, struct up_args *ua, struct vn_error
 		return ua->a.exit < 0 ? ua->a.exit : 1;
 	o->topology = argv[optind];
 	o->with = (const char *const *)ua->with;
+	o->share = (const char *const *)ua->share;
+	o->files = (const char *const *)ua->files;
 	return 0;
 }
 
@@ -132,6 +139,8 @@ static int cmd_up(int argc, char **argv, struct vn_error *err)
 	else if (rc > 0)
 		rc = ua.a.exit;
 	vn_strv_free(ua.with);
+	vn_strv_free(ua.share);
+	vn_strv_free(ua.files);
 	return rc;
 }
 
@@ -261,6 +270,13 @@ static const struct vn_cli_opt up_opts[] = {
 	{"image", 'I', false, "NAME", VN_VAL_NONE,
 	 "a guest image recipe (guest-images/NAME.json, built on first\n"
 	 "use): a disk recipe boots its root from a qcow2 overlay on /dev/vda"},
+	{"share", 'H', false, "DIR[:GDIR][:ro|rw]", VN_VAL_DIR,
+	 "mount host directory DIR in the guest at GDIR (default\n"
+	 "/mnt/host/<basename>), read-only unless rw; virtio-9p,\n"
+	 "up to 8 (docs/scenarios.md, docs/security.md)"},
+	{"file", 'F', false, "PATH[:GPATH]", VN_VAL_NONE,
+	 "copy host file PATH into the guest at GPATH (default\n"
+	 "/root/<basename>), checksummed as vnuma cp does; up to 32"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds, or 10m (at most 24h; default 180)"},
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,

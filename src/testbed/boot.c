@@ -247,6 +247,8 @@ static struct vn_domain_opts boot_dopts(struct vn_boot_attempt *at)
 			at->plugin_opt ? "locality accounting needs TCG (a TCG plugin counts the accesses)" : NULL,
 		.qemu_args = at->qemu_args,
 		.nqemu_args = at->nqemu_args,
+		.shares = at->shares,
+		.nshares = at->nshares,
 		.kernel = at->image,
 		.loader = at->loader,
 		.initrd = at->initrd,

@@ -139,10 +139,12 @@ static int package_files(const char *pkg, char ***files, size_t *n, struct vn_er
 int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const struct vn_guest_arch *ga,
 			   const char *const *with, bool disk_root, char **initrd, struct vn_error *err)
 {
-	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, NULL};
+	/* 9p's, for --share (share.h): loaded whether or not a share is asked for, so one initramfs serves both. */
+	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "9pnet_virtio", "9p", NULL};
 	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
 	 * crc32c it asks the crypto API for is one no modules.dep names). */
-	static const char *const disk_modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "ext4", "crc32c_generic", NULL};
+	static const char *const disk_modules[] = {
+		VN_INITRAMFS_DEFAULT_MODULES, "9pnet_virtio", "9p", "ext4", "crc32c_generic", NULL};
 	_cleanup_strv_ char **files = NULL;
 	int rc;
 

@@ -78,6 +78,8 @@ struct vn_boot_attempt {
 	char *plugin_opt;                     /* -plugin's value when counting locality (testbed/locality.h) */
 	const char *qemu_args[4];             /* what boot_dopts() passes QEMU: -icount, -plugin */
 	size_t nqemu_args;
+	const struct vn_domain_share *shares; /* the guest's shared directories (share.h) */
+	unsigned nshares;
 	const char *topo_text; /* the bytes of topo_path up parsed: the guest dir's copy */
 	size_t topo_len;
 	double until;             /* give up waiting for the agent then */

@@ -7,6 +7,7 @@
 #include "testbed/locality.h"
 #include "testbed/testbed.h"
 #include "testbed/testbed-priv.h"
+#include "testbed/share.h"
 #include "testbed/warm.h"
 
 #include <errno.h>
@@ -140,6 +141,8 @@ struct up_state {
 	struct vn_warm warm;
 	bool warm_on, make, saved;
 	enum vn_accel warm_accel;
+	struct vn_domain_share *shares;
+	unsigned nshares;
 };
 
 static void up_state_clear(struct up_state *s)
@@ -152,6 +155,7 @@ static void up_state_clear(struct up_state *s)
 	vn_kernel_freep(&s->k);
 	vn_topology_freep(&s->t);
 	vn_strv_free(s->with);
+	vn_share_free_all(s->shares, s->nshares);
 	vn_free_all(s->topo_path, s->topo_text, s->name, s->kernel_id, s->cmdline, s->cache, s->initrd, s->r_image,
 		    s->r_initrd, s->r_loader, s->r_root, s->arch_root, s->icount, s->vt_cmdline);
 }
@@ -278,6 +282,8 @@ static void up_attempt_init(struct up_state *s)
 					  o->append ? " " : "", o->append ? o->append : "");
 	s->kernel_id = vn_xasprintf("%s %s", k->recipe, k->version);
 	s->at = (struct vn_boot_attempt){
+		.shares = s->shares,
+		.nshares = s->nshares,
 		.v = s->v,
 		.t = s->t,
 		.o = o,
@@ -421,6 +427,8 @@ static int up_warm_key(struct up_state *s, struct vn_error *err)
 		.qemu_version = qemu,
 		.accel = s->warm_accel,
 		.arch = s->arch,
+		.shares = s->at.shares,
+		.nshares = s->at.nshares,
 	};
 	if ((rc = vn_warm_key(&in, key, err)) < 0 || (rc = vn_warm_open(s->cache, key, &s->warm, err)) < 0)
 		return rc;
@@ -627,6 +635,34 @@ static void up_record_icount(struct up_state *s)
 		vn_testbed_progress(s->o, "note", "virtual time: TCG, although KVM is proven on this host");
 }
 
+/*
+ * Shares and files, refused before anything is built or booted. A 9p share
+ * is mounted only after the snapshot is saved: QEMU refuses to save a guest
+ * that has one mounted, and a restored guest mounts it afresh.
+ */
+static int up_host_files(struct up_state *s, struct vn_error *err)
+{
+	int rc;
+
+	if ((rc = vn_share_parse_all(s->o->share, s->o->files_base, &s->shares, &s->nshares, err)) < 0 ||
+	    (rc = vn_file_specs_check(s->o->files, s->o->files_base, err)) < 0)
+		return rc;
+	return 0;
+}
+
+static int up_mount(struct up_state *s, struct vn_error *err)
+{
+	int rc;
+
+	if ((rc = vn_share_mount(s->at.a, s->shares, s->nshares, err)) < 0 ||
+	    (rc = vn_files_put(s->at.a, s->o->files, s->o->files_base, err)) < 0)
+		return rc;
+	if (s->nshares || s->o->files)
+		vn_testbed_progress(s->o, "host files", "%u share%s mounted, files copied", s->nshares,
+				    s->nshares == 1 ? "" : "s");
+	return 0;
+}
+
 /* The agent answered: what booted, into the result; a remote guest's connection held, a local one's closed. */
 static int up_record(struct up_state *s, struct vn_error *err)
 {
@@ -698,7 +734,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		       struct vn_error *err)
 {
 	static int (*const phases[])(struct up_state *, struct vn_error *) = {
-		up_resolve, up_image, up_connect, up_name, up_boot, up_fidelity, up_settle, up_save, up_record,
+		up_host_files, up_resolve, up_image, up_connect, up_name,   up_boot,
+		up_fidelity,   up_settle,  up_save,  up_mount,   up_record,
 	};
 	struct up_state s = {.ctx = ctx, .o = o, .r = r};
 	int rc = 0;

@@ -63,6 +63,10 @@ struct vn_up_opts {
 	 * whatever the accelerator verdict, and says so.
 	 */
 	bool locality;
+	/* Host files in the guest (testbed/share.h): --share and --file specs, NULL-terminated, or NULL. */
+	const char *const *share;
+	const char *const *files;
+	const char *files_base; /* relative host paths in them start here (a scenario's dir); NULL: the cwd */
 };
 
 /* A file a guest on another host needed there: sent by this boot, or found there already. */

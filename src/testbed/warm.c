@@ -43,6 +43,8 @@ int vn_warm_key(const struct vn_warm_key_in *in, char hex[VN_WARM_KEY_LEN + 1], 
 		.disk_dir = "/warm/guest",
 		.qemu_args = in->qemu_args,
 		.nqemu_args = in->nqemu_args,
+		.shares = in->shares,
+		.nshares = in->nshares,
 		.meta = {.topology_name = in->t->name},
 	};
 	_cleanup_free_ char *xml = NULL;

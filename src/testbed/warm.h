@@ -28,6 +28,9 @@ struct vn_warm_key_in {
 	unsigned long qemu_version; /* libvirt's number for it */
 	enum vn_accel accel;        /* TCG or KVM */
 	enum vn_arch arch;          /* the guest's (its machine is in the XML) */
+	/* Its shared directories: in the XML, so a snapshot is restored only with the same ones (mounted after). */
+	const struct vn_domain_share *shares;
+	unsigned nshares;
 };
 
 /*

@@ -482,6 +482,40 @@ static int check_opts_texts(const struct vn_domain_opts *o, struct vn_error *err
 	return check_qemu_args(o, err);
 }
 
+/*
+ * virtio-9p, not virtiofs (docs/scenarios.md "share"): no virtiofsd, no
+ * shared guest memory, so the cells, saved snapshots and the locality plugin
+ * stay as they are. accessmode='mapped': what the guest creates on a rw share
+ * is the host's 0600 file of QEMU's user, its mode and owner in xattrs, so
+ * the guest's root makes no setuid file on the host. <readonly/> is QEMU's
+ * readonly=on: the host side refuses writes, whatever the guest mounts.
+ */
+static int emit_shares(struct vn_strbuf *b, const struct vn_domain_opts *o, struct vn_error *err)
+{
+	int rc;
+
+	if (o->nshares > VN_DOMAIN_MAX_SHARES)
+		return vn_input_error(err, "%u shared directories, at most %d", o->nshares, VN_DOMAIN_MAX_SHARES);
+	if (o->nshares && o->streams)
+		return vn_input_error(err, "a guest on another host cannot mount this host's directories (--share)");
+	for (unsigned i = 0; i < o->nshares; i++) {
+		const struct vn_domain_share *sh = &o->shares[i];
+		char tag[32];
+
+		if (!sh->source || sh->source[0] != '/')
+			return vn_input_error(err, "shared directory %u is not an absolute path", i);
+		if ((rc = check_text("shared directory", sh->source, err)) < 0)
+			return rc;
+		snprintf(tag, sizeof(tag), VN_DOMAIN_SHARE_TAG, i);
+		vn_strbuf_printf(b, "    <filesystem type='mount' accessmode='mapped'>\n"
+				    "      <driver type='path'/>\n      <source");
+		attr(b, "dir", sh->source);
+		vn_strbuf_printf(b, "/>\n      <target dir='%s'/>\n%s    </filesystem>\n", tag,
+				 sh->rw ? "" : "      <readonly/>\n");
+	}
+	return 0;
+}
+
 static void emit_qemu_args(struct vn_strbuf *b, const struct vn_domain_opts *o)
 {
 	if (!o->nqemu_args)
@@ -622,7 +656,8 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 		attr(&b, "file", o->root_disk);
 		vn_strbuf_printf(&b, "/>\n      <target dev='vda' bus='virtio'/>\n    </disk>\n");
 	}
-	if ((rc = emit_node_devices(&b, t, o, err)) < 0 || (rc = emit_nvdimms(&b, t, o, err)) < 0)
+	if ((rc = emit_node_devices(&b, t, o, err)) < 0 || (rc = emit_nvdimms(&b, t, o, err)) < 0 ||
+	    (rc = emit_shares(&b, o, err)) < 0)
 		return rc;
 	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
 	vn_strbuf_printf(&b, "  </devices>\n");

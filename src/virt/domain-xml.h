@@ -39,6 +39,19 @@ struct vn_domain_meta {
 
 void vn_domain_meta_clear(struct vn_domain_meta *m);
 
+/*
+ * A host directory the guest mounts (testbed/share.h): virtio-9p, its tag
+ * VN_DOMAIN_SHARE_TAG with the share's index, read-only on the host side
+ * unless rw. guest_dir is the mount point, carried for the testbed only.
+ */
+struct vn_domain_share {
+	char *source, *guest_dir;
+	bool rw;
+};
+#define VN_DOMAIN_SHARE_TAG "vnshare%u"
+/* At most this many shares: the guest's mount work and QEMU's fds stay bounded. */
+#define VN_DOMAIN_MAX_SHARES 8
+
 struct vn_domain_opts {
 	const char *name, *uuid;               /* uuid optional */
 	enum vn_arch arch;                     /* x86_64 (q35), arm64 (virt), ppc64le (pseries) */
@@ -64,6 +77,8 @@ struct vn_domain_opts {
 	 */
 	const char *const *qemu_args;
 	size_t nqemu_args;
+	const struct vn_domain_share *shares; /* borrowed; nshares of them */
+	unsigned nshares;
 	struct vn_domain_meta meta; /* borrowed strings, all optional */
 	/* vn_virt_domain_create() only: told when KVM is given up for TCG (may be NULL). */
 	void (*notify)(void *data, const char *line);
