@@ -135,7 +135,23 @@ struct run_args {
 	const char *arch; /* --arch, in place of the scenario's */
 	char **with;
 	size_t nwith;
+	char **share, **files; /* --share, --file: after the scenario's own */
+	size_t nshare, nfiles;
 };
+
+/* The command line's --share/--file specs, relative to the working directory, made absolute (NULL: none). */
+static char **abs_specs(char *const *specs)
+{
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	char **to = NULL;
+	size_t n = 0;
+
+	for (char *const *p = specs; p && *p; p++) {
+		_cleanup_free_ char *abs = **p == '/' || !cwd ? vn_xstrdup(*p) : vn_xasprintf("%s/%s", cwd, *p);
+		vn_strv_push(&to, &n, abs);
+	}
+	return to;
+}
 
 /* 0 to go on; 1 when the command ends here with ra->a.exit (after --help, or a bad option); or an input error. */
 static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_error *err)
@@ -161,6 +177,8 @@ static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_erro
 		case 'c': ro->cold = true; break;
 		case 'L': ro->locality = true; break;
 		case 'W': vn_cli_with(optarg, &ra->with, &ra->nwith); break;
+		case 'D': vn_strv_push(&ra->share, &ra->nshare, optarg); break;
+		case 'F': vn_strv_push(&ra->files, &ra->nfiles, optarg); break;
 		case 'H': ra->hosts_file = optarg; break;
 		case 'I':
 			if ((rc = vn_shard_parse(optarg, &ra->shard, err)) < 0)
@@ -220,8 +238,10 @@ static int run(struct run_args *ra, const char *arg, struct vn_error *err)
 	if ((rc = vn_scenario_find(arg, &path, err)) < 0 || (rc = vn_scenario_load(path, &parsed, err)) < 0 ||
 	    (rc = vn_cli_ctx(&ra->a, &ctx, err)) < 0)
 		return rc;
-	/* --arch and --locality over a copy: the parsed scenario stays as its file says. */
-	const struct vn_scn_overrides over = {.arch = ra->arch, .locality = ra->ro.locality};
+	/* --arch, --locality, --share and --file over a copy: the parsed scenario stays as its file says. */
+	_cleanup_strv_ char **share = abs_specs(ra->share), **files = abs_specs(ra->files);
+	const struct vn_scn_overrides over = {
+		.arch = ra->arch, .locality = ra->ro.locality, .share = share, .files = files};
 	_cleanup_scenario_ struct vn_scenario *s = vn_scenario_override(parsed, &over);
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
@@ -270,6 +290,8 @@ static int cmd_run(int argc, char **argv, struct vn_error *err)
 	else if (rc > 0)
 		rc = ra.a.exit;
 	vn_strv_free(ra.with);
+	vn_strv_free(ra.share);
+	vn_strv_free(ra.files);
 	return rc;
 }
 
@@ -291,6 +313,12 @@ static const struct vn_cli_opt run_opts[] = {
 	{"with", 'W', false, "PKG,...", VN_VAL_NONE,
 	 "add these Debian packages installed on the host to the guest\n"
 	 "image (bash-static, grep, ...; with the scenario's \"with\")"},
+	{"share", 'D', false, "DIR[:GDIR][:ro|rw]", VN_VAL_DIR,
+	 "also mount host directory DIR in the guest (as the scenario's\n"
+	 "\"share\"; read-only unless rw)"},
+	{"file", 'F', false, "PATH[:GPATH]", VN_VAL_NONE,
+	 "also copy host file PATH into the guest before the steps (as\n"
+	 "the scenario's \"files\")"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
 	 "boot the scenario's guest on this architecture (arm64, ppc64le;\n"

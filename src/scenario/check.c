@@ -19,6 +19,7 @@
 #include "topology/arch.h"
 #include "scenario/runner.h"
 #include "scenario/schema-priv.h"
+#include "testbed/share.h"
 #include "topology/find.h"
 #include "util/cleanup.h"
 #include "util/name.h"
@@ -156,6 +157,38 @@ static int check_arches(const struct vn_scenario *s, const struct vn_topology *t
 	return 0;
 }
 
+char *vn_scenario_dir(const struct vn_scenario *s)
+{
+	_cleanup_free_ char *copy = vn_xstrdup(s->path ? s->path : ".");
+	return vn_xstrdup(dirname(copy));
+}
+
+/* "share" and "files": their host paths, relative to the scenario's file, there and of the right kind. */
+static int check_host_files(const struct vn_scenario *s, struct vn_error *err)
+{
+	_cleanup_free_ char *dir = vn_scenario_dir(s);
+	struct vn_error e = {0};
+	char p[64];
+	int rc = 0;
+
+	for (unsigned i = 0; s->share && s->share[i] && rc == 0; i++) {
+		struct vn_domain_share sh;
+		snprintf(p, sizeof(p), "$.share[%u]", i);
+		if ((rc = vn_share_parse(s->share[i], dir, &sh, &e)) == 0)
+			vn_free_all(sh.source, sh.guest_dir);
+	}
+	for (unsigned i = 0; s->files && s->files[i] && rc == 0; i++) {
+		_cleanup_free_ char *h = NULL, *g = NULL;
+		snprintf(p, sizeof(p), "$.files[%u]", i);
+		rc = vn_file_spec_parse(s->files[i], dir, &h, &g, &e);
+	}
+	if (rc < 0) {
+		rc = vn_error_set(err, e.kind, e.code, "%s: %s: %s", s->path, p, e.msg);
+		vn_error_clear(&e);
+	}
+	return rc;
+}
+
 int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo, struct vn_error *err)
 {
 	_cleanup_free_ char *path = NULL;
@@ -214,7 +247,8 @@ int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_t
 		if ((rc = vn_assert_types[a->type].validate(a, t, path, s->path, p, err)) < 0)
 			return rc;
 	}
-	if ((rc = check_kernel(s, err)) < 0 || (rc = check_image(s, err)) < 0 || (rc = check_arches(s, t, err)) < 0)
+	if ((rc = check_kernel(s, err)) < 0 || (rc = check_image(s, err)) < 0 || (rc = check_arches(s, t, err)) < 0 ||
+	    (rc = check_host_files(s, err)) < 0)
 		return rc;
 	if (topo_path)
 		*topo_path = steal_pointer(&path);

@@ -483,6 +483,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 	_cleanup_free_ char *before = NULL, *after = NULL, *resolved = NULL, *scn_path = NULL;
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	_cleanup_strv_ char **with = NULL;
+	_cleanup_free_ char *scn_dir = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
 	struct run r = {.ctx = ctx,
@@ -529,6 +530,9 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 		.cold = o->cold || s->cold,
 		.virtual_time = o->virtual_time || s->virtual_time,
 		.locality = s->locality || o->locality,
+		.share = (const char *const *)s->share,
+		.files = (const char *const *)s->files,
+		.files_base = scn_dir = vn_scenario_dir(s),
 	};
 
 	/* From here on every way out rewrites the result with the reason. */

@@ -121,6 +121,8 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
  * VN_ERR_INPUT "FILE: $.json.path: message". topo_path and topo (optional)
  * receive the resolved topology.
  */
+/* The scenario file's directory (malloc'd): its relative "share" and "files" paths start there. */
+char *vn_scenario_dir(const struct vn_scenario *s);
 int vn_scenario_check(const struct vn_scenario *s, char **topo_path, struct vn_topology **topo, struct vn_error *err);
 /*
  * Where it may run: a "locality" scenario (s->locality, or locality asked

@@ -44,6 +44,7 @@ struct vn_scenario {
 	struct vn_scn_hugetlb *hugetlb;
 	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */
 	char **with;              /* NULL-terminated host Debian packages added to the guest image */
+	char **share, **files;    /* NULL-terminated --share and --file specs (testbed/share.h), relative to the file */
 	char **tracepoints;       /* NULL-terminated "subsys:event" names captured during the steps */
 	char *image;              /* a guest image recipe name (guest-images/NAME.json), or NULL: the initramfs */
 	double sample_interval_s; /* default 1 */

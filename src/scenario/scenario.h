@@ -43,6 +43,8 @@ struct vn_scn_overrides {
 	const char *arch; /* --arch, in place of the scenario's "arch" (a variant's own still wins in its runs) */
 	bool locality;    /* --locality: as the scenario's "locality": true */
 	bool quick;       /* --quick: vn_scenario_apply_quick */
+	/* --share and --file specs (absolute host paths), after the scenario's own. */
+	char *const *share, *const *files;
 };
 /* A copy of s with o set over it; s is left as it is. */
 struct vn_scenario *vn_scenario_override(const struct vn_scenario *s, const struct vn_scn_overrides *o);

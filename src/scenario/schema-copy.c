@@ -66,11 +66,23 @@ struct vn_scenario *vn_scenario_copy(const struct vn_scenario *s)
 	c->cgroups = strv_dup(s->cgroups);
 	c->with = strv_dup(s->with);
 	c->tracepoints = strv_dup(s->tracepoints);
+	c->share = strv_dup(s->share);
+	c->files = strv_dup(s->files);
 	c->variants = NULL;
 	c->nvariants = 0;
 	vn_scenario_set_variants(c, s->variants, s->nvariants);
 	copy_steps(c, s);
 	return c;
+}
+
+static void append_specs(char ***to, char *const *specs)
+{
+	size_t n = 0;
+
+	while (*to && (*to)[n])
+		n++;
+	for (char *const *p = specs; p && *p; p++)
+		vn_strv_push(to, &n, *p);
 }
 
 struct vn_scenario *vn_scenario_override(const struct vn_scenario *s, const struct vn_scn_overrides *o)
@@ -85,5 +97,7 @@ struct vn_scenario *vn_scenario_override(const struct vn_scenario *s, const stru
 	c->locality |= o->locality;
 	if (o->quick)
 		vn_scenario_apply_quick(c);
+	append_specs(&c->share, o->share);
+	append_specs(&c->files, o->files);
 	return c;
 }

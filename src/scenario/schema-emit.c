@@ -148,6 +148,10 @@ char *vn_scenario_to_json(const struct vn_scenario *s)
 	put(o, "cgroups", strv_json(s->cgroups));
 	if (s->with && s->with[0])
 		put(o, "with", strv_json(s->with));
+	if (s->share && s->share[0])
+		put(o, "share", strv_json(s->share));
+	if (s->files && s->files[0])
+		put(o, "files", strv_json(s->files));
 	if (s->tracepoints && s->tracepoints[0])
 		put(o, "tracepoints", strv_json(s->tracepoints));
 	if (s->image)

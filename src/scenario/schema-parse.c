@@ -31,6 +31,7 @@
 #include "util/strbuf.h"
 #include "util/file.h"
 #include "testbed/hotplug-guest.h"
+#include "testbed/share.h"
 
 /* Bigger files are certainly not hand-written scenarios. */
 #define SCN_MAX_FILE (1u << 20)
@@ -692,6 +693,41 @@ static int parse_numbers(struct vn_scn_ctx *c, struct json_object *root)
 	return 0;
 }
 
+/*
+ * "share" and "files": --share and --file specs, their syntax and count
+ * checked here with the JSON path; the host paths exist when up resolves them.
+ */
+static int parse_host_strv(struct vn_scn_ctx *c, struct json_object *root, const char *key, unsigned max, char ***out)
+{
+	char path[VN_JSON_PATH_MAX], ep[VN_JSON_PATH_MAX];
+	struct json_object *v = vn_json_get(root, key);
+	size_t n = 0;
+	int r;
+
+	if (!v)
+		return 0;
+	snprintf(path, sizeof(path), "$.%s", key);
+	if ((r = vn_json_strv_append(&c->r, v, path, VN_JSON_NONEMPTY, out, &n)) < 0)
+		return r;
+	if (n > max)
+		return vn_json_bad(&c->r, path, "%zu entries, at most %u", n, max);
+	for (size_t i = 0; i < n; i++) {
+		struct vn_error e = {0};
+		size_t hlen;
+		bool rw;
+		_cleanup_free_ char *guest = NULL;
+		r = key[0] == 's' ? vn_share_split((*out)[i], &hlen, &guest, &rw, &e)
+				  : vn_file_spec_check((*out)[i], &e);
+		if (r < 0) {
+			vn_json_path_idx(ep, path, i);
+			r = vn_json_bad(&c->r, ep, "%s", e.msg);
+			vn_error_clear(&e);
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* Everything but the steps and the assertions: the guest, its kernel, what the run sets and watches. */
 static int parse_settings(struct vn_scn_ctx *c, struct json_object *root)
 {
@@ -734,6 +770,9 @@ static int parse_settings(struct vn_scn_ctx *c, struct json_object *root)
 	s->with = vn_xcalloc(1, sizeof(*s->with));
 	if ((v = vn_json_get(root, "with")) &&
 	    (r = vn_json_strv_append(&c->r, v, "$.with", VN_JSON_NAME, &s->with, &nwith)) < 0)
+		return r;
+	if ((r = parse_host_strv(c, root, "share", VN_DOMAIN_MAX_SHARES, &s->share)) < 0 ||
+	    (r = parse_host_strv(c, root, "files", VN_FILES_MAX, &s->files)) < 0)
 		return r;
 	if ((r = parse_tracepoints(c, vn_json_get(root, "tracepoints"), "$.tracepoints")) < 0)
 		return r;
@@ -808,7 +847,8 @@ static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 					   "sysctls",   "thp",          "hugetlb",     "cgroups", "sample_interval_s",
 					   "timeout_s", "repeats",      "quick_scale", "steps",   "assertions",
 					   "variants",  "with",         "tracepoints", "image",   "arch",
-					   "boot",      "virtual_time", "locality",    NULL};
+					   "boot",      "virtual_time", "locality",    "share",   "files",
+					   NULL};
 	int r;
 
 	if ((r = vn_json_check_type(&c->r, root, json_type_object, "$")) < 0 ||

@@ -47,6 +47,8 @@ void vn_scenario_free(struct vn_scenario *s)
 	vn_free_all(s->thp, s->hugetlb, s->image);
 	vn_strv_free(s->cgroups);
 	vn_strv_free(s->with);
+	vn_strv_free(s->share);
+	vn_strv_free(s->files);
 	vn_strv_free(s->tracepoints);
 	for (unsigned i = 0; i < s->nsteps; i++) {
 		struct vn_scn_step *st = &s->steps[i];

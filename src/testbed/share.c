@@ -145,6 +145,15 @@ int vn_share_parse_all(const char *const *specs, const char *base_dir, struct vn
 	return 0;
 }
 
+int vn_file_spec_check(const char *spec, struct vn_error *err)
+{
+	const char *colon = strchr(spec, ':');
+
+	if (colon == spec || !*spec)
+		return vn_input_error(err, "'%s': no host path", spec);
+	return colon ? guest_path_check(spec, colon + 1, err) : 0;
+}
+
 int vn_file_spec_parse(const char *spec, const char *base_dir, char **host, char **guest, struct vn_error *err)
 {
 	const char *colon = strchr(spec, ':');

@@ -36,6 +36,8 @@ void vn_share_free_all(struct vn_domain_share *v, unsigned n);
  * HOSTPATH[:GUESTPATH]: HOSTPATH a regular file (relative to base_dir as
  * above); GUESTPATH absolute, default /root/<basename>. Strings malloc'd.
  */
+/* The syntax alone, no file system. */
+int vn_file_spec_check(const char *spec, struct vn_error *err);
 int vn_file_spec_parse(const char *spec, const char *base_dir, char **host, char **guest, struct vn_error *err);
 /* Every spec (NULL-terminated, may be NULL) checked: parsed, at most VN_FILES_MAX. */
 int vn_file_specs_check(const char *const *specs, const char *base_dir, struct vn_error *err);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
@@ -483,6 +485,93 @@ static void test_libvirt_roundtrip_devices(void **state)
 	vn_topology_free(t);
 }
 
+/* The text of XPath expr (a string() or count() one) over doc, malloc'd. */
+static char *xpath_str(xmlDoc *doc, const char *expr)
+{
+	xmlXPathContext *ctx = xmlXPathNewContext(doc);
+	xmlXPathObject *r = xmlXPathEvalExpression((const xmlChar *)expr, ctx);
+	assert_non_null(r);
+	xmlChar *s = xmlXPathCastToString(r);
+	char *out = strdup((const char *)s);
+	xmlFree(s);
+	xmlXPathFreeObject(r);
+	xmlXPathFreeContext(ctx);
+	return out;
+}
+
+static void assert_xpath(xmlDoc *doc, const char *expr, const char *want)
+{
+	_cleanup_free_ char *got = xpath_str(doc, expr);
+	if (strcmp(got, want) != 0)
+		fail_msg("%s: '%s', want '%s'", expr, got, want);
+}
+
+/*
+ * Shares: one 9p <filesystem> each, read-only on the host side unless rw,
+ * as libvirt reads them back; the NUMA cells and memory backing untouched
+ * (no shared memory, which virtiofs would need); bad ones refused.
+ */
+static void test_shares(void **state)
+{
+	const char *cpus[] = {"0-1", "2-3"};
+	const uint64_t mem[] = {256, 256};
+	struct vn_topology *t = mk(2, cpus, mem, NULL);
+	struct vn_domain_share sh[] = {{.source = "/srv/tests", .guest_dir = "/mnt/host/tests"},
+				       {.source = "/srv/o'ut", .guest_dir = "/out", .rw = true}};
+	struct vn_domain_opts o = base_opts("vnuma-share");
+	o.agent_socket = NULL;
+	o.shares = sh;
+	o.nshares = 2;
+	_cleanup_free_ char *xml = build_ok(t, &o);
+
+	virConnectPtr c;
+	virDomainPtr dom;
+	char *back = roundtrip(xml, &c, &dom);
+	xmlDoc *doc = xmlReadMemory(back, (int)strlen(back), "back.xml", NULL, XML_PARSE_NONET);
+	assert_non_null(doc);
+	assert_xpath(doc, "count(/domain/devices/filesystem)", "2");
+	assert_xpath(doc, "string(/domain/devices/filesystem[1]/@type)", "mount");
+	assert_xpath(doc, "string(/domain/devices/filesystem[1]/@accessmode)", "mapped");
+	assert_xpath(doc, "string(/domain/devices/filesystem[1]/source/@dir)", "/srv/tests");
+	assert_xpath(doc, "string(/domain/devices/filesystem[1]/target/@dir)", "vnshare0");
+	assert_xpath(doc, "count(/domain/devices/filesystem[1]/readonly)", "1");
+	assert_xpath(doc, "string(/domain/devices/filesystem[2]/source/@dir)", "/srv/o'ut");
+	assert_xpath(doc, "string(/domain/devices/filesystem[2]/target/@dir)", "vnshare1");
+	assert_xpath(doc, "count(/domain/devices/filesystem[2]/readonly)", "0");
+	assert_xpath(doc, "count(/domain/devices/filesystem/driver[@type='virtiofs'])", "0");
+	assert_xpath(doc, "count(/domain/memoryBacking)", "0");
+	assert_xpath(doc, "count(/domain/cpu/numa/cell)", "2");
+	assert_xpath(doc, "count(/domain/cpu/numa/cell[@memAccess])", "0");
+	assert_xpath(doc, "string(/domain/cpu/numa/cell[2]/@memory)", "262144");
+	xmlFreeDoc(doc);
+	free(back);
+	roundtrip_end(c, dom);
+
+	struct vn_error err = {0};
+	char *bad = NULL;
+	struct vn_domain_share many[VN_DOMAIN_MAX_SHARES + 1];
+	for (unsigned i = 0; i <= VN_DOMAIN_MAX_SHARES; i++)
+		many[i] = (struct vn_domain_share){.source = "/srv", .guest_dir = "/g"};
+	o.shares = many;
+	o.nshares = VN_DOMAIN_MAX_SHARES + 1;
+	assert_int_equal(vn_domain_xml_build(t, &o, &bad, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "at most 8"));
+	vn_error_clear(&err);
+	struct vn_domain_share rel = {.source = "srv", .guest_dir = "/g"};
+	o.shares = &rel;
+	o.nshares = 1;
+	assert_true(vn_domain_xml_build(t, &o, &bad, &err) < 0);
+	assert_non_null(strstr(err.msg, "not an absolute path"));
+	vn_error_clear(&err);
+	o.shares = sh;
+	o.streams = true;
+	assert_true(vn_domain_xml_build(t, &o, &bad, &err) < 0);
+	assert_non_null(strstr(err.msg, "another host"));
+	vn_error_clear(&err);
+	assert_null(bad);
+	vn_topology_free(t);
+}
+
 /* The seed's 4-node machine, node 3 memory-less at boot with 512M and a second vCPU to plug in. */
 static struct vn_topology *mk_hotplug(void)
 {
@@ -586,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_live_xml_parse),
 		cmocka_unit_test(test_root_disk),
 		cmocka_unit_test(test_qemu_args),
+		cmocka_unit_test(test_shares),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
