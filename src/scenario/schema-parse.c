@@ -31,7 +31,7 @@
 #include "util/strbuf.h"
 #include "util/file.h"
 #include "testbed/hotplug-guest.h"
-#include "testbed/share.h"
+#include "util/host-spec.h"
 
 /* Bigger files are certainly not hand-written scenarios. */
 #define SCN_MAX_FILE (1u << 20)
@@ -771,7 +771,7 @@ static int parse_settings(struct vn_scn_ctx *c, struct json_object *root)
 	if ((v = vn_json_get(root, "with")) &&
 	    (r = vn_json_strv_append(&c->r, v, "$.with", VN_JSON_NAME, &s->with, &nwith)) < 0)
 		return r;
-	if ((r = parse_host_strv(c, root, "share", VN_DOMAIN_MAX_SHARES, &s->share)) < 0 ||
+	if ((r = parse_host_strv(c, root, "share", VN_SHARES_MAX, &s->share)) < 0 ||
 	    (r = parse_host_strv(c, root, "files", VN_FILES_MAX, &s->files)) < 0)
 		return r;
 	if ((r = parse_tracepoints(c, vn_json_get(root, "tracepoints"), "$.tracepoints")) < 0)

@@ -14,6 +14,7 @@
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
+#include "util/host-spec.h"
 
 /* The host path of spec's first part, absolute and resolved; what must be true of it checked by the caller. */
 static int host_path(const char *spec, const char *p, size_t len, const char *base_dir, char **out, struct stat *st,
@@ -35,56 +36,10 @@ static int host_path(const char *spec, const char *p, size_t len, const char *ba
 	return 0;
 }
 
-/* A guest path: absolute, no "..", nothing a mount point or the agent would read otherwise. */
-static int guest_path_check(const char *spec, const char *g, struct vn_error *err)
-{
-	if (g[0] != '/')
-		return vn_input_error(err, "'%s': the guest path '%s' is not absolute", spec, g);
-	if (strstr(g, "/../") || (strlen(g) >= 3 && strcmp(g + strlen(g) - 3, "/..") == 0))
-		return vn_input_error(err, "'%s': the guest path '%s' has '..' in it", spec, g);
-	for (const unsigned char *c = (const unsigned char *)g; *c; c++)
-		if (*c < 0x20 || *c == ',')
-			return vn_input_error(err, "'%s': the guest path has a control character or a comma", spec);
-	if (strcmp(g, "/") == 0)
-		return vn_input_error(err, "'%s': the guest path cannot be /", spec);
-	return 0;
-}
-
 static char *default_guest(const char *root, const char *host)
 {
 	_cleanup_free_ char *copy = vn_xstrdup(host);
 	return vn_xasprintf("%s/%s", root, basename(copy));
-}
-
-int vn_share_split(const char *spec, size_t *hlen, char **guestp, bool *rwp, struct vn_error *err)
-{
-	const char *colon = strchr(spec, ':');
-	_cleanup_free_ char *guest = NULL;
-	bool rw = false;
-	int rc;
-
-	*hlen = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (!*hlen)
-		return vn_input_error(err, "'%s': no host directory", spec);
-	if (colon) {
-		const char *rest = colon + 1, *mode = strrchr(rest, ':');
-		const char *last = mode ? mode + 1 : rest;
-		if (strcmp(last, "ro") == 0 || strcmp(last, "rw") == 0) {
-			rw = last[1] == 'w';
-			guest = mode ? vn_xstrndup(rest, (size_t)(mode - rest)) : NULL;
-		} else if (mode) {
-			return vn_input_error(err, "'%s': '%s' is neither ro nor rw", spec, last);
-		} else {
-			guest = vn_xstrdup(rest);
-		}
-		if (guest && !*guest)
-			return vn_input_error(err, "'%s': an empty guest path", spec);
-	}
-	if (guest && (rc = guest_path_check(spec, guest, err)) < 0)
-		return rc;
-	*guestp = steal_pointer(&guest);
-	*rwp = rw;
-	return 0;
 }
 
 int vn_share_parse(const char *spec, const char *base_dir, struct vn_domain_share *out, struct vn_error *err)
@@ -145,15 +100,6 @@ int vn_share_parse_all(const char *const *specs, const char *base_dir, struct vn
 	return 0;
 }
 
-int vn_file_spec_check(const char *spec, struct vn_error *err)
-{
-	const char *colon = strchr(spec, ':');
-
-	if (colon == spec || !*spec)
-		return vn_input_error(err, "'%s': no host path", spec);
-	return colon ? guest_path_check(spec, colon + 1, err) : 0;
-}
-
 int vn_file_spec_parse(const char *spec, const char *base_dir, char **host, char **guest, struct vn_error *err)
 {
 	const char *colon = strchr(spec, ':');
@@ -167,7 +113,7 @@ int vn_file_spec_parse(const char *spec, const char *base_dir, char **host, char
 		return vn_input_error(err, "'%s': %s is not a regular file (a directory goes through --share)", spec,
 				      h);
 	g = colon ? vn_xstrdup(colon + 1) : default_guest("/root", h);
-	if ((rc = guest_path_check(spec, g, err)) < 0)
+	if ((rc = vn_guest_path_check(spec, g, err)) < 0)
 		return rc;
 	*host = steal_pointer(&h);
 	*guest = steal_pointer(&g);

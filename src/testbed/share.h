@@ -11,12 +11,11 @@
 
 #include "guest/agent-client.h"
 #include "util/error.h"
+#include "util/host-spec.h"
 #include "virt/domain-xml.h"
 
 /* Where a share goes in the guest unless named: this, then the host directory's base name. */
 #define VN_SHARE_GUEST_ROOT "/mnt/host"
-/* At most this many --file / "files" entries: a handful; trees go through a share. */
-#define VN_FILES_MAX 32
 
 /*
  * HOSTDIR[:GUESTDIR][:ro|rw] into out (its strings malloc'd): HOSTDIR an
@@ -24,8 +23,6 @@
  * given), made absolute and free of symlinks; GUESTDIR absolute, default
  * VN_SHARE_GUEST_ROOT/<basename>; read-only unless rw. Input error naming spec.
  */
-/* The syntax alone, no file system (a scenario's check): the host part's length, the guest path or NULL, rw. */
-int vn_share_split(const char *spec, size_t *hlen, char **guest, bool *rw, struct vn_error *err);
 int vn_share_parse(const char *spec, const char *base_dir, struct vn_domain_share *out, struct vn_error *err);
 /* Every spec of specs (NULL-terminated, may be NULL) parsed; the guest dirs distinct; at most VN_DOMAIN_MAX_SHARES. */
 int vn_share_parse_all(const char *const *specs, const char *base_dir, struct vn_domain_share **out, unsigned *n,
@@ -36,8 +33,6 @@ void vn_share_free_all(struct vn_domain_share *v, unsigned n);
  * HOSTPATH[:GUESTPATH]: HOSTPATH a regular file (relative to base_dir as
  * above); GUESTPATH absolute, default /root/<basename>. Strings malloc'd.
  */
-/* The syntax alone, no file system. */
-int vn_file_spec_check(const char *spec, struct vn_error *err);
 int vn_file_spec_parse(const char *spec, const char *base_dir, char **host, char **guest, struct vn_error *err);
 /* Every spec (NULL-terminated, may be NULL) checked: parsed, at most VN_FILES_MAX. */
 int vn_file_specs_check(const char *const *specs, const char *base_dir, struct vn_error *err);

@@ -11,6 +11,7 @@
 #include "topology/topology.h"
 #include "util/arch.h"
 #include "util/error.h"
+#include "util/host-spec.h"
 
 enum vn_accel {
 	VN_ACCEL_TCG,
@@ -48,9 +49,8 @@ struct vn_domain_share {
 	char *source, *guest_dir;
 	bool rw;
 };
-#define VN_DOMAIN_SHARE_TAG "vnshare%u"
-/* At most this many shares: the guest's mount work and QEMU's fds stay bounded. */
-#define VN_DOMAIN_MAX_SHARES 8
+#define VN_DOMAIN_SHARE_TAG  "vnshare%u"
+#define VN_DOMAIN_MAX_SHARES VN_SHARES_MAX
 
 struct vn_domain_opts {
 	const char *name, *uuid;               /* uuid optional */
