@@ -19,6 +19,7 @@
 #include "testbed/down.h"
 #include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
+#include "testbed/share.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -295,12 +296,55 @@ static void test_settle_without_monitor(void **s)
 	vn_virt_close(v);
 }
 
+/* --share: defaults (ro, /mnt/host/<basename>), rw, a resolved host path; refusals before any boot. */
+static void test_share_parse(void **unused)
+{
+	struct vn_domain_share sh;
+	struct vn_error err = {0};
+	_cleanup_free_ char *dir = strdup("/tmp/vn-share-XXXXXX");
+
+	assert_non_null(mkdtemp(dir));
+	_cleanup_free_ char *link = vn_xasprintf("%s/../%s", dir, strrchr(dir, '/') + 1);
+	assert_int_equal(vn_share_parse(link, NULL, &sh, &err), 0);
+	assert_string_equal(sh.source, dir);
+	_cleanup_free_ char *want = vn_xasprintf("/mnt/host/%s", strrchr(dir, '/') + 1);
+	assert_string_equal(sh.guest_dir, want);
+	assert_false(sh.rw);
+	vn_free_all(sh.source, sh.guest_dir);
+	_cleanup_free_ char *spec = vn_xasprintf("%s:/g:rw", dir);
+	assert_int_equal(vn_share_parse(spec, NULL, &sh, &err), 0);
+	assert_string_equal(sh.guest_dir, "/g");
+	assert_true(sh.rw);
+	vn_free_all(sh.source, sh.guest_dir);
+	const char *bad[] = {":g", ":/g:rx", ":/", ":/a/../b", ":/a,b", "/nope"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		_cleanup_free_ char *b = vn_xasprintf("%s%s", i ? dir : "", bad[i]);
+		assert_int_equal(vn_share_parse(b, NULL, &sh, &err), -EINVAL);
+		vn_error_clear(&err);
+	}
+	assert_int_equal(vn_share_parse("/etc/passwd", NULL, &sh, &err), -EINVAL);
+	vn_error_clear(&err);
+	const char *two[] = {dir, spec, NULL};
+	_cleanup_free_ char *dup = vn_xasprintf("%s:/g", dir);
+	const char *same[] = {spec, dup, NULL};
+	struct vn_domain_share *v;
+	unsigned n;
+	assert_int_equal(vn_share_parse_all(two, NULL, &v, &n, &err), 0);
+	assert_int_equal(n, 2);
+	vn_share_free_all(v, n);
+	assert_int_equal(vn_share_parse_all(same, NULL, &v, &n, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "already the guest path"));
+	vn_error_clear(&err);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_down_only_ours),    cmocka_unit_test(test_guest_list),
 		cmocka_unit_test(test_state_dir_checked), cmocka_unit_test(test_hotplug_guest_half),
 		cmocka_unit_test(test_icount_choice),     cmocka_unit_test(test_settle_without_monitor),
+		cmocka_unit_test(test_share_parse),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
