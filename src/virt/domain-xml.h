@@ -11,7 +11,7 @@
 #include "topology/topology.h"
 #include "util/arch.h"
 #include "util/error.h"
-#include "util/host-spec.h"
+#include "virt/domain-share.h"
 
 enum vn_accel {
 	VN_ACCEL_TCG,
@@ -40,18 +40,6 @@ struct vn_domain_meta {
 
 void vn_domain_meta_clear(struct vn_domain_meta *m);
 
-/*
- * A host directory the guest mounts (testbed/share.h): virtio-9p, its tag
- * VN_DOMAIN_SHARE_TAG with the share's index, read-only on the host side
- * unless rw. guest_dir is the mount point, carried for the testbed only.
- */
-struct vn_domain_share {
-	char *source, *guest_dir;
-	bool rw;
-};
-#define VN_DOMAIN_SHARE_TAG  "vnshare%u"
-#define VN_DOMAIN_MAX_SHARES VN_SHARES_MAX
-
 struct vn_domain_opts {
 	const char *name, *uuid;               /* uuid optional */
 	enum vn_arch arch;                     /* x86_64 (q35), arm64 (virt), ppc64le (pseries) */
@@ -71,10 +59,7 @@ struct vn_domain_opts {
 	 * is streamed into the log), the agent channel's socket where libvirt puts it.
 	 */
 	bool streams;
-	/*
-	 * Extra QEMU arguments, in order, through libvirt's qemu:commandline
-	 * namespace: libvirt 9.0 has no element for -icount or -plugin. Borrowed.
-	 */
+	/* Extra QEMU arguments, in order, through qemu:commandline (libvirt 9.0 has no -icount, -plugin). Borrowed. */
 	const char *const *qemu_args;
 	size_t nqemu_args;
 	const struct vn_domain_share *shares; /* borrowed; nshares of them */
