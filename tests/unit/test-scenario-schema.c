@@ -509,10 +509,13 @@ static void test_override_copy(void **state)
 {
 	struct vn_scenario *s = NULL, *c;
 	struct vn_error err = {0};
-	const struct vn_scn_overrides over = {.arch = "aarch64", .locality = true, .quick = true};
+	char *const share[] = {"/srv/b:/mnt/b", NULL}, *const files[] = {"/srv/f", NULL};
+	const struct vn_scn_overrides over = {
+		.arch = "aarch64", .locality = true, .quick = true, .share = share, .files = files};
 
 	(void)state;
-	if (vn_scenario_parse("{\"name\": \"o\", \"topology\": \"t.xml\", \"arch\": \"x86_64\", \"tracepoints\": "
+	if (vn_scenario_parse("{\"name\": \"o\", \"topology\": \"t.xml\", \"arch\": \"x86_64\", \"share\": "
+			      "[\"/srv/a\"], \"tracepoints\": "
 			      "[\"sched:sched_x\"], \"variants\": [{\"name\": \"v\", \"append\": \"quiet\"}], "
 			      "\"steps\": [{\"name\": \"a\", \"workload\": \"stream\", \"duration_s\": 40, \"size\": "
 			      "\"256M\"}], \"assertions\": [{\"type\": \"distances\"}]}",
@@ -528,6 +531,13 @@ static void test_override_copy(void **state)
 	assert_string_equal(c->arch, "aarch64");
 	assert_true(c->locality);
 	assert_true(c->steps[0].duration_s < 40);
+	/* The command line's shares and files come after the scenario's own, in the copy only. */
+	assert_string_equal(c->share[0], "/srv/a");
+	assert_string_equal(c->share[1], "/srv/b:/mnt/b");
+	assert_null(c->share[2]);
+	assert_string_equal(c->files[0], "/srv/f");
+	assert_null(s->share[1]);
+	assert_null(s->files);
 	char *after = vn_scenario_to_json(s);
 	assert_string_equal(before, after);
 	assert_string_equal(s->arch, "x86_64");
