@@ -51,6 +51,14 @@ if [ -z "$VNUMA_SWITCHED" ] && [ -f /etc/vnuma/modules ]; then
 	done </etc/vnuma/modules
 fi
 echo "vnuma-init: modules loaded"
+# Nodes whose opening loads their module (loop-control: loop), as kmod's
+# static-nodes makes them under systemd; /sbin/modprobe finds the module.
+[ -z "$VNUMA_SWITCHED" ] && [ -f /etc/vnuma/modules.devname ] && while read -r _ name dev; do
+	case "$dev" in [cb][0-9]*:[0-9]*) ;; *) continue ;; esac
+	maj=${dev%%:*}
+	case "$name" in */*) mkdir -p "/dev/${name%/*}" ;; esac # net/tun, mapper/control; not loop-control
+	[ -e "/dev/$name" ] || mknod "/dev/$name" "${dev%"${maj#?}:"*}" "${maj#?}" "${dev#*:}" 2>/dev/null
+done </etc/vnuma/modules.devname
 
 # Slow memory (docs/tiering.md): each NVDIMM's raw namespace made device-dax
 # (an info block, mode ram) and onlined as system RAM by kmem, as ndctl and
@@ -99,6 +107,29 @@ if [ -z "$VNUMA_SWITCHED" ] && case "$cmdline" in *" root=/dev/"*) true ;; *) fa
 		VNUMA_SWITCHED=1 exec switch_root /newroot "$init"
 	fi
 	warn "cannot mount root $root; staying in the initramfs"
+fi
+# The initramfs's root is the kernel's rootfs, which df skips ("df /": "can't
+# find mount point"): its files are copied into a tmpfs that becomes the root
+# (a copy of some 13 MB; switch_root frees the initramfs's own).
+if [ -z "$VNUMA_SWITCHED" ]; then
+	mkdir -p /newroot
+	if mount -t tmpfs -o mode=0755 tmpfs /newroot; then
+		copied=1
+		for f in /*; do
+			case "$f" in
+			/newroot) ;;
+			/proc | /sys | /dev) mkdir "/newroot$f" ;;
+			*) cp -a "$f" /newroot/ || copied= ;;
+			esac
+		done
+		if [ -n "$copied" ]; then
+			mount --move /dev /newroot/dev
+			umount /sys /proc
+			VNUMA_SWITCHED=1 exec switch_root /newroot /init
+		fi
+		umount /newroot
+	fi
+	warn "cannot copy the root into a tmpfs; / stays the initramfs (df / fails)"
 fi
 # A topology's NIC is QEMU's user-mode network (slirp), whose addresses are
 # fixed: configured statically, so routes resolve (numactl's ip:ADDR) without

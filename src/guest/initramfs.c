@@ -16,6 +16,7 @@
 
 #include "guest/elf-deps.h"
 #include "guest/init-sh.h"
+#include "guest/modules-mount-sh.h"
 #include "guest/modules-dep.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -37,12 +38,20 @@ static const char *const applets[] = {
 	"top",    "touch", "tr",       "umount", "uname",  "uptime", "vi",       "watch", "wc",       "xargs",
 };
 
-static const char etc_passwd[] = "root:x:0:0:root:/root:/bin/sh\n";
-static const char etc_group[] = "root:x:0:\n";
+/* Debian's base accounts: LTP's tests switch to nobody (move_pages11, migrate_pages*), some to bin or daemon. */
+static const char etc_passwd[] = "root:x:0:0:root:/root:/bin/sh\n"
+				 "daemon:x:1:1:daemon:/usr/sbin:/bin/false\n"
+				 "bin:x:2:2:bin:/bin:/bin/false\n"
+				 "sys:x:3:3:sys:/dev:/bin/false\n"
+				 "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n";
+static const char etc_group[] = "root:x:0:\ndaemon:x:1:\nbin:x:2:\nsys:x:3:\nusers:x:100:\nnogroup:x:65534:\n";
 static const char etc_profile[] = "export PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
 				  "export HOME=/root\n"
 				  "export PS1='vnuma:\\w# '\n"
 				  "cd /root 2>/dev/null\n";
+
+static const char *const numactl_tools[] = {"/usr/bin/numactl", "/usr/bin/numastat", "/usr/bin/memhog",
+					    "/usr/bin/migratepages", "/usr/bin/migspeed"};
 
 static const char *const empty_dirs[] = {
 	"/proc", "/sys", "/dev",  "/tmp",     "/run",      "/mnt",
@@ -229,6 +238,40 @@ static int plan_add_busybox(struct plan *p, const char *busybox, struct vn_error
 
 /* ---- kernel modules ---- */
 
+/*
+ * The rest of the tree is the host's, over 9p, mounted once up has saved its
+ * snapshot (guest/modules-mount.sh): here are the modules that mount it,
+ * listed but not loaded at boot, and modules.devname, whose nodes init
+ * creates so that opening /dev/loop-control loads loop. depmod's indexes come
+ * with the tree: a guest without it (another host's) has no index promising
+ * modules it cannot load.
+ */
+static int plan_add_share(struct plan *p, const struct vn_initramfs_spec *spec, const char *moddir, const char *pkg,
+			  struct vn_error *err)
+{
+	_cleanup_strv_ char **order = NULL;
+	_cleanup_strbuf_ struct vn_strbuf list = VN_STRBUF_INIT;
+	int r;
+
+	if ((r = vn_modules_dep_order(moddir, spec->share_modules, pkg, &order, err)) < 0)
+		return r;
+	for (char **rel = order; *rel; rel++) {
+		_cleanup_free_ char *host = vn_xasprintf("%s/%s", moddir, *rel);
+		_cleanup_free_ char *guest = vn_xasprintf("/lib/modules/%s/%s", spec->kernel_release, *rel);
+		if ((r = plan_add_host(p, host, guest, pkg, NULL, err)) < 0)
+			return r;
+		vn_strbuf_printf(&list, "%s\n", guest);
+	}
+	plan_add_data(p, "/etc/vnuma/modules-share", 0644, list.s ? list.s : "", list.len);
+	_cleanup_free_ char *devname = vn_xasprintf("%s/modules.devname", moddir);
+	if (access(devname, R_OK) == 0 &&
+	    (r = plan_add_host(p, devname, "/etc/vnuma/modules.devname", pkg, NULL, err)) < 0)
+		return r;
+	plan_add_data(p, VN_INITRAMFS_MODULES_MOUNT, 0755, (const char *)vn_modules_mount_sh,
+		      sizeof(vn_modules_mount_sh) - 1);
+	return 0;
+}
+
 static int plan_add_modules(struct plan *p, const struct vn_initramfs_spec *spec, struct vn_error *err)
 {
 	_cleanup_free_ char *moddir = NULL;
@@ -258,7 +301,7 @@ static int plan_add_modules(struct plan *p, const struct vn_initramfs_spec *spec
 		vn_strbuf_printf(&guest_order, "%s\n", guest);
 	}
 	plan_add_data(p, "/etc/vnuma/modules", 0644, guest_order.s ? guest_order.s : "", guest_order.len);
-	return 0;
+	return spec->share_modules ? plan_add_share(p, spec, moddir, pkg, err) : 0;
 }
 
 /* ---- extra files ---- */
@@ -339,6 +382,8 @@ static int plan_build(struct plan *p, const struct vn_initramfs_spec *spec, stru
 	plan_add_data(p, "/etc/passwd", 0644, etc_passwd, sizeof(etc_passwd) - 1);
 	plan_add_data(p, "/etc/group", 0644, etc_group, sizeof(etc_group) - 1);
 	plan_add_data(p, "/etc/profile", 0644, etc_profile, sizeof(etc_profile) - 1);
+	/* busybox's df finds a path's mount point in /etc/mtab ("df /": "can't find mount point" without it). */
+	plan_add_symlink(p, "/etc/mtab", "/proc/mounts");
 	/* Only matters for kernels without the built-in default initramfs. */
 	struct ent *con = plan_add(p, ENT_CHARDEV, "/dev/console", 0600);
 	con->major = 5;
@@ -351,17 +396,15 @@ static int plan_build(struct plan *p, const struct vn_initramfs_spec *spec, stru
 			return r;
 	}
 	_cleanup_free_ char *busybox = vn_xasprintf("%s/bin/busybox", p->sysroot);
-	_cleanup_free_ char *numactl = vn_xasprintf("%s/usr/bin/numactl", p->sysroot);
-	_cleanup_free_ char *numastat = vn_xasprintf("%s/usr/bin/numastat", p->sysroot);
 	r = plan_add_busybox(p, spec->busybox ? spec->busybox : busybox, err);
 	if (r < 0)
 		return r;
-	r = plan_add_program(p, numactl, "/usr/bin/numactl", "numactl", err);
-	if (r < 0)
-		return r;
-	r = plan_add_program(p, numastat, "/usr/bin/numastat", "numactl", err);
-	if (r < 0)
-		return r;
+	/* numactl's whole package: LTP's numa01.sh runs memhog and migratepages. */
+	for (size_t i = 0; i < VN_ARRAY_SIZE(numactl_tools); i++) {
+		_cleanup_free_ char *host = vn_xasprintf("%s%s", p->sysroot, numactl_tools[i]);
+		if ((r = plan_add_program(p, host, numactl_tools[i], "numactl", err)) < 0)
+			return r;
+	}
 	r = plan_add_modules(p, spec, err);
 	if (r < 0)
 		return r;

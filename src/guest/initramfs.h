@@ -1,6 +1,6 @@
 /*
  * The default guest userland: a newc cpio initramfs (uncompressed) holding busybox,
- * numactl/numastat with their shared libraries, the requested kernel modules
+ * numactl's tools with their shared libraries, the requested kernel modules
  * with their dependencies, and caller-supplied files such as the agent.
  *
  * Images are content-addressed: <cache_dir>/initramfs-<sha256>.cpio, keyed
@@ -9,10 +9,14 @@
  * Layout inside the image:
  *   /init                       busybox sh script (src/guest/init.sh)
  *   /bin/busybox, /bin/<applet> static busybox and applet symlinks
- *   /usr/bin/numactl, numastat  plus their libraries and ELF loader
+ *   /usr/bin/numactl, numastat, memhog, migratepages, migspeed
+ *                               plus their libraries and ELF loader
  *   /lib/modules/<rel>/...      modules, as in the host tree
  *   /etc/vnuma/modules          module paths in load order (deps first)
- *   /etc/passwd, group, profile
+ *   /etc/vnuma/modules-share    the 9p modules that mount the host's modules
+ *                               tree (share_modules only), and the script that
+ *   /usr/lib/vnuma/modules-mount  does (src/guest/modules-mount.sh)
+ *   /etc/passwd, group, profile, mtab (-> /proc/mounts)
  *   extra files wherever their guest path says (agent: /usr/bin/vnuma-agent,
  *   workloads: /usr/lib/vnuma/)
  */
@@ -26,6 +30,9 @@
 /* What a Debian kernel needs as modules to reach the disk and the agent, and to online slow memory (NVDIMMs). */
 #define VN_INITRAMFS_DEFAULT_MODULES \
 	"virtio_pci", "virtio_console", "virtio_blk", "virtio_net", "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem"
+/* What mounts the host's modules tree (9p over virtio): loaded by the script, not at boot. */
+#define VN_INITRAMFS_SHARE_MODULES "9pnet_virtio", "9p"
+#define VN_INITRAMFS_MODULES_MOUNT "/usr/lib/vnuma/modules-mount"
 
 struct vn_initramfs_spec {
 	/* e.g. "6.1.0-57-amd64"; NULL for a kernel with everything built in. */
@@ -35,6 +42,10 @@ struct vn_initramfs_spec {
 	/* NULL-terminated module names ("virtio_pci" or "virtio-pci"); their
 	 * dependencies come from modules.dep; built-in ones are skipped. */
 	const char *const *modules;
+	/* NULL-terminated: the modules that mount the host's modules tree (9p), in
+	 * the image but loaded by VN_INITRAMFS_MODULES_MOUNT, which mounts the tree
+	 * (guest/modules-mount.sh). NULL: no share. */
+	const char *const *share_modules;
 	/* NULL-terminated "host_path:guest_path" pairs. Dynamically linked ELF
 	 * files bring their libraries along. */
 	const char *const *extra_files;

@@ -254,6 +254,7 @@ static struct vn_domain_opts boot_dopts(struct vn_boot_attempt *at)
 		.initrd = at->initrd,
 		.cmdline = at->cmdline, /* the builder adds what the topology needs */
 		.root_disk = at->root_disk,
+		.modules_share = at->modules_dir,
 		.disk_dir = at->disk_dir,
 		.disk_prefix = at->disk_prefix,
 		.console_log = at->log,

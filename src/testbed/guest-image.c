@@ -141,6 +141,7 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 {
 	/* 9p's, for --share (share.h): loaded whether or not a share is asked for, so one initramfs serves both. */
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "9pnet_virtio", "9p", NULL};
+	static const char *const share[] = {VN_INITRAMFS_SHARE_MODULES, NULL};
 	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
 	 * crc32c it asks the crypto API for is one no modules.dep names). */
 	static const char *const disk_modules[] = {
@@ -159,12 +160,19 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 	for (const char *const *p = with; p && *p; p++)
 		if ((rc = package_files(*p, &files, &n, err)) < 0)
 			return rc;
+	/* LTP's tests look for the kernel's config there when it has no /proc/config.gz (IKCONFIG). */
+	if (k->config && k->release && !strpbrk(k->config, ":\n")) {
+		files = vn_xreallocarray(files, n + 2, sizeof(char *));
+		files[n++] = vn_xasprintf("%s:/boot/config-%s", k->config, k->release);
+		files[n] = NULL;
+	}
 	struct vn_initramfs_spec spec = {
 		.kernel_release = k->modules_dir ? k->release : NULL,
 		.modules_dir = k->modules_dir,
 		.modules = !k->modules_dir ? NULL
 			   : disk_root     ? disk_modules
 					   : modules,
+		.share_modules = k->modules_dir ? share : NULL,
 		.extra_files = (const char *const *)files,
 		.sysroot = ga ? ga->root : NULL,
 	};

@@ -69,7 +69,8 @@ struct vn_boot_attempt {
 	const struct vn_topology *t;
 	const struct vn_up_opts *o;
 	const char *name, *initrd, *release, *cmdline;
-	const char *root_image;               /* a cached disk image for the root, or NULL: the initramfs is the root */
+	const char *root_image;  /* a cached disk image for the root, or NULL: the initramfs is the root */
+	const char *modules_dir; /* shared over 9p, mounted by up_modules; NULL: none (another host, a disk root) */
 	char *topo_path, *kernel, *kernel_id; /* for the domain's metadata */
 	const char *image, *loader;           /* what boots: the bzImage or the PVH vmlinux, and the firmware */
 	enum vn_arch arch;                    /* the guest's */

@@ -1,5 +1,6 @@
 /* vnuma up, in the process that holds libvirt: resolve, build, stage, boot, check fidelity. */
 #include "testbed/up.h"
+#include "testbed/agent-session.h"
 #include "testbed/arch-root.h"
 #include "testbed/fidelity.h"
 #include "testbed/guest-image.h"
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "guest/image-recipe.h"
+#include "guest/initramfs.h"
 #include "topology/arch.h"
 #include "topology/find.h"
 #include "util/alloc.h"
@@ -298,6 +300,8 @@ static void up_attempt_init(struct up_state *s)
 		.cmdline = s->cmdline ? s->cmdline : o->append,
 		.root_image = s->disk ? (s->remote ? s->r_root : s->im->path) : NULL,
 		.root_image_size = s->root_size,
+		/* Our path names nothing on another host; a disk root has no script to mount it. */
+		.modules_dir = s->remote || s->disk ? NULL : k->modules_dir,
 		.image = s->remote   ? s->r_image
 			 : s->bc.pvh ? s->bc.pvh
 				     : k->image,
@@ -663,6 +667,41 @@ static int up_mount(struct up_state *s, struct vn_error *err)
 	return 0;
 }
 
+/*
+ * The kernel's whole modules tree, mounted in the guest now that any snapshot
+ * is saved (QEMU saves no guest whose 9p export is mounted), so modprobe and
+ * the kernel's request_module find every module. Not mounted, the guest still
+ * works with the initramfs's modules: a note, not a failed up.
+ */
+static int up_modules(struct up_state *s, struct vn_error *err)
+{
+	static const char *const argv[] = {"/bin/sh", VN_INITRAMFS_MODULES_MOUNT, NULL};
+	_cleanup_free_ char *out = NULL;
+	struct vn_error e = {0};
+	double t0 = vn_now_s();
+
+	(void)err;
+	if (!s->k->modules_dir)
+		return 0; /* everything built in */
+	if (!s->at.modules_dir) {
+		vn_testbed_progress(s->o, "note",
+				    "the kernel's modules tree is not in a guest %s: modprobe loads only "
+				    "the initramfs's modules",
+				    s->remote ? "on another host" : "with a disk root");
+		return 0;
+	}
+	if (vn_testbed_run(s->at.a, argv, 30, &out, &e) < 0) {
+		vn_testbed_progress(s->o, "note",
+				    "the kernel's modules tree is not mounted in the guest (%s): modprobe "
+				    "loads only the initramfs's modules",
+				    e.msg);
+		vn_error_clear(&e);
+		return 0;
+	}
+	vn_testbed_progress(s->o, "modules", "the kernel's tree mounted in the guest in %.2f s", vn_now_s() - t0);
+	return 0;
+}
+
 /* The agent answered: what booted, into the result; a remote guest's connection held, a local one's closed. */
 static int up_record(struct up_state *s, struct vn_error *err)
 {
@@ -734,8 +773,8 @@ int vn_testbed_up_here(const struct vn_testbed_ctx *ctx, const struct vn_up_opts
 		       struct vn_error *err)
 {
 	static int (*const phases[])(struct up_state *, struct vn_error *) = {
-		up_host_files, up_resolve, up_image, up_connect, up_name,   up_boot,
-		up_fidelity,   up_settle,  up_save,  up_mount,   up_record,
+		up_host_files, up_resolve, up_image, up_connect, up_name,  up_boot,
+		up_fidelity,   up_settle,  up_save,  up_modules, up_mount, up_record,
 	};
 	struct up_state s = {.ctx = ctx, .o = o, .r = r};
 	int rc = 0;

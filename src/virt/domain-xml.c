@@ -69,6 +69,9 @@ static int check_text(const char *what, const char *s, struct vn_error *err)
 }
 
 /* Appends " name='escaped value'"; skips NULL values. */
+/* The 9p tag the guest's /sbin/modprobe mounts (src/guest/modprobe.sh). */
+#define VN_DOMAIN_MODULES_TAG "vnuma-modules"
+
 static void attr(struct vn_strbuf *b, const char *name, const char *value)
 {
 	if (!value)
@@ -470,6 +473,7 @@ static int check_opts_texts(const struct vn_domain_opts *o, struct vn_error *err
 		{"disk dir", o->disk_dir},
 		{"disk name prefix", o->disk_prefix},
 		{"root disk path", o->root_disk},
+		{"modules dir", o->modules_share},
 		{"topology name", o->meta.topology_name},
 		{"topology path", o->meta.topology_path},
 		{"kernel id", o->meta.kernel_id},
@@ -655,6 +659,13 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 				     "      <driver name='qemu' type='qcow2'/>\n      <source");
 		attr(&b, "file", o->root_disk);
 		vn_strbuf_printf(&b, "/>\n      <target dev='vda' bus='virtio'/>\n    </disk>\n");
+	}
+	if (o->modules_share) {
+		/* On pcie-root too; QEMU blocks saving the guest only while the guest has it mounted. */
+		vn_strbuf_printf(&b, "    <filesystem type='mount' accessmode='passthrough'>\n      <source");
+		attr(&b, "dir", o->modules_share);
+		vn_strbuf_printf(&b, "/>\n      <target dir='" VN_DOMAIN_MODULES_TAG "'/>\n      <readonly/>\n"
+				     "    </filesystem>\n");
 	}
 	if ((rc = emit_node_devices(&b, t, o, err)) < 0 || (rc = emit_nvdimms(&b, t, o, err)) < 0 ||
 	    (rc = emit_shares(&b, o, err)) < 0)

@@ -54,10 +54,9 @@ struct vn_domain_opts {
 	const char *disk_dir;                  /* where the topology's disk images are; needed when it has disks */
 	const char *disk_prefix;               /* optional: their names start so (volumes shared by guests) */
 	const char *root_disk;                 /* optional: a qcow2 root, the guest's vda, on pcie-root (no node) */
-	/*
-	 * The guest's host does not share our files: no console <log> (the console
-	 * is streamed into the log), the agent channel's socket where libvirt puts it.
-	 */
+	const char *modules_share;             /* optional: shared read-only over 9p, tag vnuma-modules */
+	/* The guest's host does not share our files: no console <log> (streamed into the log), the agent's socket
+	 * where libvirt puts it. */
 	bool streams;
 	/* Extra QEMU arguments, in order, through qemu:commandline (libvirt 9.0 has no -icount, -plugin). Borrowed. */
 	const char *const *qemu_args;

@@ -505,6 +505,54 @@ static void test_extra_program(void **state)
 	image_free(img);
 }
 
+/* What the kernel's own tests need of the userland (issue 46): accounts, numactl's tools, df, modprobe's tree. */
+static void test_test_userland(void **state)
+{
+	struct fixture *fx = *state;
+	const char *modules[] = {"virtio_pci", NULL};
+	const char *share[] = {VN_INITRAMFS_SHARE_MODULES, NULL};
+	struct vn_initramfs_spec spec = {.kernel_release = fx->release, .modules = modules, .share_modules = share};
+	struct vn_error err = {0};
+	_cleanup_free_ char *path = NULL;
+	char p[512];
+
+	if (!have_host_inputs(fx) || access("/usr/bin/memhog", X_OK))
+		skip();
+	if (vn_initramfs_build(&spec, fx->cache, &path, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct image *img = image_read(path);
+	struct item *pw = image_get(img, "etc/passwd"), *gr = image_get(img, "etc/group");
+	assert_non_null(strstr(pw->data, "\nnobody:x:65534:65534:"));
+	assert_non_null(strstr(gr->data, "\nnogroup:x:65534:"));
+	struct item *mtab = image_get(img, "etc/mtab");
+	assert_non_null(mtab);
+	assert_string_equal(mtab->symlink, "/proc/mounts");
+	assert_present(img, "usr/bin/memhog");
+	assert_present(img, "usr/bin/migratepages");
+	assert_present(img, "usr/bin/migspeed");
+	/* The tree is mounted by a script the host runs, not by modprobe (busybox sh runs the applet, never a script). */
+	assert_null(image_get(img, "sbin/modprobe"));
+	struct item *mp = image_get(img, VN_INITRAMFS_MODULES_MOUNT + 1);
+	assert_non_null(mp);
+	assert_true(S_ISREG(mp->mode) && (mp->mode & 0111));
+	assert_non_null(strstr(mp->data, "vnuma-modules"));
+	/* No index promising modules the image lacks: they come with the tree. */
+	snprintf(p, sizeof(p), "lib/modules/%s/modules.dep", fx->release);
+	assert_null(image_get(img, p));
+	if (strstr(fx->release, "amd64")) {
+		assert_present(img, "etc/vnuma/modules.devname");
+		struct item *sh = image_get(img, "etc/vnuma/modules-share");
+		assert_non_null(sh);
+		assert_non_null(strstr(sh->data, "/9pnet_virtio.ko\n"));
+		assert_non_null(strstr(sh->data, "/9p.ko\n"));
+		snprintf(p, sizeof(p), "lib/modules/%s/kernel/fs/9p/9p.ko", fx->release);
+		assert_present(img, p);
+		/* In the image, not loaded at boot. */
+		assert_null(strstr(image_get(img, "etc/vnuma/modules")->data, "9p"));
+	}
+	image_free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,6 +562,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extra_program, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_test_userland, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

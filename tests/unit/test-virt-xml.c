@@ -350,6 +350,23 @@ static void test_root_disk(void **state)
 	vn_topology_free(t);
 }
 
+/* The kernel's modules tree is a read-only 9p share on pcie-root, the tag the guest's modprobe mounts. */
+static void test_modules_share(void **state)
+{
+	struct vn_topology *t = mk_io();
+	struct vn_domain_opts o = base_opts("vnuma-mods");
+
+	o.disk_dir = "/state/guests/g";
+	_cleanup_free_ char *none = build_ok(t, &o);
+	assert_null(strstr(none, "<filesystem"));
+	o.modules_share = "/lib/modules/6.1.0-57-amd64";
+	_cleanup_free_ char *xml = build_ok(t, &o);
+	assert_non_null(strstr(xml, "<filesystem type='mount' accessmode='passthrough'>\n      <source "
+				    "dir='/lib/modules/6.1.0-57-amd64'/>\n      <target dir='vnuma-modules'/>\n"
+				    "      <readonly/>\n    </filesystem>\n"));
+	vn_topology_free(t);
+}
+
 static void silent(void *ud, virErrorPtr e)
 {
 }
@@ -674,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_hotplug),
 		cmocka_unit_test(test_live_xml_parse),
 		cmocka_unit_test(test_root_disk),
+		cmocka_unit_test(test_modules_share),
 		cmocka_unit_test(test_qemu_args),
 		cmocka_unit_test(test_shares),
 	};
