@@ -108,6 +108,27 @@ static int recipe_with(const char *path, const char *const *extra, char ***out, 
 }
 
 /*
+ * --with packages go into the initramfs, which a disk image's root replaces at
+ * switch_root: refused before anything is built, the recipe's own "with"
+ * (or "packages") is where they belong.
+ */
+static int disk_with_refused(const char *image, const char *pkg, struct vn_error *err)
+{
+	_cleanup_image_recipe_ struct vn_image_recipe *r = NULL;
+	_cleanup_free_ char *path = NULL;
+	int rc;
+
+	if ((rc = vn_image_recipe_find(image, &path, err)) < 0 || (rc = vn_image_recipe_load(path, &r, err)) < 0)
+		return rc;
+	if (r->kind != VN_IMAGE_DISK)
+		return 0;
+	return vn_input_error(err,
+			      "--with %s: --image %s is a disk whose root replaces the initramfs the packages would go "
+			      "into; list them in %s's \"%s\" instead",
+			      pkg, image, path, r->root == VN_IMAGE_ROOT_DEBOOTSTRAP ? "packages" : "with");
+}
+
+/*
  * One boot, as phases over one state (crun's libcrun_container_run): each
  * phase takes what the ones before it acquired and returns <0 with err set;
  * up_state_clear() releases whatever was acquired, on every path.
@@ -211,6 +232,8 @@ static int up_image(struct up_state *s, struct vn_error *err)
 	const struct vn_up_opts *o = s->o;
 	int rc;
 
+	if (o->image && o->with && *o->with && (rc = disk_with_refused(o->image, *o->with, err)) < 0)
+		return rc;
 	if (o->image) {
 		if ((rc = vn_image_build(s->ctx, o->image, s->arch, o->progress.stage, o->progress.data, &s->im, err)) <
 		    0)
