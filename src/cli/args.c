@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "topology/node-memory.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/name.h"
@@ -100,6 +101,17 @@ int vn_cli_size(struct vn_cli_args *a, const char *option, const char *text, uin
 {
 	if (vn_size_parse_range(text, min, max, out, err) < 0)
 		return a->exit = vn_error_prefix(err, "--%s", option);
+	return 0;
+}
+
+int vn_cli_node_memory(struct vn_cli_args *a, const char *text, uint64_t *out, struct vn_error *err)
+{
+	if (vn_cli_size(a, "node-memory", text, 1, UINT64_C(1) << 50, out, err) < 0)
+		return a->exit;
+	if (*out < VN_NODE_MEMORY_MIN || *out % (UINT64_C(1) << 20))
+		return a->exit = vn_input_error(err, "--node-memory %s: %s", text,
+						*out < VN_NODE_MEMORY_MIN ? "under 128M, too small for a node to boot"
+									  : "not a whole number of MiB");
 	return 0;
 }
 

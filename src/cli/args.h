@@ -54,6 +54,8 @@ int vn_cli_count(struct vn_cli_args *a, const char *option, const char *text, ui
 		 struct vn_error *err);
 int vn_cli_size(struct vn_cli_args *a, const char *option, const char *text, uint64_t min, uint64_t max, uint64_t *out,
 		struct vn_error *err);
+/* --node-memory SIZE: 128M or more, whole MiB (the host's memory is up's to check). */
+int vn_cli_node_memory(struct vn_cli_args *a, const char *text, uint64_t *out, struct vn_error *err);
 
 /* --with PKG,PKG: each package appended to *with (NULL-terminated, *n entries). */
 void vn_cli_with(const char *arg, char ***with, size_t *n);

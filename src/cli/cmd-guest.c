@@ -78,6 +78,10 @@ static int parse_argv(int argc, char **argv, struct up_args *ua, struct vn_error
 			o->arch = optarg;
 			break;
 		case 'c': o->cold = true; break;
+		case 'N':
+			if (vn_cli_node_memory(&ua->a, optarg, &o->node_memory, err) < 0)
+				return ua->a.exit;
+			break;
 		case 'V': o->virtual_time = true; break;
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o->model, err)) < 0)
@@ -287,6 +291,9 @@ static const struct vn_cli_opt up_opts[] = {
 	{"cold", 'c', false, NULL, VN_VAL_NONE,
 	 "boot, even where a booted snapshot of this guest could be restored\n"
 	 "(the first boot of a topology, kernel and command line saves one)"},
+	{"node-memory", 'N', false, "SIZE", VN_VAL_NONE,
+	 "every node with memory gets SIZE (128M or more, e.g. 1G) instead\n"
+	 "of the topology's 256M; memory-less nodes stay so (docs/topologies.md)"},
 	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
 	 "guest time counts instructions (QEMU -icount, TCG only):\n"
 	 "what the guest times no longer depends on the host's load;\n"

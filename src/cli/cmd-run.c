@@ -175,6 +175,10 @@ static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_erro
 			break;
 		case 'K': ro->keep = true; break;
 		case 'c': ro->cold = true; break;
+		case 'N':
+			if (vn_cli_node_memory(a, optarg, &ro->node_memory, err) < 0)
+				return a->exit;
+			break;
 		case 'L': ro->locality = true; break;
 		case 'W': vn_cli_with(optarg, &ra->with, &ra->nwith); break;
 		case 'D': vn_strv_push(&ra->share, &ra->nshare, optarg); break;
@@ -326,6 +330,9 @@ static const struct vn_cli_opt run_opts[] = {
 	{"cold", 'c', false, NULL, VN_VAL_NONE,
 	 "boot every guest, never restore a booted snapshot of it (as the\n"
 	 "scenario's \"boot\": \"cold\"; for what is measured from boot)"},
+	{"node-memory", 'N', false, "SIZE", VN_VAL_NONE,
+	 "boot with every node that has memory at SIZE (128M or more)\n"
+	 "instead of the topology's, as vnuma up --node-memory"},
 	{"virtual-time", 'V', false, NULL, VN_VAL_NONE,
 	 "every run in virtual time (QEMU -icount, TCG only): figures the\n"
 	 "guest times by its clock stop depending on the host's load, and\n"

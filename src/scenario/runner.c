@@ -528,6 +528,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 		.with = (const char *const *)with,
 		.image = s->image,
 		.cold = o->cold || s->cold,
+		.node_memory = o->node_memory,
 		.virtual_time = o->virtual_time || s->virtual_time,
 		.locality = s->locality || o->locality,
 		.share = (const char *const *)s->share,

@@ -25,6 +25,7 @@ struct vn_run_opts {
 	bool force;                     /* use outdir even if it is not empty */
 	bool virtual_time;              /* --virtual-time: over the scenario's and its variants' "virtual_time" */
 	bool locality;                  /* as the scenario's "locality": true */
+	uint64_t node_memory;           /* --node-memory: every memory node's size (0: the topology's) */
 	const char *const *with;        /* more host packages for the guest image (the scenario's come too) */
 	const char *variant;            /* for the result: the variant's name (NULL: "default") */
 	unsigned repeat;                /* and which repeat of it, from 1 (0: 1) */

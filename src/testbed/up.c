@@ -21,6 +21,7 @@
 #include "guest/initramfs.h"
 #include "topology/arch.h"
 #include "topology/find.h"
+#include "topology/node-memory.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
@@ -183,6 +184,38 @@ static void up_state_clear(struct up_state *s)
 		    s->r_initrd, s->r_loader, s->r_root, s->arch_root, s->icount, s->vt_cmdline);
 }
 
+/*
+ * --node-memory: the topology booted (its domain XML, warm key, fidelity
+ * check and the guest dir's copy) is the file's with every memory node at
+ * that size, refused where the nodes together want more than this host has.
+ */
+static int up_node_memory(struct up_state *s, struct vn_error *err)
+{
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_free_ char *text = NULL;
+	char want[32], have[32];
+	size_t len;
+	int rc;
+
+	if (!s->o->node_memory)
+		return 0;
+	if ((rc = vn_topology_node_memory(s->topo_text, s->topo_len, s->topo_path, s->o->node_memory, &text, &len, &t,
+					  err)) < 0)
+		return vn_error_prefix(err, "--node-memory");
+	uint64_t host = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t total = vn_topology_total_memory(t);
+	if (total > host)
+		return vn_input_error(err, "--node-memory: %s's nodes would have %s in all, more than this host's %s",
+				      t->name, vn_size_format(total, want, sizeof(want)),
+				      vn_size_format(host, have, sizeof(have)));
+	vn_topology_free(steal_pointer(&s->t));
+	s->t = steal_pointer(&t);
+	free(s->topo_text);
+	s->topo_text = steal_pointer(&text);
+	s->topo_len = len;
+	return 0;
+}
+
 /* The topology and the kernel; a derived name is checked before any work. */
 static int up_resolve(struct up_state *s, struct vn_error *err)
 {
@@ -195,7 +228,7 @@ static int up_resolve(struct up_state *s, struct vn_error *err)
 	if ((o->arch && (rc = vn_arch_parse(o->arch, "--arch", &s->arch, err)) < 0) ||
 	    (rc = vn_topology_find(o->topology, &s->topo_path, err)) < 0 ||
 	    (rc = vn_topology_load_text(s->topo_path, &s->t, &s->topo_text, &s->topo_len, err)) < 0 ||
-	    (rc = vn_topology_arch_check(s->t, s->arch, err)) < 0)
+	    (rc = up_node_memory(s, err)) < 0 || (rc = vn_topology_arch_check(s->t, s->arch, err)) < 0)
 		return rc;
 	/* A derived name (topology or scenario name, "-N" added later) obeys the same rule, checked before any work. */
 	if (!o->name && (rc = vn_guest_name_check(o->name_prefix ? o->name_prefix : s->t->name, err)) < 0)

@@ -56,6 +56,7 @@ struct vn_up_opts {
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
 	const char *arch;        /* the guest's architecture (util/arch.h names), NULL: the host's */
 	bool cold;               /* boot even where a snapshot of this guest could be restored (testbed/warm.h) */
+	uint64_t node_memory;    /* every node with memory gets this many bytes, not its file's (0: the file's) */
 	bool virtual_time;       /* -icount (above): forces TCG */
 	/*
 	 * Load the locality plugin (testbed/locality.h), counting into the guest
