@@ -14,8 +14,8 @@
 #include "util/cleanup.h"
 
 /* Indexed by the enums in scenario.h; NULL-terminated for vn_json_one_of. */
-const char *const vn_scn_workloads[] = {"stream", "memfollow", "anon-cow-rand", "groupfair", "multi-instance",
-					"cmd",    NULL};
+const char *const vn_scn_workloads[] = {"stream",         "memfollow", "anon-cow-rand", "groupfair",
+					"multi-instance", "tiermove",  "cmd",           NULL};
 const char *const vn_scn_thp_modes[] = {"always", "madvise", "never", NULL};
 const char *const vn_scn_boot_modes[] = {"restore", "cold", NULL};
 const char *const vn_scn_policies[] = {"none", "cpunodebind", "membind", "preferred", "interleave", NULL};

@@ -504,6 +504,55 @@ static void test_multi_instance(void **state)
 	run_free(&r);
 }
 
+/* Phases move the hot window on; each phase has its counters (or null) and placement samples over every page. */
+static void test_tiermove(void **state)
+{
+	struct run r;
+	int64_t total = 0;
+
+	run_prog(&r, "tiermove", "--size", "4M", "--hot", "1M", "--phases", "3", "--phase-s", "0.2", "--interval",
+		 "0.05", NULL);
+	expect_ok(&r, "tiermove");
+	assert_int_equal(inum(r.json, "pages"), 1024);
+	assert_int_equal(inum(r.json, "pages_sampled"), 1024);
+	json_object_object_foreach(get(r.json, "pages_max_per_node"), k, v)
+	{
+		(void)k;
+		total += json_object_get_int64(v);
+	}
+	assert_true(total >= 1024);
+	json_object *ph = arr(r.json, "phases", 4);
+	for (size_t i = 0; i < 4; i++) {
+		json_object *p = json_object_array_get_idx(ph, i);
+		assert_int_equal(inum(p, "phase"), (int64_t)i);
+		/* The window moves on by its own size: 256 pages a phase. */
+		assert_int_equal(inum(p, "hot_first_page"), i ? (int64_t)(i - 1) * 256 : 0);
+		assert_true(num(p, "touches_per_s") > 0);
+		json_object *vm = get(p, "vmstat");
+		assert_int_equal(json_object_object_length(vm), 5);
+		json_object *smp = get(p, "samples");
+		assert_true(json_object_array_length(smp) >= 1);
+		json_object *last = json_object_array_get_idx(smp, json_object_array_length(smp) - 1);
+		int64_t hot = 0;
+		json_object_object_foreach(get(last, "hot_pages_per_node"), hk, hv)
+		{
+			(void)hk;
+			hot += json_object_get_int64(hv);
+		}
+		assert_int_equal(hot, 256);
+		get(last, "pages_per_tier");
+	}
+	/* A counter the kernel lacks is listed, and null in every phase. */
+	json_object *miss = get(r.json, "counters_missing");
+	for (size_t i = 0; i < json_object_array_length(miss); i++) {
+		const char *c = json_object_get_string(json_object_array_get_idx(miss, i));
+		json_object *vm = get(json_object_array_get_idx(ph, 0), "vmstat"), *cv = NULL;
+		assert_true(json_object_object_get_ex(vm, c, &cv));
+		assert_null(cv);
+	}
+	run_free(&r);
+}
+
 struct bad_case {
 	const char *prog;
 	const char *args[4];
@@ -534,6 +583,8 @@ static void test_bad_options(void **state)
 		{"multi-instance", {"--duration", "-1"}, "--duration", "-1"},
 		{"multi-instance", {"--threads", "100000"}, "--threads", "100000"},
 		{"multi-instance", {"--size"}, "--size", NULL},
+		{"tiermove", {"--hot", "512M"}, "--hot", "512M"},
+		{"tiermove", {"--phases", "0"}, "--phases", "'0'"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -558,9 +609,10 @@ static void test_bad_options(void **state)
 
 static void test_help(void **state)
 {
-	static const char *const progs[] = {"stream", "memfollow", "anon-cow-rand", "groupfair", "multi-instance"};
+	static const char *const progs[] = {"stream",    "memfollow",      "anon-cow-rand",
+					    "groupfair", "multi-instance", "tiermove"};
 
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		struct run r;
 
 		run_prog(&r, progs[i], "--help", NULL);
@@ -573,12 +625,19 @@ static void test_help(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stream),           cmocka_unit_test(test_stream_threads_iterations),
-		cmocka_unit_test(test_memfollow),        cmocka_unit_test(test_memfollow_sampled),
-		cmocka_unit_test(test_cow_none),         cmocka_unit_test(test_cow_thp),
-		cmocka_unit_test(test_cow_hugetlb),      cmocka_unit_test(test_groupfair),
-		cmocka_unit_test(test_groupfair_rounds), cmocka_unit_test(test_multi_instance),
-		cmocka_unit_test(test_bad_options),      cmocka_unit_test(test_help),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_stream_threads_iterations),
+		cmocka_unit_test(test_memfollow),
+		cmocka_unit_test(test_memfollow_sampled),
+		cmocka_unit_test(test_cow_none),
+		cmocka_unit_test(test_cow_thp),
+		cmocka_unit_test(test_cow_hugetlb),
+		cmocka_unit_test(test_groupfair),
+		cmocka_unit_test(test_groupfair_rounds),
+		cmocka_unit_test(test_multi_instance),
+		cmocka_unit_test(test_tiermove),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_help),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

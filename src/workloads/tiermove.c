@@ -1,0 +1,384 @@
+/*
+ * vnuma-wl-tiermove: where do the hot and the cold pages of a tiered machine go?
+ *
+ * Allocates --size and touches it all once (the caller binds its memory, e.g.
+ * the scenario's "membind" to the DRAM nodes: a size larger than they hold
+ * makes reclaim demote the pages touched first, or OOM when demotion is off).
+ * Then, for each of --phases phases of --phase-s seconds, it touches a --hot
+ * window over and over; each phase moves the window on by its own size, so
+ * the hot set of one phase turns cold in the next. Every --interval it records
+ * where the hot window's pages and all pages are, per node and per memory tier
+ * (move_pages(2) in query mode, /sys/devices/virtual/memory_tiering), and each
+ * phase (the first touch included) gets its /proc/vmstat deltas of the
+ * demotion and promotion counters and its touch rate.
+ */
+#include "inguest/buf.h"
+#include "inguest/json.h"
+#include "inguest/mem.h"
+#include "inguest/opt.h"
+#include "inguest/placement.h"
+#include "inguest/prog.h"
+#include "inguest/time.h"
+#include "inguest/topo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE        IG_PAGE_SIZE
+#define CHUNK_PAGES 256 /* pages touched between clock checks */
+#define MAX_TIERS   16
+#define TIER_DIR    "/sys/devices/virtual/memory_tiering"
+
+/* The counters as 6.1 names them in /proc/vmstat; one a kernel lacks is reported missing, never 0. */
+static const char *const counters[] = {"pgdemote_kswapd",     "pgdemote_direct",     "pgpromote_success",
+				       "pgpromote_candidate", "numa_pages_migrated", NULL};
+#define NCOUNTERS 5
+
+struct opts {
+	uint64_t size, hot, max_sample;
+	double phase_s, interval;
+	int phases;
+};
+
+/* Node -> memory tier id (memory_tierN), read once: tiers are fixed once the slow memory is online. */
+struct tiers {
+	int n;
+	int id[MAX_TIERS];
+	int of_node[VN_MAX_NODES]; /* index into id, -1: in no tier */
+};
+
+struct sample {
+	double t;
+	int phase;
+	struct ig_placement hot, all;
+};
+
+struct phase {
+	double start, end;
+	uint64_t touches;
+	uint64_t delta[NCOUNTERS];
+	bool have[NCOUNTERS];
+};
+
+struct run {
+	const struct opts *o;
+	struct tiers tiers;
+	char *mem;
+	size_t len, pages, hot_pages;
+	struct sample *samples;
+	size_t nsamples, cap;
+	struct phase *ph; /* [0] the first touch, [1..phases] the hot phases */
+	uint64_t max_per_node[VN_MAX_NODES];
+	double t0;
+};
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	const char *size_arg = NULL, *hot_arg = NULL;
+	const struct ig_opt opts[] = {{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg,
+				       .help = "memory to allocate and touch once (default 384M; bare number = MiB)"},
+				      {"hot", IG_OPT_SIZE, .dst = &o->hot, .given = &hot_arg,
+				       .help = "the hot window touched over and over in each phase (default 64M)"},
+				      {"phases", IG_OPT_INT, .dst = &o->phases, .min = 1, .max = 64,
+				       .help = "phases; each moves the hot window on by its size (default 3)"},
+				      {"phase-s", IG_OPT_SECONDS, .dst = &o->phase_s, .min_s = 0.001,
+				       .help = "seconds per phase (default 10)"},
+				      {"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001,
+				       .help = "placement sample period (default 1)"},
+				      {"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30,
+				       .help = "pages queried per sample (default 0 = all)"},
+				      {0}};
+
+	*o = (struct opts){.size = 384ULL << 20, .hot = 64ULL << 20, .phases = 3, .phase_s = 10, .interval = 1};
+	ig_opts_parse(argc, argv, opts, NULL);
+	ig_check_size("size", size_arg, o->size, PAGE, 1, "page");
+	ig_check_size("hot", hot_arg, o->hot, PAGE, 1, "page");
+	if (o->hot > o->size)
+		ig_bad_option("hot", hot_arg ? hot_arg : "64M", "larger than --size");
+}
+
+static int tier_add_node(long lo, long hi, void *arg)
+{
+	struct tiers *t = arg;
+
+	for (long n = lo; n <= hi; n++)
+		if (n >= 0 && n < VN_MAX_NODES)
+			t->of_node[n] = t->n;
+	return 0;
+}
+
+/* No memory_tiering directory (a kernel before 6.1): no tiers, said as such in the result. */
+static void tiers_load(struct tiers *t)
+{
+	DIR *d = opendir(TIER_DIR);
+	struct dirent *e;
+	struct ig_buf b = {0};
+
+	t->n = 0;
+	for (int i = 0; i < VN_MAX_NODES; i++)
+		t->of_node[i] = -1;
+	if (!d)
+		return;
+	while ((e = readdir(d)) && t->n < MAX_TIERS) {
+		char path[sizeof(TIER_DIR) + sizeof(e->d_name) + 16], *end;
+		long id;
+
+		if (strncmp(e->d_name, "memory_tier", 11) != 0)
+			continue;
+		id = strtol(e->d_name + 11, &end, 10);
+		if (end == e->d_name + 11 || *end || id < 0)
+			continue;
+		snprintf(path, sizeof(path), TIER_DIR "/%s/nodelist", e->d_name);
+		if (ig_read_file(path, &b) < 0)
+			continue;
+		t->id[t->n] = (int)id;
+		if (ig_cpulist_ranges(b.s, tier_add_node, t) == 0)
+			t->n++;
+	}
+	closedir(d);
+	ig_buf_free(&b);
+}
+
+/* The counters' values now; have[i] false when /proc/vmstat has no such line. */
+static void vmstat_read(uint64_t *v, bool *have)
+{
+	struct ig_buf b = {0};
+
+	memset(have, 0, NCOUNTERS * sizeof(*have));
+	if (ig_read_file("/proc/vmstat", &b) < 0)
+		ig_die(IG_EXIT_ENV, errno, "cannot read /proc/vmstat");
+	for (char *line = b.s; line && *line;) {
+		char *nl = strchr(line, '\n'), *sp = strchr(line, ' ');
+		for (int i = 0; sp && (!nl || sp < nl) && i < NCOUNTERS; i++)
+			if ((size_t)(sp - line) == strlen(counters[i]) && !strncmp(line, counters[i], sp - line)) {
+				v[i] = strtoull(sp + 1, NULL, 10);
+				have[i] = true;
+			}
+		line = nl ? nl + 1 : NULL;
+	}
+	ig_buf_free(&b);
+}
+
+static void phase_begin(struct phase *p, double now, uint64_t *v)
+{
+	p->start = now;
+	vmstat_read(v, p->have);
+}
+
+/* A counter the kernel lacks at either end is missing from the phase. */
+static void phase_end(struct phase *p, double now, const uint64_t *before)
+{
+	uint64_t after[NCOUNTERS];
+	bool have[NCOUNTERS];
+
+	p->end = now;
+	vmstat_read(after, have);
+	for (int i = 0; i < NCOUNTERS; i++) {
+		p->have[i] = p->have[i] && have[i];
+		p->delta[i] = p->have[i] ? after[i] - before[i] : 0;
+	}
+}
+
+static void run_sample(struct run *r, int phase, size_t hot_first)
+{
+	if (r->nsamples == r->cap) {
+		r->cap *= 2;
+		r->samples = ig_xrealloc(r->samples, r->cap, sizeof(*r->samples), "sample table");
+	}
+	struct sample *s = &r->samples[r->nsamples++];
+
+	s->t = ig_now() - r->t0;
+	s->phase = phase;
+	ig_placement_query(r->mem + hot_first * PAGE, r->hot_pages * PAGE, PAGE, r->o->max_sample, &s->hot);
+	ig_placement_query(r->mem, r->len, PAGE, r->o->max_sample, &s->all);
+	for (int n = 0; n < VN_MAX_NODES; n++)
+		if (s->all.per_node[n] > r->max_per_node[n])
+			r->max_per_node[n] = s->all.per_node[n];
+}
+
+/* One hot phase: the window from page first on, touched in order until phase_s is up. */
+static void run_phase(struct run *r, int k)
+{
+	const struct opts *o = r->o;
+	size_t first = ((size_t)(k - 1) * r->hot_pages) % r->pages, pos = 0;
+	double start = ig_now() - r->t0, next = start + o->interval;
+	struct phase *p = &r->ph[k];
+	uint64_t before[NCOUNTERS];
+
+	phase_begin(p, start, before);
+	while (!ig_stop_requested) {
+		for (int i = 0; i < CHUNK_PAGES; i++) {
+			size_t pg = (first + pos) % r->pages;
+			volatile uint64_t *w = (volatile uint64_t *)(r->mem + pg * PAGE + ((pg * 64) & (PAGE - 64)));
+			*w = *w + 1;
+			pos = pos + 1 == r->hot_pages ? 0 : pos + 1;
+		}
+		p->touches += CHUNK_PAGES;
+		double now = ig_now() - r->t0;
+		if (now >= next) {
+			run_sample(r, k, first);
+			while (next <= now)
+				next += o->interval;
+		}
+		if (now - start >= o->phase_s)
+			break;
+	}
+	phase_end(p, ig_now() - r->t0, before);
+	/* The hot window's placement as the phase left it, when no sample came late in it. */
+	if (!r->nsamples || r->samples[r->nsamples - 1].phase != k)
+		run_sample(r, k, first);
+}
+
+static void json_tier_counts(struct ig_json *j, const char *key, const struct tiers *t, const struct ig_placement *p)
+{
+	uint64_t per[MAX_TIERS] = {0}, none = 0;
+	char name[32];
+
+	for (int n = 0; n < VN_MAX_NODES; n++) {
+		if (t->of_node[n] >= 0)
+			per[t->of_node[n]] += p->per_node[n];
+		else
+			none += p->per_node[n];
+	}
+	ig_json_obj_begin(j, key);
+	for (int i = 0; i < t->n; i++) {
+		snprintf(name, sizeof(name), "memory_tier%d", t->id[i]);
+		ig_json_uint(j, name, per[i]);
+	}
+	if (none)
+		ig_json_uint(j, "none", none);
+	ig_json_obj_end(j);
+}
+
+static void json_tiers(struct ig_json *j, const struct tiers *t, const struct ig_topo *topo)
+{
+	if (!t->n) {
+		ig_json_null(j, "tiers");
+		return;
+	}
+	ig_json_obj_begin(j, "tiers");
+	for (int i = 0; i < t->n; i++) {
+		char name[32];
+		uint64_t in[VN_MAX_NODES] = {0};
+
+		for (int n = 0; n < VN_MAX_NODES; n++)
+			in[n] = t->of_node[n] == i;
+		snprintf(name, sizeof(name), "memory_tier%d", t->id[i]);
+		ig_json_arr_begin(j, name);
+		for (int n = 0; n < VN_MAX_NODES && n < topo->nr_nodes; n++)
+			if (in[n])
+				ig_json_int(j, NULL, n);
+		ig_json_arr_end(j);
+	}
+	ig_json_obj_end(j);
+}
+
+static void json_phase(struct ig_json *j, const struct run *r, int k, const struct ig_topo *topo)
+{
+	const struct phase *p = &r->ph[k];
+
+	ig_json_obj_begin(j, NULL);
+	ig_json_str(j, "name", k ? "hot" : "first-touch");
+	ig_json_int(j, "phase", k);
+	ig_json_double(j, "start_s", p->start);
+	ig_json_double(j, "end_s", p->end);
+	ig_json_uint(j, "hot_first_page", k ? ((size_t)(k - 1) * r->hot_pages) % r->pages : 0);
+	ig_json_uint(j, "touches", p->touches);
+	ig_json_double(j, "touches_per_s", ig_rate((double)p->touches, p->end - p->start));
+	ig_json_obj_begin(j, "vmstat");
+	for (int i = 0; i < NCOUNTERS; i++)
+		if (p->have[i])
+			ig_json_uint(j, counters[i], p->delta[i]);
+		else
+			ig_json_null(j, counters[i]);
+	ig_json_obj_end(j);
+	ig_json_arr_begin(j, "samples");
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sample *s = &r->samples[i];
+		if (s->phase != k)
+			continue;
+		ig_json_obj_begin(j, NULL);
+		ig_json_double(j, "t", s->t);
+		ig_json_node_counts(j, "hot_pages_per_node", topo, s->hot.per_node);
+		json_tier_counts(j, "hot_pages_per_tier", &r->tiers, &s->hot);
+		ig_json_node_counts(j, "pages_per_node", topo, s->all.per_node);
+		json_tier_counts(j, "pages_per_tier", &r->tiers, &s->all);
+		ig_json_uint(j, "not_present", s->all.not_present);
+		ig_json_obj_end(j);
+	}
+	ig_json_arr_end(j);
+	ig_json_obj_end(j);
+}
+
+static void print_result(const struct run *r, const struct ig_topo *topo)
+{
+	struct ig_json j;
+	const struct sample *last = &r->samples[r->nsamples - 1];
+
+	ig_json_result_begin(&j, topo);
+	ig_json_uint(&j, "size_bytes", r->len);
+	ig_json_uint(&j, "hot_bytes", r->hot_pages * PAGE);
+	ig_json_uint(&j, "pages", r->pages);
+	ig_json_uint(&j, "pages_sampled", last->all.sampled);
+	ig_json_double(&j, "phase_s", r->o->phase_s);
+	ig_json_bool(&j, "interrupted", ig_stop_requested);
+	json_tiers(&j, &r->tiers, topo);
+	ig_json_arr_begin(&j, "counters_missing");
+	for (int i = 0; i < NCOUNTERS; i++)
+		if (!r->ph[0].have[i])
+			ig_json_str(&j, NULL, counters[i]);
+	ig_json_arr_end(&j);
+	/* Every node that held one of its pages at any sample: where demotion put them, even for a while. */
+	ig_json_node_counts(&j, "pages_max_per_node", topo, r->max_per_node);
+	ig_json_node_counts(&j, "pages_per_node_end", topo, last->all.per_node);
+	if (last->all.err)
+		ig_json_str(&j, "placement_error", strerror(-last->all.err));
+	ig_json_arr_begin(&j, "phases");
+	for (int k = 0; k <= r->o->phases; k++)
+		if (k == 0 || r->ph[k].end > 0)
+			json_phase(&j, r, k, topo);
+	ig_json_arr_end(&j);
+	ig_json_result_end(&j);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct ig_topo topo;
+	struct run r = {.o = &o};
+	uint64_t before[NCOUNTERS];
+
+	ig_workload_init("tiermove", &topo);
+	parse(argc, argv, &o);
+	tiers_load(&r.tiers);
+	r.len = ig_round_up(o.size, PAGE);
+	r.pages = r.len / PAGE;
+	r.hot_pages = ig_round_up(o.hot, PAGE) / PAGE;
+	r.cap = (size_t)((o.phase_s / o.interval) + 2) * (size_t)(o.phases + 1) + 4;
+	r.samples = ig_xcalloc(r.cap, sizeof(*r.samples), "sample table");
+	r.ph = ig_xcalloc((size_t)o.phases + 1, sizeof(*r.ph), "phase table");
+	r.mem = ig_map_anon(r.len, 0);
+	if (!r.mem)
+		ig_die(IG_EXIT_ENV, errno, "mmap of %zu bytes", r.len);
+
+	ig_stop_on_signals();
+	r.t0 = ig_now();
+	/* The first touch fills the bound nodes; what does not fit is what reclaim demotes (or OOM). */
+	phase_begin(&r.ph[0], 0, before);
+	memset(r.mem, 1, r.len);
+	r.ph[0].touches = r.pages;
+	phase_end(&r.ph[0], ig_now() - r.t0, before);
+	run_sample(&r, 0, 0);
+	fprintf(stderr, "%s: pid %d touched %zu pages in %.3fs\n", ig_prog, (int)getpid(), r.pages, r.ph[0].end);
+	for (int k = 1; k <= o.phases && !ig_stop_requested; k++)
+		run_phase(&r, k);
+	print_result(&r, &topo);
+	ig_unmap_anon(r.mem, r.len);
+	free(r.samples);
+	free(r.ph);
+	return 0;
+}
