@@ -364,6 +364,30 @@ static int set_sysctl(struct run *r, const struct vn_scn_sysctl *sc, struct vn_e
 	return rc;
 }
 
+/*
+ * demotion_enabled is a sysfs file (mm/memory-tiers.c since 6.1, mm/migrate.c
+ * in 5.15-6.0), not a sysctl; a kernel without it (before 5.15, or built
+ * without CONFIG_NUMA/MIGRATION) cannot run the scenario as written.
+ */
+static int set_demotion(struct run *r, struct vn_error *err)
+{
+	static const char path[] = "/sys/kernel/mm/numa/demotion_enabled";
+	const char *value = r->s->demotion_enabled > 0 ? "true\n" : "false\n";
+	struct vn_error e = {0};
+	int rc;
+
+	if (!r->s->demotion_enabled)
+		return 0;
+	rc = vn_agent_write_file(r->a, path, value, strlen(value), -1, 0, VN_AGENT_REPLY_MS, &e);
+	if (rc < 0) {
+		rc = vn_infra_error(err, rc, "cannot set %s to %.*s (%s)%s", path, (int)strlen(value) - 1, value, e.msg,
+				    rc == -ENOENT ? ": the kernel has no demotion (5.15 or later with CONFIG_MIGRATION)"
+						  : "");
+		vn_error_clear(&e);
+	}
+	return rc;
+}
+
 /* Sysctls (agent writes), then THP, hugetlb pages per node, cgroups: one guest script, checked. */
 int vn_run_prepare(struct run *r, struct vn_error *err)
 {
@@ -373,6 +397,8 @@ int vn_run_prepare(struct run *r, struct vn_error *err)
 	for (unsigned i = 0; i < r->s->nsysctls; i++)
 		if ((rc = set_sysctl(r, &r->s->sysctls[i], err)) < 0)
 			return vn_error_prefix(err, "preparing the guest");
+	if ((rc = set_demotion(r, err)) < 0)
+		return vn_error_prefix(err, "preparing the guest");
 	vn_strbuf_printf(&b, "set -e; mkdir -p %s; ", vn_run_rundir(r));
 	if (r->s->thp)
 		vn_strbuf_printf(&b, "echo %s > /sys/kernel/mm/transparent_hugepage/enabled; ", r->s->thp);

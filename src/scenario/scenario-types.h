@@ -19,6 +19,7 @@ struct vn_scn_variant {
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls; /* set over the scenario's (same key: the variant's wins) */
 	int virtual_time;              /* 0: the scenario's; 1 virtual time (-icount), -1 real time */
+	int demotion_enabled;          /* 0: the scenario's; 1 true, -1 false */
 	unsigned nstep_args;
 	struct vn_scn_step_args {
 		char *step;  /* a workload step (not a "cmd" one) */
@@ -40,6 +41,8 @@ struct vn_scenario {
 	unsigned nsysctls;
 	struct vn_scn_sysctl *sysctls;
 	char *thp; /* always, madvise, never; NULL: leave */
+	/* /sys/kernel/mm/numa/demotion_enabled (sysfs, not a sysctl): 0 leave, 1 true, -1 false */
+	int demotion_enabled;
 	unsigned nhugetlb;
 	struct vn_scn_hugetlb *hugetlb;
 	char **cgroups;           /* NULL-terminated names created under /sys/fs/cgroup */

@@ -139,6 +139,8 @@ char *vn_scenario_to_json(const struct vn_scenario *s)
 		put(sc, s->sysctls[i].key, json_object_new_string(s->sysctls[i].value));
 	put(o, "sysctls", sc);
 	put_str(o, "thp", s->thp);
+	if (s->demotion_enabled)
+		put(o, "demotion_enabled", json_object_new_boolean(s->demotion_enabled > 0));
 	struct json_object *h = json_object_new_object();
 	for (unsigned i = 0; i < s->nhugetlb; i++) {
 		snprintf(key, sizeof(key), "%u", s->hugetlb[i].node);

@@ -166,7 +166,8 @@ static int get_bool(struct vn_scn_ctx *c, struct json_object *o, const char *p, 
 /* The matrix: each variant a name and what it changes (its sysctls merge over the scenario's). */
 static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const char *p)
 {
-	static const char *const keys[] = {"name", "kernel", "append", "arch", "sysctls", "args", "virtual_time", NULL};
+	static const char *const keys[] = {"name",         "kernel", "append",           "arch", "sysctls",
+					   "virtual_time", "args",   "demotion_enabled", NULL};
 	char ep[VN_JSON_PATH_MAX], kp[VN_JSON_PATH_MAX];
 	struct vn_scenario *s = c->s;
 	int r;
@@ -192,6 +193,9 @@ static int parse_variants(struct vn_scn_ctx *c, struct json_object *v, const cha
 		if ((r = get_bool(c, o, ep, "virtual_time", &vt, &given)) < 0)
 			return r;
 		var->virtual_time = !given ? 0 : vt ? 1 : -1;
+		if ((r = get_bool(c, o, ep, "demotion_enabled", &vt, &given)) < 0)
+			return r;
+		var->demotion_enabled = !given ? 0 : vt ? 1 : -1;
 		if ((sc = vn_json_get(o, "sysctls")) &&
 		    (r = parse_sysctls(c, sc, vn_json_path_key(kp, ep, "sysctls"), &var->nsysctls, &var->sysctls)) < 0)
 			return r;
@@ -749,6 +753,10 @@ static int parse_settings(struct vn_scn_ctx *c, struct json_object *root)
 	bool given;
 	if ((r = get_bool(c, root, "$", "virtual_time", &s->virtual_time, &given)) < 0)
 		return r;
+	bool demote = false;
+	if ((r = get_bool(c, root, "$", "demotion_enabled", &demote, &given)) < 0)
+		return r;
+	s->demotion_enabled = !given ? 0 : demote ? 1 : -1;
 	if ((v = vn_json_get(root, "variants")) && (r = parse_variants(c, v, "$.variants")) < 0)
 		return r;
 	if ((v = vn_json_get(root, "thp"))) {
@@ -843,11 +851,19 @@ static int parse_asserts(struct vn_scn_ctx *c, struct json_object *root)
 
 static int parse_top(struct vn_scn_ctx *c, struct json_object *root)
 {
-	static const char *const keys[] = {"name",      "description",  "topology",    "kernel",  "append",
-					   "sysctls",   "thp",          "hugetlb",     "cgroups", "sample_interval_s",
-					   "timeout_s", "repeats",      "quick_scale", "steps",   "assertions",
-					   "variants",  "with",         "tracepoints", "image",   "arch",
-					   "boot",      "virtual_time", "locality",    "share",   "files",
+	static const char *const keys[] = {"name",        "description",
+					   "topology",    "kernel",
+					   "append",      "sysctls",
+					   "thp",         "hugetlb",
+					   "cgroups",     "sample_interval_s",
+					   "timeout_s",   "repeats",
+					   "quick_scale", "steps",
+					   "assertions",  "variants",
+					   "with",        "tracepoints",
+					   "image",       "arch",
+					   "boot",        "virtual_time",
+					   "locality",    "share",
+					   "files",       "demotion_enabled",
 					   NULL};
 	int r;
 

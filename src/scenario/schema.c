@@ -161,6 +161,7 @@ void vn_scenario_set_variants(struct vn_scenario *s, const struct vn_scn_variant
 		x->arch = vn_xstrdup_or_null(v[i].arch);
 		x->append = vn_xstrdup_or_null(v[i].append);
 		x->virtual_time = v[i].virtual_time;
+		x->demotion_enabled = v[i].demotion_enabled;
 		for (unsigned j = 0; j < v[i].nsysctls; j++)
 			sysctl_set(&x->sysctls, &x->nsysctls, v[i].sysctls[j].key, v[i].sysctls[j].value);
 		x->step_args = vn_xcalloc(v[i].nstep_args + 1, sizeof(*x->step_args));
@@ -186,6 +187,8 @@ void vn_scenario_apply_variant(struct vn_scenario *s, const struct vn_scn_varian
 	}
 	if (v && v->virtual_time)
 		s->virtual_time = v->virtual_time > 0;
+	if (v && v->demotion_enabled)
+		s->demotion_enabled = v->demotion_enabled;
 	for (unsigned i = 0; v && i < v->nsysctls; i++)
 		sysctl_set(&s->sysctls, &s->nsysctls, v->sysctls[i].key, v->sysctls[i].value);
 	for (unsigned i = 0; v && i < v->nstep_args; i++)

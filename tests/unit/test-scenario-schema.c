@@ -190,6 +190,29 @@ static void test_defaults(void **state)
 	assert_int_equal(vn_scenario_parse(json, "r.json", &again, &err), 0);
 }
 
+/* demotion_enabled: left alone unless given; a variant's wins; the run's copy says it and parses again. */
+static void test_demotion_enabled(void **state)
+{
+	static const char js[] =
+		"{\"name\": \"d\", \"topology\": \"t.xml\", \"demotion_enabled\": true, \"variants\": ["
+		"{\"name\": \"on\"}, {\"name\": \"off\", \"demotion_enabled\": false}],"
+		" \"steps\": [{\"name\": \"a\", \"workload\": \"tiermove\"}], \"assertions\": [{\"type\": "
+		"\"distances\"}]}";
+	_cleanup_scenario_ struct vn_scenario *s = NULL, *again = NULL;
+	struct vn_error err = {0};
+
+	assert_int_equal(vn_scenario_parse(js, "d.json", &s, &err), 0);
+	assert_int_equal(s->demotion_enabled, 1);
+	assert_int_equal(s->variants[0].demotion_enabled, 0);
+	assert_int_equal(s->variants[1].demotion_enabled, -1);
+	vn_scenario_apply_variant(s, &s->variants[1]);
+	assert_int_equal(s->demotion_enabled, -1);
+	_cleanup_free_ char *json = vn_scenario_to_json(s);
+	assert_non_null(strstr(json, "\"demotion_enabled\": false"));
+	assert_int_equal(vn_scenario_parse(json, "r.json", &again, &err), 0);
+	assert_int_equal(again->demotion_enabled, -1);
+}
+
 static void test_apply_quick(void **state)
 {
 	static const char text[] =
@@ -552,17 +575,12 @@ static void test_override_copy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_override_copy),
-		cmocka_unit_test(test_full_round_trip),
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_apply_quick),
-		cmocka_unit_test(test_ops),
-		cmocka_unit_test(test_error_messages),
-		cmocka_unit_test(test_bad_corpus),
-		cmocka_unit_test(test_shipped_scenarios),
-		cmocka_unit_test(test_assert_types_whole),
-		cmocka_unit_test(test_over_old_caps),
-		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_override_copy),     cmocka_unit_test(test_full_round_trip),
+		cmocka_unit_test(test_defaults),          cmocka_unit_test(test_demotion_enabled),
+		cmocka_unit_test(test_apply_quick),       cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_error_messages),    cmocka_unit_test(test_bad_corpus),
+		cmocka_unit_test(test_shipped_scenarios), cmocka_unit_test(test_assert_types_whole),
+		cmocka_unit_test(test_over_old_caps),     cmocka_unit_test(test_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
