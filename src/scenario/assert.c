@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "metrics/kv.h"
+#include "scenario/assert-tiers.h"
 #include "scenario/run-priv.h"
 #include "scenario/schema-priv.h"
 #include "topology/arch.h"
@@ -886,6 +887,14 @@ const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 				.judge = check_locality,
 				.name = name_locality,
 				.observed = VN_OBSERVED_VALUE},
+	[VN_ASSERT_DEMOTION_TARGETS] = {.json = "demotion_targets",
+					.keys = {"type", "name", "step", "from", NULL},
+					.parse = vn_assert_parse_demotion,
+					.emit = vn_assert_emit_demotion,
+					.validate = vn_assert_validate_demotion,
+					.judge = vn_assert_check_demotion,
+					.name = vn_assert_name_demotion,
+					.observed = VN_OBSERVED_NONE},
 };
 
 char *vn_scn_assert_default_name(const struct vn_scn_assert *a)

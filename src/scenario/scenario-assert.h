@@ -18,6 +18,7 @@ enum vn_scn_assert_type {
 	VN_ASSERT_MEMORY_ON_NODE,   /* >= fraction of the step's memory ended on node */
 	VN_ASSERT_CHANGE,           /* matrix: a metric's %change against the base variant OP value */
 	VN_ASSERT_LOCALITY,         /* the steps' remote fraction (user, kernel, all) or modeled time OP value */
+	VN_ASSERT_DEMOTION_TARGETS, /* a tiermove step's pages off its bound node only on the model's demotion targets */
 	VN_ASSERT_NTYPES,           /* not a type: how many there are (scenario/schema-priv.h, vn_assert_types) */
 };
 
@@ -34,7 +35,7 @@ struct vn_scn_assert {
 	double fraction;  /* MEMORY_FOLLOWS, MEMORY_ON_NODE */
 	double within_s;  /* MEMORY_FOLLOWS: seconds after the step's last move action */
 	double tolerance; /* RUNNING_PER_NODE */
-	unsigned node;    /* MEMORY_ON_NODE */
+	unsigned node;    /* MEMORY_ON_NODE; DEMOTION_TARGETS: "from", the node the step is bound to */
 	char *metric;     /* CHANGE: a metric name of result.json (docs/results.md), e.g. vmstat.numa_hint_faults */
 	char *variant;    /* CHANGE: the variant judged against the base; NULL: every one but the base */
 	bool significant; /* CHANGE: fail only when the change is also significant (Welch p < 0.05) */

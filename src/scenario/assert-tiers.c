@@ -1,0 +1,166 @@
+/*
+ * The tiering assertion types (issue 47, docs/tiering.md): judged against
+ * the memory-tier model (topology/tiers.c) from what a tiermove step saw.
+ * Their rows are in assert.c's vn_assert_types; nothing else knows them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/assert-tiers.h"
+#include "scenario/run-priv.h"
+#include "scenario/schema-priv.h"
+#include "topology/tiers.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+
+/* The step's memory bound to node from alone: a page found elsewhere can then only have been moved there. */
+int vn_assert_parse_demotion(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	char kp[VN_JSON_PATH_MAX];
+	int r;
+
+	if ((r = vn_scn_step_ref(c, v, p, &a->step)) < 0 ||
+	    (r = vn_json_get_uint(&c->r, v, p, "from", true, 0, VN_MAX_NODES - 1, VN_SCN_NODE_WHAT, &a->node)) < 0)
+		return r;
+	for (unsigned i = 0; i < c->s->nsteps; i++) {
+		const struct vn_scn_step *st = &c->s->steps[i];
+		if (strcmp(st->name, a->step) != 0)
+			continue;
+		if (!st->workload || strcmp(st->workload, "tiermove") != 0)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "step"),
+					   "step \"%s\" runs no tiermove workload (it reports where its pages went)",
+					   a->step);
+		if (st->placement.policy != VN_PLACE_MEMBIND || st->placement.nnodes != 1 ||
+		    st->placement.nodes[0] != a->node)
+			return vn_json_bad(
+				&c->r, vn_json_path_key(kp, p, "from"),
+				"step \"%s\" must bind its memory to node %u alone (\"placement\": {\"policy\": "
+				"\"membind\", \"nodes\": [%u]}): else a page elsewhere was not demoted",
+				a->step, a->node, a->node);
+	}
+	return 0;
+}
+
+void vn_assert_emit_demotion(struct json_object *o, const struct vn_scn_assert *a)
+{
+	json_object_object_add(o, "step", json_object_new_string(a->step));
+	json_object_object_add(o, "from", json_object_new_int64(a->node));
+}
+
+/* Node from exists and the model gives it demotion targets (a node in the lowest tier has none). */
+int vn_assert_validate_demotion(const struct vn_scn_assert *a, const struct vn_topology *t, const char *topo,
+				const char *file, const char *p, struct vn_error *err)
+{
+	char np[VN_JSON_PATH_MAX];
+	struct vn_tiers tr;
+	int r = vn_scn_node_ok(file, t, topo, vn_json_path_key(np, p, "from"), a->node, false, err);
+
+	if (r < 0)
+		return r;
+	vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &tr);
+	if (!tr.npreferred[a->node])
+		return vn_input_error(err, "%s: %s: node %u of %s demotes nowhere in the %s tier model (%s)", file, np,
+				      a->node, topo, vn_tier_model_name(tr.model),
+				      tr.tier_of[a->node] < 0 ? "it has no memory" : "it is in the lowest tier");
+	return 0;
+}
+
+char *vn_assert_name_demotion(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("pages of %s demoted from node %u land only on the model's targets", a->step, a->node);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+unobserved(struct vn_error *err, const struct vn_scn_assert *a, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return vn_infra_error(err, -ENODATA, "assertion \"%s\" could not be judged: %s", a->name ? a->name : "?", why);
+}
+
+/* Each process's pages_max_per_node summed: the most pages each node held at any of its samples. */
+static int max_per_node(const struct vn_run_step_data *sd, const struct vn_scn_assert *a, double *pages,
+			struct vn_error *err)
+{
+	for (unsigned i = 0; i < sd->nresults; i++) {
+		json_object *m;
+		if (!json_object_object_get_ex(sd->results[i], "pages_max_per_node", &m) ||
+		    !json_object_is_type(m, json_type_object))
+			return unobserved(err, a, "step %s process %u's result has no pages_max_per_node", a->step, i);
+		json_object_object_foreach(m, k, v)
+		{
+			char *end;
+			long n = strtol(k, &end, 10);
+			if (*end || n < 0 || n >= VN_MAX_NODES || !json_object_is_type(v, json_type_int))
+				return unobserved(err, a, "step %s process %u: pages_max_per_node has \"%s\"", a->step,
+						  i, k);
+			pages[n] += (double)json_object_get_int64(v);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Every node but from that held a page of the step is one demotion put it
+ * on: it must be one of node_demotion[from].preferred. None at all is not a
+ * verdict (nothing was demoted to judge: demotion off, or the step fit).
+ */
+int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
+			     struct vn_error *err)
+{
+	const struct vn_run_step_data *sd = NULL;
+	double pages[VN_MAX_NODES] = {0}, moved = 0;
+	struct vn_tiers tr;
+	struct vn_strbuf obs = VN_STRBUF_INIT, bad = VN_STRBUF_INIT;
+	int rc;
+
+	for (unsigned i = 0; i < d->s->nsteps; i++)
+		if (strcmp(d->s->steps[i].name, a->step) == 0)
+			sd = &d->steps[i];
+	if (!sd || (!sd->nresults && !sd->nmissing))
+		return unobserved(err, a, "no result line from step %s", a->step);
+	if (sd->nmissing)
+		return unobserved(err, a, "step %s process %u ended without a JSON result line", a->step,
+				  sd->missing_first);
+	if ((rc = max_per_node(sd, a, pages, err)) < 0)
+		return rc;
+	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
+	for (unsigned n = 0; n < VN_MAX_NODES; n++) {
+		if (n == a->node || pages[n] <= 0)
+			continue;
+		moved += pages[n];
+		vn_strbuf_printf(&obs, "%snode %u: %.0f pages", obs.len ? ", " : "", n, pages[n]);
+		if (!tr.preferred[a->node][n])
+			vn_strbuf_printf(
+				&bad, "node %u holds %.0f pages: not a target of node %u%s\n", n, pages[n], a->node,
+				n < tr.nnodes && tr.tier_of[a->node] >= 0 && tr.tier[tr.tier_of[a->node]].lower[n]
+					? " (a lower-tier node: the fallback when the targets are full)"
+					: "");
+	}
+	if (moved == 0) {
+		vn_strbuf_free(&obs);
+		vn_strbuf_free(&bad);
+		return unobserved(err, a,
+				  "no page of step %s left node %u (%.0f pages there): nothing was demoted to judge "
+				  "(demotion_enabled true, and more memory than node %u holds?)",
+				  a->step, a->node, pages[a->node], a->node);
+	}
+	_cleanup_free_ char *want = vn_tiers_nodelist(tr.preferred[a->node], tr.nnodes);
+	_cleanup_free_ char *lower = vn_tiers_nodelist(tr.tier[tr.tier_of[a->node]].lower, tr.nnodes);
+	char exp[256];
+	snprintf(exp, sizeof(exp), "only node %s (model %s: node %u's targets at distance %d; lower tiers %s)", want,
+		 vn_tier_model_name(tr.model), a->node, tr.distance[a->node], lower);
+	vn_result_add_observed(rep, a->name, !bad.len, obs.s, exp, bad.len ? bad.s : NULL, VN_OBSERVED_NONE, 0);
+	vn_strbuf_free(&obs);
+	vn_strbuf_free(&bad);
+	return 0;
+}
