@@ -1,0 +1,37 @@
+#!/bin/bash
+# Integration: demotion on reclaim checked against the tier model (issue 47,
+# docs/tiering.md). scenarios/demotion-4node-cxl.json on Debian's 6.1 under
+# TCG: tiermove binds 384M to DRAM node 0 (256M), reclaim demotes what does
+# not fit, and every demoted page must be on node 2 (the model's target of
+# node 0), none on node 1 or 3. One TCG boot, about 30 s.
+#   demotion.sh VNUMA_BINARY [SOURCE_DIR]
+set -u
+vnuma=$1
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
+export VNUMA_ACCEL=tcg
+. "$src/tests/integration/lib.sh"
+it_state demotion
+out=$VNUMA_STATE_DIR/results
+mkdir -p "$out"
+
+"$vnuma" run "$src/scenarios/demotion-4node-cxl.json" --quick -o "$out/dem" >"$out/dem.log" 2>&1
+rc=$?
+sed 's/^/#   /' "$out/dem.log"
+check "demotion-4node-cxl exits 0" test "$rc" = 0
+check "the demotion_targets verdict passed, node 2 only" \
+	grep -q "^PASS  pages demoted from node 0 are only on node 2" "$out/dem.log"
+res=$(ls "$out"/dem/steps/tiermove.*.out 2>/dev/null | head -1)
+check "tiermove saw the guest's two tiers" grep -q '"tiers":{"memory_tier[0-9]*":\[[0-9,]*\],"memory_tier[0-9]*"' "$res"
+check "pages were demoted in the first touch (pgdemote_kswapd + pgdemote_direct > 0)" python3 -c "
+import json, sys
+r = json.loads(open('$res').read().strip().split('\n')[-1])
+v = r['phases'][0]['vmstat']
+sys.exit(0 if v['pgdemote_kswapd'] + v['pgdemote_direct'] > 0 and r['pages_max_per_node']['2'] > 0 else 1)"
+check "nothing on node 1 or 3" python3 -c "
+import json, sys
+r = json.loads(open('$res').read().strip().split('\n')[-1])
+m = r['pages_max_per_node']
+sys.exit(0 if m['1'] == 0 and m['3'] == 0 else 1)"
+check "run leaves no QEMU" no_qemu_left
+check "run leaves no domain" no_domain_left
+finish
