@@ -41,7 +41,7 @@ struct vn_scn_action {
 };
 
 struct vn_scn_step {
-	char *name;     /* unique; used in file names and in assertions */
+	char *name; /* unique; used in file names and in assertions */
 	char *workload; /* stream, memfollow, anon-cow-rand, groupfair, multi-instance, tiermove, cmd; NULL: a hotplug step */
 	/* A step that runs no workload: it plugs this in after the steps before it ended. */
 	bool is_hotplug;
