@@ -1,4 +1,5 @@
 #include "report/report.h"
+#include "report/result-suite.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -39,6 +40,47 @@ static void put_text(xmlTextWriterPtr w, const char *text)
 	xmlTextWriterWriteString(w, BAD_CAST t);
 }
 
+/* A suite's tests, one <testcase> each (docs/suites.md): an xfail is a skip in CI's eyes, an xpass a pass that says so. */
+static void write_tests(xmlTextWriterPtr w, const struct vn_result_run *r)
+{
+	for (unsigned i = 0; i < r->ntests; i++) {
+		const struct vn_result_test *t = &r->tests[i];
+		_cleanup_free_ char *cls = vn_xasprintf("%s.%s", r->scenario ? r->scenario : "vnuma", t->step);
+		static const char *const elem[] = {[VN_TEST_FAIL] = "failure",
+						   [VN_TEST_SKIP] = "skipped",
+						   [VN_TEST_XFAIL] = "skipped",
+						   [VN_TEST_ERROR] = "error",
+						   [VN_TEST_TIMEOUT] = "error"};
+		xmlTextWriterStartElement(w, BAD_CAST "testcase");
+		put_attr(w, "classname", cls);
+		put_attr(w, "name", t->name);
+		if (t->verdict != VN_TEST_PASS && t->verdict != VN_TEST_XPASS) {
+			_cleanup_free_ char *msg = NULL;
+			if (t->verdict == VN_TEST_XFAIL)
+				msg = vn_xasprintf("known failure: %s", t->known    ? t->known
+									: t->reason ? t->reason
+										    : "");
+			else if (t->verdict == VN_TEST_TIMEOUT)
+				msg = vn_xasprintf("timed out%s%s", t->reason ? ": " : "", t->reason ? t->reason : "");
+			else
+				msg = vn_xstrdup(t->reason ? t->reason : vn_test_verdict_word(t->verdict));
+			xmlTextWriterStartElement(w, BAD_CAST elem[t->verdict]);
+			put_attr(w, "message", msg);
+			if (t->detail && t->verdict != VN_TEST_SKIP && t->verdict != VN_TEST_XFAIL)
+				put_text(w, t->detail);
+			xmlTextWriterEndElement(w);
+		}
+		if (t->verdict == VN_TEST_XPASS) {
+			_cleanup_free_ char *out = vn_xasprintf("unexpected pass: listed as a known failure (%s)\n",
+								t->known ? t->known : "");
+			xmlTextWriterStartElement(w, BAD_CAST "system-out");
+			put_text(w, out);
+			xmlTextWriterEndElement(w);
+		}
+		xmlTextWriterEndElement(w);
+	}
+}
+
 VN_DEFINE_CLEANUP(xmlTextWriterPtr, xmlFreeTextWriter);
 VN_DEFINE_CLEANUP(xmlBufferPtr, xmlBufferFree);
 
@@ -58,12 +100,17 @@ static int write_junit(const struct vn_result_run *r, const char *dir, struct vn
 	xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL);
 	xmlTextWriterStartElement(w, BAD_CAST "testsuite");
 	put_attr(w, "name", r->scenario ? r->scenario : "vnuma");
-	snprintf(buf, sizeof(buf), "%u", r->nverdicts + (r->complete ? 0 : 1));
+	snprintf(buf, sizeof(buf), "%u", r->nverdicts + r->ntests + (r->complete ? 0 : 1));
 	xmlTextWriterWriteAttribute(w, BAD_CAST "tests", BAD_CAST buf);
-	snprintf(buf, sizeof(buf), "%u", failures);
+	snprintf(buf, sizeof(buf), "%u", failures + vn_result_tests_count(r, VN_TEST_FAIL));
 	xmlTextWriterWriteAttribute(w, BAD_CAST "failures", BAD_CAST buf);
-	xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST(r->complete ? "0" : "1"));
-	snprintf(buf, sizeof(buf), "%u", vn_result_undecided(r));
+	snprintf(buf, sizeof(buf), "%u",
+		 (r->complete ? 0 : 1) + vn_result_tests_count(r, VN_TEST_ERROR) +
+			 vn_result_tests_count(r, VN_TEST_TIMEOUT));
+	xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST buf);
+	snprintf(buf, sizeof(buf), "%u",
+		 vn_result_undecided(r) + vn_result_tests_count(r, VN_TEST_SKIP) +
+			 vn_result_tests_count(r, VN_TEST_XFAIL));
 	xmlTextWriterWriteAttribute(w, BAD_CAST "skipped", BAD_CAST buf);
 	snprintf(buf, sizeof(buf), "%.3f", r->duration_s);
 	xmlTextWriterWriteAttribute(w, BAD_CAST "time", BAD_CAST buf);
@@ -97,6 +144,7 @@ static int write_junit(const struct vn_result_run *r, const char *dir, struct vn
 		xmlTextWriterEndElement(w);
 		xmlTextWriterEndElement(w);
 	}
+	write_tests(w, r);
 	if (!r->complete) {
 		/* An incomplete run is an error in CI, not a pass by omission. */
 		xmlTextWriterStartElement(w, BAD_CAST "testcase");

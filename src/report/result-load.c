@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/result.h"
+#include "report/result-suite.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -257,7 +258,8 @@ int vn_result_parse(const char *text, const char *name, struct vn_result_run *ou
 	if ((rc = vn_json_parse(text, name, &root, err)) < 0 ||
 	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0 || (rc = read_version(&r, root)) < 0 ||
 	    (rc = read_head(&r, root, out)) < 0 || (rc = read_kernel(&r, root, out)) < 0 ||
-	    (rc = read_lists(&r, root, out)) < 0 || (rc = read_metrics(&r, root, out)) < 0)
+	    (rc = read_lists(&r, root, out)) < 0 || (rc = vn_result_tests_read(&r, root, out)) < 0 ||
+	    (rc = read_metrics(&r, root, out)) < 0)
 		return rc;
 	if (!out->complete)
 		return 0;

@@ -3,6 +3,7 @@
  * and its one reader (result-load.c).
  */
 #include "report/result.h"
+#include "report/result-suite.h"
 
 #include <json-c/json.h>
 #include <math.h>
@@ -67,6 +68,7 @@ void vn_result_clear(struct vn_result_run *r)
 			    r->verdicts[i].detail);
 	}
 	free(r->verdicts);
+	vn_result_tests_clear(r);
 	char **strs[] = {&r->scenario,
 			 &r->description,
 			 &r->started_utc,
@@ -226,6 +228,7 @@ json_object *vn_result_json(const struct vn_result_run *r)
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "assertions", a);
+	vn_result_tests_json(o, r);
 	json_object *sc = json_object_new_object();
 	for (unsigned i = 0; i < r->nsysctls; i++)
 		json_object_object_add(sc, r->sysctls[i].key, json_object_new_string(r->sysctls[i].value));

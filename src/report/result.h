@@ -84,6 +84,8 @@ struct vn_result_run {
 	unsigned vcpus, host_cpus;
 	unsigned nverdicts;
 	struct vn_verdict *verdicts;
+	unsigned ntests; /* a suite step's tests, each its verdict (result-suite.h) */
+	struct vn_result_test *tests;
 };
 
 void vn_result_add(struct vn_result_run *r, const char *name, bool pass, const char *observed, const char *expected,
