@@ -28,3 +28,7 @@
 /* At most this many tracepoints a scenario; a name is "SUBSYS:EVENT" of [A-Za-z0-9_] each. */
 #define VN_SCN_TRACEPOINTS_MAX 32
 #define VN_SCN_TRACEPOINT_LEN  128
+
+/* A suite step's "tests" (each one exec, one at a time), and each run's "timeout_s" at most (a day). */
+#define VN_SCN_SUITE_TESTS_MAX   1024
+#define VN_SCN_SUITE_TIMEOUT_MAX 86400

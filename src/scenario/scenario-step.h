@@ -40,9 +40,23 @@ struct vn_scn_action {
 	struct vn_scn_hotplug hotplug;
 };
 
+/* A "suite" step's test suite (docs/suites.md): what it runs, and how its output is read. */
+enum vn_scn_suite_format { VN_SCN_SUITE_KTAP, VN_SCN_SUITE_LTP, VN_SCN_SUITE_EXIT };
+
+struct vn_scn_suite {
+	enum vn_scn_suite_format format;
+	char **command;   /* NULL-terminated; each test's name is added to it; NULL for LTP */
+	char **tests;     /* NULL-terminated, each run alone; NULL: the command once */
+	unsigned ntests;  /* at most VN_SCN_SUITE_TESTS_MAX */
+	char *ltp;        /* LTP's install directory in the guest (LTPROOT); LTP only */
+	double timeout_s; /* each run of the command (a test), then it is killed and the next one runs */
+	char *known;      /* the known-failure list (suite/known.h), resolved against the scenario's file; or NULL */
+};
+
 struct vn_scn_step {
 	char *name; /* unique; used in file names and in assertions */
-	char *workload; /* stream, memfollow, anon-cow-rand, groupfair, multi-instance, tiermove, cmd; NULL: a hotplug step */
+	char *workload; /* stream, memfollow, anon-cow-rand, groupfair, multi-instance, tiermove, cmd, suite; NULL: a hotplug step */
+	struct vn_scn_suite *suite; /* "suite" only */
 	/* A step that runs no workload: it plugs this in after the steps before it ended. */
 	bool is_hotplug;
 	struct vn_scn_hotplug hotplug;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "scenario/scenario.h"
+#include "scenario/schema-priv.h"
 #include "util/alloc.h"
 
 static char **strv_dup(char *const *v)
@@ -28,6 +29,7 @@ static void copy_steps(struct vn_scenario *c, const struct vn_scenario *s)
 		st->workload = vn_xstrdup_or_null(st->workload);
 		st->cgroup = vn_xstrdup_or_null(st->cgroup);
 		st->argv = strv_dup(st->argv);
+		st->suite = vn_scn_suite_copy(st->suite);
 		st->actions = mem_dup(st->actions, st->nactions, sizeof(*st->actions));
 	}
 	c->asserts = mem_dup(s->asserts, s->nasserts, sizeof(*s->asserts));

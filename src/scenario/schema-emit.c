@@ -73,7 +73,10 @@ static struct json_object *step_json(const struct vn_scn_step *st)
 		return o;
 	}
 	put_str(o, "workload", st->workload);
-	put(o, strcmp(st->workload, "cmd") == 0 ? "command" : "args", strv_json(st->argv));
+	if (st->suite)
+		put(o, "suite", vn_scn_suite_json(st->suite));
+	else
+		put(o, strcmp(st->workload, "cmd") == 0 ? "command" : "args", strv_json(st->argv));
 	struct json_object *pl = json_object_new_object();
 	put_str(pl, "policy", vn_scn_policies[st->placement.policy]);
 	if (st->placement.nnodes)
@@ -81,6 +84,11 @@ static struct json_object *step_json(const struct vn_scn_step *st)
 	if (st->placement.ncpu_nodes)
 		put(pl, "cpu_nodes", nodes_json(st->placement.cpu_nodes, st->placement.ncpu_nodes));
 	put(o, "placement", pl);
+	if (st->suite) {
+		/* One process at a time, in the foreground: a suite step takes nothing else (schema-suite.c). */
+		put_str(o, "cgroup", st->cgroup);
+		return o;
+	}
 	put(o, "processes", json_object_new_int64(st->processes));
 	if (st->threads)
 		put(o, "threads", json_object_new_int64(st->threads));

@@ -420,7 +420,7 @@ static int parse_step(struct vn_scn_ctx *c, struct json_object *v, const char *p
 {
 	static const char *const keys[] = {"name",       "workload", "args",    "command",    "placement",
 					   "processes",  "threads",  "size",    "duration_s", "cgroup",
-					   "background", "actions",  "hotplug", NULL};
+					   "background", "actions",  "hotplug", "suite",      NULL};
 	static const char *const hotplug_keys[] = {"name", "hotplug", NULL};
 	char kp[VN_JSON_PATH_MAX], ap[VN_JSON_PATH_MAX];
 	int wl = 0;
@@ -444,6 +444,8 @@ static int parse_step(struct vn_scn_ctx *c, struct json_object *v, const char *p
 	if ((r = vn_json_one_of(&c->r, wv, vn_json_path_key(kp, p, "workload"), vn_scn_workloads, &wl)) < 0)
 		return r;
 	st->workload = vn_xstrdup(vn_scn_workloads[wl]);
+	if ((r = vn_scn_suite_parse(c, v, p, st)) < 0)
+		return r;
 
 	bool is_cmd = strcmp(st->workload, "cmd") == 0;
 	struct json_object *cmd = vn_json_get(v, "command"), *args = vn_json_get(v, "args");
@@ -671,7 +673,7 @@ static int check_variant_args(struct vn_scn_ctx *c)
 			vn_json_path_key(kp, vn_json_path_key(kp, ep, "args"), name);
 			if (k == s->nsteps)
 				return vn_json_bad(&c->r, kp, "no step is named \"%s\"", name);
-			if (!s->steps[k].workload || strcmp(s->steps[k].workload, "cmd") == 0)
+			if (!s->steps[k].workload || strcmp(s->steps[k].workload, "cmd") == 0 || s->steps[k].suite)
 				return vn_json_bad(&c->r, kp, "step \"%s\" runs a command: a variant cannot change it",
 						   name);
 		}

@@ -28,6 +28,12 @@ struct vn_scn_ctx {
 
 #define VN_SCN_NODE_WHAT "a node number (0-127)"
 
+/* A step's "suite" (schema-suite.c): parsed when it runs "suite", refused on any other; its JSON, copy and free. */
+int vn_scn_suite_parse(struct vn_scn_ctx *c, struct json_object *step, const char *sp, struct vn_scn_step *st);
+struct json_object *vn_scn_suite_json(const struct vn_scn_suite *su);
+struct vn_scn_suite *vn_scn_suite_copy(const struct vn_scn_suite *su);
+void vn_scn_suite_free(struct vn_scn_suite *su);
+
 /* Parts of an assertion's JSON the types share (schema-parse.c). */
 int vn_scn_step_ref(struct vn_scn_ctx *c, struct json_object *o, const char *path, char **out);
 int vn_scn_counter_name(struct vn_scn_ctx *c, struct json_object *o, const char *path, const char *key, char **out);

@@ -14,8 +14,8 @@
 #include "util/cleanup.h"
 
 /* Indexed by the enums in scenario.h; NULL-terminated for vn_json_one_of. */
-const char *const vn_scn_workloads[] = {"stream",         "memfollow", "anon-cow-rand", "groupfair",
-					"multi-instance", "tiermove",  "cmd",           NULL};
+const char *const vn_scn_workloads[] = {"stream",   "memfollow", "anon-cow-rand", "groupfair", "multi-instance",
+					"tiermove", "cmd",       "suite",         NULL};
 const char *const vn_scn_thp_modes[] = {"always", "madvise", "never", NULL};
 const char *const vn_scn_boot_modes[] = {"restore", "cold", NULL};
 const char *const vn_scn_policies[] = {"none", "cpunodebind", "membind", "preferred", "interleave", NULL};
@@ -54,6 +54,7 @@ void vn_scenario_free(struct vn_scenario *s)
 		struct vn_scn_step *st = &s->steps[i];
 		vn_free_all(st->name, st->workload, st->cgroup, st->actions);
 		vn_strv_free(st->argv);
+		vn_scn_suite_free(st->suite);
 	}
 	free(s->steps);
 	for (unsigned i = 0; i < s->nasserts; i++) {
