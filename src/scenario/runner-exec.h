@@ -25,7 +25,7 @@
 
 struct run;
 
-enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX, EX_TRACER };
+enum exec_kind { EX_SAMPLER, EX_WORKLOAD, EX_ACTION, EX_AUX, EX_TRACER, EX_SUITE };
 
 struct exec {
 	int64_t id;

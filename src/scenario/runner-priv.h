@@ -16,6 +16,7 @@
 #include "scenario/backend.h"
 #include "scenario/probe.h"
 #include "scenario/runner-exec.h"
+#include "suite/suite.h"
 #include "testbed/testbed.h"
 #include "testbed/up.h"
 #include "scenario/run-priv.h"
@@ -43,6 +44,8 @@ struct run {
 	bool locality;            /* the plugin counts (the scenario's "locality", or --locality) */
 	const char *guest_dir;    /* the booted guest's state dir on this host, or NULL */
 	struct vn_probes probes;
+	const char *release;         /* the guest kernel's, for the known-failure lists */
+	struct vn_suite_run *suites; /* s->nsteps, once a suite step ran: its tests (runner-suite.c) */
 };
 
 /* Where the guest has vnuma's programs, and the steps' pidfiles: the backend's, else the image's. */
@@ -71,5 +74,12 @@ char **vn_run_step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 int vn_run_prepare(struct run *r, struct vn_error *err);
 /* Every step and timed move of the scenario, each when it is due, until all ended. */
 int vn_run_steps(struct run *r, struct vn_error *err);
+/* runner-suite.c */
+/* A "suite" step: its program, one test at a time, each killed at its timeout; verdicts into r->suites. */
+int vn_run_suite_step(struct run *r, unsigned si, struct vn_error *err);
+/* An infrastructure error naming the first test that broke or timed out (exit 3), else 0. */
+int vn_run_suite_check(const struct run *r, struct vn_error *err);
+/* The tests into rep's list, and each suite step's verdict when rep is complete; r->suites freed. */
+void vn_run_suite_report(struct run *r, struct vn_result_run *rep);
 /* Each step's pids and result lines, into r->d (a process without one counted, for the assertions). */
 int vn_run_gather(struct run *r, struct vn_error *err);

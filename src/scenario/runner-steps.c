@@ -85,7 +85,7 @@ char **vn_run_step_argv(const struct run *r, const struct vn_scn_step *st, unsig
 		}
 		v[n++] = vn_xstrdup("--");
 	}
-	if (strcmp(st->workload, "cmd") != 0) {
+	if (strcmp(st->workload, "cmd") != 0 && !st->suite) {
 		v[n++] = vn_xasprintf("%s/vnuma-wl-%s", vn_run_libdir(r), st->workload);
 		if (st->size)
 			v[n++] = vn_xasprintf("--size=%lluM", (unsigned long long)(st->size >> 20));
@@ -287,6 +287,11 @@ int vn_run_steps(struct run *r, struct vn_error *err)
 
 		if (st->is_hotplug) {
 			if ((rc = do_hotplug(r, si, &st->hotplug, err)) < 0)
+				return rc;
+			continue;
+		}
+		if (st->suite) {
+			if ((rc = vn_run_suite_step(r, si, err)) < 0)
 				return rc;
 			continue;
 		}

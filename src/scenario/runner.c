@@ -543,6 +543,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 		goto finish;
 	record_boot(rep, &up);
 	r.guest = up.name;
+	r.release = up.kernel_release;
 	r.guest_dir = up.guest_dir;
 	r.locality = uo.locality;
 	if ((rc = r.be->agent(r.be->data, ctx, up.name, VN_TESTBED_AGENT_MS, &r.a, err)) < 0)
@@ -552,7 +553,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 	if ((rc = vn_run_prepare(&r, err)) < 0 || (rc = vn_probes_start(&r.probes, o->probes, &r, err)) < 0 ||
 	    (rc = vn_testbed_collect(r.a, before, &d.before, err)) < 0 || (rc = sample_steps(&r, err)) < 0 ||
 	    (rc = collect_after(&r, after, err)) < 0 || (rc = check_workloads(&r, err)) < 0 ||
-	    (rc = judge(&r, rep, err)) < 0)
+	    (rc = vn_run_suite_check(&r, err)) < 0 || (rc = judge(&r, rep, err)) < 0)
 		goto finish;
 finish:
 	if (rc < 0) {
@@ -560,6 +561,7 @@ finish:
 		rep->error = vn_xstrdup(err->msg);
 	}
 	rep->duration_s = vn_now_s() - t_start;
+	vn_run_suite_report(&r, rep);
 	rc = finish_run(ctx, o, &r, &up, rep, rc, err);
 	vn_strbuf_free(&r.samples);
 	free(r.stop_reason);
