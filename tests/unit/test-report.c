@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "report/result-suite.h"
 #include "util/cleanup.h"
 #include "text-check.h"
 #include "golden.h"
@@ -342,12 +343,54 @@ static void test_every_key_golden(void **state)
 	vn_result_clear(&r);
 }
 
+/*
+ * A suite step's tests: one of each verdict, the guest's text hostile,
+ * against tests/golden/result/suite.{json,xml}: the "tests" list, and a
+ * <testcase> each with its <failure>, <error> or <skipped> and the reason.
+ */
+static void test_suite_golden(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vn-report-XXXXXX", path[128];
+	struct vn_result_run r = {.scenario = strdup("ltp-numa"),
+				  .started_utc = strdup("2026-12-01T11:16:00Z"),
+				  .duration_s = 61.5,
+				  .complete = true,
+				  .topology = strdup("2node")};
+	struct vn_error err = {0};
+
+	assert_non_null(mkdtemp(dir));
+	vn_result_add(&r, "suite ltp", false, "7 tests: 1 passed, 1 failed", "no test fails (known failures aside)",
+		      "fail: move_pages12\n");
+	assert_true(vn_result_add_test(&r, "ltp", "get_mempolicy01", VN_TEST_PASS, NULL, NULL, NULL));
+	assert_true(vn_result_add_test(&r, "ltp", "move_pages12", VN_TEST_FAIL,
+				       "move_pages12.c:259: TFAIL: \x1b[1mmigrated\xff", "line 1\nline 2", NULL));
+	assert_true(vn_result_add_test(&r, "ltp", "mbind01", VN_TEST_SKIP, "mbind01.c:1: TCONF: needs 2 nodes", NULL,
+				       NULL));
+	assert_true(vn_result_add_test(&r, "ltp", "move_pages04", VN_TEST_XFAIL, "TFAIL: status[1] is EFAULT", NULL,
+				       "EFAULT on kernels >= 4.3 and < 6.12"));
+	assert_true(vn_result_add_test(&r, "ltp", "set_mempolicy04", VN_TEST_XPASS, NULL, NULL, "fails on 256M nodes"));
+	assert_true(vn_result_add_test(&r, "kself", "selftests: mm: migration", VN_TEST_ERROR,
+				       "planned 12 tests, 1 reported", NULL, NULL));
+	assert_true(vn_result_add_test(&r, "kself", "selftests: mm: ksm_tests", VN_TEST_TIMEOUT, NULL, NULL, NULL));
+	assert_int_equal(vn_result_tests_count(&r, VN_TEST_FAIL), 1);
+	assert_int_equal(vn_report_write(&r, dir, &err), 0);
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	vn_test_golden("result", "suite.json", slurp(path), "result.json");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/junit.xml", dir);
+	vn_test_golden("result", "suite.xml", slurp(path), "junit.xml");
+	unlink(path);
+	rmdir(dir);
+	vn_result_clear(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_junit_and_json),   cmocka_unit_test(test_metrics_bounded),
 		cmocka_unit_test(test_hostile_text),     cmocka_unit_test(test_typed_facts),
-		cmocka_unit_test(test_every_key_golden),
+		cmocka_unit_test(test_every_key_golden), cmocka_unit_test(test_suite_golden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

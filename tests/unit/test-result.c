@@ -83,7 +83,7 @@ static void test_fixtures_round_trip(void **state)
 static void test_goldens_identical(void **state)
 {
 	(void)state;
-	static const char *const files[] = {"every-key.json", "incomplete.json"};
+	static const char *const files[] = {"every-key.json", "incomplete.json", "suite.json"};
 
 	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
 		_cleanup_free_ char *p = vn_xasprintf("%s/tests/golden/result/%s", src_dir(), files[i]);
@@ -134,6 +134,16 @@ static void test_malformed(void **state)
 	refused("[]", "result.json: $: expected an object, got an array");
 	refused("{}", "result.json: $: missing required key \"complete\"");
 	refused("{\"complete\": \"yes\"}", "result.json: $.complete: expected true or false, got \"yes\"");
+	/* A suite's tests: each verdict a known word, each entry with its step and name, the list bounded. */
+	refused("{\"complete\": false, \"tests\": {}}", "result.json: $.tests: expected an array, got an object");
+	refused("{\"complete\": false, \"tests\": [{\"step\": \"s\", \"name\": \"t\", \"verdict\": \"maybe\"}]}",
+		"result.json: $.tests[0].verdict: expected one of \"pass\", \"fail\", \"skip\", \"xfail\", \"xpass\", "
+		"\"error\", \"timeout\", got \"maybe\"");
+	refused("{\"complete\": false, \"tests\": [{\"step\": \"s\", \"verdict\": \"pass\"}]}",
+		"result.json: $.tests[0]: missing required key \"name\"");
+	refused("{\"complete\": false, \"tests\": [{\"step\": \"s\", \"name\": \"t\", \"verdict\": \"pass\", \"x\": "
+		"1}]}",
+		"result.json: $.tests[0]: unknown key \"x\" (known: step, name, verdict, reason, detail, known)");
 	refused("{\"complete\": false, \"version\": 2}",
 		"result.json: $.version: 2: written by a newer vnuma (this one reads result.json up to version 1)");
 	refused("{\"complete\": false, \"version\": 0}", "result.json: $.version: expected an integer >= 1, got 0");
