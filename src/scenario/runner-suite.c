@@ -174,10 +174,11 @@ static int wait_test(struct run *r, struct exec *e, double timeout_s, bool *time
 	return 0;
 }
 
-static void parse_output(const struct vn_scn_suite *su, const struct suite_out *o, const char *name,
+static void parse_output(const struct vn_scn_suite *su, const struct suite_out *o, const char *test, const char *name,
 			 const struct vn_suite_exit *ex, struct vn_suite_run *run)
 {
 	const char *text = o->buf.s ? o->buf.s : "";
+	size_t first = run->n;
 
 	if (o->cut && run->nnotes < VN_SUITE_NOTES_MAX)
 		run->notes[run->nnotes++] = vn_xasprintf("%s: its output was cut at %u MiB", name, SUITE_OUT_MAX >> 20);
@@ -187,6 +188,15 @@ static void parse_output(const struct vn_scn_suite *su, const struct suite_out *
 		vn_suite_ltp_parse(text, o->buf.len, name, ex, run);
 	else
 		vn_suite_exit_parse(name, ex, run);
+	/* Each test of a list is a run of its own: its subtests are named under it, as kselftest's runner does. */
+	for (size_t i = first; test && i < run->n; i++) {
+		if (strcmp(run->tests[i].name, name) == 0)
+			continue;
+		char *full = vn_xasprintf("%.*s:%s", VN_SUITE_NAME_MAX, name, run->tests[i].name);
+		full[strnlen(full, VN_SUITE_NAME_MAX)] = '\0';
+		free(run->tests[i].name);
+		run->tests[i].name = full;
+	}
 }
 
 /* One run of the program (a test, or the whole command), its output in steps/, its verdicts into run. */
@@ -221,7 +231,7 @@ static int run_one(struct run *r, unsigned si, const char *test, unsigned idx, s
 			ex = (struct vn_suite_exit){VN_SUITE_NOT_STARTED, 127};
 		else if (e->status > 128)
 			ex = (struct vn_suite_exit){VN_SUITE_SIGNALED, e->status - 128};
-		parse_output(st->suite, &o, test ? test : st->name, &ex, run);
+		parse_output(st->suite, &o, test, test ? test : st->name, &ex, run);
 		file = vn_xasprintf("%s/steps/%s%s%s.out", r->dir, st->name, test ? "." : "", test ? test : "");
 		rc = vn_file_write_atomic(file, o.buf.s ? o.buf.s : "", o.buf.len, 0644, err);
 	}
@@ -252,19 +262,27 @@ int vn_run_suite_step(struct run *r, unsigned si, struct vn_error *err)
 	return 0;
 }
 
-/* The first test that could not be judged, as the run's error: none of the kernel's verdicts stands on it. */
+/*
+ * The first test that could not be judged, as the run's error: none of the
+ * kernel's verdicts stands on it. A timeout first: a killed test's cut
+ * output is also an error of its plan, and the timeout says why.
+ */
 int vn_run_suite_check(const struct run *r, struct vn_error *err)
 {
-	for (unsigned si = 0; r->suites && si < r->s->nsteps; si++)
-		for (size_t i = 0; i < r->suites[si].n; i++) {
-			const struct vn_suite_test *t = &r->suites[si].tests[i];
-			if (t->verdict != VN_SUITE_ERROR && t->verdict != VN_SUITE_TIMEOUT)
-				continue;
-			return vn_infra_error(err, t->verdict == VN_SUITE_TIMEOUT ? -ETIMEDOUT : -EIO,
-					      "step %s: test %s %s%s%s (see %s/steps/)", r->s->steps[si].name, t->name,
-					      t->verdict == VN_SUITE_TIMEOUT ? "timed out" : "could not be judged",
-					      t->reason ? ": " : "", t->reason ? t->reason : "", r->dir);
-		}
+	static const enum vn_suite_verdict order[] = {VN_SUITE_TIMEOUT, VN_SUITE_ERROR};
+
+	for (size_t k = 0; k < VN_ARRAY_SIZE(order); k++)
+		for (unsigned si = 0; r->suites && si < r->s->nsteps; si++)
+			for (size_t i = 0; i < r->suites[si].n; i++) {
+				const struct vn_suite_test *t = &r->suites[si].tests[i];
+				if (t->verdict != order[k])
+					continue;
+				return vn_infra_error(
+					err, order[k] == VN_SUITE_TIMEOUT ? -ETIMEDOUT : -EIO,
+					"step %s: test %s %s%s%s (see %s/steps/)", r->s->steps[si].name, t->name,
+					order[k] == VN_SUITE_TIMEOUT ? "timed out" : "could not be judged",
+					t->reason ? ": " : "", t->reason ? t->reason : "", r->dir);
+			}
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "report/result-suite.h"
 #include "scenario/probe.h"
 #include "scenario/runner.h"
 #include "util/alloc.h"
@@ -1007,6 +1008,215 @@ static void test_quick_leaves_scenario(void **state)
 	outcome_clear(&out);
 }
 
+/*
+ * Suite steps (docs/suites.md). A kselftest-like program: "good" passes its
+ * two subtests, "bad" fails one, "hang" never ends.
+ */
+static void write_suite(const struct fake *f)
+{
+	write_file(f->root, "ks.sh",
+		   "#!/bin/sh\ncase \"$1\" in\n"
+		   "good) printf 'TAP version 13\\n1..2\\nok 1 a\\nok 2 b\\n' ;;\n"
+		   "bad) printf 'TAP version 13\\n1..2\\nok 1 a\\n# boom\\nnot ok 2 b\\n'; exit 1 ;;\n"
+		   "hang) printf 'TAP version 13\\n1..1\\n'; sleep 60 ;;\n"
+		   "esac\n",
+		   0755);
+}
+
+static char *suite_json(const struct fake *f, const char *tests, const char *extra)
+{
+	return vn_xasprintf("{\"name\": \"suite\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+			    "\"steps\": [{\"name\": \"ks\", \"workload\": \"suite\", \"suite\": {\"format\": \"ktap\", "
+			    "\"command\": [\"%s/ks.sh\"], \"tests\": [%s]%s}}]}",
+			    f->root, tests, extra);
+}
+
+static const struct vn_result_test *find_test(const struct vn_result_run *r, const char *name)
+{
+	for (unsigned i = 0; i < r->ntests; i++)
+		if (strcmp(r->tests[i].name, name) == 0)
+			return &r->tests[i];
+	fail_msg("no test %s in the result", name);
+	return NULL;
+}
+
+/* A failed test is the kernel's: the run is judged, the step's verdict fails (exit 1), each test a testcase. */
+static void test_suite_pass_fail(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_free_ char *json = (write_suite(f), suite_json(f, "\"good\", \"bad\"", ""));
+	struct outcome o;
+
+	run(f, json, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	assert_true(o.rep.complete);
+	assert_int_equal(o.rep.ntests, 4);
+	assert_int_equal(find_test(&o.rep, "good:a")->verdict, VN_TEST_PASS);
+	assert_int_equal(find_test(&o.rep, "bad:a")->verdict, VN_TEST_PASS);
+	const struct vn_result_test *b = find_test(&o.rep, "bad:b");
+	assert_int_equal(b->verdict, VN_TEST_FAIL);
+	assert_string_equal(b->detail, "boom");
+	assert_int_equal(vn_result_failures(&o.rep), 1);
+	assert_string_equal(o.rep.verdicts[0].name, "suite ks");
+	_cleanup_free_ char *junit = slurp(f, "out/junit.xml"), *res = slurp(f, "out/result.json"),
+			    *out = slurp(f, "out/steps/ks.bad.out");
+	assert_non_null(strstr(junit, "<testcase classname=\"suite.ks\" name=\"bad:b\">\n  <failure"));
+	assert_non_null(strstr(res, "\"name\":\"good:b\""));
+	assert_non_null(strstr(out, "not ok 2 b"));
+	outcome_clear(&o);
+}
+
+/* A hung test is killed at its timeout and the next one runs; the run could not be judged (exit 3). */
+static void test_suite_timeout_next_runs(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_free_ char *json = (write_suite(f), suite_json(f, "\"hang\", \"good\"", ", \"timeout_s\": 1"));
+	struct outcome o;
+
+	run(f, json, &o);
+	assert_unjudged(f, &o);
+	assert_int_equal(o.err.code, -ETIMEDOUT);
+	assert_non_null(strstr(o.err.msg, "step ks: test hang timed out"));
+	assert_true(o.took_s < 15);
+	assert_int_equal(vn_result_tests_count(&o.rep, VN_TEST_TIMEOUT), 1);
+	assert_int_equal(find_test(&o.rep, "good:b")->verdict, VN_TEST_PASS);
+	_cleanup_free_ char *junit = slurp(f, "out/junit.xml");
+	assert_non_null(strstr(junit, "name=\"hang\">\n  <error message=\"timed out"));
+	outcome_clear(&o);
+}
+
+/* A known failure does not fail the run; a listed test that passed is reported as an unexpected pass. */
+static void test_suite_known_failure(void **state)
+{
+	struct fake *f = *state;
+	write_file(f->root, "known.json",
+		   "{\"known_failures\": [{\"test\": \"bad:b\", \"reason\": \"b fails here\"}, "
+		   "{\"test\": \"good:*\", \"kernels\": \">=2.6\", \"reason\": \"said to fail\"}]}\n",
+		   0644);
+	_cleanup_free_ char *json =
+		(write_suite(f), suite_json(f, "\"good\", \"bad\"", ", \"known_failures\": \"known.json\""));
+	struct outcome o;
+
+	run(f, json, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	assert_int_equal(vn_result_failures(&o.rep), 0);
+	const struct vn_result_test *b = find_test(&o.rep, "bad:b");
+	assert_int_equal(b->verdict, VN_TEST_XFAIL);
+	assert_string_equal(b->known, "b fails here");
+	assert_int_equal(find_test(&o.rep, "good:a")->verdict, VN_TEST_XPASS);
+	assert_non_null(strstr(o.rep.verdicts[0].observed, "2 unexpected passes"));
+	outcome_clear(&o);
+}
+
+/* LTP: one binary an exec, LTPROOT set, its stderr read; a TFAIL is a failure, a TCONF a skip with its reason. */
+static void test_suite_ltp(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_free_ char *bin = path_in(f, "ltp/testcases/bin");
+	struct vn_error err = {0};
+
+	assert_int_equal(vn_mkdir_p(bin, 0755, &err), 0);
+	write_file(f->root, "ltp/testcases/bin/move_pages04",
+		   "#!/bin/sh\n[ -n \"$LTPROOT\" ] || exit 2\n"
+		   "echo 'move_pages04.c:113: TFAIL: status[1] is EFAULT, expected ENOENT' >&2\n"
+		   "printf '\\nSummary:\\npassed   2\\nfailed   1\\nbroken   0\\nskipped  0\\nwarnings 0\\n'; exit 1\n",
+		   0755);
+	write_file(f->root, "ltp/testcases/bin/mbind01",
+		   "#!/bin/sh\necho 'mbind01.c:30: TCONF: test requires at least 2 NUMA memory nodes' >&2; exit 32\n",
+		   0755);
+	_cleanup_free_ char *json = vn_xasprintf(
+		"{\"name\": \"ltp\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"steps\": [{\"name\": "
+		"\"numa\", \"workload\": \"suite\", \"suite\": {\"format\": \"ltp\", \"ltp\": \"%s/ltp\", "
+		"\"tests\": [\"move_pages04\", \"mbind01\"]}}]}",
+		f->root);
+	struct outcome o;
+
+	run(f, json, &o);
+	if (o.rc < 0)
+		fail_msg("%s", o.err.msg);
+	const struct vn_result_test *mp = find_test(&o.rep, "move_pages04"), *mb = find_test(&o.rep, "mbind01");
+	assert_int_equal(mp->verdict, VN_TEST_FAIL);
+	assert_non_null(strstr(mp->reason, "status[1] is EFAULT"));
+	assert_int_equal(mb->verdict, VN_TEST_SKIP);
+	assert_non_null(strstr(mb->reason, "at least 2 NUMA memory nodes"));
+	assert_int_equal(vn_result_failures(&o.rep), 1);
+	outcome_clear(&o);
+}
+
+/* A suite whose program is not in the guest is the user's to install (exit 2), never a pass; nothing ran. */
+static void test_suite_not_found(void **state)
+{
+	struct fake *f = *state;
+	static const char *const cases[][2] = {
+		{"\"command\": [\"/nonexistent/run_kselftest.sh\"]",
+		 "step k: /nonexistent/run_kselftest.sh is not in the guest: install"},
+		{"\"format\": \"ltp\", \"ltp\": \"/nonexistent/ltp\", \"tests\": [\"mbind01\"]",
+		 "step k: /nonexistent/ltp/testcases/bin/mbind01 is not in the guest: LTP is not installed at "
+		 "/nonexistent/ltp"},
+	};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *json = vn_xasprintf(
+			"{\"name\": \"nf\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, \"steps\": "
+			"[{\"name\": \"k\", \"workload\": \"suite\", \"suite\": {%s%s}}]}",
+			i == 0 ? "\"format\": \"ktap\", " : "", cases[i][0]);
+		struct outcome o;
+		run(f, json, &o);
+		assert_true(o.rc < 0);
+		assert_int_equal(o.err.kind, VN_ERR_INPUT);
+		if (!strstr(o.err.msg, cases[i][1]))
+			fail_msg("gave: %s\nwant: %s", o.err.msg, cases[i][1]);
+		assert_int_equal(o.rep.ntests, 0);
+		assert_int_equal(o.rep.nverdicts, 0);
+		outcome_clear(&o);
+		_cleanup_free_ char *out = path_in(f, "out");
+		vn_rm_rf(out);
+	}
+}
+
+/* Every bound of a suite step, refused when the scenario is read (exit 2), by JSON path and value. */
+static void test_suite_refused(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{"\"suite\": {\"format\": \"ltp\", \"tests\": [\"mbind01\"]}",
+		 "$.steps[0].suite: LTP's install directory in the guest is not given"},
+		{"\"suite\": {\"format\": \"ktap\"}", "$.steps[0].suite: no \"command\": name the suite's program"},
+		{"\"suite\": {\"format\": \"tap\", \"command\": [\"x\"]}", "$.steps[0].suite.format: expected one of"},
+		{"\"suite\": {\"format\": \"exit\", \"command\": [\"x\"], \"timeout_s\": 100000}",
+		 "$.steps[0].suite.timeout_s: 100000 seconds, at most 86400"},
+		{"\"suite\": {\"format\": \"exit\", \"command\": [\"x\"], \"tests\": [\"../a\"]}",
+		 "$.steps[0].suite.tests[0]: expected a test's name"},
+		{"\"suite\": {\"format\": \"exit\", \"command\": [\"x\"], \"tests\": [\"a\", \"a\"]}",
+		 "$.steps[0].suite.tests[1]: \"a\" is listed twice"},
+		{"\"suite\": {\"format\": \"ltp\", \"ltp\": \"opt/ltp\", \"tests\": [\"a\"]}",
+		 "$.steps[0].suite.ltp: expected an absolute directory"},
+		{"\"suite\": {\"format\": \"exit\", \"command\": [\"x\"], \"known_failures\": \"/nonexistent.json\"}",
+		 "$.steps[0].suite.known_failures: "},
+		{"\"suite\": {\"format\": \"exit\", \"command\": [\"x\"]}, \"processes\": 2",
+		 "$.steps[0]: unknown key"},
+		{"\"suite\": {\"format\": \"exit\", \"command\": [\"x\"]}, \"workload\": \"cmd\"",
+		 "only a \"suite\" step takes a suite"},
+	};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+		bool cmd = strstr(cases[i][0], "\"cmd\"") != NULL;
+		_cleanup_free_ char *json =
+			vn_xasprintf("{\"name\": \"r\", \"topology\": \"2node\", \"steps\": [{\"name\": \"k\", %s%s}]}",
+				     cmd ? "\"command\": [\"true\"], " : "\"workload\": \"suite\", ", cases[i][0]);
+		struct vn_scenario *s = NULL;
+		struct vn_error err = {0};
+		assert_true(vn_scenario_parse(json, "scn.json", &s, &err) < 0);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		if (!strstr(err.msg, cases[i][1]))
+			fail_msg("%s\n  gave: %s\n  want: %s", json, err.msg, cases[i][1]);
+		vn_error_clear(&err);
+		vn_scenario_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1028,6 +1238,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_locality_probe_no_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_probe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quick_leaves_scenario, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suite_pass_fail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suite_timeout_next_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suite_known_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suite_ltp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suite_not_found, setup, teardown),
+		cmocka_unit_test(test_suite_refused),
 	};
 
 	/* The agent's commands outlive it as orphans: they come to us, to be counted. */
