@@ -148,6 +148,10 @@ static void put_variant(struct vn_strbuf *b, const struct vn_compare_variant *v,
 		vn_strbuf_printf(b, "%s sysctls %s", sep, v->sysctls);
 		sep = ",";
 	}
+	if (v->facts) {
+		vn_strbuf_printf(b, "%s %s", sep, v->facts);
+		sep = ",";
+	}
 	if (v->complete == v->runs)
 		vn_strbuf_printf(b, "%s n=%u\n", *sep ? ";" : "", v->complete);
 	else
@@ -345,6 +349,9 @@ static json_object *json_variant(const struct vn_compare_variant *v)
 					  {"release", v->release}, {"cmdline", v->cmdline}, {"sysctls", v->sysctls}};
 
 	vn_json_add_strs(o, members, VN_ARRAY_SIZE(members));
+	/* Only where a run's facts are shown (result-facts.h): older tables stay as they were. */
+	if (v->facts)
+		vn_json_add_str(o, "facts", v->facts);
 	json_object_object_add(o, "runs", json_object_new_int64(v->runs));
 	json_object_object_add(o, "complete", json_object_new_int64(v->complete));
 	return o;

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "compare/compare-priv.h"
+#include "report/result-facts.h"
 #include "report/result-group.h"
 #include "report/result.h"
 #include "util/alloc.h"
@@ -202,6 +203,20 @@ static void set_text(char **out, const char *s)
 	*out = printable(s);
 }
 
+/* The facts compare shows of a run ("label value, label value", report/result-facts.h), or NULL. */
+static char *facts_text(const struct vn_result_run *res)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+
+	for (size_t i = 0; i < vn_result_nfacts; i++) {
+		const struct vn_result_fact *f = &vn_result_facts[i];
+		_cleanup_free_ char *text = f->flags & VN_FACT_COMPARE ? vn_result_fact_text(f, res) : NULL;
+		if (text)
+			vn_strbuf_printf(&b, "%s%s %s", b.len ? ", " : "", f->label, text);
+	}
+	return b.len ? printable(b.s) : NULL;
+}
+
 /*
  * One run's result.json (vn_result_load), for variant vi. group_variant:
  * the variant the group lists the run under (its "variant" must agree), or
@@ -234,6 +249,8 @@ static int read_run(struct loader *ld, const struct vn_json_reader *r, const str
 	}
 	if (!v->kernel)
 		set_text(&v->kernel, res->kernel_recipe);
+	if (!v->complete)
+		v->facts = facts_text(res);
 	if (!v->sysctls && res->nsysctls) {
 		_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
 		for (unsigned i = 0; i < res->nsysctls; i++)
@@ -486,7 +503,7 @@ void vn_compare_free(struct vn_compare *c)
 		return;
 	for (size_t i = 0; i < c->nvariants; i++) {
 		struct vn_compare_variant *v = &c->variants[i];
-		vn_free_all(v->name, v->source, v->kernel, v->release, v->cmdline, v->sysctls);
+		vn_free_all(v->name, v->source, v->kernel, v->release, v->cmdline, v->sysctls, v->facts);
 	}
 	free(c->variants);
 	for (size_t i = 0; i < c->nrows; i++) {

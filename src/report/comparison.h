@@ -18,6 +18,7 @@ struct vn_compare_variant {
 	char *release;     /* kernel.release of its first complete run, or NULL */
 	char *cmdline;     /* kernel.cmdline of its first complete run, or NULL */
 	char *sysctls;     /* "key=value key=value", or NULL */
+	char *facts;       /* its first complete run's facts that compare shows (result-facts.h), or NULL */
 	unsigned runs;     /* the runs the input lists */
 	unsigned complete; /* of those, the ones with "complete": true: only these count */
 };

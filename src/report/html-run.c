@@ -8,6 +8,7 @@
 #include "metrics/samples.h"
 #include "report/html.h"
 #include "report/html-priv.h"
+#include "report/result-facts.h"
 #include "report/result.h"
 #include "topology/fallback.h"
 #include "util/alloc.h"
@@ -34,7 +35,6 @@ static void row(struct vn_strbuf *b, const char *key, const char *value)
 static void header(struct vn_strbuf *b, const struct vn_result_run *res)
 {
 	bool is_passed = res->complete && !vn_result_failures(res) && !vn_result_undecided(res);
-	char num[64];
 
 	vn_strbuf_printf(b, "<h1>");
 	vn_html_text(b, res->scenario ? res->scenario : "vnuma run");
@@ -47,24 +47,18 @@ static void header(struct vn_strbuf *b, const struct vn_result_run *res)
 				 is_passed ? "PASSED: every assertion held" : "FAILED: an assertion did not hold");
 	}
 	vn_strbuf_printf(b, "</div>\n<table class=\"header\">\n");
-	row(b, "description", res->description);
-	/* As result.json's writer puts them. */
-	row(b, "variant", res->variant ? res->variant : "default");
-	snprintf(num, sizeof(num), "%u", res->repeat ? res->repeat : 1);
-	row(b, "repeat", num);
-	row(b, "topology", res->topology);
-	row(b, "kernel", res->kernel_release);
-	row(b, "kernel version", res->kernel_version);
-	row(b, "kernel cmdline", res->kernel_cmdline);
-	row(b, "kernel recipe", res->kernel_recipe);
-	_cleanup_free_ char *accel = res->accel && res->accel_reason
-					     ? vn_xasprintf("%s (%s)", res->accel, res->accel_reason)
-					     : vn_xstrdup_or_null(res->accel);
-	row(b, "accelerator", accel);
-	row(b, "started", res->started_utc);
-	snprintf(num, sizeof(num), "%.1f s", res->duration_s);
-	row(b, "duration", num);
-	row(b, "sampling cost", res->sampling_cost);
+	/* The facts that have a place on the page (report/result-facts.h), by place. */
+	for (const struct vn_result_fact *f = NULL, *next;; f = next) {
+		next = NULL;
+		for (size_t i = 0; i < vn_result_nfacts; i++)
+			if (vn_result_facts[i].page > (f ? f->page : 0) &&
+			    (!next || vn_result_facts[i].page < next->page))
+				next = &vn_result_facts[i];
+		if (!next)
+			break;
+		_cleanup_free_ char *text = vn_result_fact_text(next, res);
+		row(b, next->label, text);
+	}
 	vn_strbuf_printf(b, "</table>\n");
 	if (res->fidelity) {
 		vn_strbuf_printf(b, "<h2>Fidelity at boot</h2><pre>");

@@ -11,16 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/result-facts.h"
 #include "report/result.h"
 #include "report/result-suite.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/file.h"
 #include "util/json.h"
-
-/* Far above any guest's vCPUs, any host's CPUs, any matrix's repeats. */
-#define COUNT_MAX  (1 << 20)
-#define COUNT_WHAT "an integer from 1 to 1048576"
 
 /* A string or null (absent: *out stays NULL). */
 static int opt_str(const struct vn_json_reader *r, json_object *o, const char *path, const char *key, char **out)
@@ -34,20 +31,6 @@ static int opt_str(const struct vn_json_reader *r, json_object *o, const char *p
 		return vn_json_expected(r, vn_json_path_key(p, path, key), "a string or null", v);
 	free(*out);
 	*out = vn_xstrdup(json_object_get_string(v));
-	return 0;
-}
-
-static int get_bool(const struct vn_json_reader *r, json_object *o, const char *key, bool required, bool *out)
-{
-	char p[VN_JSON_PATH_MAX];
-	json_object *v = vn_json_get(o, key);
-	int rc;
-
-	if (!v)
-		return required ? vn_json_missing(r, "$", key) : 0;
-	if ((rc = vn_json_check_type(r, v, json_type_boolean, vn_json_path_key(p, "$", key))) < 0)
-		return rc;
-	*out = json_object_get_boolean(v);
 	return 0;
 }
 
@@ -66,85 +49,6 @@ static int get_list(const struct vn_json_reader *r, json_object *o, const char *
 		return rc;
 	size_t n = t == json_type_array ? json_object_array_length(*v) : (size_t)json_object_object_length(*v);
 	return n > max ? vn_json_bad(r, p, "%zu members, at most %zu are read", n, max) : 0;
-}
-
-static int read_version(const struct vn_json_reader *r, json_object *root)
-{
-	json_object *v = vn_json_get(root, "version");
-	unsigned version = 1;
-	int rc;
-
-	if (v && (rc = vn_json_uint(r, v, "$.version", 1, INT32_MAX, "an integer >= 1", &version)) < 0)
-		return rc;
-	if (version > VN_RESULT_VERSION)
-		return vn_json_bad(r, "$.version",
-				   "%u: written by a newer vnuma (this one reads result.json up to version %u)",
-				   version, VN_RESULT_VERSION);
-	return 0;
-}
-
-static int read_head(const struct vn_json_reader *r, json_object *root, struct vn_result_run *res)
-{
-	char **const strs[] = {&res->scenario,     &res->description, &res->host,         &res->started_utc,
-			       &res->boot,         &res->snapshot,    &res->error,        &res->accel,
-			       &res->accel_reason, &res->icount,      &res->arch,         &res->guest,
-			       &res->topology,     &res->fidelity,    &res->sampling_cost};
-	static const char *const keys[] = {
-		"scenario", "description", "host",        "started_utc",        "boot",
-		"snapshot", "error",       "accelerator", "accelerator_reason", "icount",
-		"arch",     "guest",       "topology",    "fidelity",           "sampling_cost"};
-	static const char *const times[] = {"real", "virtual", NULL};
-	bool passed = false;
-	int rc, time = 0;
-
-	for (size_t i = 0; i < VN_ARRAY_SIZE(keys); i++)
-		if ((rc = opt_str(r, root, "$", keys[i], strs[i])) < 0)
-			return rc;
-	/* A variant names a directory of its group: a name, as the scenario's schema has it. */
-	if ((rc = vn_json_get_str(r, root, "$", "variant", VN_JSON_NAME, &res->variant)) < 0 ||
-	    (rc = get_bool(r, root, "complete", true, &res->complete)) < 0 ||
-	    (rc = get_bool(r, root, "passed", false, &passed)) < 0 ||
-	    (rc = vn_json_get_num(r, root, "$", "duration_s", false, VN_JSON_NONNEG, &res->duration_s)) < 0 ||
-	    (rc = vn_json_get_num(r, root, "$", "boot_s", false, VN_JSON_NONNEG, &res->boot_s)) < 0 ||
-	    (rc = vn_json_get_num(r, root, "$", "icount_lead_s", false, VN_JSON_FINITE, &res->icount_lead_s)) < 0 ||
-	    (rc = vn_json_get_num(r, root, "$", "icount_lead_min_s", false, VN_JSON_FINITE, &res->icount_lead_min_s)) <
-		    0 ||
-	    (rc = vn_json_get_uint(r, root, "$", "repeat", false, 1, COUNT_MAX, COUNT_WHAT, &res->repeat)) < 0 ||
-	    (rc = vn_json_get_uint(r, root, "$", "samples", false, 0, UINT32_MAX, "an integer >= 0", &res->samples)) <
-		    0 ||
-	    (rc = vn_json_get_uint(r, root, "$", "vcpus", false, 1, COUNT_MAX, COUNT_WHAT, &res->vcpus)) < 0 ||
-	    (rc = vn_json_get_uint(r, root, "$", "host_cpus", false, 1, COUNT_MAX, COUNT_WHAT, &res->host_cpus)) < 0)
-		return rc;
-	json_object *t = vn_json_get(root, "time"), *note = vn_json_get(root, "note");
-	/* A result from before "time" was written ran in real time. */
-	if (t && (rc = vn_json_one_of(r, t, "$.time", times, &time)) < 0)
-		return rc;
-	res->virtual_time = time == 1;
-	if (note && !json_object_is_type(note, json_type_null))
-		return vn_json_check_type(r, note, json_type_string, "$.note");
-	return 0;
-}
-
-static int read_kernel(const struct vn_json_reader *r, json_object *root, struct vn_result_run *res)
-{
-	char **const strs[] = {&res->kernel_release, &res->kernel_version, &res->kernel_cmdline, &res->kernel_recipe,
-			       &res->kernel_config_sha256};
-	static const char *const keys[] = {"release", "version", "cmdline", "recipe", "config_sha256"};
-	json_object *k = vn_json_get(root, "kernel"), *patches;
-	size_t n = 0;
-	int rc;
-
-	if (!k || json_object_is_type(k, json_type_null))
-		return 0;
-	if ((rc = vn_json_check_type(r, k, json_type_object, "$.kernel")) < 0)
-		return rc;
-	for (size_t i = 0; i < VN_ARRAY_SIZE(keys); i++)
-		if ((rc = opt_str(r, k, "$.kernel", keys[i], strs[i])) < 0)
-			return rc;
-	if ((rc = get_list(r, k, "$.kernel", "patches", json_type_array, VN_RESULT_LIST_MAX, &patches)) < 0 ||
-	    !patches || !json_object_array_length(patches))
-		return rc;
-	return vn_json_strv_append(r, patches, "$.kernel.patches", 0, &res->kernel_patches, &n);
 }
 
 static int read_assertion(const struct vn_json_reader *r, json_object *a, const char *path, struct vn_result_run *res)
@@ -256,10 +160,9 @@ int vn_result_parse(const char *text, const char *name, struct vn_result_run *ou
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = vn_json_parse(text, name, &root, err)) < 0 ||
-	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0 || (rc = read_version(&r, root)) < 0 ||
-	    (rc = read_head(&r, root, out)) < 0 || (rc = read_kernel(&r, root, out)) < 0 ||
-	    (rc = read_lists(&r, root, out)) < 0 || (rc = vn_result_tests_read(&r, root, out)) < 0 ||
-	    (rc = read_metrics(&r, root, out)) < 0)
+	    (rc = vn_json_check_type(&r, root, json_type_object, "$")) < 0 ||
+	    (rc = vn_result_facts_read(&r, root, out)) < 0 || (rc = read_lists(&r, root, out)) < 0 ||
+	    (rc = vn_result_tests_read(&r, root, out)) < 0 || (rc = read_metrics(&r, root, out)) < 0)
 		return rc;
 	if (!out->complete)
 		return 0;

@@ -4,6 +4,7 @@
  */
 #include "report/result.h"
 #include "report/result-suite.h"
+#include "report/result-facts.h"
 
 #include <json-c/json.h>
 #include <math.h>
@@ -69,29 +70,7 @@ void vn_result_clear(struct vn_result_run *r)
 	}
 	free(r->verdicts);
 	vn_result_tests_clear(r);
-	char **strs[] = {&r->scenario,
-			 &r->description,
-			 &r->started_utc,
-			 &r->error,
-			 &r->accel,
-			 &r->kernel_release,
-			 &r->kernel_version,
-			 &r->kernel_cmdline,
-			 &r->kernel_recipe,
-			 &r->kernel_config_sha256,
-			 &r->topology,
-			 &r->fidelity,
-			 &r->sampling_cost,
-			 &r->accel_reason,
-			 &r->guest,
-			 &r->variant,
-			 &r->host,
-			 &r->boot,
-			 &r->snapshot,
-			 &r->icount,
-			 &r->arch};
-	for (size_t i = 0; i < VN_ARRAY_SIZE(strs); i++)
-		free(*strs[i]);
+	vn_result_facts_clear(r);
 	for (unsigned i = 0; i < r->nmetrics; i++)
 		free(r->metrics[i].name);
 	free(r->metrics);
@@ -162,61 +141,9 @@ static json_object *clean_tree(json_object *o)
 
 json_object *vn_result_json(const struct vn_result_run *r)
 {
-	json_object *o = json_object_new_object(), *k = json_object_new_object(), *a = json_object_new_array();
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
 
-	/* The reader refuses a version it does not know, instead of misreading a later layout. */
-	json_object_object_add(o, "version", json_object_new_int64(VN_RESULT_VERSION));
-	vn_json_add_str(o, "scenario", r->scenario);
-	vn_json_add_str(o, "description", r->description);
-	vn_json_add_str(o, "variant", r->variant ? r->variant : "default");
-	json_object_object_add(o, "repeat", json_object_new_int64(r->repeat ? r->repeat : 1));
-	vn_json_add_str(o, "host", r->host);
-	vn_json_add_str(o, "started_utc", r->started_utc);
-	json_object_object_add(o, "duration_s", json_object_new_double(r->duration_s));
-	json_object_object_add(o, "boot_s", json_object_new_double(r->boot_s));
-	vn_json_add_str(o, "boot", r->boot);
-	vn_json_add_str(o, "snapshot", r->snapshot);
-	json_object_object_add(o, "complete", json_object_new_boolean(r->complete));
-	vn_json_add_str(o, "error", r->error);
-	/* What samples.jsonl held when this was written: an incomplete run keeps what it sampled. */
-	json_object_object_add(o, "samples", json_object_new_int64(r->samples));
-	json_object_object_add(
-		o, "passed", json_object_new_boolean(r->complete && !vn_result_failures(r) && !vn_result_undecided(r)));
-	vn_json_add_str(o, "accelerator", r->accel);
-	vn_json_add_str(o, "accelerator_reason", r->accel_reason);
-	/* Figures timed by the guest's clock mean something else in virtual time: compare keeps the two apart. */
-	vn_json_add_str(o, "time", vn_result_virtual_time(r) ? "virtual" : "real");
-	vn_json_add_str(o, "icount", r->icount);
-	/* A fixed shift (VNUMA_ICOUNT_SHIFT) is not retuned, and is not settled: no lead. */
-	if (r->icount && r->icount_lead_s > 0) {
-		json_object_object_add(o, "icount_lead_s", json_object_new_double(r->icount_lead_s));
-		json_object_object_add(o, "icount_lead_min_s", json_object_new_double(r->icount_lead_min_s));
-	}
-	/* More vCPUs than host CPUs: in real time they share the host's, and stacking threads costs less (compare). */
-	if (r->vcpus)
-		json_object_object_add(o, "vcpus", json_object_new_int64(r->vcpus));
-	if (r->host_cpus)
-		json_object_object_add(o, "host_cpus", json_object_new_int64(r->host_cpus));
-	vn_json_add_str(o, "arch", r->arch);
-	vn_json_add_str(o, "guest", r->guest);
-	const char *const kernel[][2] = {{"release", r->kernel_release},
-					 {"version", r->kernel_version},
-					 {"cmdline", r->kernel_cmdline},
-					 {"recipe", r->kernel_recipe},
-					 {"config_sha256", r->kernel_config_sha256}};
-	vn_json_add_strs(k, kernel, VN_ARRAY_SIZE(kernel));
-	json_object *patches = json_object_new_array();
-	for (char **p = r->kernel_patches; p && *p; p++)
-		json_object_array_add(patches, json_object_new_string(*p));
-	json_object_object_add(k, "patches", patches);
-	json_object_object_add(o, "kernel", k);
-	vn_json_add_str(o, "topology", r->topology);
-	vn_json_add_str(o, "fidelity", r->fidelity);
-	vn_json_add_str(o, "sampling_cost", r->sampling_cost);
-	json_object_object_add(o, "note",
-			       json_object_new_string("Under TCG, throughput is not real-hardware performance: "
-						      "assertions judge the kernel's decisions (placement, migration, "
-						      "fallback), not absolute bandwidth."));
+	vn_result_facts_write(r, o);
 	for (unsigned i = 0; i < r->nverdicts; i++) {
 		const struct vn_verdict *v = &r->verdicts[i];
 		json_object *j = json_object_new_object();

@@ -48,6 +48,13 @@ struct vn_result_artifact {
 	bool uploaded;
 };
 
+/* A number per node that ran, in node order (a VN_FACT_NODES fact, report/result-facts.h). */
+struct vn_result_nodes {
+	unsigned n;
+	unsigned *v;
+};
+
+/* Its facts (the members up to the verdicts) are written, read, shown and compared by report/result-facts.c's table. */
 struct vn_result_run {
 	char *scenario, *description;
 	char *variant;       /* "default" when the scenario has none */

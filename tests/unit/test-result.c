@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report/result-facts.h"
 #include "report/result.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -191,6 +192,27 @@ static void test_bounded(void **state)
 	refused(b.s, "result.json: $.assertions: 4097 members, at most 4096 are read");
 }
 
+/* The facts table as its walkers need it: one row per key, one per place on the page, a name where shown. */
+static void test_facts_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < vn_result_nfacts; i++) {
+		const struct vn_result_fact *f = &vn_result_facts[i];
+		if (f->page || (f->flags & VN_FACT_COMPARE))
+			assert_non_null(f->label);
+		if (f->type == VN_FACT_OWN)
+			assert_true(f->get && f->set);
+		else
+			assert_true(f->offset < offsetof(struct vn_result_run, nverdicts));
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(vn_result_facts[j].key, f->key) == 0)
+				fail_msg("\"%s\" has two rows", f->key);
+			if (f->page && vn_result_facts[j].page == f->page)
+				fail_msg("\"%s\" and \"%s\" share place %u", vn_result_facts[j].key, f->key, f->page);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_typed),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_facts_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
