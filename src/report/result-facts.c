@@ -145,6 +145,17 @@ const struct vn_result_fact vn_result_facts[] = {
 	/* More vCPUs than host CPUs: in real time they share the host's, and stacking threads costs less (compare). */
 	UINT("vcpus", vcpus, .flags = VN_FACT_NONZERO, COUNT),
 	UINT("host_cpus", host_cpus, .flags = VN_FACT_NONZERO, COUNT),
+	/* The machine's memory, as its CPUs are: a change of kernel compares only on the same sizes. */
+	{.key = "node_memory_mib",
+	 .type = VN_FACT_NODES,
+	 .offset = M(node_memory_mib),
+	 .flags = VN_FACT_NONZERO | VN_FACT_COMPARE,
+	 .label = "memory per node",
+	 .page = 45,
+	 .unit = "MiB",
+	 .min = 0,
+	 .max = UINT32_MAX,
+	 .what = "an integer >= 0"},
 	STR("arch", arch),
 	STR("guest", guest),
 	STR("kernel.release", kernel_release, .label = "kernel", .page = 50),

@@ -89,6 +89,7 @@ struct vn_result_run {
 	char *sampling_cost; /* e.g. "mean 3.1 ms CPU per sample (n=40)" */
 	/* The guest's vCPUs and its host's CPUs (0: unknown; vn_up_result). */
 	unsigned vcpus, host_cpus;
+	struct vn_result_nodes node_memory_mib; /* each node's memory as the guest booted it (0: memory-less) */
 	unsigned nverdicts;
 	struct vn_verdict *verdicts;
 	unsigned ntests; /* a suite step's tests, each its verdict (result-suite.h) */

@@ -157,6 +157,10 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 	rep->description = vn_xstrdup_or_null(s->description);
 	rep->started_utc = utc_stamp(false);
 	rep->topology = vn_xstrdup(t->name);
+	rep->node_memory_mib =
+		(struct vn_result_nodes){t->nnodes, vn_xcalloc(t->nnodes ? t->nnodes : 1, sizeof(unsigned))};
+	for (unsigned i = 0; i < t->nnodes; i++)
+		rep->node_memory_mib.v[i] = (unsigned)(t->nodes[i].memory >> 20);
 	rep->variant = vn_xstrdup(o->variant ? o->variant : "default");
 	rep->repeat = o->repeat ? o->repeat : 1;
 	const char *uri = ctx->uri ? ctx->uri : getenv("VNUMA_URI");

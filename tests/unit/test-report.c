@@ -292,6 +292,9 @@ static void fill_every_key(struct vn_result_run *r)
 				    .sampling_cost = strdup("39.94 ms CPU per sample on average"),
 				    .vcpus = 4,
 				    .host_cpus = 2};
+	r->node_memory_mib = (struct vn_result_nodes){3, calloc(3, sizeof(unsigned))};
+	r->node_memory_mib.v[0] = r->node_memory_mib.v[1] = 2048;
+	r->node_memory_mib.v[2] = 0; /* memory-less */
 	r->kernel_patches = calloc(3, sizeof(char *));
 	for (int i = 0; patches[i]; i++)
 		r->kernel_patches[i] = strdup(patches[i]);

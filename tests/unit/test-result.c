@@ -109,6 +109,9 @@ static void test_typed(void **state)
 	assert_int_equal(vn_result_failures(&r), 1);
 	assert_true(vn_result_virtual_time(&r));
 	assert_int_equal(r.vcpus, 4);
+	assert_int_equal(r.node_memory_mib.n, 3);
+	assert_int_equal(r.node_memory_mib.v[1], 2048);
+	assert_int_equal(r.node_memory_mib.v[2], 0);
 	assert_int_equal(r.nartifacts, 2);
 	assert_false(r.artifacts[1].uploaded);
 	assert_string_equal(r.kernel_patches[1], "0002-sched-numa.patch");

@@ -743,6 +743,24 @@ static void test_matrix_shards_merge(void **state)
 	vn_error_clear(&err);
 }
 
+/* The sizes of the nodes that ran (the host topology's one of 256 MiB): in result.json, on each run's page, in compare. */
+static void test_node_memory_shown(void **state)
+{
+	struct fake *f = *state;
+	struct vn_error err = {0};
+
+	if (shard_matrix(f, 1, NULL, "mem", &err) < 0)
+		fail_msg("%s", err.msg);
+	_cleanup_free_ char *res = slurp(f, "mem/a/1/result.json"), *page = slurp(f, "mem/b/1/report.html");
+	_cleanup_free_ char *cmp = slurp(f, "mem/compare.txt");
+	const char *const found[][2] = {{res, "\"node_memory_mib\":[\n    256\n  ]"},
+					{page, "<tr><th>memory per node</th><td>256 MiB</td></tr>"},
+					{cmp, "memory per node 256 MiB; n=1"}};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(found); i++)
+		if (!strstr(found[i][0], found[i][1]))
+			fail_msg("no %s in:\n%s", found[i][1], found[i][0]);
+}
+
 /* What the recording probe saw, in order. */
 static char seen[1024];
 
@@ -1232,6 +1250,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_matrix_repeats_auto, setup, teardown),
 		cmocka_unit_test(test_shard_slices),
 		cmocka_unit_test_setup_teardown(test_matrix_shards_merge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_memory_shown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_hooks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_step_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_start_fails, setup, teardown),
