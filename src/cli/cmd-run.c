@@ -256,7 +256,8 @@ static int run(struct run_args *ra, const char *arg, struct vn_error *err)
 				    .nkernels = ra->nkernels,
 				    .repeats = (unsigned)ra->repeats,
 				    .repeats_auto = ra->repeats_auto,
-				    .shard = ra->shard};
+				    .shard = ra->shard,
+				    .over = over};
 	/* --hosts FILE, or --connect given more than once: the matrix spreads over those hosts. */
 	if (ra->hosts_file && (rc = vn_testbed_hosts_load(ra->hosts_file, &hosts, err)) < 0)
 		return rc;

@@ -91,15 +91,16 @@ int vn_matrix_group_write(const struct group *g, struct vn_error *err)
 	return vn_file_write_text(path, text, err);
 }
 
-/* The scenario of one cell: loaded afresh, the variant set over it, one run of it. */
+/* The scenario of one cell: loaded afresh, the command line's overrides and then the variant set over it. */
 static int cell_scenario(const struct group *g, const struct vn_scn_variant *v, struct vn_scenario **out,
 			 struct vn_error *err)
 {
-	struct vn_scenario *s = NULL;
-	int rc = vn_scenario_load(g->s->path, &s, err);
+	_cleanup_scenario_ struct vn_scenario *loaded = NULL;
+	int rc = vn_scenario_load(g->s->path, &loaded, err);
 
 	if (rc < 0)
 		return rc;
+	struct vn_scenario *s = vn_scenario_override(loaded, &g->o->over);
 	vn_scenario_apply_variant(s, v);
 	*out = s;
 	return 0;

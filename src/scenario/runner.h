@@ -77,6 +77,12 @@ struct vn_matrix_opts {
 	 */
 	bool repeats_auto;
 	struct vn_shard shard; /* --shard I/N: only the I-th slice of the runs (not with repeats_auto) */
+	/*
+	 * Set over each run's scenario as its file loads, before its variant
+	 * (--arch, --locality): a run reads its scenario afresh, and without these
+	 * would lose them. --quick stays run.quick, which the run sets itself.
+	 */
+	struct vn_scn_overrides over;
 	/* Before each run (k from 0 of n), and after it with its exit code (0, 1, 2, 3) and report. */
 	void (*run_start)(void *data, unsigned k, unsigned n, const char *variant, unsigned repeat, double elapsed_s);
 	void (*run_done)(void *data, unsigned k, unsigned n, const char *dir, int exit, const struct vn_result_run *rep,

@@ -44,6 +44,7 @@ struct fake {
 	unsigned boots;   /* guests "booted" */
 	int agent_status; /* -1 until the runner's down reaped the agent */
 	bool spawned;     /* the runner asked for an agent */
+	char arch[32];    /* the architecture the last guest was asked for ("" for none) */
 	struct vn_run_backend be;
 	struct vn_testbed_ctx ctx; /* its state dir in root: nothing of the host's is read or written */
 };
@@ -72,7 +73,7 @@ static int fake_up(void *data, const struct vn_testbed_ctx *ctx, const struct vn
 	struct utsname u;
 
 	(void)ctx;
-	(void)o;
+	snprintf(f->arch, sizeof(f->arch), "%s", o->arch ? o->arch : "");
 	uname(&u);
 	memset(r, 0, sizeof(*r));
 	r->name = vn_xasprintf("scn-fake-%u", ++f->boots);
@@ -761,6 +762,34 @@ static void test_node_memory_shown(void **state)
 			fail_msg("no %s in:\n%s", found[i][1], found[i][0]);
 }
 
+/* --arch over a matrix: each run reloads its scenario from the file, and still boots the architecture asked for. */
+static void test_matrix_keeps_overrides(void **state)
+{
+	struct fake *f = *state;
+	struct vn_error err = {0};
+	_cleanup_free_ char *dir = path_in(f, "arch");
+	/* Without hotplug, which only the x86 guest has. */
+	write_file(f->root, "flat.xml",
+		   "<topology name=\"flat\"><cpu sockets=\"1\" cores=\"1\" threads=\"1\"/>"
+		   "<node id=\"0\" cpus=\"0\" memory=\"256M\"/></topology>\n",
+		   0644);
+	_cleanup_scenario_ struct vn_scenario *parsed = scenario(
+		f, "{\"name\": \"grid\", \"topology\": \"./flat.xml\", \"repeats\": 2, \"sample_interval_s\": 0.2, "
+		   "\"steps\": [{\"name\": \"n\", \"workload\": \"cmd\", \"command\": [\"true\"]}]}");
+	const struct vn_scn_overrides over = {.arch = "ppc64le"};
+	_cleanup_scenario_ struct vn_scenario *s = vn_scenario_override(parsed, &over);
+	struct vn_matrix_opts o = {.run = {.outdir = dir, .backend = &f->be}, .over = over};
+	struct vn_matrix_result res;
+	_cleanup_free_ char *got = NULL;
+
+	if (vn_scenario_run_matrix(&f->ctx, s, &o, &res, &got, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(f->boots, 2);
+	assert_string_equal(f->arch, "ppc64le");
+	vn_result_clear(&res.verdicts);
+	vn_compare_free(res.compare);
+}
+
 /* What the recording probe saw, in order. */
 static char seen[1024];
 
@@ -1251,6 +1280,7 @@ int main(void)
 		cmocka_unit_test(test_shard_slices),
 		cmocka_unit_test_setup_teardown(test_matrix_shards_merge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_memory_shown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_matrix_keeps_overrides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_hooks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_step_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_start_fails, setup, teardown),
