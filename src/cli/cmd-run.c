@@ -100,10 +100,9 @@ static int run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, s
 	if (res.compare_error[0])
 		fprintf(stderr, "warning: %s\n", res.compare_error);
 	if (dir)
-		fprintf(stderr,
-			"result group: %s/ (group.json, compare.txt, report.html; %u runs, %u with a failed "
-			"assertion, %u could not run)\n",
-			dir, res.runs, res.failed, res.broken);
+		fprintf(stderr, "result %s: %s/ (%s; %u runs, %u with a failed assertion, %u could not run)\n",
+			mo->shard.count ? "slice" : "group", dir, res.files ? res.files : "group.json", res.runs,
+			res.failed, res.broken);
 	if (rc < 0)
 		return rc;
 	if (res.broken)

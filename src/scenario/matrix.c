@@ -409,7 +409,8 @@ int vn_scenario_run_matrix(const struct vn_testbed_ctx *ctx, struct vn_scenario 
 	g.complete = !vn_was_interrupted();
 	if ((rc = vn_matrix_group_write(&g, err)) < 0)
 		goto out;
-	/* A slice's table would be a fraction of the matrix's: vnuma compare merges the slices' groups. */
+	/* A slice's table would be a fraction of the matrix's: vnuma compare (or report) merges the slices' groups. */
+	res->files = g.shard.count ? "group.json" : "group.json, compare.txt, compare.json, report.html";
 	if (!g.shard.count && (rc = group_compare(&g, res, err)) < 0)
 		goto out;
 	if (vn_was_interrupted())

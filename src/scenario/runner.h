@@ -94,8 +94,9 @@ struct vn_matrix_result {
 	unsigned runs, failed, broken; /* runs done; with a failed assertion; that could not run (exit 2, 3) */
 	char first_error[VN_ERROR_MSG_MAX];
 	char compare_error[VN_ERROR_MSG_MAX]; /* compare.txt/json or report.html could not be made */
-	struct vn_compare *compare;           /* the group's comparison, or NULL */
-	struct vn_result_run verdicts;        /* the group's change assertions (vn_result_clear it) */
+	const char *files;          /* what the group's directory holds, for people ("group.json" alone for a slice) */
+	struct vn_compare *compare; /* the group's comparison, or NULL */
+	struct vn_result_run verdicts; /* the group's change assertions (vn_result_clear it) */
 };
 
 /* The scenario's "change" assertions judged from a group's comparison (its variants[0] the base) into out. */

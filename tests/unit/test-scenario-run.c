@@ -621,6 +621,13 @@ static int shard_matrix(struct fake *f, unsigned repeats, const char *shard, con
 	int rc = vn_scenario_run_matrix(&f->ctx, s, &o, &res, &got, err);
 	if (rc == 0) {
 		assert_int_equal(res.failed + res.broken, 0);
+		/* What the group says it holds (vnuma run prints it) is there, and a slice holds no table or page. */
+		const char *const files[] = {"group.json", "compare.txt", "compare.json", "report.html"};
+		for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
+			_cleanup_free_ char *p = vn_xasprintf("%s/%s", dir, files[i]);
+			assert_int_equal(strstr(res.files, files[i]) != NULL, access(p, F_OK) == 0);
+			assert_true(!shard || i == 0 || access(p, F_OK) < 0);
+		}
 		vn_result_clear(&res.verdicts);
 		vn_compare_free(res.compare);
 	}
