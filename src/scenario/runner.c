@@ -36,6 +36,7 @@
 #include "testbed/down.h"
 #include "testbed/image.h"
 #include "testbed/testbed.h"
+#include "topology/node-memory.h"
 #include "testbed/up.h"
 #include "util/alloc.h"
 #include "util/state.h"
@@ -96,6 +97,38 @@ static int copy_file(const char *from, const char *dir, const char *name, struct
 	_cleanup_free_ char *path = vn_run_path(dir, name);
 
 	return vn_file_copy_atomic(from, path, err);
+}
+
+/*
+ * With --node-memory, the topology as the guest boots it (up makes the same
+ * copy from the same text): the result's node sizes and the results' copy of
+ * topology.xml say what ran, not what the file says. *text stays NULL without.
+ */
+static int run_topology(const struct vn_run_opts *o, const char *topo_path, struct vn_topology **t, char **text,
+			struct vn_error *err)
+{
+	_cleanup_topology_ struct vn_topology *file = NULL, *scaled = NULL;
+	_cleanup_free_ char *file_text = NULL;
+	size_t file_len, len;
+	int rc;
+
+	if (!o->node_memory)
+		return 0;
+	if ((rc = vn_topology_load_text(topo_path, &file, &file_text, &file_len, err)) < 0 ||
+	    (rc = vn_topology_node_memory(file_text, file_len, topo_path, o->node_memory, text, &len, &scaled, err)) <
+		    0)
+		return rc;
+	vn_topology_free(*t);
+	*t = scaled;
+	scaled = NULL;
+	return 0;
+}
+
+static int write_file(const char *dir, const char *name, const char *text, struct vn_error *err)
+{
+	_cleanup_free_ char *path = vn_run_path(dir, name);
+
+	return vn_file_write_text(path, text, err);
 }
 
 static char *utc_stamp(bool compact)
@@ -487,7 +520,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 	_cleanup_free_ char *before = NULL, *after = NULL, *resolved = NULL, *scn_path = NULL;
 	_cleanup_topology_ struct vn_topology *t = NULL;
 	_cleanup_strv_ char **with = NULL;
-	_cleanup_free_ char *scn_dir = NULL;
+	_cleanup_free_ char *scn_dir = NULL, *topo_text = NULL;
 	struct vn_up_result up = {0};
 	struct vn_run_data d = {.s = s};
 	struct run r = {.ctx = ctx,
@@ -501,6 +534,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 
 	memset(rep, 0, sizeof(*rep));
 	if ((rc = vn_scenario_check(s, &topo_path, &t, err)) < 0 ||
+	    (rc = run_topology(o, topo_path, &t, &topo_text, err)) < 0 ||
 	    (rc = vn_scenario_check_hosts(s, o->locality, ctx->uri, NULL, 0, err)) < 0 ||
 	    (rc = results_start(ctx, s, o, t, rep, &dir, err)) < 0)
 		return rc;
@@ -542,7 +576,8 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 
 	/* From here on every way out rewrites the result with the reason. */
 	if ((rc = vn_file_write_text(scn_path, resolved, err)) < 0 ||
-	    (rc = copy_file(topo_path, dir, "topology.xml", err)) < 0 ||
+	    (rc = topo_text ? write_file(dir, "topology.xml", topo_text, err)
+			    : copy_file(topo_path, dir, "topology.xml", err)) < 0 ||
 	    (rc = r.be->up(r.be->data, ctx, &uo, &up, err)) < 0)
 		goto finish;
 	record_boot(rep, &up);

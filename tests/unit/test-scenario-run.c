@@ -769,6 +769,29 @@ static void test_node_memory_shown(void **state)
 			fail_msg("no %s in:\n%s", found[i][1], found[i][0]);
 }
 
+/* --node-memory: the result and the results' topology.xml say the size that booted, not the file's. */
+static void test_node_memory_booted(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_scenario_ struct vn_scenario *s =
+		scenario(f, "{\"name\": \"nm\", \"topology\": \"./host.xml\", \"sample_interval_s\": 0.2, "
+			    "\"steps\": [{\"name\": \"a\", \"workload\": \"cmd\", \"command\": [\"true\"]}]}");
+	_cleanup_free_ char *dir = path_in(f, "nm");
+	struct vn_run_opts o = {.outdir = dir, .backend = &f->be, .node_memory = UINT64_C(512) << 20};
+	struct outcome out;
+
+	memset(&out, 0, sizeof(out));
+	out.rc = vn_scenario_run(&f->ctx, s, &o, &out.rep, &out.dir, &out.err);
+	if (out.rc < 0)
+		fail_msg("%s", out.err.msg);
+	_cleanup_free_ char *res = slurp(f, "nm/result.json"), *topo = slurp(f, "nm/topology.xml");
+	if (!strstr(res, "\"node_memory_mib\":[\n    512\n  ]"))
+		fail_msg("no 512 MiB node in:\n%s", res);
+	if (!strstr(topo, "memory=\"512M\""))
+		fail_msg("no 512M node in:\n%s", topo);
+	outcome_clear(&out);
+}
+
 /* --arch over a matrix: each run reloads its scenario from the file, and still boots the architecture asked for. */
 static void test_matrix_keeps_overrides(void **state)
 {
@@ -1287,6 +1310,7 @@ int main(void)
 		cmocka_unit_test(test_shard_slices),
 		cmocka_unit_test_setup_teardown(test_matrix_shards_merge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_memory_shown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_memory_booted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_matrix_keeps_overrides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_hooks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_step_alone, setup, teardown),
