@@ -221,7 +221,8 @@ char *vn_tiers_diff(const struct vn_tiers *want, const struct vn_tier_seen *seen
 	_cleanup_free_ struct vn_tier_seen *sorted = vn_xcalloc(nseen ? nseen : 1, sizeof(*sorted));
 	struct vn_strbuf got = VN_STRBUF_INIT;
 
-	memcpy(sorted, seen, nseen * sizeof(*seen));
+	if (nseen)
+		memcpy(sorted, seen, nseen * sizeof(*seen));
 	/* Sysfs lists the tiers in directory order; the model, fastest (lowest id) first. */
 	qsort(sorted, nseen, sizeof(*sorted), seen_cmp);
 	for (unsigned i = 0; i < nseen; i++) {
