@@ -17,11 +17,12 @@ static int cmd_report(int argc, char **argv, struct vn_error *err)
 	vn_cli_args_init(&a, &vn_cmd_report, argc, argv);
 	while ((c = vn_cli_next(&a, err)) > 0)
 		out = optarg; /* -o, the one option */
-	if (c < 0 || vn_cli_operands(&a, 1, 1, err) < 0)
+	if (c < 0 || vn_cli_operands(&a, 1, -1, err) < 0)
 		return a.exit;
-	const char *dir = argv[optind];
-	_cleanup_free_ char *def = out ? NULL : vn_xasprintf("%s/report.html", dir);
-	if ((rc = vn_compare_html_write(dir, out, NULL, err)) < 0)
+	const char *const *dirs = (const char *const *)argv + optind;
+	size_t n = (size_t)(argc - optind);
+	_cleanup_free_ char *def = out ? NULL : vn_xasprintf("%s/report.html", dirs[0]);
+	if ((rc = vn_compare_html_write_dirs(dirs, n, out, NULL, err)) < 0)
 		return rc;
 	fprintf(stderr, "report written to %s\n", out ? out : def);
 	return VN_EXIT_OK;
@@ -36,14 +37,17 @@ const struct vn_cmd vn_cmd_report = {
 	.name = "report",
 	.fn = cmd_report,
 	.summary = "draw a run or a result group as one self-contained HTML file",
-	.synopsis = "DIR [-o FILE]",
+	.synopsis = "DIR [-o FILE] | SLICE... -o FILE",
 	.description = "DIR is a run directory (result.json) or a result group (group.json). For a run:\n"
 		       "the verdicts, the kernel's distance matrix and fallback lists, and from\n"
 		       "samples.jsonl each workload process's memory per node, migrations and hint\n"
 		       "faults, and running threads per node over time. For a group: compare.json's\n"
 		       "table and per metric each variant's repeats, with links to the runs' reports.\n"
 		       "One file, inline CSS and SVG, no scripts, nothing fetched. A DIR that is\n"
-		       "neither is bad input (exit 2).",
+		       "neither is bad input (exit 2). Several SLICEs (vnuma run --shard I/N -o SLICE)\n"
+		       "are merged into one group's page as vnuma compare merges them, its links\n"
+		       "relative to FILE; slices of different matrices, or missing or given twice,\n"
+		       "are refused (exit 2).",
 	.opts = report_opts,
 	.operand = VN_VAL_DIR,
 };

@@ -86,3 +86,10 @@ int vn_compare_write_group(const char *dir, struct vn_compare **out, struct vn_e
  * compared gets its page with why in place of the table.
  */
 int vn_compare_html_write(const char *dir, const char *out_path, const struct vn_compare *cmp, struct vn_error *err);
+/*
+ * As vn_compare_html_write for dirs[0..n); n > 1: the slices of one matrix
+ * (vnuma run --shard) drawn as its one group to out_path (required), merged
+ * and refused as vn_compare_load merges and refuses them.
+ */
+int vn_compare_html_write_dirs(const char *const *dirs, size_t n, const char *out_path, const struct vn_compare *cmp,
+			       struct vn_error *err);

@@ -448,27 +448,38 @@ int vn_compare_write_group(const char *dir, struct vn_compare **out, struct vn_e
 	return 0;
 }
 
-int vn_compare_html_write(const char *dir, const char *out_path, const struct vn_compare *cmp, struct vn_error *err)
+int vn_compare_html_write_dirs(const char *const *dirs, size_t n, const char *out_path, const struct vn_compare *cmp,
+			       struct vn_error *err)
 {
 	const struct vn_compare_opts o = {.force = true};
 	_cleanup_compare_ struct vn_compare *own = NULL;
-	_cleanup_free_ char *group = vn_xasprintf("%s/group.json", dir);
+	_cleanup_free_ char *group = vn_xasprintf("%s/group.json", dirs[0]);
 	char *notes[VN_COMPARE_NOTES_MAX];
 	size_t nnotes = 0;
 	struct vn_error e = {0};
 
-	if (!vn_is_file(group))
-		return vn_report_html_write(dir, out_path, err);
+	if (n == 1 && !vn_is_file(group))
+		return vn_report_html_write(dirs[0], out_path, err);
 	/* The page is for reading: a group that cannot be compared is drawn without the table, saying why. */
-	if (!cmp && vn_compare_load(&dir, 1, &o, &own, &e) == 0)
+	if (!cmp && vn_compare_load(dirs, n, &o, &own, &e) == 0)
 		cmp = own;
 	if (cmp)
 		nnotes = vn_compare_notes(cmp, notes);
-	struct vn_html_group_in in = {
-		.dir = dir, .cmp = cmp, .cmp_why = cmp ? NULL : e.msg, .notes = notes, .nnotes = nnotes};
+	struct vn_html_group_in in = {.dir = dirs[0],
+				      .dirs = dirs,
+				      .ndirs = n,
+				      .cmp = cmp,
+				      .cmp_why = cmp ? NULL : e.msg,
+				      .notes = notes,
+				      .nnotes = nnotes};
 	int rc = vn_report_html_write_group(&in, out_path, err);
 	for (size_t i = 0; i < nnotes; i++)
 		free(notes[i]);
 	vn_error_clear(&e);
 	return rc;
+}
+
+int vn_compare_html_write(const char *dir, const char *out_path, const struct vn_compare *cmp, struct vn_error *err)
+{
+	return vn_compare_html_write_dirs(&dir, 1, out_path, cmp, err);
 }

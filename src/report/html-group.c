@@ -20,6 +20,7 @@
 
 struct run {
 	const struct vn_result_group_run *in; /* group.json's */
+	unsigned src;                         /* the directory of the group, or slice, it is in */
 	bool has_res;
 	struct vn_result_run res; /* its result.json, when has_res */
 };
@@ -31,6 +32,11 @@ struct group {
 	unsigned nvariants, more_variants;
 	struct run *runs; /* VN_HTML_MAX_RUNS */
 	unsigned nruns, more_runs;
+	/* Where the group is: one directory, or the slices of one matrix in slice order. */
+	const char *const *src;
+	size_t nsrc;
+	unsigned *run_src; /* g.runs[i]'s index in src */
+	char **link;       /* per src: the runs' links' prefix from the page ("" for one group) */
 };
 
 static void group_clear(struct group *g)
@@ -39,7 +45,111 @@ static void group_clear(struct group *g)
 		if (g->runs[i].has_res)
 			vn_result_clear(&g->runs[i].res);
 	free(g->runs);
+	for (size_t i = 0; g->link && i < g->nsrc; i++)
+		free(g->link[i]);
+	vn_free_all(g->link, g->run_src, (void *)g->src);
 	vn_result_group_clear(&g->g);
+}
+
+/* The path from the directory from to to, ending in '/' ("" when they are one); to as given when unresolved. */
+static char *relative(const char *from, const char *to)
+{
+	_cleanup_free_ char *a = realpath(from, NULL), *b = realpath(to, NULL);
+	_cleanup_strbuf_ struct vn_strbuf s = VN_STRBUF_INIT;
+	size_t i = 0;
+
+	if (!a || !b)
+		return vn_xasprintf("%s/", to);
+	while (a[i] && a[i] == b[i])
+		i++;
+	/* Back to where both paths' common components end. */
+	if (!((a[i] == '\0' || a[i] == '/') && (b[i] == '\0' || b[i] == '/')))
+		while (i > 0 && a[i - 1] != '/')
+			i--;
+	for (const char *p = a + i; *p; p++)
+		if (*p != '/' && (p == a + i || p[-1] == '/'))
+			vn_strbuf_printf(&s, "../");
+	const char *rest = b + i + strspn(b + i, "/");
+	if (*rest)
+		vn_strbuf_printf(&s, "%s/", rest);
+	return s.len ? vn_strbuf_steal(&s) : vn_xstrdup("");
+}
+
+/* The slices' groups merged into g->g, their runs in slice order: merged as compare merges them, refused alike. */
+static int load_slices(struct group *g, const struct vn_html_group_in *in, struct vn_error *err)
+{
+	size_t n = in->ndirs;
+	struct vn_result_group *gs = vn_xcalloc(n, sizeof(*gs));
+	_cleanup_free_ size_t *order = vn_xcalloc(n, sizeof(*order));
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		_cleanup_free_ char *path = vn_xasprintf("%s/group.json", in->dirs[i]);
+		if (!vn_is_file(path))
+			rc = vn_input_error(err,
+					    "%s: no group.json: several directories make one page when they are the "
+					    "slices of one matrix (vnuma run --shard I/N)",
+					    in->dirs[i]);
+		else
+			rc = vn_result_group_load(path, &gs[i], err);
+	}
+	if (rc == 0 && (rc = vn_result_group_shards(in->dirs, n, gs, order, err)) == 0)
+		rc = vn_input_error(err,
+				    "%s, %s...: no slice of a matrix (vnuma run --shard I/N): report draws one result "
+				    "group or run directory, or the slices of one matrix",
+				    in->dirs[0], in->dirs[1]);
+	if (rc >= 0) {
+		const char **src = vn_xcalloc(n, sizeof(*src));
+		g->g = gs[order[0]];
+		memset(&gs[order[0]], 0, sizeof(gs[0]));
+		g->run_src = vn_xcalloc(g->g.nruns + 1, sizeof(*g->run_src));
+		for (size_t k = 0; k < n; k++) {
+			struct vn_result_group *s = &gs[order[k]];
+			src[k] = in->dirs[order[k]];
+			for (unsigned i = 0; k && i < s->nruns; i++) {
+				g->g.runs = vn_xreallocarray(g->g.runs, g->g.nruns + 1, sizeof(*g->g.runs));
+				g->run_src = vn_xreallocarray(g->run_src, g->g.nruns + 1, sizeof(*g->run_src));
+				g->g.runs[g->g.nruns] = s->runs[i];
+				g->run_src[g->g.nruns++] = (unsigned)k;
+			}
+			if (k) {
+				/* Moved: the slice keeps no runs of its own to free. */
+				free(s->runs);
+				s->runs = NULL;
+				s->nruns = 0;
+				g->g.complete = g->g.complete && (s->keys & VN_GROUP_COMPLETE) && s->complete;
+			}
+		}
+		g->src = src;
+		g->nsrc = n;
+		g->link = vn_xcalloc(n, sizeof(*g->link));
+		for (size_t k = 0; k < n; k++)
+			g->link[k] = relative(in->page_dir ? in->page_dir : ".", src[k]);
+		rc = 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		vn_result_group_clear(&gs[i]);
+	free(gs);
+	return rc;
+}
+
+/* in's group, or its slices merged. */
+static int load_group(struct group *g, const struct vn_html_group_in *in, struct vn_error *err)
+{
+	if (in->ndirs > 1)
+		return load_slices(g, in, err);
+	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", in->dir);
+	int rc = vn_result_group_load(path, &g->g, err);
+	if (rc < 0)
+		return rc;
+	const char **src = vn_xcalloc(1, sizeof(*src));
+	src[0] = in->dir;
+	g->src = src;
+	g->nsrc = 1;
+	g->run_src = vn_xcalloc(g->g.nruns + 1, sizeof(*g->run_src));
+	g->link = vn_xcalloc(1, sizeof(*g->link));
+	g->link[0] = vn_xstrdup("");
+	return 0;
 }
 
 static int variant_index(const struct group *g, const char *name)
@@ -72,7 +182,7 @@ static bool run_metric(const struct run *r, const char *metric, double *out)
 }
 
 /* group.json's variants and runs, and each run's result.json when it can be read. */
-static void load_runs(struct group *g, const char *dir)
+static void load_runs(struct group *g)
 {
 	g->runs = vn_xcalloc(VN_HTML_MAX_RUNS, sizeof(*g->runs));
 	for (unsigned i = 0; i < g->g.nvariants; i++)
@@ -84,6 +194,8 @@ static void load_runs(struct group *g, const char *dir)
 		}
 		struct run *run = &g->runs[g->nruns++];
 		run->in = &g->g.runs[i];
+		run->src = g->run_src[i];
+		const char *dir = g->src[run->src];
 		add_variant(g, run->in->variant);
 		/* Only inside the group: group.json may sit in a reused directory someone else wrote. */
 		if (!vn_html_path_ok(run->in->dir))
@@ -124,6 +236,14 @@ static void header(struct vn_strbuf *b, const struct group *gr)
 	}
 	if (g->keys & VN_GROUP_REPEATS)
 		vn_strbuf_printf(b, "<tr><th>repeats</th><td>%u</td></tr>\n", g->repeats);
+	if (gr->nsrc > 1) {
+		vn_strbuf_printf(b, "<tr><th>slices</th><td>%zu merged:", gr->nsrc);
+		for (size_t i = 0; i < gr->nsrc; i++) {
+			vn_strbuf_printf(b, "%s ", i ? "," : "");
+			vn_html_text(b, gr->src[i]);
+		}
+		vn_strbuf_printf(b, "</td></tr>\n");
+	}
 	vn_strbuf_printf(b, "<tr><th>variants</th><td>");
 	for (unsigned i = 0; i < gr->nvariants; i++) {
 		vn_strbuf_printf(b, "%s<span class=\"chip\" style=\"background:%s\">", i ? " " : "", vn_html_color(i));
@@ -144,7 +264,7 @@ static const char *run_verdict(const struct run *r)
 	return vn_result_failures(&r->res) || vn_result_undecided(&r->res) ? "fail" : "pass";
 }
 
-static void runs_table(struct vn_strbuf *b, const struct group *g, const char *dir)
+static void runs_table(struct vn_strbuf *b, const struct group *g)
 {
 	vn_strbuf_printf(b, "<h2>Runs</h2>\n<table class=\"runs\"><tr><th>variant</th><th>repeat</th><th>exit</th>"
 			    "<th>verdict</th><th>report</th></tr>\n");
@@ -163,8 +283,10 @@ static void runs_table(struct vn_strbuf *b, const struct group *g, const char *d
 		vn_strbuf_printf(b, "</td><td class=\"%s\">%s</td><td>", strcmp(verdict, "pass") == 0 ? "pass" : "fail",
 				 verdict);
 		if (vn_html_path_ok(r->dir)) {
-			_cleanup_free_ char *page = vn_xasprintf("%s/%s/report.html", dir, r->dir);
+			const char *link = g->link[g->runs[i].src];
+			_cleanup_free_ char *page = vn_xasprintf("%s/%s/report.html", g->src[g->runs[i].src], r->dir);
 			vn_strbuf_printf(b, "<a href=\"");
+			vn_html_text(b, link);
 			vn_html_text(b, r->dir);
 			vn_strbuf_printf(b, "/report.html\">");
 			vn_html_text(b, r->dir);
@@ -461,13 +583,12 @@ static void locality(struct vn_strbuf *b, const struct group *g)
 int vn_html_group(struct vn_strbuf *b, const struct vn_html_group_in *in, struct vn_error *err)
 {
 	_cleanup_(group_clear) struct group g = {.cmp = in->cmp};
-	_cleanup_free_ char *path = vn_xasprintf("%s/group.json", in->dir);
 	int rc;
 
-	if ((rc = vn_result_group_load(path, &g.g, err)) < 0)
+	if ((rc = load_group(&g, in, err)) < 0)
 		return rc;
-	load_runs(&g, in->dir);
-	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s (group)", g.g.scenario ? g.g.scenario : in->dir);
+	load_runs(&g);
+	_cleanup_free_ char *title = vn_xasprintf("vnuma: %s (group)", g.g.scenario ? g.g.scenario : g.src[0]);
 	vn_html_page_begin(b, title);
 	header(b, &g);
 	vn_strbuf_printf(b, "<h2>Group assertions</h2>\n");
@@ -481,7 +602,7 @@ int vn_html_group(struct vn_strbuf *b, const struct vn_html_group_in *in, struct
 		compare_table(b, &g, in);
 	}
 	strips(b, &g);
-	runs_table(b, &g, in->dir);
+	runs_table(b, &g);
 	vn_html_page_end(b);
 	return 0;
 }

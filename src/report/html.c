@@ -530,10 +530,21 @@ int vn_report_html_write(const char *dir, const char *out_path, struct vn_error 
 int vn_report_html_write_group(const struct vn_html_group_in *in, const char *out_path, struct vn_error *err)
 {
 	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
-	_cleanup_free_ char *def = NULL;
+	_cleanup_free_ char *def = NULL, *page_dir = NULL;
+	struct vn_html_group_in merged = *in;
 	int rc;
 
-	if ((rc = vn_html_group(&b, in, err)) < 0)
+	if (in->ndirs > 1) {
+		/* No slice's directory is the matrix's: the page goes where it is told. */
+		if (!out_path)
+			return vn_input_error(err, "%s...: the page of several slices needs a file to go to (-o FILE)",
+					      in->dirs[0]);
+		const char *slash = strrchr(out_path, '/');
+		page_dir = slash ? vn_xasprintf("%.*s", (int)(slash == out_path ? 1 : slash - out_path), out_path)
+				 : vn_xstrdup(".");
+		merged.page_dir = page_dir;
+	}
+	if ((rc = vn_html_group(&b, &merged, err)) < 0)
 		return rc;
 	if (!out_path)
 		out_path = def = vn_xasprintf("%s/report.html", in->dir);

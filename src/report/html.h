@@ -42,12 +42,21 @@ int vn_report_html_write(const char *dir, const char *out_path, struct vn_error 
 struct vn_compare;
 struct vn_html_group_in {
 	const char *dir;
+	/*
+	 * ndirs > 1: the slices of one matrix (vnuma run --shard I/N) drawn as
+	 * its one group, merged as compare merges them (vn_result_group_shards,
+	 * its refusals too), dir unused; the runs' links are then relative to
+	 * page_dir, the directory the page is written to.
+	 */
+	const char *const *dirs;
+	size_t ndirs;
+	const char *page_dir;
 	const struct vn_compare *cmp;
 	const char *cmp_why;
 	char *const *notes; /* what compare says beneath its table (vn_compare_notes) */
 	size_t nnotes;
 };
-/* Writes out_path (NULL: DIR/report.html) atomically. */
+/* Writes out_path (NULL: DIR/report.html; required for several slices) atomically. */
 int vn_report_html_write_group(const struct vn_html_group_in *in, const char *out_path, struct vn_error *err);
 
 /*

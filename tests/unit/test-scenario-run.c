@@ -751,6 +751,97 @@ static void test_matrix_shards_merge(void **state)
 	vn_error_clear(&err);
 }
 
+/* vnuma report SLICE... -o FILE with the slices' directories as given (relative to f's root here). */
+static int report_dirs(struct fake *f, const char *const *names, size_t n, const char *out, struct vn_error *err)
+{
+	char *dirs[8];
+	_cleanup_free_ char *page = out ? path_in(f, out) : NULL;
+	for (size_t i = 0; i < n; i++)
+		dirs[i] = path_in(f, names[i]);
+	int rc = vn_compare_html_write_dirs((const char *const *)dirs, n, page, NULL, err);
+	for (size_t i = 0; i < n; i++)
+		free(dirs[i]);
+	return rc;
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * The slices of a 2 x 3 matrix drawn as one page (vnuma report s3 s1 s2
+ * -o FILE): every run of the whole once, in slice order, its link from
+ * where the page is to its slice's run page, the comparison's table as the
+ * whole's (same rows); the slices compare refuses are refused here alike.
+ */
+static void test_matrix_shards_report(void **state)
+{
+	struct fake *f = *state;
+	struct vn_error err = {0};
+
+	if (shard_matrix(f, 3, NULL, "whole", &err) < 0 || shard_matrix(f, 3, "1/3", "s1", &err) < 0 ||
+	    shard_matrix(f, 3, "2/3", "s2", &err) < 0 || shard_matrix(f, 3, "3/3", "s3", &err) < 0 ||
+	    shard_matrix(f, 2, "2/3", "other", &err) < 0)
+		fail_msg("%s", err.msg);
+	_cleanup_free_ char *pages = path_in(f, "pages");
+	assert_int_equal(mkdir(pages, 0755), 0);
+	const char *all[] = {"s3", "s1", "s2"};
+	if (report_dirs(f, all, 3, "pages/merged.html", &err) < 0)
+		fail_msg("%s", err.msg);
+	_cleanup_free_ char *merged = slurp(f, "pages/merged.html"), *whole = slurp(f, "whole/report.html");
+	assert_non_null(strstr(merged, "<tr><th>slices</th><td>3 merged: "));
+	assert_non_null(strstr(merged, "<h2>Comparison (compare.json)</h2>"));
+	assert_int_equal(count(merged, "/report.html\">"), count(whole, "/report.html\">"));
+	assert_int_equal(count(merged, "/report.html\">"), 6);
+	assert_int_equal(count(merged, "<td class=\"pass\">pass</td>"), 6);
+	assert_int_equal(count(merged, "<span class=\"note\">n=3</span>"),
+			 count(whole, "<span class=\"note\">n=3</span>"));
+	assert_true(count(whole, "<span class=\"note\">n=3</span>") > 0);
+	/* In slice order, each link from pages/ to the run's own page, which is there. */
+	const char *links[] = {"../s1/a/1/report.html", "../s1/b/1/report.html", "../s2/a/2/report.html",
+			       "../s2/b/2/report.html", "../s3/a/3/report.html", "../s3/b/3/report.html"};
+	const char *at = merged;
+	for (size_t i = 0; i < VN_ARRAY_SIZE(links); i++) {
+		_cleanup_free_ char *href = vn_xasprintf("<a href=\"%s\">", links[i]);
+		_cleanup_free_ char *page = vn_xasprintf("pages/%s", links[i]);
+		_cleanup_free_ char *p = path_in(f, page);
+		if (!(at = strstr(at, href)))
+			fail_msg("no %s in slice order in\n%s", href, merged);
+		assert_int_equal(access(p, F_OK), 0);
+	}
+	assert_null(strstr(merged, "(not made yet)"));
+
+	/* compare's refusals, word for word, and a page of several slices that has nowhere to go. */
+	const char *missing[] = {"s1", "s3"}, *twice[] = {"s1", "s2", "s2", "s3"}, *groups[] = {"whole", "whole"};
+	const char *other[] = {"s1", "other", "s3"}, *mixed[] = {"whole", "s1", "s2", "s3"}, *runs[] = {"s1", "s1/a/1"};
+	const struct {
+		const char *const *dirs;
+		size_t n;
+		const char *out, *want;
+	} bad[] = {
+		{missing, 2, "pages/x.html", "slice 2/3 of the matrix is missing; given: "},
+		{twice, 4, "pages/x.html", "are both slice 2/3 of one matrix"},
+		{other, 3, "pages/x.html", "/other (slice 2/3) are slices of different matrices"},
+		{mixed, 4, "pages/x.html", "/s1 is a slice of a matrix (vnuma run --shard) and "},
+		{groups, 2, "pages/x.html", "no slice of a matrix (vnuma run --shard I/N)"},
+		{runs, 2, "pages/x.html", "/s1/a/1: no group.json: several directories make one page"},
+		{all, 3, NULL, "the page of several slices needs a file to go to (-o FILE)"},
+	};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+		assert_true(report_dirs(f, bad[i].dirs, bad[i].n, bad[i].out, &err) < 0);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		if (!strstr(err.msg, bad[i].want))
+			fail_msg("gave: %s\nwant: %s", err.msg, bad[i].want);
+		vn_error_clear(&err);
+	}
+	_cleanup_free_ char *x = path_in(f, "pages/x.html");
+	assert_int_equal(access(x, F_OK), -1);
+}
+
 /* The sizes of the nodes that ran (the host topology's one of 256 MiB): in result.json, on each run's page, in compare. */
 static void test_node_memory_shown(void **state)
 {
@@ -1309,6 +1400,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_matrix_repeats_auto, setup, teardown),
 		cmocka_unit_test(test_shard_slices),
 		cmocka_unit_test_setup_teardown(test_matrix_shards_merge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_matrix_shards_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_memory_shown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_memory_booted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_matrix_keeps_overrides, setup, teardown),
