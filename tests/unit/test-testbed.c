@@ -19,9 +19,11 @@
 #include "testbed/down.h"
 #include "testbed/hotplug-guest.h"
 #include "testbed/testbed.h"
+#include "testbed/up-codec.h"
 #include "testbed/share.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/strbuf.h"
 #include "util/clock.h"
 
 static char state[] = "/tmp/vn-test-testbed-XXXXXX";
@@ -338,13 +340,113 @@ static void test_share_parse(void **unused)
 	rmdir(dir);
 }
 
+/* A boot's result across the fork: every member written, read back, written again to the same bytes; bad text refused. */
+static void test_up_result_codec(void **unused)
+{
+	(void)unused;
+	char *patches[] = {"a.patch", "b \"q\".patch", NULL};
+	struct vn_up_result r = {.name = "g1",
+				 .guest_dir = "/s/guests/g1",
+				 .console_log = "/s/c.log",
+				 .kernel_release = "6.1.0",
+				 .kernel_version = "#1 SMP",
+				 .kernel_recipe = "fallback-revert",
+				 .kernel_config_sha256 = NULL,
+				 .kernel_patches = patches,
+				 .topology_path = "/t/2node.xml",
+				 .arch = "x86_64",
+				 .accel = VN_ACCEL_KVM,
+				 .accel_reason = "proven",
+				 .boot_s = 1.25,
+				 .restored = true,
+				 .snapshot = "ab12",
+				 .clock_step_s = -0.5,
+				 .icount = "shift=auto",
+				 .icount_lead_s = 1e-9,
+				 .vcpus = 4,
+				 .host_cpus = 2,
+				 .fidelity_ok = true,
+				 .fidelity_report = "ok\n\x01"};
+	struct vn_up_result back;
+	struct vn_error err = {0};
+	_cleanup_free_ char *text = vn_up_result_text(&r);
+
+	assert_int_equal(vn_up_result_parse(text, "answer", &back, &err), 0);
+	_cleanup_free_ char *again = vn_up_result_text(&back);
+	assert_string_equal(again, text);
+	assert_string_equal(back.name, "g1");
+	assert_null(back.kernel_config_sha256);
+	assert_string_equal(back.kernel_patches[1], "b \"q\".patch");
+	assert_null(back.kernel_patches[2]);
+	assert_int_equal(back.accel, VN_ACCEL_KVM);
+	assert_true(back.boot_s == 1.25 && back.clock_step_s == -0.5 && back.icount_lead_s == 1e-9);
+	assert_true(back.restored && back.fidelity_ok);
+	assert_int_equal(back.vcpus, 4);
+	assert_int_equal(back.host_cpus, 2);
+	vn_up_result_clear(&back);
+
+	/* An empty one (a child that failed before booting) too. */
+	struct vn_up_result none = {0};
+	_cleanup_free_ char *empty = vn_up_result_text(&none);
+	assert_int_equal(vn_up_result_parse(empty, "answer", &back, &err), 0);
+	assert_null(back.name);
+	assert_null(back.kernel_patches);
+	vn_up_result_clear(&back);
+
+	const struct {
+		const char *from, *to, *want;
+	} bad[] = {
+		{"\"accel\":1", "\"accel\":7", "answer: $.accel: expected 0 (tcg) or 1 (kvm), got 7"},
+		{"\"accel\":1", "\"accel\":\"kvm\"", "answer: $.accel: "},
+		{"\"vcpus\":4", "\"vcpus\":-4", "answer: $.vcpus: "},
+		{"\"boot_s\":1.25", "\"boot_s\":\"1.25\"", "answer: $.boot_s: "},
+		{"\"restored\":true", "\"restored\":1", "answer: $.restored: expected true or false"},
+		{"\"name\":\"g1\"", "\"name\":5", "answer: $.name: "},
+		{"\"name\":\"g1\"", "\"nome\":\"g1\"", "answer: $: "},
+		{"\"host_cpus\":2", "\"host_cpus\":null", "answer: $.host_cpus: "},
+		{"\"kernel_patches\":[\"a.patch\"", "\"kernel_patches\":[3", "answer: $.kernel_patches[0]: "},
+		{"{", "[{", "answer:"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *at = strstr(text, bad[i].from);
+		assert_non_null(at);
+		_cleanup_free_ char *t =
+			vn_xasprintf("%.*s%s%s", (int)(at - text), text, bad[i].to, at + strlen(bad[i].from));
+		assert_true(vn_up_result_parse(t, "answer", &back, &err) < 0);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		if (!strstr(err.msg, bad[i].want))
+			fail_msg("%s\ngave: %s\nwant: %s", t, err.msg, bad[i].want);
+		vn_error_clear(&err);
+		vn_up_result_clear(&back);
+	}
+	/* Bounded: over the size, or more patches than a recipe has. */
+	char *big = vn_xcalloc(VN_UP_TEXT_MAX + 2, 1);
+	memset(big, ' ', VN_UP_TEXT_MAX + 1);
+	assert_true(vn_up_result_parse(big, "answer", &back, &err) < 0);
+	assert_non_null(strstr(err.msg, "over "));
+	vn_error_clear(&err);
+	free(big);
+	struct vn_strbuf many = VN_STRBUF_INIT;
+	vn_strbuf_printf(&many,
+			 "{\"accel\":0,\"boot_s\":0,\"fidelity_ok\":false,\"restored\":false,"
+			 "\"clock_step_s\":0,\"icount_lead_s\":0,\"vcpus\":0,\"host_cpus\":0,\"kernel_patches\":[");
+	for (int i = 0; i <= VN_UP_PATCHES_MAX; i++)
+		vn_strbuf_printf(&many, "%s\"p\"", i ? "," : "");
+	vn_strbuf_printf(&many, "]}");
+	assert_true(vn_up_result_parse(many.s, "answer", &back, &err) < 0);
+	assert_non_null(strstr(err.msg, "answer: $.kernel_patches: more than 4096 patches"));
+	vn_error_clear(&err);
+	vn_up_result_clear(&back);
+	vn_strbuf_free(&many);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_down_only_ours),    cmocka_unit_test(test_guest_list),
 		cmocka_unit_test(test_state_dir_checked), cmocka_unit_test(test_hotplug_guest_half),
 		cmocka_unit_test(test_icount_choice),     cmocka_unit_test(test_settle_without_monitor),
-		cmocka_unit_test(test_share_parse),
+		cmocka_unit_test(test_share_parse),       cmocka_unit_test(test_up_result_codec),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
