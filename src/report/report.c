@@ -1,4 +1,5 @@
 #include "report/report.h"
+#include "report/kcidb.h"
 #include "report/result-suite.h"
 
 #include <errno.h>
@@ -162,9 +163,22 @@ static int write_junit(const struct vn_result_run *r, const char *dir, struct vn
 	return vn_file_write_atomic(path, xmlBufferContent(doc), (size_t)xmlBufferLength(doc), 0644, err);
 }
 
+/* Only a run with suite tests has one: KCIDB has no words for the assertions on the samples. */
+static int write_kcidb(const struct vn_result_run *r, const char *dir, struct vn_error *err)
+{
+	if (!r->ntests)
+		return 0;
+	_cleanup_free_ char *path = vn_xasprintf("%s/kcidb.json", dir);
+	_cleanup_free_ char *text = vn_kcidb_text(r);
+
+	return vn_file_write_text(path, text, err);
+}
+
 int vn_report_write(const struct vn_result_run *r, const char *dir, struct vn_error *err)
 {
 	int rc = write_json(r, dir, err);
 
-	return rc < 0 ? rc : write_junit(r, dir, err);
+	if (rc >= 0)
+		rc = write_junit(r, dir, err);
+	return rc < 0 ? rc : write_kcidb(r, dir, err);
 }

@@ -384,6 +384,8 @@ static void test_suite_golden(void **state)
 	snprintf(path, sizeof(path), "%s/junit.xml", dir);
 	vn_test_golden("result", "suite.xml", slurp(path), "junit.xml");
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/kcidb.json", dir); /* test-kcidb.c checks it */
+	unlink(path);
 	rmdir(dir);
 	vn_result_clear(&r);
 }
