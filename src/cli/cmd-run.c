@@ -1,7 +1,9 @@
 /* vnuma run: one scenario, end to end, with an exit code CI can act on. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli/args.h"
@@ -136,7 +138,26 @@ struct run_args {
 	size_t nwith;
 	char **share, **files; /* --share, --file: after the scenario's own */
 	size_t nshare, nfiles;
+	const char *ltp; /* --ltp DIR */
 };
+
+/* --ltp DIR: LTP's install (its testcases/bin), made absolute and free of symlinks for the share spec. */
+static int ltp_dir(const char *dir, char **out, struct vn_error *err)
+{
+	_cleanup_free_ char *abs = realpath(dir, NULL);
+	_cleanup_free_ char *bin = abs ? vn_xasprintf("%s/testcases/bin", abs) : NULL;
+	struct stat st;
+
+	if (!abs || stat(bin, &st) < 0 || !S_ISDIR(st.st_mode))
+		return vn_input_error(err,
+				      "--ltp %s: no testcases/bin there: give LTP's install directory (make install's "
+				      "prefix, e.g. /opt/ltp; docs/suites.md, \"Building LTP\")",
+				      dir);
+	if (strchr(abs, ':'))
+		return vn_input_error(err, "--ltp %s: a directory whose path holds ':' cannot be shared", abs);
+	*out = steal_pointer(&abs);
+	return 0;
+}
 
 /* The command line's --share/--file specs, relative to the working directory, made absolute (NULL: none). */
 static char **abs_specs(char *const *specs)
@@ -182,6 +203,7 @@ static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_erro
 		case 'W': vn_cli_with(optarg, &ra->with, &ra->nwith); break;
 		case 'D': vn_strv_push(&ra->share, &ra->nshare, optarg); break;
 		case 'F': vn_strv_push(&ra->files, &ra->nfiles, optarg); break;
+		case 'P': ra->ltp = optarg; break;
 		case 'H': ra->hosts_file = optarg; break;
 		case 'I':
 			if ((rc = vn_shard_parse(optarg, &ra->shard, err)) < 0)
@@ -243,9 +265,14 @@ static int run(struct run_args *ra, const char *arg, struct vn_error *err)
 		return rc;
 	/* --arch, --locality, --share and --file over a copy: the parsed scenario stays as its file says. */
 	_cleanup_strv_ char **share = abs_specs(ra->share), **files = abs_specs(ra->files);
+	_cleanup_free_ char *ltp = NULL;
+	if (ra->ltp && (rc = ltp_dir(ra->ltp, &ltp, err)) < 0)
+		return rc;
 	const struct vn_scn_overrides over = {
-		.arch = ra->arch, .locality = ra->ro.locality, .share = share, .files = files};
+		.arch = ra->arch, .locality = ra->ro.locality, .share = share, .files = files, .ltp = ltp};
 	_cleanup_scenario_ struct vn_scenario *s = vn_scenario_override(parsed, &over);
+	if ((rc = vn_scenario_check_ltp(s, err)) < 0)
+		return rc;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
 	ra->ro.progress = vn_cli_progress_up(&prog);
@@ -323,6 +350,10 @@ static const struct vn_cli_opt run_opts[] = {
 	{"file", 'F', false, "PATH[:GPATH]", VN_VAL_NONE,
 	 "also copy host file PATH into the guest before the steps (as\n"
 	 "the scenario's \"files\")"},
+	{"ltp", 'P', false, "DIR", VN_VAL_DIR,
+	 "LTP's install directory on this host (its testcases/bin), shared\n"
+	 "read-only at /opt/ltp, where the scenario's LTP suite steps look\n"
+	 "(docs/suites.md)"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
 	 "boot the scenario's guest on this architecture (arm64, ppc64le;\n"

@@ -272,3 +272,49 @@ int vn_scenario_check_hosts(const struct vn_scenario *s, bool locality, const ch
 	}
 	return 0;
 }
+
+/* Where share spec puts its directory in the guest (malloc'd): its GUESTDIR, else up's default for its host dir. */
+static char *share_guest_dir(const char *spec)
+{
+	struct vn_error e = {0};
+	char *guest = NULL;
+	size_t hlen = 0;
+	bool rw;
+
+	if (vn_share_split(spec, &hlen, &guest, &rw, &e) < 0)
+		return NULL; /* refused when the scenario was read */
+	if (guest)
+		return guest;
+	_cleanup_free_ char *host = strndup(spec, hlen);
+	while (hlen > 1 && host[hlen - 1] == '/')
+		host[--hlen] = '\0';
+	const char *base = strrchr(host, '/');
+	return vn_xasprintf("%s/%s", VN_SHARE_GUEST_ROOT, base ? base + 1 : host);
+}
+
+static bool ltp_shared(const struct vn_scenario *s, const char *ltp)
+{
+	for (char **p = s->share; p && *p; p++) {
+		_cleanup_free_ char *g = share_guest_dir(*p);
+		size_t n = g ? strlen(g) : 0;
+		if (g && strncmp(ltp, g, n) == 0 && (ltp[n] == '\0' || ltp[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+int vn_scenario_check_ltp(const struct vn_scenario *s, struct vn_error *err)
+{
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		const struct vn_scn_suite *su = s->steps[i].suite;
+		if (!su || su->format != VN_SCN_SUITE_LTP || ltp_shared(s, su->ltp))
+			continue;
+		/* Never a run that passes by running nothing: LTP is the user's to build, vnuma cannot ship it. */
+		return vn_input_error(err,
+				      "%s: step \"%s\" runs LTP from %s in the guest, and no LTP is given: build LTP "
+				      "(docs/suites.md, \"Building LTP\": ./configure --prefix=/opt/ltp "
+				      "LDFLAGS=-static && make && make install) and pass --ltp DIR, or share it there",
+				      s->path, s->steps[i].name, su->ltp);
+	}
+	return 0;
+}

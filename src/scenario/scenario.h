@@ -45,9 +45,19 @@ struct vn_scn_overrides {
 	bool quick;       /* --quick: vn_scenario_apply_quick */
 	/* --share and --file specs (absolute host paths), after the scenario's own. */
 	char *const *share, *const *files;
+	/* --ltp: LTP's install on the host (absolute), shared read-only at VN_SCN_LTP_GUEST_DIR, every "ltp" suite's directory. */
+	const char *ltp;
 };
+#define VN_SCN_LTP_GUEST_DIR "/opt/ltp"
 /* A copy of s with o set over it; s is left as it is. */
 struct vn_scenario *vn_scenario_override(const struct vn_scenario *s, const struct vn_scn_overrides *o);
+
+/*
+ * Each "ltp" suite step's LTP comes from the host: --ltp, or a share whose
+ * guest directory holds the step's "ltp". Else an input error saying what
+ * to install and pass, before anything boots (docs/suites.md).
+ */
+int vn_scenario_check_ltp(const struct vn_scenario *s, struct vn_error *err);
 
 /* The resolved scenario as JSON text (for results/<run>/scenario.json). Malloc'd. */
 char *vn_scenario_to_json(const struct vn_scenario *s);

@@ -5,6 +5,7 @@
 #include "scenario/scenario.h"
 #include "scenario/schema-priv.h"
 #include "util/alloc.h"
+#include "util/cleanup.h"
 
 static char **strv_dup(char *const *v)
 {
@@ -101,5 +102,18 @@ struct vn_scenario *vn_scenario_override(const struct vn_scenario *s, const stru
 		vn_scenario_apply_quick(c);
 	append_specs(&c->share, o->share);
 	append_specs(&c->files, o->files);
+	if (o->ltp) {
+		/* The share mechanism's own spec, so up mounts it as any share; the steps then look there. */
+		_cleanup_free_ char *spec = vn_xasprintf("%s:" VN_SCN_LTP_GUEST_DIR ":ro", o->ltp);
+		char *const one[] = {spec, NULL};
+		append_specs(&c->share, one);
+		for (unsigned i = 0; i < c->nsteps; i++) {
+			struct vn_scn_suite *su = c->steps[i].suite;
+			if (su && su->format == VN_SCN_SUITE_LTP) {
+				free(su->ltp);
+				su->ltp = vn_xstrdup(VN_SCN_LTP_GUEST_DIR);
+			}
+		}
+	}
 	return c;
 }

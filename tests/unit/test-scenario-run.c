@@ -1385,6 +1385,56 @@ static void test_suite_refused(void **state)
 	}
 }
 
+/* An LTP suite whose LTP the host does not give is refused with what to build and pass (exit 2); --ltp shares it. */
+static void test_suite_ltp_given(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *share, *ltp;
+		bool given;
+	} cases[] = {
+		{NULL, "/opt/ltp", false},
+		{"\"/srv/ltp\"", "/mnt/host/ltp", true},
+		{"\"/srv/ltp/\"", "/mnt/host/ltp", true},
+		{"\"/srv/x:/opt:ro\"", "/opt/ltp", true},
+		{"\"/srv/ltp:/opt/ltpx\"", "/opt/ltp", false},
+		{"\"/srv/ltp:/opt/ltp/sub\"", "/opt/ltp", false},
+	};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *share =
+			cases[i].share ? vn_xasprintf("\"share\": [%s], ", cases[i].share) : vn_xstrdup("");
+		_cleanup_free_ char *json = vn_xasprintf(
+			"{\"name\": \"l\", \"topology\": \"2node\", %s\"steps\": [{\"name\": \"numa\", \"workload\": "
+			"\"suite\", \"suite\": {\"format\": \"ltp\", \"ltp\": \"%s\", \"tests\": [\"mbind01\"]}}]}",
+			share, cases[i].ltp);
+		_cleanup_scenario_ struct vn_scenario *s = NULL;
+		struct vn_error err = {0};
+		if (vn_scenario_parse(json, "scn.json", &s, &err) < 0)
+			fail_msg("%s: %s", json, err.msg);
+		int rc = vn_scenario_check_ltp(s, &err);
+		if (cases[i].given != (rc == 0))
+			fail_msg("%s: %s", json, rc ? err.msg : "not refused");
+		if (rc < 0) {
+			assert_int_equal(err.kind, VN_ERR_INPUT);
+			assert_non_null(strstr(err.msg, "step \"numa\" runs LTP from"));
+			assert_non_null(strstr(err.msg, "pass --ltp DIR"));
+		}
+		vn_error_clear(&err);
+
+		/* --ltp: shared read-only where every LTP step now looks, whatever the file said. */
+		const struct vn_scn_overrides over = {.ltp = "/srv/ltp-install"};
+		_cleanup_scenario_ struct vn_scenario *o = vn_scenario_override(s, &over);
+		assert_int_equal(vn_scenario_check_ltp(o, &err), 0);
+		assert_string_equal(o->steps[0].suite->ltp, VN_SCN_LTP_GUEST_DIR);
+		size_t n = 0;
+		while (o->share[n])
+			n++;
+		assert_string_equal(o->share[n - 1], "/srv/ltp-install:" VN_SCN_LTP_GUEST_DIR ":ro");
+		assert_string_equal(s->steps[0].suite->ltp, cases[i].ltp);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1416,6 +1466,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_suite_ltp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_suite_not_found, setup, teardown),
 		cmocka_unit_test(test_suite_refused),
+		cmocka_unit_test(test_suite_ltp_given),
 	};
 
 	/* The agent's commands outlive it as orphans: they come to us, to be counted. */
