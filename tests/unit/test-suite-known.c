@@ -158,11 +158,30 @@ static void test_load(void **state)
 	vn_error_clear(&err);
 }
 
+/* The shipped list (scenarios/known/ltp-6.1.json): move_pages04 is known on Debian's 6.1 and 6.11, not on 6.12 or 4.2. */
+static void test_shipped_ltp(void **state)
+{
+	(void)state;
+	const char *src = getenv("VN_SOURCE_DIR");
+	char path[4096];
+	_cleanup_known_ struct vn_known k = {0};
+	struct vn_error err = {0};
+
+	snprintf(path, sizeof(path), "%s/scenarios/known/ltp-6.1.json", src ? src : ".");
+	if (vn_known_load(path, &k, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_non_null(vn_known_match(&k, "move_pages04", "6.1.0-28-amd64"));
+	assert_non_null(vn_known_match(&k, "move_pages04", "6.11.9"));
+	assert_null(vn_known_match(&k, "move_pages04", "6.12.0"));
+	assert_null(vn_known_match(&k, "move_pages04", "4.2.8"));
+	assert_null(vn_known_match(&k, "move_pages03", "6.1.0-28-amd64"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kver), cmocka_unit_test(test_match), cmocka_unit_test(test_apply),
-		cmocka_unit_test(test_bad),  cmocka_unit_test(test_load),
+		cmocka_unit_test(test_bad),  cmocka_unit_test(test_load),  cmocka_unit_test(test_shipped_ltp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
