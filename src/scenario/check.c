@@ -285,7 +285,7 @@ static char *share_guest_dir(const char *spec)
 		return NULL; /* refused when the scenario was read */
 	if (guest)
 		return guest;
-	_cleanup_free_ char *host = strndup(spec, hlen);
+	_cleanup_free_ char *host = vn_xstrndup(spec, hlen);
 	while (hlen > 1 && host[hlen - 1] == '/')
 		host[--hlen] = '\0';
 	const char *base = strrchr(host, '/');
