@@ -36,6 +36,15 @@ struct vn_cell_end {
 	char *topology, *host, *started, *accel;
 };
 void vn_cell_end_clear(struct vn_cell_end *e);
+/*
+ * How a cell ended, as it crosses from a spread child to the parent: one
+ * writer and one bounded reader from one table of members (spread.c). A
+ * bad answer (a wrong type, an unknown key, over 64 KiB) is an input error
+ * "name: $.key: what"; vn_cell_end_clear *e also on error.
+ */
+#define VN_CELL_END_TEXT_MAX (64u << 10)
+char *vn_cell_end_text(const struct vn_cell_end *e);
+int vn_cell_end_parse(const char *text, const char *name, struct vn_cell_end *e, struct vn_error *err);
 
 /* The group as group.json says it (a copy: the cells' and the spread's own state keep changing). */
 void vn_matrix_group_value(const struct group *g, struct vn_result_group *out);

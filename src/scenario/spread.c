@@ -32,7 +32,7 @@
 #include "util/clock.h"
 #include "util/interrupt.h"
 #include "util/isolate.h"
-#include "util/json.h"
+#include "util/json-members.h"
 
 #define SPREAD_BUILD_ALLOW_MS (4.0 * 3600 * 1000)
 #define SPREAD_STOP_MS        30000
@@ -52,48 +52,58 @@ struct job {
 	struct group *g;
 };
 
+#define M(f, k) VN_JSON_MEMBER(struct vn_cell_end, f, VN_JSON_M_##k)
+static const struct vn_json_member cell_end_members[] = {
+	VN_JSON_MEMBER_ENUM(struct vn_cell_end, exit, 0, 3, "an exit code 0 to 3"),
+	M(error, STR),
+	M(topology, STR),
+	M(host, STR),
+	M(started, STR),
+	M(accel, STR),
+};
+#undef M
+
+char *vn_cell_end_text(const struct vn_cell_end *e)
+{
+	_cleanup_json_ json_object *o = vn_json_members_new(e, cell_end_members, VN_ARRAY_SIZE(cell_end_members));
+
+	return vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+}
+
+int vn_cell_end_parse(const char *text, const char *name, struct vn_cell_end *e, struct vn_error *err)
+{
+	memset(e, 0, sizeof(*e));
+	return vn_json_members_parse(text, name, VN_CELL_END_TEXT_MAX, cell_end_members,
+				     VN_ARRAY_SIZE(cell_end_members), NULL, e, NULL, err);
+}
+
 static int cell_child(void *arg, char **out, struct vn_error *err)
 {
 	struct job *j = arg;
 	struct vn_cell_end end = {0};
 
 	vn_matrix_cell_run(j->g, j->cell, &j->host->ctx, &end);
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "exit", json_object_new_int(end.exit));
-	const char *const members[][2] = {{"error", end.error},
-					  {"topology", end.topology},
-					  {"host", end.host},
-					  {"started", end.started},
-					  {"accel", end.accel}};
-	vn_json_add_strs(o, members, VN_ARRAY_SIZE(members));
-	*out = vn_xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	json_object_put(o);
+	*out = vn_cell_end_text(&end);
 	vn_cell_end_clear(&end);
 	return 0;
 }
 
-/* The child's answer (our own child: trusted, still type-checked); a child that died is a run that could not run. */
+/* The child's answer (our own child's, still checked); a child that died or answered wrong is a run that could not run. */
 static void job_end(struct job *j, struct vn_cell_end *end)
 {
 	_cleanup_free_ char *out = NULL;
 	struct vn_error e = {0};
 	int rc = vn_isolate_finish(&j->iso, &out, &e);
-	json_object *o = out ? json_tokener_parse(out) : NULL, *v;
 
-	memset(end, 0, sizeof(*end));
-	end->exit = 3;
-	if (rc < 0 || !o) {
-		end->error = vn_xstrdup(rc < 0 ? e.msg : "the run's process sent no answer");
-	} else {
-		if (json_object_object_get_ex(o, "exit", &v) && json_object_is_type(v, json_type_int))
-			end->exit = json_object_get_int(v) & 3;
-		end->error = vn_xstrdup_or_null(vn_json_str(o, "error"));
-		end->topology = vn_xstrdup_or_null(vn_json_str(o, "topology"));
-		end->host = vn_xstrdup_or_null(vn_json_str(o, "host"));
-		end->started = vn_xstrdup_or_null(vn_json_str(o, "started"));
-		end->accel = vn_xstrdup_or_null(vn_json_str(o, "accel"));
+	if (rc == 0 && !out)
+		rc = vn_infra_error(&e, -EPROTO, "the run's process sent no answer");
+	if (rc == 0)
+		rc = vn_cell_end_parse(out, "the run's answer", end, &e);
+	if (rc < 0) {
+		vn_cell_end_clear(end);
+		end->exit = 3;
+		end->error = vn_xstrdup(e.msg);
 	}
-	json_object_put(o);
 	vn_error_clear(&e);
 }
 

@@ -128,13 +128,70 @@ static void test_move_aside(void **state)
 	assert_int_equal(vn_rm_rf(top), 0);
 }
 
+/* How a cell ended crosses the fork through one writer and one reader: every member round-trips, bad input is refused by path. */
+static void test_cell_end_codec(void **state)
+{
+	(void)state;
+	struct vn_cell_end e = {.exit = 2,
+				.error = (char *)"bad \"input\"",
+				.topology = (char *)"2 nodes",
+				.host = (char *)H1,
+				.started = (char *)"2024-01-02T03:04:05Z",
+				.accel = (char *)"kvm"},
+			   back = {0}, none = {0};
+	struct vn_error err = {0};
+
+	_cleanup_free_ char *text = vn_cell_end_text(&e);
+	assert_string_equal(text, "{\"exit\":2,\"error\":\"bad \\\"input\\\"\",\"topology\":\"2 "
+				  "nodes\",\"host\":\"qemu+ssh:\\/\\/a\\/system\","
+				  "\"started\":\"2024-01-02T03:04:05Z\",\"accel\":\"kvm\"}");
+	assert_int_equal(vn_cell_end_parse(text, "answer", &back, &err), 0);
+	assert_int_equal(back.exit, 2);
+	assert_string_equal(back.error, e.error);
+	assert_string_equal(back.host, H1);
+	_cleanup_free_ char *again = vn_cell_end_text(&back);
+	assert_string_equal(again, text);
+	vn_cell_end_clear(&back);
+	/* No strings: nulls, read back as none. */
+	_cleanup_free_ char *empty = vn_cell_end_text(&none);
+	assert_int_equal(vn_cell_end_parse(empty, "answer", &back, &err), 0);
+	assert_null(back.error);
+	assert_null(back.accel);
+	vn_cell_end_clear(&back);
+
+	const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"{\"exit\":7}", "answer: $.exit: expected an exit code 0 to 3, got 7"},
+		{"{\"exit\":\"0\"}", "answer: $.exit: "},
+		{"{\"error\":null}", "answer: $: missing required key \"exit\""},
+		{"{\"exit\":0,\"host\":5}", "answer: $.host: "},
+		{"{\"exit\":0,\"hots\":\"a\"}", "answer: $: "},
+		{"[0]", "answer: $: "},
+		{"{\"exit\":0", "answer:"},
+	};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+		assert_true(vn_cell_end_parse(bad[i].text, "answer", &back, &err) < 0);
+		assert_int_equal(err.kind, VN_ERR_INPUT);
+		if (!strstr(err.msg, bad[i].want))
+			fail_msg("%s\ngave: %s\nwant: %s", bad[i].text, err.msg, bad[i].want);
+		vn_error_clear(&err);
+		vn_cell_end_clear(&back);
+	}
+	char *big = vn_xcalloc(VN_CELL_END_TEXT_MAX + 2, 1);
+	memset(big, ' ', VN_CELL_END_TEXT_MAX + 1);
+	assert_true(vn_cell_end_parse(big, "answer", &back, &err) < 0);
+	assert_non_null(strstr(err.msg, "answer: over "));
+	vn_error_clear(&err);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_balance),
-		cmocka_unit_test(test_retry_first),
-		cmocka_unit_test(test_one_variant),
-		cmocka_unit_test(test_move_aside),
+		cmocka_unit_test(test_balance),        cmocka_unit_test(test_retry_first),
+		cmocka_unit_test(test_one_variant),    cmocka_unit_test(test_move_aside),
+		cmocka_unit_test(test_cell_end_codec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
