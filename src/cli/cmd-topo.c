@@ -69,62 +69,55 @@ static int topo_validate(int argc, char **argv, struct vn_error *err)
 	return bad ? VN_EXIT_INPUT : VN_EXIT_OK;
 }
 
-static int topo_show(int argc, char **argv, struct vn_error *err)
+/* Descriptions are indented prose in the XML; show them as one paragraph. */
+static void show_paragraph(const char *text)
 {
-	_cleanup_topology_ struct vn_topology *t = NULL;
-	int rc;
+	bool space = false;
 
-	if (argc != 2)
-		return vn_input_error(err, "show takes exactly one TOPOLOGY");
-	if ((rc = topo_load(argv[1], &t, err)) < 0)
-		return rc;
-	printf("topology: %s\n", t->name);
-	if (t->description) {
-		/* Descriptions are indented prose in the XML; show them as one paragraph. */
-		printf("description: ");
-		bool space = false;
-		for (const char *p = t->description; *p; p++) {
-			if (*p == ' ' || *p == '\n' || *p == '\t') {
-				space = true;
-				continue;
-			}
-			if (space && p != t->description)
-				putchar(' ');
-			space = false;
-			putchar(*p);
+	for (const char *p = text; *p; p++) {
+		if (*p == ' ' || *p == '\n' || *p == '\t') {
+			space = true;
+			continue;
 		}
-		putchar('\n');
+		if (space && p != text)
+			putchar(' ');
+		space = false;
+		putchar(*p);
 	}
-	if (t->cpu_topology_given)
-		printf("cpu topology: %u sockets x %u dies x %u cores x %u threads\n", t->sockets, t->dies, t->cores,
-		       t->threads);
-	printf("available: %u nodes (0-%u)\n", t->nnodes, t->nnodes - 1);
-	for (unsigned i = 0; i < t->nnodes; i++) {
-		const struct vn_node *n = &t->nodes[i];
-		printf("node %u cpus:", i);
-		for (unsigned c = 0; c < VN_CPUSET_MAX; c++)
-			if (vn_cpuset_has(&n->cpus, c))
-				printf(" %u", c);
-		printf("\nnode %u size: %llu MB%s\n", i, (unsigned long long)(n->memory >> 20),
-		       !n->ncpus    ? "   (CPU-less)"
-		       : !n->memory ? "   (memory-less)"
-				    : "");
-		if (vn_node_is_slow(n))
-			printf("node %u memory kind: %s (slow: onlined by kmem after boot, a lower tier)\n", i,
-			       n->memory_kind == VN_MEMORY_PMEM ? "pmem" : "cxl");
-		if (n->hotplug_memory || n->nhotplug_cpus) {
-			_cleanup_free_ char *hc = vn_cpulist_format(&n->hotplug_cpus);
-			printf("node %u hotplug: %llu MB%s%s%s\n", i, (unsigned long long)(n->hotplug_memory >> 20),
-			       n->nhotplug_cpus ? ", cpus " : "", hc, n->nhotplug_cpus ? " absent at boot" : "");
-		}
-		for (unsigned k = 0; k < n->ndevices; k++) {
-			const struct vn_device *d = &n->devices[k];
-			char size[32];
-			printf("node %u device: %s%s%s\n", i, vn_device_kind_name(d->kind),
-			       d->kind == VN_DEVICE_DISK ? " " : "",
-			       d->kind == VN_DEVICE_DISK ? vn_size_format(d->size, size, sizeof(size)) : "");
-		}
+	putchar('\n');
+}
+
+/* Node i as numactl -H shows it (cpus, size), with what numactl does not know (kind, hotplug, devices). */
+static void show_node(const struct vn_node *n, unsigned i)
+{
+	printf("node %u cpus:", i);
+	for (unsigned c = 0; c < VN_CPUSET_MAX; c++)
+		if (vn_cpuset_has(&n->cpus, c))
+			printf(" %u", c);
+	printf("\nnode %u size: %llu MB%s\n", i, (unsigned long long)(n->memory >> 20),
+	       !n->ncpus    ? "   (CPU-less)"
+	       : !n->memory ? "   (memory-less)"
+			    : "");
+	if (vn_node_is_slow(n))
+		printf("node %u memory kind: %s (slow: onlined by kmem after boot, a lower tier)\n", i,
+		       n->memory_kind == VN_MEMORY_PMEM ? "pmem" : "cxl");
+	if (n->hotplug_memory || n->nhotplug_cpus) {
+		_cleanup_free_ char *hc = vn_cpulist_format(&n->hotplug_cpus);
+		printf("node %u hotplug: %llu MB%s%s%s\n", i, (unsigned long long)(n->hotplug_memory >> 20),
+		       n->nhotplug_cpus ? ", cpus " : "", hc, n->nhotplug_cpus ? " absent at boot" : "");
 	}
+	for (unsigned k = 0; k < n->ndevices; k++) {
+		const struct vn_device *d = &n->devices[k];
+		char size[32];
+		printf("node %u device: %s%s%s\n", i, vn_device_kind_name(d->kind),
+		       d->kind == VN_DEVICE_DISK ? " " : "",
+		       d->kind == VN_DEVICE_DISK ? vn_size_format(d->size, size, sizeof(size)) : "");
+	}
+}
+
+/* The distance matrix as numactl -H prints it, then the HMAT entries. */
+static void show_distances(const struct vn_topology *t)
+{
 	printf("node distances:\nnode ");
 	for (unsigned j = 0; j < t->nnodes; j++)
 		printf("%4u", j);
@@ -144,10 +137,57 @@ static int topo_show(int argc, char **argv, struct vn_error *err)
 			       e->type == VN_HMAT_LATENCY ? "ns" : "MB/s");
 		}
 	}
+}
+
+static int topo_show(int argc, char **argv, struct vn_error *err)
+{
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	int rc;
+
+	if (argc != 2)
+		return vn_input_error(err, "show takes exactly one TOPOLOGY");
+	if ((rc = topo_load(argv[1], &t, err)) < 0)
+		return rc;
+	printf("topology: %s\n", t->name);
+	if (t->description) {
+		printf("description: ");
+		show_paragraph(t->description);
+	}
+	if (t->cpu_topology_given)
+		printf("cpu topology: %u sockets x %u dies x %u cores x %u threads\n", t->sockets, t->dies, t->cores,
+		       t->threads);
+	printf("available: %u nodes (0-%u)\n", t->nnodes, t->nnodes - 1);
+	for (unsigned i = 0; i < t->nnodes; i++)
+		show_node(&t->nodes[i], i);
+	show_distances(t);
 	_cleanup_free_ char *warn = vn_topology_warnings(t);
 	if (warn)
 		fprintf(stderr, "warning: %s\n", warn);
 	return VN_EXIT_OK;
+}
+
+/* The fallback orders as JSON, for scripts. */
+static void fallback_print_json(const struct vn_topology *t, const struct vn_fallback_opts *fo, bool hotplugged,
+				const struct vn_fallback *f)
+{
+	json_object *root = json_object_new_object();
+	json_object *nodes = json_object_new_array();
+	json_object_object_add(root, "topology", json_object_new_string(t->name));
+	json_object_object_add(root, "model", json_object_new_string(vn_fallback_model_name(fo->model)));
+	json_object_object_add(root, "cpus_visible", json_object_new_boolean(fo->cpus_visible || hotplugged));
+	json_object_object_add(root, "build", json_object_new_string(hotplugged ? "hotplugged" : "boot"));
+	for (unsigned n = 0; n < f->nnodes; n++) {
+		json_object *o = json_object_new_object();
+		json_object *order = json_object_new_array();
+		for (unsigned i = 0; i < f->len[n]; i++)
+			json_object_array_add(order, json_object_new_int(f->order[n][i]));
+		json_object_object_add(o, "node", json_object_new_int((int)n));
+		json_object_object_add(o, "order", order);
+		json_object_array_add(nodes, o);
+	}
+	json_object_object_add(root, "nodes", nodes);
+	printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
 }
 
 static int topo_fallback(int argc, char **argv, struct vn_error *err)
@@ -190,25 +230,7 @@ static int topo_fallback(int argc, char **argv, struct vn_error *err)
 		vn_fallback_state_boot(t, &fo, &st);
 	vn_fallback_compute_state(t, &fo, &st, &f);
 	if (json) {
-		json_object *root = json_object_new_object();
-		json_object *nodes = json_object_new_array();
-		json_object_object_add(root, "topology", json_object_new_string(t->name));
-		json_object_object_add(root, "model", json_object_new_string(vn_fallback_model_name(fo.model)));
-		json_object_object_add(root, "cpus_visible", json_object_new_boolean(fo.cpus_visible || hotplugged));
-		json_object_object_add(root, "build", json_object_new_string(hotplugged ? "hotplugged" : "boot"));
-		for (unsigned n = 0; n < f.nnodes; n++) {
-			json_object *o = json_object_new_object();
-			json_object *order = json_object_new_array();
-			for (unsigned i = 0; i < f.len[n]; i++)
-				json_object_array_add(order, json_object_new_int(f.order[n][i]));
-			json_object_object_add(o, "node", json_object_new_int((int)n));
-			json_object_object_add(o, "order", order);
-			json_object_array_add(nodes, o);
-		}
-		json_object_object_add(root, "nodes", nodes);
-		printf("%s\n",
-		       json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(root);
+		fallback_print_json(t, &fo, hotplugged, &f);
 	} else {
 		_cleanup_free_ char *s = vn_fallback_format(&f);
 		fputs(s, stdout);
