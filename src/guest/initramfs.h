@@ -27,9 +27,10 @@
 #define VN_INITRAMFS_AGENT_PATH   "/usr/bin/vnuma-agent"
 #define VN_INITRAMFS_WORKLOAD_DIR "/usr/lib/vnuma"
 
-/* What a Debian kernel needs as modules to reach the disk and the agent, and to online slow memory (NVDIMMs). */
-#define VN_INITRAMFS_DEFAULT_MODULES \
-	"virtio_pci", "virtio_console", "virtio_blk", "virtio_net", "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem"
+/* What a Debian kernel needs as modules to reach the disk and the agent. */
+#define VN_INITRAMFS_DEFAULT_MODULES "virtio_pci", "virtio_console", "virtio_blk", "virtio_net"
+/* What onlines slow memory (an NVDIMM made device-dax, then kmem): x86's, where slow nodes boot. */
+#define VN_INITRAMFS_NVDIMM_MODULES "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem"
 /* What mounts the host's modules tree (9p over virtio): loaded by the script, not at boot. */
 #define VN_INITRAMFS_SHARE_MODULES "9pnet_virtio", "9p"
 #define VN_INITRAMFS_MODULES_MOUNT "/usr/lib/vnuma/modules-mount"

@@ -139,13 +139,27 @@ static int package_files(const char *pkg, char ***files, size_t *n, struct vn_er
 int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, const struct vn_guest_arch *ga,
 			   const char *const *with, bool disk_root, char **initrd, struct vn_error *err)
 {
-	/* 9p's, for --share (share.h): loaded whether or not a share is asked for, so one initramfs serves both. */
+	/*
+	 * 9p's, for --share (share.h): loaded whether or not a share is asked
+	 * for, so one initramfs serves both; the same for the NVDIMM's, on x86
+	 * only (slow nodes boot there alone; ppc64le's kernel has no nfit).
+	 */
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "9pnet_virtio", "9p", NULL};
+	static const char *const modules_x86[] = {VN_INITRAMFS_DEFAULT_MODULES, VN_INITRAMFS_NVDIMM_MODULES,
+						  "9pnet_virtio", "9p", NULL};
 	static const char *const share[] = {VN_INITRAMFS_SHARE_MODULES, NULL};
 	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
 	 * crc32c it asks the crypto API for is one no modules.dep names). */
 	static const char *const disk_modules[] = {
 		VN_INITRAMFS_DEFAULT_MODULES, "9pnet_virtio", "9p", "ext4", "crc32c_generic", NULL};
+	static const char *const disk_modules_x86[] = {VN_INITRAMFS_DEFAULT_MODULES,
+						       VN_INITRAMFS_NVDIMM_MODULES,
+						       "9pnet_virtio",
+						       "9p",
+						       "ext4",
+						       "crc32c_generic",
+						       NULL};
+	bool x86 = (ga ? ga->arch : vn_arch_host()) == VN_ARCH_X86_64;
 	_cleanup_strv_ char **files = NULL;
 	int rc;
 
@@ -170,8 +184,8 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 		.kernel_release = k->modules_dir ? k->release : NULL,
 		.modules_dir = k->modules_dir,
 		.modules = !k->modules_dir ? NULL
-			   : disk_root     ? disk_modules
-					   : modules,
+			   : disk_root     ? (x86 ? disk_modules_x86 : disk_modules)
+					   : (x86 ? modules_x86 : modules),
 		.share_modules = k->modules_dir ? share : NULL,
 		.extra_files = (const char *const *)files,
 		.sysroot = ga ? ga->root : NULL,
