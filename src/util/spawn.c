@@ -181,3 +181,22 @@ int vn_spawn_run(const char *const *argv, const struct vn_spawn_opts *opts, stru
 		return vn_infra_error(err, -ECHILD, "%s killed by signal %d", argv[0], WTERMSIG(status));
 	return WEXITSTATUS(status);
 }
+
+int vn_spawn_foreground(const char *const *argv, struct vn_error *err)
+{
+	_cleanup_free_ char **env = child_env();
+	int status = 0, rc;
+	pid_t pid;
+
+	if ((rc = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, env)) != 0)
+		return vn_infra_error(err, -rc, "cannot run %s: %s", argv[0], strerror(rc));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return vn_infra_error(err, -errno, "waitpid %s: %s", argv[0], strerror(errno));
+	/* Ctrl-C at the terminal was the program's (gdb stops its target with it); a SIGTERM stays ours. */
+	if (vn_interrupted == SIGINT)
+		vn_interrupted = 0;
+	if (WIFSIGNALED(status))
+		return vn_infra_error(err, -ECHILD, "%s killed by signal %d", argv[0], WTERMSIG(status));
+	return WEXITSTATUS(status);
+}

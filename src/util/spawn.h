@@ -37,3 +37,12 @@ struct vn_spawn_opts {
  * interrupted, past its deadline (-ETIMEDOUT).
  */
 int vn_spawn_run(const char *const *argv, const struct vn_spawn_opts *o, struct vn_error *err);
+
+/*
+ * Run an interactive program (gdb) on the caller's terminal: stdin, stdout
+ * and stderr inherited, in the caller's process group, so that Ctrl-C at
+ * the terminal reaches it; a SIGINT that reaches us meanwhile was its, and
+ * is forgotten when it ends. Returns its exit status, or a negative
+ * errno with err set (cannot start, killed by a signal).
+ */
+int vn_spawn_foreground(const char *const *argv, struct vn_error *err);

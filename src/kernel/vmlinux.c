@@ -1,0 +1,137 @@
+/* Which vmlinux belongs to a booted kernel (vmlinux.h). */
+#include "kernel/vmlinux.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/dir.h"
+
+/* A build id longer than this is no linker's (ld writes 20 bytes). */
+#define BUILD_ID_MAX 64
+
+char *vn_vmlinux_debian_dbg(const char *root, const char *release)
+{
+	return vn_xasprintf("%s/usr/lib/debug/boot/vmlinux-%s", root, release);
+}
+
+static char *hex(const unsigned char *p, size_t n)
+{
+	char *s = vn_xmalloc(2 * n + 1);
+
+	for (size_t i = 0; i < n; i++)
+		snprintf(s + 2 * i, 3, "%02x", p[i]);
+	s[2 * n] = '\0';
+	return s;
+}
+
+/* The first NT_GNU_BUILD_ID note among e's sections. */
+static char *elf_note_build_id(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t off = 0, name, desc;
+		GElf_Nhdr nh;
+		while (d && (off = gelf_getnote(d, off, &nh, &name, &desc)) > 0)
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + name, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+			    nh.n_descsz <= BUILD_ID_MAX)
+				return hex((unsigned char *)d->d_buf + desc, nh.n_descsz);
+	}
+	return NULL;
+}
+
+int vn_elf_build_id(const char *path, char **out, struct vn_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	*out = NULL;
+	if (fd < 0)
+		return vn_infra_error(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return vn_input_error(err, "%s is not an ELF file", path);
+	if (elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return vn_input_error(err, "%s is not an ELF file", path);
+	}
+	*out = elf_note_build_id(e);
+	elf_end(e);
+	return 0;
+}
+
+/* An ELF file with a symbol table: what gdb needs to name anything. */
+static bool has_symbols(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+	Elf *e;
+
+	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return false;
+	while (!found && (scn = elf_nextscn(e, scn)))
+		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	elf_end(e);
+	return found;
+}
+
+static char *beside(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? vn_xasprintf("%.*s/%s", (int)(slash - path), path, name) : vn_xstrdup(name);
+}
+
+int vn_vmlinux_find(const char *root, const char *image, const char *release, struct vn_vmlinux *out,
+		    struct vn_error *err)
+{
+	char *cand[2] = {image ? beside(image, "vmlinux") : NULL,
+			 release ? vn_vmlinux_debian_dbg(root, release) : NULL};
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < 2 && !out->path; i++)
+		if (cand[i] && vn_is_file(cand[i]) && has_symbols(cand[i]))
+			out->path = vn_xstrdup(cand[i]);
+	free(cand[0]);
+	free(cand[1]);
+	if (!out->path) {
+		out->hint =
+			release ? vn_xasprintf("no vmlinux with symbols for %s: for Debian's kernel, "
+					       "'apt-get install linux-image-%s-dbg'; for a recipe, build it "
+					       "with debug info",
+					       release, release)
+				: vn_xstrdup("no vmlinux with symbols: the guest does not say which kernel it booted");
+		return 0;
+	}
+	_cleanup_free_ char *py = beside(out->path, "vmlinux-gdb.py");
+	if (vn_is_file(py))
+		out->gdb_py = steal_pointer(&py);
+	if ((rc = vn_elf_build_id(out->path, &out->build_id, err)) < 0)
+		vn_vmlinux_clear(out);
+	return rc;
+}
+
+void vn_vmlinux_clear(struct vn_vmlinux *v)
+{
+	free(v->path);
+	free(v->gdb_py);
+	free(v->build_id);
+	free(v->hint);
+	memset(v, 0, sizeof(*v));
+}

@@ -1,0 +1,31 @@
+/*
+ * The vmlinux with symbols that belongs to a booted kernel, for gdb, crash
+ * and drgn: a recipe build's (kept beside its bzImage when the build has
+ * one), or for Debian's stock kernel the linux-image-RELEASE-dbg package's.
+ */
+#pragma once
+
+#include "util/error.h"
+
+struct vn_vmlinux {
+	char *path;     /* the vmlinux with symbols, or NULL: none found */
+	char *gdb_py;   /* the kernel's gdb scripts (vmlinux-gdb.py beside it), or NULL */
+	char *build_id; /* its GNU build id, hex, or NULL */
+	char *hint;     /* when path is NULL: what to install or build to get one */
+};
+
+/* Where Debian's -dbg packages put the vmlinux of release (root: "" for /, a test's tree otherwise). */
+char *vn_vmlinux_debian_dbg(const char *root, const char *release);
+
+/*
+ * Find the vmlinux of the kernel booted from image (a bzImage, or the PVH
+ * ELF vnuma extracted from one, which has no symbols), release its release
+ * (may be NULL). Not finding one is no error: out->hint says how to get it.
+ * Errors only for a found file that is not an ELF vmlinux.
+ */
+int vn_vmlinux_find(const char *root, const char *image, const char *release, struct vn_vmlinux *out,
+		    struct vn_error *err);
+void vn_vmlinux_clear(struct vn_vmlinux *v);
+
+/* The GNU build id of an ELF file, as hex; NULL in *out when it has none. */
+int vn_elf_build_id(const char *path, char **out, struct vn_error *err);
