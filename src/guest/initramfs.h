@@ -29,8 +29,12 @@
 
 /* What a Debian kernel needs as modules to reach the disk and the agent. */
 #define VN_INITRAMFS_DEFAULT_MODULES "virtio_pci", "virtio_console", "virtio_blk", "virtio_net"
-/* What onlines slow memory (an NVDIMM made device-dax, then kmem): x86's, where slow nodes boot. */
-#define VN_INITRAMFS_NVDIMM_MODULES "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem"
+/*
+ * x86 guests' own: what onlines slow memory (an NVDIMM made device-dax, then
+ * kmem), where slow nodes boot, and qemu_fw_cfg, which hands QEMU the
+ * kernel's VMCOREINFO for vnuma dump (the vmcoreinfo device is x86's here).
+ */
+#define VN_INITRAMFS_X86_MODULES "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem", "qemu_fw_cfg"
 /* What mounts the host's modules tree (9p over virtio): loaded by the script, not at boot. */
 #define VN_INITRAMFS_SHARE_MODULES "9pnet_virtio", "9p"
 #define VN_INITRAMFS_MODULES_MOUNT "/usr/lib/vnuma/modules-mount"

@@ -135,3 +135,46 @@ void vn_vmlinux_clear(struct vn_vmlinux *v)
 	free(v->hint);
 	memset(v, 0, sizeof(*v));
 }
+
+/* The VMCOREINFO note's KEY=value line in one PT_NOTE segment's notes, bounded; NULL if absent. */
+static char *vmcoreinfo_in(Elf *e, const GElf_Phdr *ph, const char *key)
+{
+	Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
+	size_t off = 0, name, desc, klen = strlen(key);
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name, &desc)) > 0) {
+		if (nh.n_namesz != 11 || memcmp((char *)d->d_buf + name, "VMCOREINFO", 11) != 0)
+			continue;
+		const char *p = (char *)d->d_buf + desc, *end = p + nh.n_descsz;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			if (len > klen && memcmp(p, key, klen) == 0 && p[klen] == '=')
+				return vn_xstrndup(p + klen + 1, len - klen - 1);
+			p += len + 1;
+		}
+	}
+	return NULL;
+}
+
+int vn_elf_vmcoreinfo(const char *path, const char *key, char **out, struct vn_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	GElf_Phdr ph;
+	Elf *e;
+
+	*out = NULL;
+	if (fd < 0)
+		return vn_infra_error(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return 0;
+	/* A core's notes come first and are few; a dump with thousands of segments is not QEMU's. */
+	if (elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0 && n <= 65536)
+		for (size_t i = 0; i < n && !*out; i++)
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_NOTE)
+				*out = vmcoreinfo_in(e, &ph, key);
+	elf_end(e);
+	return 0;
+}

@@ -29,3 +29,11 @@ void vn_vmlinux_clear(struct vn_vmlinux *v);
 
 /* The GNU build id of an ELF file, as hex; NULL in *out when it has none. */
 int vn_elf_build_id(const char *path, char **out, struct vn_error *err);
+
+/*
+ * The value of KEY in an ELF core's VMCOREINFO note (the guest kernel's
+ * words: "BUILD-ID", "OSRELEASE"), or NULL in *out: no such note (a guest
+ * without qemu_fw_cfg, a kdump-format dump) or no such key. The caller
+ * checks what the value may be.
+ */
+int vn_elf_vmcoreinfo(const char *path, const char *key, char **out, struct vn_error *err);

@@ -41,6 +41,7 @@ void vn_dump_result_clear(struct vn_dump_result *r)
 	free(r->path);
 	free(r->meta);
 	free(r->release);
+	free(r->build_id);
 	vn_vmlinux_clear(&r->vmlinux);
 	memset(r, 0, sizeof(*r));
 }
@@ -113,7 +114,8 @@ static int describe(const struct vn_dump_req *q, const struct vn_dump_guest *g, 
 	vn_json_add_str(k, "id", g->kernel_id);
 	vn_json_add_str(k, "release", r->release);
 	vn_json_add_str(k, "vmlinux", r->vmlinux.path);
-	vn_json_add_str(k, "build_id", r->vmlinux.build_id);
+	vn_json_add_str(k, "build_id", r->build_id);
+	vn_json_add_str(k, "vmlinux_build_id", r->vmlinux.build_id);
 	vn_json_add_str(k, "gdb_scripts", r->vmlinux.gdb_py);
 	vn_json_add_str(k, "hint", r->vmlinux.hint);
 	json_object_object_add(o, "kernel", k);
@@ -123,6 +125,30 @@ static int describe(const struct vn_dump_req *q, const struct vn_dump_guest *g, 
 	int rc = vn_file_write_atomic(r->meta, text, strlen(text), 0644, err);
 	json_object_put(o);
 	return rc;
+}
+
+/*
+ * The dumped kernel's own build id (its VMCOREINFO, in an ELF dump of a guest
+ * with qemu_fw_cfg), hex checked: the guest wrote it. A vmlinux found with
+ * another is not this kernel's, and is given up with why.
+ */
+static int running_build_id(struct vn_dump_result *r, struct vn_error *err)
+{
+	_cleanup_free_ char *id = NULL;
+	int rc;
+
+	if ((rc = vn_elf_vmcoreinfo(r->path, "BUILD-ID", &id, err)) < 0)
+		return rc;
+	if (!id || !*id || strlen(id) > 128 || strspn(id, "0123456789abcdef") != strlen(id))
+		return 0;
+	r->build_id = steal_pointer(&id);
+	if (!r->vmlinux.path || !r->vmlinux.build_id || strcmp(r->vmlinux.build_id, r->build_id) == 0)
+		return 0;
+	_cleanup_free_ char *why = vn_xasprintf("%s has build id %s, the dumped kernel %s: not its vmlinux",
+						r->vmlinux.path, r->vmlinux.build_id, r->build_id);
+	vn_vmlinux_clear(&r->vmlinux);
+	r->vmlinux.hint = steal_pointer(&why);
+	return 0;
 }
 
 int vn_testbed_dump_with(const struct vn_dump_req *q, const struct vn_dump_ops *ops, struct vn_dump_result *r,
@@ -149,7 +175,7 @@ int vn_testbed_dump_with(const struct vn_dump_req *q, const struct vn_dump_ops *
 	r->bytes = (uint64_t)st.st_size;
 	r->release = vn_testbed_kernel_release(g.kernel_id);
 	if ((rc = vn_vmlinux_find(q->debug_root, g.kernel, r->release, &r->vmlinux, err)) < 0 ||
-	    (rc = describe(q, &g, r, err)) < 0) {
+	    (rc = running_build_id(r, err)) < 0 || (rc = describe(q, &g, r, err)) < 0) {
 		/* A dump without its description is one nobody can match to a vmlinux: both go. */
 		unlink(q->out);
 		vn_dump_result_clear(r);

@@ -41,10 +41,11 @@ struct vn_dump_ops {
 };
 
 struct vn_dump_result {
-	char *path, *meta; /* the dump, and its description (path + ".json") */
-	uint64_t bytes;    /* the dump's size */
-	struct vn_vmlinux vmlinux;
+	char *path, *meta;         /* the dump, and its description (path + ".json") */
+	uint64_t bytes;            /* the dump's size */
+	struct vn_vmlinux vmlinux; /* its build id equals build_id, where both are known */
 	char *release;
+	char *build_id; /* the dumped kernel's, from its VMCOREINFO; NULL: not in the dump */
 };
 void vn_dump_result_clear(struct vn_dump_result *r);
 

@@ -145,7 +145,7 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 	 * only (slow nodes boot there alone; ppc64le's kernel has no nfit).
 	 */
 	static const char *const modules[] = {VN_INITRAMFS_DEFAULT_MODULES, "9pnet_virtio", "9p", NULL};
-	static const char *const modules_x86[] = {VN_INITRAMFS_DEFAULT_MODULES, VN_INITRAMFS_NVDIMM_MODULES,
+	static const char *const modules_x86[] = {VN_INITRAMFS_DEFAULT_MODULES, VN_INITRAMFS_X86_MODULES,
 						  "9pnet_virtio", "9p", NULL};
 	static const char *const share[] = {VN_INITRAMFS_SHARE_MODULES, NULL};
 	/* A disk root: the initramfs mounts it and switches to it (ext4 is a module in Debian's kernel, and the
@@ -153,7 +153,7 @@ int vn_testbed_guest_image(const char *cache_dir, const struct vn_kernel *k, con
 	static const char *const disk_modules[] = {
 		VN_INITRAMFS_DEFAULT_MODULES, "9pnet_virtio", "9p", "ext4", "crc32c_generic", NULL};
 	static const char *const disk_modules_x86[] = {VN_INITRAMFS_DEFAULT_MODULES,
-						       VN_INITRAMFS_NVDIMM_MODULES,
+						       VN_INITRAMFS_X86_MODULES,
 						       "9pnet_virtio",
 						       "9p",
 						       "ext4",

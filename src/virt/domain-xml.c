@@ -566,8 +566,14 @@ static void emit_machine(struct vn_strbuf *b, const struct vn_domain_opts *o, co
 		vn_strbuf_printf(b, "  <cpu>\n");
 		break;
 	default:
-		/* Without ACPI there is no SRAT/SLIT and the guest sees a single node. */
-		vn_strbuf_printf(b, "  <features>\n    <acpi/>\n    <apic/>\n  </features>\n");
+		/*
+		 * Without ACPI there is no SRAT/SLIT and the guest sees a single node.
+		 * vmcoreinfo: the kernel (qemu_fw_cfg) hands QEMU its VMCOREINFO,
+		 * which vnuma dump's files need for crash and drgn to find the KASLR
+		 * offset and the kernel's layout.
+		 */
+		vn_strbuf_printf(
+			b, "  <features>\n    <acpi/>\n    <apic/>\n    <vmcoreinfo state='on'/>\n  </features>\n");
 		if (o->accel == VN_ACCEL_KVM)
 			vn_strbuf_printf(b, "  <cpu mode='host-passthrough' check='none' migratable='on'>\n");
 		else
