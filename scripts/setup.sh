@@ -24,6 +24,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${VN_BUILD_DIR:-$top/build}
 
 # chromium: tests/integration/report-browser.sh renders report.html headless (it skips without).
+# gdb: vnuma debug; crash, python3-drgn: reading vnuma dump's files (docs/debugging.md).
 packages="
 	build-essential cmake pkg-config
 	libxml2-dev libjson-c-dev libvirt-dev libguestfs-dev libarchive-dev libcmocka-dev
@@ -35,6 +36,7 @@ packages="
 	xz-utils libxml2-utils procps bc groff-base clang-format python3
 	chromium
 	flex bison libelf-dev libssl-dev cpio patch linux-source-6.1 git
+	gdb crash python3-drgn
 "
 
 # The cross compilers only recommend their C library, and apt-get here installs no recommends.

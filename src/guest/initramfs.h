@@ -31,10 +31,11 @@
 #define VN_INITRAMFS_DEFAULT_MODULES "virtio_pci", "virtio_console", "virtio_blk", "virtio_net"
 /*
  * x86 guests' own: what onlines slow memory (an NVDIMM made device-dax, then
- * kmem), where slow nodes boot, and qemu_fw_cfg, which hands QEMU the
- * kernel's VMCOREINFO for vnuma dump (the vmcoreinfo device is x86's here).
+ * kmem), where slow nodes boot; qemu_fw_cfg, which hands QEMU the kernel's
+ * VMCOREINFO for vnuma dump, and pvpanic_mmio, which tells QEMU of a panic
+ * (the vmcoreinfo and pvpanic devices are x86's here).
  */
-#define VN_INITRAMFS_X86_MODULES "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem", "qemu_fw_cfg"
+#define VN_INITRAMFS_X86_MODULES "nfit", "nd_pmem", "dax_pmem", "device_dax", "kmem", "qemu_fw_cfg", "pvpanic_mmio"
 /* What mounts the host's modules tree (9p over virtio): loaded by the script, not at boot. */
 #define VN_INITRAMFS_SHARE_MODULES "9pnet_virtio", "9p"
 #define VN_INITRAMFS_MODULES_MOUNT "/usr/lib/vnuma/modules-mount"

@@ -63,7 +63,8 @@ static int stub_child(void *arg, char **out, struct vn_error *err)
 	const struct stub_call *c = arg;
 	struct vn_virt *v = NULL;
 	struct vn_virt_domain *d = NULL;
-	bool running = false, resumed = false;
+	bool resumed = false;
+	const char *state = NULL;
 	int rc;
 
 	if ((rc = vn_virt_open_within(c->ctx->uri, c->ctx->state_dir, c->ctx->lock_timeout_ms,
@@ -73,7 +74,9 @@ static int stub_child(void *arg, char **out, struct vn_error *err)
 		/* Gone since: its QEMU, and the stub with it, went too. */
 		vn_error_clear(err);
 		rc = 0;
-	} else if (rc == 0 && (rc = vn_virt_domain_is_running(d, &running, err)) == 0) {
+	} else if (rc == 0 && (rc = vn_virt_domain_state_name(d, &state, err)) == 0) {
+		/* A panicked guest ("crashed": paused by pvpanic) is as open to gdb as a running one. */
+		bool running = strcmp(state, "shutoff") != 0 && strcmp(state, "nostate") != 0;
 		if (!running && !c->stop)
 			rc = vn_input_error(err, "guest '%s' is not running", c->name);
 		else if (running && !c->stop)

@@ -217,15 +217,16 @@ static int dump_child(void *arg, char **out, struct vn_error *err)
 	const struct dump_call *c = arg;
 	struct vn_virt *v = NULL;
 	struct vn_virt_domain *d = NULL;
-	bool running = false;
+	const char *state = NULL;
 	int rc;
 
 	if ((rc = vn_virt_open_within(c->ctx->uri, c->ctx->state_dir, c->ctx->lock_timeout_ms,
 				      c->ctx->connect_timeout_ms, &v, err)) < 0)
 		return rc;
+	/* A panicked guest is "crashed" (on_crash preserve): its QEMU, paused, holds its memory. */
 	if ((rc = vn_testbed_lookup(v, c->name, &d, err)) == 0 &&
-	    (rc = vn_virt_domain_is_running(d, &running, err)) == 0) {
-		if (!running)
+	    (rc = vn_virt_domain_state_name(d, &state, err)) == 0) {
+		if (strcmp(state, "shutoff") == 0 || strcmp(state, "nostate") == 0)
 			rc = vn_input_error(err, "guest '%s' is not running: nothing in memory to dump", c->name);
 		else if (c->write)
 			rc = vn_virt_domain_dump(d, c->path, c->format, err);

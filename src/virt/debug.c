@@ -101,6 +101,19 @@ int vn_virt_domain_state_name(struct vn_virt_domain *d, const char **out, struct
 	if (virDomainGetState(d->dom, &state, &reason, 0) < 0)
 		return vn_virt_error(err, "cannot get the state of '%s'", d->name);
 	*out = state >= 0 && (size_t)state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
+	if (state == VIR_DOMAIN_PAUSED && reason == VIR_DOMAIN_PAUSED_CRASHED)
+		*out = "crashed";
+	if (state != VIR_DOMAIN_RUNNING && state != VIR_DOMAIN_PAUSED)
+		return 0;
+	/*
+	 * A panic while no process held the embedded driver reaches libvirt only
+	 * when a connection's reconnect thread asks QEMU, which may be after our
+	 * look: QEMU's own run state says it at once.
+	 */
+	_cleanup_free_ char *status = NULL;
+	if (virDomainQemuMonitorCommand(d->dom, "info status", &status, VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP) == 0 &&
+	    status && strstr(status, "(guest-panicked)"))
+		*out = "crashed";
 	return 0;
 }
 

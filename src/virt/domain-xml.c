@@ -638,9 +638,13 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	emit_numa(&b, t);
 	vn_strbuf_printf(&b, "  </cpu>\n");
 	vn_strbuf_printf(&b, "  <clock offset='utc'/>\n");
-	/* Every way out ends the domain: a reboot loop would hide a panic. */
+	/*
+	 * Every way out ends the domain: a reboot loop would hide a panic. A
+	 * panic the pvpanic device reports (before panic=-1's reset) leaves the
+	 * guest paused, "crashed", with its memory whole for vnuma dump.
+	 */
 	vn_strbuf_printf(&b, "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>destroy</on_reboot>\n"
-			     "  <on_crash>destroy</on_crash>\n");
+			     "  <on_crash>preserve</on_crash>\n");
 	vn_strbuf_printf(&b, "  <devices>\n");
 	elem(&b, 4, "emulator", o->emulator);
 	vn_strbuf_printf(&b, "    <controller type='usb' model='none'/>\n");
@@ -677,6 +681,9 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	    (rc = emit_shares(&b, o, err)) < 0)
 		return rc;
 	vn_strbuf_printf(&b, "    <memballoon model='none'/>\n");
+	/* QEMU's ISA pvpanic (ACPI QEMU0001, Debian's pvpanic_mmio): q35 only. */
+	if (o->arch == VN_ARCH_X86_64)
+		vn_strbuf_printf(&b, "    <panic model='isa'/>\n");
 	vn_strbuf_printf(&b, "  </devices>\n");
 	emit_qemu_args(&b, o);
 	vn_strbuf_printf(&b, "</domain>\n");

@@ -533,17 +533,32 @@ static void drop_guest_volumes(struct vn_virt_domain *d)
 	vn_error_clear(&e);
 }
 
+/*
+ * Whether d's QEMU is there to kill: running, and also "crashed", where a
+ * panic reported through pvpanic left it paused (<on_crash>preserve).
+ */
+static int has_process(struct vn_virt_domain *d, bool *alive, struct vn_error *err)
+{
+	int state = 0, reason = 0, rc;
+
+	if ((rc = vn_virt_domain_is_running(d, alive, err)) < 0)
+		return rc;
+	if (!*alive && virDomainGetState(d->dom, &state, &reason, 0) == 0)
+		*alive = state == VIR_DOMAIN_CRASHED || state == VIR_DOMAIN_PMSUSPENDED;
+	return 0;
+}
+
 /* Stop and undefine; then keep the guest dir as a failure (kept non-NULL) or remove it. */
 static int destroy(struct vn_virt_domain *d, char **kept, struct vn_error *err)
 {
 	bool running = false;
 	int rc;
 
-	if ((rc = vn_virt_domain_is_running(d, &running, err)) < 0)
+	if ((rc = has_process(d, &running, err)) < 0)
 		return rc;
 	if (running && virDomainDestroy(d->dom) < 0) {
 		/* It may have powered off between our look and the kill. */
-		if ((rc = vn_virt_domain_is_running(d, &running, err)) < 0)
+		if ((rc = has_process(d, &running, err)) < 0)
 			return rc;
 		if (running)
 			return vn_virt_error(err, "cannot stop guest '%s'", d->name);
