@@ -194,6 +194,12 @@ static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_erro
 			ra->kernels[ra->nkernels++] = optarg;
 			break;
 		case 'K': ro->keep = true; break;
+		case 'P':
+			if (strcmp(optarg, "panic") == 0 || strcmp(optarg, "fail") == 0)
+				ro->dump_on = optarg[0] == 'p' ? VN_DUMP_ON_PANIC : VN_DUMP_ON_FAIL;
+			else
+				return vn_cli_bad_arg(a, "dump-on", "is neither 'panic' nor 'fail'", err);
+			break;
 		case 'c': ro->cold = true; break;
 		case 'N':
 			if (vn_cli_node_memory(a, optarg, &ro->node_memory, err) < 0)
@@ -355,6 +361,10 @@ static const struct vn_cli_opt run_opts[] = {
 	 "read-only at /opt/ltp, where the scenario's LTP suite steps look\n"
 	 "(docs/suites.md)"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
+	{"dump-on", 'P', false, "panic|fail", VN_VAL_NONE,
+	 "keep a memory dump of the guest in the results directory (vmcore,\n"
+	 "vmcore.json; crash and drgn read it) when it panics, or with fail\n"
+	 "also when an assertion fails (docs/debugging.md)"},
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
 	 "boot the scenario's guest on this architecture (arm64, ppc64le;\n"
 	 "default: the scenario's \"arch\", else the host's; docs/arches.md)"},

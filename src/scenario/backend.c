@@ -2,6 +2,7 @@
 #include "scenario/backend.h"
 
 #include "testbed/agent-session.h"
+#include "testbed/dump.h"
 #include "testbed/down.h"
 #include "testbed/image.h"
 
@@ -53,6 +54,19 @@ static int tb_hotplug(void *data, const struct vn_testbed_ctx *ctx, const struct
 	return vn_testbed_hotplug(ctx, q, sh, sh_data, r, err);
 }
 
+static int tb_dump(void *data, const struct vn_testbed_ctx *ctx, const char *name, const char *out,
+		   struct vn_error *err)
+{
+	struct vn_dump_req q = {.name = name, .out = out, .format = VN_DUMP_ELF, .debug_root = ""};
+	struct vn_dump_result r;
+	int rc = vn_testbed_dump(ctx, &q, &r, err);
+
+	(void)data;
+	if (rc == 0)
+		vn_dump_result_clear(&r);
+	return rc;
+}
+
 const struct vn_run_backend vn_run_backend_testbed = {
 	.up = tb_up,
 	.agent = tb_agent,
@@ -60,4 +74,5 @@ const struct vn_run_backend vn_run_backend_testbed = {
 	.postmortem_hold = tb_postmortem_hold,
 	.postmortem = tb_postmortem,
 	.hotplug = tb_hotplug,
+	.dump = tb_dump,
 };

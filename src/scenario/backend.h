@@ -26,10 +26,17 @@ struct vn_run_backend {
 	/* libvirt's half of a hotplug, the guest's through sh (vn_testbed_hotplug); NULL: refused, an infra error. */
 	int (*hotplug)(void *data, const struct vn_testbed_ctx *ctx, const struct vn_hotplug_req *q,
 		       vn_hotplug_sh_fn sh, void *sh_data, struct vn_hotplug_result *r, struct vn_error *err);
+	/* A memory dump of the guest into out and out.json (vn_testbed_dump); NULL: none kept. */
+	int (*dump)(void *data, const struct vn_testbed_ctx *ctx, const char *name, const char *out,
+		    struct vn_error *err);
 	const char *libdir; /* where the guest has vnuma's programs (NULL: VN_RUN_GUEST_LIBDIR) */
 	const char *rundir; /* where the steps leave their pidfiles in the guest (NULL: VN_RUN_GUEST_RUNDIR) */
 	void *data;
 };
+
+/* When `run --dump-on` keeps a dump of the guest (RUN_DIR/vmcore): never, on its panic, on any failure. */
+enum vn_run_dump_on { VN_DUMP_ON_NONE, VN_DUMP_ON_PANIC, VN_DUMP_ON_FAIL };
+#define VN_RUN_DUMP_FILE "vmcore"
 
 #define VN_RUN_GUEST_LIBDIR "/usr/lib/vnuma"
 #define VN_RUN_GUEST_RUNDIR "/tmp/vnuma-run"

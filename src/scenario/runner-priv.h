@@ -83,3 +83,11 @@ int vn_run_suite_check(const struct run *r, struct vn_error *err);
 void vn_run_suite_report(struct run *r, struct vn_result_run *rep);
 /* Each step's pids and result lines, into r->d (a process without one counted, for the assertions). */
 int vn_run_gather(struct run *r, struct vn_error *err);
+/* runner-dump.c */
+/*
+ * --dump-on: before the guest goes, its memory into RUN_DIR/vmcore when it
+ * died under the run (a panic leaves it paused, "crashed") or, with
+ * VN_DUMP_ON_FAIL, when an assertion failed. A dump that cannot be taken
+ * fails nothing: the run's verdicts stand, its progress says why.
+ */
+void vn_run_keep_dump(const struct run *r, enum vn_run_dump_on on, bool died, unsigned failures);

@@ -473,6 +473,8 @@ static int finish_run(const struct vn_testbed_ctx *ctx, const struct vn_run_opts
 		bool held = rc < 0 && !o->keep && !vn_was_interrupted() && up->guest_dir &&
 			    r->be->postmortem_hold(r->be->data, up->guest_dir, aside, &ce) > 0;
 		vn_error_clear(&ce);
+		if (!vn_was_interrupted())
+			vn_run_keep_dump(r, o->dump_on, died, rc == 0 ? vn_result_failures(rep) : 0);
 		if (!o->keep) {
 			/* Ctrl-C ends waits, but not this one: the guest must go even when interrupted. */
 			sig_atomic_t sig = vn_interrupted;

@@ -29,6 +29,7 @@ struct vn_run_opts {
 	const char *const *with;        /* more host packages for the guest image (the scenario's come too) */
 	const char *variant;            /* for the result: the variant's name (NULL: "default") */
 	unsigned repeat;                /* and which repeat of it, from 1 (0: 1) */
+	enum vn_run_dump_on dump_on;    /* --dump-on: keep a dump of the guest in the run's directory */
 	struct vn_up_progress progress; /* the boot's, and the run's stages ("step", "collecting") */
 
 	/* The machine under the run (NULL: vn_run_backend_testbed); a matrix passes it to every run. */

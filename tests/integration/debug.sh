@@ -9,7 +9,8 @@
 # "crashed" (pvpanic, <on_crash>preserve) and its dump is taken; with
 # crash, drgn and Debian's -dbg vmlinux installed, crash's bt shows the
 # sysrq crash and drgn reads each node's zonelist equal to the model's
-# fallback order. Nothing left. About a minute.
+# fallback order. `run --dump-on panic` with a step that panics the guest
+# (sysrq) keeps the dump in the run's directory. Nothing left. About a minute.
 #   debug.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -89,6 +90,29 @@ else
 fi
 "$vnuma" down "$name" >/dev/null 2>&1
 check "down the crashed guest" test $? = 0
+check "no QEMU left" no_qemu_left
+check "no domain left" no_domain_left
+
+# run --dump-on panic: a step panics the guest through sysrq; the run (exit 3) keeps its dump.
+cat >"$w/panic.json" <<EOF
+{
+  "name": "panic",
+  "topology": "$src/topologies/2node.xml",
+  "timeout_s": 600,
+  "steps": [{"name": "crash", "workload": "cmd", "command": ["sh", "-c", "sleep 2; echo c > /proc/sysrq-trigger; sleep 600"]}],
+  "assertions": [{"type": "distances"}]
+}
+EOF
+"$vnuma" run "$w/panic.json" -o "$w/run" --dump-on panic >"$w/run.log" 2>&1
+check "run --dump-on panic: the panic exits 3" test $? = 3
+check "...the dump kept in the run's directory" test -s "$w/run/vmcore"
+check "...described: the guest crashed" grep -q '"state":"crashed"' "$w/run/vmcore.json"
+check "...the progress says so" grep -q "vmcore (the guest died)" "$w/run.log"
+if [ -f "$vmlinux" ] && command -v crash >/dev/null; then
+	printf 'bt\nquit\n' >"$w/crash2.in"
+	timeout 300 crash -s "$vmlinux" "$w/run/vmcore" -i "$w/crash2.in" >"$w/crash2.out" 2>&1
+	check "...crash: bt shows the sysrq crash" grep -q 'sysrq_handle_crash' "$w/crash2.out"
+fi
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
 finish

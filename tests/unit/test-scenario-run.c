@@ -46,6 +46,7 @@ struct fake {
 	int agent_status; /* -1 until the runner's down reaped the agent */
 	bool spawned;     /* the runner asked for an agent */
 	char arch[32];    /* the architecture the last guest was asked for ("" for none) */
+	unsigned dumps;   /* dumps the run asked for (--dump-on) */
 	struct vn_run_backend be;
 	struct vn_testbed_ctx ctx; /* its state dir in root: nothing of the host's is read or written */
 };
@@ -1267,6 +1268,40 @@ static void test_suite_pass_fail(void **state)
 	outcome_clear(&o);
 }
 
+/* The machine's dump: the guest's name into the file the run named. */
+static int fake_dump(void *data, const struct vn_testbed_ctx *ctx, const char *name, const char *out,
+		     struct vn_error *err)
+{
+	struct fake *f = data;
+
+	f->dumps++;
+	return vn_file_write_text(out, name, err);
+}
+
+/* --dump-on fail keeps a dump of a guest whose assertion failed; --dump-on panic only of one that died. */
+static void test_dump_on(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_free_ char *json = (write_suite(f), suite_json(f, "\"good\", \"bad\"", ""));
+	const enum vn_run_dump_on on[] = {VN_DUMP_ON_NONE, VN_DUMP_ON_PANIC, VN_DUMP_ON_FAIL};
+
+	f->be.dump = fake_dump;
+	for (unsigned i = 0; i < 3; i++) {
+		_cleanup_scenario_ struct vn_scenario *s = scenario(f, json);
+		_cleanup_free_ char *name = vn_xasprintf("out%u", i), *dir = path_in(f, name);
+		_cleanup_free_ char *core = vn_xasprintf("%s/vmcore", dir);
+		struct vn_run_opts o = {.outdir = dir, .backend = &f->be, .dump_on = on[i]};
+		struct outcome out = {0};
+		out.rc = vn_scenario_run(&f->ctx, s, &o, &out.rep, &out.dir, &out.err);
+		if (out.rc < 0)
+			fail_msg("%s", out.err.msg);
+		assert_int_equal(vn_result_failures(&out.rep), 1);
+		assert_int_equal(f->dumps, on[i] == VN_DUMP_ON_FAIL);
+		assert_int_equal(vn_is_file(core), on[i] == VN_DUMP_ON_FAIL);
+		outcome_clear(&out);
+	}
+}
+
 /* A hung test is killed at its timeout and the next one runs; the run could not be judged (exit 3). */
 static void test_suite_timeout_next_runs(void **state)
 {
@@ -1492,6 +1527,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trace_probe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quick_leaves_scenario, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_suite_pass_fail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dump_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_suite_timeout_next_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_suite_known_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_suite_ltp, setup, teardown),
