@@ -17,6 +17,8 @@
 
 #include "kernel/kernel.h"
 #include "testbed/doctor.h"
+
+#include "kernel/vmlinux.h"
 #include "testbed/testbed.h"
 #include "util/alloc.h"
 #include "util/arch.h"
@@ -106,6 +108,32 @@ static void check_file(struct vn_doctor *d, const char *name, const char *path, 
 		add(d, name, VN_CHECK_OK, NULL, "%s (%s)", path, what);
 	else
 		add(d, name, VN_CHECK_FAIL, fix, "%s missing: %s is packed into every guest image", path, what);
+}
+
+void vn_doctor_check_debug(struct vn_doctor *d, const char *root, const char *release)
+{
+	static const char *const tools[] = {"/usr/bin/gdb", "/usr/bin/crash", "/usr/bin/drgn"};
+	struct vn_vmlinux v;
+	struct vn_error e = {0};
+	char missing[64] = "";
+
+	if (vn_vmlinux_find(root, NULL, release, &v, &e) < 0)
+		add(d, "kernel-debug", VN_CHECK_WARN, NULL, "%s", e.msg);
+	else if (v.path)
+		add(d, "kernel-debug", VN_CHECK_OK, NULL, "%s (build id %s)", v.path, v.build_id ? v.build_id : "none");
+	else
+		add(d, "kernel-debug", VN_CHECK_WARN, "for vnuma debug and dumps read with crash and drgn", "%s",
+		    v.hint);
+	vn_error_clear(&e);
+	vn_vmlinux_clear(&v);
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (access(tools[i], X_OK) != 0)
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), " %s",
+				 strrchr(tools[i], '/') + 1);
+	if (*missing)
+		add(d, "debug-tools", VN_CHECK_WARN, "apt-get install gdb crash python3-drgn", "missing:%s", missing);
+	else
+		add(d, "debug-tools", VN_CHECK_OK, NULL, "gdb, crash, drgn");
 }
 
 static void check_resources(struct vn_doctor *d, const char *state_dir)
@@ -315,9 +343,10 @@ int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct 
 	check_file(d, "qemu", "/usr/bin/qemu-system-x86_64", "the emulator", "qemu-system-x86");
 	check_file(d, "busybox", "/bin/busybox", "the guest's shell and tools", "busybox-static");
 	check_file(d, "numactl", "/usr/bin/numactl", "placement in the guest", "numactl");
-	if (vn_kernel_resolve_with(NULL, NULL, NULL, &k, &e) == 0)
+	if (vn_kernel_resolve_with(NULL, NULL, NULL, &k, &e) == 0) {
 		add(d, "kernel", VN_CHECK_OK, NULL, "stock kernel %s (%s)", k->release, k->image);
-	else
+		vn_doctor_check_debug(d, "", k->release);
+	} else
 		add(d, "kernel", VN_CHECK_FAIL, "apt-get install linux-image-amd64", "%s", e.msg);
 	vn_error_clear(&e);
 	check_resources(d, ctx->state_dir);

@@ -16,7 +16,7 @@ struct vn_check {
 	char fix[256];  /* for warn / fail: what to do */
 	double seconds; /* probes: how long the kernel took to print */
 };
-#define VN_DOCTOR_MAX_CHECKS 24
+#define VN_DOCTOR_MAX_CHECKS 28
 struct vn_doctor {
 	struct vn_check checks[VN_DOCTOR_MAX_CHECKS];
 	size_t n;
@@ -30,6 +30,8 @@ struct vn_doctor {
  * Problems are checks, not errors: err is for the doctor itself failing.
  */
 int vn_doctor_run(const struct vn_testbed_ctx *ctx, struct vn_doctor *d, struct vn_error *err);
+/* The stock kernel's vmlinux with symbols (root "" for /: Debian's -dbg package), and gdb, crash, drgn: warnings. */
+void vn_doctor_check_debug(struct vn_doctor *d, const char *root, const char *release);
 /* No check failed and some accelerator boots. */
 bool vn_doctor_ok(const struct vn_doctor *d);
 const char *vn_check_verdict_name(enum vn_check_verdict v);

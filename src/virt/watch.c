@@ -8,8 +8,9 @@
  * and silent, until the next process that opens the driver reconnects and
  * finishes the shutdown. libvirt's XML has no way to make QEMU exit by itself
  * (only the <qemu:commandline> passthrough could, a hand-built argument that
- * taints the domain; a <panic> device would only pause it at the panic
- * instead), and QEMU being paused looks from outside like a quiet guest.
+ * taints the domain; the <panic> device x86 guests have pauses it at the
+ * panic instead, for vnuma dump: docs/debugging.md), and QEMU being paused
+ * looks from outside like a quiet guest.
  * What does tell: the kernel's last words on the serial console, which reach
  * the log file (console-keep.c) even past its cap, and, for a QEMU that was killed or
  * crashed, its pid file under the embedded root.

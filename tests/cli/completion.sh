@@ -39,7 +39,7 @@ is() { # EXPECTED(newline-separated) COMPLETION-ARGS...
 	[ "$(comp "$@" | sort)" = "$(sort <<<"$want")" ]
 }
 
-check "commands" is "$(printf '%s\n' bisect cache collect compare cp doctor down exec help hosts hotplug image kernel list report run scenario shell status topo up)" vnuma ''
+check "commands" is "$(printf '%s\n' bisect cache collect compare cp debug doctor down dump exec help hosts hotplug image kernel list report run scenario shell status topo up)" vnuma ''
 check "command prefix" is "$(printf '%s\n' status scenario shell)" vnuma s
 check "the hidden helper is not offered" not has complete vnuma c
 check "up options" is "$(printf '%s\n' --kernel --kernel-model)" vnuma up --ke

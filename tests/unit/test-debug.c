@@ -22,6 +22,7 @@
 
 #include "kernel/vmlinux.h"
 #include "testbed/debug.h"
+#include "testbed/doctor.h"
 #include "testbed/dump.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -153,6 +154,28 @@ static void test_vmlinux_find(void **s)
 	vn_vmlinux_clear(&v);
 }
 
+/* vnuma doctor: the stock kernel's -dbg vmlinux, a warning with the package to install when it is missing. */
+static void test_doctor_debug(void **s)
+{
+	_cleanup_free_ char *root = vn_xasprintf("%s/doctor", tmp), *dbg = vn_vmlinux_debian_dbg(root, "6.1.0-7-amd64");
+	_cleanup_free_ char *dir = vn_xasprintf("%s/usr/lib/debug/boot", root);
+	struct vn_doctor d = {0};
+	struct vn_error err = {0};
+
+	vn_doctor_check_debug(&d, root, "6.1.0-7-amd64");
+	assert_string_equal(d.checks[0].name, "kernel-debug");
+	assert_int_equal(d.checks[0].verdict, VN_CHECK_WARN);
+	assert_non_null(strstr(d.checks[0].detail, "apt-get install linux-image-6.1.0-7-amd64-dbg"));
+	assert_string_equal(d.checks[1].name, "debug-tools");
+	assert_int_equal(vn_mkdir_p(dir, 0755, &err), 0);
+	copy_self(dbg);
+	d.n = 0;
+	vn_doctor_check_debug(&d, root, "6.1.0-7-amd64");
+	assert_int_equal(d.checks[0].verdict, VN_CHECK_OK);
+	assert_non_null(strstr(d.checks[0].detail, dbg));
+	assert_non_null(strstr(d.checks[0].detail, "build id "));
+}
+
 /* gdb's Ctrl-C is gdb's; a SIGTERM that came meanwhile is still ours. */
 static void test_spawn_foreground(void **s)
 {
@@ -269,9 +292,9 @@ static void test_dump_files(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_gdbserver_reply), cmocka_unit_test(test_release_and_format),
-		cmocka_unit_test(test_vmlinux_find),    cmocka_unit_test(test_spawn_foreground),
-		cmocka_unit_test(test_dump_files),
+		cmocka_unit_test(test_gdbserver_reply),  cmocka_unit_test(test_release_and_format),
+		cmocka_unit_test(test_vmlinux_find),     cmocka_unit_test(test_doctor_debug),
+		cmocka_unit_test(test_spawn_foreground), cmocka_unit_test(test_dump_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
