@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/kselftest.h"
 #include "cli/progress.h"
 #include "kernel/build.h"
 #include "kernel/kernel.h"
@@ -16,7 +17,7 @@
 #include "util/cleanup.h"
 #include "util/state.h"
 
-static const struct vn_cmd kernel_build_cmd, kernel_list_cmd;
+static const struct vn_cmd kernel_build_cmd, kernel_list_cmd, kernel_selftests_cmd;
 
 static int state_cache(const char *state_dir, char **out, struct vn_error *err)
 {
@@ -149,6 +150,73 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 	return VN_EXIT_OK;
 }
 
+int vn_cli_kselftest(const char *state_dir, const char *kernel, enum vn_arch arch, const char *tests, int jobs,
+		     struct vn_selftests **out, struct vn_error *err)
+{
+	_cleanup_free_ char *cache = NULL, *path = NULL;
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	_cleanup_strbuf_ struct vn_strbuf tried = VN_STRBUF_INIT;
+	struct vn_cli_progress p;
+	int rc;
+
+	if ((rc = state_cache(state_dir, &cache, err)) < 0)
+		return rc;
+	if (kernel && strcmp(kernel, "stock") != 0) {
+		if ((rc = vn_recipe_find(kernel, &path, &tried)) < 0)
+			return rc;
+		if (rc == 0)
+			return vn_input_error(err,
+					      "kernel %s: kselftest is built from a kernel's source tree: give 'stock' "
+					      "or a source recipe (not a file, nor in %s)",
+					      kernel, tried.s ? tried.s : "any recipe dir");
+		if ((rc = vn_recipe_load(path, &r, err)) < 0)
+			return rc;
+	}
+	vn_cli_progress_init(&p);
+	snprintf(p.what, sizeof(p.what), "kselftest");
+	struct vn_selftests_opts so = {.cache_dir = cache,
+				       .arch = arch,
+				       .tests = tests,
+				       .jobs = jobs,
+				       .progress = vn_cli_progress,
+				       .progress_data = &p};
+	/* A "stock" recipe is the stock kernel's tree. */
+	rc = vn_selftests_build(r && r->type == VN_RECIPE_STOCK ? NULL : r, &so, out, err);
+	vn_cli_progress_done(&p);
+	return rc;
+}
+
+static int kernel_selftests(int argc, char **argv, struct vn_error *err)
+{
+	_cleanup_selftests_ struct vn_selftests *t = NULL;
+	struct vn_cli_args a;
+	const char *kernel = NULL, *tests = NULL;
+	uint64_t jobs = 0;
+	enum vn_arch arch = vn_arch_host();
+	int c, rc;
+
+	vn_cli_args_init(&a, &kernel_selftests_cmd, argc, argv);
+	while ((c = vn_cli_next(&a, err)) > 0) {
+		if (c == 'j' && vn_cli_count(&a, "jobs", optarg, 1, 1024, &jobs, err) < 0)
+			return a.exit;
+		if (c == 'X' && (rc = vn_arch_parse(optarg, "--arch", &arch, err)) < 0)
+			return rc;
+		if (c == 'k')
+			kernel = optarg;
+		if (c == 'T')
+			tests = optarg;
+	}
+	if (c < 0 || vn_cli_operands(&a, 0, 0, err) < 0)
+		return a.exit;
+	if ((rc = vn_cli_kselftest(a.state_dir, kernel, arch, tests, (int)jobs, &t, err)) < 0)
+		return rc;
+	fprintf(stderr, "kselftest %s for %s from %s (%.16s)%s; run it with: vnuma run SCENARIO --share %s:%s\n",
+		t->subdir, vn_arch_name(t->arch), t->tree ? t->tree : "?", t->key, t->cached ? ", cached" : "", t->dir,
+		VN_SELFTESTS_GUEST_DIR);
+	printf("%s\n", t->dir);
+	return VN_EXIT_OK;
+}
+
 static const struct vn_cli_opt kernel_build_opts[] = {
 	{"jobs", 'j', true, "N", VN_VAL_NONE, "make -j (default: all CPUs)"},
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
@@ -182,7 +250,30 @@ static const struct vn_cmd kernel_list_cmd = {
 	.common = VN_CLI_STATE_DIR,
 };
 
-static const struct vn_cmd *const kernel_subs[] = {&kernel_build_cmd, &kernel_list_cmd, NULL};
+static const struct vn_cli_opt kernel_selftests_opts[] = {
+	{"kernel", 'k', false, "KERNEL", VN_VAL_KERNEL,
+	 "'stock' (default: Debian's linux-source-6.1, which setup.sh\n"
+	 "installs) or a source recipe, whose tree is built"},
+	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
+	 "the guest's: x86_64 (default: the host's), arm64 or ppc64le,\n"
+	 "with Debian's cross compiler and the target's libnuma-dev"},
+	{"tests", 'T', false, "LIST", VN_VAL_NONE,
+	 "comma-separated tests of selftests/vm (mm from 6.3)\n"
+	 "(default: " VN_SELFTESTS_DEFAULT ")"},
+	{"jobs", 'j', true, "N", VN_VAL_NONE, "make -j (default: all CPUs)"},
+	VN_CLI_OPT_END,
+};
+
+static const struct vn_cmd kernel_selftests_cmd = {
+	.name = "selftests",
+	.fn = kernel_selftests,
+	.summary = "build kselftest's mm tests from a kernel's tree, statically; print their folder",
+	.synopsis = "[--state-dir DIR] [--kernel stock|RECIPE] [--arch ARCH] [--tests LIST] [-j N]",
+	.opts = kernel_selftests_opts,
+	.common = VN_CLI_STATE_DIR,
+};
+
+static const struct vn_cmd *const kernel_subs[] = {&kernel_build_cmd, &kernel_list_cmd, &kernel_selftests_cmd, NULL};
 
 const struct vn_cmd vn_cmd_kernel = {
 	.name = "kernel",

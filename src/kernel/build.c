@@ -31,7 +31,7 @@ void vn_kernel_say(const struct vn_kernel_work *w, const char *stage, const char
 		w->o->progress(w->o->progress_data, stage, line);
 }
 
-static bool in_path(const char *tool)
+bool vn_kernel_in_path(const char *tool)
 {
 	const char *path = getenv("PATH");
 	_cleanup_free_ char *copy = vn_xstrdup(path && *path ? path : "/usr/bin:/bin");
@@ -138,7 +138,7 @@ int vn_kernel_make(const struct vn_kernel_work *w, const char *stage, const char
 		argv[a++] = cross_arg;
 	}
 	/* Where installed, ccache keeps what a bisection's or a rebuild's steps compiled once. */
-	if (in_path("ccache")) {
+	if (vn_kernel_in_path("ccache")) {
 		snprintf(cc_arg, sizeof(cc_arg), "CC=ccache %s%sgcc", w->o->arch != vn_arch_host() ? ai->triplet : "",
 			 w->o->arch != vn_arch_host() ? "-" : "");
 		argv[a++] = cc_arg;
@@ -161,24 +161,24 @@ static int check_tools(const struct vn_recipe *r, enum vn_arch arch, struct vn_e
 	struct vn_strbuf missing = VN_STRBUF_INIT, pkgs = VN_STRBUF_INIT;
 
 	for (size_t i = 0; i < VN_ARRAY_SIZE(tools); i++)
-		if (!in_path(tools[i].tool)) {
+		if (!vn_kernel_in_path(tools[i].tool)) {
 			vn_strbuf_printf(&missing, "%s%s (Debian package %s)", missing.len ? ", " : "", tools[i].tool,
 					 tools[i].pkg);
 			vn_strbuf_printf(&pkgs, " %s", tools[i].pkg);
 		}
-	if (r->tree_kind == VN_TREE_TARBALL && strstr(r->tree_path, ".xz") && !in_path("xz")) {
+	if (r->tree_kind == VN_TREE_TARBALL && strstr(r->tree_path, ".xz") && !vn_kernel_in_path("xz")) {
 		vn_strbuf_printf(&missing, "%sxz (Debian package xz-utils)", missing.len ? ", " : "");
 		vn_strbuf_printf(&pkgs, " xz-utils");
 	}
 	if (arch != vn_arch_host()) {
 		const char *t = vn_arch_info(arch)->triplet;
 		_cleanup_free_ char *gcc = vn_xasprintf("%s-gcc", t);
-		if (!in_path(gcc)) {
+		if (!vn_kernel_in_path(gcc)) {
 			vn_strbuf_printf(&missing, "%s%s (Debian package gcc-%s)", missing.len ? ", " : "", gcc, t);
 			vn_strbuf_printf(&pkgs, " gcc-%s", t);
 		}
 	}
-	if (r->tree_kind == VN_TREE_GIT && !in_path("git")) {
+	if (r->tree_kind == VN_TREE_GIT && !vn_kernel_in_path("git")) {
 		vn_strbuf_printf(&missing, "%sgit (Debian package git)", missing.len ? ", " : "");
 		vn_strbuf_printf(&pkgs, " git");
 	}
@@ -200,7 +200,7 @@ static int check_tools(const struct vn_recipe *r, enum vn_arch arch, struct vn_e
 	return rc;
 }
 
-static char *tail_lines(const char *path, int nlines)
+char *vn_kernel_log_tail(const char *path, int nlines)
 {
 	_cleanup_free_ char *s = NULL;
 	size_t len = 0;
@@ -348,7 +348,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		/* Keep the log where the user can read it; the half-built staging folder goes. */
 		if (access(log, F_OK) == 0 && rename(log, failed) == 0 && err && err->kind == VN_ERR_INPUT &&
 		    !err->detail) {
-			_cleanup_free_ char *t = tail_lines(failed, 25);
+			_cleanup_free_ char *t = vn_kernel_log_tail(failed, 25);
 			if (t)
 				vn_error_set_detail(err, t);
 		}

@@ -56,6 +56,10 @@ struct vn_kernel_work {
 	int log_fd;
 };
 
+/* The last nlines lines of the log at path (malloc'd), or NULL when it is empty or cannot be read. */
+char *vn_kernel_log_tail(const char *path, int nlines);
+/* tool is a program in $PATH (a name without a slash). */
+bool vn_kernel_in_path(const char *tool);
 /* Report a stage (and optionally a line) to the progress callback. */
 void vn_kernel_say(const struct vn_kernel_work *w, const char *stage, const char *line);
 /*
