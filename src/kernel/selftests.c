@@ -115,14 +115,14 @@ static int check_tools(const struct vn_recipe *r, char *const *tests, size_t n, 
 }
 
 /*
- * make with args in cwd, its lines watched as kernel builds' are. A failure
+ * make with args in cwd, its lines (progress as stage) watched as kernel builds' are. A failure
  * is never the kernel's: a full disk or a killed compiler says so, and
  * anything else (a compile error) is an infrastructure error too.
  */
-static int run_make(const struct vn_kernel_work *w, const char *cwd, char *const *args, size_t nargs, const char *what,
-		    unsigned deadline_s, struct vn_error *err)
+static int run_make(const struct vn_kernel_work *w, const char *stage, const char *cwd, char *const *args, size_t nargs,
+		    const char *what, unsigned deadline_s, struct vn_error *err)
 {
-	struct vn_kernel_watch mw = {.w = w, .stage = w->o->progress ? "build" : NULL};
+	struct vn_kernel_watch mw = {.w = w, .stage = w->o->progress ? stage : NULL};
 	struct vn_spawn_opts so = {.cwd = cwd,
 				   .log_fd = w->log_fd,
 				   .line = vn_kernel_watch_line,
@@ -178,7 +178,7 @@ static int headers(const struct vn_kernel_work *w, const char *sid, unsigned dea
 	if ((rc = vn_mkdir_p(w->obj, 0755, err)) < 0)
 		return rc;
 	vn_kernel_say(w, "headers", NULL);
-	if ((rc = run_make(w, w->src, args, VN_ARRAY_SIZE(args), "make headers", deadline_s, err)) < 0)
+	if ((rc = run_make(w, "headers", w->src, args, VN_ARRAY_SIZE(args), "make headers", deadline_s, err)) < 0)
 		return rc;
 	return vn_file_write(stamp, sid) < 0 ? vn_infra_error(err, -EIO, "writing %s", stamp) : 0;
 }
@@ -241,7 +241,7 @@ static int build_tests(const struct vn_kernel_work *w, const char *sub, char *co
 	if (na == ntargets)
 		return 0;
 	vn_kernel_say(w, "build", sub);
-	return run_make(w, dir, args, na, "make of the tests", deadline_s, err);
+	return run_make(w, "build", dir, args, na, "make of the tests", deadline_s, err);
 }
 
 /* The stock kernel's tree as a recipe of its own: Debian's tarball, with no patch and no config. */
