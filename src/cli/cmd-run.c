@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/kselftest.h"
 #include "cli/progress.h"
 #include "compare/compare.h"
 #include "scenario/runner.h"
@@ -139,6 +140,7 @@ struct run_args {
 	char **share, **files; /* --share, --file: after the scenario's own */
 	size_t nshare, nfiles;
 	const char *ltp; /* --ltp DIR */
+	bool kselftest;  /* --kselftest */
 };
 
 /* --ltp DIR: LTP's install (its testcases/bin), made absolute and free of symlinks for the share spec. */
@@ -156,6 +158,34 @@ static int ltp_dir(const char *dir, char **out, struct vn_error *err)
 	if (strchr(abs, ':'))
 		return vn_input_error(err, "--ltp %s: a directory whose path holds ':' cannot be shared", abs);
 	*out = steal_pointer(&abs);
+	return 0;
+}
+
+/*
+ * --kselftest: the tests the scenario runs from /opt/kselftest, built from
+ * the run's kernel's tree for its arch (or found in the cache), shared there.
+ */
+static int kselftest_share(const struct run_args *ra, const struct vn_scenario *s, char ***share, struct vn_error *err)
+{
+	_cleanup_selftests_ struct vn_selftests *t = NULL;
+	_cleanup_free_ char *tests = vn_scenario_kselftests(s);
+	const char *kernel = ra->nkernels ? ra->kernels[0] : s->kernel, *arch_name = ra->arch ? ra->arch : s->arch;
+	enum vn_arch arch = vn_arch_host();
+	size_t n = 0;
+	int rc;
+
+	if (ra->nkernels > 1)
+		return vn_input_error(err, "--kselftest builds one kernel's tests: give one --kernel, or share each "
+					   "kernel's ('vnuma kernel selftests --kernel K') in a run of its own");
+	if ((arch_name && (rc = vn_arch_parse(arch_name, "arch", &arch, err)) < 0) ||
+	    (rc = vn_cli_kselftest(ra->a.state_dir, kernel, arch, tests, 0, &t, err)) < 0)
+		return rc;
+	fprintf(stderr, "kselftest: %s%s, shared at %s\n", t->dir, t->cached ? " (cached)" : "",
+		VN_SCN_KSELFTEST_GUEST_DIR);
+	_cleanup_free_ char *spec = vn_xasprintf("%s:%s", t->dir, VN_SCN_KSELFTEST_GUEST_DIR);
+	while (*share && (*share)[n])
+		n++;
+	vn_strv_push(share, &n, spec);
 	return 0;
 }
 
@@ -210,6 +240,7 @@ static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_erro
 		case 'D': vn_strv_push(&ra->share, &ra->nshare, optarg); break;
 		case 'F': vn_strv_push(&ra->files, &ra->nfiles, optarg); break;
 		case 'P': ra->ltp = optarg; break;
+		case 'T': ra->kselftest = true; break;
 		case 'H': ra->hosts_file = optarg; break;
 		case 'I':
 			if ((rc = vn_shard_parse(optarg, &ra->shard, err)) < 0)
@@ -272,12 +303,13 @@ static int run(struct run_args *ra, const char *arg, struct vn_error *err)
 	/* --arch, --locality, --share and --file over a copy: the parsed scenario stays as its file says. */
 	_cleanup_strv_ char **share = abs_specs(ra->share), **files = abs_specs(ra->files);
 	_cleanup_free_ char *ltp = NULL;
-	if (ra->ltp && (rc = ltp_dir(ra->ltp, &ltp, err)) < 0)
+	if ((ra->ltp && (rc = ltp_dir(ra->ltp, &ltp, err)) < 0) ||
+	    (ra->kselftest && (rc = kselftest_share(ra, parsed, &share, err)) < 0))
 		return rc;
 	const struct vn_scn_overrides over = {
 		.arch = ra->arch, .locality = ra->ro.locality, .share = share, .files = files, .ltp = ltp};
 	_cleanup_scenario_ struct vn_scenario *s = vn_scenario_override(parsed, &over);
-	if ((rc = vn_scenario_check_ltp(s, err)) < 0)
+	if ((rc = vn_scenario_check_ltp(s, err)) < 0 || (rc = vn_scenario_check_kselftest(s, err)) < 0)
 		return rc;
 	struct vn_cli_progress prog;
 	vn_cli_progress_init(&prog);
@@ -360,6 +392,11 @@ static const struct vn_cli_opt run_opts[] = {
 	 "LTP's install directory on this host (its testcases/bin), shared\n"
 	 "read-only at /opt/ltp, where the scenario's LTP suite steps look\n"
 	 "(docs/suites.md)"},
+	{"kselftest", 'T', false, NULL, VN_VAL_NONE,
+	 "build the kselftest programs the scenario runs from /opt/kselftest\n"
+	 "from its kernel's tree (the stock kernel's: Debian's\n"
+	 "linux-source-6.1), statically, cached, and share them there\n"
+	 "(as 'vnuma kernel selftests'; docs/suites.md)"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
 	{"dump-on", 'P', false, "panic|fail", VN_VAL_NONE,
 	 "keep a memory dump of the guest in the results directory (vmcore,\n"

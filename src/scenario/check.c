@@ -24,6 +24,7 @@
 #include "util/cleanup.h"
 #include "util/name.h"
 #include "util/alloc.h"
+#include "util/strbuf.h"
 
 static int resolve_topology(const struct vn_scenario *s, char **path, struct vn_error *err)
 {
@@ -292,7 +293,8 @@ static char *share_guest_dir(const char *spec)
 	return vn_xasprintf("%s/%s", VN_SHARE_GUEST_ROOT, base ? base + 1 : host);
 }
 
-static bool ltp_shared(const struct vn_scenario *s, const char *ltp)
+/* A share of s puts something at path (a guest directory it mounts is path or above it). */
+static bool path_shared(const struct vn_scenario *s, const char *ltp)
 {
 	for (char **p = s->share; p && *p; p++) {
 		_cleanup_free_ char *g = share_guest_dir(*p);
@@ -307,7 +309,7 @@ int vn_scenario_check_ltp(const struct vn_scenario *s, struct vn_error *err)
 {
 	for (unsigned i = 0; i < s->nsteps; i++) {
 		const struct vn_scn_suite *su = s->steps[i].suite;
-		if (!su || su->format != VN_SCN_SUITE_LTP || ltp_shared(s, su->ltp))
+		if (!su || su->format != VN_SCN_SUITE_LTP || path_shared(s, su->ltp))
 			continue;
 		/* Never a run that passes by running nothing: LTP is the user's to build, vnuma cannot ship it. */
 		return vn_input_error(err,
@@ -315,6 +317,49 @@ int vn_scenario_check_ltp(const struct vn_scenario *s, struct vn_error *err)
 				      "(docs/suites.md, \"Building LTP\": ./configure --prefix=/opt/ltp "
 				      "LDFLAGS=-static && make && make install) and pass --ltp DIR, or share it there",
 				      s->path, s->steps[i].name, su->ltp);
+	}
+	return 0;
+}
+
+/* The program a kselftest step runs from VN_SCN_KSELFTEST_GUEST_DIR, or NULL. */
+static const char *kselftest_program(const struct vn_scn_step *st)
+{
+	const struct vn_scn_suite *su = st->suite;
+	size_t n = strlen(VN_SCN_KSELFTEST_GUEST_DIR);
+	if (!su || !su->command || !su->command[0] || strncmp(su->command[0], VN_SCN_KSELFTEST_GUEST_DIR, n) != 0 ||
+	    su->command[0][n] != '/')
+		return NULL;
+	return su->command[0];
+}
+
+char *vn_scenario_kselftests(const struct vn_scenario *s)
+{
+	_cleanup_strbuf_ struct vn_strbuf b = VN_STRBUF_INIT;
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		const char *p = kselftest_program(&s->steps[i]);
+		const char *rel = p ? p + strlen(VN_SCN_KSELFTEST_GUEST_DIR) + 1 : NULL;
+		if (!rel || (strncmp(rel, "vm/", 3) != 0 && strncmp(rel, "mm/", 3) != 0) || strchr(rel + 3, '/'))
+			continue;
+		/* Each name once: "a,b" must not hold b twice. */
+		_cleanup_free_ char *with = vn_xasprintf(",%s,", rel + 3), *all = vn_xasprintf(",%s,", b.s ? b.s : "");
+		if (!strstr(all, with))
+			vn_strbuf_printf(&b, "%s%s", b.len ? "," : "", rel + 3);
+	}
+	return vn_strbuf_steal(&b);
+}
+
+int vn_scenario_check_kselftest(const struct vn_scenario *s, struct vn_error *err)
+{
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		const char *p = kselftest_program(&s->steps[i]);
+		if (!p || path_shared(s, p))
+			continue;
+		/* Never a run that passes by running nothing, nor one that boots to find no test there. */
+		return vn_input_error(err,
+				      "%s: step \"%s\" runs %s, and no kselftest is given: pass --kselftest (built "
+				      "from the kernel's tree, Debian's linux-source-6.1 for the stock kernel), or "
+				      "build it with 'vnuma kernel selftests' and --share DIR:%s",
+				      s->path, s->steps[i].name, p, VN_SCN_KSELFTEST_GUEST_DIR);
 	}
 	return 0;
 }

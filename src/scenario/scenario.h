@@ -59,6 +59,13 @@ struct vn_scenario *vn_scenario_override(const struct vn_scenario *s, const stru
  */
 int vn_scenario_check_ltp(const struct vn_scenario *s, struct vn_error *err);
 
+/* Where a kselftest step's program is: run's --kselftest shares the built tests there. */
+#define VN_SCN_KSELFTEST_GUEST_DIR "/opt/kselftest"
+/* The tests of VN_SCN_KSELFTEST_GUEST_DIR/{vm,mm}/ the steps run, comma-separated (NULL when none; malloc'd). */
+char *vn_scenario_kselftests(const struct vn_scenario *s);
+/* Each step running a program under VN_SCN_KSELFTEST_GUEST_DIR has a share there; else an input error saying how. */
+int vn_scenario_check_kselftest(const struct vn_scenario *s, struct vn_error *err);
+
 /* The resolved scenario as JSON text (for results/<run>/scenario.json). Malloc'd. */
 char *vn_scenario_to_json(const struct vn_scenario *s);
 

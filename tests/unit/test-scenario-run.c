@@ -1501,9 +1501,59 @@ static void test_suite_ltp_given(void **state)
 	}
 }
 
+/* A step running a program from /opt/kselftest with nothing shared there is refused with what to pass (exit 2). */
+static void test_suite_kselftest_given(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *share;
+		bool given;
+	} cases[] = {
+		{NULL, false},
+		{"\"/srv/ks:/opt/kselftest\"", true},
+		{"\"/srv/ks:/opt\"", true},
+		{"\"/srv/ks:/opt/kselftest/vm\"", true},
+		{"\"/srv/ks:/opt/kselftestx\"", false},
+		{"\"/srv/kselftest\"", false},
+	};
+
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *share =
+			cases[i].share ? vn_xasprintf("\"share\": [%s], ", cases[i].share) : vn_xstrdup("");
+		_cleanup_free_ char *json = vn_xasprintf(
+			"{\"name\": \"k\", \"topology\": \"2node\", %s\"steps\": ["
+			"{\"name\": \"mig\", \"workload\": \"suite\", \"suite\": {\"format\": \"ktap\", \"command\": "
+			"[\"/opt/kselftest/vm/migration\"]}},"
+			"{\"name\": \"ksm\", \"workload\": \"suite\", \"suite\": {\"format\": \"exit\", \"command\": "
+			"[\"/opt/kselftest/vm/ksm_tests\", \"-N\"]}},"
+			"{\"name\": \"ksm2\", \"workload\": \"suite\", \"suite\": {\"format\": \"exit\", \"command\": "
+			"[\"/opt/kselftest/vm/ksm_tests\", \"-M\"]}},"
+			"{\"name\": \"other\", \"workload\": \"suite\", \"suite\": {\"format\": \"exit\", \"command\": "
+			"[\"/usr/bin/true\"]}}]}",
+			share);
+		_cleanup_scenario_ struct vn_scenario *s = NULL;
+		struct vn_error err = {0};
+		if (vn_scenario_parse(json, "scn.json", &s, &err) < 0)
+			fail_msg("%s: %s", json, err.msg);
+		int rc = vn_scenario_check_kselftest(s, &err);
+		if (cases[i].given != (rc == 0))
+			fail_msg("%s: %s", json, rc ? err.msg : "not refused");
+		if (rc < 0) {
+			assert_int_equal(err.kind, VN_ERR_INPUT);
+			assert_non_null(strstr(err.msg, "step \"mig\" runs /opt/kselftest/vm/migration"));
+			assert_non_null(strstr(err.msg, "pass --kselftest"));
+		}
+		vn_error_clear(&err);
+		/* What --kselftest builds: each program the steps run from there, once, in their order. */
+		_cleanup_free_ char *tests = vn_scenario_kselftests(s);
+		assert_string_equal(tests, "migration,ksm_tests");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_suite_kselftest_given),
 		cmocka_unit_test_setup_teardown(test_steps_in_order_background_alongside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timed_move, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
