@@ -31,7 +31,7 @@ packages="
 	nettle-dev libelf-dev libkmod-dev libgsl-dev kmod
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	qemu-system-x86 qemu-utils
-	linux-image-amd64 busybox-static numactl libnuma-dev
+	linux-image-amd64 busybox-static numactl libnuma-dev libcap-dev
 	libguestfs-tools supermin debootstrap e2fsprogs
 	xz-utils libxml2-utils procps bc groff-base clang-format python3
 	chromium
