@@ -55,7 +55,7 @@ check "topo subcommands" is "$(printf '%s\n' demotion fallback random show valid
 check "topo demotion options" is "$(printf '%s\n' --json)" vnuma topo demotion 4node-cxl --j
 check "topo fallback options" is "$(printf '%s\n' --cpus-visible)" vnuma topo fallback 4node-amd --c
 check "topo validate: topology names" has 4node-cxl vnuma topo validate 4node-amd 4
-check "kernel subcommands" is "$(printf '%s\n' build list)" vnuma kernel ''
+check "kernel subcommands" is "$(printf '%s\n' build list selftests)" vnuma kernel ''
 check "image subcommands" is "$(printf '%s\n' build extract inject list)" vnuma image ''
 check "cache subcommands" is "$(printf '%s\n' list prune)" vnuma cache ''
 check "kernel build: recipe names" has minimal-numa vnuma kernel build m

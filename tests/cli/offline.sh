@@ -17,7 +17,7 @@ done
 check "group without a subcommand exits 2" test "$(rc "$vnuma" topo)" = 2
 check "group without a subcommand prints its usage" sh -c "'$vnuma' topo 2>&1 >/dev/null | grep -q '^usage: vnuma topo validate'"
 check "unknown subcommand exits 2" test "$(rc "$vnuma" kernel frobnicate)" = 2
-check "unknown subcommand names the subcommands" sh -c "'$vnuma' kernel frobnicate 2>&1 | grep -qx \"vnuma kernel: unknown kernel subcommand 'frobnicate' (build, list)\""
+check "unknown subcommand names the subcommands" sh -c "'$vnuma' kernel frobnicate 2>&1 | grep -qx \"vnuma kernel: unknown kernel subcommand 'frobnicate' (build, list, selftests)\""
 check "subcommand --help exits 0" test "$(rc "$vnuma" image inject --help)" = 0
 
 # topo show: numactl -H shape.
