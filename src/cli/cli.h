@@ -50,7 +50,7 @@ struct vn_cli_opt {
 	const char *help; /* lines are joined in the man page */
 };
 
-#define VN_CLI_MAX_OPTS 20
+#define VN_CLI_MAX_OPTS 32
 
 /* Options the parser adds to a command's own (struct vn_cmd .common). */
 enum {

@@ -224,7 +224,7 @@ static int parse_argv(int argc, char **argv, struct run_args *ra, struct vn_erro
 			ra->kernels[ra->nkernels++] = optarg;
 			break;
 		case 'K': ro->keep = true; break;
-		case 'P':
+		case 'J':
 			if (strcmp(optarg, "panic") == 0 || strcmp(optarg, "fail") == 0)
 				ro->dump_on = optarg[0] == 'p' ? VN_DUMP_ON_PANIC : VN_DUMP_ON_FAIL;
 			else
@@ -398,7 +398,7 @@ static const struct vn_cli_opt run_opts[] = {
 	 "linux-source-6.1), statically, cached, and share them there\n"
 	 "(as 'vnuma kernel selftests'; docs/suites.md)"},
 	{"keep", 'K', false, NULL, VN_VAL_NONE, "leave the guest running afterwards"},
-	{"dump-on", 'P', false, "panic|fail", VN_VAL_NONE,
+	{"dump-on", 'J', false, "panic|fail", VN_VAL_NONE,
 	 "keep a memory dump of the guest in the results directory (vmcore,\n"
 	 "vmcore.json; crash and drgn read it) when it panics, or with fail\n"
 	 "also when an assertion fails (docs/debugging.md)"},
