@@ -164,3 +164,178 @@ int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_as
 	vn_strbuf_free(&bad);
 	return 0;
 }
+
+/*
+ * promotion: the step runs tiermove with the default memory policy. NUMA
+ * balancing promotes only a page whose policy has MPOL_F_MOF (the default
+ * policy's, mpol_misplaced() in 6.1): a page bound with numactl --membind,
+ * --preferred or --interleave is never a promotion candidate.
+ */
+int vn_assert_parse_promotion(struct vn_scn_ctx *c, struct json_object *v, const char *p, struct vn_scn_assert *a)
+{
+	char kp[VN_JSON_PATH_MAX];
+	int r;
+
+	if ((r = vn_scn_step_ref(c, v, p, &a->step)) < 0 ||
+	    (r = vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction)) < 0)
+		return r;
+	for (unsigned i = 0; i < c->s->nsteps; i++) {
+		const struct vn_scn_step *st = &c->s->steps[i];
+		if (strcmp(st->name, a->step) != 0)
+			continue;
+		if (!st->workload || strcmp(st->workload, "tiermove") != 0)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "step"),
+					   "step \"%s\" runs no tiermove workload (it reports where its hot pages are)",
+					   a->step);
+		if (st->placement.policy != VN_PLACE_NONE && st->placement.policy != VN_PLACE_CPUNODEBIND)
+			return vn_json_bad(&c->r, vn_json_path_key(kp, p, "step"),
+					   "step \"%s\" binds its memory: NUMA balancing promotes only pages of the "
+					   "default policy (\"placement\": {\"policy\": \"cpunodebind\", ...} or none)",
+					   a->step);
+	}
+	return 0;
+}
+
+void vn_assert_emit_promotion(struct json_object *o, const struct vn_scn_assert *a)
+{
+	json_object_object_add(o, "step", json_object_new_string(a->step));
+	json_object_object_add(o, "fraction", vn_scn_json_num(a->fraction));
+}
+
+/* A lower tier to promote from: some node outside the top tiers in the model. */
+int vn_assert_validate_promotion(const struct vn_scn_assert *a, const struct vn_topology *t, const char *topo,
+				 const char *file, const char *p, struct vn_error *err)
+{
+	struct vn_tiers tr;
+
+	vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &tr);
+	for (unsigned i = 0; i < tr.ntiers; i++)
+		if (!tr.tier[i].top)
+			return 0;
+	return vn_input_error(err, "%s: %s: %s has no memory tier below the top one in the %s tier model (%s)", file, p,
+			      topo, vn_tier_model_name(tr.model),
+			      "no memory-kind=\"cxl\" or \"pmem\" node: nothing can be promoted");
+	(void)a;
+}
+
+char *vn_assert_name_promotion(const struct vn_scn_assert *a)
+{
+	return vn_xasprintf("hot pages of %s on a lower tier are >= %.0f%% on the top tier by each phase's end",
+			    a->step, a->fraction * 100);
+}
+
+/* Hot pages of one sample on nodes outside the top tiers; -1 when the sample has no hot_pages_per_node. */
+static double hot_on_lower(json_object *sample, const struct vn_tiers *tr)
+{
+	json_object *m;
+	double n = 0;
+
+	if (!json_object_object_get_ex(sample, "hot_pages_per_node", &m) || !json_object_is_type(m, json_type_object))
+		return -1;
+	json_object_object_foreach(m, k, v)
+	{
+		char *end;
+		long node = strtol(k, &end, 10);
+		if (*end || node < 0 || node >= (long)tr->nnodes || !json_object_is_type(v, json_type_int))
+			return -1;
+		if (tr->tier_of[node] >= 0 && !tr->tier[tr->tier_of[node]].top)
+			n += (double)json_object_get_int64(v);
+	}
+	return n;
+}
+
+struct promo_sum {
+	unsigned judged;       /* phases that began with hot pages on a lower tier */
+	double worst, success; /* the least fraction promoted of a judged phase; pgpromote_success summed */
+	bool have_success;
+};
+
+/* One process's hot phases: each one's first sample (its start) against its last. */
+static int promo_phases(json_object *res, const struct vn_scn_assert *a, unsigned proc, const struct vn_tiers *tr,
+			struct promo_sum *s, struct vn_strbuf *obs, struct vn_error *err)
+{
+	json_object *phases, *ph, *smp, *vm, *ps;
+
+	if (!json_object_object_get_ex(res, "phases", &phases) || !json_object_is_type(phases, json_type_array))
+		return unobserved(err, a, "step %s process %u's result has no phases", a->step, proc);
+	for (size_t k = 1; k < json_object_array_length(phases); k++) {
+		ph = json_object_array_get_idx(phases, k);
+		if (json_object_object_get_ex(ph, "vmstat", &vm) &&
+		    json_object_object_get_ex(vm, "pgpromote_success", &ps) && json_object_is_type(ps, json_type_int)) {
+			s->success += (double)json_object_get_int64(ps);
+			s->have_success = true;
+		}
+		if (!json_object_object_get_ex(ph, "samples", &smp) || !json_object_is_type(smp, json_type_array) ||
+		    json_object_array_length(smp) < 2)
+			return unobserved(err, a, "step %s process %u phase %zu has fewer than two samples", a->step,
+					  proc, k);
+		double start = hot_on_lower(json_object_array_get_idx(smp, 0), tr);
+		double end = hot_on_lower(json_object_array_get_idx(smp, json_object_array_length(smp) - 1), tr);
+		if (start < 0 || end < 0)
+			return unobserved(err, a, "step %s process %u phase %zu: a sample without hot_pages_per_node",
+					  a->step, proc, k);
+		if (start == 0)
+			continue;
+		/* Counts, not page identities: a hot page demoted in the phase counts against promotion. */
+		double f = end >= start ? 0 : 1 - end / start;
+		vn_strbuf_printf(obs, "%sphase %zu: %.0f -> %.0f (%.3f)", obs->len ? ", " : "", k, start, end, f);
+		if (!s->judged++ || f < s->worst)
+			s->worst = f;
+	}
+	return 0;
+}
+
+/*
+ * Of the hot window's pages on a lower tier as a phase begins, at least
+ * fraction must be on the top tier by its end, in every phase that began
+ * with some there, and the kernel must count them as promotions
+ * (pgpromote_success, not plain NUMA-balancing migration). No such phase,
+ * or no counter, is not a verdict: nothing was there to promote.
+ */
+int vn_assert_check_promotion(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
+			      struct vn_error *err)
+{
+	const struct vn_run_step_data *sd = NULL;
+	struct promo_sum s = {0};
+	struct vn_tiers tr;
+	struct vn_strbuf obs = VN_STRBUF_INIT;
+	char exp[160], det[160] = "";
+	int rc = 0;
+
+	for (unsigned i = 0; i < d->s->nsteps; i++)
+		if (strcmp(d->s->steps[i].name, a->step) == 0)
+			sd = &d->steps[i];
+	if (!sd || (!sd->nresults && !sd->nmissing))
+		return unobserved(err, a, "no result line from step %s", a->step);
+	if (sd->nmissing)
+		return unobserved(err, a, "step %s process %u ended without a JSON result line", a->step,
+				  sd->missing_first);
+	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
+	for (unsigned i = 0; i < sd->nresults && rc == 0; i++)
+		rc = promo_phases(sd->results[i], a, i, &tr, &s, &obs, err);
+	if (rc == 0 && !s.judged)
+		rc = unobserved(err, a,
+				"no hot phase of step %s began with pages on a lower tier: nothing to promote (more "
+				"memory than the top tier holds, demotion_enabled true?)",
+				a->step);
+	if (rc == 0 && !s.have_success)
+		rc = unobserved(err, a, "the guest's /proc/vmstat has no pgpromote_success (a kernel before 6.1?)");
+	if (rc < 0) {
+		vn_strbuf_free(&obs);
+		return rc;
+	}
+	vn_strbuf_printf(&obs, "; pgpromote_success %.0f", s.success);
+	snprintf(exp, sizeof(exp),
+		 ">= %.3f of each phase's lower-tier hot pages on the top tier by its end; "
+		 "pgpromote_success > 0",
+		 a->fraction);
+	bool pass = s.worst >= a->fraction && s.success > 0;
+	if (!pass)
+		snprintf(det, sizeof(det), "%s%s", s.worst < a->fraction ? "a phase promoted less than asked\n" : "",
+			 s.success > 0
+				 ? ""
+				 : "the kernel counted no promotion (numa_balancing 2, the hot set hot enough?)\n");
+	vn_result_add_observed(rep, a->name, pass, obs.s, exp, pass ? NULL : det, VN_OBSERVED_NONE, 0);
+	vn_strbuf_free(&obs);
+	return 0;
+}

@@ -895,6 +895,14 @@ const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 					.judge = vn_assert_check_demotion,
 					.name = vn_assert_name_demotion,
 					.observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_PROMOTION] = {.json = "promotion",
+				 .keys = {"type", "name", "step", "fraction", NULL},
+				 .parse = vn_assert_parse_promotion,
+				 .emit = vn_assert_emit_promotion,
+				 .validate = vn_assert_validate_promotion,
+				 .judge = vn_assert_check_promotion,
+				 .name = vn_assert_name_promotion,
+				 .observed = VN_OBSERVED_NONE},
 };
 
 char *vn_scn_assert_default_name(const struct vn_scn_assert *a)

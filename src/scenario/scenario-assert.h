@@ -19,6 +19,7 @@ enum vn_scn_assert_type {
 	VN_ASSERT_CHANGE,           /* matrix: a metric's %change against the base variant OP value */
 	VN_ASSERT_LOCALITY,         /* the steps' remote fraction (user, kernel, all) or modeled time OP value */
 	VN_ASSERT_DEMOTION_TARGETS, /* a tiermove step's pages off its bound node only on the model's demotion targets */
+	VN_ASSERT_PROMOTION,        /* a tiermove step's lower-tier hot pages reach the top tier in each phase */
 	VN_ASSERT_NTYPES,           /* not a type: how many there are (scenario/schema-priv.h, vn_assert_types) */
 };
 
@@ -30,9 +31,9 @@ struct vn_scn_assert {
 	char *denominator;            /* RATIO */
 	enum vn_scn_op op;
 	double value;     /* COUNTER, RATIO, METRIC threshold */
-	char *step;       /* MEMORY_FOLLOWS, RUNNING_PER_NODE, METRIC, MEMORY_ON_NODE */
+	char *step;       /* MEMORY_FOLLOWS, RUNNING_PER_NODE, METRIC, MEMORY_ON_NODE, the tier types */
 	char *path;       /* METRIC: dotted path into the step's result JSON, e.g. kernels.triad.best_mbps */
-	double fraction;  /* MEMORY_FOLLOWS, MEMORY_ON_NODE */
+	double fraction;  /* MEMORY_FOLLOWS, MEMORY_ON_NODE, PROMOTION */
 	double within_s;  /* MEMORY_FOLLOWS: seconds after the step's last move action */
 	double tolerance; /* RUNNING_PER_NODE */
 	unsigned node;    /* MEMORY_ON_NODE; DEMOTION_TARGETS: "from", the node the step is bound to */

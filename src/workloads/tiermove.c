@@ -6,7 +6,8 @@
  * makes reclaim demote the pages touched first, or OOM when demotion is off).
  * Then, for each of --phases phases of --phase-s seconds, it touches a --hot
  * window over and over; each phase moves the window on by its own size, so
- * the hot set of one phase turns cold in the next. Every --interval it records
+ * the hot set of one phase turns cold in the next. At each phase's start and
+ * every --interval after it it records
  * where the hot window's pages and all pages are, per node and per memory tier
  * (move_pages(2) in query mode, /sys/devices/virtual/memory_tiering), and each
  * phase (the first touch included) gets its /proc/vmstat deltas of the
@@ -210,6 +211,8 @@ static void run_phase(struct run *r, int k)
 	uint64_t before[NCOUNTERS];
 
 	phase_begin(p, start, before);
+	/* Where the window is as the phase begins: what promotion has to move up (the promotion assertion). */
+	run_sample(r, k, first);
 	while (!ig_stop_requested) {
 		for (int i = 0; i < CHUNK_PAGES; i++) {
 			size_t pg = (first + pos) % r->pages;
@@ -358,7 +361,7 @@ int main(int argc, char **argv)
 	r.len = ig_round_up(o.size, PAGE);
 	r.pages = r.len / PAGE;
 	r.hot_pages = ig_round_up(o.hot, PAGE) / PAGE;
-	r.cap = (size_t)((o.phase_s / o.interval) + 2) * (size_t)(o.phases + 1) + 4;
+	r.cap = (size_t)((o.phase_s / o.interval) + 3) * (size_t)(o.phases + 1) + 4;
 	r.samples = ig_xcalloc(r.cap, sizeof(*r.samples), "sample table");
 	r.ph = ig_xcalloc((size_t)o.phases + 1, sizeof(*r.ph), "phase table");
 	r.mem = ig_map_anon(r.len, 0);

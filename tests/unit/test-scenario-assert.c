@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -839,6 +840,72 @@ static void test_page_from_memory(void **state)
 	vn_rm_rf(dir);
 }
 
+/* A tiermove phase: hot pages per node at its start and its end, and its pgpromote_success (-1: null). */
+#define PHASE(S2, E0, E2, PROMO)                                                    \
+	"{\"phase\":1,\"vmstat\":{\"pgpromote_success\":" PROMO "},\"samples\":["   \
+	"{\"t\":1,\"hot_pages_per_node\":{\"0\":0,\"1\":0,\"2\":" #S2 ",\"3\":0}}," \
+	"{\"t\":2,\"hot_pages_per_node\":{\"0\":" #E0 ",\"1\":0,\"2\":" #E2 ",\"3\":0}}]}"
+
+/* promotion: each phase that began with hot pages on the CXL tier, judged by its start and end samples. */
+static void test_promotion(void **state)
+{
+	static const char t4[] =
+		"<topology name='c'><node id='0' cpus='0' memory='256M'/><node id='1' cpus='1' memory='256M'/>"
+		"<node id='2' cpus='' memory='256M' memory-kind='cxl'/><node id='3' cpus='' memory='256M' "
+		"memory-kind='cxl'/><distances><row node='0'>10 21 14 24</row><row node='1'>21 10 24 14</row>"
+		"<row node='2'>14 24 10 26</row><row node='3'>24 14 26 10</row></distances></topology>";
+	static const char s4[] = "{\"name\":\"p\",\"topology\":\"4node-cxl-tiered\",\"steps\":[{\"name\":\"tm\","
+				 "\"workload\":\"tiermove\",\"placement\":{\"policy\":\"cpunodebind\",\"nodes\":[0]}}],"
+				 "\"assertions\":[{\"type\":\"promotion\",\"step\":\"tm\",\"fraction\":0.9}]}";
+	static const struct {
+		const char *result, *observed, *unobserved;
+		bool pass;
+	} cases[] = {
+		/* The first phase began on DRAM (not judged); the second moved 950 of 1000 up. */
+		{"{\"phases\":[{\"phase\":0}," PHASE(0, 1000, 0, "0") "," PHASE(1000, 950, 50, "950") "]}",
+		 "phase 2: 1000 -> 50 (0.950); pgpromote_success 950", NULL, true},
+		/* Only 800 of 1000: a failed verdict with both sides. */
+		{"{\"phases\":[{\"phase\":0}," PHASE(1000, 800, 200, "800") "]}", "phase 1: 1000 -> 200 (0.800)", NULL,
+		 false},
+		/* Moved up, but not as promotions (numa_balancing 1's migration): failed. */
+		{"{\"phases\":[{\"phase\":0}," PHASE(1000, 1000, 0, "0") "]}", "pgpromote_success 0", NULL, false},
+		/* Nothing on the slow tier at any phase's start: nothing to judge. */
+		{"{\"phases\":[{\"phase\":0}," PHASE(0, 1000, 0, "5") "]}", NULL, "nothing to promote", false},
+		/* A kernel without the counter. */
+		{"{\"phases\":[{\"phase\":0}," PHASE(1000, 1000, 0, "null") "]}", NULL, "no pgpromote_success", false},
+		{"{\"phases\":[{\"phase\":0},{\"phase\":1,\"samples\":[{\"t\":1}]}]}", NULL, "fewer than two samples",
+		 false},
+	};
+	struct loaded l = load(t4, "t4.xml", s4, "p.json");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vn_error err = {0};
+		struct vn_result_run r = {0};
+		json_object *results[1] = {json_tokener_parse(cases[i].result)};
+		struct vn_run_step_data steps[1] = {{.nresults = 1, .results = results}};
+		struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps};
+
+		assert_non_null(results[0]);
+		int rc = vn_scenario_assert(&d, &r, &err);
+		if (cases[i].unobserved) {
+			assert_int_equal(rc, -ENODATA);
+			assert_int_equal(err.kind, VN_ERR_INFRA);
+			if (!strstr(err.msg, cases[i].unobserved))
+				fail_msg("case %zu: %s", i, err.msg);
+			vn_error_clear(&err);
+		} else {
+			assert_int_equal(rc, 0);
+			const struct vn_verdict *v = find(&r, "hot pages of tm on a lower tier");
+			assert_int_equal(v->pass, cases[i].pass);
+			if (!strstr(v->observed, cases[i].observed))
+				fail_msg("case %zu: observed %s", i, v->observed);
+		}
+		vn_result_clear(&r);
+		json_object_put(results[0]);
+	}
+	loaded_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -846,7 +913,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_deltas),          cmocka_unit_test(test_change_against_base),
 		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
 		cmocka_unit_test(test_observations_as_metrics), cmocka_unit_test(test_locality),
-		cmocka_unit_test(test_metrics_locality),
+		cmocka_unit_test(test_metrics_locality),        cmocka_unit_test(test_promotion),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
