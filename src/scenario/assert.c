@@ -20,6 +20,7 @@
 #include "scenario/schema-priv.h"
 #include "topology/arch.h"
 #include "topology/fallback.h"
+#include "topology/tiers.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/json.h"
@@ -228,6 +229,19 @@ static int check_fallback(const struct vn_run_data *d, const struct vn_scn_asser
 		int rc = unobserved(err, a, "the guest's dmesg: %s", perr.msg);
 		vn_error_clear(&perr);
 		return rc;
+	}
+	/* A tiered boot's kmem builds (topology/tiers-builds.c); with hotplug steps too, not modelled together. */
+	if (ngot && vn_topology_has_slow_memory(d->t) && !d->nhotplugs) {
+		_cleanup_free_ char *td = NULL;
+		if (vn_tiers_fallback_check(d->dmesg, d->t, &o, &td, &perr) < 0) {
+			int rc = unobserved(err, a, "the guest's dmesg: %s", perr.msg);
+			vn_error_clear(&perr);
+			return rc;
+		}
+		_cleanup_free_ char *g = compact(&got[ngot - 1]);
+		verdict(rep, a, !td, NAN, g,
+			"each build as the model's: the boot's, then two per slow node kmem onlines", td);
+		return 0;
 	}
 	/* A dmesg read whole without the lines: the kernel did not print them. */
 	if (ngot == 0) {

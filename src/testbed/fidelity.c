@@ -257,12 +257,18 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 	static const char *const argv[] = {"dmesg", NULL};
 	if ((rc = vn_testbed_run(a, argv, 20, &dmesg, err)) < 0)
 		goto cleanup;
-	if ((rc = vn_fallback_parse_log(dmesg, &got, err)) < 0)
-		goto cleanup;
 	fo.model = model;
-	vn_fallback_compute(t, &fo, &want);
-	diff = vn_fallback_diff(&want, &got);
-	vn_strbuf_printf(&rep, "fallback order (model %s): %s\n", vn_fallback_model_name(model),
+	if (vn_topology_has_slow_memory(t)) {
+		if ((rc = vn_tiers_fallback_check(dmesg, t, &fo, &diff, err)) < 0)
+			goto cleanup;
+	} else {
+		if ((rc = vn_fallback_parse_log(dmesg, &got, err)) < 0)
+			goto cleanup;
+		vn_fallback_compute(t, &fo, &want);
+		diff = vn_fallback_diff(&want, &got);
+	}
+	vn_strbuf_printf(&rep, "fallback order (model %s%s): %s\n", vn_fallback_model_name(model),
+			 vn_topology_has_slow_memory(t) ? ", boot and each kmem rebuild" : "",
 			 diff ? "MISMATCH" : "ok");
 	if (diff)
 		vn_strbuf_printf(&rep, "%s", diff);

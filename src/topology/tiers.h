@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "topology/fallback.h"
 #include "topology/topology.h"
 
 /* include/linux/memory-tiers.h (6.1): a tier spans 128 of abstract distance; its id is start >> 7. */
@@ -103,3 +104,31 @@ struct vn_tier_seen {
  * wrote them (trailing whitespace ignored), so a hostile one is only unequal.
  */
 char *vn_tiers_diff(const struct vn_tiers *want, const struct vn_tier_seen *seen, unsigned nseen);
+
+/* One build of the fallback lists a tiered boot prints, and what it saw. */
+struct vn_tiers_build {
+	char label[160];
+	struct vn_fallback f;
+};
+
+/* Builds a tiered boot prints, at most: the boot's and two per slow node. */
+#define VN_TIERS_BUILDS_MAX 64
+
+/*
+ * The builds a boot of t prints (at most max): the boot's; for each slow
+ * node, kmem's build of that node's list alone (only it present in f);
+ * then for each, the rebuild of every list as kmem onlines it. The order
+ * of the slow nodes is read from got (the printed builds, single-node ones
+ * apart), ascending where got does not say. Returns how many.
+ */
+unsigned vn_tiers_fallback_builds(const struct vn_topology *t, const struct vn_fallback_opts *o,
+				  const struct vn_fallback *got, unsigned ngot, struct vn_tiers_build *out,
+				  unsigned max);
+
+/*
+ * A tiered boot's kernel log against the model: every build it printed
+ * against vn_tiers_fallback_builds()'s, and their number. *diff NULL when
+ * equal, else "LABEL: Node N: expected ..., kernel printed ..." lines.
+ */
+int vn_tiers_fallback_check(const char *dmesg, const struct vn_topology *t, const struct vn_fallback_opts *fo,
+			    char **diff, struct vn_error *err);

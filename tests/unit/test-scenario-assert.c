@@ -906,6 +906,39 @@ static void test_promotion(void **state)
 	loaded_free(&l);
 }
 
+/* fallback on a tiered shape: the boot's lists and kmem's builds (a recorded 6.1 dmesg), not the boot's alone. */
+static void test_fallback_tiered(void **state)
+{
+	static const char t4[] =
+		"<topology name='c'><node id='0' cpus='0' memory='256M'/><node id='1' cpus='1' memory='256M'/>"
+		"<node id='2' cpus='' memory='256M' memory-kind='cxl'/><node id='3' cpus='' memory='256M' "
+		"memory-kind='cxl'/><distances><row node='0'>10 21 14 24</row><row node='1'>21 10 24 14</row>"
+		"<row node='2'>14 24 10 26</row><row node='3'>24 14 26 10</row></distances></topology>";
+	static const char s4[] = "{\"name\":\"f\",\"topology\":\"4node-cxl-tiered\",\"steps\":[{\"name\":\"w\","
+				 "\"workload\":\"tiermove\"}],\"assertions\":[{\"type\":\"fallback\"}]}";
+	struct loaded l = load(t4, "t4.xml", s4, "f.json");
+	struct vn_error err = {0};
+	struct vn_result_run r = {0};
+	struct vn_run_step_data steps[1] = {{0}};
+	struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps};
+	const char *src = getenv("VN_SOURCE_DIR");
+	char path[4096];
+	char *log = NULL;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/tiers/4node-cxl-tiered-6.1.dmesg", src ? src : ".");
+	assert_int_equal(vn_file_read(path, 1 << 20, &log, &len, &err), 0);
+	d.dmesg = log;
+	assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
+	const struct vn_verdict *v = find(&r, "fallback order matches model 5.18");
+	if (!v->pass)
+		fail_msg("%s", v->detail);
+	assert_string_equal(v->observed, "0: 0 2 1 3 | 1: 1 3 0 2 | 2: 2 0 1 3 | 3: 3 1 0 2");
+	vn_result_clear(&r);
+	free(log);
+	loaded_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -914,6 +947,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
 		cmocka_unit_test(test_observations_as_metrics), cmocka_unit_test(test_locality),
 		cmocka_unit_test(test_metrics_locality),        cmocka_unit_test(test_promotion),
+		cmocka_unit_test(test_fallback_tiered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #include "topology/random.h"
 #include "topology/tiers.h"
 #include "util/cleanup.h"
+#include "util/alloc.h"
+#include "util/file.h"
 #include "util/strbuf.h"
 
 /* kinds: 'n' CPU + DRAM, 'c' CPU-less DRAM, 'm' memory-less with a CPU, 's' slow (CXL), CPU-less. */
@@ -312,6 +314,60 @@ static void test_fallback_leaves_slow_out_at_boot(void **state)
 				   "Fallback order for Node 2: 2 0 1 3 \nFallback order for Node 3: 3 1 0 2 \n");
 }
 
+/* Replaces the first `from` after `after` in s (a malloc'd copy). */
+static char *edit(const char *s, const char *after, const char *from, const char *to)
+{
+	const char *a = strstr(s, after), *p = a ? strstr(a, from) : NULL;
+	struct vn_strbuf b = VN_STRBUF_INIT;
+
+	assert_non_null(p);
+	vn_strbuf_printf(&b, "%.*s%s%s", (int)(p - s), s, to, p + strlen(from));
+	return vn_strbuf_steal(&b);
+}
+
+/*
+ * A recorded 6.1 boot of 4node-cxl-tiered (TCG, 2026-12-06): the boot's
+ * lists, kmem's one-node builds for nodes 2 and 3, and a rebuild as each
+ * is onlined. Every build is checked, the last (with the slow nodes) too.
+ */
+static void test_fallback_builds_recorded(void **state)
+{
+	static const unsigned d[] = {10, 21, 14, 24, 21, 10, 24, 14, 14, 24, 10, 26, 24, 14, 26, 10};
+	_cleanup_topology_ struct vn_topology *t = make(4, d, "nnss");
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_error err = {0};
+	const char *src = getenv("VN_SOURCE_DIR");
+	char path[4096];
+	_cleanup_free_ char *log = NULL, *diff = NULL;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/tiers/4node-cxl-tiered-6.1.dmesg", src ? src : ".");
+	assert_int_equal(vn_file_read(path, 1 << 20, &log, &len, &err), 0);
+	assert_int_equal(vn_tiers_fallback_check(log, t, &o, &diff, &err), 0);
+	if (diff)
+		fail_msg("%s", diff);
+
+	/* The lists the guest runs with, wrong: named as kmem's rebuild for node 3. */
+	_cleanup_free_ char *late = edit(log, "3.948383", "1 3 0 2", "1 0 3 2");
+	assert_int_equal(vn_tiers_fallback_check(late, t, &o, &diff, &err), 0);
+	assert_non_null(diff);
+	assert_string_equal(diff, "kmem onlines node 3 (memory on nodes 0-3, CPUs seen on nodes 0-1): Node 1: "
+				  "expected 1 3 0 2, kernel printed 1 0 3 2\n");
+	free(diff);
+	/* kmem's own build of node 3's list. */
+	_cleanup_free_ char *self = edit(log, "3.906499", "3 1 0", "3 0 1");
+	assert_int_equal(vn_tiers_fallback_check(self, t, &o, &diff, &err), 0);
+	assert_non_null(strstr(diff, "kmem adds, its own list only, node 3 (memory on nodes 0-1, CPUs seen on nodes "
+				     "0-1): Node 3: expected 3 1 0, kernel printed 3 0 1\n"));
+	free(diff);
+	/* The boot's lists alone: the slow memory never came. */
+	_cleanup_free_ char *boot = vn_xstrndup(log, (size_t)(strstr(log, "[    3.813173]") - log));
+	assert_int_equal(vn_tiers_fallback_check(boot, t, &o, &diff, &err), 0);
+	assert_non_null(strstr(diff, "the kernel printed 1 build of its lists, the model expects 5"));
+	free(diff);
+	diff = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_model_names),
 		cmocka_unit_test(test_diff_against_guest),
 		cmocka_unit_test(test_fallback_leaves_slow_out_at_boot),
+		cmocka_unit_test(test_fallback_builds_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
