@@ -24,9 +24,14 @@ int vn_assert_parse_demotion(struct vn_scn_ctx *c, struct json_object *v, const 
 	char kp[VN_JSON_PATH_MAX];
 	int r;
 
+	struct json_object *fb = vn_json_get(v, "fallback");
+
 	if ((r = vn_scn_step_ref(c, v, p, &a->step)) < 0 ||
 	    (r = vn_json_get_uint(&c->r, v, p, "from", true, 0, VN_MAX_NODES - 1, VN_SCN_NODE_WHAT, &a->node)) < 0)
 		return r;
+	if (fb && !json_object_is_type(fb, json_type_boolean))
+		return vn_json_expected(&c->r, vn_json_path_key(kp, p, "fallback"), "true or false", fb);
+	a->lower_ok = fb && json_object_get_boolean(fb);
 	for (unsigned i = 0; i < c->s->nsteps; i++) {
 		const struct vn_scn_step *st = &c->s->steps[i];
 		if (strcmp(st->name, a->step) != 0)
@@ -50,6 +55,8 @@ void vn_assert_emit_demotion(struct json_object *o, const struct vn_scn_assert *
 {
 	json_object_object_add(o, "step", json_object_new_string(a->step));
 	json_object_object_add(o, "from", json_object_new_int64(a->node));
+	if (a->lower_ok)
+		json_object_object_add(o, "fallback", json_object_new_boolean(true));
 }
 
 /* Node from exists and the model gives it demotion targets (a node in the lowest tier has none). */
@@ -72,7 +79,8 @@ int vn_assert_validate_demotion(const struct vn_scn_assert *a, const struct vn_t
 
 char *vn_assert_name_demotion(const struct vn_scn_assert *a)
 {
-	return vn_xasprintf("pages of %s demoted from node %u land only on the model's targets", a->step, a->node);
+	return vn_xasprintf("pages of %s demoted from node %u land only on the model's targets%s", a->step, a->node,
+			    a->lower_ok ? ", then its lower tiers" : "");
 }
 
 static int __attribute__((format(printf, 3, 4)))
@@ -118,7 +126,7 @@ int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_as
 			     struct vn_error *err)
 {
 	const struct vn_run_step_data *sd = NULL;
-	double pages[VN_MAX_NODES] = {0}, moved = 0;
+	double pages[VN_MAX_NODES] = {0}, moved = 0, on_target = 0;
 	struct vn_tiers tr;
 	struct vn_strbuf obs = VN_STRBUF_INIT, bad = VN_STRBUF_INIT;
 	int rc;
@@ -134,11 +142,15 @@ int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_as
 	if ((rc = max_per_node(sd, a, pages, err)) < 0)
 		return rc;
 	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
+	const bool *lower_of = tr.tier_of[a->node] >= 0 ? tr.tier[tr.tier_of[a->node]].lower : NULL;
 	for (unsigned n = 0; n < VN_MAX_NODES; n++) {
 		if (n == a->node || pages[n] <= 0)
 			continue;
 		moved += pages[n];
+		on_target += tr.preferred[a->node][n] ? pages[n] : 0;
 		vn_strbuf_printf(&obs, "%snode %u: %.0f pages", obs.len ? ", " : "", n, pages[n]);
+		if (a->lower_ok && n < tr.nnodes && lower_of && lower_of[n])
+			continue;
 		if (!tr.preferred[a->node][n])
 			vn_strbuf_printf(
 				&bad, "node %u holds %.0f pages: not a target of node %u%s\n", n, pages[n], a->node,
@@ -157,8 +169,15 @@ int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_as
 	_cleanup_free_ char *want = vn_tiers_nodelist(tr.preferred[a->node], tr.nnodes);
 	_cleanup_free_ char *lower = vn_tiers_nodelist(tr.tier[tr.tier_of[a->node]].lower, tr.nnodes);
 	char exp[256];
-	snprintf(exp, sizeof(exp), "only node %s (model %s: node %u's targets at distance %d; lower tiers %s)", want,
-		 vn_tier_model_name(tr.model), a->node, tr.distance[a->node], lower);
+	/* The fallback comes after the targets (alloc_demote_page()): none on a target is not it. */
+	if (a->lower_ok && on_target == 0)
+		vn_strbuf_printf(&bad, "no page on node %s, the targets: the lower tiers are only their fallback\n",
+				 want);
+	snprintf(exp, sizeof(exp), "%s node %s (model %s: node %u's targets at distance %d; lower tiers %s)",
+		 a->lower_ok ? "first" : "only", want, vn_tier_model_name(tr.model), a->node, tr.distance[a->node],
+		 lower);
+	if (a->lower_ok)
+		snprintf(exp + strlen(exp), sizeof(exp) - strlen(exp), ", then %s", lower);
 	vn_result_add_observed(rep, a->name, !bad.len, obs.s, exp, bad.len ? bad.s : NULL, VN_OBSERVED_NONE, 0);
 	vn_strbuf_free(&obs);
 	vn_strbuf_free(&bad);

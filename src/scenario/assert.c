@@ -902,7 +902,7 @@ const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 				.name = name_locality,
 				.observed = VN_OBSERVED_VALUE},
 	[VN_ASSERT_DEMOTION_TARGETS] = {.json = "demotion_targets",
-					.keys = {"type", "name", "step", "from", NULL},
+					.keys = {"type", "name", "step", "from", "fallback", NULL},
 					.parse = vn_assert_parse_demotion,
 					.emit = vn_assert_emit_demotion,
 					.validate = vn_assert_validate_demotion,

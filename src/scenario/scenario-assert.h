@@ -40,5 +40,6 @@ struct vn_scn_assert {
 	char *metric;     /* CHANGE: a metric name of result.json (docs/results.md), e.g. vmstat.numa_hint_faults */
 	char *variant;    /* CHANGE: the variant judged against the base; NULL: every one but the base */
 	bool significant; /* CHANGE: fail only when the change is also significant (Welch p < 0.05) */
+	bool lower_ok;    /* DEMOTION_TARGETS: a lower-tier node is fine too (lower_tier_mask, targets full) */
 	int measure, cpu_node; /* LOCALITY: assert.c's locality_measures[measure]; cpu_node's CPUs only (-1: all) */
 };

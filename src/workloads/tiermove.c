@@ -24,15 +24,19 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define PAGE        IG_PAGE_SIZE
 #define CHUNK_PAGES 256 /* pages touched between clock checks */
 #define MAX_TIERS   16
 #define TIER_DIR    "/sys/devices/virtual/memory_tiering"
+#define QUERY_BATCH 4096 /* pages per move_pages(2) call */
 
 /* The counters as 6.1 names them in /proc/vmstat; one a kernel lacks is reported missing, never 0. */
 static const char *const counters[] = {"pgdemote_kswapd",     "pgdemote_direct",     "pgpromote_success",
@@ -40,7 +44,7 @@ static const char *const counters[] = {"pgdemote_kswapd",     "pgdemote_direct",
 #define NCOUNTERS 5
 
 struct opts {
-	uint64_t size, hot, max_sample;
+	uint64_t size, hot, hot_from, max_sample;
 	double phase_s, interval;
 	int phases;
 };
@@ -52,10 +56,26 @@ struct tiers {
 	int of_node[VN_MAX_NODES]; /* index into id, -1: in no tier */
 };
 
+/*
+ * Physical memory block -> node, and /proc/self/pagemap: for the pages
+ * move_pages(2) calls not present. NUMA balancing's scanner makes a page
+ * PROT_NONE until its next touch (in memory-tiering mode, the lower-tier
+ * pages), and 6.1's move_pages() query reports such a page as -ENOENT;
+ * its PTE still holds the frame, which places it (pagemap gives the PFN to
+ * root only, which the guest's workloads are).
+ */
+struct pfn_nodes {
+	int fd; /* /proc/self/pagemap, -1: none */
+	uint64_t block_size;
+	int *node; /* [memory block]: its node, -1 none */
+	size_t n;
+};
+
 struct sample {
 	double t;
 	int phase;
 	struct ig_placement hot, all;
+	uint64_t hot_hinting, all_hinting; /* of per_node, the pages placed through pagemap */
 };
 
 struct phase {
@@ -68,6 +88,7 @@ struct phase {
 struct run {
 	const struct opts *o;
 	struct tiers tiers;
+	struct pfn_nodes pfn;
 	char *mem;
 	size_t len, pages, hot_pages;
 	struct sample *samples;
@@ -79,20 +100,23 @@ struct run {
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	const char *size_arg = NULL, *hot_arg = NULL;
-	const struct ig_opt opts[] = {{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg,
-				       .help = "memory to allocate and touch once (default 384M; bare number = MiB)"},
-				      {"hot", IG_OPT_SIZE, .dst = &o->hot, .given = &hot_arg,
-				       .help = "the hot window touched over and over in each phase (default 64M)"},
-				      {"phases", IG_OPT_INT, .dst = &o->phases, .min = 1, .max = 64,
-				       .help = "phases; each moves the hot window on by its size (default 3)"},
-				      {"phase-s", IG_OPT_SECONDS, .dst = &o->phase_s, .min_s = 0.001,
-				       .help = "seconds per phase (default 10)"},
-				      {"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001,
-				       .help = "placement sample period (default 1)"},
-				      {"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30,
-				       .help = "pages queried per sample (default 0 = all)"},
-				      {0}};
+	const char *size_arg = NULL, *hot_arg = NULL, *from_arg = NULL;
+	const struct ig_opt opts[] = {
+		{"size", IG_OPT_SIZE, .dst = &o->size, .given = &size_arg,
+		 .help = "memory to allocate and touch once (default 384M; bare number = MiB)"},
+		{"hot", IG_OPT_SIZE, .dst = &o->hot, .given = &hot_arg,
+		 .help = "the hot window touched over and over in each phase (default 64M)"},
+		{"hot-from", IG_OPT_SIZE, .dst = &o->hot_from, .given = &from_arg,
+		 .help = "where the first phase's window starts (default 0: the memory touched first)"},
+		{"phases", IG_OPT_INT, .dst = &o->phases, .min = 1, .max = 64,
+		 .help = "phases; each moves the hot window on by its size (default 3)"},
+		{"phase-s", IG_OPT_SECONDS, .dst = &o->phase_s, .min_s = 0.001,
+		 .help = "seconds per phase (default 10)"},
+		{"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001,
+		 .help = "placement sample period (default 1)"},
+		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30,
+		 .help = "pages queried per sample (default 0 = all)"},
+		{0}};
 
 	*o = (struct opts){.size = 384ULL << 20, .hot = 64ULL << 20, .phases = 3, .phase_s = 10, .interval = 1};
 	ig_opts_parse(argc, argv, opts, NULL);
@@ -100,6 +124,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	ig_check_size("hot", hot_arg, o->hot, PAGE, 1, "page");
 	if (o->hot > o->size)
 		ig_bad_option("hot", hot_arg ? hot_arg : "64M", "larger than --size");
+	if (o->hot_from + o->hot > o->size)
+		ig_bad_option("hot-from", from_arg, "the window would end past --size");
 }
 
 static int tier_add_node(long lo, long hi, void *arg)
@@ -184,6 +210,110 @@ static void phase_end(struct phase *p, double now, const uint64_t *before)
 	}
 }
 
+static void pfn_nodes_load(struct pfn_nodes *m)
+{
+	struct ig_buf b = {0};
+	char dir[64];
+
+	*m = (struct pfn_nodes){.fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)};
+	if (m->fd < 0 || ig_read_file("/sys/devices/system/memory/block_size_bytes", &b) < 0 ||
+	    !(m->block_size = strtoull(b.s, NULL, 16)))
+		m->block_size = 0;
+	ig_buf_free(&b);
+	for (int n = 0; m->block_size && n < VN_MAX_NODES; n++) {
+		snprintf(dir, sizeof(dir), "/sys/devices/system/node/node%d", n);
+		DIR *d = opendir(dir);
+		for (struct dirent *e; d && (e = readdir(d));) {
+			char *end;
+			unsigned long blk = strncmp(e->d_name, "memory", 6) ? 0 : strtoul(e->d_name + 6, &end, 10);
+			if (strncmp(e->d_name, "memory", 6) || end == e->d_name + 6 || *end || blk > (1UL << 24))
+				continue;
+			if (blk >= m->n) {
+				size_t old = m->n;
+				m->n = blk + 1;
+				m->node = ig_xrealloc(m->node, m->n, sizeof(*m->node), "memory block table");
+				for (size_t i = old; i < m->n; i++)
+					m->node[i] = -1;
+			}
+			m->node[blk] = n;
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
+/* The node of the frame a pagemap entry names, or -1 (no frame, no table, not root). */
+static int pfn_node(const struct pfn_nodes *m, uint64_t e)
+{
+	uint64_t pfn = e & ((1ULL << 55) - 1);
+
+	if (!(e >> 63) || !pfn || pfn * PAGE / m->block_size >= m->n)
+		return -1;
+	return m->node[pfn * PAGE / m->block_size];
+}
+
+/* Pagemap entries of batch[0..k): one read when the pages are consecutive (no --max-sample), else one each. */
+static void pagemap_read(const struct pfn_nodes *m, void *const *batch, size_t k, bool consecutive, uint64_t *e)
+{
+	off_t at = (off_t)((uintptr_t)batch[0] / PAGE * sizeof(*e));
+
+	if (consecutive && pread(m->fd, e, k * sizeof(*e), at) == (ssize_t)(k * sizeof(*e)))
+		return;
+	for (size_t i = 0; i < k; i++)
+		if (pread(m->fd, &e[i], sizeof(*e), (off_t)((uintptr_t)batch[i] / PAGE * sizeof(*e))) != sizeof(*e))
+			e[i] = 0;
+}
+
+/* move_pages' placement, a page it calls not present placed through pagemap where it can be (counted in *hinting). */
+static void query(const struct run *r, char *addr, size_t pages, struct ig_placement *p, uint64_t *hinting)
+{
+	size_t n = r->o->max_sample && pages > r->o->max_sample ? r->o->max_sample : pages;
+	void *batch[QUERY_BATCH];
+	int status[QUERY_BATCH];
+	uint64_t entries[QUERY_BATCH];
+
+	memset(p, 0, sizeof(*p));
+	*hinting = 0;
+	for (size_t done = 0; done < n;) {
+		size_t k = n - done < QUERY_BATCH ? n - done : QUERY_BATCH;
+		for (size_t i = 0; i < k; i++) {
+			batch[i] = addr + (size_t)(((unsigned __int128)(done + i) * pages) / n) * PAGE;
+			status[i] = -EFAULT;
+		}
+		if (syscall(SYS_move_pages, 0, (unsigned long)k, batch, NULL, status, 0) < 0) {
+			p->err = -errno;
+			p->other += k;
+			p->sampled += k;
+			done += k;
+			continue;
+		}
+		bool absent = false;
+		for (size_t i = 0; i < k; i++)
+			absent = absent || status[i] == -ENOENT;
+		if (absent && r->pfn.n) {
+			pagemap_read(&r->pfn, batch, k, n == pages, entries);
+			for (size_t i = 0; i < k; i++) {
+				int node = status[i] == -ENOENT ? pfn_node(&r->pfn, entries[i]) : -1;
+				if (node >= 0 && node < VN_MAX_NODES) {
+					status[i] = node;
+					(*hinting)++;
+				}
+			}
+		}
+		ig_placement_count(p, status, k);
+		p->sampled += k;
+		done += k;
+	}
+}
+
+/* Phase k's window: --hot-from, moved on by its size each phase; one that would run past the end starts over at 0. */
+static size_t window_first(const struct run *r, int k)
+{
+	size_t first = (r->o->hot_from / PAGE + (size_t)(k - 1) * r->hot_pages) % r->pages;
+
+	return k && first + r->hot_pages <= r->pages ? first : 0;
+}
+
 static void run_sample(struct run *r, int phase, size_t hot_first)
 {
 	if (r->nsamples == r->cap) {
@@ -194,8 +324,8 @@ static void run_sample(struct run *r, int phase, size_t hot_first)
 
 	s->t = ig_now() - r->t0;
 	s->phase = phase;
-	ig_placement_query(r->mem + hot_first * PAGE, r->hot_pages * PAGE, PAGE, r->o->max_sample, &s->hot);
-	ig_placement_query(r->mem, r->len, PAGE, r->o->max_sample, &s->all);
+	query(r, r->mem + hot_first * PAGE, r->hot_pages, &s->hot, &s->hot_hinting);
+	query(r, r->mem, r->pages, &s->all, &s->all_hinting);
 	for (int n = 0; n < VN_MAX_NODES; n++)
 		if (s->all.per_node[n] > r->max_per_node[n])
 			r->max_per_node[n] = s->all.per_node[n];
@@ -205,7 +335,7 @@ static void run_sample(struct run *r, int phase, size_t hot_first)
 static void run_phase(struct run *r, int k)
 {
 	const struct opts *o = r->o;
-	size_t first = ((size_t)(k - 1) * r->hot_pages) % r->pages, pos = 0;
+	size_t first = window_first(r, k), pos = 0;
 	double start = ig_now() - r->t0, next = start + o->interval;
 	struct phase *p = &r->ph[k];
 	uint64_t before[NCOUNTERS];
@@ -289,7 +419,7 @@ static void json_phase(struct ig_json *j, const struct run *r, int k, const stru
 	ig_json_int(j, "phase", k);
 	ig_json_double(j, "start_s", p->start);
 	ig_json_double(j, "end_s", p->end);
-	ig_json_uint(j, "hot_first_page", k ? ((size_t)(k - 1) * r->hot_pages) % r->pages : 0);
+	ig_json_uint(j, "hot_first_page", window_first(r, k));
 	ig_json_uint(j, "touches", p->touches);
 	ig_json_double(j, "touches_per_s", ig_rate((double)p->touches, p->end - p->start));
 	ig_json_obj_begin(j, "vmstat");
@@ -311,6 +441,8 @@ static void json_phase(struct ig_json *j, const struct run *r, int k, const stru
 		ig_json_node_counts(j, "pages_per_node", topo, s->all.per_node);
 		json_tier_counts(j, "pages_per_tier", &r->tiers, &s->all);
 		ig_json_uint(j, "not_present", s->all.not_present);
+		ig_json_uint(j, "hinting", s->all_hinting);
+		ig_json_uint(j, "hot_hinting", s->hot_hinting);
 		ig_json_obj_end(j);
 	}
 	ig_json_arr_end(j);
@@ -358,6 +490,7 @@ int main(int argc, char **argv)
 	ig_workload_init("tiermove", &topo);
 	parse(argc, argv, &o);
 	tiers_load(&r.tiers);
+	pfn_nodes_load(&r.pfn);
 	r.len = ig_round_up(o.size, PAGE);
 	r.pages = r.len / PAGE;
 	r.hot_pages = ig_round_up(o.hot, PAGE) / PAGE;

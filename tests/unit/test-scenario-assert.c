@@ -939,6 +939,51 @@ static void test_fallback_tiered(void **state)
 	loaded_free(&l);
 }
 
+/* demotion_targets: node 0's target is node 2; with "fallback", node 3 (lower_tier_mask) after it, never node 1. */
+static void test_demotion_fallback(void **state)
+{
+	static const char t4[] =
+		"<topology name='c'><node id='0' cpus='0' memory='256M'/><node id='1' cpus='1' memory='256M'/>"
+		"<node id='2' cpus='' memory='256M' memory-kind='cxl'/><node id='3' cpus='' memory='256M' "
+		"memory-kind='cxl'/><distances><row node='0'>10 21 14 24</row><row node='1'>21 10 24 14</row>"
+		"<row node='2'>14 24 10 26</row><row node='3'>24 14 26 10</row></distances></topology>";
+	static const char s4[] =
+		"{\"name\":\"d\",\"topology\":\"4node-cxl-tiered\",\"steps\":[{\"name\":\"tm\",\"workload\":"
+		"\"tiermove\","
+		"\"placement\":{\"policy\":\"membind\",\"nodes\":[0]}}],\"assertions\":[{\"type\":\"demotion_targets\","
+		"\"name\":\"only\",\"step\":\"tm\",\"from\":0},{\"type\":\"demotion_targets\",\"name\":\"fb\",\"step\":"
+		"\"tm\",\"from\":0,\"fallback\":true}]}";
+	static const struct {
+		const char *max;
+		bool only, fb;
+	} cases[] = {
+		{"{\"0\":100,\"1\":0,\"2\":50,\"3\":0}", true, true},
+		{"{\"0\":100,\"1\":0,\"2\":50,\"3\":20}", false, true},
+		{"{\"0\":100,\"1\":0,\"2\":0,\"3\":20}", false, false},  /* the fallback without the target first */
+		{"{\"0\":100,\"1\":5,\"2\":50,\"3\":20}", false, false}, /* node 1 is no lower tier */
+	};
+	struct loaded l = load(t4, "t4.xml", s4, "d.json");
+
+	assert_true(l.s->asserts[1].lower_ok);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char res[160];
+		struct vn_error err = {0};
+		struct vn_result_run r = {0};
+		snprintf(res, sizeof(res), "{\"pages_max_per_node\":%s}", cases[i].max);
+		json_object *results[1] = {json_tokener_parse(res)};
+		struct vn_run_step_data steps[1] = {{.nresults = 1, .results = results}};
+		struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps};
+
+		assert_int_equal(vn_scenario_assert(&d, &r, &err), 0);
+		if (find(&r, "only")->pass != cases[i].only || find(&r, "fb")->pass != cases[i].fb)
+			fail_msg("case %zu: only %d, fallback %d (%s)", i, find(&r, "only")->pass, find(&r, "fb")->pass,
+				 find(&r, "fb")->detail ? find(&r, "fb")->detail : "");
+		vn_result_clear(&r);
+		json_object_put(results[0]);
+	}
+	loaded_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -947,7 +992,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
 		cmocka_unit_test(test_observations_as_metrics), cmocka_unit_test(test_locality),
 		cmocka_unit_test(test_metrics_locality),        cmocka_unit_test(test_promotion),
-		cmocka_unit_test(test_fallback_tiered),
+		cmocka_unit_test(test_fallback_tiered),         cmocka_unit_test(test_demotion_fallback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

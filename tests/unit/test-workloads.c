@@ -541,10 +541,21 @@ static void test_tiermove(void **state)
 		}
 		assert_int_equal(hot, 256);
 		get(last, "pages_per_tier");
+		/* Nothing NUMA-balancing-hinted on the host: pagemap places no page move_pages could not. */
+		assert_int_equal(inum(last, "hinting"), 0);
+		assert_int_equal(inum(last, "hot_hinting"), 0);
 		/* A hot phase's first sample is taken as it starts (the window before promotion moved any of it). */
 		if (i)
 			assert_true(num(json_object_array_get_idx(smp, 0), "t") - num(p, "start_s") < 0.04);
 	}
+	run_free(&r);
+	/* --hot-from: the first window starts there and moves on from it. */
+	run_prog(&r, "tiermove", "--size", "4M", "--hot", "1M", "--hot-from", "2M", "--phases", "2", "--phase-s", "0.1",
+		 "--interval", "0.05", NULL);
+	expect_ok(&r, "tiermove");
+	ph = arr(r.json, "phases", 3);
+	assert_int_equal(inum(json_object_array_get_idx(ph, 1), "hot_first_page"), 512);
+	assert_int_equal(inum(json_object_array_get_idx(ph, 2), "hot_first_page"), 768);
 	/* A counter the kernel lacks is listed, and null in every phase. */
 	json_object *miss = get(r.json, "counters_missing");
 	for (size_t i = 0; i < json_object_array_length(miss); i++) {
@@ -588,6 +599,7 @@ static void test_bad_options(void **state)
 		{"multi-instance", {"--size"}, "--size", NULL},
 		{"tiermove", {"--hot", "512M"}, "--hot", "512M"},
 		{"tiermove", {"--phases", "0"}, "--phases", "'0'"},
+		{"tiermove", {"--hot-from", "330M"}, "--hot-from", "'330M'"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
