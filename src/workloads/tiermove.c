@@ -46,7 +46,7 @@ static const char *const counters[] = {"pgdemote_kswapd",     "pgdemote_direct",
 struct opts {
 	uint64_t size, hot, hot_from, max_sample;
 	double phase_s, interval;
-	int phases;
+	int phases, touch_node; /* touch_node: --first-touch-node, -1 none */
 };
 
 /* Node -> memory tier id (memory_tierN), read once: tiers are fixed once the slow memory is online. */
@@ -106,6 +106,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		 .help = "memory to allocate and touch once (default 384M; bare number = MiB)"},
 		{"hot", IG_OPT_SIZE, .dst = &o->hot, .given = &hot_arg,
 		 .help = "the hot window touched over and over in each phase (default 64M)"},
+		{"first-touch-node", IG_OPT_INT, .dst = &o->touch_node, .min = 0, .max = VN_MAX_NODES - 1,
+		 .help = "first touch bound to this node, then the default policy: pages start there, movable "
+			 "(promotion)"},
 		{"hot-from", IG_OPT_SIZE, .dst = &o->hot_from, .given = &from_arg,
 		 .help = "where the first phase's window starts (default 0: the memory touched first)"},
 		{"phases", IG_OPT_INT, .dst = &o->phases, .min = 1, .max = 64,
@@ -118,7 +121,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		 .help = "pages queried per sample (default 0 = all)"},
 		{0}};
 
-	*o = (struct opts){.size = 384ULL << 20, .hot = 64ULL << 20, .phases = 3, .phase_s = 10, .interval = 1};
+	*o = (struct opts){
+		.size = 384ULL << 20, .hot = 64ULL << 20, .phases = 3, .phase_s = 10, .interval = 1, .touch_node = -1};
 	ig_opts_parse(argc, argv, opts, NULL);
 	ig_check_size("size", size_arg, o->size, PAGE, 1, "page");
 	ig_check_size("hot", hot_arg, o->hot, PAGE, 1, "page");
@@ -480,6 +484,27 @@ static void print_result(const struct run *r, const struct ig_topo *topo)
 	ig_json_result_end(&j);
 }
 
+/*
+ * The first touch, bound to --first-touch-node when given: then the range's
+ * policy goes back to the default (mbind MPOL_DEFAULT moves nothing), whose
+ * pages NUMA balancing may move (mpol_misplaced(): MPOL_F_MOF), so every
+ * page starts on that node and promotion can take the hot ones up.
+ */
+static void first_touch(struct run *r)
+{
+	unsigned long mask[VN_MAX_NODES / (8 * sizeof(unsigned long))] = {0};
+	int node = r->o->touch_node;
+
+	if (node >= 0) {
+		mask[node / (8 * sizeof(unsigned long))] |= 1UL << (node % (8 * sizeof(unsigned long)));
+		if (syscall(SYS_mbind, r->mem, r->len, 2 /* MPOL_BIND */, mask, (unsigned long)VN_MAX_NODES + 1, 0) < 0)
+			ig_die(IG_EXIT_ENV, errno, "mbind to node %d", node);
+	}
+	memset(r->mem, 1, r->len);
+	if (node >= 0 && syscall(SYS_mbind, r->mem, r->len, 0 /* MPOL_DEFAULT */, NULL, 0UL, 0) < 0)
+		ig_die(IG_EXIT_ENV, errno, "mbind back to the default policy");
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -505,7 +530,7 @@ int main(int argc, char **argv)
 	r.t0 = ig_now();
 	/* The first touch fills the bound nodes; what does not fit is what reclaim demotes (or OOM). */
 	phase_begin(&r.ph[0], 0, before);
-	memset(r.mem, 1, r.len);
+	first_touch(&r);
 	r.ph[0].touches = r.pages;
 	phase_end(&r.ph[0], ig_now() - r.t0, before);
 	run_sample(&r, 0, 0);

@@ -3,7 +3,7 @@
 # docs/tiering.md). scenarios/demotion-4node-cxl.json on Debian's 6.1 under
 # TCG: tiermove binds 384M to DRAM node 0 (256M), reclaim demotes what does
 # not fit, and every demoted page must be on node 2 (the model's target of
-# node 0), none on node 1 or 3. One TCG boot, about 30 s.
+# node 0), none on node 1 or 3; then node 1's only on node 3. One TCG boot.
 #   demotion.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -20,6 +20,7 @@ sed 's/^/#   /' "$out/dem.log"
 check "demotion-4node-cxl exits 0" test "$rc" = 0
 check "the demotion_targets verdict passed, node 2 only" \
 	grep -q "^PASS  pages demoted from node 0 are only on node 2" "$out/dem.log"
+check "node 1's demoted pages only on node 3" grep -q "^PASS  pages demoted from node 1 are only on node 3" "$out/dem.log"
 res=$(ls "$out"/dem/steps/tiermove.*.out 2>/dev/null | head -1)
 check "tiermove saw the guest's two tiers" grep -q '"tiers":{"memory_tier[0-9]*":\[[0-9,]*\],"memory_tier[0-9]*"' "$res"
 check "pages were demoted in the first touch (pgdemote_kswapd + pgdemote_direct > 0)" python3 -c "

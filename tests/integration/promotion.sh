@@ -1,10 +1,9 @@
 #!/bin/bash
 # Integration: promotion by NUMA balancing in memory-tiering mode (issue 47,
 # docs/tiering.md). scenarios/promotion-4node-cxl.json on Debian's 6.1 under
-# TCG: tiermove on node 0's CPUs touches more than DRAM node 0 holds, the
-# rest lands on CXL node 2, and each hot window that begins there must be
-# >= 80% on DRAM by its phase's end, counted as pgpromote_success. One TCG
-# boot, about 45 s.
+# TCG: tiermove on node 0's CPUs first-touches 192M on CXL node 2 (then the
+# default policy), and each 32M hot window must be >= 80% on DRAM by its
+# phase's end, counted as pgpromote_success. One TCG boot, about 45 s.
 #   promotion.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1

@@ -556,6 +556,13 @@ static void test_tiermove(void **state)
 	ph = arr(r.json, "phases", 3);
 	assert_int_equal(inum(json_object_array_get_idx(ph, 1), "hot_first_page"), 512);
 	assert_int_equal(inum(json_object_array_get_idx(ph, 2), "hot_first_page"), 768);
+	run_free(&r);
+	/* --first-touch-node 0: every page starts on node 0 (the host has one at least). */
+	run_prog(&r, "tiermove", "--size", "4M", "--hot", "1M", "--first-touch-node", "0", "--phases", "1", "--phase-s",
+		 "0.1", "--interval", "0.05", NULL);
+	expect_ok(&r, "tiermove");
+	assert_int_equal(inum(get(r.json, "pages_max_per_node"), "0"), 1024);
+	ph = arr(r.json, "phases", 2);
 	/* A counter the kernel lacks is listed, and null in every phase. */
 	json_object *miss = get(r.json, "counters_missing");
 	for (size_t i = 0; i < json_object_array_length(miss); i++) {
