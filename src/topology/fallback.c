@@ -143,6 +143,9 @@ void vn_fallback_compute(const struct vn_topology *t, const struct vn_fallback_o
 	vn_fallback_compute_state(t, o, &s, out);
 }
 
+static void build_one(const struct vn_topology *t, const struct vn_fallback_opts *o, const struct vn_fallback_state *s,
+		      unsigned local, long *node_load, struct vn_fallback *out);
+
 void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fallback_opts *o,
 			       const struct vn_fallback_state *s, struct vn_fallback *out)
 {
@@ -151,27 +154,41 @@ void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fall
 
 	memset(out, 0, sizeof(*out));
 	out->nnodes = t->nnodes;
-	for (unsigned local = 0; local < t->nnodes; local++) {
-		bool used[VN_MAX_NODES] = {false};
-		unsigned prev = local;
-		long load = t->nnodes; /* nr_online_nodes */
-		int node;
+	for (unsigned local = 0; local < t->nnodes; local++)
+		build_one(t, o, s, local, node_load, out);
+}
 
-		while ((node = vn_fallback_next_best(t, o, s, local, used, node_load)) >= 0) {
-			/* Penalise the first node of each distance group: round-robin between lists. */
-			if (t->distance[local][node] != t->distance[local][prev]) {
-				switch (o->model) {
-				case VN_FALLBACK_RESET: node_load[node] = load; break;
-				case VN_FALLBACK_ACCUMULATE: node_load[node] += load; break;
-				case VN_FALLBACK_SAME_PENALTY: node_load[node] += 1; break;
-				}
+void vn_fallback_compute_node(const struct vn_topology *t, const struct vn_fallback_opts *o,
+			      const struct vn_fallback_state *s, unsigned node, struct vn_fallback *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nnodes = t->nnodes;
+	build_one(t, o, s, node, out->node_load, out);
+}
+
+/* One node's list (build_zonelists()), node_load[] as the builds before it in the same pass left it. */
+static void build_one(const struct vn_topology *t, const struct vn_fallback_opts *o, const struct vn_fallback_state *s,
+		      unsigned local, long *node_load, struct vn_fallback *out)
+{
+	bool used[VN_MAX_NODES] = {false};
+	unsigned prev = local;
+	long load = t->nnodes; /* nr_online_nodes */
+	int node;
+
+	while ((node = vn_fallback_next_best(t, o, s, local, used, node_load)) >= 0) {
+		/* Penalise the first node of each distance group: round-robin between lists. */
+		if (t->distance[local][node] != t->distance[local][prev]) {
+			switch (o->model) {
+			case VN_FALLBACK_RESET: node_load[node] = load; break;
+			case VN_FALLBACK_ACCUMULATE: node_load[node] += load; break;
+			case VN_FALLBACK_SAME_PENALTY: node_load[node] += 1; break;
 			}
-			out->order[local][out->len[local]++] = (unsigned char)node;
-			prev = (unsigned)node;
-			load--;
 		}
-		out->present[local] = true;
+		out->order[local][out->len[local]++] = (unsigned char)node;
+		prev = (unsigned)node;
+		load--;
 	}
+	out->present[local] = true;
 }
 
 void vn_fallback_put_list(struct vn_strbuf *b, const struct vn_fallback *f, unsigned n)

@@ -88,6 +88,12 @@ void vn_fallback_state_hotplugged(const struct vn_topology *t, struct vn_fallbac
 /* One build from that state (o->cpus_visible is not used: s says). */
 void vn_fallback_compute_state(const struct vn_topology *t, const struct vn_fallback_opts *o,
 			       const struct vn_fallback_state *s, struct vn_fallback *out);
+/*
+ * One node's list alone, node_load[] cleared first: what
+ * __build_all_zonelists(self) builds for a node coming online (hotadd_init_pgdat()).
+ */
+void vn_fallback_compute_node(const struct vn_topology *t, const struct vn_fallback_opts *o,
+			      const struct vn_fallback_state *s, unsigned node, struct vn_fallback *out);
 /* find_next_best_node(node, used) in state s with that node_load[]: the node taken (set in used), or -1. */
 int vn_fallback_next_best(const struct vn_topology *t, const struct vn_fallback_opts *o,
 			  const struct vn_fallback_state *s, unsigned node, bool *used, const long *node_load);

@@ -78,9 +78,10 @@ static unsigned add_builds(const struct vn_topology *t, const struct vn_fallback
 		_cleanup_free_ char *st = vn_fallback_state_format(t, s);
 		snprintf(out[n].label, sizeof(out[n].label), "kmem %s node %d (%s)",
 			 self ? "adds, its own list only," : "onlines", slow, st);
-		vn_fallback_compute_state(t, o, s, &out[n].f);
-		for (unsigned i = 0; self && i < t->nnodes; i++)
-			out[n].f.present[i] = i == (unsigned)slow;
+		if (self)
+			vn_fallback_compute_node(t, o, s, (unsigned)slow, &out[n].f);
+		else
+			vn_fallback_compute_state(t, o, s, &out[n].f);
 		n++;
 	}
 	return n;

@@ -44,7 +44,7 @@ check "command prefix" is "$(printf '%s\n' status scenario shell)" vnuma s
 check "the hidden helper is not offered" not has complete vnuma c
 check "up options" is "$(printf '%s\n' --kernel --kernel-model)" vnuma up --ke
 check "up --help" has --help vnuma up --
-check "up: shipped topology names" is "$(printf '%s\n' 8node-3level 8node-amd-2socket 8node-snc)" vnuma up 8
+check "up: shipped topology names" is "$(printf '%s\n' 8node-3level 8node-amd-2socket 8node-snc 8node-snc-cxl)" vnuma up 8
 for k in stock minimal-numa fallback-revert; do
 	check "up --kernel: $k" has $k vnuma up --kernel ''
 done

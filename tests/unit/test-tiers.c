@@ -368,6 +368,32 @@ static void test_fallback_builds_recorded(void **state)
 	diff = NULL;
 }
 
+/*
+ * kmem's own build of a node coming online starts from a cleared
+ * node_load[] (__build_all_zonelists(self)), not from the nodes before it
+ * in a full pass: 8node-snc-cxl on 6.1 printed "9 4 5 6 7 0 1 2 3" for
+ * node 9 (TCG, 2026-12-06), where a full pass would give 9 5 6 7 4 1 2 3 0.
+ */
+static void test_self_build_clears_node_load(void **state)
+{
+	static const unsigned d[] = {10, 12, 12, 12, 21, 21, 21, 21, 14, 24, 12, 10, 12, 12, 21, 21, 21, 21, 14, 24,
+				     12, 12, 10, 12, 21, 21, 21, 21, 14, 24, 12, 12, 12, 10, 21, 21, 21, 21, 14, 24,
+				     21, 21, 21, 21, 10, 12, 12, 12, 24, 14, 21, 21, 21, 21, 12, 10, 12, 12, 24, 14,
+				     21, 21, 21, 21, 12, 12, 10, 12, 24, 14, 21, 21, 21, 21, 12, 12, 12, 10, 24, 14,
+				     14, 14, 14, 14, 24, 24, 24, 24, 10, 26, 24, 24, 24, 24, 14, 14, 14, 14, 26, 10};
+	_cleanup_topology_ struct vn_topology *t = make(10, d, "nnnnnnnnss");
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	struct vn_tiers_build b[VN_TIERS_BUILDS_MAX];
+	struct vn_strbuf got = VN_STRBUF_INIT;
+
+	unsigned n = vn_tiers_fallback_builds(t, &o, NULL, 0, b, VN_TIERS_BUILDS_MAX);
+	assert_int_equal(n, 5);
+	assert_true(b[2].f.present[9] && !b[2].f.present[8]);
+	vn_fallback_put_list(&got, &b[2].f, 9);
+	assert_string_equal(got.s, " 9 4 5 6 7 0 1 2 3");
+	vn_strbuf_free(&got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_diff_against_guest),
 		cmocka_unit_test(test_fallback_leaves_slow_out_at_boot),
 		cmocka_unit_test(test_fallback_builds_recorded),
+		cmocka_unit_test(test_self_build_clears_node_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
