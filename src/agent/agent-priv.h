@@ -54,6 +54,7 @@ struct vn_agentd {
 	struct vn_job jobs[VN_AGENT_MAX_JOBS];
 	int sigchld_rd, sigchld_wr;
 	bool quit, poweroff;
+	bool favoured; /* device mode: main.c's favour(); commands are put back as they were */
 };
 
 int64_t vn_agentd_now_ms(void);
@@ -98,6 +99,8 @@ void vn_agentd_op_remove(struct vn_agentd *d, struct json_object *id, struct jso
 void vn_agentd_op_wake(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 
 /* exec.c */
+/* The command's side of favour(): the scheduler's and the OOM killer's defaults (a forked child, before exec). */
+void vn_agentd_unfavour(void);
 void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_stdin(struct vn_agentd *d, struct json_object *id, struct json_object *req);
 void vn_agentd_op_resize(struct vn_agentd *d, struct json_object *id, struct json_object *req);

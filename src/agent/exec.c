@@ -15,6 +15,7 @@
 #include <string.h>
 #include <grp.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -235,8 +236,23 @@ struct child_opts {
 	struct json_object *env;
 	const char *cwd;
 	long uid, gid; /* -1: root's, as the agent */
+	bool unfavour; /* the agent is favoured: the command must not be */
 	int tty;       /* the pseudo-terminal's slave, or -1: pipes */
 };
+
+void vn_agentd_unfavour(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	/* Raising it back needs no privilege; a test that lowers it again may. */
+	if (fd >= 0) {
+		if (write(fd, "0", 1) < 0) {
+			/* Left at -1000: the OOM killer spares the command too, nothing worse. */
+		}
+		close(fd);
+	}
+	setpriority(PRIO_PROCESS, 0, 0);
+}
 
 /* Child side of fork(): never returns. Failures go to errfd as an errno. */
 static void __attribute__((noreturn))
@@ -254,6 +270,8 @@ child_exec(char **argv, const struct child_opts *o, int in_fd, int out_fd, int e
 	} else {
 		setpgid(0, 0);
 	}
+	if (o->unfavour)
+		vn_agentd_unfavour();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -536,6 +554,7 @@ void vn_agentd_op_exec(struct vn_agentd *d, struct json_object *id, struct json_
 	if (exec_fds_open(d, id, req, &r, &f) == 0) {
 		co.env = r.env;
 		co.cwd = r.cwd;
+		co.unfavour = d->favoured;
 		co.tty = f.pty_slave;
 		if ((pid = exec_fork(d, id, argv, &r, &co, &f)) > 0)
 			job_start(j, jid, pid, &r, &f);

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/reboot.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -26,8 +28,16 @@
 
 /* A "write" carries up to 64 MiB of base64 (~86 MiB); anything longer is junk. */
 #define LINE_MAX_BYTES (100u << 20)
-/* How often to look at a port with no host, or for a port that is not there yet. */
+/*
+ * How often to look at a port with no host, or for a port that is not there
+ * yet. A host connecting, or writing, wakes us at once through SIGIO
+ * (port_open); this is the fallback for a kernel that does not send it.
+ */
 #define RETRY_MS 100
+/* Buffers bigger than this (a vnuma cp's chunks) are given back when the host goes. */
+#define BUF_KEEP (256u << 10)
+/* The agent's nice in a guest (favour()): ahead of the tests it runs, at 0. */
+#define AGENT_NICE -10
 
 static struct vn_agentd *the_agent; /* for the SIGCHLD handler's pipe only */
 
@@ -81,6 +91,13 @@ void vn_buf_consume(struct vn_buf *b, size_t n)
 	b->off += n;
 	if (b->off >= b->len)
 		b->off = b->len = 0;
+}
+
+/* An empty buffer's memory back to the guest when it is big: a memory-heavy test must not find the agent holding it. */
+static void buf_trim(struct vn_buf *b)
+{
+	if (b->off == b->len && b->cap > BUF_KEEP)
+		vn_buf_free(b);
 }
 
 void vn_buf_free(struct vn_buf *b)
@@ -247,10 +264,28 @@ static void process_input(struct vn_agentd *d)
 	}
 }
 
+/*
+ * SIGIO while no host is connected: virtio_console signals a host connecting
+ * (VIRTIO_CONSOLE_PORT_OPEN) and data arriving, while poll() cannot wait for
+ * either with no host (it reports POLLHUP at once). Without it a new host
+ * waited up to RETRY_MS for its first hello, most of an idle exec's time.
+ * Off while a host is there: a signal per buffer would slow a vnuma cp.
+ */
+static void port_async(struct vn_agentd *d, bool on)
+{
+	int fl = fcntl(d->fd, F_GETFL);
+
+	if (fl < 0 || (on && fcntl(d->fd, F_SETOWN, getpid()) < 0) ||
+	    fcntl(d->fd, F_SETFL, on ? fl | O_ASYNC : fl & ~O_ASYNC) < 0)
+		vn_agentd_log("SIGIO on the port: %s", strerror(errno));
+}
+
 /* The host went away: nothing it started may outlive the session. */
 static void host_gone(struct vn_agentd *d)
 {
-	if (!d->hung_up && !d->fd_mode)
+	bool was_up = !d->hung_up;
+
+	if (was_up && !d->fd_mode)
 		vn_agentd_log("host disconnected");
 	d->hung_up = true;
 	vn_agentd_jobs_kill_all(d, true);
@@ -258,11 +293,21 @@ static void host_gone(struct vn_agentd *d)
 	d->in_scan = 0;
 	d->out.off = d->out.len = 0;
 	d->in_discard = false;
+	buf_trim(&d->in);
+	buf_trim(&d->out);
 	if (d->fd_mode) {
 		d->quit = true;
 		return;
 	}
 	d->retry_at_ms = vn_agentd_now_ms() + RETRY_MS;
+	if (d->fd >= 0 && was_up) {
+		struct pollfd p = {.fd = d->fd, .events = POLLIN};
+
+		port_async(d, true);
+		/* A host back before SIGIO was on: its data waits, and no signal will come for it. */
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN)
+			d->retry_at_ms = 0;
+	}
 }
 
 static void port_lost(struct vn_agentd *d, const char *why)
@@ -289,8 +334,10 @@ static void port_read(struct vn_agentd *d, bool hup)
 		n = read(d->fd, buf, sizeof(buf));
 
 		if (n > 0) {
-			if (d->hung_up && !d->fd_mode)
+			if (d->hung_up && !d->fd_mode) {
 				vn_agentd_log("host connected");
+				port_async(d, false);
+			}
 			d->hung_up = false;
 			vn_buf_append(&d->in, buf, (size_t)n);
 			process_input(d);
@@ -386,11 +433,11 @@ static int port_open(const char *device)
 	return fd;
 }
 
-static void on_sigchld(int sig)
+static void on_signal(int sig)
 {
 	int saved = errno;
 
-	if (the_agent && write(the_agent->sigchld_wr, "c", 1) < 0) {
+	if (the_agent && write(the_agent->sigchld_wr, sig == SIGIO ? "i" : "c", 1) < 0) {
 		/* The pipe is full: a wakeup is already pending. */
 	}
 	errno = saved;
@@ -399,7 +446,7 @@ static void on_sigchld(int sig)
 static int setup_signals(struct vn_agentd *d)
 {
 	int p[2];
-	struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
 
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
@@ -407,7 +454,7 @@ static int setup_signals(struct vn_agentd *d)
 	d->sigchld_wr = p[1];
 	the_agent = d;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+	if (sigaction(SIGCHLD, &sa, NULL) < 0 || sigaction(SIGIO, &sa, NULL) < 0)
 		return -errno;
 	/* A host that disappears mid-write must not kill us; nor must a dead child's stdin. */
 	signal(SIGPIPE, SIG_IGN);
@@ -439,6 +486,32 @@ static void do_poweroff(struct vn_agentd *d)
 	d->poweroff = false;
 }
 
+/*
+ * A guest busy with a memory-heavy test (LTP's move_pages12: huge pages
+ * reserved, migrated and freed on every CPU) must still answer the host
+ * within its hello timeout. The agent is woken ahead of the test (nice), its
+ * pages stay resident (a static binary on a disk root is page cache that
+ * reclaim would drop and a wakeup fault back in), and the OOM killer picks
+ * the test, never the agent and with it every session. Commands get none of
+ * this (vn_agentd_unfavour). Failures only cost robustness, so only logged.
+ */
+static void favour(struct vn_agentd *d)
+{
+	int fd;
+
+	d->favoured = true;
+	if (setpriority(PRIO_PROCESS, 0, AGENT_NICE) < 0)
+		vn_agentd_log("nice %d: %s", AGENT_NICE, strerror(errno));
+	/* What is mapped now, then every page as it is first touched (MCL_ONFAULT: a big mmap cannot fail on it). */
+	if (mlockall(MCL_CURRENT) < 0 || mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
+		vn_agentd_log("mlockall: %s", strerror(errno));
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "-1000", 5) != 5)
+		vn_agentd_log("oom_score_adj: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 static int run(struct vn_agentd *d)
 {
 	struct pollfd pfd[2 + 3 * VN_AGENT_MAX_JOBS];
@@ -466,6 +539,7 @@ static int run(struct vn_agentd *d)
 				vn_agentd_log("serving on %s", d->device ? d->device : VN_AGENT_PORT_NAME);
 				warned_missing = false;
 				d->hung_up = true;
+				port_async(d, true);
 			}
 		}
 		pfd[n++] = (struct pollfd){.fd = d->sigchld_rd, .events = POLLIN};
@@ -492,9 +566,11 @@ static int run(struct vn_agentd *d)
 		}
 		if (pfd[0].revents) {
 			char buf[64];
+			ssize_t got;
 
-			while (read(d->sigchld_rd, buf, sizeof(buf)) > 0)
-				;
+			while ((got = read(d->sigchld_rd, buf, sizeof(buf))) > 0)
+				if (memchr(buf, 'i', (size_t)got))
+					d->retry_at_ms = 0;
 			vn_agentd_jobs_reap(d);
 		}
 		/* Children first, so output produced before an exit precedes its final reply. */
@@ -584,5 +660,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vnuma-agent: signals: %s\n", strerror(errno));
 		return 1;
 	}
+	/* Not for a test's agent (--fd): it would lock and renice the host's. */
+	if (!d.fd_mode)
+		favour(&d);
 	return run(&d);
 }
