@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -163,12 +164,20 @@ static int write_junit(const struct vn_result_run *r, const char *dir, struct vn
 	return vn_file_write_atomic(path, xmlBufferContent(doc), (size_t)xmlBufferLength(doc), 0644, err);
 }
 
-/* Only a run with suite tests has one: KCIDB has no words for the assertions on the samples. */
+/*
+ * Only a run with suite tests has one: KCIDB has no words for the assertions
+ * on the samples. A run without them takes away an earlier run's (--force
+ * into its directory), so no file there speaks for another run.
+ */
 static int write_kcidb(const struct vn_result_run *r, const char *dir, struct vn_error *err)
 {
-	if (!r->ntests)
-		return 0;
 	_cleanup_free_ char *path = vn_xasprintf("%s/kcidb.json", dir);
+
+	if (!r->ntests) {
+		if (unlink(path) < 0 && errno != ENOENT)
+			return vn_infra_error(err, -errno, "%s: %s", path, strerror(errno));
+		return 0;
+	}
 	_cleanup_free_ char *text = vn_kcidb_text(r);
 
 	return vn_file_write_text(path, text, err);
