@@ -280,6 +280,11 @@ static void test_path(void **state)
 	(void)state;
 	static const char *const cases[][3] = {
 		{"kself", "selftests: mm: migration:shared_anon", "kself.selftests.mm.migration.shared_anon"},
+		/* kselftest_harness names its tests FIXTURE.TEST: the dot is the name's, not a level of the tree. */
+		{"migration", "migration.shared_anon", "migration.migration_shared_anon"},
+		{"ltp", "fs_bind01.sh", "ltp.fs_bind01_sh"},
+		{"ltp", ".hidden..x.", "ltp.hidden_x"},
+		{"a.b", "c", "a_b.c"},
 		{"ltp", "move_pages04", "ltp.move_pages04"},
 		{"ltp", "a b++c", "ltp.a_b_c"},
 		{"s t", "::", "s_t._._._"},
