@@ -5,7 +5,8 @@
 # headers, the two tests static), shares them at /opt/kselftest and runs
 # them on 4node-amd: a verdict per test in result.json and junit.xml, and
 # never an error (a broken build or harness). migration.shared_anon fails
-# on 6.1 under TCG (docs/suites.md), so the run's code is 0 or 1. Then the
+# before 6.12 by the test's design, a known failure (scenarios/known/
+# kselftest-mm-6.1.json), so the run passes: exit 0. Then the
 # selftests are a cache hit. Measured: the build ~2.5 min and the run ~2.5
 # min on this project's 2-core machine, hence slow.
 #   kselftest.sh VNUMA_BINARY [SOURCE_DIR]
@@ -22,7 +23,7 @@ t0=$(date +%s)
 "$vnuma" run kselftest-mm-4node-amd --kselftest -o "$out" >"$VNUMA_STATE_DIR/run.out" 2>"$VNUMA_STATE_DIR/run.err"
 rc=$?
 echo "build + run took $(($(date +%s) - t0)) s"
-check "a verdict on the kernel, not a broken harness (exit 0 or 1, got $rc)" test "$rc" = 0 -o "$rc" = 1 ||
+check "the run passes, its one failure a known one (exit 0, got $rc)" test "$rc" = 0 ||
 	tail -20 "$VNUMA_STATE_DIR/run.err"
 check "the tests were built and shared" grep -q "kselftest: .*, shared at /opt/kselftest" "$VNUMA_STATE_DIR/run.err"
 # Every test judged: migration's own tests by name, ksm's two runs, none an error or a timeout.
@@ -32,7 +33,9 @@ tests = json.load(open(sys.argv[1]))["tests"]
 names = {t["name"]: t["verdict"] for t in tests}
 assert any("private_anon" in n and v == "pass" for n, v in names.items()), names
 assert sum(1 for t in tests if t["step"].startswith("ksm-numa-")) == 2, names
-assert all(v in ("pass", "fail", "xfail", "skip") for v in names.values()), names
+assert all(v in ("pass", "xfail", "xpass", "skip") for v in names.values()), names
+# The race is near certain under TCG, not certain: a pass is an xpass, never a failure.
+assert names.get("migration.shared_anon") in ("xfail", "xpass"), names
 PY
 check "a testcase per test in junit.xml" test "$(grep -c '<testcase' "$out/junit.xml")" -ge 5
 t1=$(date +%s)
