@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "testbed/agent-session.h"
 #include "testbed/collect.h"
+#include "testbed/deep.h"
 #include "testbed/shell.h"
 #include "testbed/snapshot.h"
 #include "testbed/testbed.h"
@@ -36,31 +37,73 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 	return rc < 0 ? rc : VN_EXIT_OK;
 }
 
+struct collect_args {
+	const char *outdir;
+	bool deep;
+	enum vn_fallback_model model;
+};
+
 static int collect_opt(struct vn_cli_args *a, int c, void *data, struct vn_error *err)
 {
+	struct collect_args *o = data;
+
 	if (c == 'o')
-		*(const char **)data = optarg;
+		o->outdir = optarg;
+	else if (c == 'D')
+		o->deep = true;
+	else if (c == 'm')
+		return a->exit = vn_fallback_model_lookup(optarg, &o->model, err);
 	return 0;
+}
+
+/* The kernel's structures against the model: exit 1 only when they differ, 3 when they cannot be read. */
+static int collect_deep(struct vn_cli_args *args, const char *name, const struct collect_args *o, struct vn_error *err)
+{
+	struct vn_deep_req q = {.name = name, .debug_root = "", .model = o->model, .save_dir = o->outdir};
+	struct vn_deep_result r;
+	struct vn_testbed_ctx ctx;
+	int rc;
+
+	if ((rc = vn_cli_ctx(args, &ctx, err)) < 0)
+		return rc;
+	rc = vn_testbed_collect_deep(&ctx, &q, &r, err);
+	vn_testbed_ctx_clear(&ctx);
+	if (rc < 0)
+		return rc;
+	printf("%s", r.report);
+	fprintf(stderr,
+		"%s: the kernel's own structures, read by drgn (%s) from a dump of its memory, against %s%s%s\n", name,
+		r.vmlinux, r.topology, o->outdir ? "; deep.json in " : "", o->outdir ? o->outdir : "");
+	if (!r.ok)
+		fprintf(stderr,
+			"MISMATCH: 'model' is vnuma's prediction for the topology, 'kernel' what the running "
+			"kernel built; the kernel is the judge: the model, or the kernel under test, is not what "
+			"the other says\n");
+	rc = r.ok ? VN_EXIT_OK : VN_EXIT_ASSERT;
+	vn_deep_result_clear(&r);
+	return rc;
 }
 
 static int cmd_collect(int argc, char **argv, struct vn_error *err)
 {
+	struct collect_args o = {.model = VN_FALLBACK_DEFAULT};
 	struct vn_cli_args args;
-	const char *name, *outdir = NULL;
+	const char *name;
 	int rc;
 
-	if (vn_cli_guest_args(&args, &vn_cmd_collect, argc, argv, collect_opt, &outdir, &name, err) < 0)
+	if (vn_cli_guest_args(&args, &vn_cmd_collect, argc, argv, collect_opt, &o, &name, err) < 0)
 		return args.exit;
-	/* Also accept "NAME -o DIR" with the option after the name. */
-	if (!outdir && optind + 1 < argc && strcmp(argv[optind], "-o") == 0)
-		outdir = argv[optind + 1];
-	if (!outdir)
-		return vn_input_error(err, "collect needs -o DIR");
+	if (optind < argc)
+		return vn_input_error(err, "collect takes one guest, not also '%s'", argv[optind]);
+	if (o.deep)
+		return collect_deep(&args, name, &o, err);
+	if (!o.outdir)
+		return vn_input_error(err, "collect needs -o DIR (or --deep)");
 	_cleanup_agent_ struct vn_agent *a = NULL;
 	_cleanup_(vn_snapshot_clear) struct vn_snapshot snap = {0};
-	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0 || (rc = vn_testbed_collect(a, outdir, &snap, err)) < 0)
+	if ((rc = vn_cli_agent(&args, name, &a, err)) < 0 || (rc = vn_testbed_collect(a, o.outdir, &snap, err)) < 0)
 		return rc;
-	fprintf(stderr, "snapshot of %s written to %s (snapshot.json and raw files)\n", name, outdir);
+	fprintf(stderr, "snapshot of %s written to %s (snapshot.json and raw files)\n", name, o.outdir);
 	return VN_EXIT_OK;
 }
 
@@ -76,7 +119,13 @@ const struct vn_cmd vn_cmd_shell = {
 };
 
 static const struct vn_cli_opt collect_opts[] = {
-	{"output", 'o', true, "DIR", VN_VAL_DIR, "where to write the snapshot (required)"},
+	{"output", 'o', true, "DIR", VN_VAL_DIR,
+	 "where to write the snapshot (required without --deep;\nwith it, drgn's JSON as DIR/deep.json)"},
+	{"deep", 'D', false, NULL, VN_VAL_NONE,
+	 "read the kernel's own structures from a dump of its memory\n"
+	 "with drgn and its debug vmlinux: zonelists, SLIT, memory tiers,\n"
+	 "node_demotion, sched domains' NUMA levels; compare with the model"},
+	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model the zonelists are held to (--deep)"},
 	VN_CLI_OPT_END,
 };
 
@@ -84,12 +133,19 @@ const struct vn_cmd vn_cmd_collect = {
 	.name = "collect",
 	.fn = cmd_collect,
 	.summary = "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg",
-	.synopsis = "NAME -o DIR",
+	.synopsis = "NAME -o DIR\nNAME --deep [-o DIR] [--kernel-model M]",
 	.description = "Writes /proc/vmstat, per-node numastat, meminfo, vmstat, distance and cpulist,\n"
 		       "numactl -H, dmesg, the kernel command line and version, and snapshot.json\n"
-		       "holding all of it parsed.",
+		       "holding all of it parsed.\n"
+		       "\n"
+		       "--deep reads what the kernel built, a second witness beside dmesg's fallback\n"
+		       "lines: a dump of the guest's memory (removed after) is read by drgn with the\n"
+		       "kernel's debug vmlinux (linux-image-RELEASE-dbg for Debian's kernel), and each\n"
+		       "node's zonelist, the SLIT, the memory tiers and node_demotion targets and the\n"
+		       "sched domains' NUMA levels are compared with the model. Exit 1 when one\n"
+		       "differs (both sides printed), 3 when they cannot be read. See\n"
+		       "docs/debugging.md.",
 	.opts = collect_opts,
 	.common = VN_CLI_GUEST,
 	.operand = VN_VAL_GUEST,
-	.stop_at_operand = true,
 };

@@ -42,6 +42,7 @@ void vn_dump_result_clear(struct vn_dump_result *r)
 	free(r->meta);
 	free(r->release);
 	free(r->build_id);
+	free(r->topology);
 	vn_vmlinux_clear(&r->vmlinux);
 	memset(r, 0, sizeof(*r));
 }
@@ -174,6 +175,7 @@ int vn_testbed_dump_with(const struct vn_dump_req *q, const struct vn_dump_ops *
 	r->path = vn_xstrdup(q->out);
 	r->bytes = (uint64_t)st.st_size;
 	r->release = vn_testbed_kernel_release(g.kernel_id);
+	r->topology = g.topology ? vn_xstrdup(g.topology) : NULL;
 	if ((rc = vn_vmlinux_find(q->debug_root, g.kernel, r->release, &r->vmlinux, err)) < 0 ||
 	    (rc = running_build_id(r, err)) < 0 || (rc = describe(q, &g, r, err)) < 0) {
 		/* A dump without its description is one nobody can match to a vmlinux: both go. */

@@ -46,6 +46,7 @@ struct vn_dump_result {
 	struct vn_vmlinux vmlinux; /* its build id equals build_id, where both are known */
 	char *release;
 	char *build_id; /* the dumped kernel's, from its VMCOREINFO; NULL: not in the dump */
+	char *topology; /* the topology file the guest booted (its guest dir's copy); NULL: not said */
 };
 void vn_dump_result_clear(struct vn_dump_result *r);
 
