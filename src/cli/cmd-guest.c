@@ -207,8 +207,8 @@ static int cmd_list(int argc, char **argv, struct vn_error *err)
 		return rc;
 	printf("%-20s %-8s %-6s %-22s %s\n", "NAME", "STATE", "ACCEL", "TOPOLOGY", "KERNEL");
 	for (size_t i = 0; i < n; i++)
-		printf("%-20s %-8s %-6s %-22s %s\n", list[i].name, list[i].running ? "running" : "stopped",
-		       or_q(list[i].accel), or_q(list[i].topology_name), or_q(list[i].kernel));
+		printf("%-20s %-8s %-6s %-22s %s\n", list[i].name, list[i].state, or_q(list[i].accel),
+		       or_q(list[i].topology_name), or_q(list[i].kernel));
 	vn_testbed_guest_list_free(list, n);
 	return VN_EXIT_OK;
 }
@@ -242,9 +242,10 @@ static int cmd_status(int argc, char **argv, struct vn_error *err)
 	}
 	printf("name:      %s\nstate:     %s\naccel:     %s\ntopology:  %s (%s)\nkernel:    %s\n"
 	       "identity:  %s\nguest dir: %s\n",
-	       d->name, d->running ? "running" : "stopped", or_q(d->accel), or_q(d->topology_name),
-	       or_q(d->topology_path), or_q(d->kernel), or_q(d->kernel_id), or_q(d->guest_dir));
-	if (d->running) {
+	       d->name, d->state, or_q(d->accel), or_q(d->topology_name), or_q(d->topology_path), or_q(d->kernel),
+	       or_q(d->kernel_id), or_q(d->guest_dir));
+	/* A paused or crashed guest's agent does not answer: no wait for it. */
+	if (strcmp(d->state, "running") == 0) {
 		_cleanup_agent_ struct vn_agent *a = NULL;
 		struct vn_error e = {0};
 		_cleanup_free_ char *up = NULL;

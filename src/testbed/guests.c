@@ -85,6 +85,7 @@ int vn_testbed_guest_list(const struct vn_testbed_ctx *ctx, struct vn_testbed_gu
 		(*list)[i] = (struct vn_testbed_guest){
 			.name = vn_xstrdup(info[i].name),
 			.running = info[i].running,
+			.state = info[i].state,
 			.accel = dup_or_null(m->accel),
 			.topology_name = dup_or_null(m->topology_name),
 			.topology_path = dup_or_null(m->topology_path),

@@ -51,7 +51,8 @@ int vn_testbed_lookup(struct vn_virt *v, const char *name, struct vn_virt_domain
 /* A guest vnuma made, as libvirt has it (vnuma list, vnuma status): its name, state and what booted it. */
 struct vn_testbed_guest {
 	char *name;
-	bool running;
+	bool running;      /* QEMU is there (the guest may be paused or crashed) */
+	const char *state; /* "running", "paused", "crashed", "stopped"...: static */
 	char *accel, *topology_name, *topology_path, *kernel, *kernel_id, *guest_dir; /* NULL: not recorded */
 };
 /* ctx's guests, sorted by name (the embedded driver's lock is held only for this). */

@@ -92,14 +92,14 @@ int vn_virt_domain_memory_bytes(struct vn_virt_domain *d, uint64_t *bytes, struc
 	return 0;
 }
 
-int vn_virt_domain_state_name(struct vn_virt_domain *d, const char **out, struct vn_error *err)
+int vn_virt_dom_state(virDomainPtr dom, const char **out)
 {
 	static const char *const names[] = {"nostate",  "running", "blocked", "paused",
 					    "shutdown", "shutoff", "crashed", "pmsuspended"};
 	int state = 0, reason = 0;
 
-	if (virDomainGetState(d->dom, &state, &reason, 0) < 0)
-		return vn_virt_error(err, "cannot get the state of '%s'", d->name);
+	if (virDomainGetState(dom, &state, &reason, 0) < 0)
+		return -1;
 	*out = state >= 0 && (size_t)state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
 	if (state == VIR_DOMAIN_PAUSED && reason == VIR_DOMAIN_PAUSED_CRASHED)
 		*out = "crashed";
@@ -111,9 +111,16 @@ int vn_virt_domain_state_name(struct vn_virt_domain *d, const char **out, struct
 	 * look: QEMU's own run state says it at once.
 	 */
 	_cleanup_free_ char *status = NULL;
-	if (virDomainQemuMonitorCommand(d->dom, "info status", &status, VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP) == 0 &&
+	if (virDomainQemuMonitorCommand(dom, "info status", &status, VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP) == 0 &&
 	    status && strstr(status, "(guest-panicked)"))
 		*out = "crashed";
+	return 0;
+}
+
+int vn_virt_domain_state_name(struct vn_virt_domain *d, const char **out, struct vn_error *err)
+{
+	if (vn_virt_dom_state(d->dom, out) < 0)
+		return vn_virt_error(err, "cannot get the state of '%s'", d->name);
 	return 0;
 }
 

@@ -615,6 +615,9 @@ int vn_virt_domain_list(struct vn_virt *v, struct vn_virt_domain_info **list, si
 		if (xml && vn_domain_meta_parse(xml, &out[k].meta, &ignored) == 0) {
 			out[k].name = vn_xstrdup(virDomainGetName(doms[i]));
 			out[k].running = virDomainIsActive(doms[i]) == 1;
+			/* A panicked guest kept for its dump (on_crash preserve) is active, not running. */
+			if (!out[k].running || vn_virt_dom_state(doms[i], &out[k].state) < 0)
+				out[k].state = out[k].running ? "unknown" : "stopped";
 			k++;
 		}
 		virDomainFree(doms[i]);

@@ -59,7 +59,8 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 
 struct vn_virt_domain_info {
 	char *name;
-	bool running;
+	bool running;      /* active: QEMU is there, running or not */
+	const char *state; /* "stopped" when not active, else libvirt's (vn_virt_domain_state_name); static */
 	struct vn_domain_meta meta;
 };
 /* All domains carrying vnuma metadata, sorted by name. */

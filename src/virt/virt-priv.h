@@ -33,6 +33,8 @@ VN_DEFINE_CLEANUP(virStreamPtr, virStreamFree);
 #define _cleanup_stream_ _cleanup_(virStreamFreep)
 
 /* Fill err from libvirt's last error: "what: libvirt's message"; INFRA kind. */
+/* libvirt's state of dom by name ("running", "paused", "crashed": QEMU's guest-panicked too); -1: cannot tell. */
+int vn_virt_dom_state(virDomainPtr dom, const char **out);
 int vn_virt_error(struct vn_error *err, const char *what, ...) __attribute__((format(printf, 2, 3)));
 
 /* The root=DIR of a qemu:///embed?root=DIR URI, unescaped; NULL for other URIs. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <libvirt/libvirt.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -118,7 +119,7 @@ static void test_down_only_ours(void **s)
 	vn_testbed_ctx_clear(&ctx);
 }
 
-/* vnuma list's verb: vnuma's guests with what booted them, never another tool's ("test"). */
+/* vnuma list's verb: vnuma's guests with what booted them and their state, never another tool's ("test"). */
 static void test_guest_list(void **s)
 {
 	struct vn_testbed_ctx ctx;
@@ -131,12 +132,28 @@ static void test_guest_list(void **s)
 	assert_int_equal(vn_testbed_ctx_init(&ctx, state, "test:///default", &err), 0);
 	assert_int_equal(vn_virt_open("test:///default", state, 1000, &v, &err), 0);
 	vn_virt_domain_free(create_guest(v, t, "vn-listed"));
+	vn_virt_domain_free(create_guest(v, t, "vn-paused"));
+	/* Paused as a panicked guest kept for its dump is: QEMU there, the guest not running. */
+	virConnectPtr c = virConnectOpen("test:///default");
+	virDomainPtr dom = c ? virDomainLookupByName(c, "vn-paused") : NULL;
+	assert_non_null(dom);
+	assert_int_equal(virDomainSuspend(dom), 0);
+	virDomainFree(dom);
 	assert_int_equal(vn_testbed_guest_list(&ctx, &list, &n, &err), 0);
-	assert_int_equal(n, 1);
+	assert_int_equal(n, 2);
 	assert_string_equal(list[0].name, "vn-listed");
 	assert_non_null(list[0].topology_name);
+	assert_string_equal(list[0].state, "running");
+	assert_string_equal(list[1].name, "vn-paused");
+	assert_true(list[1].running);
+	assert_string_equal(list[1].state, "paused");
 	vn_testbed_guest_list_free(list, n);
 	assert_int_equal(vn_testbed_down(&ctx, "vn-listed", (unsigned[]){0}, &err), 0);
+	assert_int_equal(vn_testbed_down(&ctx, "vn-paused", (unsigned[]){0}, &err), 0);
+	assert_int_equal(vn_testbed_guest_list(&ctx, &list, &n, &err), 0);
+	assert_int_equal(n, 0);
+	vn_testbed_guest_list_free(list, n);
+	virConnectClose(c);
 	vn_virt_close(v);
 	vn_testbed_ctx_clear(&ctx);
 }
