@@ -10,7 +10,10 @@
 # crash, drgn and Debian's -dbg vmlinux installed, crash's bt shows the
 # sysrq crash and drgn reads each node's zonelist equal to the model's
 # fallback order. `run --dump-on panic` with a step that panics the guest
-# (sysrq) keeps the dump in the run's directory. Nothing left. About a minute.
+# (sysrq) keeps the dump in the run's directory. `collect --deep` on the
+# crashed guest, on 4node-amd (and against pre-5.15's model: exit 1, node
+# 3) and on 4node-cxl-tiered (tiers, demotion) with the -dbg vmlinux; without
+# it, exit 3 and the package to install. Nothing left. A few minutes.
 #   debug.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -65,6 +68,7 @@ check "a sysrq panic ends the exec: exit 3" test $? = 3
 check "dump the panicked guest" test $? = 0
 echo "# $(grep -o "\"state\":\"[a-z]*\"" "$w/panic.vmcore.json")"
 check "...which is crashed, not reset" grep -q '"state":"crashed"' "$w/panic.vmcore.json"
+check "vnuma list shows it crashed" bash -c "'$vnuma' list | grep -Eq '^$name +crashed '"
 vmlinux=/usr/lib/debug/boot/vmlinux-$(sed -n 's/.*"release":"\([^"]*\)".*/\1/p' "$w/panic.vmcore.json")
 if command -v crash >/dev/null && command -v drgn >/dev/null && [ -f "$vmlinux" ]; then
 	printf 'bt\nkmem -n\nquit\n' >"$w/crash.in"
@@ -85,6 +89,11 @@ PY
 		"$w/zl.py" >"$w/drgn.out" 2>&1
 	check "drgn: every node's zonelist is the model's fallback order" \
 		test "$(cat "$w/drgn.out")" = "$("$vnuma" topo fallback "$src/topologies/2node.xml")"
+	mkdir -p "$w/tmp"
+	TMPDIR=$w/tmp "$vnuma" collect "$name" --deep >"$w/pdeep.out" 2>"$w/pdeep.err"
+	check "collect --deep on the crashed guest: exit 0" test $? = 0
+	check "...its zonelists are the model's" grep -q '^zonelists (ZONELIST_FALLBACK, model 5.18): ok$' "$w/pdeep.out"
+	check "...its dump removed" test -z "$(ls -A "$w/tmp")"
 else
 	echo "# skipped crash and drgn: crash, python3-drgn or $vmlinux not installed"
 fi
@@ -112,6 +121,46 @@ if [ -f "$vmlinux" ] && command -v crash >/dev/null; then
 	printf 'bt\nquit\n' >"$w/crash2.in"
 	timeout 300 crash -s "$vmlinux" "$w/run/vmcore" -i "$w/crash2.in" >"$w/crash2.out" 2>&1
 	check "...crash: bt shows the sysrq crash" grep -q 'sysrq_handle_crash' "$w/crash2.out"
+fi
+check "no QEMU left" no_qemu_left
+check "no domain left" no_domain_left
+
+# collect --deep: the kernel's own structures against the model, on 4node-amd (the AMD report's
+# node 3) and on the tiered shape (memory tiers, demotion targets). Without the debug vmlinux it
+# cannot observe: exit 3 with how to install it.
+deep() { # deep TOPOLOGY NAME: up, collect --deep into $w/NAME.*, down
+	"$vnuma" up "$src/topologies/$1" --name "$2" --timeout 300 >/dev/null 2>"$w/$2.up" ||
+		{ check "up $1" false; sed 's/^/#   /' "$w/$2.up"; return 1; }
+	mkdir -p "$w/tmp"
+	TMPDIR=$w/tmp "$vnuma" collect "$2" --deep -o "$w/$2.d" >"$w/$2.out" 2>"$w/$2.err"
+	echo $? >"$w/$2.rc"
+	if [ -f "$vmlinux" ] && command -v drgn >/dev/null; then
+		TMPDIR=$w/tmp "$vnuma" collect "$2" --deep --kernel-model pre-5.15 >"$w/$2.old" 2>/dev/null
+		echo $? >"$w/$2.oldrc"
+	fi
+	sed 's/^/#   /' "$w/$2.out"
+	"$vnuma" down "$2" >/dev/null 2>&1
+}
+if [ -f "$vmlinux" ] && command -v drgn >/dev/null; then
+	if deep 4node-amd.xml deep4; then
+		check "collect --deep 4node-amd: exit 0" test "$(cat "$w/deep4.rc")" = 0
+		check "...five sections, all ok" test "$(grep -c ': ok$' "$w/deep4.out")" = 5
+		check "...drgn's JSON kept" grep -q '"zonelists":' "$w/deep4.d/deep.json"
+		check "...the dumps removed" test -z "$(ls -A "$w/tmp")"
+		check "against pre-5.15's model: exit 1" test "$(cat "$w/deep4.oldrc")" = 1
+		check "...node 3, both sides" grep -q "Node 3: model 3 2 0 1, kernel's zonelist 3 2 1 0" "$w/deep4.old"
+	fi
+	if deep 4node-cxl-tiered.xml deept; then
+		check "collect --deep 4node-cxl-tiered: exit 0" test "$(cat "$w/deept.rc")" = 0
+		check "...memory tiers as the model's" grep -q '^memory tiers (memory_tiers, model 6.1): ok$' "$w/deept.out"
+		check "...demotion targets as the model's" grep -q '^demotion targets .*: ok$' "$w/deept.out"
+	fi
+else
+	if deep 2node.xml deep2; then
+		check "collect --deep without the debug vmlinux: exit 3" test "$(cat "$w/deep2.rc")" = 3
+		check "...says how to install it" grep -q "apt-get install" "$w/deep2.err"
+		check "...the dump removed" test -z "$(ls -A "$w/tmp")"
+	fi
 fi
 check "no QEMU left" no_qemu_left
 check "no domain left" no_domain_left
