@@ -399,6 +399,28 @@ double vn_loc_model_s(const struct vn_loc_counts *c, const double *lat_ns)
 	return ns * 1e-9;
 }
 
+void vn_loc_by_group(const struct vn_loc_counts *c, const double *lat_ns, const int *group_of, unsigned ngroups,
+		     struct vn_loc_group *out, struct vn_loc_group *none)
+{
+	struct vn_loc_group rest = {0};
+
+	memset(out, 0, ngroups * sizeof(*out));
+	for (unsigned j = 0; j < c->nnodes; j++) {
+		struct vn_loc_group *g =
+			group_of[j] >= 0 && (unsigned)group_of[j] < ngroups ? &out[group_of[j]] : &rest;
+		for (unsigned i = 0; i < c->nnodes; i++) {
+			uint64_t n = 0;
+			for (unsigned k = 0; k < VN_LOC_NKINDS; k++)
+				n += *vn_loc_at(c, i, j, k);
+			g->accesses += n;
+			g->user += *vn_loc_at(c, i, j, VN_LOC_USER_LOAD) + *vn_loc_at(c, i, j, VN_LOC_USER_STORE);
+			g->model_s += (double)n * lat_ns[i * c->nnodes + j] * 1e-9;
+		}
+	}
+	if (none)
+		*none = rest;
+}
+
 /* All user RAM stores in d (unmapped and unplaced ones included), and those to node's memory. */
 static uint64_t user_stores(const struct vn_loc_counts *d, unsigned node, uint64_t *on)
 {

@@ -110,6 +110,20 @@ double vn_loc_remote_fraction_row(const struct vn_loc_counts *c, enum vn_loc_mod
  */
 double vn_loc_model_s(const struct vn_loc_counts *c, const double *lat_ns);
 
+/* One memory tier's (or any group of memory nodes') share of the matrix. */
+struct vn_loc_group {
+	uint64_t accesses, user; /* every kind, and user loads and stores, by every CPU node */
+	double model_s;          /* those accesses weighted as vn_loc_model_s weighs them */
+};
+
+/*
+ * The matrix grouped by memory node: group_of[mem node] is its group
+ * (< ngroups), or -1 for none (a memory-less node is in no tier); those go
+ * to *none (may be NULL). Groups and none together sum to the matrix.
+ */
+void vn_loc_by_group(const struct vn_loc_counts *c, const double *lat_ns, const int *group_of, unsigned ngroups,
+		     struct vn_loc_group *out, struct vn_loc_group *none);
+
 /*
  * The proof for one node: over a window where the guest wrote memory bound
  * to node (d = after - before), user stores to that node must be at least

@@ -133,3 +133,6 @@ void vn_html_loc_chart(struct vn_strbuf *b, const struct vn_html_loc *l, bool fi
  * number of lines. Malloc'd.
  */
 char *vn_html_pick_lines(const char *text, unsigned max, unsigned *total);
+
+/* A tiered run's memory tiers (html-tiers.c): nothing for a run with neither the model's tiers nor tiermove's. */
+void vn_html_tiers(struct vn_strbuf *b, const struct vn_html_run_in *in);

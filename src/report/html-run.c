@@ -10,6 +10,7 @@
 #include "report/html-priv.h"
 #include "report/result-facts.h"
 #include "report/result.h"
+#include "report/tiermove.h"
 #include "topology/fallback.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -551,6 +552,7 @@ void vn_html_run_page(struct vn_strbuf *b, const struct vn_html_run_in *in)
 	distances(b, in, &loc);
 	fallback(b, in);
 	samples(b, in, &loc);
+	vn_html_tiers(b, in);
 	trace(b, in->trace);
 	vn_html_page_end(b);
 }
@@ -562,6 +564,8 @@ struct loaded {
 	struct vn_fallback fallback;
 	unsigned rows[VN_MAX_NODES][VN_MAX_NODES];
 	struct vn_html_trace trace;
+	struct vn_tiermove tiermove[VN_TM_FILES_MAX];
+	unsigned ntiermove;
 };
 
 static void loaded_free(struct loaded **lp)
@@ -576,6 +580,8 @@ static void loaded_free(struct loaded **lp)
 	free(l->fallback_why);
 	free(l->loc_proof);
 	vn_html_trace_clear(&l->trace);
+	for (unsigned i = 0; i < l->ntiermove; i++)
+		vn_tiermove_clear(&l->tiermove[i]);
 	free(l);
 }
 
@@ -694,6 +700,9 @@ int vn_html_run(struct vn_strbuf *b, const char *dir, struct vn_error *err)
 	load_fallback(dir, l, &in);
 	if (trace_load(dir, &l->trace))
 		in.trace = &l->trace;
+	l->ntiermove = vn_tiermove_load_dir(dir, l->tiermove, VN_TM_FILES_MAX);
+	in.tiermove = l->tiermove;
+	in.ntiermove = l->ntiermove;
 	vn_html_run_page(b, &in);
 	return 0;
 }

@@ -66,6 +66,7 @@ int vn_report_html_write_group(const struct vn_html_group_in *in, const char *ou
  */
 struct vn_fallback;
 struct vn_result_run;
+struct vn_tiermove;
 
 /* The page's tracepoint chart: every event's time and tracepoint, from the capture or from trace.jsonl. */
 #define VN_HTML_TRACE_NAMES_MAX 32
@@ -105,6 +106,9 @@ struct vn_html_run_in {
 	const struct vn_html_trace *trace; /* NULL: the run captured no tracepoints (it has no trace.jsonl) */
 	/* What the locality map's proof saw (locality-proof.txt); NULL: no proof ran (docs/locality.md). */
 	const char *loc_proof;
+	/* tiermove's results (report/tiermove.h, vn_tiermove_load_dir): the page's memory tiers. */
+	const struct vn_tiermove *tiermove;
+	unsigned ntiermove;
 };
 
 /* Writes DIR/report.html (in->dir) atomically from in. */

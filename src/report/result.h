@@ -90,6 +90,7 @@ struct vn_result_run {
 	/* The guest's vCPUs and its host's CPUs (0: unknown; vn_up_result). */
 	unsigned vcpus, host_cpus;
 	struct vn_result_nodes node_memory_mib; /* each node's memory as the guest booted it (0: memory-less) */
+	struct vn_result_nodes memory_tiers;    /* a tiered shape: each node's memory_tier id in the model (0: none) */
 	unsigned nverdicts;
 	struct vn_verdict *verdicts;
 	unsigned ntests; /* a suite step's tests, each its verdict (result-suite.h) */

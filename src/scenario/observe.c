@@ -130,6 +130,16 @@ static void locality_shares(const struct vn_run_data *d, struct vn_result_run *r
 	for (unsigned m = 0; m < 3; m++)
 		metric(rep, vn_loc_remote_fraction(c, (enum vn_loc_mode)m), prefix, "remote_fraction.%s", modes[m]);
 	metric(rep, vn_loc_model_s(c, d->loc_lat_ns), prefix, "model_s");
+	/* Per memory tier of the model: what placement on it cost (docs/locality.md, "By tier"). */
+	struct vn_loc_group g[VN_MAX_NODES];
+	uint64_t all = vn_loc_sum(c, VN_LOC_ALL, NULL);
+	vn_loc_by_group(c, d->loc_lat_ns, d->loc_tier_of, d->loc_ntiers, g, NULL);
+	for (unsigned i = 0; i < d->loc_ntiers; i++) {
+		metric(rep, (double)g[i].accesses, prefix, "memory_tier%d.accesses", d->loc_tier_id[i]);
+		metric(rep, all ? (double)g[i].accesses / (double)all : NAN, prefix, "memory_tier%d.share",
+		       d->loc_tier_id[i]);
+		metric(rep, g[i].model_s, prefix, "memory_tier%d.model_s", d->loc_tier_id[i]);
+	}
 	/* Per CPU node, user only: a workload placed on a node is judged by its own CPUs' accesses. */
 	for (unsigned n = 0; n < c->nnodes; n++)
 		metric(rep, vn_loc_remote_fraction_row(c, VN_LOC_USER, n), prefix, "cpu%u.remote_fraction.user", n);

@@ -55,6 +55,9 @@ struct vn_run_data {
 	bool loc_have;
 	struct vn_loc_counts loc;        /* after the proof until after the last step */
 	double *loc_lat_ns;              /* the model's [cpu node][mem node] latencies */
+	unsigned loc_ntiers;             /* the model's memory tiers, fastest first */
+	int loc_tier_of[VN_MAX_NODES];   /* each memory node's tier (index), -1: none */
+	int loc_tier_id[VN_MAX_NODES];   /* each tier's sysfs id, memory_tier<id> */
 	char *loc_proof;                 /* what the proof saw, for result.json */
 	struct vn_loc_counts *loc_steps; /* s->nsteps: those of a step that ran alone (nnodes 0: none) */
 	unsigned loc_dimms_counted;      /* DIMMs plugged whose range was proven and joined the map */

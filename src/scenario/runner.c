@@ -5,6 +5,7 @@
  * its probe list (probe.h).
  */
 #include "report/html.h"
+#include "report/tiermove.h"
 #include "scenario/runner.h"
 
 #include <errno.h>
@@ -35,9 +36,11 @@
 #include "testbed/collect.h"
 #include "testbed/down.h"
 #include "testbed/image.h"
+#include "testbed/locality.h"
 #include "testbed/testbed.h"
 #include "topology/node-memory.h"
 #include "testbed/up.h"
+#include "topology/tiers.h"
 #include "util/alloc.h"
 #include "util/state.h"
 
@@ -194,6 +197,13 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 		(struct vn_result_nodes){t->nnodes, vn_xcalloc(t->nnodes ? t->nnodes : 1, sizeof(unsigned))};
 	for (unsigned i = 0; i < t->nnodes; i++)
 		rep->node_memory_mib.v[i] = (unsigned)(t->nodes[i].memory >> 20);
+	if (vn_topology_has_slow_memory(t)) {
+		struct vn_tiers tr;
+		vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &tr);
+		rep->memory_tiers = (struct vn_result_nodes){t->nnodes, vn_xcalloc(t->nnodes, sizeof(unsigned))};
+		for (unsigned i = 0; i < t->nnodes; i++)
+			rep->memory_tiers.v[i] = tr.tier_of[i] < 0 ? 0 : (unsigned)tr.tier[tr.tier_of[i]].id;
+	}
 	rep->variant = vn_xstrdup(o->variant ? o->variant : "default");
 	rep->repeat = o->repeat ? o->repeat : 1;
 	const char *uri = ctx->uri ? ctx->uri : getenv("VNUMA_URI");
@@ -449,7 +459,15 @@ static int write_page(const struct run *r, const struct vn_result_run *rep, bool
 	}
 	vn_run_page(r->d, &in);
 	vn_probes_page(&r->probes, r, &in);
-	return vn_report_html_write_run(&in, err);
+	/* tiermove's results from steps/, as `vnuma report DIR` reads them. */
+	struct vn_tiermove *tm = vn_xcalloc(VN_TM_FILES_MAX, sizeof(*tm));
+	in.tiermove = tm;
+	in.ntiermove = vn_tiermove_load_dir(r->dir, tm, VN_TM_FILES_MAX);
+	int rc = vn_report_html_write_run(&in, err);
+	for (unsigned i = 0; i < in.ntiermove; i++)
+		vn_tiermove_clear(&tm[i]);
+	free(tm);
+	return rc;
 }
 
 /* Every way out: close what the run opened, keep the console, destroy the guest, write the final result. */
@@ -538,6 +556,7 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 	if ((rc = vn_scenario_check(s, &topo_path, &t, err)) < 0 ||
 	    (rc = run_topology(o, topo_path, &t, &topo_text, err)) < 0 ||
 	    (rc = vn_scenario_check_hosts(s, o->locality, ctx->uri, NULL, 0, err)) < 0 ||
+	    ((s->locality || o->locality) && (rc = vn_testbed_locality_supported(t, err)) < 0) ||
 	    (rc = results_start(ctx, s, o, t, rep, &dir, err)) < 0)
 		return rc;
 	d.t = r.t = t;

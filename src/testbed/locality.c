@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "testbed/agent-session.h"
+#include "topology/tiers.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
@@ -33,13 +34,26 @@ void vn_testbed_locality_map(const struct vn_topology *t, struct vn_loc_map *map
 	}
 }
 
+int vn_testbed_locality_supported(const struct vn_topology *t, struct vn_error *err)
+{
+	for (unsigned i = 0; i < t->nnodes; i++)
+		if (vn_node_is_slow(&t->nodes[i]))
+			return vn_input_error(
+				err,
+				"locality cannot count %s: node %u is slow memory, an emulated NVDIMM that "
+				"kmem onlines, outside the plugin's address map (docs/locality.md, "
+				"\"Tiered shapes\")",
+				t->name ? t->name : "this topology", i);
+	return 0;
+}
+
 int vn_testbed_locality_arg(const struct vn_topology *t, const char *guest_dir, char **out, struct vn_error *err)
 {
 	struct vn_paths p;
 	struct vn_loc_map map;
 	int rc;
 
-	if ((rc = vn_paths_self(&p, err)) < 0)
+	if ((rc = vn_testbed_locality_supported(t, err)) < 0 || (rc = vn_paths_self(&p, err)) < 0)
 		return rc;
 	vn_testbed_locality_map(t, &map);
 	struct vn_strbuf b = VN_STRBUF_INIT;
@@ -76,6 +90,18 @@ void vn_testbed_locality_latency(const struct vn_topology *t, double *lat_ns)
 			unsigned i = exact ? e->initiator : e->target, j = exact ? e->target : e->initiator;
 			lat_ns[i * t->nnodes + j] = (double)e->value;
 		}
+}
+
+unsigned vn_testbed_locality_tiers(const struct vn_topology *t, int *group_of, int *ids)
+{
+	struct vn_tiers tr;
+
+	vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &tr);
+	for (unsigned n = 0; n < t->nnodes; n++)
+		group_of[n] = tr.tier_of[n];
+	for (unsigned i = 0; i < tr.ntiers; i++)
+		ids[i] = tr.tier[i].id;
+	return tr.ntiers;
 }
 
 /* One node: read, touch memory bound to it, read again, judge. */

@@ -24,6 +24,13 @@
  */
 void vn_testbed_locality_map(const struct vn_topology *t, struct vn_loc_map *map);
 
+/*
+ * Whether the plugin can count t: not a node of slow memory, whose emulated
+ * NVDIMM lies in QEMU's device memory, outside the cells the map is made of
+ * (docs/locality.md, "Tiered shapes"). An input error naming the node.
+ */
+int vn_testbed_locality_supported(const struct vn_topology *t, struct vn_error *err);
+
 /* -plugin's value that loads the plugin counting into guest_dir's VN_GUEST_LOCALITY: malloc'd. */
 int vn_testbed_locality_arg(const struct vn_topology *t, const char *guest_dir, char **out, struct vn_error *err);
 
@@ -35,6 +42,14 @@ int vn_testbed_locality_arg(const struct vn_topology *t, const char *guest_dir, 
  */
 #define VN_LOCALITY_BASE_NS 100.0
 void vn_testbed_locality_latency(const struct vn_topology *t, double *lat_ns);
+
+/*
+ * The model's memory tiers of t (topology/tiers.h, the default kernel
+ * model) as groups of memory nodes for vn_loc_by_group: group_of[node] the
+ * index of its tier (fastest first), -1 for a node with no memory;
+ * ids[index] the tier's sysfs id (memory_tier<id>). Returns the count.
+ */
+unsigned vn_testbed_locality_tiers(const struct vn_topology *t, int *group_of, int *ids);
 
 /* What the proof saw, one line per node ("node 1: 6913024 of 6920012 user accesses"). */
 struct vn_locality_proof {

@@ -726,6 +726,12 @@ static void test_metrics_locality(void **state)
 		"locality.step.mf.remote_fraction.user",
 		"locality.step.mf.remote_fraction.all",
 		"locality.step.mf.model_s",
+		"locality.step.mf.memory_tier4.accesses",
+		"locality.step.mf.memory_tier4.share",
+		"locality.step.mf.memory_tier4.model_s",
+		"locality.step.mf.memory_tier22.accesses",
+		"locality.step.mf.memory_tier22.share",
+		"locality.step.mf.memory_tier22.model_s",
 		"locality.step.mf.cpu0.remote_fraction.user",
 		"locality.accesses",
 		"locality.accesses_outside",
@@ -734,6 +740,12 @@ static void test_metrics_locality(void **state)
 		"locality.remote_fraction.user",
 		"locality.remote_fraction.all",
 		"locality.model_s",
+		"locality.memory_tier4.accesses",
+		"locality.memory_tier4.share",
+		"locality.memory_tier4.model_s",
+		"locality.memory_tier22.accesses",
+		"locality.memory_tier22.share",
+		"locality.memory_tier22.model_s",
 		"locality.cpu0.remote_fraction.user",
 		"locality.cpu1.remote_fraction.user",
 		"locality.matrix.cpu0.mem0",
@@ -761,6 +773,12 @@ static void test_metrics_locality(void **state)
 	vn_snapshot_load(before, 2, &d.before);
 	vn_snapshot_load(after, 2, &d.after);
 	d.loc_lat_ns = lat;
+	/* Node 0 as the top tier, node 1 as the lower one. */
+	d.loc_ntiers = 2;
+	d.loc_tier_of[0] = 0;
+	d.loc_tier_of[1] = 1;
+	d.loc_tier_id[0] = 4;
+	d.loc_tier_id[1] = 22;
 	vn_loc_counts_init(&d.loc, 2);
 	*vn_loc_at(&d.loc, 0, 1, VN_LOC_USER_STORE) = 900;
 	*vn_loc_at(&d.loc, 1, 1, VN_LOC_USER_LOAD) = 100;
@@ -787,6 +805,19 @@ static void test_metrics_locality(void **state)
 	assert_float_equal(v, 199000e-9, 1e-15);
 	assert_true(metric(&r, "locality.matrix.cpu0.mem1", &v));
 	assert_float_equal(v, 900, 0);
+	/* By tier: the run's all on node 1 (900 x 210 + 100 x 100 ns), the step's 10 x 100 and 30 x 210 ns. */
+	assert_true(metric(&r, "locality.memory_tier22.model_s", &v));
+	assert_float_equal(v, 199000e-9, 1e-15);
+	assert_true(metric(&r, "locality.memory_tier22.share", &v));
+	assert_float_equal(v, 1, 0);
+	assert_true(metric(&r, "locality.memory_tier4.accesses", &v));
+	assert_float_equal(v, 0, 0);
+	assert_true(metric(&r, "locality.step.mf.memory_tier4.model_s", &v));
+	assert_float_equal(v, 1000e-9, 1e-15);
+	assert_true(metric(&r, "locality.step.mf.memory_tier22.model_s", &v));
+	assert_float_equal(v, 6300e-9, 1e-15);
+	assert_true(metric(&r, "locality.step.mf.memory_tier4.share", &v));
+	assert_float_equal(v, 0.25, 1e-12);
 
 	vn_result_clear(&r);
 	vn_snapshot_clear(&d.before);

@@ -6,7 +6,9 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "testbed/locality.h"
 
@@ -90,12 +92,84 @@ static void test_pieces(void **state)
 	vn_topology_free(t);
 }
 
+/*
+ * 4node-cxl-tiered's accesses grouped by the model's tiers and priced by its
+ * HMAT latencies (0->0 90 ns, 0->1 150 standing for 1->0 too, 0->2 210,
+ * 0->3 300, 1->1 90, 1->3 210), worked by hand:
+ *   memory_tier4 (nodes 0-1): 1e6 x 90 + 5e5 x 90 + 3e5 x 150 ns = 0.18 s
+ *   memory_tier22 (2-3): 2e6 x 210 + 1e5 x 300 + 4e5 x 210 ns = 0.534 s
+ * (by SLIT, 14 and 24 x 10 ns, memory_tier22 would be 0.36 s).
+ */
+static void test_tier_cost(void **state)
+{
+	struct vn_topology *t = load("4node-cxl-tiered.xml");
+	int group_of[VN_MAX_NODES], ids[VN_MAX_NODES];
+	double lat[16];
+	struct vn_loc_counts c;
+	struct vn_loc_group g[VN_MAX_NODES], none;
+
+	assert_int_equal(vn_testbed_locality_tiers(t, group_of, ids), 2);
+	assert_int_equal(ids[0], 4);
+	assert_int_equal(ids[1], 22);
+	assert_int_equal(group_of[0], 0);
+	assert_int_equal(group_of[1], 0);
+	assert_int_equal(group_of[2], 1);
+	assert_int_equal(group_of[3], 1);
+	vn_testbed_locality_latency(t, lat);
+	vn_loc_counts_init(&c, 4);
+	*vn_loc_at(&c, 0, 0, VN_LOC_USER_LOAD) = 1000000;
+	*vn_loc_at(&c, 0, 2, VN_LOC_USER_STORE) = 1500000;
+	*vn_loc_at(&c, 0, 2, VN_LOC_KERNEL_LOAD) = 500000;
+	*vn_loc_at(&c, 0, 3, VN_LOC_USER_LOAD) = 100000;
+	*vn_loc_at(&c, 1, 1, VN_LOC_KERNEL_STORE) = 500000;
+	*vn_loc_at(&c, 1, 0, VN_LOC_USER_LOAD) = 300000;
+	*vn_loc_at(&c, 1, 3, VN_LOC_USER_STORE) = 400000;
+	vn_loc_by_group(&c, lat, group_of, 2, g, &none);
+	assert_int_equal(g[0].accesses, 1800000);
+	assert_int_equal(g[0].user, 1300000);
+	assert_float_equal(g[0].model_s, 0.18, 1e-12);
+	assert_int_equal(g[1].accesses, 2500000);
+	assert_int_equal(g[1].user, 2000000);
+	assert_float_equal(g[1].model_s, 0.534, 1e-12);
+	assert_int_equal(none.accesses, 0);
+	/* The tiers split the run's modeled time, nothing more or less. */
+	assert_float_equal(g[0].model_s + g[1].model_s, vn_loc_model_s(&c, lat), 1e-12);
+	/* A node in no tier (-1) is counted apart. */
+	group_of[3] = -1;
+	vn_loc_by_group(&c, lat, group_of, 2, g, &none);
+	assert_int_equal(none.accesses, 500000);
+	assert_float_equal(none.model_s, 0.114, 1e-12);
+	assert_float_equal(g[1].model_s, 0.42, 1e-12);
+	vn_loc_counts_clear(&c);
+	vn_topology_free(t);
+	(void)state;
+}
+
+/* Slow memory is an NVDIMM outside the plugin's map: refused as bad input, naming the node; a plain shape is not. */
+static void test_tiered_refused(void **state)
+{
+	struct vn_topology *t = load("4node-cxl-tiered.xml");
+	struct vn_error err = {0};
+	char *arg = NULL;
+
+	assert_int_equal(vn_testbed_locality_supported(t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "node 2 is slow memory"));
+	vn_error_clear(&err);
+	assert_true(vn_testbed_locality_arg(t, "/tmp/g", &arg, &err) < 0);
+	assert_null(arg);
+	vn_error_clear(&err);
+	vn_topology_free(t);
+	t = load("4node-cxl.xml");
+	assert_int_equal(vn_testbed_locality_supported(t, &err), 0);
+	vn_topology_free(t);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_map),
-		cmocka_unit_test(test_pieces),
-		cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_map),       cmocka_unit_test(test_pieces),         cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_tier_cost), cmocka_unit_test(test_tiered_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
