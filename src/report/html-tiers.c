@@ -138,13 +138,30 @@ static void hot_chart(struct vn_strbuf *b, const struct vn_tiermove *tm)
 /* Each phase's demotions and promotions (tiermove's /proc/vmstat deltas) and touch rate. */
 static void phase_table(struct vn_strbuf *b, const struct vn_tiermove *tm)
 {
-	vn_strbuf_printf(b, "<table class=\"tiers\" id=\"tier-phases\"><tr><th>phase</th><th>touches/s</th>");
+	vn_strbuf_printf(b, "<table class=\"tiers\" id=\"tier-phases\"><tr><th>phase</th>");
+	for (unsigned i = 0; i < tm->ntiers; i++)
+		vn_strbuf_printf(b, "<th>hot pages on memory_tier%d, first &rarr; last sample</th>", tm->tiers[i].id);
+	vn_strbuf_printf(b, "<th>touches/s</th>");
 	for (unsigned c = 0; c < VN_TM_NCOUNTERS; c++)
 		vn_strbuf_printf(b, "<th>%s</th>", vn_tm_counters[c]);
 	vn_strbuf_printf(b, "</tr>\n");
 	for (unsigned k = 0; k < tm->nphases; k++) {
 		const struct vn_tm_phase *p = &tm->phases[k];
-		vn_strbuf_printf(b, "<tr><td>%u%s</td><td class=\"n\">", p->phase, p->phase ? "" : " (first touch)");
+		const struct vn_tm_sample *first = NULL, *last = NULL;
+		for (unsigned i = 0; i < tm->nsamples; i++)
+			if (tm->samples[i].phase == p->phase) {
+				first = first ? first : &tm->samples[i];
+				last = &tm->samples[i];
+			}
+		vn_strbuf_printf(b, "<tr><td>%u%s</td>", p->phase, p->phase ? "" : " (first touch)");
+		for (unsigned i = 0; i < tm->ntiers; i++) {
+			vn_strbuf_printf(b, "<td class=\"n\">");
+			vn_html_num(b, first ? first->hot[i] : NAN);
+			vn_strbuf_printf(b, " &rarr; ");
+			vn_html_num(b, last ? last->hot[i] : NAN);
+			vn_strbuf_printf(b, "</td>");
+		}
+		vn_strbuf_printf(b, "<td class=\"n\">");
 		vn_html_num(b, p->touches_per_s);
 		for (unsigned c = 0; c < VN_TM_NCOUNTERS; c++) {
 			vn_strbuf_printf(b, "</td><td class=\"n\">");

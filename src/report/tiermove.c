@@ -130,6 +130,13 @@ int vn_tiermove_parse(const char *text, size_t len, const char *name, struct vn_
 		return vn_input_error(err, "%s: no tiermove result line", name);
 	if ((tiers = vn_json_member(o, "tiers", json_type_object)))
 		read_tiers(tiers, out);
+	/* Fastest first, as the kernel lists them, whatever order the guest's sysfs gave. */
+	for (unsigned i = 1; i < out->ntiers; i++)
+		for (unsigned j = i; j > 0 && out->tiers[j - 1].id > out->tiers[j].id; j--) {
+			struct vn_tm_tier t = out->tiers[j];
+			out->tiers[j] = out->tiers[j - 1];
+			out->tiers[j - 1] = t;
+		}
 	if (!(phases = vn_json_member(o, "phases", json_type_array)))
 		return vn_input_error(err, "%s: tiermove's result has no phases", name);
 	for (size_t k = 0; k < json_object_array_length(phases) && out->nphases < VN_TM_PHASES_MAX; k++) {

@@ -216,6 +216,37 @@ static void test_two_variants(void **state)
 	assert_non_null(strstr(all, "vmstat.pgalloc_normal"));
 }
 
+/*
+ * numa_balancing 1 against 2 on a tiered shape (fixture tier-ab): the
+ * modeled time per tier is a row of the typed comparison like any metric,
+ * and the model's tiers are a fact of each variant. By hand: memory_tier22
+ * 0.53 -> 0.11 s (-0.42, -79.245%; sd 0.01 each side, Welch t = 51.4 on 4
+ * df), memory_tier4 0.12 -> 0.31 s (+158.33%).
+ */
+static void test_tier_cost(void **state)
+{
+	const char *dirs[] = {"tier-ab"};
+	_cleanup_compare_ struct vn_compare *c = load_ok(dirs, 1, false);
+	(void)state;
+
+	assert_int_equal(c->nvariants, 2);
+	assert_string_equal(c->variants[0].name, "balancing-1");
+	const struct vn_compare_cell *lo = vn_compare_find(c, "locality.memory_tier22.model_s", "balancing-2");
+	assert_non_null(lo);
+	near(lo->mean, 0.11, 1e-12);
+	near(lo->change_abs, -0.42, 1e-12);
+	near(lo->change_pct, -0.42 / 0.53 * 100, 1e-9);
+	assert_true(lo->significant && lo->p_value < 1e-5);
+	const struct vn_compare_cell *top = vn_compare_find(c, "locality.memory_tier4.model_s", "balancing-2");
+	near(top->change_pct, 0.19 / 0.12 * 100, 1e-9);
+	assert_true(top->significant);
+	assert_non_null(c->variants[1].facts);
+	assert_non_null(strstr(c->variants[1].facts, "memory tier per node (model) 4, 4, 22, 22"));
+	_cleanup_free_ char *text = vn_compare_format_text(c, 0);
+	assert_non_null(strstr(text, "locality.memory_tier22.model_s"));
+	assert_non_null(strstr(text, "-79.2%"));
+}
+
 static void test_three_variants(void **state)
 {
 	const char *dirs[] = {"three-kernels"};
@@ -626,21 +657,14 @@ static void test_group_page_golden(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_summarize),
-		cmocka_unit_test(test_betainc),
-		cmocka_unit_test(test_t_pvalue),
-		cmocka_unit_test(test_welch),
-		cmocka_unit_test(test_two_variants),
-		cmocka_unit_test(test_three_variants),
-		cmocka_unit_test(test_single_runs),
-		cmocka_unit_test(test_force),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_write_group),
-		cmocka_unit_test(test_symlinked_run_dir),
-		cmocka_unit_test(test_many_variants),
-		cmocka_unit_test(test_huge),
-		cmocka_unit_test(test_shared_cpus),
-		cmocka_unit_test(test_group_page_golden),
+		cmocka_unit_test(test_summarize),      cmocka_unit_test(test_betainc),
+		cmocka_unit_test(test_t_pvalue),       cmocka_unit_test(test_welch),
+		cmocka_unit_test(test_two_variants),   cmocka_unit_test(test_tier_cost),
+		cmocka_unit_test(test_three_variants), cmocka_unit_test(test_single_runs),
+		cmocka_unit_test(test_force),          cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_write_group),    cmocka_unit_test(test_symlinked_run_dir),
+		cmocka_unit_test(test_many_variants),  cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_shared_cpus),    cmocka_unit_test(test_group_page_golden),
 	};
 	return cmocka_run_group_tests(tests, setup_fixtures, NULL);
 }

@@ -155,6 +155,49 @@ static void test_run_fixture(void **state)
 	vn_rm_rf(dir);
 }
 
+/*
+ * A tiered run (tests/fixtures/report/tiers: promotion-4node-cxl's result.json
+ * and tiermove's output, recorded 2026-12-06 on 6.1): its memory tiers by the
+ * model and the guest, the hot window per tier by phase, and each phase's
+ * promotions, as the recorded line has them.
+ */
+static void test_tiers_fixture(void **state)
+{
+	_cleanup_free_ char *dir = tmpdir(), *steps = vn_xasprintf("%s/steps", dir);
+	struct vn_error err = {0};
+	(void)state;
+
+	assert_int_equal(vn_mkdir_p(steps, 0755, &err), 0);
+	copy_fixture("tiers/result.json", dir, "result.json", NULL, NULL);
+	copy_fixture("tiers/steps/tiermove.r0.p0.out", dir, "steps/tiermove.r0.p0.out", NULL, NULL);
+	_cleanup_free_ char *html = report(dir);
+	assert_non_null(strstr(html, "<h2 id=\"tiers\">Memory tiers</h2>"));
+	assert_non_null(strstr(html, "<th>memory tier per node (model)</th><td>4, 4, 22, 22</td>"));
+	assert_non_null(strstr(html, "<tr><td class=\"n\">0</td><td>memory_tier4</td><td>memory_tier4</td></tr>"));
+	assert_non_null(strstr(html, "<tr><td class=\"n\">3</td><td>memory_tier22</td><td>memory_tier22</td></tr>"));
+	assert_non_null(strstr(html, "The guest&#39;s tiers (tiermove&#39;s, from sysfs) are the model&#39;s."));
+	assert_non_null(strstr(html, "hot pages per tier (tiermove.r0.p0.out)"));
+	/* Fastest tier first; the first touch put the hot window on CXL. */
+	assert_non_null(strstr(html, "<th>hot pages on memory_tier4, first &rarr; last sample</th>"
+				     "<th>hot pages on memory_tier22, first &rarr; last sample</th>"));
+	assert_non_null(strstr(html, "<tr><td>0 (first touch)</td><td class=\"n\">0 &rarr; 0</td>"
+				     "<td class=\"n\">8192 &rarr; 8192</td><td class=\"n\">1.418e+05</td>"
+				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">0</td>"));
+	/* Phase 1: the window promoted whole, 8192 pages counted as promotions and migrations. */
+	assert_non_null(strstr(html,
+			       "<tr><td>1</td><td class=\"n\">0 &rarr; 8192</td><td class=\"n\">8192 &rarr; 0"
+			       "</td><td class=\"n\">5.042e+06</td><td class=\"n\">0</td><td class=\"n\">0</td>"
+			       "<td class=\"n\">8192</td><td class=\"n\">8192</td><td class=\"n\">8192</td></tr>"));
+	assert_non_null(strstr(html, "<tr><td>4</td><td class=\"n\">0 &rarr; 8192</td><td class=\"n\">8192 &rarr; 0"));
+	/* Without tiermove's output, the model's tiers alone. */
+	_cleanup_free_ char *out = vn_xasprintf("%s/tiermove.r0.p0.out", steps);
+	assert_int_equal(unlink(out), 0);
+	_cleanup_free_ char *html2 = report(dir);
+	assert_non_null(strstr(html2, "No tiermove step reported the guest&#39;s tiers."));
+	assert_null(strstr(html2, "tier-phases"));
+	vn_rm_rf(dir);
+}
+
 static void test_hostile(void **state)
 {
 	_cleanup_free_ char *dir = tmpdir();
@@ -948,6 +991,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_fixture),
+		cmocka_unit_test(test_tiers_fixture),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_pick_lines),
