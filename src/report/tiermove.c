@@ -95,26 +95,23 @@ static void read_phase(json_object *ph, unsigned k, struct vn_tiermove *tm, size
 	}
 }
 
-/* The last line of text that is a JSON object saying it is tiermove's result. */
+/* The output's last line, when it is a JSON object saying it is tiermove's result (a workload's result line is its last). */
 static json_object *result_line(const char *text, size_t len)
 {
-	size_t end = len;
+	size_t end = len, start;
 
-	while (end > 0) {
-		size_t start = end;
-		while (start > 0 && text[start - 1] != '\n')
-			start--;
-		if (end > start && text[start] == '{') {
-			_cleanup_free_ char *line = vn_xstrndup(text + start, end - start);
-			json_object *o = json_tokener_parse(line);
-			const char *w =
-				o && json_object_is_type(o, json_type_object) ? vn_json_str(o, "workload") : NULL;
-			if (w && strcmp(w, "tiermove") == 0)
-				return o;
-			json_object_put(o);
-		}
-		end = start ? start - 1 : 0;
-	}
+	while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r'))
+		end--;
+	for (start = end; start > 0 && text[start - 1] != '\n'; start--)
+		;
+	if (end == start || text[start] != '{')
+		return NULL;
+	_cleanup_free_ char *line = vn_xstrndup(text + start, end - start);
+	json_object *o = json_tokener_parse(line);
+	const char *w = o && json_object_is_type(o, json_type_object) ? vn_json_str(o, "workload") : NULL;
+	if (w && strcmp(w, "tiermove") == 0)
+		return o;
+	json_object_put(o);
 	return NULL;
 }
 

@@ -59,8 +59,8 @@ struct vn_tiermove {
 };
 
 /*
- * The result line in a tiermove process's output (its last line that is a
- * JSON object with "workload": "tiermove") into *out (zeroed first;
+ * The result line in a tiermove process's output (its last line, a JSON
+ * object with "workload": "tiermove") into *out (zeroed first;
  * vn_tiermove_clear it, also on error). An input error naming name when
  * there is none or it is not tiermove's.
  */

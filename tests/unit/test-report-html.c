@@ -170,6 +170,9 @@ static void test_tiers_fixture(void **state)
 	assert_int_equal(vn_mkdir_p(steps, 0755, &err), 0);
 	copy_fixture("tiers/result.json", dir, "result.json", NULL, NULL);
 	copy_fixture("tiers/steps/tiermove.r0.p0.out", dir, "steps/tiermove.r0.p0.out", NULL, NULL);
+	/* Another workload's output, and a tiermove line that is not the last, are not tiermove's results. */
+	vn_test_put(dir, "steps/a.r0.p0.out", "{\"workload\":\"stream\",\"phases\":[]}\n");
+	vn_test_put(dir, "steps/b.r0.p0.out", "{\"workload\":\"tiermove\",\"phases\":[]}\nbye\n");
 	_cleanup_free_ char *html = report(dir);
 	assert_non_null(strstr(html, "<h2 id=\"tiers\">Memory tiers</h2>"));
 	assert_non_null(strstr(html, "<th>memory tier per node (model)</th><td>4, 4, 22, 22</td>"));
@@ -177,6 +180,8 @@ static void test_tiers_fixture(void **state)
 	assert_non_null(strstr(html, "<tr><td class=\"n\">3</td><td>memory_tier22</td><td>memory_tier22</td></tr>"));
 	assert_non_null(strstr(html, "The guest&#39;s tiers (tiermove&#39;s, from sysfs) are the model&#39;s."));
 	assert_non_null(strstr(html, "hot pages per tier (tiermove.r0.p0.out)"));
+	assert_null(strstr(html, "<h3>a.r0.p0.out"));
+	assert_null(strstr(html, "<h3>b.r0.p0.out"));
 	/* Fastest tier first; the first touch put the hot window on CXL. */
 	assert_non_null(strstr(html, "<th>hot pages on memory_tier4, first &rarr; last sample</th>"
 				     "<th>hot pages on memory_tier22, first &rarr; last sample</th>"));
