@@ -25,6 +25,8 @@
 #define SUITE_OUT_MAX (8u << 20)
 /* A killed test's group has this long to be reported ended. */
 #define SUITE_KILL_WAIT_S 10
+/* LTP's test device: its default is 300 MiB (lib/tst_device.c, DEV_SIZE_MB); room above it for dev_min_size. */
+#define SUITE_LTP_DEV_SIZE "512M"
 
 struct suite_out {
 	struct vn_strbuf buf;
@@ -103,6 +105,59 @@ static int check_programs(struct run *r, const struct vn_scn_step *st, struct vn
 			      st->name, missing);
 }
 
+/*
+ * A block device for LTP's tests that want one (.needs_device, .all_filesystems:
+ * set_mempolicy03/04), as LTP_DEV. Without it LTP fallocates a 300 MiB loop
+ * file in /tmp, a tmpfs: the guest's RAM, more than half a 2node guest's
+ * (ENOSPC, TBROK "Failed to acquire device"), and on bigger shapes whole
+ * nodes of it, which the NUMA tests then find full. A zram device holds only
+ * what is written to it. A guest without zram (no modules) gets none: LTP
+ * then falls back to its loop file, and says what broke. *dev is NULL then.
+ */
+static int ltp_device_add(struct run *r, const struct vn_scn_step *st, char **dev, struct vn_error *err)
+{
+	static const char *const argv[] = {
+		"/bin/sh",
+		"-c",
+		"[ -e /sys/class/zram-control ] || modprobe zram num_devices=0 >/dev/null 2>&1; "
+		"n=$(cat /sys/class/zram-control/hot_add 2>/dev/null) || exit 0; "
+		"echo \"$1\" >/sys/block/zram$n/disksize 2>/dev/null || { echo $n >/sys/class/zram-control/hot_remove; "
+		"exit 0; }; "
+		"[ -b /dev/zram$n ] && echo /dev/zram$n; true",
+		"vnuma-ltp-dev",
+		SUITE_LTP_DEV_SIZE,
+		NULL};
+	_cleanup_free_ char *out = NULL;
+	int rc;
+
+	*dev = NULL;
+	if ((rc = guest_argv(r, argv, &out, err)) < 0)
+		return vn_error_prefix(err, "step %s: making LTP's test device", st->name);
+	if (out && strncmp(out, "/dev/zram", 9) == 0) {
+		out[strcspn(out, "\n")] = '\0';
+		*dev = steal_pointer(&out);
+	}
+	return 0;
+}
+
+/*
+ * Gives the device's memory back. Best effort: a test killed at its timeout
+ * may have left it mounted, and the guest goes with the run anyway.
+ */
+static int ltp_device_remove(struct run *r, const char *dev, struct vn_error *err)
+{
+	const char *const argv[] = {"/bin/sh",
+				    "-c",
+				    "n=${1#/dev/zram}; echo 1 >/sys/block/zram$n/reset 2>/dev/null && "
+				    "echo $n >/sys/class/zram-control/hot_remove 2>/dev/null; true",
+				    "vnuma-ltp-dev",
+				    dev,
+				    NULL};
+	_cleanup_free_ char *out = NULL;
+
+	return guest_argv(r, argv, &out, err);
+}
+
 /* The program for one test: the command and the test's name, or LTP's binary; NULL-terminated. */
 static char **test_command(const struct vn_scn_suite *su, const char *test)
 {
@@ -122,7 +177,8 @@ static char **test_command(const struct vn_scn_suite *su, const char *test)
 }
 
 /* The step's wrapper (pidfile, cgroup, placement), its stderr into its stdout: LTP reports on stderr. */
-static char **suite_argv(const struct run *r, const struct vn_scn_step *st, const char *test, unsigned idx)
+static char **suite_argv(const struct run *r, const struct vn_scn_step *st, const char *test, unsigned idx,
+			 const char *dev)
 {
 	const struct vn_scn_suite *su = st->suite;
 	_cleanup_strv_ char **cmd = test_command(su, test);
@@ -135,11 +191,13 @@ static char **suite_argv(const struct run *r, const struct vn_scn_step *st, cons
 	vn_strv_push(&v, &n, "/bin/sh");
 	vn_strv_push(&v, &n, "-c");
 	if (su->ltp) {
-		/* LTP's tests find their helpers and data by LTPROOT and PATH. */
+		/* LTP's tests find their helpers and data by LTPROOT and PATH, their block device by LTP_DEV. */
 		vn_strv_push(&v, &n,
-			     "LTPROOT=$1; PATH=$1/testcases/bin:$PATH; export LTPROOT PATH; shift; exec \"$@\" 2>&1");
+			     "LTPROOT=$1; PATH=$1/testcases/bin:$PATH; export LTPROOT PATH; "
+			     "[ -z \"$2\" ] || export LTP_DEV=\"$2\"; shift 2; exec \"$@\" 2>&1");
 		vn_strv_push(&v, &n, "vnuma-suite");
 		vn_strv_push(&v, &n, su->ltp);
+		vn_strv_push(&v, &n, dev ? dev : "");
 	} else {
 		vn_strv_push(&v, &n, "exec \"$@\" 2>&1");
 		vn_strv_push(&v, &n, "vnuma-suite");
@@ -200,11 +258,11 @@ static void parse_output(const struct vn_scn_suite *su, const struct suite_out *
 }
 
 /* One run of the program (a test, or the whole command), its output in steps/, its verdicts into run. */
-static int run_one(struct run *r, unsigned si, const char *test, unsigned idx, struct vn_suite_run *run,
-		   struct vn_error *err)
+static int run_one(struct run *r, unsigned si, const char *test, unsigned idx, const char *dev,
+		   struct vn_suite_run *run, struct vn_error *err)
 {
 	const struct vn_scn_step *st = &r->s->steps[si];
-	_cleanup_strv_ char **argv = suite_argv(r, st, test, idx);
+	_cleanup_strv_ char **argv = suite_argv(r, st, test, idx, dev);
 	_cleanup_free_ char *file = NULL;
 	struct suite_out o = {VN_STRBUF_INIT, false};
 	struct exec *e;
@@ -244,6 +302,7 @@ int vn_run_suite_step(struct run *r, unsigned si, struct vn_error *err)
 	const struct vn_scn_step *st = &r->s->steps[si];
 	const struct vn_scn_suite *su = st->suite;
 	_cleanup_known_ struct vn_known known = {0};
+	_cleanup_free_ char *dev = NULL;
 	struct vn_suite_run *run;
 	int rc;
 
@@ -255,9 +314,13 @@ int vn_run_suite_step(struct run *r, unsigned si, struct vn_error *err)
 	/* The list was read when the scenario was: read again, it may have changed since (still exit 2 if bad). */
 	if ((su->known && (rc = vn_known_load(su->known, &known, err)) < 0) || (rc = check_programs(r, st, err)) < 0)
 		return rc;
+	if (su->ltp && (rc = ltp_device_add(r, st, &dev, err)) < 0)
+		return rc;
 	for (unsigned i = 0; i < (su->tests ? su->ntests : 1) && !r->stop; i++)
-		if ((rc = run_one(r, si, su->tests ? su->tests[i] : NULL, i, run, err)) < 0)
+		if ((rc = run_one(r, si, su->tests ? su->tests[i] : NULL, i, dev, run, err)) < 0)
 			return rc;
+	if (dev && !r->stop && (rc = ltp_device_remove(r, dev, err)) < 0)
+		return rc;
 	vn_known_apply(&known, r->release, run);
 	return 0;
 }
