@@ -40,6 +40,9 @@ static void built_print(const struct vn_recipe *r, const struct vn_kernel_built 
 	else
 		printf(" in %dm%02ds\n", (int)took / 60, (int)took % 60);
 	printf("  image:   %s (%lld KiB)\n  config:  %s\n  log:     %s\n", b->image, b->size / 1024, b->config, b->log);
+	if (b->debug)
+		printf("  vmlinux: %s (with debug info)\n  gdb:     %s (lx-symbols, lx-dmesg)\n", b->vmlinux,
+		       b->gdb_py);
 	for (size_t j = 0; j < b->npatches; j++)
 		printf("  patch:   %s\n", b->patches[j]);
 }
@@ -88,6 +91,7 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 	const char *repo = NULL, *rev = NULL;
 	uint64_t jobs = 0;
 	enum vn_arch arch = vn_arch_host();
+	bool debug = false;
 	int c, rc;
 
 	vn_cli_args_init(&a, &kernel_build_cmd, argc, argv);
@@ -100,12 +104,15 @@ static int kernel_build(int argc, char **argv, struct vn_error *err)
 			repo = optarg;
 		if (c == 'V')
 			rev = optarg;
+		if (c == 'g')
+			debug = true;
 	}
 	if (c < 0 || vn_cli_operands(&a, 1, -1, err) < 0)
 		return a.exit;
 	if ((rc = state_cache(a.state_dir, &cache, err)) < 0)
 		return rc;
-	struct vn_kernel_build_opts bo = {.cache_dir = cache, .jobs = (int)jobs, .arch = arch, .rev = rev};
+	struct vn_kernel_build_opts bo = {
+		.cache_dir = cache, .jobs = (int)jobs, .arch = arch, .rev = rev, .debug = debug};
 	for (int i = optind; i < argc; i++)
 		if ((rc = build_one(argv[i], repo, &bo, err)) < 0)
 			return rc;
@@ -141,9 +148,10 @@ static int kernel_list(int argc, char **argv, struct vn_error *err)
 		char took[16] = "?";
 		if (b->build_s > 0)
 			snprintf(took, sizeof(took), "%dm%02ds", (int)b->build_s / 60, (int)b->build_s % 60);
-		printf("%-18s %-16s %-8s %-16.16s %6lld KiB %8s  %s\n", b->recipe ? b->recipe : "?",
-		       b->release ? b->release : "?", vn_arch_name(b->arch), b->key ? b->key : "?", b->size / 1024,
-		       took, patches);
+		char recipe[64];
+		snprintf(recipe, sizeof(recipe), "%s%s", b->recipe ? b->recipe : "?", b->debug ? "+debug" : "");
+		printf("%-18s %-16s %-8s %-16.16s %6lld KiB %8s  %s\n", recipe, b->release ? b->release : "?",
+		       vn_arch_name(b->arch), b->key ? b->key : "?", b->size / 1024, took, patches);
 		vn_kernel_built_free(b);
 	}
 	free(v);
@@ -229,6 +237,10 @@ static const struct vn_cli_opt kernel_build_opts[] = {
 	{"rev", 'V', false, "REV", VN_VAL_NONE,
 	 "the commit to build (default: HEAD and the uncommitted diff);\n"
 	 "the checkout itself is never written"},
+	{"debug", 'g', false, NULL, VN_VAL_NONE,
+	 "with DWARF debug info and the kernel's gdb scripts, kept with\n"
+	 "the image for vnuma debug and dump (as the recipe's \"debug\": true;\n"
+	 "a cache entry and build tree apart from the build without)"},
 	VN_CLI_OPT_END,
 };
 
@@ -236,7 +248,7 @@ static const struct vn_cmd kernel_build_cmd = {
 	.name = "build",
 	.fn = kernel_build,
 	.summary = "build the kernels of source recipes (a cache hit is instant)",
-	.synopsis = "[--state-dir DIR] [-j N] [--arch ARCH] [--repo DIR [--rev REV]] RECIPE...",
+	.synopsis = "[--state-dir DIR] [-j N] [--arch ARCH] [--debug] [--repo DIR [--rev REV]] RECIPE...",
 	.opts = kernel_build_opts,
 	.common = VN_CLI_STATE_DIR,
 	.operand = VN_VAL_KERNEL,

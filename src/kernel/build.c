@@ -241,6 +241,9 @@ static int build_locked(const struct vn_kernel_work *w, const char *sid, const c
 		return rc;
 	if ((rc = vn_kernel_make(&wt, "build", vn_arch_info(w->o->arch)->kimage, jobs, err)) < 0)
 		return rc;
+	/* The gdb scripts are "all"'s, not the image's: constants.py is generated from the .config. */
+	if (w->debug && (rc = vn_kernel_make(&wt, "build", "scripts_gdb", jobs, err)) < 0)
+		return rc;
 	vn_kernel_say(&wt, "install", NULL);
 	b->build_s = vn_now_s() - t0;
 	return vn_kernel_cache_install(&wt, staging, final, b, err);
@@ -278,6 +281,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
 	double t0 = vn_now_s(); /* build_s counts from the call, hashing and waiting for the lock included */
 	int rc, jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	bool debug = r->debug || o->debug;
 
 	if (r->type != VN_RECIPE_SOURCE)
 		return vn_input_error(err, "%s: only \"source\" recipes are built", r->path);
@@ -288,7 +292,7 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 		return rc;
 
 	if ((rc = vn_kernel_source_id(r, o->rev, o->cache_dir, sid, &diff, commit, err)) < 0 ||
-	    (rc = vn_kernel_cache_key(r, o->arch, sid, key, chash, err)) < 0 ||
+	    (rc = vn_kernel_cache_key(r, o->arch, debug, sid, key, chash, err)) < 0 ||
 	    (rc = vn_kernel_patches_hash(r, phash, err)) < 0)
 		return rc;
 	kdir = vn_xasprintf("%s/kernels", o->cache_dir);
@@ -329,7 +333,8 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 	}
 	if ((log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return vn_infra_error(err, -errno, "%s: %s", log, strerror(errno));
-	dprintf(log_fd, "vnuma kernel build: recipe %s, arch %s, key %s\n", r->path, vn_arch_name(o->arch), key);
+	dprintf(log_fd, "vnuma kernel build: recipe %s, arch %s%s, key %s\n", r->path, vn_arch_name(o->arch),
+		debug ? ", with debug info" : "", key);
 
 	b = vn_kernel_built_new(r);
 	b->key = vn_xstrdup(key);
@@ -342,7 +347,8 @@ int vn_kernel_build(const struct vn_recipe *r, const struct vn_kernel_build_opts
 					 .src = src,
 					 .obj = obj,
 					 .dir = wdir,
-					 .log_fd = log_fd};
+					 .log_fd = log_fd,
+					 .debug = debug};
 	rc = build_locked(&w, sid, commit, diff, chash, phash, jobs, staging, final, t0, b, err);
 	if (rc < 0) {
 		/* Keep the log where the user can read it; the half-built staging folder goes. */

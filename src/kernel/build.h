@@ -9,7 +9,8 @@
  * CACHE/work/git-<tree>-<config>/     the same per (git tree, config), whatever the
  *     commit: src/ is a clone sharing the tree's objects, checked out at each
  *     build's commit, so the next commit recompiles only what changed
- * CACHE/kernels/<key>/                bzImage, config, build.log, kernel.json
+ * CACHE/kernels/<key>/                bzImage, config, build.log, kernel.json; a debug
+ *     build also vmlinux (with DWARF), vmlinux-gdb.py and scripts/gdb/linux/ *.py
  *
  * key = sha256(source identity, config inputs, patch contents in order), so
  * a second build of the same inputs is a lookup, and a kernel that differs
@@ -36,6 +37,8 @@ struct vn_kernel_build_opts {
 	enum vn_arch arch;
 	/* A git tree's commit (any name git knows) to build instead of its HEAD and uncommitted changes. */
 	const char *rev;
+	/* With debug info (and the gdb scripts) even where the recipe does not ask for it: --debug. */
+	bool debug;
 	vn_kernel_progress_fn progress;
 	void *progress_data;
 };
@@ -50,6 +53,7 @@ struct vn_kernel_built {
 	char *config_hash; /* hex hash of the config inputs (base, fragment contents) */
 	char *source_id;   /* hex source identity */
 	char *commit;      /* a git tree's commit hash, or NULL */
+	char *tree_path;   /* the tarball or checkout built, absolute (NULL in entries older than it) */
 	char *release, *version;
 	char *recipe; /* recipe name */
 	char *recipe_path;
@@ -59,6 +63,9 @@ struct vn_kernel_built {
 	double build_s; /* how long the build took (0 when unknown) */
 	bool cached;    /* true when this call found it in the cache */
 	enum vn_arch arch;
+	bool debug;    /* built with debug info: */
+	char *vmlinux; /* .../vmlinux with DWARF, or NULL */
+	char *gdb_py;  /* .../vmlinux-gdb.py (lx-symbols, lx-dmesg; its modules in scripts/gdb/), or NULL */
 };
 
 /* Build (or find in the cache) the kernel a source recipe describes. */

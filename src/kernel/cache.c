@@ -61,7 +61,7 @@ static int finish_with_patches(struct vn_sha256 *c, const struct vn_recipe *r, c
 	return 0;
 }
 
-int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, const char *source_id,
+int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, bool debug, const char *source_id,
 			char key[VN_SHA256_HEX_LEN + 1], char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err)
 {
 	const struct vn_recipe_config *cf = vn_recipe_config_for(r, arch);
@@ -90,6 +90,15 @@ int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, const char
 			vn_kernel_hash_str(&c, cf->fragment_names[i]), rc = 0;
 		if (rc < 0)
 			return rc;
+	}
+	/*
+	 * Keys predate debug builds: only a debug one adds its fragment, so the
+	 * kernels built without stay where they are. Another config, so another
+	 * build tree too: switching debug on and off rebuilds nothing.
+	 */
+	if (debug) {
+		vn_kernel_hash_str(&c, "debug");
+		vn_kernel_hash_str(&c, vn_kernel_debug_fragment());
 	}
 	vn_sha256_final(&c, d);
 	vn_sha256_hex(d, config_hash);
@@ -123,6 +132,11 @@ static int write_meta(const char *path, const struct vn_kernel_built *b, const s
 		json_object_object_add(o, "commit", json_object_new_string(b->commit));
 	json_object_object_add(o, "config_hash", json_object_new_string(b->config_hash));
 	json_object_object_add(o, "arch", json_object_new_string(vn_arch_name(w->o->arch)));
+	/* Only where set: an entry without it reads as it did before debug builds. */
+	if (w->debug)
+		json_object_object_add(o, "debug", json_object_new_boolean(true));
+	if (w->r->tree_path)
+		json_object_object_add(o, "tree_path", json_object_new_string(w->r->tree_path));
 	json_object_object_add(o, "config_base", json_object_new_string(w->cf->base));
 	for (size_t i = 0; i < w->cf->nfragments; i++)
 		json_object_array_add(f, json_object_new_string(w->cf->fragment_names[i]));
@@ -162,7 +176,7 @@ static bool image_whole(const char *path, enum vn_arch arch)
 	} m[] = {[VN_ARCH_X86_64] = {0x202, "HdrS"},
 		 [VN_ARCH_ARM64] = {0x38, "ARM\x64"},
 		 [VN_ARCH_PPC64LE] = {0, "\x7f"
-					 "ELF"}};
+					 "ELF"}}; /* also any vmlinux's */
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char buf[4];
 
@@ -188,6 +202,12 @@ static struct vn_kernel_built *load_json(const char *dir, struct json_object *o,
 	b->config_hash = vn_xstrdup_or_null(jstr(o, "config_hash"));
 	b->release = vn_xstrdup_or_null(jstr(o, "release"));
 	b->version = vn_xstrdup_or_null(jstr(o, "version"));
+	b->tree_path = vn_xstrdup_or_null(jstr(o, "tree_path"));
+	if (json_object_object_get_ex(o, "debug", &v) && json_object_get_boolean(v)) {
+		b->debug = true;
+		b->vmlinux = vn_xasprintf("%s/vmlinux", dir);
+		b->gdb_py = vn_xasprintf("%s/vmlinux-gdb.py", dir);
+	}
 	if (json_object_object_get_ex(o, "build_s", &v))
 		b->build_s = json_object_get_double(v);
 	if (json_object_object_get_ex(o, "patches", &v) && json_object_is_type(v, json_type_array)) {
@@ -217,8 +237,9 @@ int vn_kernel_cache_load(const char *dir, struct vn_kernel_built **out)
 	struct vn_kernel_built *b = load_json(dir, o, arch);
 	json_object_put(o);
 	b->size = stat(b->image, &st) == 0 ? (long long)st.st_size : -1;
-	/* What serving it needs: its identity, and an image that is one. */
-	if (!b->key || !b->source_id || !b->config_hash || !b->recipe || b->size <= 0 || !image_whole(b->image, arch)) {
+	/* What serving it needs: its identity, an image that is one, and a debug build's vmlinux and scripts. */
+	if (!b->key || !b->source_id || !b->config_hash || !b->recipe || b->size <= 0 || !image_whole(b->image, arch) ||
+	    (b->debug && (!image_whole(b->vmlinux, VN_ARCH_PPC64LE) || !vn_is_file(b->gdb_py)))) {
 		vn_kernel_built_free(b);
 		return -EINVAL;
 	}
@@ -290,6 +311,52 @@ static int sync_path(const char *path)
 	return fsync(fd) < 0 && errno != EINVAL ? -errno : 0;
 }
 
+/* A .py of OBJ/scripts/gdb/linux, as the file it links to (into the tree, which the next build changes). */
+static int copy_gdb_module(const char *from_dir, const char *to_dir, const char *name, struct vn_error *err)
+{
+	_cleanup_free_ char *from = vn_xasprintf("%s/%s", from_dir, name), *to = vn_xasprintf("%s/%s", to_dir, name);
+	size_t n = strlen(name);
+	int rc;
+
+	if (n < 4 || strcmp(name + n - 3, ".py") != 0 || !vn_is_file(from))
+		return 0;
+	if ((rc = vn_file_copy(from, to)) < 0)
+		return vn_infra_error(err, rc, "copying %s: %s", from, strerror(-rc));
+	return 0;
+}
+
+/*
+ * A debug build's vmlinux (ppc64le's image is it already) and the gdb
+ * scripts: OBJ/vmlinux-gdb.py finds its modules in scripts/gdb/ beside
+ * itself (abspath, not realpath, of its own file), so they are copied as
+ * files, the tree's symlinks followed, into the same shape.
+ */
+static int install_debug(const struct vn_kernel_work *w, const char *staging, struct vn_error *err)
+{
+	_cleanup_free_ char *from = vn_xasprintf("%s/vmlinux", w->obj), *to = vn_xasprintf("%s/vmlinux", staging);
+	_cleanup_free_ char *mods = vn_xasprintf("%s/scripts/gdb/linux", w->obj);
+	_cleanup_free_ char *mods_to = vn_xasprintf("%s/scripts/gdb/linux", staging);
+	int rc;
+
+	if (strcmp(vn_arch_info(w->o->arch)->kimage, "vmlinux") != 0 && (rc = vn_file_copy(from, to)) < 0)
+		return vn_infra_error(err, rc, "copying %s: %s", from, strerror(-rc));
+	free(from);
+	free(to);
+	from = vn_xasprintf("%s/vmlinux-gdb.py", w->obj);
+	to = vn_xasprintf("%s/vmlinux-gdb.py", staging);
+	if ((rc = vn_file_copy(from, to)) < 0)
+		return vn_infra_error(err, rc, "copying %s (make scripts_gdb's): %s", from, strerror(-rc));
+	if ((rc = vn_mkdir_p(mods_to, 0755, err)) < 0)
+		return rc;
+	DIR *d = opendir(mods);
+	if (!d)
+		return vn_infra_error(err, -errno, "%s (make scripts_gdb's): %s", mods, strerror(errno));
+	for (struct dirent *e; rc == 0 && (e = readdir(d));)
+		rc = copy_gdb_module(mods, mods_to, e->d_name, err);
+	closedir(d);
+	return rc;
+}
+
 int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging, const char *final,
 			    struct vn_kernel_built *b, struct vn_error *err)
 {
@@ -310,11 +377,14 @@ int vn_kernel_cache_install(const struct vn_kernel_work *w, const char *staging,
 	snprintf(to, sizeof(to), "%s/config", staging);
 	if ((rc = vn_file_copy(from, to)) < 0)
 		return vn_infra_error(err, rc, "copying %s: %s", from, strerror(-rc));
+	if (w->debug && (rc = install_debug(w, staging, err)) < 0)
+		return rc;
 	snprintf(to, sizeof(to), "%s/kernel.json", staging);
 	if ((rc = write_meta(to, b, w)) < 0)
 		return vn_infra_error(err, rc, "writing %s", to);
 	/* On the disk before the entry appears: a crash must not leave a whole-looking folder of empty files. */
-	const char *const files[] = {ai->kimage, "config", "kernel.json", "build.log", "."};
+	const char *const files[] = {ai->kimage, "config",         "kernel.json",       "build.log",
+				     "vmlinux",  "vmlinux-gdb.py", "scripts/gdb/linux", "."};
 	for (size_t i = 0; i < VN_ARRAY_SIZE(files); i++) {
 		snprintf(to, sizeof(to), "%s/%s", staging, files[i]);
 		if ((rc = sync_path(to)) < 0 && rc != -ENOENT)
@@ -416,7 +486,7 @@ void vn_kernel_built_free(struct vn_kernel_built *b)
 	if (!b)
 		return;
 	vn_free_all(b->dir, b->image, b->config, b->log, b->key, b->config_hash, b->source_id, b->commit, b->release,
-		    b->version, b->recipe, b->recipe_path);
+		    b->version, b->recipe, b->recipe_path, b->tree_path, b->vmlinux, b->gdb_py);
 	vn_strv_free_n(b->patches, b->npatches);
 	free(b);
 }

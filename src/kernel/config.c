@@ -62,6 +62,28 @@ const char *const *vn_kernel_required_options(enum vn_arch arch)
 	}
 }
 
+/*
+ * DWARF in the toolchain's default version (Debian's own kernel's choice:
+ * gcc 12 writes DWARF 5, which gdb, crash 8 and drgn read), whole rather
+ * than reduced (the gdb scripts refuse reduced info), uncompressed (as
+ * Debian's -dbg vmlinux; crash reads it as is), and the gdb scripts. The
+ * choice hangs under DEBUG_KERNEL, which tinyconfig leaves out. Names as in
+ * 5.18+'s lib/Kconfig.debug (6.1's); older kernels spell DEBUG_INFO as a
+ * plain option, which the check below names if it does not survive.
+ */
+static const char debug_fragment[] = "CONFIG_DEBUG_KERNEL=y\n"
+				     "CONFIG_DEBUG_INFO=y\n"
+				     "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\n"
+				     "# CONFIG_DEBUG_INFO_REDUCED is not set\n"
+				     "# CONFIG_DEBUG_INFO_SPLIT is not set\n"
+				     "# CONFIG_DEBUG_INFO_COMPRESSED is not set\n"
+				     "CONFIG_GDB_SCRIPTS=y\n";
+
+const char *vn_kernel_debug_fragment(void)
+{
+	return debug_fragment;
+}
+
 /* The value of CONFIG_X in a .config text: "y", "64", "n" for "is not set" or absent. */
 static void config_value(const char *text, const char *opt, char *val, size_t cap)
 {
@@ -175,7 +197,7 @@ static int merge_fragments(const struct vn_kernel_work *w, struct vn_error *err)
 	static const char dir[] = "vnuma-fragments";
 	_cleanup_free_ char *script = vn_xasprintf("%s/scripts/kconfig/merge_config.sh", w->src);
 	_cleanup_free_ char *staged = vn_xasprintf("%s/%s", w->obj, dir);
-	_cleanup_free_ const char **argv = vn_xcalloc(w->cf->nfragments + 7, sizeof(char *));
+	_cleanup_free_ const char **argv = vn_xcalloc(w->cf->nfragments + 8, sizeof(char *));
 	_cleanup_(vn_strvfreep) char **paths = vn_xcalloc(w->cf->nfragments + 1, sizeof(char *));
 	struct vn_kernel_watch mw = {.w = w};
 	struct vn_spawn_opts so = {.cwd = w->obj, .log_fd = w->log_fd, .line = vn_kernel_watch_line, .line_data = &mw};
@@ -196,6 +218,14 @@ static int merge_fragments(const struct vn_kernel_work *w, struct vn_error *err)
 			return rc;
 		argv[a++] = paths[i];
 	}
+	/* Last, so that a recipe's own fragment cannot turn debug info off again (no NN- prefix: no clash). */
+	_cleanup_free_ char *dbg_rel = vn_xasprintf("%s/vnuma-debug.config", dir), *dbg = NULL;
+	if (w->debug) {
+		dbg = vn_xasprintf("%s/%s", w->obj, dbg_rel);
+		if ((rc = vn_file_write(dbg, debug_fragment)) < 0)
+			return vn_infra_error(err, rc, "writing %s: %s", dbg, strerror(-rc));
+		argv[a++] = dbg_rel;
+	}
 	argv[a] = NULL;
 	vn_kernel_say(w, "config", "merge_config.sh");
 	rc = vn_spawn_run(argv, &so, err);
@@ -215,7 +245,7 @@ int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int j
 	unlink(dotconfig);
 	if ((rc = vn_kernel_make(w, "config", w->cf->base, jobs, err)) < 0)
 		return rc;
-	if (w->cf->nfragments && (rc = merge_fragments(w, err)) < 0)
+	if ((w->cf->nfragments || w->debug) && (rc = merge_fragments(w, err)) < 0)
 		return rc;
 	if ((rc = vn_kernel_make(w, "config", "olddefconfig", jobs, err)) < 0)
 		return rc;
@@ -239,6 +269,8 @@ static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_err
 		else
 			vn_strbuf_printf(&b, "%s\n", s);
 	}
+	if (w->debug)
+		vn_strbuf_printf(&b, "%s", debug_fragment);
 	for (size_t i = 0; i < w->cf->nrequire; i++)
 		vn_strbuf_printf(&b, "%s=y\n", w->cf->require[i]);
 	for (const char *const *o = vn_kernel_required_options(w->o->arch); *o; o++)

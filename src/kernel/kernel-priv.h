@@ -17,11 +17,15 @@ const char *const *vn_kernel_required_options(enum vn_arch arch);
 
 /*
  * Hashes of a recipe's inputs: config_hash covers the config base and the
- * fragments' contents (not the require list, which only checks the result); key covers the
- * source identity, config_hash and the patches' contents in order.
+ * fragments' contents (not the require list, which only checks the result) and, for a debug
+ * build only, vn_kernel_debug_fragment(); key covers the source identity, config_hash and the
+ * patches' contents in order.
  */
-int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, const char *source_id,
+int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, bool debug, const char *source_id,
 			char key[VN_SHA256_HEX_LEN + 1], char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err);
+
+/* The config fragment a debug build merges last: DWARF, not reduced, the gdb scripts. */
+const char *vn_kernel_debug_fragment(void);
 
 /* Files a unified diff touches, relative to the tree (-p1), deduplicated. */
 int vn_kernel_patch_files(const char *patch, char ***files, size_t *n, struct vn_error *err);
@@ -54,6 +58,7 @@ struct vn_kernel_work {
 	const char *obj;      /* make O= */
 	const char *dir;      /* CACHE/work/<id>-<config> */
 	int log_fd;
+	bool debug; /* the recipe's or the caller's: merge the debug fragment, keep vmlinux and the gdb scripts */
 };
 
 /* The last nlines lines of the log at path (malloc'd), or NULL when it is empty or cannot be read. */

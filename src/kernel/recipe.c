@@ -187,9 +187,14 @@ static int parse_arch_configs(const struct vn_json_reader *c, struct json_object
 static int parse_source(const struct vn_json_reader *c, struct json_object *root, struct vn_recipe *r)
 {
 	static const char *const cfg_keys[] = {"base", "fragments", "require", "arch", NULL};
-	struct json_object *cfg, *arch;
+	struct json_object *cfg, *arch, *debug;
 	int rc;
 
+	if (json_object_object_get_ex(root, "debug", &debug)) {
+		if ((rc = vn_json_check_type(c, debug, json_type_boolean, "$.debug")) < 0)
+			return rc;
+		r->debug = json_object_get_boolean(debug);
+	}
 	if ((rc = vn_json_get_str(c, root, "$", "tree", STR_REQUIRED, &r->tree)) < 0 || (rc = parse_tree(c, r)) < 0)
 		return rc;
 	if ((rc = get_strv(c, root, "$", "patches", &r->patch_names, &r->npatches)) < 0)
@@ -225,9 +230,9 @@ const struct vn_recipe_config *vn_recipe_config_for(const struct vn_recipe *r, e
 
 int vn_recipe_load(const char *path, struct vn_recipe **out, struct vn_error *err)
 {
-	static const char *const keys[] = {"type",   "description", "image",   "modules",
-					   "config", "tree",        "patches", NULL};
-	static const char *const source_keys[] = {"type", "description", "tree", "patches", "config", NULL};
+	static const char *const keys[] = {"type", "description", "image", "modules", "config",
+					   "tree", "patches",     "debug", NULL};
+	static const char *const source_keys[] = {"type", "description", "tree", "patches", "config", "debug", NULL};
 	static const char *const prebuilt_keys[] = {"type", "description", "image", "modules", "config", NULL};
 	static const char *const stock_keys[] = {"type", "description", NULL};
 	const struct vn_json_reader c = {.file = path, .err = err};

@@ -3,7 +3,7 @@
  *   {"type": "stock"}
  *   {"type": "prebuilt", "image": PATH, "modules": DIR, "config": PATH}
  *   {"type": "source", "tree": "linux-source-6.1" | GIT_CHECKOUT,
- *    "patches": ["x.patch", ...],
+ *    "patches": ["x.patch", ...], "debug": true,
  *    "config": {"base": "tinyconfig", "fragments": ["numa.config"], "require": ["CONFIG_NUMA"],
  *               "arch": {"arm64": {"fragments": ["numa-arm64.config"], "require": [...]}}}}
  * Relative paths (image, patches, fragments) are read beside the recipe: a
@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/arch.h"
@@ -67,6 +68,8 @@ struct vn_recipe {
 	struct vn_recipe_config kconfig; /* $.config */
 	/* config.arch.NAME: that architecture's own config; base NULL where none is given. */
 	struct vn_recipe_config arch_config[VN_ARCH_COUNT];
+	/* $.debug: DWARF and the gdb scripts, kept with the image (a cache entry of its own). */
+	bool debug;
 };
 
 /* Parse a recipe file; errors name the file and the JSON path ($.config.base). */

@@ -11,9 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/kernel-priv.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
+#include "util/strbuf.h"
 
 /* A build id longer than this is no linker's (ld writes 20 bytes). */
 #define BUILD_ID_MAX 64
@@ -97,6 +99,47 @@ static char *beside(const char *path, const char *name)
 	return slash ? vn_xasprintf("%.*s/%s", (int)(slash - path), path, name) : vn_xstrdup(name);
 }
 
+/* One word of a command to paste into a shell: as is when it needs no quoting. */
+static void shell_word(struct vn_strbuf *b, const char *w)
+{
+	if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-=:,@") == strlen(w)) {
+		vn_strbuf_printf(b, " %s", w);
+		return;
+	}
+	vn_strbuf_printf(b, " '");
+	for (const char *p = w; *p; p++)
+		vn_strbuf_printf(b, *p == '\'' ? "'\\''" : "%c", *p);
+	vn_strbuf_printf(b, "'");
+}
+
+char *vn_vmlinux_recipe_hint(const char *image, const char *release)
+{
+	const char *slash = image ? strrchr(image, '/') : NULL;
+	_cleanup_kernel_built_ struct vn_kernel_built *b = NULL;
+	_cleanup_free_ char *dir = slash ? vn_xstrndup(image, (size_t)(slash - image)) : NULL;
+	_cleanup_strbuf_ struct vn_strbuf cmd = VN_STRBUF_INIT;
+
+	if (!dir || vn_kernel_cache_load(dir, &b) < 0)
+		return NULL;
+	vn_strbuf_printf(&cmd, "vnuma kernel build --debug");
+	if (b->arch != vn_arch_host())
+		vn_strbuf_printf(&cmd, " --arch %s", vn_arch_name(b->arch));
+	/* A git tree's commit: that one again (bisect's and --rev's builds are of a commit). */
+	if (b->commit && b->tree_path) {
+		vn_strbuf_printf(&cmd, " --repo");
+		shell_word(&cmd, b->tree_path);
+		vn_strbuf_printf(&cmd, " --rev %s", b->commit);
+	}
+	shell_word(&cmd, b->recipe_path && *b->recipe_path ? b->recipe_path : b->recipe);
+	return vn_xasprintf("no vmlinux with debug info for %s: recipe %s's kernel (%.16s) was built without it; "
+			    "build it with debug info: %s, then boot the image it prints (--kernel IMAGE), or set "
+			    "\"debug\": true in the recipe and boot the recipe",
+			    release      ? release
+			    : b->release ? b->release
+					 : "?",
+			    b->recipe, b->key, cmd.s);
+}
+
 int vn_vmlinux_find(const char *root, const char *image, const char *release, struct vn_vmlinux *out,
 		    struct vn_error *err)
 {
@@ -110,6 +153,8 @@ int vn_vmlinux_find(const char *root, const char *image, const char *release, st
 			out->path = vn_xstrdup(cand[i]);
 	free(cand[0]);
 	free(cand[1]);
+	if (!out->path && (out->hint = vn_vmlinux_recipe_hint(image, release)))
+		return 0;
 	if (!out->path) {
 		out->hint =
 			release ? vn_xasprintf("no vmlinux with symbols for %s: for Debian's kernel, "

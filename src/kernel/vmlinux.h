@@ -27,6 +27,13 @@ int vn_vmlinux_find(const char *root, const char *image, const char *release, st
 		    struct vn_error *err);
 void vn_vmlinux_clear(struct vn_vmlinux *v);
 
+/*
+ * When image is a recipe's kernel in the cache (kernel.json beside it): what
+ * to say of its missing debug info, with the exact `vnuma kernel build
+ * --debug` command; NULL for any other image.
+ */
+char *vn_vmlinux_recipe_hint(const char *image, const char *release);
+
 /* The GNU build id of an ELF file, as hex; NULL in *out when it has none. */
 int vn_elf_build_id(const char *path, char **out, struct vn_error *err);
 

@@ -18,6 +18,7 @@
 #include "kernel/kernel-priv.h"
 #include "kernel/kernel.h"
 #include "kernel/recipe.h"
+#include "kernel/vmlinux.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/dir.h"
@@ -135,13 +136,13 @@ static void test_recipe_arch(void **state)
 
 	/* The arm64 config is its own input: another arm64 fragment changes arm64's key, not x86's. */
 	char kx[65], cx[65], ka[65], ca[65], ka2[65], ca2[65], kx2[65], cx2[65];
-	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, "s", kx, cx, &err), 0);
-	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, "s", ka, ca, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, false, "s", kx, cx, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, false, "s", ka, ca, &err), 0);
 	assert_string_not_equal(kx, ka);
 	assert_string_not_equal(cx, ca);
 	put("ka/numa-arm64.config", "CONFIG_NUMA=y\nCONFIG_SERIAL_AMBA_PL011=y\nCONFIG_NR_CPUS=8\n");
-	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, "s", kx2, cx2, &err), 0);
-	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, "s", ka2, ca2, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, false, "s", kx2, cx2, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, false, "s", ka2, ca2, &err), 0);
 	assert_string_equal(kx, kx2);
 	assert_string_not_equal(ka, ka2);
 }
@@ -235,7 +236,7 @@ static void keys(const char *sid, char key[65], char cfg[65])
 	struct vn_recipe *r = NULL;
 	struct vn_error err = {0};
 	assert_int_equal(vn_recipe_load(p, &r, &err), 0);
-	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, sid, key, cfg, &err), 0);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, false, sid, key, cfg, &err), 0);
 	vn_recipe_free(r);
 }
 
@@ -398,12 +399,61 @@ static void test_shipped_recipes(void **state)
 		snprintf(p, sizeof(p), "%s/kernels/%s.json", src, names[i]);
 		if (vn_recipe_load(p, &r, &err) != 0)
 			fail_msg("%s", err.msg);
-		assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, "src", keyv[i], cfgv[i], &err), 0);
+		assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, false, "src", keyv[i], cfgv[i], &err), 0);
 		vn_recipe_free(r);
 	}
 	/* The revert differs only in its patch: one build tree, two kernels. */
 	assert_string_equal(cfgv[0], cfgv[1]);
 	assert_string_not_equal(keyv[0], keyv[1]);
+}
+
+/*
+ * Debug builds came after the keys: without debug a recipe's key and config
+ * hash are what they were before (pinned: computed by the code before the
+ * switch existed, so existing caches stay valid); with debug both differ.
+ */
+static void test_cache_key_debug(void **state)
+{
+	(void)state;
+	char k[65], c[65], kd[65], cd[65], ka[65], ca[65];
+	struct vn_error err = {0};
+	_cleanup_recipe_ struct vn_recipe *r = NULL, *rd = NULL;
+	_cleanup_free_ char *p = path_of("golden.json"), *pd = path_of("golden-dbg.json");
+
+	put("golden/numa.config", "CONFIG_NUMA=y\nCONFIG_NR_CPUS=8\n");
+	put("golden/0001-x.patch", "--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1 +1 @@\n-one\n+ONE\n");
+	put("golden.tar", "tar\n");
+	put("golden.json", "{\"type\": \"source\", \"tree\": \"golden.tar\", \"patches\": [\"0001-x.patch\"], "
+			   "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}\n");
+	assert_int_equal(vn_recipe_load(p, &r, &err), 0);
+	assert_false(r->debug);
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, false, "golden-source", k, c, &err), 0);
+	assert_string_equal(k, "7f6977f7ddd9d1cc69199350e58816ebc2301688375d1c69e936d47d8e1eb3d6");
+	assert_string_equal(c, "4303895a178412991a24b884757b6b2fbe4d74136fa56d7ff2552306bd2f178f");
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, true, "golden-source", kd, cd, &err), 0);
+	assert_string_not_equal(k, kd);
+	assert_string_not_equal(c, cd); /* another config: another build tree */
+	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, true, "golden-source", ka, ca, &err), 0);
+	assert_string_not_equal(kd, ka);
+
+	/* The recipe's own switch; a wrong type is refused with its JSON path. */
+	put("golden-dbg/numa.config", "CONFIG_NUMA=y\n");
+	put("golden-dbg.json", "{\"type\": \"source\", \"tree\": \"golden.tar\", \"debug\": true, "
+			       "\"config\": {\"base\": \"tinyconfig\"}}\n");
+	assert_int_equal(vn_recipe_load(pd, &rd, &err), 0);
+	assert_true(rd->debug);
+	put("golden-bad.json", "{\"type\": \"source\", \"tree\": \"golden.tar\", \"debug\": \"yes\", "
+			       "\"config\": {\"base\": \"tinyconfig\"}}\n");
+	_cleanup_free_ char *pb = path_of("golden-bad.json");
+	struct vn_recipe *bad = NULL;
+	assert_true(vn_recipe_load(pb, &bad, &err) < 0);
+	assert_non_null(strstr(err.msg, "$.debug"));
+	vn_error_clear(&err);
+	put("golden-stock.json", "{\"type\": \"stock\", \"debug\": true}\n");
+	_cleanup_free_ char *ps = path_of("golden-stock.json");
+	assert_true(vn_recipe_load(ps, &bad, &err) < 0);
+	assert_non_null(strstr(err.msg, "debug"));
+	vn_error_clear(&err);
 }
 
 /* TOP/NAME in buf. */
@@ -431,14 +481,23 @@ static void make_fake_tree_in(const char *top)
 		"olddefconfig:\n\tcat required.config >> $(O)/.config\n"
 		"bzImage:\n\tif [ -e %s/make-hook.sh ]; then sh %s/make-hook.sh; fi\n"
 		"\tmkdir -p $(O)/arch/x86/boot && cat bzImage.in mm/x.c > $(O)/arch/x86/boot/bzImage\n"
+		/* The ELF vmlinux a link leaves in O=, where a test put one (a debug build keeps it). */
+		"\tif [ -e %s/vmlinux.in ]; then cp %s/vmlinux.in $(O)/vmlinux; fi\n"
+		/* As Kbuild out of tree: symlinks into the source, constants.py generated from the .config. */
+		"scripts_gdb:\n\tmkdir -p $(O)/scripts/gdb/linux\n"
+		"\tln -fsn $(CURDIR)/scripts/gdb/vmlinux-gdb.py $(O)/vmlinux-gdb.py\n"
+		"\tln -fsn $(CURDIR)/scripts/gdb/linux/utils.py $(O)/scripts/gdb/linux/utils.py\n"
+		"\tgrep GDB_SCRIPTS $(O)/.config > $(O)/scripts/gdb/linux/constants.py\n"
 		/* arm64's Image has no header to read: the release is Kbuild's file, the banner's tail utsversion.h. */
 		"Image:\n\tmkdir -p $(O)/arch/arm64/boot $(O)/include/config $(O)/include/generated\n"
 		"\techo 'ARCH=$(ARCH) CROSS_COMPILE=$(CROSS_COMPILE)' | cat Image.in - mm/x.c > "
 		"$(O)/arch/arm64/boot/Image\n"
 		"\techo 6.1.0-fake > $(O)/include/config/kernel.release\n"
 		"\techo '#define UTS_VERSION \"#1 SMP fake\"' > $(O)/include/generated/utsversion.h\n"
-		".PHONY: tinyconfig olddefconfig bzImage Image\n",
-		tmpdir, tmpdir);
+		".PHONY: tinyconfig olddefconfig bzImage Image scripts_gdb\n",
+		tmpdir, tmpdir, tmpdir, tmpdir);
+	put(in(rel, sizeof(rel), top, "scripts/gdb/vmlinux-gdb.py"), "import linux.utils\n");
+	put(in(rel, sizeof(rel), top, "scripts/gdb/linux/utils.py"), "# lx helpers\n");
 	put(in(rel, sizeof(rel), top, "Makefile"), mk);
 	/* merge_config.sh -m -O OUT BASE FRAGMENT...: the fragments appended, word-split as the real one does. */
 	put(in(rel, sizeof(rel), top, "scripts/kconfig/merge_config.sh"),
@@ -676,6 +735,104 @@ static void test_build_fake_tree(void **state)
 	vn_error_clear(&err);
 	/* The tests after this one find tools where they were. */
 	setenv("PATH", old_path, 1);
+}
+
+/* An ELF with a symbol table, as a link leaves vmlinux: this test program itself. */
+static void copy_self_to(const char *rel)
+{
+	_cleanup_free_ char *to = path_of(rel);
+	struct vn_error err = {0};
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	if (vn_file_copy_atomic(self, to, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/*
+ * A debug build: the debug fragment merged last and checked, make
+ * scripts_gdb after the image, vmlinux and the gdb scripts kept in the entry
+ * as files (not the tree's symlinks), an entry of its own beside the build
+ * without; vnuma debug's lookup finds them, and for the build without says
+ * the command that builds one.
+ */
+static void test_build_debug(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	int rc, patched = 0;
+	static const char plain[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", "
+				    "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}";
+	static const char dbg[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", \"debug\": true, "
+				  "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"]}}";
+
+	make_fake_tree();
+	copy_self_to("vmlinux.in");
+	_cleanup_kernel_built_ struct vn_kernel_built *b = build_fake("fake-p", plain, &patched, &err, &rc);
+	if (rc < 0)
+		fail_msg("build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	assert_false(b->debug);
+	assert_null(b->vmlinux);
+	_cleanup_free_ char *nov = vn_xasprintf("%s/vmlinux", b->dir);
+	assert_int_not_equal(access(nov, F_OK), 0); /* a build without debug keeps what it kept */
+
+	_cleanup_kernel_built_ struct vn_kernel_built *d = build_fake("fake-d", dbg, &patched, &err, &rc);
+	if (rc < 0)
+		fail_msg("build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	assert_true(d->debug);
+	assert_string_not_equal(d->key, b->key);
+	assert_string_not_equal(d->config_hash, b->config_hash);
+	_cleanup_free_ char *config = NULL, *consts = NULL, *mods = vn_xasprintf("%s/scripts/gdb/linux", d->dir);
+	assert_int_equal(vn_file_read(d->config, VN_FILE_STATE_MAX, &config, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(config, "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\n"));
+	assert_non_null(strstr(config, "CONFIG_GDB_SCRIPTS=y\n"));
+	struct stat st;
+	assert_int_equal(lstat(d->vmlinux, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && st.st_size > 0);
+	assert_int_equal(lstat(d->gdb_py, &st), 0);
+	assert_true(S_ISREG(st.st_mode)); /* a copy, not the work tree's symlink */
+	_cleanup_free_ char *utils = vn_xasprintf("%s/utils.py", mods), *cpy = vn_xasprintf("%s/constants.py", mods);
+	assert_int_equal(lstat(utils, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(vn_file_read(cpy, VN_FILE_STATE_MAX, &consts, &(size_t){0}, NULL), 0);
+	assert_non_null(strstr(consts, "CONFIG_GDB_SCRIPTS=y"));
+
+	/* The same recipe's switch as the caller's (--debug): the same entry, a lookup. */
+	patched = 0;
+	_cleanup_free_ char *pp = path_of("fake-p.json"), *cache = path_of("cache");
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	_cleanup_kernel_built_ struct vn_kernel_built *again = NULL;
+	assert_int_equal(vn_recipe_load(pp, &r, &err), 0);
+	struct vn_kernel_build_opts o = {.cache_dir = cache, .jobs = 1, .debug = true};
+	assert_int_equal(vn_kernel_build(r, &o, &again, &err), 0);
+	assert_true(again->debug);
+	assert_true(again->cached);
+	assert_string_equal(again->key, d->key);
+
+	/* vnuma debug and dump: the debug entry's vmlinux and scripts; for the other, the command. */
+	struct vn_vmlinux v;
+	assert_int_equal(vn_vmlinux_find("/nonexistent", d->image, d->release, &v, &err), 0);
+	assert_string_equal(v.path, d->vmlinux);
+	assert_string_equal(v.gdb_py, d->gdb_py);
+	vn_vmlinux_clear(&v);
+	assert_int_equal(vn_vmlinux_find("/nonexistent", b->image, b->release, &v, &err), 0);
+	assert_null(v.path);
+	_cleanup_free_ char *want = vn_xasprintf("vnuma kernel build --debug %s", pp);
+	if (!strstr(v.hint, want))
+		fail_msg("hint: %s", v.hint);
+	assert_non_null(strstr(v.hint, "\"debug\": true"));
+	vn_vmlinux_clear(&v);
+
+	/* A debug entry without its vmlinux is not whole: moved aside and built again. */
+	assert_int_equal(unlink(d->vmlinux), 0);
+	_cleanup_kernel_built_ struct vn_kernel_built *re = build_fake("fake-d", dbg, &patched, &err, &rc);
+	assert_int_equal(rc, 0);
+	assert_false(re->cached);
+	assert_int_equal(access(re->vmlinux, F_OK), 0);
+	_cleanup_free_ char *vin = path_of("vmlinux.in");
+	unlink(vin);
 }
 
 /* fake-a's build, in its own cache, with make-hook.sh saying what make bzImage does first ("": nothing). */
@@ -1344,11 +1501,13 @@ int main(void)
 		cmocka_unit_test(test_recipe_errors),
 		cmocka_unit_test(test_recipe_find),
 		cmocka_unit_test(test_cache_key),
+		cmocka_unit_test(test_cache_key_debug),
 		cmocka_unit_test(test_patch_apply),
 		cmocka_unit_test(test_patch_reject),
 		cmocka_unit_test(test_config_verify),
 		cmocka_unit_test(test_shipped_recipes),
 		cmocka_unit_test(test_build_fake_tree),
+		cmocka_unit_test(test_build_debug),
 		cmocka_unit_test(test_build_infra_failures),
 		cmocka_unit_test(test_build_fragment_space),
 		cmocka_unit_test(test_cache_broken_entry),
