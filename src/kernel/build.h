@@ -53,6 +53,7 @@ struct vn_kernel_built {
 	char *config_hash; /* hex hash of the config inputs (base, fragment contents) */
 	char *source_id;   /* hex source identity */
 	char *commit;      /* a git tree's commit hash, or NULL */
+	bool commit_only;  /* built from the commit alone (--rev), not HEAD plus the uncommitted diff */
 	char *tree_path;   /* the tarball or checkout built, absolute (NULL in entries older than it) */
 	char *release, *version;
 	char *recipe; /* recipe name */

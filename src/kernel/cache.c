@@ -130,6 +130,9 @@ static int write_meta(const char *path, const struct vn_kernel_built *b, const s
 	json_object_object_add(o, "source_id", json_object_new_string(b->source_id));
 	if (b->commit)
 		json_object_object_add(o, "commit", json_object_new_string(b->commit));
+	/* The commit alone (--rev), or HEAD with the checkout's uncommitted diff: which to build again. */
+	if (b->commit && w->o->rev)
+		json_object_object_add(o, "commit_only", json_object_new_boolean(true));
 	json_object_object_add(o, "config_hash", json_object_new_string(b->config_hash));
 	json_object_object_add(o, "arch", json_object_new_string(vn_arch_name(w->o->arch)));
 	/* Only where set: an entry without it reads as it did before debug builds. */
@@ -203,6 +206,7 @@ static struct vn_kernel_built *load_json(const char *dir, struct json_object *o,
 	b->release = vn_xstrdup_or_null(jstr(o, "release"));
 	b->version = vn_xstrdup_or_null(jstr(o, "version"));
 	b->tree_path = vn_xstrdup_or_null(jstr(o, "tree_path"));
+	b->commit_only = json_object_object_get_ex(o, "commit_only", &v) && json_object_get_boolean(v);
 	if (json_object_object_get_ex(o, "debug", &v) && json_object_get_boolean(v)) {
 		b->debug = true;
 		b->vmlinux = vn_xasprintf("%s/vmlinux", dir);

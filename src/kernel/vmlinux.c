@@ -124,11 +124,12 @@ char *vn_vmlinux_recipe_hint(const char *image, const char *release)
 	vn_strbuf_printf(&cmd, "vnuma kernel build --debug");
 	if (b->arch != vn_arch_host())
 		vn_strbuf_printf(&cmd, " --arch %s", vn_arch_name(b->arch));
-	/* A git tree's commit: that one again (bisect's and --rev's builds are of a commit). */
+	/* A git tree: the same one, and the same commit where the build was of a commit alone (bisect's, --rev's). */
 	if (b->commit && b->tree_path) {
 		vn_strbuf_printf(&cmd, " --repo");
 		shell_word(&cmd, b->tree_path);
-		vn_strbuf_printf(&cmd, " --rev %s", b->commit);
+		if (b->commit_only)
+			vn_strbuf_printf(&cmd, " --rev %s", b->commit);
 	}
 	shell_word(&cmd, b->recipe_path && *b->recipe_path ? b->recipe_path : b->recipe);
 	return vn_xasprintf("no vmlinux with debug info for %s: recipe %s's kernel (%.16s) was built without it; "

@@ -582,6 +582,57 @@ static struct vn_kernel_built *build_fake(const char *name, const char *json, in
 	return build_fake_arch(name, json, VN_ARCH_X86_64, patches_applied, err, rc);
 }
 
+/* A cache entry by hand: kernel.json with extra (JSON members) and an image with its architecture's magic. */
+static void fake_entry(const char *rel, const char *image, const char *magic, size_t at, const char *extra)
+{
+	char hdr[0x400] = {0};
+	_cleanup_free_ char *json = vn_xasprintf("%s/kernel.json", rel), *img = vn_xasprintf("%s/%s", rel, image);
+	_cleanup_free_ char *text =
+		vn_xasprintf("{\"key\": \"0123456789abcdef0123\", \"recipe\": \"r one\", \"source_id\": \"s\", "
+			     "\"config_hash\": \"c\", \"recipe_path\": \"/k/r one.json\", \"release\": \"6.1.0\"%s}",
+			     extra);
+	put(json, text);
+	memcpy(hdr + at, magic, 4);
+	_cleanup_free_ char *p = path_of(img);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), f), sizeof(hdr));
+	fclose(f);
+}
+
+/* The command vnuma debug and dump name for a recipe's kernel without debug info: as that build was made. */
+static void test_vmlinux_recipe_hint(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *extra, *want;
+		bool arm64;
+	} cases[] = {
+		{"", "build it with debug info: vnuma kernel build --debug '/k/r one.json', then", false},
+		{", \"arch\": \"arm64\"", "vnuma kernel build --debug --arch arm64 '/k/r one.json'", true},
+		/* HEAD and its diff: the tree again, no --rev (that would drop the diff). */
+		{", \"commit\": \"abc123\", \"tree_path\": \"/src/my linux\"",
+		 "vnuma kernel build --debug --repo '/src/my linux' '/k/r one.json'", false},
+		{", \"commit\": \"abc123\", \"commit_only\": true, \"tree_path\": \"/src/it's\"",
+		 "vnuma kernel build --debug --repo '/src/it'\\''s' --rev abc123 '/k/r one.json'", false},
+	};
+	for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "hint/%zu", i);
+		fake_entry(rel, cases[i].arm64 ? "Image" : "bzImage", cases[i].arm64 ? "ARM\x64" : "HdrS",
+			   cases[i].arm64 ? 0x38 : 0x202, cases[i].extra);
+		_cleanup_free_ char *img = path_of(rel),
+				    *image = vn_xasprintf("%s/%s", img, cases[i].arm64 ? "Image" : "bzImage");
+		_cleanup_free_ char *hint = vn_vmlinux_recipe_hint(image, NULL);
+		if (!hint || !strstr(hint, cases[i].want))
+			fail_msg("case %zu: %s", i, hint ? hint : "(none)");
+		assert_non_null(strstr(hint, "for 6.1.0: recipe r one's kernel (0123456789abcdef)"));
+	}
+	/* Not a recipe's entry (no kernel.json beside it): none, and vn_vmlinux_find says Debian's package. */
+	assert_null(vn_vmlinux_recipe_hint("/boot/vmlinuz-6.1.0-9-amd64", "6.1.0-9-amd64"));
+	assert_null(vn_vmlinux_recipe_hint(NULL, "6.1.0-9-amd64"));
+}
+
 static void test_build_fake_tree(void **state)
 {
 	(void)state;
@@ -1508,6 +1559,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_recipes),
 		cmocka_unit_test(test_build_fake_tree),
 		cmocka_unit_test(test_build_debug),
+		cmocka_unit_test(test_vmlinux_recipe_hint),
 		cmocka_unit_test(test_build_infra_failures),
 		cmocka_unit_test(test_build_fragment_space),
 		cmocka_unit_test(test_cache_broken_entry),
