@@ -83,8 +83,7 @@ char *vn_assert_name_demotion(const struct vn_scn_assert *a)
 			    a->lower_ok ? ", then its lower tiers" : "");
 }
 
-static int __attribute__((format(printf, 3, 4)))
-unobserved(struct vn_error *err, const struct vn_scn_assert *a, const char *fmt, ...)
+int vn_assert_unobserved(struct vn_error *err, const struct vn_scn_assert *a, const char *fmt, ...)
 {
 	char why[512];
 	va_list ap;
@@ -95,22 +94,40 @@ unobserved(struct vn_error *err, const struct vn_scn_assert *a, const char *fmt,
 	return vn_infra_error(err, -ENODATA, "assertion \"%s\" could not be judged: %s", a->name ? a->name : "?", why);
 }
 
+int vn_assert_tiermove_results(const struct vn_run_data *d, const struct vn_scn_assert *a,
+			       const struct vn_run_step_data **out, struct vn_error *err)
+{
+	const struct vn_run_step_data *sd = NULL;
+
+	for (unsigned i = 0; i < d->s->nsteps; i++)
+		if (strcmp(d->s->steps[i].name, a->step) == 0)
+			sd = &d->steps[i];
+	if (!sd || (!sd->nresults && !sd->nmissing))
+		return vn_assert_unobserved(err, a, "no result line from step %s", a->step);
+	if (sd->nmissing)
+		return vn_assert_unobserved(err, a, "step %s process %u ended without a JSON result line", a->step,
+					    sd->missing_first);
+	*out = sd;
+	return 0;
+}
+
 /* Each process's pages_max_per_node summed: the most pages each node held at any of its samples. */
-static int max_per_node(const struct vn_run_step_data *sd, const struct vn_scn_assert *a, double *pages,
-			struct vn_error *err)
+int vn_assert_max_per_node(const struct vn_run_step_data *sd, const struct vn_scn_assert *a, double *pages,
+			   struct vn_error *err)
 {
 	for (unsigned i = 0; i < sd->nresults; i++) {
 		json_object *m;
 		if (!json_object_object_get_ex(sd->results[i], "pages_max_per_node", &m) ||
 		    !json_object_is_type(m, json_type_object))
-			return unobserved(err, a, "step %s process %u's result has no pages_max_per_node", a->step, i);
+			return vn_assert_unobserved(err, a, "step %s process %u's result has no pages_max_per_node",
+						    a->step, i);
 		json_object_object_foreach(m, k, v)
 		{
 			char *end;
 			long n = strtol(k, &end, 10);
 			if (*end || n < 0 || n >= VN_MAX_NODES || !json_object_is_type(v, json_type_int))
-				return unobserved(err, a, "step %s process %u: pages_max_per_node has \"%s\"", a->step,
-						  i, k);
+				return vn_assert_unobserved(err, a, "step %s process %u: pages_max_per_node has \"%s\"",
+							    a->step, i, k);
 			pages[n] += (double)json_object_get_int64(v);
 		}
 	}
@@ -131,15 +148,9 @@ int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_as
 	struct vn_strbuf obs = VN_STRBUF_INIT, bad = VN_STRBUF_INIT;
 	int rc;
 
-	for (unsigned i = 0; i < d->s->nsteps; i++)
-		if (strcmp(d->s->steps[i].name, a->step) == 0)
-			sd = &d->steps[i];
-	if (!sd || (!sd->nresults && !sd->nmissing))
-		return unobserved(err, a, "no result line from step %s", a->step);
-	if (sd->nmissing)
-		return unobserved(err, a, "step %s process %u ended without a JSON result line", a->step,
-				  sd->missing_first);
-	if ((rc = max_per_node(sd, a, pages, err)) < 0)
+	if ((rc = vn_assert_tiermove_results(d, a, &sd, err)) < 0)
+		return rc;
+	if ((rc = vn_assert_max_per_node(sd, a, pages, err)) < 0)
 		return rc;
 	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
 	const bool *lower_of = tr.tier_of[a->node] >= 0 ? tr.tier[tr.tier_of[a->node]].lower : NULL;
@@ -161,10 +172,11 @@ int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_as
 	if (moved == 0) {
 		vn_strbuf_free(&obs);
 		vn_strbuf_free(&bad);
-		return unobserved(err, a,
-				  "no page of step %s left node %u (%.0f pages there): nothing was demoted to judge "
-				  "(demotion_enabled true, and more memory than node %u holds?)",
-				  a->step, a->node, pages[a->node], a->node);
+		return vn_assert_unobserved(
+			err, a,
+			"no page of step %s left node %u (%.0f pages there): nothing was demoted to judge "
+			"(demotion_enabled true, and more memory than node %u holds?)",
+			a->step, a->node, pages[a->node], a->node);
 	}
 	_cleanup_free_ char *want = vn_tiers_nodelist(tr.preferred[a->node], tr.nnodes);
 	_cleanup_free_ char *lower = vn_tiers_nodelist(tr.tier[tr.tier_of[a->node]].lower, tr.nnodes);
@@ -276,7 +288,7 @@ static int promo_phases(json_object *res, const struct vn_scn_assert *a, unsigne
 	json_object *phases, *ph, *smp, *vm, *ps;
 
 	if (!json_object_object_get_ex(res, "phases", &phases) || !json_object_is_type(phases, json_type_array))
-		return unobserved(err, a, "step %s process %u's result has no phases", a->step, proc);
+		return vn_assert_unobserved(err, a, "step %s process %u's result has no phases", a->step, proc);
 	for (size_t k = 1; k < json_object_array_length(phases); k++) {
 		ph = json_object_array_get_idx(phases, k);
 		if (json_object_object_get_ex(ph, "vmstat", &vm) &&
@@ -286,13 +298,14 @@ static int promo_phases(json_object *res, const struct vn_scn_assert *a, unsigne
 		}
 		if (!json_object_object_get_ex(ph, "samples", &smp) || !json_object_is_type(smp, json_type_array) ||
 		    json_object_array_length(smp) < 2)
-			return unobserved(err, a, "step %s process %u phase %zu has fewer than two samples", a->step,
-					  proc, k);
+			return vn_assert_unobserved(err, a, "step %s process %u phase %zu has fewer than two samples",
+						    a->step, proc, k);
 		double start = hot_on_lower(json_object_array_get_idx(smp, 0), tr);
 		double end = hot_on_lower(json_object_array_get_idx(smp, json_object_array_length(smp) - 1), tr);
 		if (start < 0 || end < 0)
-			return unobserved(err, a, "step %s process %u phase %zu: a sample without hot_pages_per_node",
-					  a->step, proc, k);
+			return vn_assert_unobserved(err, a,
+						    "step %s process %u phase %zu: a sample without hot_pages_per_node",
+						    a->step, proc, k);
 		if (start == 0)
 			continue;
 		/* Counts, not page identities: a hot page demoted in the phase counts against promotion. */
@@ -321,24 +334,20 @@ int vn_assert_check_promotion(const struct vn_run_data *d, const struct vn_scn_a
 	char exp[160], det[160] = "";
 	int rc = 0;
 
-	for (unsigned i = 0; i < d->s->nsteps; i++)
-		if (strcmp(d->s->steps[i].name, a->step) == 0)
-			sd = &d->steps[i];
-	if (!sd || (!sd->nresults && !sd->nmissing))
-		return unobserved(err, a, "no result line from step %s", a->step);
-	if (sd->nmissing)
-		return unobserved(err, a, "step %s process %u ended without a JSON result line", a->step,
-				  sd->missing_first);
+	if ((rc = vn_assert_tiermove_results(d, a, &sd, err)) < 0)
+		return rc;
 	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
 	for (unsigned i = 0; i < sd->nresults && rc == 0; i++)
 		rc = promo_phases(sd->results[i], a, i, &tr, &s, &obs, err);
 	if (rc == 0 && !s.judged)
-		rc = unobserved(err, a,
-				"no hot phase of step %s began with pages on a lower tier: nothing to promote (more "
-				"memory than the top tier holds, demotion_enabled true?)",
-				a->step);
+		rc = vn_assert_unobserved(
+			err, a,
+			"no hot phase of step %s began with pages on a lower tier: nothing to promote (more "
+			"memory than the top tier holds, demotion_enabled true?)",
+			a->step);
 	if (rc == 0 && !s.have_success)
-		rc = unobserved(err, a, "the guest's /proc/vmstat has no pgpromote_success (a kernel before 6.1?)");
+		rc = vn_assert_unobserved(err, a,
+					  "the guest's /proc/vmstat has no pgpromote_success (a kernel before 6.1?)");
 	if (rc < 0) {
 		vn_strbuf_free(&obs);
 		return rc;

@@ -917,6 +917,22 @@ const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 				 .judge = vn_assert_check_promotion,
 				 .name = vn_assert_name_promotion,
 				 .observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_NO_DEMOTION] = {.json = "no_demotion",
+				   .keys = {"type", "name", "step", NULL},
+				   .parse = vn_assert_parse_no_demotion,
+				   .emit = vn_assert_emit_step,
+				   .validate = vn_assert_validate_no_demotion,
+				   .judge = vn_assert_check_no_demotion,
+				   .name = vn_assert_name_no_demotion,
+				   .observed = VN_OBSERVED_NONE},
+	[VN_ASSERT_PROMOTION_RATE] = {.json = "promotion_rate",
+				      .keys = {"type", "name", "step", NULL},
+				      .parse = vn_assert_parse_promotion_rate,
+				      .emit = vn_assert_emit_step,
+				      .validate = vn_assert_validate_promotion,
+				      .judge = vn_assert_check_promotion_rate,
+				      .name = vn_assert_name_promotion_rate,
+				      .observed = VN_OBSERVED_NONE},
 };
 
 char *vn_scn_assert_default_name(const struct vn_scn_assert *a)

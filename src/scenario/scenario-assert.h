@@ -20,6 +20,8 @@ enum vn_scn_assert_type {
 	VN_ASSERT_LOCALITY,         /* the steps' remote fraction (user, kernel, all) or modeled time OP value */
 	VN_ASSERT_DEMOTION_TARGETS, /* a tiermove step's pages off its bound node only on the model's demotion targets */
 	VN_ASSERT_PROMOTION,        /* a tiermove step's lower-tier hot pages reach the top tier in each phase */
+	VN_ASSERT_NO_DEMOTION,      /* a tiermove step under reclaim with demotion_enabled false demotes nothing */
+	VN_ASSERT_PROMOTION_RATE,   /* a tiermove step's pgpromote_success per phase within the rate limit */
 	VN_ASSERT_NTYPES,           /* not a type: how many there are (scenario/schema-priv.h, vn_assert_types) */
 };
 

@@ -11,7 +11,12 @@
  * where the hot window's pages and all pages are, per node and per memory tier
  * (move_pages(2) in query mode, /sys/devices/virtual/memory_tiering), and each
  * phase (the first touch included) gets its /proc/vmstat deltas of the
- * demotion and promotion counters and its touch rate.
+ * demotion and promotion counters, of reclaim's (did reclaim run at all:
+ * nothing demoted means something only then) and its touch rate.
+ * --stop-at-low NODE ends the first touch as NODE falls below its low
+ * watermark: kswapd is woken, and the step stays above the min watermark,
+ * where direct reclaim with nothing to reclaim (no swap, demotion off)
+ * would end in the OOM killer.
  */
 #include "inguest/buf.h"
 #include "inguest/json.h"
@@ -38,15 +43,21 @@
 #define TIER_DIR    "/sys/devices/virtual/memory_tiering"
 #define QUERY_BATCH 4096 /* pages per move_pages(2) call */
 
-/* The counters as 6.1 names them in /proc/vmstat; one a kernel lacks is reported missing, never 0. */
+/*
+ * The counters as 6.1 names them in /proc/vmstat; one a kernel lacks is
+ * reported missing, never 0. pageoutrun counts kswapd's reclaim passes
+ * (balance_pgdat()), which run even when nothing can be reclaimed.
+ */
 static const char *const counters[] = {"pgdemote_kswapd",     "pgdemote_direct",     "pgpromote_success",
-				       "pgpromote_candidate", "numa_pages_migrated", NULL};
-#define NCOUNTERS 5
+				       "pgpromote_candidate", "numa_pages_migrated", "pageoutrun",
+				       "pgscan_kswapd",       "pgscan_direct",       NULL};
+#define NCOUNTERS 8
 
 struct opts {
 	uint64_t size, hot, hot_from, max_sample;
 	double phase_s, interval;
 	int phases, touch_node; /* touch_node: --first-touch-node, -1 none */
+	int low_node;           /* --stop-at-low, -1 none */
 };
 
 /* Node -> memory tier id (memory_tierN), read once: tiers are fixed once the slow memory is online. */
@@ -96,6 +107,10 @@ struct run {
 	struct phase *ph; /* [0] the first touch, [1..phases] the hot phases */
 	uint64_t max_per_node[VN_MAX_NODES];
 	double t0;
+	bool low_reached;     /* --stop-at-low: the first touch ended below the low watermark */
+	int demotion;         /* demotion_enabled as the step began: 1 true, 0 false, -1 no such file */
+	long long rate_limit; /* kernel.numa_balancing_promote_rate_limit_MBps as it began, -1 none */
+	char thp[16];         /* the THP mode as it began, "" none */
 };
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -117,12 +132,19 @@ static void parse(int argc, char **argv, struct opts *o)
 		 .help = "seconds per phase (default 10)"},
 		{"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001,
 		 .help = "placement sample period (default 1)"},
+		{"stop-at-low", IG_OPT_INT, .dst = &o->low_node, .min = 0, .max = VN_MAX_NODES - 1,
+		 .help = "end the first touch once this node's largest zone is below its low watermark (kswapd woken)"},
 		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30,
 		 .help = "pages queried per sample (default 0 = all)"},
 		{0}};
 
-	*o = (struct opts){
-		.size = 384ULL << 20, .hot = 64ULL << 20, .phases = 3, .phase_s = 10, .interval = 1, .touch_node = -1};
+	*o = (struct opts){.size = 384ULL << 20,
+			   .hot = 64ULL << 20,
+			   .phases = 3,
+			   .phase_s = 10,
+			   .interval = 1,
+			   .touch_node = -1,
+			   .low_node = -1};
 	ig_opts_parse(argc, argv, opts, NULL);
 	ig_check_size("size", size_arg, o->size, PAGE, 1, "page");
 	ig_check_size("hot", hot_arg, o->hot, PAGE, 1, "page");
@@ -172,6 +194,41 @@ static void tiers_load(struct tiers *t)
 	}
 	closedir(d);
 	ig_buf_free(&b);
+}
+
+/* A number file, -1 where it is not there (kernel.numa_balancing_promote_rate_limit_MBps before 6.1). */
+static long long read_number(const char *path)
+{
+	struct ig_buf b = {0};
+	long long v = ig_read_file(path, &b) == 0 ? strtoll(b.s, NULL, 10) : -1;
+
+	ig_buf_free(&b);
+	return v;
+}
+
+/* The THP mode in force, the bracketed word of transparent_hugepage/enabled; "" where there is none. */
+static void thp_mode(char *out, size_t len)
+{
+	struct ig_buf b = {0};
+	char *open, *close;
+
+	*out = 0;
+	if (ig_read_file("/sys/kernel/mm/transparent_hugepage/enabled", &b) == 0 && (open = strchr(b.s, '[')) &&
+	    (close = strchr(open, ']')))
+		snprintf(out, len, "%.*s", (int)(close - open - 1), open + 1);
+	ig_buf_free(&b);
+}
+
+/* /sys/kernel/mm/numa/demotion_enabled: 1 true, 0 false, -1 not there (a kernel before 5.15). */
+static int demotion_enabled(void)
+{
+	struct ig_buf b = {0};
+	int v = -1;
+
+	if (ig_read_file("/sys/kernel/mm/numa/demotion_enabled", &b) == 0)
+		v = !strncmp(b.s, "true", 4) ? 1 : !strncmp(b.s, "false", 5) ? 0 : -1;
+	ig_buf_free(&b);
+	return v;
 }
 
 /* The counters' values now; have[i] false when /proc/vmstat has no such line. */
@@ -465,6 +522,25 @@ static void print_result(const struct run *r, const struct ig_topo *topo)
 	ig_json_uint(&j, "pages_sampled", last->all.sampled);
 	ig_json_double(&j, "phase_s", r->o->phase_s);
 	ig_json_bool(&j, "interrupted", ig_stop_requested);
+	if (r->demotion < 0)
+		ig_json_null(&j, "demotion_enabled");
+	else
+		ig_json_bool(&j, "demotion_enabled", r->demotion);
+	/* What promotion_rate judges by: the limit the kernel had, and whether a THP could overshoot it. */
+	if (r->rate_limit < 0)
+		ig_json_null(&j, "promote_rate_limit_MBps");
+	else
+		ig_json_int(&j, "promote_rate_limit_MBps", r->rate_limit);
+	if (*r->thp)
+		ig_json_str(&j, "thp", r->thp);
+	else
+		ig_json_null(&j, "thp");
+	if (r->o->low_node >= 0) {
+		ig_json_obj_begin(&j, "stop_at_low");
+		ig_json_int(&j, "node", r->o->low_node);
+		ig_json_bool(&j, "reached", r->low_reached);
+		ig_json_obj_end(&j);
+	}
 	json_tiers(&j, &r->tiers, topo);
 	ig_json_arr_begin(&j, "counters_missing");
 	for (int i = 0; i < NCOUNTERS; i++)
@@ -485,6 +561,66 @@ static void print_result(const struct run *r, const struct ig_topo *topo)
 }
 
 /*
+ * Free pages above the low watermark in node's largest zone (the one its
+ * user pages come from), from /proc/zoneinfo; INT64_MAX where it has none.
+ */
+static int64_t low_headroom(int node)
+{
+	struct ig_buf b = {0};
+	uint64_t best = 0, managed = 0, zfree = 0, zlow = 0;
+	int64_t room = INT64_MAX;
+	bool in = false;
+	char head[32];
+	int hl = snprintf(head, sizeof(head), "Node %d, zone", node);
+
+	if (ig_read_file("/proc/zoneinfo", &b) < 0)
+		ig_die(IG_EXIT_ENV, errno, "cannot read /proc/zoneinfo");
+	for (char *line = b.s; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (!strncmp(line, "Node ", 5))
+			in = !strncmp(line, head, (size_t)hl);
+		else if (in && (sscanf(line, " pages free %" SCNu64, &zfree) == 1 ||
+				sscanf(line, " low %" SCNu64, &zlow) == 1))
+			;
+		else if (in && sscanf(line, " managed %" SCNu64, &managed) == 1 && managed > best) {
+			best = managed;
+			room = (int64_t)zfree - (int64_t)zlow;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	ig_buf_free(&b);
+	return room;
+}
+
+/*
+ * The first touch until node is below its low watermark; the pages it
+ * took. Half the headroom at a time, at least 16 pages: the low-min gap is
+ * min/4 at least (a 256M node's is some 60 pages), so the step stops well
+ * above min.
+ */
+static size_t touch_until_low(struct run *r, int node)
+{
+	size_t done = 0;
+
+	while (done < r->pages) {
+		int64_t room = low_headroom(node);
+		if (room < 0) {
+			r->low_reached = true;
+			break;
+		}
+		size_t n = room / 2 > 16 ? (size_t)(room / 2) : 16;
+		n = r->pages - done < n ? r->pages - done : n;
+		memset(r->mem + done * PAGE, 1, n * PAGE);
+		done += n;
+	}
+	if (!r->low_reached)
+		r->low_reached = low_headroom(node) < 0;
+	return done;
+}
+
+/*
  * The first touch, bound to --first-touch-node when given: then the range's
  * policy goes back to the default (mbind MPOL_DEFAULT moves nothing), whose
  * pages NUMA balancing may move (mpol_misplaced(): MPOL_F_MOF), so every
@@ -500,7 +636,14 @@ static void first_touch(struct run *r)
 		if (syscall(SYS_mbind, r->mem, r->len, 2 /* MPOL_BIND */, mask, (unsigned long)VN_MAX_NODES + 1, 0) < 0)
 			ig_die(IG_EXIT_ENV, errno, "mbind to node %d", node);
 	}
-	memset(r->mem, 1, r->len);
+	if (r->o->low_node >= 0) {
+		/* The phases use what was touched: the rest was never allocated. */
+		r->pages = touch_until_low(r, r->o->low_node);
+		if (r->hot_pages > r->pages)
+			r->hot_pages = r->pages;
+	} else {
+		memset(r->mem, 1, r->len);
+	}
 	if (node >= 0 && syscall(SYS_mbind, r->mem, r->len, 0 /* MPOL_DEFAULT */, NULL, 0UL, 0) < 0)
 		ig_die(IG_EXIT_ENV, errno, "mbind back to the default policy");
 }
@@ -515,6 +658,9 @@ int main(int argc, char **argv)
 	ig_workload_init("tiermove", &topo);
 	parse(argc, argv, &o);
 	tiers_load(&r.tiers);
+	r.demotion = demotion_enabled();
+	r.rate_limit = read_number("/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps");
+	thp_mode(r.thp, sizeof(r.thp));
 	pfn_nodes_load(&r.pfn);
 	r.len = ig_round_up(o.size, PAGE);
 	r.pages = r.len / PAGE;

@@ -1015,15 +1015,146 @@ static void test_demotion_fallback(void **state)
 	loaded_free(&l);
 }
 
+static const char cxl4[] =
+	"<topology name='c'><node id='0' cpus='0' memory='256M'/><node id='1' cpus='1' memory='256M'/>"
+	"<node id='2' cpus='' memory='256M' memory-kind='cxl'/><node id='3' cpus='' memory='256M' "
+	"memory-kind='cxl'/><distances><row node='0'>10 21 14 24</row><row node='1'>21 10 24 14</row>"
+	"<row node='2'>14 24 10 26</row><row node='3'>24 14 26 10</row></distances></topology>";
+
+/* One tiermove result judged by the scenario's assertions: a verdict named name, or the reason it was none. */
+static void judge_one(const struct loaded *l, const char *result, const char *name, bool pass, const char *observed,
+		      const char *unobserved, size_t i)
+{
+	struct vn_error err = {0};
+	struct vn_result_run r = {0};
+	json_object *results[1] = {json_tokener_parse(result)};
+	struct vn_run_step_data steps[1] = {{.nresults = 1, .results = results}};
+	struct vn_run_data d = {.s = l->s, .t = l->t, .steps = steps};
+
+	assert_non_null(results[0]);
+	int rc = vn_scenario_assert(&d, &r, &err);
+	if (unobserved) {
+		assert_int_equal(rc, -ENODATA);
+		assert_int_equal(err.kind, VN_ERR_INFRA);
+		if (!strstr(err.msg, unobserved))
+			fail_msg("case %zu: %s", i, err.msg);
+		vn_error_clear(&err);
+	} else {
+		if (rc != 0)
+			fail_msg("case %zu: %s", i, err.msg);
+		const struct vn_verdict *v = find(&r, name);
+		if (v->pass != pass || !strstr(v->observed, observed))
+			fail_msg("case %zu: pass %d, observed %s, detail %s", i, v->pass, v->observed,
+				 v->detail ? v->detail : "");
+	}
+	vn_result_clear(&r);
+	json_object_put(results[0]);
+}
+
+#define NODEMO(DE, DK, DD, RUN, MAX2)                                                                      \
+	"{\"demotion_enabled\":" DE ",\"pages_max_per_node\":{\"0\":100,\"1\":0,\"2\":" #MAX2 ",\"3\":0}," \
+	"\"phases\":[{\"phase\":0,\"vmstat\":{\"pgdemote_kswapd\":" DK ",\"pgdemote_direct\":" DD          \
+	",\"pageoutrun\":" RUN ",\"pgscan_kswapd\":0,\"pgscan_direct\":0}},{\"phase\":1,\"vmstat\":{"      \
+	"\"pgdemote_kswapd\":0,\"pgdemote_direct\":0,\"pageoutrun\":0,\"pgscan_kswapd\":0,\"pgscan_direct\":0}}]}"
+
+/* no_demotion: under reclaim with demotion_enabled false, no pgdemote_* and no page off the bound node. */
+static void test_no_demotion(void **state)
+{
+	static const char s4[] =
+		"{\"name\":\"n\",\"topology\":\"4node-cxl-tiered\",\"demotion_enabled\":false,\"steps\":[{\"name\":"
+		"\"tm\",\"workload\":\"tiermove\",\"placement\":{\"policy\":\"membind\",\"nodes\":[0]}}],"
+		"\"assertions\":[{\"type\":\"no_demotion\",\"step\":\"tm\"}]}";
+	static const struct {
+		const char *result, *observed, *unobserved;
+		bool pass;
+	} cases[] = {
+		{NODEMO("false", "0", "0", "3", 0),
+		 "pgdemote_kswapd 0, pgdemote_direct 0 under reclaim (pageoutrun 3, pgscan_kswapd 0, pgscan_direct 0); "
+		 "pages only on node 0: yes",
+		 NULL, true},
+		/* Demoted although disabled: failed, counted by either counter. */
+		{NODEMO("false", "40", "0", "3", 0), "pgdemote_kswapd 40", NULL, false},
+		{NODEMO("false", "0", "7", "0", 0), "pgdemote_direct 7", NULL, false},
+		/* No counter moved, yet a page of a step bound to node 0 was on node 2. */
+		{NODEMO("false", "0", "0", "3", 10), "pages only on node 0: no", NULL, false},
+		/* Never under reclaim, demotion on, no such file, no counter: nothing to judge. */
+		{NODEMO("false", "0", "0", "0", 0), NULL, "never came under reclaim", false},
+		{NODEMO("true", "0", "0", "3", 0), NULL, "demotion_enabled true", false},
+		{NODEMO("null", "0", "0", "3", 0), NULL, "demotion_enabled unknown", false},
+		{NODEMO("false", "null", "0", "3", 0), NULL, "no pgdemote_kswapd per phase", false},
+	};
+	struct loaded l = load(cxl4, "t4.xml", s4, "n.json");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		judge_one(&l, cases[i].result, "nothing of tm is demoted", cases[i].pass, cases[i].observed,
+			  cases[i].unobserved, i);
+	loaded_free(&l);
+}
+
+#define RATE(P1, END1) RATE_AT("1", "never", P1, END1)
+#define RATE_AT(LIM, THP, P1, END1)                                                                        \
+	"{\"promote_rate_limit_MBps\":" LIM ",\"thp\":\"" THP "\",\"phases\":[{\"phase\":0,\"start_s\":0," \
+	"\"end_s\":3,\"vmstat\":{\"pgpromote_success\":0}},{\"phase\":1,\"start_s\":3,\"end_s\":" #END1    \
+	",\"vmstat\":{\"pgpromote_success\":" P1 "}}]}"
+
+/*
+ * promotion_rate at the 1 MB/s the kernel had = 256 pages per > 1 s
+ * window, one target node (node 0's CPUs): a 6 s phase meets at most 8
+ * windows, 2048 pages; with THP not "never" a window may pass 511 more
+ * (one 2M page past the limit).
+ */
+static void test_promotion_rate(void **state)
+{
+	static const char s4[] =
+		"{\"name\":\"r\",\"topology\":\"4node-cxl-tiered\",\"sysctls\":{\"kernel.numa_balancing\":2},"
+		"\"steps\":[{\"name\":\"tm\",\"workload\":\"tiermove\",\"placement\":{\"policy\":\"cpunodebind\","
+		"\"nodes\":[0]}}],\"assertions\":[{\"type\":\"promotion_rate\",\"step\":\"tm\"}]}";
+	static const struct {
+		const char *result, *observed, *unobserved;
+		bool pass;
+	} cases[] = {
+		{RATE("1536", 9), "1536 pages in 6.0 s (1.00 MB/s)", NULL, true},
+		{RATE("2048", 9), "2048 pages in 6.0 s (1.33 MB/s)", NULL, true},
+		{RATE("2049", 9), "2049 pages in 6.0 s", NULL, false},
+		/* The whole 32M window at once: what no limit looks like. */
+		{RATE("8192", 9), "8192 pages in 6.0 s (5.33 MB/s)", NULL, false},
+		/* 6.5 s: still floor(6.5) + 2 = 8 windows. */
+		{RATE("2049", 9.5), "2049 pages in 6.5 s", NULL, false},
+		{RATE("0", 9), NULL, "promoted nothing", false},
+		{RATE("null", 9), NULL, "without pgpromote_success", false},
+		/* THP madvise or always: 767 pages a window, 6136 in 6 s. */
+		{RATE_AT("1", "always", "6136", 9), "(3.99 MB/s)", NULL, true},
+		{RATE_AT("1", "madvise", "6137", 9), "6137 pages", NULL, false},
+		/* The limit the kernel had: 4 MB/s allows 8192 in 6 s. */
+		{RATE_AT("4", "never", "8192", 9), "(5.33 MB/s)", NULL, true},
+		{RATE_AT("null", "never", "8192", 9), NULL, "saw no kernel.numa_balancing_promote_rate_limit_MBps",
+		 false},
+	};
+	struct loaded l = load(cxl4, "t4.xml", s4, "r.json");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		judge_one(&l, cases[i].result, "promotion during tm stays under", cases[i].pass, cases[i].observed,
+			  cases[i].unobserved, i);
+	loaded_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_page_from_memory),        cmocka_unit_test(test_every_type),
-		cmocka_unit_test(test_metrics_deltas),          cmocka_unit_test(test_change_against_base),
-		cmocka_unit_test(test_fallback_rebuilds),       cmocka_unit_test(test_judge_unobservable),
-		cmocka_unit_test(test_observations_as_metrics), cmocka_unit_test(test_locality),
-		cmocka_unit_test(test_metrics_locality),        cmocka_unit_test(test_promotion),
-		cmocka_unit_test(test_fallback_tiered),         cmocka_unit_test(test_demotion_fallback),
+		cmocka_unit_test(test_page_from_memory),
+		cmocka_unit_test(test_every_type),
+		cmocka_unit_test(test_metrics_deltas),
+		cmocka_unit_test(test_change_against_base),
+		cmocka_unit_test(test_fallback_rebuilds),
+		cmocka_unit_test(test_judge_unobservable),
+		cmocka_unit_test(test_observations_as_metrics),
+		cmocka_unit_test(test_locality),
+		cmocka_unit_test(test_metrics_locality),
+		cmocka_unit_test(test_promotion),
+		cmocka_unit_test(test_fallback_tiered),
+		cmocka_unit_test(test_demotion_fallback),
+		cmocka_unit_test(test_no_demotion),
+		cmocka_unit_test(test_promotion_rate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

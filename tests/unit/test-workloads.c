@@ -529,7 +529,8 @@ static void test_tiermove(void **state)
 		assert_int_equal(inum(p, "hot_first_page"), i ? (int64_t)(i - 1) * 256 : 0);
 		assert_true(num(p, "touches_per_s") > 0);
 		json_object *vm = get(p, "vmstat");
-		assert_int_equal(json_object_object_length(vm), 5);
+		assert_int_equal(json_object_object_length(vm), 8);
+		assert_true(json_object_object_get_ex(vm, "pageoutrun", NULL));
 		json_object *smp = get(p, "samples");
 		assert_true(json_object_array_length(smp) >= 1);
 		json_object *last = json_object_array_get_idx(smp, json_object_array_length(smp) - 1);
@@ -562,6 +563,16 @@ static void test_tiermove(void **state)
 		 "0.1", "--interval", "0.05", NULL);
 	expect_ok(&r, "tiermove");
 	assert_int_equal(inum(get(r.json, "pages_max_per_node"), "0"), 1024);
+	ph = arr(r.json, "phases", 2);
+	/* The host's node 0 is far above its low watermark: a 4M first touch takes every page. */
+	assert_true(json_object_object_get_ex(r.json, "demotion_enabled", NULL));
+	run_free(&r);
+	run_prog(&r, "tiermove", "--size", "4M", "--hot", "1M", "--stop-at-low", "0", "--phases", "1", "--phase-s",
+		 "0.1", "--interval", "0.05", NULL);
+	expect_ok(&r, "tiermove");
+	assert_int_equal(inum(get(r.json, "stop_at_low"), "node"), 0);
+	assert_false(json_object_get_boolean(get(get(r.json, "stop_at_low"), "reached")));
+	assert_int_equal(inum(r.json, "pages"), 1024);
 	ph = arr(r.json, "phases", 2);
 	/* A counter the kernel lacks is listed, and null in every phase. */
 	json_object *miss = get(r.json, "counters_missing");
