@@ -3,7 +3,9 @@
 # docs/tiering.md). scenarios/demotion-4node-cxl.json on Debian's 6.1 under
 # TCG: tiermove binds 384M to DRAM node 0 (256M), reclaim demotes what does
 # not fit, and every demoted page must be on node 2 (the model's target of
-# node 0), none on node 1 or 3; then node 1's only on node 3. One TCG boot.
+# node 0), none on node 1 or 3; then node 1's only on node 3; then, with
+# demotion_enabled false and node 0 below its low watermark, nothing demoted
+# (no_demotion). One TCG boot.
 #   demotion.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -33,6 +35,15 @@ import json, sys
 r = json.loads(open('$res').read().strip().split('\n')[-1])
 m = r['pages_max_per_node']
 sys.exit(0 if m['1'] == 0 and m['3'] == 0 else 1)"
+check "no_demotion passed: nothing demoted under reclaim with demotion_enabled false" \
+	grep -q "^PASS  nothing is demoted from node 0 under reclaim while demotion_enabled is false" "$out/dem.log"
+off=$(ls "$out"/dem/steps/no-demotion.*.out 2>/dev/null | head -1)
+check "the no-demotion step ran with demotion off, stopped below node 0's low watermark, kswapd ran" python3 -c "
+import json, sys
+r = json.loads(open('$off').read().strip().split('\n')[-1])
+v = [p['vmstat'] for p in r['phases']]
+ok = r['demotion_enabled'] is False and r['stop_at_low']['reached'] and sum(x['pageoutrun'] for x in v) > 0
+sys.exit(0 if ok and r['pages_max_per_node']['2'] == 0 else 1)"
 check "run leaves no QEMU" no_qemu_left
 check "run leaves no domain" no_domain_left
 finish
