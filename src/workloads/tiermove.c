@@ -65,6 +65,7 @@ struct tiers {
 	int n;
 	int id[MAX_TIERS];
 	int of_node[VN_MAX_NODES]; /* index into id, -1: in no tier */
+	bool top[VN_MAX_NODES]; /* in a top tier: one holding a node with CPUs, or above it (6.1's top_tier_adistance) */
 };
 
 /*
@@ -164,6 +165,33 @@ static int tier_add_node(long lo, long hi, void *arg)
 	return 0;
 }
 
+static int cpu_node_add(long lo, long hi, void *arg)
+{
+	bool *has = arg;
+
+	for (long n = lo; n <= hi; n++)
+		if (n >= 0 && n < VN_MAX_NODES)
+			has[n] = true;
+	return 0;
+}
+
+/* The top tiers: every tier whose id is at most that of the slowest tier holding a node with CPUs. */
+static void tiers_top(struct tiers *t)
+{
+	struct ig_buf b = {0};
+	bool cpu[VN_MAX_NODES] = {0};
+	int top_id = -1;
+
+	if (ig_read_file("/sys/devices/system/node/has_cpu", &b) == 0)
+		ig_cpulist_ranges(b.s, cpu_node_add, cpu);
+	ig_buf_free(&b);
+	for (int n = 0; n < VN_MAX_NODES; n++)
+		if (cpu[n] && t->of_node[n] >= 0 && t->id[t->of_node[n]] > top_id)
+			top_id = t->id[t->of_node[n]];
+	for (int n = 0; n < VN_MAX_NODES; n++)
+		t->top[n] = t->of_node[n] >= 0 && t->id[t->of_node[n]] <= top_id;
+}
+
 /* No memory_tiering directory (a kernel before 6.1): no tiers, said as such in the result. */
 static void tiers_load(struct tiers *t)
 {
@@ -194,6 +222,7 @@ static void tiers_load(struct tiers *t)
 	}
 	closedir(d);
 	ig_buf_free(&b);
+	tiers_top(t);
 }
 
 /* A number file, -1 where it is not there (kernel.numa_balancing_promote_rate_limit_MBps before 6.1). */
@@ -471,8 +500,40 @@ static void json_tiers(struct ig_json *j, const struct tiers *t, const struct ig
 	ig_json_obj_end(j);
 }
 
+/* The share of a sample's hot window on the top tiers (0 where it sampled nothing). */
+static double hot_on_top(const struct run *r, const struct sample *s)
+{
+	uint64_t top = 0;
+
+	for (int n = 0; n < VN_MAX_NODES; n++)
+		top += r->tiers.top[n] ? s->hot.per_node[n] : 0;
+	return s->hot.sampled ? (double)top / (double)s->hot.sampled : 0;
+}
+
+/*
+ * Seconds from phase k's start to its first sample with >= 90% of the hot
+ * window on the top tiers; -1 where none had. *end: the share at its last.
+ */
+static double to_top_90(const struct run *r, int k, double *end)
+{
+	double t = -1;
+
+	*end = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct sample *s = &r->samples[i];
+		if (s->phase != k)
+			continue;
+		*end = hot_on_top(r, s);
+		if (t < 0 && *end >= 0.9)
+			t = s->t - r->ph[k].start;
+	}
+	return t;
+}
+
 static void json_phase(struct ig_json *j, const struct run *r, int k, const struct ig_topo *topo)
 {
+	double end, t90 = to_top_90(r, k, &end);
+
 	const struct phase *p = &r->ph[k];
 
 	ig_json_obj_begin(j, NULL);
@@ -483,6 +544,11 @@ static void json_phase(struct ig_json *j, const struct run *r, int k, const stru
 	ig_json_uint(j, "hot_first_page", window_first(r, k));
 	ig_json_uint(j, "touches", p->touches);
 	ig_json_double(j, "touches_per_s", ig_rate((double)p->touches, p->end - p->start));
+	if (t90 < 0)
+		ig_json_null(j, "to_top_90_s");
+	else
+		ig_json_double(j, "to_top_90_s", t90);
+	ig_json_double(j, "hot_on_top_end", end);
 	ig_json_obj_begin(j, "vmstat");
 	for (int i = 0; i < NCOUNTERS; i++)
 		if (p->have[i])
@@ -508,6 +574,36 @@ static void json_phase(struct ig_json *j, const struct run *r, int k, const stru
 	}
 	ig_json_arr_end(j);
 	ig_json_obj_end(j);
+}
+
+/*
+ * Over the hot phases, the metrics compare reads (arrays are not metrics):
+ * the mean time to 90% on the top tiers, a phase that never got there
+ * counted as its whole length (so the mean is a lower bound then), how
+ * many got there, and the mean share on the top tiers at a phase's end.
+ */
+static void json_promotion_means(struct ig_json *j, const struct run *r)
+{
+	double sum90 = 0, sum_end = 0, end;
+	int reached = 0, n = 0;
+
+	for (int k = 1; k <= r->o->phases; k++) {
+		if (r->ph[k].end <= 0)
+			continue;
+		double t = to_top_90(r, k, &end);
+		sum90 += t < 0 ? r->ph[k].end - r->ph[k].start : t;
+		reached += t >= 0;
+		sum_end += end;
+		n++;
+	}
+	if (!n || !r->tiers.n) {
+		ig_json_null(j, "to_top_90_s_mean");
+		ig_json_null(j, "hot_on_top_end_mean");
+		return;
+	}
+	ig_json_double(j, "to_top_90_s_mean", sum90 / n);
+	ig_json_int(j, "to_top_90_reached", reached);
+	ig_json_double(j, "hot_on_top_end_mean", sum_end / n);
 }
 
 static void print_result(const struct run *r, const struct ig_topo *topo)
@@ -542,6 +638,7 @@ static void print_result(const struct run *r, const struct ig_topo *topo)
 		ig_json_obj_end(&j);
 	}
 	json_tiers(&j, &r->tiers, topo);
+	json_promotion_means(&j, r);
 	ig_json_arr_begin(&j, "counters_missing");
 	for (int i = 0; i < NCOUNTERS; i++)
 		if (!r->ph[0].have[i])

@@ -545,9 +545,18 @@ static void test_tiermove(void **state)
 		/* Nothing NUMA-balancing-hinted on the host: pagemap places no page move_pages could not. */
 		assert_int_equal(inum(last, "hinting"), 0);
 		assert_int_equal(inum(last, "hot_hinting"), 0);
+		/* One tier or none on a host: the whole window is on the top tier from the phase's first sample. */
+		json_object *t90 = get(p, "to_top_90_s");
+		if (i && json_object_get_type(get(r.json, "tiers")) != json_type_null)
+			assert_true(json_object_get_double(t90) < 0.04 && num(p, "hot_on_top_end") == 1.0);
 		/* A hot phase's first sample is taken as it starts (the window before promotion moved any of it). */
 		if (i)
 			assert_true(num(json_object_array_get_idx(smp, 0), "t") - num(p, "start_s") < 0.04);
+	}
+	if (json_object_get_type(get(r.json, "tiers")) != json_type_null) {
+		assert_true(num(r.json, "to_top_90_s_mean") < 0.04);
+		assert_int_equal(inum(r.json, "to_top_90_reached"), 3);
+		assert_true(num(r.json, "hot_on_top_end_mean") == 1.0);
 	}
 	run_free(&r);
 	/* --hot-from: the first window starts there and moves on from it. */
