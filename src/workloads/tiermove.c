@@ -578,25 +578,36 @@ static void json_phase(struct ig_json *j, const struct run *r, int k, const stru
 
 /*
  * Over the hot phases, the metrics compare reads (arrays are not metrics):
- * the mean time to 90% on the top tiers, a phase that never got there
- * counted as its whole length (so the mean is a lower bound then), how
+ * the time to 90% on the top tiers per phase and its mean, a phase that
+ * never got there counted as its whole length (a lower bound then), how
  * many got there, and the mean share on the top tiers at a phase's end.
  */
 static void json_promotion_means(struct ig_json *j, const struct run *r)
 {
 	double sum90 = 0, sum_end = 0, end;
 	int reached = 0, n = 0;
+	char key[16];
 
+	if (!r->tiers.n) {
+		ig_json_null(j, "to_top_90_s_mean");
+		ig_json_null(j, "hot_on_top_end_mean");
+		return;
+	}
+	/* Each phase's too, by number: a freshly hot window and one the scanner saw cold differ (docs/tiering.md). */
+	ig_json_obj_begin(j, "to_top_90_s_by_phase");
 	for (int k = 1; k <= r->o->phases; k++) {
 		if (r->ph[k].end <= 0)
 			continue;
 		double t = to_top_90(r, k, &end);
+		snprintf(key, sizeof(key), "%d", k);
+		ig_json_double(j, key, t < 0 ? r->ph[k].end - r->ph[k].start : t);
 		sum90 += t < 0 ? r->ph[k].end - r->ph[k].start : t;
 		reached += t >= 0;
 		sum_end += end;
 		n++;
 	}
-	if (!n || !r->tiers.n) {
+	ig_json_obj_end(j);
+	if (!n) {
 		ig_json_null(j, "to_top_90_s_mean");
 		ig_json_null(j, "hot_on_top_end_mean");
 		return;

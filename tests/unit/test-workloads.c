@@ -556,6 +556,8 @@ static void test_tiermove(void **state)
 	if (json_object_get_type(get(r.json, "tiers")) != json_type_null) {
 		assert_true(num(r.json, "to_top_90_s_mean") < 0.04);
 		assert_int_equal(inum(r.json, "to_top_90_reached"), 3);
+		assert_int_equal(json_object_object_length(get(r.json, "to_top_90_s_by_phase")), 3);
+		assert_true(num(get(r.json, "to_top_90_s_by_phase"), "3") < 0.04);
 		assert_true(num(r.json, "hot_on_top_end_mean") == 1.0);
 	}
 	run_free(&r);
