@@ -134,7 +134,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{"interval", IG_OPT_SECONDS, .dst = &o->interval, .min_s = 0.001,
 		 .help = "placement sample period (default 1)"},
 		{"stop-at-low", IG_OPT_INT, .dst = &o->low_node, .min = 0, .max = VN_MAX_NODES - 1,
-		 .help = "end the first touch once this node's largest zone is below its low watermark (kswapd woken)"},
+		 .help = "end the first touch once every zone of this node is below its low watermark (kswapd woken)"},
 		{"max-sample", IG_OPT_U64, .dst = &o->max_sample, .min = 0, .max = 1ULL << 30,
 		 .help = "pages queried per sample (default 0 = all)"},
 		{0}};
@@ -668,16 +668,36 @@ static void print_result(const struct run *r, const struct ig_topo *topo)
 	ig_json_result_end(&j);
 }
 
+/* The largest number in a zoneinfo "protection: (0, 1234, ...)" line: lowmem_reserve against user pages. */
+static int64_t protection_max(const char *line)
+{
+	int64_t best = 0;
+
+	for (const char *q = strchr(line, '('); q && *q; q++)
+		if (*q >= '0' && *q <= '9') {
+			char *end;
+			long long v = strtoll(q, &end, 10);
+			best = v > best ? v : best;
+			q = end - 1;
+		}
+	return best;
+}
+
 /*
- * Free pages above the low watermark in node's largest zone (the one its
- * user pages come from), from /proc/zoneinfo; INT64_MAX where it has none.
+ * Free pages above the low watermark (plus lowmem_reserve, which a user
+ * page's allocation must leave) summed over node's zones, from
+ * /proc/zoneinfo; -1 when every zone with memory is below it: the fast path
+ * fails on the node and the allocation wakes kswapd. The DMA zone counts:
+ * while it is above its line, the allocator takes pages from it without
+ * waking kswapd, and kswapd finds the node balanced (pgdat_balanced()).
+ * INT64_MAX where the node has no zone.
  */
 static int64_t low_headroom(int node)
 {
 	struct ig_buf b = {0};
-	uint64_t best = 0, managed = 0, zfree = 0, zlow = 0;
-	int64_t room = INT64_MAX;
-	bool in = false;
+	uint64_t managed = 0, zfree = 0, zlow = 0;
+	int64_t room = 0;
+	bool in = false, zones = false;
 	char head[32];
 	int hl = snprintf(head, sizeof(head), "Node %d, zone", node);
 
@@ -690,23 +710,26 @@ static int64_t low_headroom(int node)
 		if (!strncmp(line, "Node ", 5))
 			in = !strncmp(line, head, (size_t)hl);
 		else if (in && (sscanf(line, " pages free %" SCNu64, &zfree) == 1 ||
-				sscanf(line, " low %" SCNu64, &zlow) == 1))
+				sscanf(line, " low %" SCNu64, &zlow) == 1 ||
+				sscanf(line, " managed %" SCNu64, &managed) == 1))
 			;
-		else if (in && sscanf(line, " managed %" SCNu64, &managed) == 1 && managed > best) {
-			best = managed;
-			room = (int64_t)zfree - (int64_t)zlow;
+		else if (in && managed && strstr(line, "protection: (")) {
+			int64_t r = (int64_t)zfree - (int64_t)zlow - protection_max(line);
+			room += r > 0 ? r : 0;
+			zones = true;
+			managed = 0;
 		}
 		line = nl ? nl + 1 : NULL;
 	}
 	ig_buf_free(&b);
-	return room;
+	return !zones ? INT64_MAX : room > 0 ? room : -1;
 }
 
 /*
- * The first touch until node is below its low watermark; the pages it
- * took. Half the headroom at a time, at least 16 pages: the low-min gap is
- * min/4 at least (a 256M node's is some 60 pages), so the step stops well
- * above min.
+ * The first touch until every zone of node is below its low watermark; the
+ * pages it took. Half the headroom at a time, at least 16 pages: the
+ * low-min gap is min/4 at least (a 256M node's DMA32 some 60 pages), so the
+ * step stops above min.
  */
 static size_t touch_until_low(struct run *r, int node)
 {
