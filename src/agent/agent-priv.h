@@ -46,6 +46,7 @@ struct vn_agentd {
 	int fd;              /* channel to the host; -1 while the port is not open */
 	bool fd_mode;        /* --fd: a test socket, EOF means exit */
 	const char *device;  /* --device override */
+	char port_name[32];  /* device mode without --device: the virtio-serial port looked up */
 	int64_t retry_at_ms; /* device mode: when to look at the port again */
 	bool hung_up;        /* device mode: last read said no host is connected */
 	struct vn_buf in, out;

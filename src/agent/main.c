@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -390,7 +391,7 @@ static int read_small_file(const char *path, char *buf, size_t size)
  * guest, so the /dev/virtio-ports/ symlinks usually do not exist, and without
  * devtmpfs the node itself may be missing: then create it from sysfs "dev".
  */
-static int port_open(const char *device)
+static int port_open(const char *device, const char *port_name)
 {
 	static const char sysdir[] = "/sys/class/virtio-ports";
 	char path[512], val[256];
@@ -400,7 +401,8 @@ static int port_open(const char *device)
 
 	if (device)
 		return open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	fd = open("/dev/virtio-ports/" VN_AGENT_PORT_NAME, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	snprintf(path, sizeof(path), "/dev/virtio-ports/%s", port_name);
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd >= 0)
 		return fd;
 	dir = opendir(sysdir);
@@ -413,7 +415,7 @@ static int port_open(const char *device)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/name", sysdir, de->d_name);
-		if (read_small_file(path, val, sizeof(val)) < 0 || strcmp(val, VN_AGENT_PORT_NAME))
+		if (read_small_file(path, val, sizeof(val)) < 0 || strcmp(val, port_name))
 			continue;
 		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
 		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -495,11 +497,10 @@ static void do_poweroff(struct vn_agentd *d)
  * the test, never the agent and with it every session. Commands get none of
  * this (vn_agentd_unfavour). Failures only cost robustness, so only logged.
  */
-static void favour(struct vn_agentd *d)
+static bool favour(void)
 {
 	int fd;
 
-	d->favoured = true;
 	if (setpriority(PRIO_PROCESS, 0, AGENT_NICE) < 0)
 		vn_agentd_log("nice %d: %s", AGENT_NICE, strerror(errno));
 	/* What is mapped now, then every page as it is first touched (MCL_ONFAULT: a big mmap cannot fail on it). */
@@ -510,6 +511,7 @@ static void favour(struct vn_agentd *d)
 		vn_agentd_log("oom_score_adj: %s", strerror(errno));
 	if (fd >= 0)
 		close(fd);
+	return true;
 }
 
 static int run(struct vn_agentd *d)
@@ -528,15 +530,15 @@ static int run(struct vn_agentd *d)
 			continue;
 		}
 		if (!d->fd_mode && d->fd < 0 && now >= d->retry_at_ms) {
-			d->fd = port_open(d->device);
+			d->fd = port_open(d->device, d->port_name);
 			if (d->fd < 0) {
 				if (!warned_missing)
-					vn_agentd_log("waiting for port %s: %s",
-						      d->device ? d->device : VN_AGENT_PORT_NAME, strerror(errno));
+					vn_agentd_log("waiting for port %s: %s", d->device ? d->device : d->port_name,
+						      strerror(errno));
 				warned_missing = true;
 				d->retry_at_ms = now + RETRY_MS;
 			} else {
-				vn_agentd_log("serving on %s", d->device ? d->device : VN_AGENT_PORT_NAME);
+				vn_agentd_log("serving on %s", d->device ? d->device : d->port_name);
 				warned_missing = false;
 				d->hung_up = true;
 				port_async(d, true);
@@ -595,10 +597,139 @@ static int run(struct vn_agentd *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vnuma-agent [--device PATH | --fd N]\n"
-		   "Serves the vnuma host over the virtio-serial port " VN_AGENT_PORT_NAME ".\n"
-		   "  --device PATH  use this character device instead of looking the port up\n"
-		   "  --fd N         use an open fd (tests); EOF on it ends the agent\n");
+	fprintf(f,
+		"usage: vnuma-agent [--device PATH | --fd N]...\n"
+		"Serves the vnuma host over the virtio-serial ports " VN_AGENT_PORT_PREFIX
+		"0 to %d, one process each.\n"
+		"  --device PATH  use this character device instead of looking the ports up (repeatable)\n"
+		"  --fd N         use an open fd (tests; repeatable); EOF on it ends its process\n",
+		VN_AGENT_NPORTS - 1);
+}
+
+/* One channel to a host: an open fd (tests), a device path, or a port to look up. */
+struct endpoint {
+	int fd;
+	const char *device;
+	char port_name[32];
+};
+
+static int serve(const struct endpoint *e)
+{
+	struct vn_agentd d = {
+		.fd = e->fd, .fd_mode = e->fd >= 0, .device = e->device, .sigchld_rd = -1, .sigchld_wr = -1};
+
+	snprintf(d.port_name, sizeof(d.port_name), "%s", e->port_name);
+	if (setup_signals(&d) < 0) {
+		fprintf(stderr, "vnuma-agent: signals: %s\n", strerror(errno));
+		return 1;
+	}
+	/* Not for a test's agent (--fd): it would lock and renice the host's. mlockall does not pass through fork. */
+	if (!d.fd_mode)
+		d.favoured = favour();
+	return run(&d);
+}
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static pid_t spawn_endpoint(const struct endpoint *eps, size_t n, size_t i)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* Only its own fd: another's held here would keep that host's socket open after its server ends. */
+		for (size_t j = 0; j < n; j++)
+			if (j != i && eps[j].fd >= 0)
+				close(eps[j].fd);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		_exit(serve(&eps[i]));
+	}
+	if (pid < 0)
+		vn_agentd_log("fork: %s", strerror(errno));
+	return pid;
+}
+
+/*
+ * Several channels: a process each, so that jobs, buffers and what a host
+ * leaving kills are per channel by construction, and one channel's blocking
+ * moment (a fork, a big write) never delays another host's hello. Device
+ * mode respawns a server that dies, as init respawns us; fd mode (tests)
+ * ends when all have.
+ */
+static int supervise(const struct endpoint *eps, size_t n)
+{
+	pid_t pids[VN_AGENT_NPORTS];
+	bool respawn = eps[0].fd < 0;
+	struct sigaction sa = {.sa_handler = on_stop};
+	size_t live = 0;
+	int worst = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	for (size_t i = 0; i < n; i++)
+		if ((pids[i] = spawn_endpoint(eps, n, i)) > 0)
+			live++;
+	while (live) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+
+		if (pid < 0 && errno == EINTR && stop_sig) {
+			for (size_t i = 0; i < n; i++)
+				if (pids[i] > 0)
+					kill(pids[i], SIGTERM);
+			stop_sig = 0;
+			respawn = false;
+		}
+		if (pid < 0) {
+			if (errno != EINTR)
+				break;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (pids[i] != pid)
+				continue;
+			int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+			pids[i] = -1;
+			live--;
+			worst = code > worst ? code : worst;
+			if (respawn) {
+				vn_agentd_log("%s: server exited (%d), restarting",
+					      eps[i].device ? eps[i].device : eps[i].port_name, code);
+				sleep(1);
+				if ((pids[i] = spawn_endpoint(eps, n, i)) > 0)
+					live++;
+			}
+		}
+	}
+	return worst;
+}
+
+static int add_fd(struct endpoint *e, const char *arg)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (*end || v < 0 || v > 1 << 20) {
+		fprintf(stderr, "vnuma-agent: bad --fd '%s'\n", arg);
+		return -1;
+	}
+	int fl = fcntl((int)v, F_GETFL);
+
+	if (fl < 0 || fcntl((int)v, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl((int)v, F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "vnuma-agent: --fd %ld: %s\n", v, strerror(errno));
+		return -1;
+	}
+	e->fd = (int)v;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -610,40 +741,35 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
-	struct vn_agentd d = {.fd = -1, .sigchld_rd = -1, .sigchld_wr = -1};
+	struct endpoint eps[VN_AGENT_NPORTS];
+	size_t n = 0, nfd = 0;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "d:f:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd': d.device = optarg; break;
-		case 'f': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v < 0 || v > 1 << 20) {
-				fprintf(stderr, "vnuma-agent: bad --fd '%s'\n", optarg);
-				return 2;
-			}
-			d.fd = (int)v;
-			d.fd_mode = true;
-			break;
+		if ((c == 'd' || c == 'f') && n == VN_AGENT_NPORTS) {
+			fprintf(stderr, "vnuma-agent: at most %d channels\n", VN_AGENT_NPORTS);
+			return 2;
 		}
+		switch (c) {
+		case 'd': eps[n++] = (struct endpoint){.fd = -1, .device = optarg}; break;
+		case 'f':
+			eps[n] = (struct endpoint){.fd = -1};
+			if (add_fd(&eps[n++], optarg) < 0)
+				return 2;
+			nfd++;
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("vnuma-agent %s (protocol %d)\n", VN_AGENT_VERSION, VN_AGENT_PROTOCOL); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc) {
+	if (optind < argc || (nfd && nfd != n)) {
 		usage(stderr);
 		return 2;
 	}
-	if (d.fd_mode) {
-		int fl = fcntl(d.fd, F_GETFL);
-
-		if (fl < 0 || fcntl(d.fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(d.fd, F_SETFD, FD_CLOEXEC) < 0) {
-			fprintf(stderr, "vnuma-agent: --fd %d: %s\n", d.fd, strerror(errno));
-			return 2;
-		}
+	for (; !n || (!nfd && !eps[0].device && n < VN_AGENT_NPORTS); n++) {
+		eps[n] = (struct endpoint){.fd = -1};
+		snprintf(eps[n].port_name, sizeof(eps[n].port_name), VN_AGENT_PORT_PREFIX "%zu", n);
 	}
 	/*
 	 * json-c seeds its default string hash from /dev/urandom on the first
@@ -656,12 +782,10 @@ int main(int argc, char **argv)
 	json_global_set_string_hash(JSON_C_STR_HASH_PERLLIKE);
 	/* A bare initramfs may not set PATH, and exec'd argv[0] is looked up in it. */
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 0);
-	if (setup_signals(&d) < 0) {
-		fprintf(stderr, "vnuma-agent: signals: %s\n", strerror(errno));
-		return 1;
-	}
-	/* Not for a test's agent (--fd): it would lock and renice the host's. */
-	if (!d.fd_mode)
-		favour(&d);
-	return run(&d);
+	if (n == 1)
+		return serve(&eps[0]);
+	/* The supervisor too stays out of the OOM killer's way and ahead of the tests; its servers favour themselves. */
+	if (!nfd)
+		favour();
+	return supervise(eps, n);
 }

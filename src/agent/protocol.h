@@ -8,8 +8,15 @@
 
 #include <stddef.h>
 
-/* virtio-serial port name; the domain XML names the channel the same way. */
-#define VN_AGENT_PORT_NAME "org.vnuma.agent.0"
+/*
+ * virtio-serial port names, PREFIX0 to PREFIX(NPORTS-1); the domain XML names
+ * the channels the same way. QEMU's socket for a port takes one host client
+ * at a time, so each concurrent host (a run, a second shell's exec) needs its
+ * own port; the agent serves each with its own state.
+ */
+#define VN_AGENT_PORT_PREFIX "org.vnuma.agent."
+#define VN_AGENT_PORT_NAME   VN_AGENT_PORT_PREFIX "0"
+#define VN_AGENT_NPORTS      4
 
 /* Protocol revision, reported by "hello"; bump on incompatible changes. */
 #define VN_AGENT_PROTOCOL 1

@@ -28,6 +28,7 @@
 
 struct vn_agent {
 	int fd;
+	int lock_fd; /* the channel's lock (agent-channel.h), held while connected; -1: none */
 	int64_t next_id;
 	char *guest; /* "guest NAME", how errors name the other end */
 	char *buf;

@@ -8,6 +8,7 @@
  * of every loop checks the caller's deadline and the interrupt flag, so a
  * guest that floods the channel cannot hold the host past either.
  */
+#include "guest/agent-channel.h"
 #include "guest/agent-client-priv.h"
 
 #include "util/cleanup.h"
@@ -120,6 +121,7 @@ int vn_agent_from_fd(int fd, struct vn_agent **out, struct vn_error *err)
 		return vn_infra_error(err, rc, "guest agent fd %d: %s", fd, strerror(-rc));
 	a = vn_xcalloc(1, sizeof(*a));
 	a->fd = fd;
+	a->lock_fd = -1;
 	a->probe_first = -1;
 	vn_agent_set_liveness(a, VN_AGENT_PROBE_EVERY_MS, VN_AGENT_PROBE_TIMEOUT_MS);
 	/* Distinct across connections, so a reply meant for a previous client never matches. */
@@ -148,7 +150,7 @@ static void guest_from_socket(struct vn_agent *a, const char *path)
 	vn_agent_set_guest(a, path);
 }
 
-int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **out, struct vn_error *err)
+static int connect_path(const char *socket_path, int timeout_ms, struct vn_agent **out, struct vn_error *err)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int64_t deadline = vn_agent_deadline_after(timeout_ms);
@@ -164,10 +166,8 @@ int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **
 			return vn_infra_error(err, -errno, "socket: %s", strerror(errno));
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			rc = vn_agent_from_fd(fd, out, err);
-			if (rc == 0) {
+			if (rc == 0)
 				fd = -1;
-				guest_from_socket(*out, socket_path);
-			}
 			return rc;
 		}
 		rc = -errno;
@@ -186,12 +186,33 @@ int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **
 	}
 }
 
+int vn_agent_connect(const char *socket_path, int timeout_ms, struct vn_agent **out, struct vn_error *err)
+{
+	const char *base = strrchr(socket_path, '/');
+	_cleanup_free_ char *channel = NULL;
+	_cleanup_close_ int lock = -1;
+	int rc;
+
+	/* A guest's: the first channel no other client holds, so that this one is answered now. */
+	if (base && !strcmp(base, "/" VN_GUEST_AGENT_SOCK) &&
+	    (lock = vn_agent_channel_claim(socket_path, &channel, err)) < 0)
+		return lock;
+	if ((rc = connect_path(channel ? channel : socket_path, timeout_ms, out, err)) < 0)
+		return rc;
+	(*out)->lock_fd = lock;
+	lock = -1;
+	guest_from_socket(*out, socket_path);
+	return 0;
+}
+
 void vn_agent_close(struct vn_agent *a)
 {
 	if (!a)
 		return;
 	if (a->fd >= 0)
 		close(a->fd);
+	if (a->lock_fd >= 0)
+		close(a->lock_fd);
 	if (a->watch_free)
 		a->watch_free(a->watch_data);
 	vn_agent_msg_clear(&a->last);

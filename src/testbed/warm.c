@@ -23,8 +23,12 @@
 #include "util/state.h"
 #include "util/strbuf.h"
 
-/* Bump when what a snapshot holds changes meaning: every older one is then another key. */
-#define WARM_KEY_VERSION 1
+/*
+ * Bump when what a snapshot holds changes meaning: every older one is then
+ * another key. 2: the device set holds VN_AGENT_NPORTS agent channels, and a
+ * snapshot restores its own; one from before had a single channel.
+ */
+#define WARM_KEY_VERSION 2
 
 int vn_warm_key(const struct vn_warm_key_in *in, char hex[VN_WARM_KEY_LEN + 1], struct vn_error *err)
 {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/cleanup.h"
 
 int vn_state_locate(const char *given, char **out, struct vn_error *err)
 {
@@ -46,7 +47,26 @@ char *vn_state_guest_file(const char *state, const char *name, const char *file)
 
 size_t vn_state_agent_sock_len(const char *state, const char *name)
 {
-	return strlen(state) + strlen("/guests/") + strlen(name) + strlen("/" VN_GUEST_AGENT_SOCK);
+	/* agent-I.sock: I one digit (VN_AGENT_NPORTS). */
+	return strlen(state) + strlen("/guests/") + strlen(name) + strlen("/" VN_GUEST_AGENT_SOCK) + 2;
+}
+
+char *vn_state_agent_channel(const char *sock0, unsigned i)
+{
+	size_t len = strlen(sock0), suffix = strlen(".sock");
+
+	if (!i)
+		return vn_xstrdup(sock0);
+	if (len >= suffix && !strcmp(sock0 + len - suffix, ".sock"))
+		return vn_xasprintf("%.*s-%u.sock", (int)(len - suffix), sock0, i);
+	return vn_xasprintf("%s-%u", sock0, i);
+}
+
+char *vn_state_agent_channel_lock(const char *sock0, unsigned i)
+{
+	_cleanup_free_ char *sock = vn_state_agent_channel(sock0, i);
+
+	return vn_xasprintf("%s.lock", sock);
 }
 
 char *vn_guest_dir_file(const char *guest_dir, const char *file)

@@ -60,8 +60,16 @@ char *vn_state_guests_dir(const char *state);
 char *vn_state_guest_dir(const char *state, const char *name);
 /* STATE/guests/NAME/FILE, FILE one of VN_GUEST_*. */
 char *vn_state_guest_file(const char *state, const char *name, const char *file);
-/* strlen() of STATE/guests/NAME/agent.sock, for the unix socket path limit. */
+/* strlen() of the longest agent channel socket of STATE/guests/NAME, for the unix socket path limit. */
 size_t vn_state_agent_sock_len(const char *state, const char *name);
+/*
+ * The socket of agent channel I (virtio-serial port org.vnuma.agent.I) of a
+ * guest whose channel 0 is SOCK0 (DIR/agent.sock): SOCK0 itself for 0, else
+ * DIR/agent-I.sock.
+ */
+char *vn_state_agent_channel(const char *sock0, unsigned i);
+/* Its lock file (SOCKET.lock): a host client holds it while connected (guest/agent-channel.c). */
+char *vn_state_agent_channel_lock(const char *sock0, unsigned i);
 /* DIR/FILE for a guest dir wherever it is (a caller's, a kept failed one). */
 char *vn_guest_dir_file(const char *guest_dir, const char *file);
 /* DIR/disk-nodeNODE-K.img: the K-th disk of topology node NODE. */

@@ -656,12 +656,15 @@ int vn_domain_xml_build(const struct vn_topology *t, const struct vn_domain_opts
 	}
 	vn_strbuf_printf(&b, "      <target port='0'/>\n    </serial>\n");
 	vn_strbuf_printf(&b, "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
-	if (o->agent_socket || o->streams) {
+	/* One channel per concurrent host client: QEMU's socket for a port takes one at a time. */
+	for (unsigned i = 0; (o->agent_socket || o->streams) && i < VN_AGENT_NPORTS; i++) {
 		vn_strbuf_printf(&b, "    <channel type='unix'>\n      <source mode='bind'");
-		if (!o->streams)
-			attr(&b, "path", o->agent_socket);
-		vn_strbuf_printf(&b,
-				 "/>\n      <target type='virtio' name='" VN_AGENT_PORT_NAME "'/>\n    </channel>\n");
+		if (!o->streams) {
+			_cleanup_free_ char *sock = vn_state_agent_channel(o->agent_socket, i);
+			attr(&b, "path", sock);
+		}
+		vn_strbuf_printf(
+			&b, "/>\n      <target type='virtio' name='" VN_AGENT_PORT_PREFIX "%u'/>\n    </channel>\n", i);
 	}
 	if (o->root_disk && !vn_domain_root_on_node(t)) {
 		/* libvirt gives it a port on pcie-root: no node's device, so the fidelity check leaves it out. */

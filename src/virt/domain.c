@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/protocol.h"
 #include "util/cleanup.h"
 #include "virt/virt-priv.h"
 #include "util/clock.h"
@@ -239,8 +240,9 @@ int vn_virt_domain_create(struct vn_virt *v, const struct vn_topology *t, const 
 	}
 	/* sockaddr_un.sun_path is 108 bytes; QEMU's own error for a longer path says nothing useful. */
 	size_t sun_max = v->remote ? SIZE_MAX : sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-	size_t sock_len = o->agent_socket ? strlen(o->agent_socket)
-					  : vn_state_agent_sock_len(v->state_dir, o->name ? o->name : "");
+	_cleanup_free_ char *last_sock =
+		o->agent_socket ? vn_state_agent_channel(o->agent_socket, VN_AGENT_NPORTS - 1) : NULL;
+	size_t sock_len = last_sock ? strlen(last_sock) : vn_state_agent_sock_len(v->state_dir, o->name ? o->name : "");
 	if (sock_len > sun_max)
 		return vn_input_error(err,
 				      "the agent socket path for '%s' would be %zu bytes, more than a unix socket "
@@ -486,7 +488,12 @@ int vn_virt_guest_dir_keep(struct vn_virt *v, const char *name, char **kept, str
 		return vn_infra_error(err, -errno, "cannot create %s: %s", failed, strerror(errno));
 	copy_domain_log(v, name, src);
 	_cleanup_free_ char *sock = vn_state_guest_file(v->state_dir, name, VN_GUEST_AGENT_SOCK);
-	unlink(sock);
+	for (unsigned i = 0; i < VN_AGENT_NPORTS; i++) {
+		_cleanup_free_ char *chan = vn_state_agent_channel(sock, i),
+				    *lock = vn_state_agent_channel_lock(sock, i);
+		unlink(chan);
+		unlink(lock);
+	}
 	/* The console keeper's FIFO, too: a reader of the archive (cat, tar) would block on it. */
 	_cleanup_free_ char *fifo = vn_state_guest_file(v->state_dir, name, VN_GUEST_CONSOLE_PIPE);
 	unlink(fifo);

@@ -31,11 +31,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -983,6 +985,80 @@ static void test_disconnect_kills_children(void **state)
 	assert_true(gone);
 }
 
+/* A command's pid from the pid file it writes, or 0 after 2 s. */
+static pid_t wait_pidfile(const char *path)
+{
+	char buf[32] = "";
+
+	for (int i = 0; i < 200 && atoi(buf) <= 0; i++) {
+		usleep(10000);
+		first_line(path, buf, sizeof(buf));
+	}
+	return (pid_t)atoi(buf);
+}
+
+/*
+ * Two channels, two hosts at once (issue 46): one host's long exec does not
+ * hold the other's hello, and the first host leaving ends its own commands
+ * only; the second's still runs and it is still answered.
+ */
+static void test_channels_independent(void **state)
+{
+	int a[2], b[2], status;
+	char line[256], pa[] = "/tmp/vn-test-agent-a-XXXXXX", pb[] = "/tmp/vn-test-agent-b-XXXXXX";
+
+	(void)state;
+	close(mkstemp(pa));
+	close(mkstemp(pb));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (dup2(a[1], 3) < 0 || dup2(b[1], 4) < 0)
+			_exit(126);
+		execl(agent_path(), "vnuma-agent", "--fd", "3", "--fd", "4", (char *)NULL);
+		_exit(127);
+	}
+	close(a[1]);
+	close(b[1]);
+	int len = snprintf(line, sizeof(line),
+			   "{\"id\":1,\"op\":\"exec\",\"argv\":[\"sh\",\"-c\",\"echo $$ >%s; exec sleep 30\"]}\n", pa);
+	assert_int_equal(write(a[0], line, (size_t)len), len);
+	pid_t sleeper_a = wait_pidfile(pa);
+	len = snprintf(line, sizeof(line), "{\"id\":2,\"op\":\"hello\"}\n");
+	int64_t t0 = vn_now_ms();
+	bool hello_b = write(b[0], line, (size_t)len) == len && read_reply_id(b[0], 2);
+	int64_t hello_ms = vn_now_ms() - t0;
+	len = snprintf(line, sizeof(line),
+		       "{\"id\":3,\"op\":\"exec\",\"argv\":[\"sh\",\"-c\",\"echo $$ >%s; exec sleep 30\"]}\n", pb);
+	assert_int_equal(write(b[0], line, (size_t)len), len);
+	pid_t sleeper_b = wait_pidfile(pb);
+	unlink(pa);
+	unlink(pb);
+	/* The first host goes: its command with it, the second's stays. */
+	close(a[0]);
+	bool gone_a = false;
+	for (int i = 0; i < 200 && sleeper_a > 0 && !gone_a; i++) {
+		gone_a = process_gone(sleeper_a);
+		if (!gone_a)
+			usleep(10000);
+	}
+	bool alive_b = sleeper_b > 0 && !process_gone(sleeper_b);
+	len = snprintf(line, sizeof(line), "{\"id\":4,\"op\":\"hello\"}\n");
+	bool hello_b2 = write(b[0], line, (size_t)len) == len && read_reply_id(b[0], 4);
+	close(b[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(sleeper_a > 0);
+	assert_true(hello_b);
+	assert_true(hello_ms < 2000);
+	assert_true(gone_a);
+	assert_true(alive_b);
+	assert_true(hello_b2);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_poweroff_fd_mode(void **state)
 {
 	struct fixture *f = *state;
@@ -1016,6 +1092,106 @@ static void test_connect_timeout(void **state)
 	assert_int_equal(vn_agent_connect("/nonexistent/vnuma-agent.sock", 200, &a, &err), -ETIMEDOUT);
 	assert_null(a);
 	assert_non_null(strstr(err.msg, "/nonexistent/vnuma-agent.sock"));
+}
+
+static int listen_at(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+/* Whether a client connected to the listener (and accepts it). */
+static bool accepted(int lfd)
+{
+	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (c < 0)
+		return false;
+	close(c);
+	return true;
+}
+
+static int lock_held(const char *dir, const char *file)
+{
+	_cleanup_free_ char *p = vn_xasprintf("%s/%s", dir, file);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+/*
+ * A guest's channel is the first one no other client holds (issue 46: an
+ * exec beside a run waited out its hello behind the run's channel); when
+ * all are held, the error says so at once and names the holders.
+ */
+static void test_channel_choice(void **state)
+{
+	static const char *const socks[] = {"agent.sock", "agent-1.sock", "agent-2.sock", "agent-3.sock"};
+	char dir[] = "/tmp/vn-test-chan-XXXXXX";
+	int lfd[4], held[4];
+	struct vn_agent *a[3] = {NULL};
+	struct vn_error err = {0};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 4; i++) {
+		_cleanup_free_ char *p = vn_xasprintf("%s/%s", dir, socks[i]);
+		lfd[i] = listen_at(p);
+	}
+	_cleanup_free_ char *sock0 = vn_xasprintf("%s/agent.sock", dir);
+	/* Channel 0 held by another client (a run): the next one. */
+	held[0] = lock_held(dir, "agent.sock.lock");
+	assert_int_equal(vn_agent_connect(sock0, 1000, &a[0], &err), 0);
+	assert_false(accepted(lfd[0]));
+	assert_true(accepted(lfd[1]));
+	/* Held while connected: the next client passes it too. */
+	assert_int_equal(vn_agent_connect(sock0, 1000, &a[1], &err), 0);
+	assert_true(accepted(lfd[2]));
+	held[3] = lock_held(dir, "agent-3.sock.lock");
+	/* All held: at once, not after the timeout, naming the holder that says who it is (this test). */
+	int64_t t0 = vn_now_ms();
+	assert_int_equal(vn_agent_connect(sock0, 10000, &a[2], &err), -EBUSY);
+	assert_true(vn_now_ms() - t0 < 1000);
+	char me[32];
+	snprintf(me, sizeof(me), "pid %d (", (int)getpid());
+	assert_non_null(strstr(err.msg, me));
+	assert_non_null(strstr(err.msg, "no free agent channel of guest"));
+	assert_non_null(strstr(err.msg, "(all 4 in use, by "));
+	/* A client that leaves frees its channel. */
+	vn_agent_close(a[0]);
+	assert_int_equal(vn_agent_connect(sock0, 1000, &a[2], &err), 0);
+	assert_true(accepted(lfd[1]));
+	vn_agent_close(a[1]);
+	vn_agent_close(a[2]);
+	/* A guest booted with channel 0 only: its socket is never skipped for missing ones. */
+	for (int i = 1; i < 4; i++) {
+		_cleanup_free_ char *p = vn_xasprintf("%s/%s", dir, socks[i]);
+		unlink(p);
+	}
+	err = (struct vn_error){0};
+	assert_int_equal(vn_agent_connect(sock0, 10000, &a[0], &err), -EBUSY);
+	assert_non_null(strstr(err.msg, "(all 1 in use, by an unknown process)"));
+	close(held[0]);
+	assert_int_equal(vn_agent_connect(sock0, 1000, &a[0], &err), 0);
+	assert_true(accepted(lfd[0]));
+	vn_agent_close(a[0]);
+	close(held[3]);
+	for (int i = 0; i < 4; i++) {
+		_cleanup_free_ char *p = vn_xasprintf("%s/%s", dir, socks[i]);
+		_cleanup_free_ char *l = vn_xasprintf("%s.lock", p);
+		close(lfd[i]);
+		unlink(p);
+		unlink(l);
+	}
+	assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_base64(void **state)
@@ -1064,6 +1240,8 @@ int main(void)
 		cmocka_unit_test(test_hello_before_entropy),
 		cmocka_unit_test(test_device_host_returns),
 		cmocka_unit_test_setup_teardown(test_disconnect_kills_children, setup, teardown),
+		cmocka_unit_test(test_channels_independent),
+		cmocka_unit_test(test_channel_choice),
 		cmocka_unit_test_setup_teardown(test_poweroff_fd_mode, setup, teardown),
 	};
 

@@ -64,7 +64,11 @@ static void test_state_paths(void **state)
 	eq(vn_guest_dir_file(S "/failed/x", VN_GUEST_QEMU_LOG), S "/failed/x/qemu.log");
 	eq(vn_guest_disk_path(S "/guests/4node", 2, 1), S "/guests/4node/disk-node2-1.img");
 	/* What a socket path's length check adds to STATE. */
-	assert_int_equal(vn_state_agent_sock_len(S, "4node"), strlen(S "/guests/4node/agent.sock"));
+	assert_int_equal(vn_state_agent_sock_len(S, "4node"), strlen(S "/guests/4node/agent-3.sock"));
+	eq(vn_state_agent_channel(S "/guests/4node/agent.sock", 0), S "/guests/4node/agent.sock");
+	eq(vn_state_agent_channel(S "/guests/4node/agent.sock", 3), S "/guests/4node/agent-3.sock");
+	eq(vn_state_agent_channel("/tmp/other", 1), "/tmp/other-1");
+	eq(vn_state_agent_channel_lock(S "/guests/4node/agent.sock", 2), S "/guests/4node/agent-2.sock.lock");
 }
 
 static void test_state_locate(void **state)
