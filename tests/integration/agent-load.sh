@@ -6,7 +6,9 @@
 # the host in a row must each exit 0 (none "timed out ... waiting for the
 # agent to answer hello"). Prints their median and maximum, checks the load
 # was really there (OOM kills, load average, the workloads still running at
-# the end) and that nothing is left. One boot, about 40 s under TCG here.
+# the end) and that nothing is left. Before the load, several hosts at once:
+# an exec beside a long one, and a fifth beside four. One boot, about 60 s
+# under TCG here.
 #   agent-load.sh VNUMA_BINARY [SOURCE_DIR]
 set -u
 vnuma=$1
@@ -19,6 +21,35 @@ execs=20
 
 "$vnuma" up "$src/topologies/2node.xml" --name "$name" >"$w/up.log" 2>&1 ||
 	{ sed 's/^/#   /' "$w/up.log" | tail -20; check "up 2node" false; finish; exit; }
+
+# Hosts at once (issue 46): a long exec holds one agent channel, and another
+# exec takes the next and is answered at once, not after its hello's 10 s.
+# With all four channels held, one more fails at once (exit 3) naming them.
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+"$vnuma" exec "$name" -- sleep 15 >"$w/long-1.log" 2>&1 &
+longs=$!
+sleep 2
+t0=$(date +%s%N)
+"$vnuma" exec "$name" -- true >"$w/beside.log" 2>&1
+rc=$?
+ms=$(ms_since "$t0")
+[ "$rc" = 0 ] || sed 's/^/#   /' "$w/beside.log" | tail -3
+check "an exec beside a long exec answers (exit $rc in $ms ms, within 2000)" test "$rc" = 0 -a "$ms" -lt 2000
+for i in 2 3 4; do
+	"$vnuma" exec "$name" -- sleep 12 >"$w/long-$i.log" 2>&1 &
+	longs="$longs $!"
+done
+sleep 3
+t0=$(date +%s%N)
+"$vnuma" exec "$name" -- true >"$w/fifth.log" 2>&1
+rc=$?
+ms=$(ms_since "$t0")
+sed 's/^/#   /' "$w/fifth.log" | tail -2
+check "a fifth exec with four held fails at once (exit $rc in $ms ms)" test "$rc" = 3 -a "$ms" -lt 2000
+check "...naming the channels' holders" grep -q "no free agent channel of guest '$name' (all 4 in use, by pid [0-9]* (.*exec $name -- sleep" "$w/fifth.log"
+bad=0
+for p in $longs; do wait "$p" || bad=$((bad + 1)); done
+check "...the four long execs each exit 0 ($bad did not)" test "$bad" = 0
 
 # Detached (setsid): the agent kills what a host's exec started when that host goes.
 load='wl=/usr/lib/vnuma
