@@ -6,9 +6,10 @@
  *
  *   STATE                      --state-dir, $VNUMA_STATE_DIR, $XDG_STATE_HOME/vnuma,
  *                              /var/lib/vnuma (root), ~/.local/state/vnuma (vn_state_locate)
- *   STATE/guests/NAME/         a guest's dir (0700): console.log, console.pipe, agent.sock, domain.xml,
- *                              topology.xml (the file its up read), root.qcow2 (a --image guest's
- *                              overlay), disk-nodeN-K.img
+ *   STATE/guests/NAME/         a guest's dir (0700): console.log, console.pipe, agent.sock and
+ *                              agent-1.sock to agent-3.sock (its agent channels) with their .lock
+ *                              files, domain.xml, topology.xml (the file its up read), root.qcow2 (a
+ *                              --image guest's overlay), disk-nodeN-K.img
  *   STATE/failed/NAME-UTC/     a failed guest's dir kept (newest 10), + qemu.log, no disks
  *   STATE/accel.cache          proven accelerator verdicts, a line per host kernel + QEMU
  *   STATE/libvirt/             the embedded driver's root (qemu:///embed?root=STATE/libvirt):
