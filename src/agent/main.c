@@ -679,15 +679,16 @@ static int supervise(const struct endpoint *eps, size_t n)
 			live++;
 	while (live) {
 		int status;
-		pid_t pid = waitpid(-1, &status, 0);
 
-		if (pid < 0 && errno == EINTR && stop_sig) {
+		/* Before waiting too: a stop that came during a respawn's sleep interrupts no waitpid. */
+		if (stop_sig) {
 			for (size_t i = 0; i < n; i++)
 				if (pids[i] > 0)
 					kill(pids[i], SIGTERM);
 			stop_sig = 0;
 			respawn = false;
 		}
+		pid_t pid = waitpid(-1, &status, 0);
 		if (pid < 0) {
 			if (errno != EINTR)
 				break;
