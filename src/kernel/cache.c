@@ -92,6 +92,16 @@ int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, bool debug
 			return rc;
 	}
 	/*
+	 * A selftest's config is the tree's, so like a fragment from the tree it
+	 * is named here and its bytes are in the source identity (and in the
+	 * patches' hash where a patch changes it). Only a recipe that names one
+	 * adds anything: other keys are unchanged.
+	 */
+	if (cf->nselftests)
+		vn_kernel_hash_str(&c, "selftests");
+	for (size_t i = 0; i < cf->nselftests; i++)
+		vn_kernel_hash_str(&c, cf->selftests[i]);
+	/*
 	 * Keys predate debug builds: only a debug one adds its fragment, so the
 	 * kernels built without stay where they are. Another config, so another
 	 * build tree too: switching debug on and off rebuilds nothing.
@@ -144,6 +154,12 @@ static int write_meta(const char *path, const struct vn_kernel_built *b, const s
 	for (size_t i = 0; i < w->cf->nfragments; i++)
 		json_object_array_add(f, json_object_new_string(w->cf->fragment_names[i]));
 	json_object_object_add(o, "fragments", f);
+	if (w->cf->nselftests) {
+		struct json_object *st = json_object_new_array();
+		for (size_t i = 0; i < w->cf->nselftests; i++)
+			json_object_array_add(st, json_object_new_string(w->cf->selftests[i]));
+		json_object_object_add(o, "selftests", st);
+	}
 	for (size_t i = 0; i < b->npatches; i++)
 		json_object_array_add(p, json_object_new_string(b->patches[i]));
 	json_object_object_add(o, "patches", p);

@@ -165,14 +165,30 @@ static const char *config_jpath(const struct vn_kernel_work *w, char p[64])
 /*
  * merge_config.sh word-splits its file arguments (for f in $MERGE_LIST), so
  * a recipe folder with a space in its path would hand it halves of paths:
- * each fragment is copied into OBJ/vnuma-fragments/ under a plain name, and
- * the script runs in OBJ with relative paths only.
+ * each fragment is copied into OBJ/vnuma-fragments/ as TAG-NAME, NAME with
+ * anything but [A-Za-z0-9._-] made "_", and the script runs in OBJ with
+ * relative paths only.
  */
+static int stage_copy(const struct vn_kernel_work *w, const char *from, const char *dir, const char *tag,
+		      const char *name, char **rel, struct vn_error *err)
+{
+	_cleanup_free_ char *plain = vn_xstrdup(name), *to = NULL;
+	int rc;
+
+	for (char *c = plain; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+		      *c == '_' || *c == '-'))
+			*c = '_';
+	*rel = vn_xasprintf("%s/%s-%s", dir, tag, plain);
+	to = vn_xasprintf("%s/%s", w->obj, *rel);
+	if ((rc = vn_file_copy(from, to)) < 0)
+		return vn_infra_error(err, rc, "copying %s to %s: %s", from, to, strerror(-rc));
+	return 0;
+}
+
 static int stage_fragment(const struct vn_kernel_work *w, size_t i, const char *dir, char **rel, struct vn_error *err)
 {
-	char from[PATH_MAX], jp[64];
-	_cleanup_free_ char *name = vn_xstrdup(w->cf->fragment_names[i]), *to = NULL;
-	int rc;
+	char from[PATH_MAX], jp[64], tag[32];
 
 	if (fragment_path(w, i, from, sizeof(from)) < 0)
 		return vn_input_error(err,
@@ -180,14 +196,62 @@ static int stage_fragment(const struct vn_kernel_work *w, size_t i, const char *
 				      "nor in the kernel's arch/%s/configs or kernel/configs",
 				      w->r->path, config_jpath(w, jp), i, w->cf->fragment_names[i], w->r->dir,
 				      vn_arch_info(w->o->arch)->karch);
-	for (char *c = name; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
-		      *c == '_' || *c == '-'))
-			*c = '_';
-	*rel = vn_xasprintf("%s/%02zu-%s", dir, i, name);
-	to = vn_xasprintf("%s/%s", w->obj, *rel);
-	if ((rc = vn_file_copy(from, to)) < 0)
-		return vn_infra_error(err, rc, "copying %s to %s: %s", from, to, strerror(-rc));
+	snprintf(tag, sizeof(tag), "%02zu", i);
+	return stage_copy(w, from, dir, tag, w->cf->fragment_names[i], rel, err);
+}
+
+/* The config of the recipe's selftest i in the tree being built (malloc'd). */
+static char *selftest_config(const struct vn_kernel_work *w, size_t i)
+{
+	return vn_xasprintf("%s/tools/testing/selftests/%s/config", w->src, w->cf->selftests[i]);
+}
+
+/* 6.3 renamed selftests/vm to mm: a recipe written for one tree, built on the other, is told the tree's name. */
+static const char *renamed_hint(const struct vn_kernel_work *w, const char *name)
+{
+	const char *other = !strcmp(name, "vm") ? "mm" : !strcmp(name, "mm") ? "vm" : NULL;
+	if (!other)
+		return "";
+	_cleanup_free_ char *p = vn_xasprintf("%s/tools/testing/selftests/%s/config", w->src, other);
+	if (!vn_is_file(p))
+		return "";
+	return !strcmp(other, "mm") ? " (this tree names it \"mm\")" : " (this tree names it \"vm\")";
+}
+
+/*
+ * Whether the work tree's .config is current is told by a marker: the config
+ * hash, and where the recipe names selftests also their configs' bytes, read
+ * here from the tree being built (unpacked or checked out, and patched). A
+ * git tree's work tree serves every commit, and patches share one too, so a
+ * commit or a patch that changes a selftest's config must configure again
+ * under the same config hash. A selftest the tree lacks is the recipe's error.
+ */
+static int config_mark(const struct vn_kernel_work *w, const char *chash, char **mark, struct vn_error *err)
+{
+	struct vn_sha256 c;
+	uint8_t d[VN_SHA256_LEN];
+	char hex[VN_SHA256_HEX_LEN + 1], jp[64];
+	int rc;
+
+	if (!w->cf->nselftests) {
+		*mark = vn_xstrdup(chash);
+		return 0;
+	}
+	vn_sha256_init(&c);
+	for (size_t i = 0; i < w->cf->nselftests; i++) {
+		const char *name = w->cf->selftests[i];
+		_cleanup_free_ char *p = selftest_config(w, i);
+		if (!vn_is_file(p))
+			return vn_input_error(err,
+					      "%s: %s.selftests[%zu]: \"%s\": the tree has no "
+					      "tools/testing/selftests/%s/config%s",
+					      w->r->path, config_jpath(w, jp), i, name, name, renamed_hint(w, name));
+		if ((rc = vn_kernel_hash_file(&c, p, err)) < 0)
+			return rc;
+	}
+	vn_sha256_final(&c, d);
+	vn_sha256_hex(d, hex);
+	*mark = vn_xasprintf("%s+selftests-%s", chash, hex);
 	return 0;
 }
 
@@ -197,8 +261,9 @@ static int merge_fragments(const struct vn_kernel_work *w, struct vn_error *err)
 	static const char dir[] = "vnuma-fragments";
 	_cleanup_free_ char *script = vn_xasprintf("%s/scripts/kconfig/merge_config.sh", w->src);
 	_cleanup_free_ char *staged = vn_xasprintf("%s/%s", w->obj, dir);
-	_cleanup_free_ const char **argv = vn_xcalloc(w->cf->nfragments + 8, sizeof(char *));
-	_cleanup_(vn_strvfreep) char **paths = vn_xcalloc(w->cf->nfragments + 1, sizeof(char *));
+	size_t nf = w->cf->nfragments, ns = w->cf->nselftests;
+	_cleanup_free_ const char **argv = vn_xcalloc(nf + ns + 8, sizeof(char *));
+	_cleanup_(vn_strvfreep) char **paths = vn_xcalloc(nf + ns + 1, sizeof(char *));
 	struct vn_kernel_watch mw = {.w = w};
 	struct vn_spawn_opts so = {.cwd = w->obj, .log_fd = w->log_fd, .line = vn_kernel_watch_line, .line_data = &mw};
 	size_t a = 0;
@@ -213,10 +278,20 @@ static int merge_fragments(const struct vn_kernel_work *w, struct vn_error *err)
 	argv[a++] = "-O";
 	argv[a++] = ".";
 	argv[a++] = ".config";
-	for (size_t i = 0; i < w->cf->nfragments; i++) {
+	for (size_t i = 0; i < nf; i++) {
 		if ((rc = stage_fragment(w, i, dir, &paths[i], err)) < 0)
 			return rc;
 		argv[a++] = paths[i];
+	}
+	/* After the recipe's fragments: a selftest's options (USERFAULTFD, TEST_HMM=m) sit over the config they need. */
+	for (size_t i = 0; i < ns; i++) {
+		char tag[32];
+		_cleanup_free_ char *from = selftest_config(w, i),
+				    *name = vn_xasprintf("%s.config", w->cf->selftests[i]);
+		snprintf(tag, sizeof(tag), "selftest-%02zu", i);
+		if ((rc = stage_copy(w, from, dir, tag, name, &paths[nf + i], err)) < 0)
+			return rc;
+		argv[a++] = paths[nf + i];
 	}
 	/* Last, so that a recipe's own fragment cannot turn debug info off again (no NN- prefix: no clash). */
 	_cleanup_free_ char *dbg_rel = vn_xasprintf("%s/vnuma-debug.config", dir), *dbg = NULL;
@@ -235,26 +310,29 @@ static int merge_fragments(const struct vn_kernel_work *w, struct vn_error *err)
 int vn_kernel_configure(const struct vn_kernel_work *w, const char *chash, int jobs, struct vn_error *err)
 {
 	_cleanup_free_ char *marker = vn_xasprintf("%s/.vnuma-config", w->obj);
-	_cleanup_free_ char *dotconfig = vn_xasprintf("%s/.config", w->obj), *cur = NULL;
+	_cleanup_free_ char *dotconfig = vn_xasprintf("%s/.config", w->obj), *cur = NULL, *mark = NULL;
 	int rc;
 
-	if (vn_file_read(marker, VN_FILE_STATE_MAX, &cur, &(size_t){0}, NULL) == 0 &&
-	    strncmp(cur, chash, VN_SHA256_HEX_LEN) == 0 && access(dotconfig, F_OK) == 0)
+	if ((rc = config_mark(w, chash, &mark, err)) < 0)
+		return rc;
+	size_t ml = strlen(mark);
+	if (vn_file_read(marker, VN_FILE_STATE_MAX, &cur, &(size_t){0}, NULL) == 0 && strncmp(cur, mark, ml) == 0 &&
+	    (cur[ml] == '\0' || cur[ml] == '\n') && access(dotconfig, F_OK) == 0)
 		return 0;
 	unlink(marker);
 	unlink(dotconfig);
 	if ((rc = vn_kernel_make(w, "config", w->cf->base, jobs, err)) < 0)
 		return rc;
-	if ((w->cf->nfragments || w->debug) && (rc = merge_fragments(w, err)) < 0)
+	if ((w->cf->nfragments || w->cf->nselftests || w->debug) && (rc = merge_fragments(w, err)) < 0)
 		return rc;
 	if ((rc = vn_kernel_make(w, "config", "olddefconfig", jobs, err)) < 0)
 		return rc;
-	if ((rc = vn_file_write(marker, chash)) < 0)
+	if ((rc = vn_file_write(marker, mark)) < 0)
 		return vn_infra_error(err, rc, "writing %s: %s", marker, strerror(-rc));
 	return 0;
 }
 
-/* What the recipe asked for, as fragment text: its fragments, its require list, our own list. */
+/* What the recipe asked for, as fragment text: its fragments, its selftests' configs, its require list, our own list. */
 static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_error *err)
 {
 	struct vn_strbuf b = VN_STRBUF_INIT;
@@ -266,6 +344,14 @@ static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_err
 		if (fragment_path(w, i, p, sizeof(p)) < 0 ||
 		    vn_file_read(p, VN_FILE_STATE_MAX, &s, &(size_t){0}, NULL) < 0)
 			rc = vn_input_error(err, "%s: fragment %s: cannot read", w->r->path, w->cf->fragment_names[i]);
+		else
+			vn_strbuf_printf(&b, "%s\n", s);
+	}
+	for (size_t i = 0; i < w->cf->nselftests && rc == 0; i++) {
+		_cleanup_free_ char *p = selftest_config(w, i), *s = NULL;
+		if (vn_file_read(p, VN_FILE_STATE_MAX, &s, &(size_t){0}, NULL) < 0)
+			rc = vn_input_error(err, "%s: selftest %s's config: cannot read %s", w->r->path,
+					    w->cf->selftests[i], p);
 		else
 			vn_strbuf_printf(&b, "%s\n", s);
 	}

@@ -122,6 +122,25 @@ static bool valid_option(const char *s)
 	return true;
 }
 
+/*
+ * A selftest folder under tools/testing/selftests: "vm", "net/forwarding".
+ * Joined to the tree's path at build time, so nothing that climbs out of it.
+ */
+static bool valid_selftest_dir(const char *s)
+{
+	if (!*s || *s == '/' || s[strlen(s) - 1] == '/' || strstr(s, "//"))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("._-/", *p)))
+			return false;
+	/* "." and ".." as whole components; "a.b" is a name. */
+	for (const char *p = s; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+		if (!strncmp(p, "./", 2) || !strcmp(p, ".") || !strncmp(p, "../", 3) || !strcmp(p, ".."))
+			return false;
+	return true;
+}
+
 /* config's base, fragments and require (jp: its JSON path) into cf; base may be absent when dflt_base is given. */
 static int parse_config(const struct vn_json_reader *c, struct json_object *cfg, const char *jp, const char *dflt_base,
 			const struct vn_recipe *r, struct vn_recipe_config *cf)
@@ -131,6 +150,7 @@ static int parse_config(const struct vn_json_reader *c, struct json_object *cfg,
 
 	if ((rc = vn_json_get_str(c, cfg, jp, "base", dflt_base ? VN_JSON_NONEMPTY : STR_REQUIRED, &cf->base)) < 0 ||
 	    (rc = get_strv(c, cfg, jp, "fragments", &cf->fragment_names, &cf->nfragments)) < 0 ||
+	    (rc = get_strv(c, cfg, jp, "selftests", &cf->selftests, &cf->nselftests)) < 0 ||
 	    (rc = get_strv(c, cfg, jp, "require", &cf->require, &cf->nrequire)) < 0)
 		return rc;
 	if (!cf->base)
@@ -150,6 +170,13 @@ static int parse_config(const struct vn_json_reader *c, struct json_object *cfg,
 			return vn_json_bad(c, p, "%s: no such file", f);
 		}
 	}
+	for (size_t i = 0; i < cf->nselftests; i++) {
+		if (!valid_selftest_dir(cf->selftests[i])) {
+			snprintf(p, sizeof(p), "%s.selftests[%zu]", jp, i);
+			return vn_json_bad(c, p, "\"%s\" is not a folder of tools/testing/selftests (vm, mm, ...)",
+					   cf->selftests[i]);
+		}
+	}
 	for (size_t i = 0; i < cf->nrequire; i++) {
 		if (!valid_option(cf->require[i])) {
 			snprintf(p, sizeof(p), "%s.require[%zu]", jp, i);
@@ -162,7 +189,7 @@ static int parse_config(const struct vn_json_reader *c, struct json_object *cfg,
 /* $.config.arch: {"arm64": {...}, "ppc64le": {...}}, each a config of its own (base defaults to the recipe's). */
 static int parse_arch_configs(const struct vn_json_reader *c, struct json_object *arch, struct vn_recipe *r)
 {
-	static const char *const keys[] = {"base", "fragments", "require", NULL};
+	static const char *const keys[] = {"base", "fragments", "selftests", "require", NULL};
 	int rc;
 
 	if ((rc = vn_json_check_type(c, arch, json_type_object, "$.config.arch")) < 0)
@@ -186,7 +213,7 @@ static int parse_arch_configs(const struct vn_json_reader *c, struct json_object
 
 static int parse_source(const struct vn_json_reader *c, struct json_object *root, struct vn_recipe *r)
 {
-	static const char *const cfg_keys[] = {"base", "fragments", "require", "arch", NULL};
+	static const char *const cfg_keys[] = {"base", "fragments", "selftests", "require", "arch", NULL};
 	struct json_object *cfg, *arch, *debug;
 	int rc;
 
@@ -316,6 +343,7 @@ static void config_free(struct vn_recipe_config *cf)
 	free(cf->base);
 	vn_strv_free_n(cf->fragments, cf->nfragments);
 	vn_strv_free_n(cf->fragment_names, cf->nfragments);
+	vn_strv_free_n(cf->selftests, cf->nselftests);
 	vn_strv_free_n(cf->require, cf->nrequire);
 }
 

@@ -4,7 +4,8 @@
  *   {"type": "prebuilt", "image": PATH, "modules": DIR, "config": PATH}
  *   {"type": "source", "tree": "linux-source-6.1" | GIT_CHECKOUT,
  *    "patches": ["x.patch", ...], "debug": true,
- *    "config": {"base": "tinyconfig", "fragments": ["numa.config"], "require": ["CONFIG_NUMA"],
+ *    "config": {"base": "tinyconfig", "fragments": ["numa.config"], "selftests": ["vm"],
+ *               "require": ["CONFIG_NUMA"],
  *               "arch": {"arm64": {"fragments": ["numa-arm64.config"], "require": [...]}}}}
  * Relative paths (image, patches, fragments) are read beside the recipe: a
  * recipe kernels/NAME.json keeps its files in kernels/NAME/.
@@ -44,6 +45,9 @@ struct vn_recipe_config {
 	 * in the kernel tree (arch/ARCH/configs, kernel/configs) at build time,
 	 * so "kvm_guest.config" works without a copy. */
 	char **fragments;
+	/* "vm", "mm": the tree's tools/testing/selftests/NAME/config, merged after the fragments. */
+	size_t nselftests;
+	char **selftests;
 	size_t nrequire;
 	char **require; /* "CONFIG_X" */
 };

@@ -189,6 +189,21 @@ static void test_recipe_errors(void **state)
 		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"arch\": "
 		 "{\"arm64\": {}, \"aarch64\": {}}}}",
 		 "arm64's config is given twice"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", "
+		 "\"selftests\": \"vm\"}}",
+		 "$.config.selftests: expected an array"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", "
+		 "\"selftests\": [\"vm\", 3]}}",
+		 "$.config.selftests[1]: expected a non-empty string"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", "
+		 "\"selftests\": [\"vm/../../../etc\"]}}",
+		 "$.config.selftests[0]: \"vm/../../../etc\" is not a folder of tools/testing/selftests"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", "
+		 "\"selftests\": [\"/vm\"]}}",
+		 "$.config.selftests[0]: \"/vm\" is not a folder"},
+		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", \"arch\": "
+		 "{\"arm64\": {\"selftests\": [\"mm\", \"\"]}}}}",
+		 "$.config.arch.arm64.selftests[1]: expected a non-empty string"},
 		{"{\"type\": \"source\", \"tree\": \"no/such/dir\", \"config\": {\"base\": \"tinyconfig\"}}",
 		 "$.tree: "},
 		{"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": []}", "$.config: expected an object"},
@@ -267,6 +282,46 @@ static void test_cache_key(void **state)
 	put("k/numa.config", frag);
 	keys("source-a", k2, c2);
 	assert_string_equal(k1, k2);
+}
+
+/*
+ * A selftest's config is named in the config hash (its bytes are the tree's,
+ * in the source identity); a recipe without one keeps its key, and a config.arch
+ * entry's own list replaces the recipe's for that architecture.
+ */
+static void test_cache_key_selftests(void **state)
+{
+	(void)state;
+	char k[65], c[65], kv[65], cv[65], km[65], cm[65], ka[65], ca[65];
+	struct vn_error err = {0};
+	_cleanup_free_ char *p = path_of("ks.json");
+	const char *const recipes[] = {
+		"\"fragments\": [\"numa.config\"]",
+		"\"fragments\": [\"numa.config\"], \"selftests\": [\"vm\"]",
+		"\"fragments\": [\"numa.config\"], \"selftests\": [\"mm\"], \"arch\": {\"arm64\": {\"selftests\": []}}",
+	};
+	char *kk[] = {k, kv, km}, *cc[] = {c, cv, cm};
+
+	put("ks/numa.config", "CONFIG_NUMA=y\n");
+	for (size_t i = 0; i < VN_ARRAY_SIZE(recipes); i++) {
+		_cleanup_recipe_ struct vn_recipe *r = NULL;
+		_cleanup_free_ char *json = vn_xasprintf(
+			"{\"type\": \"source\", \"tree\": \"tree.tar.xz\", \"config\": {\"base\": \"tinyconfig\", %s}}",
+			recipes[i]);
+		put("ks.json", json);
+		if (vn_recipe_load(p, &r, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_X86_64, false, "s", kk[i], cc[i], &err), 0);
+		if (i == 2) {
+			assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, false, "s", ka, ca, &err), 0);
+			assert_int_equal(vn_recipe_config_for(r, VN_ARCH_ARM64)->nselftests, 0);
+		}
+	}
+	assert_string_not_equal(c, cv);
+	assert_string_not_equal(k, kv);
+	assert_string_not_equal(cv, cm);
+	assert_string_not_equal(cm, ca);
+	/* A recipe without selftests keeps its key: test_cache_key_debug pins one. */
 }
 
 static void make_tree(void)
@@ -528,14 +583,20 @@ static void make_fake_tree_in(const char *top)
 	fclose(f);
 }
 
-/* The fake tree in fake-src/linux-fake, and fake.tar of it. */
-static void make_fake_tree(void)
+/* fake.tar of fake-src/linux-fake. */
+static void tar_fake_tree(void)
 {
-	make_fake_tree_in("fake-src/linux-fake");
 	_cleanup_free_ char *tar = path_of("fake.tar"), *dir = path_of("fake-src");
 	const char *argv[] = {"tar", "-cf", tar, "-C", dir, "linux-fake", NULL};
 	struct vn_error err = {0};
 	assert_int_equal(vn_spawn_run(argv, NULL, &err), 0);
+}
+
+/* The fake tree in fake-src/linux-fake, and fake.tar of it. */
+static void make_fake_tree(void)
+{
+	make_fake_tree_in("fake-src/linux-fake");
+	tar_fake_tree();
 }
 
 static void progress_count(void *data, const char *stage, const char *line)
@@ -991,6 +1052,141 @@ static void test_build_fragment_space(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(vn_file_read(b->config, VN_FILE_STATE_MAX, &config, &(size_t){0}, NULL), 0);
 	assert_non_null(strstr(config, "CONFIG_SPACED=y\n"));
+}
+
+/* Build NAME.json (json) in cache "st-cache"; *rc gets the result. */
+static struct vn_kernel_built *build_st(const char *name, const char *json, struct vn_error *err, int *rc)
+{
+	_cleanup_free_ char *rel = vn_xasprintf("%s.json", name), *p = path_of(rel), *cache = path_of("st-cache");
+	_cleanup_recipe_ struct vn_recipe *r = NULL;
+	struct vn_kernel_built *b = NULL;
+	struct vn_kernel_build_opts o = {.cache_dir = cache, .jobs = 1};
+
+	put(rel, json);
+	if (vn_recipe_load(p, &r, err) < 0)
+		fail_msg("%s", err->msg);
+	*rc = vn_kernel_build(r, &o, &b, err);
+	return b;
+}
+
+/* The offset of needle in s, or -1. */
+static ptrdiff_t at(const char *s, const char *needle)
+{
+	const char *p = strstr(s, needle);
+	return p ? p - s : -1;
+}
+
+/* The entry's config (the cache is under tmpdir). */
+static char *built_config(const struct vn_kernel_built *b)
+{
+	assert_true(strncmp(b->config, tmpdir, strlen(tmpdir)) == 0);
+	char *config = slurp(b->config + strlen(tmpdir) + 1);
+	assert_non_null(config);
+	return config;
+}
+
+/*
+ * "selftests": ["vm"] merges the tree's tools/testing/selftests/vm/config
+ * after the recipe's fragments and before the debug fragment, checks it
+ * after olddefconfig, and builds again when its bytes change (another tree,
+ * or a patch over the same one); a tree without it is the recipe's error,
+ * naming the JSON path.
+ */
+static void test_build_selftests(void **state)
+{
+	(void)state;
+	struct vn_error err = {0};
+	int rc;
+	static const char st[] = "{\"type\": \"source\", \"tree\": \"fake.tar\", \"debug\": true, "
+				 "\"config\": {\"base\": \"tinyconfig\", \"fragments\": [\"numa.config\"], "
+				 "\"selftests\": [\"vm\"]}}";
+
+	make_fake_tree_in("fake-src/linux-fake");
+	put("fake-src/linux-fake/tools/testing/selftests/vm/config", "CONFIG_USERFAULTFD=y\nCONFIG_TEST_HMM=m\n");
+	tar_fake_tree();
+	copy_self_to("vmlinux.in");
+	put("fake-st/numa.config", "CONFIG_NUMA=y\n");
+	_cleanup_kernel_built_ struct vn_kernel_built *b = build_st("fake-st", st, &err, &rc);
+	if (rc < 0)
+		fail_msg("build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	_cleanup_free_ char *config = built_config(b);
+	/* Where each landed: the recipe's fragment, then the selftest's, then vnuma's debug one. */
+	ptrdiff_t numa = at(config, "CONFIG_NUMA=y\n"), uffd = at(config, "CONFIG_USERFAULTFD=y\n"),
+		  hmm = at(config, "CONFIG_TEST_HMM=m\n"), dbg = at(config, "CONFIG_DEBUG_KERNEL=y\n");
+	assert_true(numa >= 0 && hmm >= 0);
+	assert_true(numa < uffd && uffd < dbg);
+	_cleanup_free_ char *meta_rel = vn_xasprintf("%s/kernel.json", b->dir + strlen(tmpdir) + 1);
+	_cleanup_free_ char *meta = slurp(meta_rel);
+	assert_non_null(strstr(meta, "\"selftests\""));
+
+	/* Another tree whose selftest config has other bytes: another key, and the new option is in. */
+	put("fake-src/linux-fake/tools/testing/selftests/vm/config",
+	    "CONFIG_USERFAULTFD=y\nCONFIG_TEST_HMM=m\nCONFIG_GUP_TEST=y\n");
+	tar_fake_tree();
+	_cleanup_kernel_built_ struct vn_kernel_built *b2 = build_st("fake-st", st, &err, &rc);
+	if (rc < 0)
+		fail_msg("build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	assert_false(b2->cached);
+	assert_string_not_equal(b2->key, b->key);
+	_cleanup_free_ char *config2 = built_config(b2);
+	assert_non_null(strstr(config2, "CONFIG_GUP_TEST=y\n"));
+
+	/* A patch to it: the same work tree and config hash, configured again with the patched bytes. */
+	put("fake-stp/numa.config", "CONFIG_NUMA=y\n");
+	put("fake-stp/0001-st.patch",
+	    "--- a/tools/testing/selftests/vm/config\n+++ b/tools/testing/selftests/vm/config\n"
+	    "@@ -1,3 +1,4 @@\n CONFIG_USERFAULTFD=y\n CONFIG_TEST_HMM=m\n CONFIG_GUP_TEST=y\n"
+	    "+CONFIG_MEM_SOFT_DIRTY=y\n");
+	_cleanup_free_ char *stp = vn_xasprintf("{\"type\": \"source\", \"tree\": \"fake.tar\", \"debug\": true, "
+						"\"patches\": [\"0001-st.patch\"], %s",
+						strstr(st, "\"config\""));
+	_cleanup_kernel_built_ struct vn_kernel_built *bp = build_st("fake-stp", stp, &err, &rc);
+	if (rc < 0)
+		fail_msg("build: %s\n%s", err.msg, err.detail ? err.detail : "");
+	assert_string_equal(bp->config_hash, b2->config_hash);
+	_cleanup_free_ char *configp = built_config(bp);
+	assert_non_null(strstr(configp, "CONFIG_MEM_SOFT_DIRTY=y\n"));
+
+	/* A tree without the folder: exit 2 naming the recipe, the JSON path and the value (and the tree's name). */
+	_cleanup_kernel_built_ struct vn_kernel_built *bm =
+		build_st("fake-stm",
+			 "{\"type\": \"source\", \"tree\": \"fake.tar\", \"config\": {\"base\": "
+			 "\"tinyconfig\", \"selftests\": [\"mm\"]}}",
+			 &err, &rc);
+	assert_true(rc < 0);
+	assert_int_equal(err.kind, VN_ERR_INPUT);
+	if (!strstr(err.msg, "fake-stm.json: $.config.selftests[0]: \"mm\": the tree has no "
+			     "tools/testing/selftests/mm/config (this tree names it \"vm\")"))
+		fail_msg("%s", err.msg);
+	vn_error_clear(&err);
+	/* An architecture's own list is looked up the same way, its path named. */
+	_cleanup_kernel_built_ struct vn_kernel_built *ba = build_st(
+		"fake-sta",
+		"{\"type\": \"source\", \"tree\": \"fake.tar\", \"config\": {\"base\": \"tinyconfig\", \"selftests\": "
+		"[\"vm\"], \"arch\": {\"x86_64\": {\"selftests\": [\"vm\", \"net/forwarding\"]}}}}",
+		&err, &rc);
+	assert_true(rc < 0);
+	if (!strstr(err.msg, "fake-sta.json: $.config.arch.x86_64.selftests[1]: \"net/forwarding\": the tree has no "
+			     "tools/testing/selftests/net/forwarding/config"))
+		fail_msg("%s", err.msg);
+	vn_error_clear(&err);
+
+	/* Checked after olddefconfig like any fragment: an option of its that does not survive is named. */
+	put("fake-stv/0001-st.patch",
+	    "--- a/tools/testing/selftests/vm/config\n+++ b/tools/testing/selftests/vm/config\n"
+	    "@@ -1,3 +1,4 @@\n CONFIG_USERFAULTFD=y\n CONFIG_TEST_HMM=m\n CONFIG_GUP_TEST=y\n"
+	    "+# CONFIG_CPUSETS is not set\n");
+	_cleanup_kernel_built_ struct vn_kernel_built *bv =
+		build_st("fake-stv",
+			 "{\"type\": \"source\", \"tree\": \"fake.tar\", \"patches\": [\"0001-st.patch\"], "
+			 "\"config\": {\"base\": \"tinyconfig\", \"selftests\": [\"vm\"]}}",
+			 &err, &rc);
+	assert_true(rc < 0);
+	if (!strstr(err.msg, "did not survive") || !strstr(err.msg, "CONFIG_CPUSETS"))
+		fail_msg("%s", err.msg);
+	vn_error_clear(&err);
+	_cleanup_free_ char *vin = path_of("vmlinux.in");
+	unlink(vin);
 }
 
 /* A torn cache entry (an empty image, an empty or fieldless kernel.json) is not served: it is moved aside, rebuilt. */
@@ -1553,6 +1749,7 @@ int main(void)
 		cmocka_unit_test(test_recipe_find),
 		cmocka_unit_test(test_cache_key),
 		cmocka_unit_test(test_cache_key_debug),
+		cmocka_unit_test(test_cache_key_selftests),
 		cmocka_unit_test(test_patch_apply),
 		cmocka_unit_test(test_patch_reject),
 		cmocka_unit_test(test_config_verify),
@@ -1562,6 +1759,7 @@ int main(void)
 		cmocka_unit_test(test_vmlinux_recipe_hint),
 		cmocka_unit_test(test_build_infra_failures),
 		cmocka_unit_test(test_build_fragment_space),
+		cmocka_unit_test(test_build_selftests),
 		cmocka_unit_test(test_cache_broken_entry),
 		cmocka_unit_test(test_build_concurrent),
 		cmocka_unit_test(test_build_git_tree),
