@@ -108,7 +108,7 @@ int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, bool debug
 	 */
 	if (debug) {
 		vn_kernel_hash_str(&c, "debug");
-		vn_kernel_hash_str(&c, vn_kernel_debug_fragment());
+		vn_kernel_hash_str(&c, vn_kernel_debug_fragment(arch));
 	}
 	vn_sha256_final(&c, d);
 	vn_sha256_hex(d, config_hash);

@@ -71,17 +71,37 @@ const char *const *vn_kernel_required_options(enum vn_arch arch)
  * 5.18+'s lib/Kconfig.debug (6.1's); older kernels spell DEBUG_INFO as a
  * plain option, which the check below names if it does not survive.
  */
-static const char debug_fragment[] = "CONFIG_DEBUG_KERNEL=y\n"
-				     "CONFIG_DEBUG_INFO=y\n"
-				     "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\n"
-				     "# CONFIG_DEBUG_INFO_REDUCED is not set\n"
-				     "# CONFIG_DEBUG_INFO_SPLIT is not set\n"
-				     "# CONFIG_DEBUG_INFO_COMPRESSED is not set\n"
-				     "CONFIG_GDB_SCRIPTS=y\n";
+#define VN_KERNEL_DEBUG_INFO                            \
+	"CONFIG_DEBUG_KERNEL=y\n"                       \
+	"CONFIG_DEBUG_INFO=y\n"                         \
+	"CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\n" \
+	"# CONFIG_DEBUG_INFO_REDUCED is not set\n"      \
+	"# CONFIG_DEBUG_INFO_SPLIT is not set\n"        \
+	"# CONFIG_DEBUG_INFO_COMPRESSED is not set\n"   \
+	"CONFIG_GDB_SCRIPTS=y\n"
 
-const char *vn_kernel_debug_fragment(void)
+static const char debug_fragment[] = VN_KERNEL_DEBUG_INFO;
+
+/*
+ * A debug kernel is the one a developer dumps, so on x86 (where the guest
+ * has QEMU's ISA pvpanic and vmcoreinfo devices, virt/domain-xml.c) it also
+ * gets what makes a dump of it readable, built in as a recipe has no
+ * modules: PVPANIC_MMIO tells QEMU of a panic before panic=-1's reset
+ * (without it the guest resets and nothing is kept); FW_CFG_SYSFS hands
+ * QEMU the VMCOREINFO note, which crash and drgn need for KASLR's offset
+ * and phys_base, and which the driver writes only with CRASH_CORE, selected
+ * through KEXEC_CORE by KEXEC (6.1: nothing lighter selects it); and
+ * MAGIC_SYSRQ for /proc/sysrq-trigger's 'c', the panic on demand.
+ */
+static const char debug_fragment_x86[] = VN_KERNEL_DEBUG_INFO "CONFIG_MAGIC_SYSRQ=y\n"
+							      "CONFIG_KEXEC=y\n"
+							      "CONFIG_FW_CFG_SYSFS=y\n"
+							      "CONFIG_PVPANIC=y\n"
+							      "CONFIG_PVPANIC_MMIO=y\n";
+
+const char *vn_kernel_debug_fragment(enum vn_arch arch)
 {
-	return debug_fragment;
+	return arch == VN_ARCH_X86_64 ? debug_fragment_x86 : debug_fragment;
 }
 
 /* The value of CONFIG_X in a .config text: "y", "64", "n" for "is not set" or absent. */
@@ -297,7 +317,7 @@ static int merge_fragments(const struct vn_kernel_work *w, struct vn_error *err)
 	_cleanup_free_ char *dbg_rel = vn_xasprintf("%s/vnuma-debug.config", dir), *dbg = NULL;
 	if (w->debug) {
 		dbg = vn_xasprintf("%s/%s", w->obj, dbg_rel);
-		if ((rc = vn_file_write(dbg, debug_fragment)) < 0)
+		if ((rc = vn_file_write(dbg, vn_kernel_debug_fragment(w->o->arch))) < 0)
 			return vn_infra_error(err, rc, "writing %s: %s", dbg, strerror(-rc));
 		argv[a++] = dbg_rel;
 	}
@@ -356,7 +376,7 @@ static int wanted_text(const struct vn_kernel_work *w, char **out, struct vn_err
 			vn_strbuf_printf(&b, "%s\n", s);
 	}
 	if (w->debug)
-		vn_strbuf_printf(&b, "%s", debug_fragment);
+		vn_strbuf_printf(&b, "%s", vn_kernel_debug_fragment(w->o->arch));
 	for (size_t i = 0; i < w->cf->nrequire; i++)
 		vn_strbuf_printf(&b, "%s=y\n", w->cf->require[i]);
 	for (const char *const *o = vn_kernel_required_options(w->o->arch); *o; o++)

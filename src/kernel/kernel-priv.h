@@ -24,8 +24,11 @@ const char *const *vn_kernel_required_options(enum vn_arch arch);
 int vn_kernel_cache_key(const struct vn_recipe *r, enum vn_arch arch, bool debug, const char *source_id,
 			char key[VN_SHA256_HEX_LEN + 1], char config_hash[VN_SHA256_HEX_LEN + 1], struct vn_error *err);
 
-/* The config fragment a debug build merges last: DWARF, not reduced, the gdb scripts. */
-const char *vn_kernel_debug_fragment(void);
+/*
+ * The config fragment a debug build merges last: DWARF, not reduced, the gdb
+ * scripts; on x86 also what a dump of it needs (pvpanic, VMCOREINFO, sysrq).
+ */
+const char *vn_kernel_debug_fragment(enum vn_arch arch);
 
 /* Files a unified diff touches, relative to the tree (-p1), deduplicated. */
 int vn_kernel_patch_files(const char *patch, char ***files, size_t *n, struct vn_error *err);

@@ -489,6 +489,10 @@ static void test_cache_key_debug(void **state)
 	assert_string_not_equal(c, cd); /* another config: another build tree */
 	assert_int_equal(vn_kernel_cache_key(r, VN_ARCH_ARM64, true, "golden-source", ka, ca, &err), 0);
 	assert_string_not_equal(kd, ka);
+	/* Only x86's guests have the pvpanic and vmcoreinfo devices: elsewhere the options would only be refused. */
+	assert_null(strstr(vn_kernel_debug_fragment(VN_ARCH_ARM64), "PVPANIC"));
+	assert_null(strstr(vn_kernel_debug_fragment(VN_ARCH_PPC64LE), "FW_CFG"));
+	assert_non_null(strstr(vn_kernel_debug_fragment(VN_ARCH_ARM64), "CONFIG_GDB_SCRIPTS=y\n"));
 
 	/* The recipe's own switch; a wrong type is refused with its JSON path. */
 	put("golden-dbg/numa.config", "CONFIG_NUMA=y\n");
@@ -899,6 +903,12 @@ static void test_build_debug(void **state)
 	assert_int_equal(vn_file_read(d->config, VN_FILE_STATE_MAX, &config, &(size_t){0}, NULL), 0);
 	assert_non_null(strstr(config, "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\n"));
 	assert_non_null(strstr(config, "CONFIG_GDB_SCRIPTS=y\n"));
+	/* On x86 what a dump of it needs: pvpanic (a panic seen), fw_cfg's VMCOREINFO (with CRASH_CORE), sysrq. */
+	for (const char *o = "CONFIG_PVPANIC=y\0CONFIG_PVPANIC_MMIO=y\0CONFIG_FW_CFG_SYSFS=y\0CONFIG_KEXEC=y\0"
+			     "CONFIG_MAGIC_SYSRQ=y\0";
+	     *o; o += strlen(o) + 1)
+		if (!strstr(config, o))
+			fail_msg("%s not in a debug build's config:\n%s", o, config);
 	struct stat st;
 	assert_int_equal(lstat(d->vmlinux, &st), 0);
 	assert_true(S_ISREG(st.st_mode) && st.st_size > 0);
