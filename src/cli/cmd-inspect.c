@@ -38,7 +38,7 @@ static int cmd_shell(int argc, char **argv, struct vn_error *err)
 }
 
 struct collect_args {
-	const char *outdir;
+	const char *outdir, *dump, *topology;
 	bool deep;
 	enum vn_fallback_model model;
 };
@@ -51,29 +51,46 @@ static int collect_opt(struct vn_cli_args *a, int c, void *data, struct vn_error
 		o->outdir = optarg;
 	else if (c == 'D')
 		o->deep = true;
+	else if (c == 'd')
+		o->dump = optarg;
+	else if (c == 't')
+		o->topology = optarg;
 	else if (c == 'm')
 		return a->exit = vn_fallback_model_lookup(optarg, &o->model, err);
 	return 0;
+}
+
+/* --dump among the options: collect reads a kept dump, and takes no guest. */
+static bool dump_given(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--dump") == 0 || strncmp(argv[i], "--dump=", 7) == 0)
+			return true;
+	return false;
 }
 
 /* The kernel's structures against the model: exit 1 only when they differ, 3 when they cannot be read. */
 static int collect_deep(struct vn_cli_args *args, const char *name, const struct collect_args *o, struct vn_error *err)
 {
 	struct vn_deep_req q = {.name = name, .debug_root = "", .model = o->model, .save_dir = o->outdir};
-	struct vn_deep_result r;
+	struct vn_deep_result r = {0};
 	struct vn_testbed_ctx ctx;
 	int rc;
 
-	if ((rc = vn_cli_ctx(args, &ctx, err)) < 0)
+	if (o->dump)
+		rc = vn_deep_check_dump(&q, o->dump, o->topology, &r, err);
+	else if ((rc = vn_cli_ctx(args, &ctx, err)) == 0) {
+		rc = vn_testbed_collect_deep(&ctx, &q, &r, err);
+		vn_testbed_ctx_clear(&ctx);
+	}
+	if (rc < 0) {
+		vn_deep_result_clear(&r);
 		return rc;
-	rc = vn_testbed_collect_deep(&ctx, &q, &r, err);
-	vn_testbed_ctx_clear(&ctx);
-	if (rc < 0)
-		return rc;
+	}
 	printf("%s", r.report);
-	fprintf(stderr,
-		"%s: the kernel's own structures, read by drgn (%s) from a dump of its memory, against %s%s%s\n", name,
-		r.vmlinux, r.topology, o->outdir ? "; deep.json in " : "", o->outdir ? o->outdir : "");
+	fprintf(stderr, "%s: the kernel's own structures, read by drgn (%s) from %s, against %s%s%s\n", name, r.vmlinux,
+		o->dump ? "the dump" : "a dump of its memory", r.topology, o->outdir ? "; deep.json in " : "",
+		o->outdir ? o->outdir : "");
 	if (!r.ok)
 		fprintf(stderr,
 			"MISMATCH: 'model' is vnuma's prediction for the topology, 'kernel' what the running "
@@ -91,10 +108,24 @@ static int cmd_collect(int argc, char **argv, struct vn_error *err)
 	const char *name;
 	int rc;
 
+	/* A kept dump is read without its guest: no NAME then. */
+	if (dump_given(argc, argv)) {
+		vn_cli_args_init(&args, &vn_cmd_collect, argc, argv);
+		while ((rc = vn_cli_next(&args, err)) > 0)
+			if (collect_opt(&args, rc, &o, err) < 0)
+				return args.exit;
+		if (rc < 0 || vn_cli_operands(&args, 0, 0, err) < 0)
+			return args.exit;
+		if (!o.deep)
+			return vn_input_error(err, "collect --dump FILE reads a kept dump with --deep only");
+		return collect_deep(&args, o.dump, &o, err);
+	}
 	if (vn_cli_guest_args(&args, &vn_cmd_collect, argc, argv, collect_opt, &o, &name, err) < 0)
 		return args.exit;
 	if (optind < argc)
 		return vn_input_error(err, "collect takes one guest, not also '%s'", argv[optind]);
+	if (o.topology)
+		return vn_input_error(err, "collect --topology is for --dump FILE: a guest says its own topology");
 	if (o.deep)
 		return collect_deep(&args, name, &o, err);
 	if (!o.outdir)
@@ -126,6 +157,12 @@ static const struct vn_cli_opt collect_opts[] = {
 	 "with drgn and its debug vmlinux: zonelists, SLIT, memory tiers,\n"
 	 "node_demotion, sched domains' NUMA levels; compare with the model"},
 	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model the zonelists are held to (--deep)"},
+	{"dump", 'd', false, "FILE", VN_VAL_FILE,
+	 "with --deep and no NAME: read a kept dump (vnuma dump -o FILE,\n"
+	 "run --dump-on's vmcore) with the vmlinux FILE.json names"},
+	{"topology", 't', false, "TOPO", VN_VAL_FILE,
+	 "the topology the dumped guest booted (--dump; default:\n"
+	 "topology.xml beside FILE, as a run's directory has it)"},
 	VN_CLI_OPT_END,
 };
 
@@ -133,7 +170,8 @@ const struct vn_cmd vn_cmd_collect = {
 	.name = "collect",
 	.fn = cmd_collect,
 	.summary = "one snapshot: vmstat, per-node numastat/meminfo, distances, dmesg",
-	.synopsis = "NAME -o DIR\nNAME --deep [-o DIR] [--kernel-model M]",
+	.synopsis = "NAME -o DIR\nNAME --deep [-o DIR] [--kernel-model M]\n--deep --dump FILE [--topology TOPO] [-o "
+		    "DIR] [--kernel-model M]",
 	.description = "Writes /proc/vmstat, per-node numastat, meminfo, vmstat, distance and cpulist,\n"
 		       "numactl -H, dmesg, the kernel command line and version, and snapshot.json\n"
 		       "holding all of it parsed.\n"
@@ -143,7 +181,8 @@ const struct vn_cmd vn_cmd_collect = {
 		       "kernel's debug vmlinux (linux-image-RELEASE-dbg for Debian's kernel), and each\n"
 		       "node's zonelist, the SLIT, the memory tiers and node_demotion targets and the\n"
 		       "sched domains' NUMA levels are compared with the model. Exit 1 when one\n"
-		       "differs (both sides printed), 3 when they cannot be read. See\n"
+		       "differs (both sides printed), 3 when they cannot be read. --dump FILE reads\n"
+		       "a dump already kept instead, its guest long gone. See\n"
 		       "docs/debugging.md.",
 	.opts = collect_opts,
 	.common = VN_CLI_GUEST,

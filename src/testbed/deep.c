@@ -2,6 +2,7 @@
 #include "testbed/deep.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "util/cleanup.h"
 #include "util/dir.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/spawn.h"
 #include "util/strbuf.h"
 
@@ -166,6 +168,63 @@ int vn_testbed_collect_deep(const struct vn_testbed_ctx *ctx, const struct vn_de
 		rc = judge(q, output, r, err);
 cleanup:
 	vn_dump_result_clear(&dr);
+	vn_rm_rf(dir);
+	return rc;
+}
+
+/* CORE.json's kernel.vmlinux (vnuma dump wrote it: found by build id), or its hint as the error. */
+static int kept_vmlinux(const char *core, char **vmlinux, struct vn_error *err)
+{
+	_cleanup_free_ char *meta = vn_xasprintf("%s.json", core), *text = NULL;
+	struct json_object *o = NULL;
+	int rc;
+
+	if ((rc = vn_file_read(meta, VN_FILE_STATE_MAX, &text, &(size_t){0}, err)) < 0) {
+		vn_error_prefix(err, "%s, which names the dump's vmlinux", meta);
+		return rc;
+	}
+	if ((rc = vn_json_parse(text, meta, &o, err)) < 0)
+		return rc;
+	struct json_object *k = vn_json_member(o, "kernel", json_type_object);
+	const char *v = k ? vn_json_str(k, "vmlinux") : NULL, *hint = k ? vn_json_str(k, "hint") : NULL;
+	if (v && vn_is_file(v))
+		*vmlinux = vn_xstrdup(v);
+	else
+		rc = vn_infra_error(err, -ENOENT, "cannot read %s's kernel structures: %s", core,
+				    v      ? "the vmlinux its .json names is gone"
+				    : hint ? hint
+					   : "its .json names no vmlinux");
+	json_object_put(o);
+	return rc;
+}
+
+int vn_deep_check_dump(const struct vn_deep_req *q, const char *core, const char *topology, struct vn_deep_result *r,
+		       struct vn_error *err)
+{
+	const char *base = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
+	_cleanup_free_ char *dir = vn_xasprintf("%s/vnuma-deep.XXXXXX", base), *output = NULL, *copy = vn_xstrdup(core);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!vn_is_file(core))
+		return vn_input_error(err, "%s: no such dump", core);
+	r->topology = topology ? vn_xstrdup(topology) : vn_xasprintf("%s/topology.xml", dirname(copy));
+	if (!vn_is_file(r->topology)) {
+		rc = vn_input_error(err,
+				    "%s: no topology.xml beside it (a run's directory has one): say which "
+				    "topology the guest booted with --topology",
+				    core);
+		vn_deep_result_clear(r);
+		return rc;
+	}
+	if ((rc = kept_vmlinux(core, &r->vmlinux, err)) < 0)
+		return rc;
+	/* deep.py is written apart: the dump's directory may be a read-only copy. */
+	if (!mkdtemp(dir))
+		return vn_infra_error(err, -errno, "cannot make a directory for drgn's script under %s: %s", base,
+				      strerror(errno));
+	if ((rc = run_drgn(dir, core, r->vmlinux, &output, err)) == 0)
+		rc = judge(q, output, r, err);
 	vn_rm_rf(dir);
 	return rc;
 }

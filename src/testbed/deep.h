@@ -96,3 +96,15 @@ void vn_deep_result_clear(struct vn_deep_result *r);
  */
 int vn_testbed_collect_deep(const struct vn_testbed_ctx *ctx, const struct vn_deep_req *q, struct vn_deep_result *r,
 			    struct vn_error *err);
+
+/*
+ * The same check on a dump already kept (vnuma dump -o, run --dump-on: a
+ * developer's copy of a CI failure, its guest long gone): drgn on core with
+ * the vmlinux that CORE.json names, held to topology (NULL: the
+ * topology.xml a run's directory keeps beside its vmcore). q->name names
+ * the dump in messages. The dump is left as it was. No CORE.json, no
+ * vmlinux named there: infrastructure errors with the hint it holds; no
+ * topology: an input error asking for one.
+ */
+int vn_deep_check_dump(const struct vn_deep_req *q, const char *core, const char *topology, struct vn_deep_result *r,
+		       struct vn_error *err);
