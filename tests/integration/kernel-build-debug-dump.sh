@@ -5,9 +5,9 @@
 # VN_KERNEL_BUILD_STATE), booted by `vnuma run --dump-on panic` on
 # 4node-amd; a cmd step panics it through sysrq. The run exits 3 and keeps
 # vmcore and vmcore.json naming the cache entry's vmlinux; crash on it with
-# that vmlinux: `bt` is the sysrq panic's, `kmem -n` lists the 4 nodes; drgn
-# (deep.py, the script of collect --deep) reads each node's zonelist, equal
-# to `vnuma topo fallback`'s order for the shape. Needs crash and drgn (a
+# that vmlinux: `bt` is the sysrq panic's, `kmem -n` lists the 4 nodes;
+# `collect --deep --dump` on it (drgn): every section equals the model, and
+# each node's zonelist is `vnuma topo fallback`'s order for the shape. Needs crash and drgn (a
 # SKIP without). A few minutes with the kernel cached; a cold debug build
 # is tens of minutes on 2 cores (docs/kernels.md).
 #   kernel-build-debug-dump.sh VNUMA_BINARY   (VN_SOURCE_DIR: the repository)
@@ -76,23 +76,26 @@ sed -n '/PANIC:/p;/^ #[0-9]/p' "$w/crash.out" | head -12 | sed 's/^/#   /'
 check "crash: the panic is sysrq's" grep -q 'PANIC: .*sysrq triggered crash' "$w/crash.out" ||
 	sed 's/^/#   /' "$w/crash.out" | tail -30
 check "crash: bt goes through sysrq_handle_crash" grep -q ' sysrq_handle_crash ' "$w/crash.out"
-# kmem -n: a "NODE SIZE PGLIST_DATA ..." header per node, then the node's row.
-awk '/^NODE +SIZE/ { getline; print $1 }' "$w/crash.out" | sort -n | tr '\n' ' ' >"$w/kmem-nodes"
+# kmem -n: under "NODE SIZE PGLIST_DATA ...", a row per node: its id, its pages, its pglist_data.
+grep -E '^ +[0-9]+ +[0-9]+ +[0-9a-f]{16} ' "$w/crash.out" | awk '{ print $1 }' | sort -un | tr '\n' ' ' >"$w/kmem-nodes"
 echo "# kmem -n nodes: $(cat "$w/kmem-nodes")"
 check "crash: kmem -n lists nodes 0 1 2 3" test "$(cat "$w/kmem-nodes")" = "0 1 2 3 "
 
-# drgn with the entry's vmlinux: each node's zonelist (collect --deep's script) against the model.
+# drgn with the entry's vmlinux (collect --deep --dump: the vmlinux vmcore.json names, the run's
+# topology.xml): every section against the model, and each node's zonelist against topo fallback's.
 t3=$(date +%s)
-DRGN_USE_LIBKDUMPFILE_FOR_ELF=1 timeout 600 drgn -q -c "$w/run/vmcore" -s "$dir/vmlinux" --no-default-symbols \
-	"$src/src/testbed/deep.py" >"$w/drgn.out" 2>&1
-echo "# drgn: exit $? in $(($(date +%s) - t3)) s"
-python3 - "$w/drgn.out" >"$w/kernel.fallback" 2>"$w/py.err" <<'EOF'
+"$vnuma" collect --deep --dump "$w/run/vmcore" -o "$w/deep" >"$w/deep.out" 2>"$w/deep.err"
+rc=$?
+echo "# collect --deep --dump: exit $rc in $(($(date +%s) - t3)) s"
+sed 's/^/#   /' "$w/deep.out" "$w/deep.err"
+check "collect --deep --dump: the kernel's structures equal the model (exit 0)" test "$rc" = 0
+check "...read with the entry's vmlinux" grep -qF "drgn ($dir/vmlinux)" "$w/deep.err"
+python3 - "$w/deep/deep.json" >"$w/kernel.fallback" 2>"$w/py.err" <<'EOF'
 import json, sys
-line = [l for l in open(sys.argv[1]) if l.startswith("VNUMA-DEEP ")][-1]
-for z in json.loads(line[len("VNUMA-DEEP "):])["zonelists"]:
+for z in json.load(open(sys.argv[1]))["zonelists"]:
     print("Fallback order for Node %d: %s" % (z["node"], " ".join(map(str, z["order"]))))
 EOF
-check "drgn read the zonelists" test -s "$w/kernel.fallback" || sed 's/^/#   /' "$w/drgn.out" "$w/py.err" | tail -20
+check "drgn read the zonelists" test -s "$w/kernel.fallback" || sed 's/^/#   /' "$w/py.err"
 "$vnuma" topo fallback "$topo" | sed 's/ *$//' >"$w/model.fallback"
 sed 's/^/#   kernel: /' "$w/kernel.fallback"
 check "drgn: 4 nodes' zonelists" test "$(wc -l <"$w/kernel.fallback")" = 4
