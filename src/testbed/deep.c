@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "testbed/deep-py.h"
+#include "kernel/vmlinux.h"
 #include "testbed/dump.h"
 #include "topology/arch.h"
 #include "util/arch.h"
@@ -172,6 +173,27 @@ cleanup:
 	return rc;
 }
 
+/*
+ * A kept dump travels (CI's artifacts) and FILE.json names a path on the
+ * host that wrote it: the vmlinux there now must still be the dumped
+ * kernel's, by build id (the dump's VMCOREINFO, the guest's word: hex only).
+ * Either unknown: nothing to hold it to.
+ */
+static int same_kernel(const char *core, const char *vmlinux, struct vn_error *err)
+{
+	_cleanup_free_ char *dumped = NULL, *have = NULL;
+	int rc;
+
+	if ((rc = vn_elf_vmcoreinfo(core, "BUILD-ID", &dumped, err)) < 0 ||
+	    (rc = vn_elf_build_id(vmlinux, &have, err)) < 0)
+		return rc;
+	if (!dumped || !have || strlen(dumped) > 128 || strspn(dumped, "0123456789abcdef") != strlen(dumped) ||
+	    strcmp(dumped, have) == 0)
+		return 0;
+	return vn_infra_error(err, -ESTALE, "%s has build id %s, the kernel dumped in %s %s: not its vmlinux", vmlinux,
+			      have, core, dumped);
+}
+
 /* CORE.json's kernel.vmlinux (vnuma dump wrote it: found by build id), or its hint as the error. */
 static int kept_vmlinux(const char *core, char **vmlinux, struct vn_error *err)
 {
@@ -187,13 +209,15 @@ static int kept_vmlinux(const char *core, char **vmlinux, struct vn_error *err)
 		return rc;
 	struct json_object *k = vn_json_member(o, "kernel", json_type_object);
 	const char *v = k ? vn_json_str(k, "vmlinux") : NULL, *hint = k ? vn_json_str(k, "hint") : NULL;
-	if (v && vn_is_file(v))
-		*vmlinux = vn_xstrdup(v);
+	if (v && vn_is_file(v)) {
+		if ((rc = same_kernel(core, v, err)) == 0)
+			*vmlinux = vn_xstrdup(v);
+	} else if (v)
+		rc = vn_infra_error(err, -ENOENT, "cannot read %s's kernel structures: its vmlinux %s is gone", core,
+				    v);
 	else
 		rc = vn_infra_error(err, -ENOENT, "cannot read %s's kernel structures: %s", core,
-				    v      ? "the vmlinux its .json names is gone"
-				    : hint ? hint
-					   : "its .json names no vmlinux");
+				    hint ? hint : "its .json names no vmlinux");
 	json_object_put(o);
 	return rc;
 }
