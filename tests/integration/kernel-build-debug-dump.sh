@@ -8,9 +8,9 @@
 # that vmlinux (--no_kmem_cache: tinyconfig's SLOB): `bt` is the sysrq
 # panic's, `kmem -n` lists the 4 nodes with their pages;
 # `collect --deep --dump` on it (drgn): every section equals the model, and
-# each node's zonelist is `vnuma topo fallback`'s order for the shape. Needs crash and drgn (a
-# SKIP without). A few minutes with the kernel cached; a cold debug build
-# is tens of minutes on 2 cores (docs/kernels.md).
+# each node's zonelist is `vnuma topo fallback`'s order for the shape.
+# Needs crash and drgn (a SKIP without). 17 s with the kernel cached; a
+# cold debug build is 20-40 min on 2 cores (docs/kernels.md).
 #   kernel-build-debug-dump.sh VNUMA_BINARY   (VN_SOURCE_DIR: the repository)
 set -u
 vnuma=$1
