@@ -133,9 +133,14 @@ static int ltp_device_add(struct run *r, const struct vn_scn_step *st, char **de
 	*dev = NULL;
 	if ((rc = guest_argv(r, argv, &out, err)) < 0)
 		return vn_error_prefix(err, "step %s: making LTP's test device", st->name);
+	/* The guest's answer goes back into the guest only, but as nothing else
+	 * than a zram device's name: /dev/zram and up to 3 digits. */
 	if (out && strncmp(out, "/dev/zram", 9) == 0) {
-		out[strcspn(out, "\n")] = '\0';
-		*dev = steal_pointer(&out);
+		size_t d = strspn(out + 9, "0123456789");
+		if (d >= 1 && d <= 3 && (out[9 + d] == '\n' || out[9 + d] == '\0')) {
+			out[9 + d] = '\0';
+			*dev = steal_pointer(&out);
+		}
 	}
 	return 0;
 }
