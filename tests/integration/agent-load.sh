@@ -96,7 +96,16 @@ kills1=$(sed -n 's/^oom_kill //p' "$w/after")
 check "memory ran out during the execs too ($kills0 -> $kills1 OOM kills)" test "${kills1:-0}" -gt "${kills0:-0}"
 check "...the workloads still run at the end" test "$(sed -n 3p "$w/after")" -gt 0
 check "...the agent runs at nice -10 (docs/agent-protocol.md)" test "$(sed -n 4p "$w/after")" = -10
-check "...the 1-minute load average is above 2" awk '{ exit !($1 > 2) }' <<<"$(sed -n 2p "$w/after")"
+# The 1-minute average trails the load: with four CPU-bound streams from about
+# 0.3 it passes 2 some 37 s after the load began, and the execs above can take
+# less than that (CI's took about 25 s and read 1.75). So wait for it, bounded.
+loadavg=$(sed -n 2p "$w/after" | cut -d' ' -f1)
+for _ in $(seq 15); do
+	awk -v l="$loadavg" 'BEGIN { exit !(l > 2) }' && break
+	sleep 4
+	loadavg=$("$vnuma" exec "$name" -- cat /proc/loadavg 2>/dev/null | cut -d' ' -f1)
+done
+check "...the 1-minute load average passes 2 within a minute ($loadavg)" awk -v l="$loadavg" 'BEGIN { exit !(l > 2) }'
 
 check "down" test "$(rc "$vnuma" down "$name")" = 0
 check "...no QEMU left" no_qemu_left
