@@ -82,6 +82,11 @@ static void emit_lines(struct vn_strbuf *pending, const char *data, size_t n, co
 		start = nl + 1;
 	}
 	size_t rest = pending->len - (size_t)(start - pending->s);
+	/* A child that never writes a newline must not grow the buffer without end: cut it into lines. */
+	if (rest >= VN_SPAWN_LINE_MAX) {
+		o->line(o->line_data, start);
+		rest = 0;
+	}
 	memmove(pending->s, start, rest);
 	pending->len = rest;
 	pending->s[rest] = '\0';

@@ -7,6 +7,9 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
+/* Longest line given to a line callback: a longer run without a newline comes as several. */
+#define VN_SPAWN_LINE_MAX 65536
+
 /* One line of the child's output, without its newline. */
 typedef void (*vn_spawn_line_fn)(void *data, const char *line);
 

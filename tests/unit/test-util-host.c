@@ -234,6 +234,35 @@ static void lines_cb(void *data, const char *line)
 	vn_strbuf_printf(b, "[%s]", line);
 }
 
+struct line_stats {
+	size_t lines, bytes, longest;
+};
+
+static void stats_cb(void *data, const char *line)
+{
+	struct line_stats *st = data;
+	size_t n = strlen(line);
+	st->lines++;
+	st->bytes += n;
+	if (n > st->longest)
+		st->longest = n;
+}
+
+/* 300000 bytes with no newline: cut into lines of at most VN_SPAWN_LINE_MAX (one read of 16 KiB may overshoot), none lost. */
+static void test_spawn_long_line(void **state)
+{
+	(void)state;
+	struct line_stats st = {0};
+	struct vn_error err = {0};
+	const char *sh[] = {"sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x; echo; echo end", NULL};
+	struct vn_spawn_opts o = {.log_fd = -1, .line = stats_cb, .line_data = &st};
+
+	assert_int_equal(vn_spawn_run(sh, &o, &err), 0);
+	assert_true(st.longest <= VN_SPAWN_LINE_MAX + 16384);
+	assert_true(st.lines >= 300000 / (VN_SPAWN_LINE_MAX + 16384) + 2);
+	assert_int_equal(st.bytes, 300000 + 3);
+}
+
 static void test_spawn(void **state)
 {
 	(void)state;
@@ -516,19 +545,13 @@ static void test_sha256_memo(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mkdir_p),
-		cmocka_unit_test(test_rm_rf),
-		cmocka_unit_test(test_rm_rf_one_fs),
-		cmocka_unit_test(test_file_read_write_copy),
-		cmocka_unit_test(test_clock),
-		cmocka_unit_test(test_strv),
-		cmocka_unit_test(test_alloc),
-		cmocka_unit_test(test_oom_aborts),
-		cmocka_unit_test(test_spawn),
-		cmocka_unit_test(test_spawn_deadline),
-		cmocka_unit_test(test_spawn_git_env),
-		cmocka_unit_test(test_isolate),
-		cmocka_unit_test(test_isolate_deadline),
+		cmocka_unit_test(test_mkdir_p),        cmocka_unit_test(test_rm_rf),
+		cmocka_unit_test(test_rm_rf_one_fs),   cmocka_unit_test(test_file_read_write_copy),
+		cmocka_unit_test(test_clock),          cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_alloc),          cmocka_unit_test(test_oom_aborts),
+		cmocka_unit_test(test_spawn),          cmocka_unit_test(test_spawn_long_line),
+		cmocka_unit_test(test_spawn_deadline), cmocka_unit_test(test_spawn_git_env),
+		cmocka_unit_test(test_isolate),        cmocka_unit_test(test_isolate_deadline),
 		cmocka_unit_test(test_sha256_memo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
