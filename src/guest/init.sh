@@ -35,18 +35,25 @@ has_virtio() { # ID...
 	return 1
 }
 [ -e /sys/firmware/acpi/tables/NFIT ] && nvdimm=1 || nvdimm=
+# Is the module at PATH (from /etc/vnuma/modules) one this guest's devices
+# need? Its name without the suffix: Debian's 6.1 ships plain .ko files,
+# its 6.12 (bookworm-backports) .ko.xz, which insmod loads as well.
+module_wanted() { # PATH
+	case "${1%.ko*}" in
+	*/virtio_blk) [ -n "$blk" ] ;;
+	*/virtio_net | */net_failover | */failover) [ -n "$net" ] ;;
+	*/nvdimm/* | */nfit | */dax/*) [ -n "$nvdimm" ] ;;
+	*) true ;;
+	esac
+}
 # The same script is the initramfs's /init and a busybox disk root's /init;
 # on the disk, the initramfs has loaded the modules already.
 if [ -z "$VNUMA_SWITCHED" ] && [ -f /etc/vnuma/modules ]; then
 	has_virtio 0x1001 0x1042 && blk=1 || blk=
 	has_virtio 0x1000 0x1041 && net=1 || net=
 	while read -r m; do
-		case "$m" in
-		'') continue ;;
-		*/virtio_blk.ko) [ -n "$blk" ] || continue ;;
-		*/virtio_net.ko | */net_failover.ko | */failover.ko) [ -n "$net" ] || continue ;;
-		*/nvdimm/*.ko | */nfit.ko | */dax/*.ko) [ -n "$nvdimm" ] || continue ;;
-		esac
+		[ -n "$m" ] || continue
+		module_wanted "$m" || continue
 		insmod "$m" || warn "insmod $m failed"
 	done </etc/vnuma/modules
 fi
