@@ -1,0 +1,66 @@
+#!/bin/bash
+# Slow: 4node-cxl-tiered on Debian's 6.12 (bookworm-backports, a prebuilt
+# recipe from scripts/kernel-backports.sh; docs/kernels.md). 6.12 computes
+# kmem's abstract distance from the HMAT, so its CXL nodes land in another
+# tier than 6.1's. The boot must succeed (up's exit 0 or 1: a fidelity
+# MISMATCH is the kernel disagreeing with a model, not a failed boot) and
+# the guest must build what tests/data/tiers-6.12/4node-cxl-tiered recorded
+# (tests/data/tiers-6.12/README): the tiers, the HMAT's access classes in
+# sysfs, the demotion targets printed as kmem onlines each node, and each
+# node's memory. These are compared with the recording, not with a model:
+# vnuma models 6.1 only (docs/tiering.md, "Kernel versions"); once a 6.12
+# model lands, up's own fidelity check is the judge and this test checks
+# that it says ok. Also: no virtio_blk loaded (the guest has no disk; 6.12's
+# modules are .ko.xz, tests/cli/init-modules.sh), kmem loaded.
+# Skipped (77) without the kernel: CI does not download backports.
+#   VN_KERNEL_612=RECIPE (default: the recipe kernel-backports.sh wrote in
+#   vnuma's default state dir)
+#   tiers-6.12.sh VNUMA_BINARY [SOURCE_DIR]
+set -u
+vnuma=$1
+src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
+export VNUMA_ACCEL=tcg
+# Before it_state, which points VNUMA_STATE_DIR at the test's own.
+if [ -z "${VN_KERNEL_612:-}" ]; then
+	if [ -n "${VNUMA_STATE_DIR:-}" ]; then st=$VNUMA_STATE_DIR
+	elif [ -n "${XDG_STATE_HOME:-}" ]; then st=$XDG_STATE_HOME/vnuma
+	elif [ "$(id -u)" = 0 ]; then st=/var/lib/vnuma
+	else st=$HOME/.local/state/vnuma; fi
+	VN_KERNEL_612=$st/kernels/debian-6.12.json
+fi
+[ -f "$VN_KERNEL_612" ] || {
+	echo "SKIP: no Debian 6.12 kernel at $VN_KERNEL_612: run scripts/kernel-backports.sh (or set VN_KERNEL_612=RECIPE)"
+	exit 77
+}
+. "$src/tests/integration/lib.sh"
+it_state tiers-6.12
+data=$src/tests/data/tiers-6.12
+want=$data/4node-cxl-tiered
+got=$VNUMA_STATE_DIR/got
+mkdir -p "$got"
+
+"$vnuma" up "$src/topologies/4node-cxl-tiered.xml" --kernel "$VN_KERNEL_612" --name t612 --timeout 600 \
+	>"$VNUMA_STATE_DIR/up.out" 2>&1
+rc=$?
+check "4node-cxl-tiered boots on 6.12 (exit 0 or 1, got $rc)" test "$rc" = 0 -o "$rc" = 1 ||
+	tail -5 "$VNUMA_STATE_DIR/up.out"
+check "the guest runs 6.12" grep -q '^guest t612 is up: kernel 6\.12\.' "$VNUMA_STATE_DIR/up.out"
+check "fidelity checked the memory tiers" grep -q '^memory tiers (model [^)]*): ' "$VNUMA_STATE_DIR/up.out"
+
+"$vnuma" exec t612 -- sh -c "$(cat "$data/guest.sh")" </dev/null >"$got/all" 2>&1
+for f in memory_tiers access meminfo dmesg; do
+	sed -n "s/^$f	//p" "$got/all" >"$got/$f"
+done
+check "tiers as recorded (memory_tier4: 0-1, memory_tier50: 2-3)" diff "$want/memory_tiers" "$got/memory_tiers"
+check "HMAT access classes in sysfs as recorded" diff "$want/access" "$got/access"
+check "each node's memory as recorded" diff "$want/meminfo" "$got/meminfo"
+demotion() { sed -n 's/^\[ *[0-9.]*\] \(Demotion targets .*\)/\1/p' "$1"; }
+check "demotion targets printed as recorded" diff <(demotion "$want/dmesg") <(demotion "$got/dmesg")
+"$vnuma" exec t612 -- cat /proc/modules </dev/null >"$got/modules" 2>&1
+check "kmem loaded" grep -q '^kmem ' "$got/modules"
+check "virtio_blk not loaded (no disk)" sh -c "! grep -q '^virtio_blk ' '$got/modules'"
+
+check "down succeeds" "$vnuma" down t612
+check "down leaves no QEMU" no_qemu_left
+check "down leaves no domain" no_domain_left
+finish
