@@ -54,7 +54,8 @@ if [ -z "$deb" ]; then
 	EOF
 	# Only these: the system's sources.list(.d) and lists are neither read nor written.
 	set -- -o Dir::Etc::sourcelist=/dev/null -o "Dir::Etc::sourceparts=$apt/sources" \
-		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root
+		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root \
+		-o APT::Architectures=amd64
 	apt-get "$@" -q update || { echo "kernel-backports: apt-get update of bookworm-backports failed" >&2; exit 3; }
 	pkg=$(apt-cache "$@" pkgnames linux-image-6.12. |
 		grep -E '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' | sort -V | tail -n 1)
