@@ -18,8 +18,15 @@ const struct vn_tier_model_info vn_tier_models[] = {
 	{VN_TIER_MODEL_6_1, "6.1", "kmem default", "v6.1, Debian 12's",
 	 "memory_tier_init() puts every node with boot memory in the DRAM type (adistance 576, memory_tier4); "
 	 "kmem's dax_slowmem_type (5 x 576, memory_tier22) holds the nodes it onlines; "
-	 "establish_demotion_targets(); checked against linux-source-6.1 mm/memory-tiers.c"},
-	{0, NULL, NULL, NULL, NULL},
+	 "establish_demotion_targets(); checked against linux-source-6.1 mm/memory-tiers.c",
+	 6, 1},
+	{VN_TIER_MODEL_6_12, "6.12", "hmat",
+	 "v6.12 (read from 6.12.95, bookworm-backports'); picked for later ones too",
+	 "every node's abstract distance from the HMAT figures of its initiator, 576 x latency / DRAM's x DRAM's "
+	 "bandwidth / its own (mt_perf_to_adistance()), where hmat_set_default_dram_perf() registered the algorithm; "
+	 "else 6.1's (576 for boot memory, 2880 for kmem's); establish_demotion_targets() as in 6.1",
+	 6, 12},
+	{0, NULL, NULL, NULL, NULL, 0, 0},
 };
 
 int vn_tier_model_lookup(const char *name, enum vn_tier_model *out, struct vn_error *err)
@@ -38,10 +45,7 @@ int vn_tier_model_lookup(const char *name, enum vn_tier_model *out, struct vn_er
 		}
 		vn_strbuf_printf(&known, "%s%s", known.len ? ", " : "", m->name);
 	}
-	vn_input_error(err,
-		       "unknown tier model '%s' (known: %s; kernels that tier CPU-less nodes by HMAT are not "
-		       "modelled yet, docs/tiering.md)",
-		       name, known.s);
+	vn_input_error(err, "unknown tier model '%s' (known: %s; docs/tiering.md, \"Kernel versions\")", name, known.s);
 	vn_strbuf_free(&known);
 	return -EINVAL;
 }
@@ -62,6 +66,28 @@ bool vn_topology_has_slow_memory(const struct vn_topology *t)
 	return false;
 }
 
+int vn_tier_model_for_release(const char *release, enum vn_tier_model *out, struct vn_error *err)
+{
+	unsigned long major, minor;
+	const char *p = release;
+	char *end;
+
+	/* The guest's text: digits, a dot, digits, then anything; no sign, no space, bounded. */
+	if (*p < '0' || *p > '9' || (major = strtoul(p, &end, 10)) > 999 || *end != '.' || end[1] < '0' ||
+	    end[1] > '9' || (minor = strtoul(end + 1, &end, 10)) > 999)
+		return vn_input_error(err, "kernel release '%.40s' is not MAJOR.MINOR...", release);
+	const struct vn_tier_model_info *best = NULL;
+	for (const struct vn_tier_model_info *m = vn_tier_models; m->name; m++)
+		if (m->major < major || (m->major == major && m->minor <= minor))
+			if (!best || m->major > best->major || (m->major == best->major && m->minor > best->minor))
+				best = m;
+	if (!best)
+		return vn_input_error(err, "kernel %lu.%lu has no memory tiers model (memory tiers came in 6.1)", major,
+				      minor);
+	*out = best->model;
+	return 0;
+}
+
 /* node_memory_types[node]: kmem's type for the nodes it onlines, DRAM for every node with boot memory. */
 static int adistance(const struct vn_node *n)
 {
@@ -75,7 +101,7 @@ static void place_tiers(const struct vn_topology *t, const struct vn_fallback_st
 		out->tier_of[n] = -1;
 		if (!s->memory[n])
 			continue;
-		int start = adistance(&t->nodes[n]) >> VN_MEMTIER_CHUNK_BITS << VN_MEMTIER_CHUNK_BITS;
+		int start = out->adistance[n] >> VN_MEMTIER_CHUNK_BITS << VN_MEMTIER_CHUNK_BITS;
 		unsigned i = 0;
 		while (i < out->ntiers && out->tier[i].adistance_start < start)
 			i++;
@@ -142,6 +168,10 @@ void vn_tiers_compute(const struct vn_topology *t, enum vn_tier_model m, struct 
 		s.cpus[n] = vn_cpuset_first(&boot) >= 0;
 	}
 	vn_fallback_compute_state(t, &fo, &s, &zl);
+	for (unsigned n = 0; n < t->nnodes; n++)
+		out->adistance[n] = adistance(&t->nodes[n]);
+	if (m == VN_TIER_MODEL_6_12)
+		vn_tiers_adistance_6_12(t, s.cpus, out);
 	place_tiers(t, &s, out);
 	for (unsigned n = 0; n < t->nnodes; n++)
 		demotion_targets(t, &s, &zl, n, out);

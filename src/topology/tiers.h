@@ -18,12 +18,14 @@
 #define VN_MEMTIER_ADISTANCE_DRAM ((4 << VN_MEMTIER_CHUNK_BITS) + (1 << (VN_MEMTIER_CHUNK_BITS - 1)))
 /* MEMTIER_DEFAULT_DAX_ADISTANCE, drivers/dax/kmem.c (6.1). */
 #define VN_MEMTIER_ADISTANCE_DAX (VN_MEMTIER_ADISTANCE_DRAM * 5)
-/* Distinct abstract distances a model gives: DRAM and kmem's on 6.1. */
-#define VN_TIERS_MAX 2
+/* Tiers a model can give: two on 6.1 (DRAM, kmem); on 6.12 HMAT can give every node its own. */
+#define VN_TIERS_MAX VN_MAX_NODES
 
 enum vn_tier_model {
 	/* v6.1 (memory-tiers.c is new there), Debian 12's: boot memory is DRAM, kmem's is 5 x DRAM. */
 	VN_TIER_MODEL_6_1,
+	/* v6.12, bookworm-backports': each node's abstract distance from HMAT where it is usable. */
+	VN_TIER_MODEL_6_12,
 };
 
 #define VN_TIER_MODEL_DEFAULT VN_TIER_MODEL_6_1
@@ -34,6 +36,7 @@ struct vn_tier_model_info {
 	const char *aliases; /* space separated */
 	const char *kernels;
 	const char *source;
+	unsigned major, minor; /* the release it was read from: the oldest it is picked for */
 };
 
 /* All models, for --help and lookups; terminated by a NULL name. */
@@ -41,6 +44,8 @@ extern const struct vn_tier_model_info vn_tier_models[];
 
 int vn_tier_model_lookup(const char *name, enum vn_tier_model *out, struct vn_error *err);
 const char *vn_tier_model_name(enum vn_tier_model m);
+/* The model for a kernel release ("6.12.95+deb12-amd64"): the newest read from it or an older one. */
+int vn_tier_model_for_release(const char *release, enum vn_tier_model *out, struct vn_error *err);
 
 /* Memory in the node's SRAT cell at boot: not slow memory, which kmem onlines after boot. */
 static inline bool vn_node_has_boot_memory(const struct vn_node *n)
@@ -74,7 +79,12 @@ struct vn_tiers {
 	bool preferred[VN_MAX_NODES][VN_MAX_NODES];
 	unsigned npreferred[VN_MAX_NODES];
 	int distance[VN_MAX_NODES]; /* the preferred nodes' distance (all share it), or -1 */
+	int adistance[VN_MAX_NODES];
+	bool hmat; /* 6.12: HMAT's abstract distance algorithm registered (hmat_set_default_dram_perf()) */
 };
+
+/* 6.12's abstract distance for every node with memory (tiers-hmat.c); sets out->adistance and out->hmat. */
+void vn_tiers_adistance_6_12(const struct vn_topology *t, const bool *boot_cpus, struct vn_tiers *out);
 
 /*
  * The tiers and demotion targets once boot is over: DRAM nodes as booted,
