@@ -271,8 +271,326 @@ static void test_model_names(void **state)
 	assert_int_equal(vn_tier_model_lookup("6.1", &m, &err), 0);
 	assert_int_equal(vn_tier_model_lookup("kmem", &m, &err), 0);
 	assert_int_not_equal(vn_tier_model_lookup("6.10", &m, &err), 0);
-	assert_non_null(strstr(err.msg, "known: 6.1;"));
+	assert_non_null(strstr(err.msg, "known: 6.1, 6.12;"));
 	vn_error_clear(&err);
+	assert_int_equal(vn_tier_model_lookup("hmat", &m, &err), 0);
+	assert_int_equal(m, VN_TIER_MODEL_6_12);
+}
+
+static int release_model(const char *release, enum vn_tier_model *m)
+{
+	struct vn_error err = {0};
+	int rc = vn_tier_model_for_release(release, m, &err);
+	vn_error_clear(&err);
+	return rc;
+}
+
+/* A guest's osrelease to a model: the newest read from it or an older release; before 6.1 none. */
+static void test_model_for_release(void **state)
+{
+	static const struct {
+		const char *release;
+		int model; /* -1: refused */
+	} cases[] = {
+		{"6.1.0-57-amd64", VN_TIER_MODEL_6_1},
+		{"6.12.95+deb12-amd64", VN_TIER_MODEL_6_12},
+		{"6.1", VN_TIER_MODEL_6_1},
+		{"6.11.2", VN_TIER_MODEL_6_1},
+		{"6.13.0-rc1", VN_TIER_MODEL_6_12},
+		{"7.0.0", VN_TIER_MODEL_6_12},
+		{"6.2.0", VN_TIER_MODEL_6_1},
+		{"6.0.12", -1},
+		{"5.15.0-91-generic", -1},
+		{"", -1},
+		{"6", -1},
+		{"6.", -1},
+		{"6.x", -1},
+		{" 6.12", -1},
+		{"-6.12", -1},
+		{"6.-12", -1},
+		{"99999999999999999999.1", -1},
+		{"6.1000", -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum vn_tier_model m = 99;
+		int rc = release_model(cases[i].release, &m);
+		if (cases[i].model < 0 ? rc == 0 : rc != 0 || (int)m != cases[i].model)
+			fail_msg("'%s': rc %d model %d, expected %d", cases[i].release, rc, (int)m, cases[i].model);
+	}
+}
+
+/* Appends one <hmat> figure to a parsed topology: latency in ns, or bandwidth in MB/s. */
+static void add_hmat(struct vn_topology *t, unsigned ini, unsigned tgt, int type, uint64_t value)
+{
+	t->hmat = vn_xreallocarray(t->hmat, t->nhmat + 1, sizeof(*t->hmat));
+	t->hmat[t->nhmat++] = (struct vn_hmat_entry){.initiator = ini, .target = tgt, .type = type, .value = value};
+	t->hmat_given = true;
+}
+
+static char *model_612(const struct vn_topology *t)
+{
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+	return vn_tiers_format(tr);
+}
+
+static struct vn_topology *load_topology(const char *rel)
+{
+	const char *src = getenv("VN_SOURCE_DIR");
+	_cleanup_free_ char *path = vn_xasprintf("%s/%s", src ? src : ".", rel);
+	struct vn_topology *t = NULL;
+	struct vn_error err = {0};
+
+	if (vn_topology_load(path, &t, &err) != 0)
+		fail_msg("%s", err.msg);
+	return t;
+}
+
+/*
+ * 4node-cxl-tiered on 6.12. Its <hmat>: DRAM 90 ns / 120000 MB/s from its
+ * own CPUs (nodes 0 and 1 equal: default DRAM perf set, the algorithm
+ * registered); node 2's initiator is 0 (210 ns beats 1's 300), node 3's is
+ * 1 (210 ns beats 0's 300), each 210 ns / 25000 MB/s from it. Access types,
+ * so read + write = twice each figure:
+ *   576 * 420 / 180 = 1344;  1344 * 240000 / 50000 = 6451 (6451.2)
+ *   6451 >> 7 = 50: memory_tier50 (6400..6527).
+ * Had node 3 been taken from initiator 0 (300 ns, 18000 MB/s):
+ *   576 * 600 / 180 = 1920; 1920 * 240000 / 36000 = 12800: memory_tier100.
+ * The DRAM nodes: 576 * 180 / 180 * 240000 / 240000 = 576: memory_tier4.
+ * Without its <hmat>, no algorithm: 6.1's tiers, kmem's 2880 (memory_tier22).
+ */
+static void test_612_4node_cxl_tiered(void **state)
+{
+	_cleanup_topology_ struct vn_topology *t = load_topology("topologies/4node-cxl-tiered.xml");
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	_cleanup_free_ char *with = model_612(t);
+
+	assert_string_equal(with, "memory_tier4: 0-1\n"
+				  "memory_tier50: 2-3\n"
+				  "Node 0: memory_tier4, demotes to 2 (distance 14), else to 2-3\n"
+				  "Node 1: memory_tier4, demotes to 3 (distance 14), else to 2-3\n"
+				  "Node 2: memory_tier50, lowest tier, demotes nowhere\n"
+				  "Node 3: memory_tier50, lowest tier, demotes nowhere\n");
+	vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+	assert_true(tr->hmat);
+	assert_int_equal(tr->adistance[0], 576);
+	assert_int_equal(tr->adistance[2], 6451);
+	assert_int_equal(tr->adistance[3], 6451);
+
+	t->nhmat = 0;
+	_cleanup_free_ char *without = model_612(t);
+	_cleanup_free_ char *v61 = model(t);
+	assert_string_equal(without, v61);
+	assert_non_null(strstr(without, "memory_tier22: 2-3\n"));
+}
+
+/*
+ * hmat_set_default_dram_perf(): each DRAM node with CPUs against the first,
+ * mismatched when |figure - first's| * 10 > first's. Node 0 at 90 ns, node
+ * 1 at 99 ns: 9 * 10 = 90, not > 90, so the algorithm is registered, and
+ * node 1's own abstract distance is 576 * 198 / 180 = 633 (633.6),
+ * * 240000 / 240000 = 633: still memory_tier4 (512..639). At 100 ns:
+ * 10 * 10 = 100 > 90, a mismatch: no algorithm, 6.1's tiers (kmem 2880).
+ * The slow node 2 (initiator 0, 210 ns, 25000 MB/s) is 6451 in the first.
+ */
+static void test_612_dram_perf_mismatch(void **state)
+{
+	static const unsigned d[] = {10, 21, 14, 21, 10, 24, 14, 24, 10};
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+
+	for (int lat1 = 99; lat1 <= 100; lat1++) {
+		_cleanup_topology_ struct vn_topology *t = make(3, d, "nns");
+		add_hmat(t, 0, 0, VN_HMAT_LATENCY, 90);
+		add_hmat(t, 0, 0, VN_HMAT_BANDWIDTH, 120000);
+		add_hmat(t, 1, 1, VN_HMAT_LATENCY, (uint64_t)lat1);
+		add_hmat(t, 1, 1, VN_HMAT_BANDWIDTH, 120000);
+		add_hmat(t, 0, 2, VN_HMAT_LATENCY, 210);
+		add_hmat(t, 0, 2, VN_HMAT_BANDWIDTH, 25000);
+		vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+		assert_int_equal(tr->hmat, lat1 == 99);
+		assert_int_equal(tr->adistance[1], lat1 == 99 ? 633 : 576);
+		assert_int_equal(tr->adistance[2], lat1 == 99 ? 6451 : 2880);
+		assert_int_equal(tr->ntiers, 2);
+		assert_int_equal(tr->tier[1].id, lat1 == 99 ? 50 : 22);
+		/* A DRAM node with no latency of its own stops the algorithm too (mt_set_default_dram_perf() -EINVAL). */
+		t->hmat[2].target = 0;
+		t->hmat[2].initiator = 1;
+		vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+		assert_false(tr->hmat);
+		assert_int_equal(tr->tier[1].id, 22);
+	}
+}
+
+/*
+ * Where HMAT puts nodes that 6.1 cannot tell apart. Node 0: CPUs + DRAM
+ * (100 ns, 100000 MB/s: the reference); the rest CPU-less, initiator 0:
+ *   node 1, boot DRAM, 200 ns, 50000 MB/s (memory_tier_late_init()):
+ *     576 * 400 / 200 = 1152; 1152 * 200000 / 100000 = 2304: memory_tier18
+ *   node 2, slow (kmem), 150 ns, 80000 MB/s:
+ *     576 * 300 / 200 = 864; 864 * 200000 / 160000 = 1080: memory_tier8
+ *   node 3, boot DRAM, 100 ns, 400000 MB/s (HBM-like):
+ *     576 * 200 / 200 = 576; 576 * 200000 / 800000 = 144: memory_tier1
+ * Tiers 1 (3), 4 (0), 8 (2), 18 (1): each demotes to the next one's only
+ * node; top tiers 1 and 4 (4 is the slowest with CPUs). On 6.1: 4 (0, 1, 3)
+ * and 22 (2).
+ */
+static void test_612_cpuless_boot_memory_by_hmat(void **state)
+{
+	static const unsigned d[] = {10, 20, 20, 20, 20, 10, 20, 20, 20, 20, 10, 20, 20, 20, 20, 10};
+	_cleanup_topology_ struct vn_topology *t = make(4, d, "ncsc");
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	static const uint64_t fig[4][2] = {{100, 100000}, {200, 50000}, {150, 80000}, {100, 400000}};
+
+	for (unsigned n = 0; n < 4; n++) {
+		add_hmat(t, 0, n, VN_HMAT_LATENCY, fig[n][0]);
+		add_hmat(t, 0, n, VN_HMAT_BANDWIDTH, fig[n][1]);
+	}
+	_cleanup_free_ char *s = model_612(t);
+	assert_string_equal(s, "memory_tier1: 3\n"
+			       "memory_tier4: 0\n"
+			       "memory_tier8: 2\n"
+			       "memory_tier18: 1\n"
+			       "Node 0: memory_tier4, demotes to 2 (distance 20), else to 1-2\n"
+			       "Node 1: memory_tier18, lowest tier, demotes nowhere\n"
+			       "Node 2: memory_tier8, demotes to 1 (distance 20), else to 1\n"
+			       "Node 3: memory_tier1, demotes to 0 (distance 20), else to 0-2\n");
+	vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+	assert_true(tr->tier[0].top);
+	assert_true(tr->tier[1].top);
+	assert_false(tr->tier[2].top);
+	assert_false(tr->tier[3].top);
+	_cleanup_free_ char *v61 = model(t);
+	assert_non_null(strstr(v61, "memory_tier4: 0-1,3\nmemory_tier22: 2\n"));
+}
+
+static uint32_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(*x >> 33);
+}
+
+/*
+ * Random HMAT figures for a random tiered shape: each CPU node with memory
+ * its own DRAM figures (near 90 ns / 120000 MB/s, sometimes more than a
+ * tenth off), each CPU-less node with memory some from each CPU node (an
+ * eighth of them missing; now and then none at all).
+ */
+static void random_hmat(struct vn_topology *t, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		if (!t->nodes[n].memory)
+			continue;
+		if (vn_node_has_cpus(&t->nodes[n])) {
+			bool off = lcg(&x) % 6 == 0;
+			add_hmat(t, n, n, VN_HMAT_LATENCY, 85 + lcg(&x) % (off ? 40 : 10));
+			add_hmat(t, n, n, VN_HMAT_BANDWIDTH, 115000 + lcg(&x) % (off ? 40000 : 10000));
+			continue;
+		}
+		if (lcg(&x) % 10 == 0)
+			continue;
+		for (unsigned i = 0; i < t->nnodes; i++) {
+			if (!vn_node_has_cpus(&t->nodes[i]))
+				continue;
+			if (lcg(&x) % 8)
+				add_hmat(t, i, n, VN_HMAT_LATENCY, 60 + lcg(&x) % 500);
+			if (lcg(&x) % 8)
+				add_hmat(t, i, n, VN_HMAT_BANDWIDTH, 5000 + lcg(&x) % 300000);
+		}
+	}
+}
+
+/* 6.12 on a random tiered shape with random HMAT figures, against what memory-tiers.c guarantees. */
+static void check_random_612(uint64_t seed)
+{
+	_cleanup_free_ char *xml =
+		vn_topology_random_xml(seed, 2, 12, VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS | VN_RANDOM_SLOW);
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	struct vn_error err = {0};
+
+	if (vn_topology_parse(xml, strlen(xml), "random.xml", &t, &err) != 0)
+		fail_msg("seed %llu: %s", (unsigned long long)seed, err.msg);
+	random_hmat(t, seed);
+	vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+	if (!tr->hmat) {
+		/* No algorithm registered: 6.1's tiers and targets, to the letter. */
+		_cleanup_free_ char *a = model_612(t), *b = model(t);
+		assert_string_equal(a, b);
+		return;
+	}
+	int ref = -1, last_cpu_tier = -1;
+	for (unsigned n = 0; n < t->nnodes && ref < 0; n++)
+		if (vn_node_has_boot_memory(&t->nodes[n]) && t->nodes[n].ncpus > 0)
+			ref = (int)n;
+	/* The reference DRAM node measures itself: exactly MEMTIER_ADISTANCE_DRAM. */
+	if (ref >= 0)
+		assert_int_equal(tr->adistance[ref], 576);
+	for (unsigned i = 0; i < tr->ntiers; i++) {
+		if (i)
+			assert_true(tr->tier[i].id > tr->tier[i - 1].id);
+		assert_int_equal(tr->tier[i].adistance_start, tr->tier[i].id << 7);
+		for (unsigned n = 0; n < t->nnodes; n++)
+			if (tr->tier[i].nodes[n] && t->nodes[n].ncpus > 0)
+				last_cpu_tier = (int)i;
+	}
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		int ti = tr->tier_of[n];
+		if (!t->nodes[n].memory) {
+			assert_int_equal(ti, -1);
+			continue;
+		}
+		/* Its tier is its abstract distance's chunk; a CPU-less node with no figures keeps the default. */
+		assert_true(ti >= 0);
+		assert_int_equal(tr->tier[ti].id, tr->adistance[n] >> 7);
+		bool figures = false;
+		for (unsigned k = 0; k < t->nhmat; k++)
+			figures |= t->hmat[k].target == n;
+		if (!figures)
+			assert_int_equal(tr->adistance[n], vn_node_is_slow(&t->nodes[n]) ? 2880 : 576);
+		/* Targets: the next tier's nodes, at one distance; all the nearest where nothing ranks up. */
+		bool last = (unsigned)ti + 1 == tr->ntiers, penalty = false;
+		unsigned dmin = 256;
+		assert_int_equal(tr->npreferred[n] > 0, !last);
+		for (unsigned c = 0; c < t->nnodes && !last; c++) {
+			bool cand = tr->tier[ti + 1].nodes[c];
+			if (tr->preferred[n][c]) {
+				assert_true(cand);
+				assert_int_equal(t->distance[n][c], tr->distance[n]);
+			}
+			if (cand && t->distance[n][c] < dmin)
+				dmin = t->distance[n][c];
+			penalty |= cand && (c < n || t->nodes[c].ncpus > 0);
+		}
+		for (unsigned c = 0; c < t->nnodes && !last && !penalty; c++)
+			assert_int_equal(tr->preferred[n][c], tr->tier[ti + 1].nodes[c] && t->distance[n][c] == dmin);
+	}
+	for (unsigned i = 0; i < tr->ntiers; i++) {
+		assert_int_equal(tr->tier[i].top, (int)i <= last_cpu_tier);
+		for (unsigned n = 0; n < t->nnodes; n++)
+			assert_int_equal(tr->tier[i].lower[n], tr->tier_of[n] > (int)i);
+	}
+}
+
+static void test_612_random_tiered_shapes(void **state)
+{
+	unsigned registered = 0;
+
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		check_random_612(seed);
+		_cleanup_free_ char *xml =
+			vn_topology_random_xml(seed, 2, 12, VN_RANDOM_CPULESS | VN_RANDOM_MEMLESS | VN_RANDOM_SLOW);
+		_cleanup_topology_ struct vn_topology *t = NULL;
+		_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+		struct vn_error err = {0};
+		assert_int_equal(vn_topology_parse(xml, strlen(xml), "random.xml", &t, &err), 0);
+		random_hmat(t, seed);
+		vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+		registered += tr->hmat;
+	}
+	/* Both sides of hmat_set_default_dram_perf() drawn often enough to mean something. */
+	assert_true(registered > 40 && registered < 180);
 }
 
 /* The boot-time fallback lists leave slow nodes out but for their own (memory-less) lists; rebuilt ones take them in. */
@@ -410,6 +728,11 @@ int main(void)
 		cmocka_unit_test(test_farther_node_wins_a_tie),
 		cmocka_unit_test(test_random_tiered_shapes),
 		cmocka_unit_test(test_model_names),
+		cmocka_unit_test(test_model_for_release),
+		cmocka_unit_test(test_612_4node_cxl_tiered),
+		cmocka_unit_test(test_612_dram_perf_mismatch),
+		cmocka_unit_test(test_612_cpuless_boot_memory_by_hmat),
+		cmocka_unit_test(test_612_random_tiered_shapes),
 		cmocka_unit_test(test_diff_against_guest),
 		cmocka_unit_test(test_fallback_leaves_slow_out_at_boot),
 		cmocka_unit_test(test_fallback_builds_recorded),
