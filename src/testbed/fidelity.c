@@ -3,7 +3,9 @@
  * for: after boot, read back what the guest kernel built and compare.
  */
 #include <stdio.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +14,7 @@
 
 #include "topology/arch.h"
 #include "topology/tiers.h"
+#include "util/alloc.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "virt/domain-xml.h"
@@ -178,15 +181,16 @@ static void check_devices(struct vn_agent *a, const struct vn_topology *t, struc
 }
 
 #define TIERS "/sys/devices/virtual/memory_tiering"
-/* More memory_tier entries than any guest has: 6.1 makes one per abstract distance in use. */
-#define TIERS_SEEN_MAX 16
+/* One memory_tier per chunk of abstract distance in use: at most one per node (6.12 with HMAT). */
+#define TIERS_SEEN_MAX VN_MAX_NODES
 
 /*
  * The guest's memory_tier*\/nodelist against the tier model (a topology
  * with slow memory only). A guest's listing is trusted for nothing: entries
  * that are not memory_tierN are left out, at most TIERS_SEEN_MAX are read.
  */
-static int check_tiers(struct vn_agent *a, const struct vn_topology *t, char **diff, struct vn_error *err)
+static int check_tiers(struct vn_agent *a, const struct vn_topology *t, enum vn_tier_model m, char **diff,
+		       struct vn_error *err)
 {
 	static const char *const ls[] = {"ls", TIERS, NULL};
 	_cleanup_free_ char *names = NULL;
@@ -204,7 +208,7 @@ static int check_tiers(struct vn_agent *a, const struct vn_topology *t, char **d
 		if (strncmp(w, "memory_tier", 11) != 0 || w[11] < '0' || w[11] > '9')
 			continue;
 		long id = strtol(w + 11, &end, 10);
-		if (*end || id > 4096)
+		if (*end || id > (INT_MAX >> VN_MEMTIER_CHUNK_BITS))
 			continue;
 		snprintf(path, sizeof(path), TIERS "/memory_tier%ld/nodelist", id);
 		if ((rc = read_guest(a, path, &lists[n], err)) < 0) {
@@ -214,12 +218,63 @@ static int check_tiers(struct vn_agent *a, const struct vn_topology *t, char **d
 		seen[n] = (struct vn_tier_seen){(int)id, lists[n]};
 		n++;
 	}
-	vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &want);
+	vn_tiers_compute(t, m, &want);
 	*diff = vn_tiers_diff(&want, seen, n);
 cleanup:
 	for (unsigned i = 0; i < TIERS_SEEN_MAX; i++)
 		free(lists[i]);
 	return rc;
+}
+
+/*
+ * The tier model of the guest's own kernel, by its osrelease. The text is
+ * the guest's: a release that names no model (older than 6.1, or not a
+ * release at all) is a mismatch with its reason in *why, not an error.
+ */
+static int guest_tier_model(struct vn_agent *a, enum vn_tier_model *m, char **label, char **why, struct vn_error *err)
+{
+	_cleanup_free_ char *rel = NULL;
+	struct vn_error e = {0};
+	char shown[65];
+	size_t i = 0;
+
+	if (read_guest(a, "/proc/sys/kernel/osrelease", &rel, err) < 0)
+		return vn_error_prefix(err, "cannot read the guest's kernel release");
+	if (vn_tier_model_for_release(rel, m, &e) < 0) {
+		*why = vn_xasprintf("  %s\n", e.msg);
+		vn_error_clear(&e);
+		return 0;
+	}
+	/* Passed the parse: digits, a dot, digits; the rest is shown only where it is a release's. */
+	for (; i < sizeof(shown) - 1 && rel[i] && (isalnum((unsigned char)rel[i]) || strchr(".+-_~", rel[i])); i++)
+		shown[i] = rel[i];
+	shown[i] = 0;
+	*label = vn_xasprintf("model %s, kernel %s", vn_tier_model_name(*m), shown);
+	return 0;
+}
+
+/* The tiers line: the guest's tiers against its own kernel's model. */
+static int report_tiers(struct vn_agent *a, const struct vn_topology *t, struct vn_strbuf *rep, bool *ok,
+			struct vn_error *err)
+{
+	_cleanup_free_ char *tdiff = NULL, *label = NULL, *why = NULL;
+	enum vn_tier_model m = VN_TIER_MODEL_DEFAULT;
+	int rc;
+
+	if ((rc = guest_tier_model(a, &m, &label, &why, err)) < 0)
+		return rc;
+	if (why) {
+		vn_strbuf_printf(rep, "memory tiers (no model): MISMATCH\n%s", why);
+		*ok = false;
+		return 0;
+	}
+	if ((rc = check_tiers(a, t, m, &tdiff, err)) < 0)
+		return rc;
+	vn_strbuf_printf(rep, "memory tiers (%s): %s\n", label, tdiff ? "MISMATCH" : "ok");
+	if (tdiff)
+		vn_strbuf_printf(rep, "%s", tdiff);
+	*ok = !tdiff;
+	return 0;
 }
 
 int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model,
@@ -273,16 +328,8 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 	if (diff)
 		vn_strbuf_printf(&rep, "%s", diff);
 	bool tiers_ok = true;
-	if (vn_topology_has_slow_memory(t)) {
-		_cleanup_free_ char *tdiff = NULL;
-		if ((rc = check_tiers(a, t, &tdiff, err)) < 0)
-			goto cleanup;
-		vn_strbuf_printf(&rep, "memory tiers (model %s): %s\n", vn_tier_model_name(VN_TIER_MODEL_DEFAULT),
-				 tdiff ? "MISMATCH" : "ok");
-		if (tdiff)
-			vn_strbuf_printf(&rep, "%s", tdiff);
-		tiers_ok = !tdiff;
-	}
+	if (vn_topology_has_slow_memory(t) && (rc = report_tiers(a, t, &rep, &tiers_ok, err)) < 0)
+		goto cleanup;
 	*ok = !bad.len && devices_ok && !diff && tiers_ok;
 	*report = vn_strbuf_steal(&rep);
 cleanup:

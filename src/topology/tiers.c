@@ -66,6 +66,9 @@ bool vn_topology_has_slow_memory(const struct vn_topology *t)
 	return false;
 }
 
+/* What a kernel release may hold (the guest's is shown back only in these). */
+#define RELEASE_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-_~"
+
 int vn_tier_model_for_release(const char *release, enum vn_tier_model *out, struct vn_error *err)
 {
 	unsigned long major, minor;
@@ -74,8 +77,14 @@ int vn_tier_model_for_release(const char *release, enum vn_tier_model *out, stru
 
 	/* The guest's text: digits, a dot, digits, then anything; no sign, no space, bounded. */
 	if (*p < '0' || *p > '9' || (major = strtoul(p, &end, 10)) > 999 || *end != '.' || end[1] < '0' ||
-	    end[1] > '9' || (minor = strtoul(end + 1, &end, 10)) > 999)
-		return vn_input_error(err, "kernel release '%.40s' is not MAJOR.MINOR...", release);
+	    end[1] > '9' || (minor = strtoul(end + 1, &end, 10)) > 999) {
+		char shown[41];
+		size_t i = 0;
+		for (; i < sizeof(shown) - 1 && release[i] && release[i] != '\n'; i++)
+			shown[i] = strchr(RELEASE_CHARS, release[i]) ? release[i] : '?';
+		shown[i] = 0;
+		return vn_input_error(err, "kernel release '%s' is not MAJOR.MINOR...", shown);
+	}
 	const struct vn_tier_model_info *best = NULL;
 	for (const struct vn_tier_model_info *m = vn_tier_models; m->name; m++)
 		if (m->major < major || (m->major == major && m->minor <= minor))

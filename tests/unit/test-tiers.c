@@ -316,7 +316,20 @@ static void test_model_for_release(void **state)
 		int rc = release_model(cases[i].release, &m);
 		if (cases[i].model < 0 ? rc == 0 : rc != 0 || (int)m != cases[i].model)
 			fail_msg("'%s': rc %d model %d, expected %d", cases[i].release, rc, (int)m, cases[i].model);
-	}
+	} /* The guest's text comes back in the message only as a release's characters, one line, bounded. */
+	enum vn_tier_model m;
+	struct vn_error err = {0};
+	assert_int_equal(release_model("6.12.95+deb12-amd64\n", &m), 0);
+	assert_int_equal(m, VN_TIER_MODEL_6_12);
+	assert_int_not_equal(vn_tier_model_for_release("x\x1b[31m\tred\nline two", &m, &err), 0);
+	assert_non_null(strstr(err.msg, "'x??31m?red'"));
+	vn_error_clear(&err);
+	char longer[200];
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = 0;
+	assert_int_not_equal(vn_tier_model_for_release(longer, &m, &err), 0);
+	assert_true(strlen(err.msg) < 100);
+	vn_error_clear(&err);
 }
 
 /* Appends one <hmat> figure to a parsed topology: latency in ns, or bandwidth in MB/s. */
