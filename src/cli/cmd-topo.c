@@ -411,7 +411,8 @@ static const struct vn_cmd topo_fallback_cmd = {
 static const struct vn_cli_opt topo_demotion_opts[] = {
 	{"kernel-model", 'm', false, "NAME", VN_VAL_NONE,
 	 "which mm/memory-tiers.c to model: 6.1 (the default; aliases\n"
-	 "kmem, default), v6.1 as Debian 12 ships it (docs/tiering.md)"},
+	 "kmem, default), v6.1 as Debian 12 ships it; 6.12 (alias hmat),\n"
+	 "abstract distances from the topology's <hmat> (docs/tiering.md)"},
 	{"json", 'j', false, NULL, VN_VAL_NONE, "machine-readable output"},
 	VN_CLI_OPT_END,
 };

@@ -216,7 +216,7 @@ static unsigned promotion_targets(const struct vn_run_data *d, const struct vn_s
 	const struct vn_scn_step *st = NULL;
 	unsigned n = 0;
 
-	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
+	vn_tiers_compute(d->t, d->tier_model, &tr);
 	for (unsigned i = 0; i < d->s->nsteps; i++)
 		if (strcmp(d->s->steps[i].name, a->step) == 0)
 			st = &d->s->steps[i];

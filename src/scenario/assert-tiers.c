@@ -152,7 +152,7 @@ int vn_assert_check_demotion(const struct vn_run_data *d, const struct vn_scn_as
 		return rc;
 	if ((rc = vn_assert_max_per_node(sd, a, pages, err)) < 0)
 		return rc;
-	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
+	vn_tiers_compute(d->t, d->tier_model, &tr);
 	const bool *lower_of = tr.tier_of[a->node] >= 0 ? tr.tier[tr.tier_of[a->node]].lower : NULL;
 	for (unsigned n = 0; n < VN_MAX_NODES; n++) {
 		if (n == a->node || pages[n] <= 0)
@@ -336,7 +336,7 @@ int vn_assert_check_promotion(const struct vn_run_data *d, const struct vn_scn_a
 
 	if ((rc = vn_assert_tiermove_results(d, a, &sd, err)) < 0)
 		return rc;
-	vn_tiers_compute(d->t, VN_TIER_MODEL_DEFAULT, &tr);
+	vn_tiers_compute(d->t, d->tier_model, &tr);
 	for (unsigned i = 0; i < sd->nresults && rc == 0; i++)
 		rc = promo_phases(sd->results[i], a, i, &tr, &s, &obs, err);
 	if (rc == 0 && !s.judged)

@@ -9,6 +9,7 @@
 #include "scenario/scenario.h"
 #include "testbed/snapshot.h"
 #include "topology/fallback.h"
+#include "topology/tiers.h"
 #include "topology/topology.h"
 
 struct vn_run_move {
@@ -40,6 +41,7 @@ struct vn_run_step_data {
 struct vn_run_data {
 	const struct vn_scenario *s;
 	const struct vn_topology *t;
+	enum vn_tier_model tier_model;    /* the booted kernel's (its release): what the tier assertions judge by */
 	struct vn_snapshot before, after; /* collect's, before the first step and after the last */
 	/* What the assertions read, borrowed from the snapshots (vn_run_judge). */
 	json_object *vmstat_before, *vmstat_after;

@@ -177,6 +177,19 @@ static void sampling_cost(struct vn_result_run *rep, const struct vn_samples *s)
 }
 
 /* The results directory: fresh (or --force), and a result saying "incomplete" in it before anything else. */
+/* result.json's memory_tiers: each node's tier by model m (a topology with slow memory only). */
+static void record_tiers(struct vn_result_run *rep, const struct vn_topology *t, enum vn_tier_model m)
+{
+	if (!vn_topology_has_slow_memory(t))
+		return;
+	_cleanup_free_ struct vn_tiers *tr = vn_xcalloc(1, sizeof(*tr));
+	vn_tiers_compute(t, m, tr);
+	free(rep->memory_tiers.v);
+	rep->memory_tiers = (struct vn_result_nodes){t->nnodes, vn_xcalloc(t->nnodes, sizeof(unsigned))};
+	for (unsigned i = 0; i < t->nnodes; i++)
+		rep->memory_tiers.v[i] = tr->tier_of[i] < 0 ? 0 : (unsigned)tr->tier[tr->tier_of[i]].id;
+}
+
 static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s, const struct vn_run_opts *o,
 			 const struct vn_topology *t, struct vn_result_run *rep, char **dirp, struct vn_error *err)
 {
@@ -197,13 +210,7 @@ static int results_start(const struct vn_testbed_ctx *ctx, struct vn_scenario *s
 		(struct vn_result_nodes){t->nnodes, vn_xcalloc(t->nnodes ? t->nnodes : 1, sizeof(unsigned))};
 	for (unsigned i = 0; i < t->nnodes; i++)
 		rep->node_memory_mib.v[i] = (unsigned)(t->nodes[i].memory >> 20);
-	if (vn_topology_has_slow_memory(t)) {
-		struct vn_tiers tr;
-		vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &tr);
-		rep->memory_tiers = (struct vn_result_nodes){t->nnodes, vn_xcalloc(t->nnodes, sizeof(unsigned))};
-		for (unsigned i = 0; i < t->nnodes; i++)
-			rep->memory_tiers.v[i] = tr.tier_of[i] < 0 ? 0 : (unsigned)tr.tier[tr.tier_of[i]].id;
-	}
+	record_tiers(rep, t, VN_TIER_MODEL_DEFAULT);
 	rep->variant = vn_xstrdup(o->variant ? o->variant : "default");
 	rep->repeat = o->repeat ? o->repeat : 1;
 	const char *uri = ctx->uri ? ctx->uri : getenv("VNUMA_URI");
@@ -602,6 +609,17 @@ int vn_scenario_run(const struct vn_testbed_ctx *ctx, const struct vn_scenario *
 	    (rc = r.be->up(r.be->data, ctx, &uo, &up, err)) < 0)
 		goto finish;
 	record_boot(rep, &up);
+	/*
+	 * The tier assertions and memory_tiers follow the booted kernel's model.
+	 * A release no model covers has no tiers to judge (its fidelity check
+	 * said so); 6.1's stands in.
+	 */
+	struct vn_error no_model = {0};
+	if (!up.kernel_release || vn_tier_model_for_release(up.kernel_release, &d.tier_model, &no_model) < 0) {
+		vn_error_clear(&no_model);
+		d.tier_model = VN_TIER_MODEL_DEFAULT;
+	}
+	record_tiers(rep, t, d.tier_model);
 	r.guest = up.name;
 	r.release = up.kernel_release;
 	r.guest_dir = up.guest_dir;
