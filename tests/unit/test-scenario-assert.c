@@ -1015,6 +1015,62 @@ static void test_demotion_fallback(void **state)
 	loaded_free(&l);
 }
 
+/*
+ * demotion_targets judges by the booted kernel's tier model (d->tier_model).
+ * With this <hmat>, 6.12 puts node 3 (150 ns, 60000 MB/s from node 1:
+ * 576 * 300 / 180 = 960, 960 * 240000 / 120000 = 1920, memory_tier15)
+ * above node 2 (210 ns, 25000 MB/s from node 0: 6451, memory_tier50), so
+ * node 0 demotes to 3 alone; 6.1 has both in memory_tier22 and node 0
+ * demotes to 2 (SLIT 14).
+ */
+static void test_demotion_by_kernel_model(void **state)
+{
+	static const char t4[] =
+		"<topology name='c'><node id='0' cpus='0' memory='256M'/><node id='1' cpus='1' memory='256M'/>"
+		"<node id='2' cpus='' memory='256M' memory-kind='cxl'/><node id='3' cpus='' memory='256M' "
+		"memory-kind='cxl'/><distances><row node='0'>10 21 14 24</row><row node='1'>21 10 24 14</row>"
+		"<row node='2'>14 24 10 26</row><row node='3'>24 14 26 10</row></distances><hmat>"
+		"<latency initiator='0' target='0' ns='90'/><bandwidth initiator='0' target='0' mbps='120000'/>"
+		"<latency initiator='1' target='1' ns='90'/><bandwidth initiator='1' target='1' mbps='120000'/>"
+		"<latency initiator='0' target='2' ns='210'/><bandwidth initiator='0' target='2' mbps='25000'/>"
+		"<latency initiator='1' target='3' ns='150'/><bandwidth initiator='1' target='3' mbps='60000'/>"
+		"</hmat></topology>";
+	static const char s4[] =
+		"{\"name\":\"d\",\"topology\":\"c\",\"steps\":[{\"name\":\"tm\",\"workload\":\"tiermove\","
+		"\"placement\":{\"policy\":\"membind\",\"nodes\":[0]}}],\"assertions\":[{\"type\":"
+		"\"demotion_targets\",\"name\":\"only\",\"step\":\"tm\",\"from\":0}]}";
+	static const struct {
+		enum vn_tier_model m;
+		const char *max;
+		bool pass;
+	} cases[] = {
+		{VN_TIER_MODEL_6_12, "{\"0\":100,\"1\":0,\"2\":0,\"3\":50}", true},
+		{VN_TIER_MODEL_6_12, "{\"0\":100,\"1\":0,\"2\":50,\"3\":0}", false},
+		{VN_TIER_MODEL_6_1, "{\"0\":100,\"1\":0,\"2\":0,\"3\":50}", false},
+		{VN_TIER_MODEL_6_1, "{\"0\":100,\"1\":0,\"2\":50,\"3\":0}", true},
+	};
+	struct loaded l = load(t4, "t4.xml", s4, "d.json");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char res[160];
+		struct vn_error err = {0};
+		struct vn_result_run r = {0};
+		snprintf(res, sizeof(res), "{\"pages_max_per_node\":%s}", cases[i].max);
+		json_object *results[1] = {json_tokener_parse(res)};
+		struct vn_run_step_data steps[1] = {{.nresults = 1, .results = results}};
+		struct vn_run_data d = {.s = l.s, .t = l.t, .steps = steps, .tier_model = cases[i].m};
+
+		if (vn_scenario_assert(&d, &r, &err) != 0)
+			fail_msg("case %zu: %s", i, err.msg);
+		if (find(&r, "only")->pass != cases[i].pass)
+			fail_msg("case %zu: pass %d (%s)", i, find(&r, "only")->pass,
+				 find(&r, "only")->detail ? find(&r, "only")->detail : "");
+		vn_result_clear(&r);
+		json_object_put(results[0]);
+	}
+	loaded_free(&l);
+}
+
 static const char cxl4[] =
 	"<topology name='c'><node id='0' cpus='0' memory='256M'/><node id='1' cpus='1' memory='256M'/>"
 	"<node id='2' cpus='' memory='256M' memory-kind='cxl'/><node id='3' cpus='' memory='256M' "
@@ -1145,19 +1201,13 @@ static void test_promotion_rate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_page_from_memory),
-		cmocka_unit_test(test_every_type),
-		cmocka_unit_test(test_metrics_deltas),
-		cmocka_unit_test(test_change_against_base),
-		cmocka_unit_test(test_fallback_rebuilds),
-		cmocka_unit_test(test_judge_unobservable),
-		cmocka_unit_test(test_observations_as_metrics),
-		cmocka_unit_test(test_locality),
-		cmocka_unit_test(test_metrics_locality),
-		cmocka_unit_test(test_promotion),
-		cmocka_unit_test(test_fallback_tiered),
-		cmocka_unit_test(test_demotion_fallback),
-		cmocka_unit_test(test_no_demotion),
+		cmocka_unit_test(test_page_from_memory),         cmocka_unit_test(test_every_type),
+		cmocka_unit_test(test_metrics_deltas),           cmocka_unit_test(test_change_against_base),
+		cmocka_unit_test(test_fallback_rebuilds),        cmocka_unit_test(test_judge_unobservable),
+		cmocka_unit_test(test_observations_as_metrics),  cmocka_unit_test(test_locality),
+		cmocka_unit_test(test_metrics_locality),         cmocka_unit_test(test_promotion),
+		cmocka_unit_test(test_fallback_tiered),          cmocka_unit_test(test_demotion_fallback),
+		cmocka_unit_test(test_demotion_by_kernel_model), cmocka_unit_test(test_no_demotion),
 		cmocka_unit_test(test_promotion_rate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
