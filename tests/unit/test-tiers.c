@@ -606,6 +606,74 @@ static void test_612_random_tiered_shapes(void **state)
 	assert_true(registered > 40 && registered < 180);
 }
 
+static char *fixture_text(const char *rel)
+{
+	const char *src = getenv("VN_SOURCE_DIR");
+	_cleanup_free_ char *path = vn_xasprintf("%s/tests/fixtures/tiers-6.12/%s", src ? src : ".", rel);
+	struct vn_error err = {0};
+	char *text = NULL;
+	size_t len;
+
+	if (vn_file_read(path, 1 << 20, &text, &len, &err) != 0)
+		fail_msg("%s", err.msg);
+	return text;
+}
+
+/*
+ * What Debian's 6.12.95 built on three tiered shapes (booted under TCG,
+ * tests/fixtures/tiers-6.12/README) against the 6.12 model: the
+ * memory_tierN nodelists, and each node's demotion targets and fallback as
+ * the last establish_demotion_targets() printed them (dump_demotion_targets()).
+ */
+static void check_recorded_612(const char *name, const char *topology)
+{
+	_cleanup_topology_ struct vn_topology *t = load_topology(topology);
+	_cleanup_free_ struct vn_tiers *tr = calloc(1, sizeof(*tr));
+	_cleanup_free_ char *tiers_rel = vn_xasprintf("%s/memory_tiers", name);
+	_cleanup_free_ char *dmesg_rel = vn_xasprintf("%s/dmesg", name);
+	_cleanup_free_ char *tiers = fixture_text(tiers_rel), *dmesg = fixture_text(dmesg_rel);
+	struct vn_tier_seen seen[VN_MAX_NODES];
+	unsigned nseen = 0;
+	char *last[VN_MAX_NODES] = {0};
+
+	vn_tiers_compute(t, VN_TIER_MODEL_6_12, tr);
+	for (char *save = NULL, *l = strtok_r(tiers, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *colon = strstr(l, ": ");
+		assert_non_null(colon);
+		seen[nseen++] = (struct vn_tier_seen){atoi(l + strlen("memory_tier")), colon + 2};
+	}
+	_cleanup_free_ char *diff = vn_tiers_diff(tr, seen, nseen);
+	if (diff)
+		fail_msg("%s:\n%s", name, diff);
+	/* The last line per node is the final establish_demotion_targets()'s. */
+	for (char *save = NULL, *l = strtok_r(dmesg, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(l, "Demotion targets for Node ");
+		int node = p ? atoi(p + strlen("Demotion targets for Node ")) : -1;
+		if (node >= 0 && node < VN_MAX_NODES)
+			last[node] = strchr(p, ':') + 2;
+	}
+	for (unsigned n = 0; n < t->nnodes; n++) {
+		if (tr->tier_of[n] < 0) {
+			assert_null(last[n]);
+			continue;
+		}
+		_cleanup_free_ char *pref = vn_tiers_nodelist(tr->preferred[n], tr->nnodes);
+		_cleanup_free_ char *low = vn_tiers_nodelist(tr->tier[tr->tier_of[n]].lower, tr->nnodes);
+		_cleanup_free_ char *want =
+			tr->npreferred[n] ? vn_xasprintf("preferred: %s, fallback: %s", pref, low) : vn_xstrdup("null");
+		assert_non_null(last[n]);
+		if (strcmp(want, last[n]) != 0)
+			fail_msg("%s: node %u: model %s, kernel %s", name, n, want, last[n]);
+	}
+}
+
+static void test_612_recorded(void **state)
+{
+	check_recorded_612("4node-cxl-tiered", "topologies/4node-cxl-tiered.xml");
+	check_recorded_612("4node-cxl-tiered-nohmat", "tests/fixtures/tiers-6.12/4node-cxl-tiered-nohmat.xml");
+	check_recorded_612("8node-snc-cxl", "topologies/8node-snc-cxl.xml");
+}
+
 /* The boot-time fallback lists leave slow nodes out but for their own (memory-less) lists; rebuilt ones take them in. */
 /* The boot check's comparison: tiers in any order, trailing newline ignored; any other difference shown both ways. */
 static void test_diff_against_guest(void **state)
@@ -746,6 +814,7 @@ int main(void)
 		cmocka_unit_test(test_612_dram_perf_mismatch),
 		cmocka_unit_test(test_612_cpuless_boot_memory_by_hmat),
 		cmocka_unit_test(test_612_random_tiered_shapes),
+		cmocka_unit_test(test_612_recorded),
 		cmocka_unit_test(test_diff_against_guest),
 		cmocka_unit_test(test_fallback_leaves_slow_out_at_boot),
 		cmocka_unit_test(test_fallback_builds_recorded),
