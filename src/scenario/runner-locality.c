@@ -154,7 +154,8 @@ static int loc_end(struct run *r, void *state, struct vn_error *err)
 	if ((rc = vn_loc_read(l->rd, &now, err)) == 0 && (rc = vn_loc_delta(&now, &l->start, &r->d->loc, err)) == 0) {
 		r->d->loc_lat_ns = vn_xcalloc((size_t)n * n, sizeof(double));
 		vn_testbed_locality_latency(r->t, r->d->loc_lat_ns);
-		r->d->loc_ntiers = vn_testbed_locality_tiers(r->t, r->d->loc_tier_of, r->d->loc_tier_id);
+		r->d->loc_ntiers =
+			vn_testbed_locality_tiers(r->t, r->d->tier_model, r->d->loc_tier_of, r->d->loc_tier_id);
 		r->d->loc_have = true;
 	}
 	vn_loc_counts_clear(&now);

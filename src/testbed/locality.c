@@ -92,11 +92,11 @@ void vn_testbed_locality_latency(const struct vn_topology *t, double *lat_ns)
 		}
 }
 
-unsigned vn_testbed_locality_tiers(const struct vn_topology *t, int *group_of, int *ids)
+unsigned vn_testbed_locality_tiers(const struct vn_topology *t, enum vn_tier_model m, int *group_of, int *ids)
 {
 	struct vn_tiers tr;
 
-	vn_tiers_compute(t, VN_TIER_MODEL_DEFAULT, &tr);
+	vn_tiers_compute(t, m, &tr);
 	for (unsigned n = 0; n < t->nnodes; n++)
 		group_of[n] = tr.tier_of[n];
 	for (unsigned i = 0; i < tr.ntiers; i++)

@@ -9,6 +9,7 @@
 #include "metrics/locality.h"
 #include "testbed/hotplug-guest.h"
 #include "util/strbuf.h"
+#include "topology/tiers.h"
 #include "topology/topology.h"
 #include "util/error.h"
 
@@ -44,12 +45,12 @@ int vn_testbed_locality_arg(const struct vn_topology *t, const char *guest_dir, 
 void vn_testbed_locality_latency(const struct vn_topology *t, double *lat_ns);
 
 /*
- * The model's memory tiers of t (topology/tiers.h, the default kernel
- * model) as groups of memory nodes for vn_loc_by_group: group_of[node] the
+ * The memory tiers of t by tier model m (topology/tiers.h: the booted
+ * kernel's) as groups of memory nodes for vn_loc_by_group: group_of[node] the
  * index of its tier (fastest first), -1 for a node with no memory;
  * ids[index] the tier's sysfs id (memory_tier<id>). Returns the count.
  */
-unsigned vn_testbed_locality_tiers(const struct vn_topology *t, int *group_of, int *ids);
+unsigned vn_testbed_locality_tiers(const struct vn_topology *t, enum vn_tier_model m, int *group_of, int *ids);
 
 /* What the proof saw, one line per node ("node 1: 6913024 of 6920012 user accesses"). */
 struct vn_locality_proof {
