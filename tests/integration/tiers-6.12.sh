@@ -4,8 +4,8 @@
 # kmem's abstract distance from the HMAT, so its CXL nodes land in another
 # tier than 6.1's. The boot must succeed (up's exit 0 or 1: a fidelity
 # MISMATCH is the kernel disagreeing with a model, not a failed boot) and
-# the guest must build what tests/data/tiers-6.12/4node-cxl-tiered recorded
-# (tests/data/tiers-6.12/README): the tiers, the HMAT's access classes in
+# the guest must build what tests/fixtures/tiers-6.12/4node-cxl-tiered recorded
+# (tests/fixtures/tiers-6.12/README): the tiers, the HMAT's access classes in
 # sysfs, the demotion targets printed as kmem onlines each node, and each
 # node's memory. These are compared with the recording, not with a model:
 # vnuma models 6.1 only (docs/tiering.md, "Kernel versions"); once a 6.12
@@ -34,7 +34,7 @@ fi
 }
 . "$src/tests/integration/lib.sh"
 it_state tiers-6.12
-data=$src/tests/data/tiers-6.12
+data=$src/tests/fixtures/tiers-6.12
 want=$data/4node-cxl-tiered
 got=$VNUMA_STATE_DIR/got
 mkdir -p "$got"
