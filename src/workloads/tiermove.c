@@ -46,12 +46,14 @@
 /*
  * The counters as 6.1 names them in /proc/vmstat; one a kernel lacks is
  * reported missing, never 0. pageoutrun counts kswapd's reclaim passes
- * (balance_pgdat()), which run even when nothing can be reclaimed.
+ * (balance_pgdat()), which run even when nothing can be reclaimed;
+ * zone_reclaim_failed, node reclaim's (vm.zone_reclaim_mode) passes that
+ * reclaimed nothing, which scan nothing where the node has only anon.
  */
-static const char *const counters[] = {"pgdemote_kswapd",     "pgdemote_direct",     "pgpromote_success",
-				       "pgpromote_candidate", "numa_pages_migrated", "pageoutrun",
-				       "pgscan_kswapd",       "pgscan_direct",       NULL};
-#define NCOUNTERS 8
+static const char *const counters[] = {
+	"pgdemote_kswapd", "pgdemote_direct", "pgpromote_success", "pgpromote_candidate", "numa_pages_migrated",
+	"pageoutrun",      "pgscan_kswapd",   "pgscan_direct",     "zone_reclaim_failed", NULL};
+#define NCOUNTERS 9
 
 struct opts {
 	uint64_t size, hot, hot_from, max_sample;
@@ -111,6 +113,7 @@ struct run {
 	bool low_reached;     /* --stop-at-low: the first touch ended below the low watermark */
 	int demotion;         /* demotion_enabled as the step began: 1 true, 0 false, -1 no such file */
 	long long rate_limit; /* kernel.numa_balancing_promote_rate_limit_MBps as it began, -1 none */
+	long long balancing;  /* kernel.numa_balancing as it began (0-3, 2: memory tiering), -1 none */
 	char thp[16];         /* the THP mode as it began, "" none */
 };
 
@@ -225,7 +228,7 @@ static void tiers_load(struct tiers *t)
 	tiers_top(t);
 }
 
-/* A number file, -1 where it is not there (kernel.numa_balancing_promote_rate_limit_MBps before 6.1). */
+/* A number file, -1 where it is not there (the rate limit before 6.1, numa_balancing without NUMA_BALANCING). */
 static long long read_number(const char *path)
 {
 	struct ig_buf b = {0};
@@ -638,6 +641,11 @@ static void print_result(const struct run *r, const struct ig_topo *topo)
 		ig_json_null(&j, "promote_rate_limit_MBps");
 	else
 		ig_json_int(&j, "promote_rate_limit_MBps", r->rate_limit);
+	/* What promotion's "mode" judges by: 6.1 counts pgpromote_success in modes 1 and 2 alike. */
+	if (r->balancing < 0)
+		ig_json_null(&j, "numa_balancing");
+	else
+		ig_json_int(&j, "numa_balancing", r->balancing);
 	if (*r->thp)
 		ig_json_str(&j, "thp", r->thp);
 	else
@@ -791,6 +799,7 @@ int main(int argc, char **argv)
 	tiers_load(&r.tiers);
 	r.demotion = demotion_enabled();
 	r.rate_limit = read_number("/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps");
+	r.balancing = read_number("/proc/sys/kernel/numa_balancing");
 	thp_mode(r.thp, sizeof(r.thp));
 	pfn_nodes_load(&r.pfn);
 	r.len = ig_round_up(o.size, PAGE);

@@ -36,14 +36,22 @@ r = json.loads(open('$res').read().strip().split('\n')[-1])
 m = r['pages_max_per_node']
 sys.exit(0 if m['1'] == 0 and m['3'] == 0 else 1)"
 check "no_demotion passed: nothing demoted under reclaim with demotion_enabled false" \
-	grep -q "^PASS  nothing is demoted from node 0 under reclaim while demotion_enabled is false" "$out/dem.log"
+	grep -q "^PASS  nothing is demoted from node 0 under node reclaim while demotion_enabled is false" "$out/dem.log"
+on=$(ls "$out"/dem/steps/would-demote.*.out 2>/dev/null | head -1)
 off=$(ls "$out"/dem/steps/no-demotion.*.out 2>/dev/null | head -1)
-check "the no-demotion step ran with demotion off, stopped below node 0's low watermark, kswapd ran" python3 -c "
+# The same step with demotion on: what no_demotion judges must move, else it could not fail.
+check "the same step with demotion on demotes: pgdemote_direct > 0, pages on node 2" python3 -c "
+import json, sys
+r = json.loads(open('$on').read().strip().split('\n')[-1])
+v = r['phases'][0]['vmstat']
+sys.exit(0 if r['demotion_enabled'] and v['pgdemote_direct'] > 0 and r['pages_max_per_node']['2'] > 0 else 1)"
+check "with demotion off it fell back to node 1, node reclaim failed, nothing on 2-3" python3 -c "
 import json, sys
 r = json.loads(open('$off').read().strip().split('\n')[-1])
-v = [p['vmstat'] for p in r['phases']]
-ok = r['demotion_enabled'] is False and r['stop_at_low']['reached'] and sum(x['pageoutrun'] for x in v) > 0
-sys.exit(0 if ok and r['pages_max_per_node']['2'] == 0 else 1)"
+v = r['phases'][0]['vmstat']
+m = r['pages_max_per_node']
+ok = r['demotion_enabled'] is False and v['zone_reclaim_failed'] > 0 and m['1'] > 0
+sys.exit(0 if ok and m['2'] == 0 and m['3'] == 0 else 1)"
 check "run leaves no QEMU" no_qemu_left
 check "run leaves no domain" no_domain_left
 finish

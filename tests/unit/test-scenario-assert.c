@@ -1127,8 +1127,8 @@ static void test_no_demotion(void **state)
 		bool pass;
 	} cases[] = {
 		{NODEMO("false", "0", "0", "3", 0),
-		 "pgdemote_kswapd 0, pgdemote_direct 0 under reclaim (pageoutrun 3, pgscan_kswapd 0, pgscan_direct 0); "
-		 "pages only on node 0: yes",
+		 "pgdemote_kswapd 0, pgdemote_direct 0 under reclaim (pageoutrun 3, pgscan_kswapd 0, pgscan_direct 0, "
+		 "zone_reclaim_failed 0); pages only on node 0: yes",
 		 NULL, true},
 		/* Demoted although disabled: failed, counted by either counter. */
 		{NODEMO("false", "40", "0", "3", 0), "pgdemote_kswapd 40", NULL, false},
@@ -1142,6 +1142,46 @@ static void test_no_demotion(void **state)
 		{NODEMO("true", "0", "0", "3", 0), NULL, "demotion_enabled true", false},
 		{NODEMO("null", "0", "0", "3", 0), NULL, "demotion_enabled unknown", false},
 		{NODEMO("false", "null", "0", "3", 0), NULL, "no pgdemote_kswapd per phase", false},
+	};
+	struct loaded l = load(cxl4, "t4.xml", s4, "n.json");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		judge_one(&l, cases[i].result, "nothing of tm is demoted", cases[i].pass, cases[i].observed,
+			  cases[i].unobserved, i);
+	loaded_free(&l);
+}
+
+/* A first touch under node reclaim (vm.zone_reclaim_mode 5) of a step bound to nodes 0-1, from node 0's CPUs. */
+#define NODEMO_ZR(DK, DD, SCAN, ZF, MAX1, MAX2)                                                               \
+	"{\"demotion_enabled\":false,\"pages_max_per_node\":{\"0\":46455,\"1\":" #MAX1 ",\"2\":" #MAX2        \
+	",\"3\":0},\"phases\":[{\"phase\":0,\"vmstat\":{\"pgdemote_kswapd\":" #DK ",\"pgdemote_direct\":" #DD \
+	",\"pageoutrun\":2,\"pgscan_kswapd\":0,\"pgscan_direct\":" #SCAN ",\"zone_reclaim_failed\":" #ZF "}}]}"
+
+/*
+ * no_demotion on the shipped step: bound to DRAM nodes 0-1, node 0 full,
+ * node reclaim on. Demotion off, it scans nothing (anon only, no swap),
+ * fails, and the pages fall back to node 1: pass. The figures are two runs'
+ * (docs/tiering.md); the failing one is the same step with demotion_enabled
+ * turned on one second into it, as a kernel ignoring the switch would do.
+ */
+static void test_no_demotion_fallback(void **state)
+{
+	static const char s4[] =
+		"{\"name\":\"n\",\"topology\":\"4node-cxl-tiered\",\"steps\":[{\"name\":\"tm\",\"workload\":"
+		"\"tiermove\",\"placement\":{\"policy\":\"membind\",\"nodes\":[0,1],\"cpu_nodes\":[0]}}],"
+		"\"assertions\":[{\"type\":\"no_demotion\",\"step\":\"tm\"}]}";
+	static const struct {
+		const char *result, *observed, *unobserved;
+		bool pass;
+	} cases[] = {
+		/* Only the failed node reclaim says reclaim ran; node 1's pages are the allocator's fallback. */
+		{NODEMO_ZR(0, 0, 0, 50486, 19081, 0), "zone_reclaim_failed 50486); pages only on node 0-1: yes", NULL,
+		 true},
+		{NODEMO_ZR(1167, 15313, 61678, 0, 2708, 16501), "pages only on node 0-1: no", NULL, false},
+		/* Demoted pages alone, the counters still: the lower-tier node convicts. */
+		{NODEMO_ZR(0, 0, 0, 50486, 2708, 16501), "pages only on node 0-1: no", NULL, false},
+		/* No evidence of reclaim at all. */
+		{NODEMO_ZR(0, 0, 0, 0, 19081, 0), NULL, "never came under reclaim", false},
 	};
 	struct loaded l = load(cxl4, "t4.xml", s4, "n.json");
 
@@ -1208,7 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_locality),         cmocka_unit_test(test_promotion),
 		cmocka_unit_test(test_fallback_tiered),          cmocka_unit_test(test_demotion_fallback),
 		cmocka_unit_test(test_demotion_by_kernel_model), cmocka_unit_test(test_no_demotion),
-		cmocka_unit_test(test_promotion_rate),
+		cmocka_unit_test(test_no_demotion_fallback),     cmocka_unit_test(test_promotion_rate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
