@@ -208,7 +208,10 @@ int vn_assert_parse_promotion(struct vn_scn_ctx *c, struct json_object *v, const
 	int r;
 
 	if ((r = vn_scn_step_ref(c, v, p, &a->step)) < 0 ||
-	    (r = vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction)) < 0)
+	    (r = vn_json_get_num(&c->r, v, p, "fraction", true, VN_JSON_FRACTION, &a->fraction)) < 0 ||
+	    (r = vn_json_get_uint(&c->r, v, p, "mode", false, 1, 2,
+				  "1 (NUMA balancing) or 2 (memory tiering), the kernel.numa_balancing asked for",
+				  &a->mode)) < 0)
 		return r;
 	for (unsigned i = 0; i < c->s->nsteps; i++) {
 		const struct vn_scn_step *st = &c->s->steps[i];
@@ -231,6 +234,8 @@ void vn_assert_emit_promotion(struct json_object *o, const struct vn_scn_assert 
 {
 	json_object_object_add(o, "step", json_object_new_string(a->step));
 	json_object_object_add(o, "fraction", vn_scn_json_num(a->fraction));
+	if (a->mode)
+		json_object_object_add(o, "mode", json_object_new_int64(a->mode));
 }
 
 /* A lower tier to promote from: some node outside the top tiers in the model. */
@@ -251,8 +256,11 @@ int vn_assert_validate_promotion(const struct vn_scn_assert *a, const struct vn_
 
 char *vn_assert_name_promotion(const struct vn_scn_assert *a)
 {
-	return vn_xasprintf("hot pages of %s on a lower tier are >= %.0f%% on the top tier by each phase's end",
-			    a->step, a->fraction * 100);
+	return vn_xasprintf("hot pages of %s on a lower tier are >= %.0f%% on the top tier by each phase's end%s",
+			    a->step, a->fraction * 100,
+			    a->mode == 2   ? ", promoted by memory tiering mode"
+			    : a->mode == 1 ? ", by NUMA balancing mode 1"
+					   : "");
 }
 
 /* Hot pages of one sample on nodes outside the top tiers; -1 when the sample has no hot_pages_per_node. */
@@ -278,7 +286,8 @@ static double hot_on_lower(json_object *sample, const struct vn_tiers *tr)
 struct promo_sum {
 	unsigned judged;       /* phases that began with hot pages on a lower tier */
 	double worst, success; /* the least fraction promoted of a judged phase; pgpromote_success summed */
-	bool have_success;
+	double candidate;      /* pgpromote_candidate summed: counted in memory tiering mode alone */
+	bool have_success, have_candidate;
 };
 
 /* One process's hot phases: each one's first sample (its start) against its last. */
@@ -295,6 +304,12 @@ static int promo_phases(json_object *res, const struct vn_scn_assert *a, unsigne
 		    json_object_object_get_ex(vm, "pgpromote_success", &ps) && json_object_is_type(ps, json_type_int)) {
 			s->success += (double)json_object_get_int64(ps);
 			s->have_success = true;
+		}
+		if (json_object_object_get_ex(ph, "vmstat", &vm) &&
+		    json_object_object_get_ex(vm, "pgpromote_candidate", &ps) &&
+		    json_object_is_type(ps, json_type_int)) {
+			s->candidate += (double)json_object_get_int64(ps);
+			s->have_candidate = true;
 		}
 		if (!json_object_object_get_ex(ph, "samples", &smp) || !json_object_is_type(smp, json_type_array) ||
 		    json_object_array_length(smp) < 2)
@@ -317,12 +332,87 @@ static int promo_phases(json_object *res, const struct vn_scn_assert *a, unsigne
 	return 0;
 }
 
+/* Every process of the step ran under kernel.numa_balancing = want, as tiermove read it when it started. */
+static int promo_mode_ran(const struct vn_run_step_data *sd, const struct vn_scn_assert *a, struct vn_error *err)
+{
+	json_object *nb;
+
+	for (unsigned i = 0; i < sd->nresults; i++) {
+		if (!json_object_object_get_ex(sd->results[i], "numa_balancing", &nb) ||
+		    !json_object_is_type(nb, json_type_int))
+			return vn_assert_unobserved(
+				err, a,
+				"step %s process %u did not say its kernel.numa_balancing (a kernel "
+				"without NUMA balancing, an older tiermove?): mode %u asked",
+				a->step, i, a->mode);
+		if (json_object_get_int64(nb) != a->mode)
+			return vn_assert_unobserved(err, a,
+						    "step %s ran with kernel.numa_balancing %lld, not the %u asked",
+						    a->step, (long long)json_object_get_int64(nb), a->mode);
+	}
+	return 0;
+}
+
+/*
+ * A top-tier node with CPUs the step may use and over 1G of memory: there
+ * pgdat_free_space_enough() can hold, and 6.1 promotes in memory tiering
+ * mode without counting a candidate (should_numa_migrate_memory()).
+ */
+static bool promo_target_roomy(const struct vn_run_data *d, const struct vn_scn_assert *a, const struct vn_tiers *tr)
+{
+	const struct vn_scn_step *st = NULL;
+
+	for (unsigned i = 0; i < d->s->nsteps; i++)
+		if (strcmp(d->s->steps[i].name, a->step) == 0)
+			st = &d->s->steps[i];
+	for (unsigned n = 0; n < tr->nnodes; n++) {
+		bool allowed = !st || st->placement.policy != VN_PLACE_CPUNODEBIND;
+		for (unsigned k = 0; !allowed && k < st->placement.nnodes; k++)
+			allowed = st->placement.nodes[k] == n;
+		if (allowed && tr->tier_of[n] >= 0 && tr->tier[tr->tier_of[n]].top &&
+		    vn_node_has_cpus(&d->t->nodes[n]) && d->t->nodes[n].memory >= (1ULL << 30))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The mode's own evidence, as 6.1 counts it: pgpromote_success counts every
+ * NUMA-balancing move from a lower tier to the top one in either mode
+ * (migrate_misplaced_page()); pgpromote_candidate only memory tiering
+ * mode's hot-page path (numa_promotion_rate_limit(), kernel/sched/fair.c).
+ * Mode 2 must have counted candidates, mode 1 none. Appends what failed.
+ */
+static int promo_mode_judge(const struct vn_run_data *d, const struct vn_scn_assert *a, const struct vn_tiers *tr,
+			    const struct promo_sum *s, char *det, size_t len, struct vn_error *err)
+{
+	if (!a->mode)
+		return 0;
+	if (!s->have_candidate)
+		return vn_assert_unobserved(err, a,
+					    "the guest's /proc/vmstat has no pgpromote_candidate (a kernel "
+					    "before 6.1?)");
+	if (a->mode == 2 && s->candidate == 0 && promo_target_roomy(d, a, tr))
+		return vn_assert_unobserved(err, a,
+					    "no pgpromote_candidate, but a target node has over 1G: with that much "
+					    "free, 6.1 promotes without counting one (pgdat_free_space_enough())");
+	if (a->mode == 2 && s->candidate == 0)
+		snprintf(det + strlen(det), len - strlen(det),
+			 "no pgpromote_candidate: nothing went through memory tiering mode's hot-page path\n");
+	if (a->mode == 1 && s->candidate > 0)
+		snprintf(det + strlen(det), len - strlen(det),
+			 "%.0f pgpromote_candidate in mode 1: only memory tiering mode counts them\n", s->candidate);
+	return 0;
+}
+
 /*
  * Of the hot window's pages on a lower tier as a phase begins, at least
  * fraction must be on the top tier by its end, in every phase that began
  * with some there, and the kernel must count them as promotions
- * (pgpromote_success, not plain NUMA-balancing migration). No such phase,
- * or no counter, is not a verdict: nothing was there to promote.
+ * (pgpromote_success: a move from a lower tier to the top one, in mode 1
+ * or 2). With a mode, the step must have run under it (else exit 3) and
+ * shown that mode's evidence. No such phase, or no counter, is not a
+ * verdict: nothing was there to promote.
  */
 int vn_assert_check_promotion(const struct vn_run_data *d, const struct vn_scn_assert *a, struct vn_result_run *rep,
 			      struct vn_error *err)
@@ -331,10 +421,12 @@ int vn_assert_check_promotion(const struct vn_run_data *d, const struct vn_scn_a
 	struct promo_sum s = {0};
 	struct vn_tiers tr;
 	struct vn_strbuf obs = VN_STRBUF_INIT;
-	char exp[160], det[160] = "";
+	char exp[256], det[320] = "";
 	int rc = 0;
 
 	if ((rc = vn_assert_tiermove_results(d, a, &sd, err)) < 0)
+		return rc;
+	if (a->mode && (rc = promo_mode_ran(sd, a, err)) < 0)
 		return rc;
 	vn_tiers_compute(d->t, d->tier_model, &tr);
 	for (unsigned i = 0; i < sd->nresults && rc == 0; i++)
@@ -348,21 +440,28 @@ int vn_assert_check_promotion(const struct vn_run_data *d, const struct vn_scn_a
 	if (rc == 0 && !s.have_success)
 		rc = vn_assert_unobserved(err, a,
 					  "the guest's /proc/vmstat has no pgpromote_success (a kernel before 6.1?)");
+	if (rc == 0 && s.worst < a->fraction)
+		snprintf(det, sizeof(det), "a phase promoted less than asked\n");
+	if (rc == 0 && s.success == 0)
+		snprintf(det + strlen(det), sizeof(det) - strlen(det),
+			 "the kernel counted no promotion (numa_balancing 2, the hot set hot enough?)\n");
+	if (rc == 0)
+		rc = promo_mode_judge(d, a, &tr, &s, det, sizeof(det), err);
 	if (rc < 0) {
 		vn_strbuf_free(&obs);
 		return rc;
 	}
 	vn_strbuf_printf(&obs, "; pgpromote_success %.0f", s.success);
+	if (a->mode)
+		vn_strbuf_printf(&obs, ", pgpromote_candidate %.0f; numa_balancing %u", s.candidate, a->mode);
 	snprintf(exp, sizeof(exp),
 		 ">= %.3f of each phase's lower-tier hot pages on the top tier by its end; "
-		 "pgpromote_success > 0",
-		 a->fraction);
-	bool pass = s.worst >= a->fraction && s.success > 0;
-	if (!pass)
-		snprintf(det, sizeof(det), "%s%s", s.worst < a->fraction ? "a phase promoted less than asked\n" : "",
-			 s.success > 0
-				 ? ""
-				 : "the kernel counted no promotion (numa_balancing 2, the hot set hot enough?)\n");
+		 "pgpromote_success > 0%s",
+		 a->fraction,
+		 a->mode == 2   ? "; numa_balancing 2 and pgpromote_candidate > 0 (memory tiering mode)"
+		 : a->mode == 1 ? "; numa_balancing 1 and pgpromote_candidate = 0"
+				: "");
+	bool pass = !*det;
 	vn_result_add_observed(rep, a->name, pass, obs.s, exp, pass ? NULL : det, VN_OBSERVED_NONE, 0);
 	vn_strbuf_free(&obs);
 	return 0;

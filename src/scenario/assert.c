@@ -910,7 +910,7 @@ const struct vn_assert_type vn_assert_types[VN_ASSERT_NTYPES] = {
 					.name = vn_assert_name_demotion,
 					.observed = VN_OBSERVED_NONE},
 	[VN_ASSERT_PROMOTION] = {.json = "promotion",
-				 .keys = {"type", "name", "step", "fraction", NULL},
+				 .keys = {"type", "name", "step", "fraction", "mode", NULL},
 				 .parse = vn_assert_parse_promotion,
 				 .emit = vn_assert_emit_promotion,
 				 .validate = vn_assert_validate_promotion,

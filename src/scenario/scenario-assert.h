@@ -43,5 +43,6 @@ struct vn_scn_assert {
 	char *variant;    /* CHANGE: the variant judged against the base; NULL: every one but the base */
 	bool significant; /* CHANGE: fail only when the change is also significant (Welch p < 0.05) */
 	bool lower_ok;    /* DEMOTION_TARGETS: a lower-tier node is fine too (lower_tier_mask, targets full) */
+	unsigned mode;    /* PROMOTION: the kernel.numa_balancing the step must have run under (1, 2); 0 any */
 	int measure, cpu_node; /* LOCALITY: assert.c's locality_measures[measure]; cpu_node's CPUs only (-1: all) */
 };

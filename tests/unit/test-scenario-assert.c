@@ -1151,6 +1151,73 @@ static void test_no_demotion(void **state)
 	loaded_free(&l);
 }
 
+/* A tiermove phase that moved 1000 hot pages up, with its pgpromote_success and pgpromote_candidate. */
+#define PHASE_C(PROMO, CAND)                                                                          \
+	"{\"phase\":1,\"vmstat\":{\"pgpromote_success\":" PROMO ",\"pgpromote_candidate\":" CAND "}," \
+	"\"samples\":[{\"t\":1,\"hot_pages_per_node\":{\"0\":0,\"1\":0,\"2\":1000,\"3\":0}},"         \
+	"{\"t\":2,\"hot_pages_per_node\":{\"0\":1000,\"1\":0,\"2\":0,\"3\":0}}]}"
+#define MODE_RUN(NB, PROMO, CAND) "{\"numa_balancing\":" NB ",\"phases\":[{\"phase\":0}," PHASE_C(PROMO, CAND) "]}"
+
+/*
+ * promotion with "mode": 6.1 counts pgpromote_success for a lower-to-top
+ * move in mode 1 as in mode 2, so mode 2 must also show candidates (the
+ * hot-page path's count), and the step must have run in the mode asked.
+ */
+static void test_promotion_mode(void **state)
+{
+	static const char s2[] =
+		"{\"name\":\"p\",\"topology\":\"4node-cxl-tiered\",\"steps\":[{\"name\":\"tm\","
+		"\"workload\":\"tiermove\",\"placement\":{\"policy\":\"cpunodebind\",\"nodes\":[0]}}],"
+		"\"assertions\":[{\"type\":\"promotion\",\"step\":\"tm\",\"fraction\":0.9,\"mode\":%s}]}";
+	static const struct {
+		const char *mode, *result, *observed, *unobserved;
+		bool pass;
+	} cases[] = {
+		{"2", MODE_RUN("2", "1000", "1000"),
+		 "pgpromote_success 1000, pgpromote_candidate 1000; numa_balancing 2", NULL, true},
+		/* Promoted and counted as promotions, but no candidate: mode 1's path, which 6.1 counts the same. */
+		{"2", MODE_RUN("2", "1000", "0"), "pgpromote_candidate 0", NULL, false},
+		/* The step ran in mode 1: not the question asked. */
+		{"2", MODE_RUN("1", "1000", "0"), NULL, "kernel.numa_balancing 1, not the 2 asked", false},
+		{"2", "{\"phases\":[{\"phase\":0}," PHASE_C("1000", "1000") "]}", NULL,
+		 "did not say its kernel.numa_balancing", false},
+		{"2", MODE_RUN("2", "1000", "null"), NULL, "no pgpromote_candidate", false},
+		{"1", MODE_RUN("1", "1000", "0"), "numa_balancing 1", NULL, true},
+		{"1", MODE_RUN("1", "1000", "5"), "pgpromote_candidate 5", NULL, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char json[512];
+		snprintf(json, sizeof(json), s2, cases[i].mode);
+		struct loaded l = load(cxl4, "t4.xml", json, "p.json");
+		judge_one(&l, cases[i].result, "hot pages of tm on a lower tier", cases[i].pass, cases[i].observed,
+			  cases[i].unobserved, i);
+		loaded_free(&l);
+	}
+}
+
+/*
+ * Mode 2 on a target node with over 1G: pgdat_free_space_enough() can hold
+ * there, and 6.1 then promotes without a candidate: no candidate is no verdict.
+ */
+static void test_promotion_mode_roomy(void **state)
+{
+	static const char big[] =
+		"<topology name='c'><node id='0' cpus='0' memory='2G'/><node id='1' cpus='1' memory='256M'/>"
+		"<node id='2' cpus='' memory='256M' memory-kind='cxl'/><node id='3' cpus='' memory='256M' "
+		"memory-kind='cxl'/><distances><row node='0'>10 21 14 24</row><row node='1'>21 10 24 14</row>"
+		"<row node='2'>14 24 10 26</row><row node='3'>24 14 26 10</row></distances></topology>";
+	static const char s2[] =
+		"{\"name\":\"p\",\"topology\":\"4node-cxl-tiered\",\"steps\":[{\"name\":\"tm\","
+		"\"workload\":\"tiermove\",\"placement\":{\"policy\":\"cpunodebind\",\"nodes\":[0]}}],"
+		"\"assertions\":[{\"type\":\"promotion\",\"step\":\"tm\",\"fraction\":0.9,\"mode\":2}]}";
+	struct loaded l = load(big, "t4.xml", s2, "p.json");
+
+	judge_one(&l, MODE_RUN("2", "1000", "0"), "hot pages of tm", false, NULL, "over 1G", 0);
+	judge_one(&l, MODE_RUN("2", "1000", "7"), "hot pages of tm", true, "pgpromote_candidate 7", NULL, 1);
+	loaded_free(&l);
+}
+
 /* A first touch under node reclaim (vm.zone_reclaim_mode 5) of a step bound to nodes 0-1, from node 0's CPUs. */
 #define NODEMO_ZR(DK, DD, SCAN, ZF, MAX1, MAX2)                                                               \
 	"{\"demotion_enabled\":false,\"pages_max_per_node\":{\"0\":46455,\"1\":" #MAX1 ",\"2\":" #MAX2        \
@@ -1249,6 +1316,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_tiered),          cmocka_unit_test(test_demotion_fallback),
 		cmocka_unit_test(test_demotion_by_kernel_model), cmocka_unit_test(test_no_demotion),
 		cmocka_unit_test(test_no_demotion_fallback),     cmocka_unit_test(test_promotion_rate),
+		cmocka_unit_test(test_promotion_mode),           cmocka_unit_test(test_promotion_mode_roomy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
