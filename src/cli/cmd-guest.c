@@ -86,6 +86,7 @@ static int parse_argv(int argc, char **argv, struct up_args *ua, struct vn_error
 		case 'm':
 			if ((rc = vn_fallback_model_lookup(optarg, &o->model, err)) < 0)
 				return rc;
+			o->model_given = true;
 			break;
 		case 't':
 			if (vn_cli_duration(&ua->a, "timeout", optarg, 86400, &t, err) < 0)
@@ -282,7 +283,8 @@ static const struct vn_cli_opt up_opts[] = {
 	{"file", 'F', false, "PATH[:GPATH]", VN_VAL_NONE,
 	 "copy host file PATH into the guest at GPATH (default\n"
 	 "/root/<basename>), checksummed as vnuma cp does; up to 32"},
-	{"kernel-model", 'm', false, "M", VN_VAL_MODEL, "fallback-order model to check the guest against:"},
+	{"kernel-model", 'm', false, "M", VN_VAL_MODEL,
+	 "fallback-order model to check the guest against\n(default: the era of the guest's release):"},
 	{"timeout", 't', true, "S", VN_VAL_NONE, "boot deadline in seconds, or 10m (at most 24h; default 180)"},
 	{"arch", 'X', false, "ARCH", VN_VAL_NONE,
 	 "the guest's architecture: x86_64 (default: the host's), arm64\n"

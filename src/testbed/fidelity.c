@@ -287,7 +287,35 @@ static int report_tiers(struct vn_agent *a, const struct vn_topology *t, struct 
 	return 0;
 }
 
-int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn_fallback_model model,
+/*
+ * The fallback model for the booted kernel: the one given, else its
+ * release's era (osrelease), as the guest reports it; and whether it onlines
+ * memory as it is added (auto_online_blocks, a build option, not an era).
+ * A file the guest cannot give leaves the default; only a timeout fails.
+ */
+static int guest_fallback_opts(struct vn_agent *a, const enum vn_fallback_model *model, struct vn_fallback_opts *fo,
+			       struct vn_error *err)
+{
+	_cleanup_free_ char *release = NULL, *online = NULL;
+	struct vn_error e = {0};
+
+	fo->model = model ? *model : VN_FALLBACK_DEFAULT;
+	if (!model && read_guest(a, "/proc/sys/kernel/osrelease", &release, &e) == 0)
+		vn_fallback_model_for_release(release, &fo->model);
+	if (e.code != -ETIMEDOUT) {
+		vn_error_clear(&e);
+		if (read_guest(a, "/sys/devices/system/memory/auto_online_blocks", &online, &e) == 0)
+			fo->online_on_add = strncmp(online, "online", 6) == 0;
+	}
+	if (e.code == -ETIMEDOUT) {
+		*err = e;
+		return e.code;
+	}
+	vn_error_clear(&e);
+	return 0;
+}
+
+int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, const enum vn_fallback_model *model,
 			enum vn_arch arch, bool *ok, char **report, struct vn_error *err)
 {
 	struct vn_strbuf bad = VN_STRBUF_INIT, rep = VN_STRBUF_INIT;
@@ -322,7 +350,8 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 	static const char *const argv[] = {"dmesg", NULL};
 	if ((rc = vn_testbed_run(a, argv, 20, &dmesg, err)) < 0)
 		goto cleanup;
-	fo.model = model;
+	if ((rc = guest_fallback_opts(a, model, &fo, err)) < 0)
+		goto cleanup;
 	if (vn_topology_has_slow_memory(t)) {
 		if ((rc = vn_tiers_fallback_check(dmesg, t, &fo, &diff, err)) < 0)
 			goto cleanup;
@@ -332,7 +361,7 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, enum vn
 		vn_fallback_compute(t, &fo, &want);
 		diff = vn_fallback_diff(&want, &got);
 	}
-	vn_strbuf_printf(&rep, "fallback order (model %s%s): %s\n", vn_fallback_model_name(model),
+	vn_strbuf_printf(&rep, "fallback order (model %s%s): %s\n", vn_fallback_model_name(fo.model),
 			 vn_topology_has_slow_memory(t) ? ", boot and each kmem rebuild" : "",
 			 diff ? "MISMATCH" : "ok");
 	if (diff)

@@ -815,11 +815,11 @@ static int up_settle(struct up_state *s, struct vn_error *err)
 
 static int up_fidelity(struct up_state *s, struct vn_error *err)
 {
+	const enum vn_fallback_model *model = s->o->model_given ? &s->o->model : NULL;
 	struct vn_up_result *r = s->r;
 	int rc;
 
-	if ((rc = vn_testbed_fidelity(s->at.a, s->t, s->o->model, s->arch, &r->fidelity_ok, &r->fidelity_report, err)) <
-	    0)
+	if ((rc = vn_testbed_fidelity(s->at.a, s->t, model, s->arch, &r->fidelity_ok, &r->fidelity_report, err)) < 0)
 		return rc;
 	vn_testbed_progress(s->o, "fidelity checked", "%s", r->fidelity_ok ? "ok" : "MISMATCH");
 	return 0;

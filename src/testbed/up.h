@@ -52,6 +52,7 @@ struct vn_up_opts {
 	int timeout_s;           /* boot + agent deadline (a first-use kernel build is not counted) */
 	struct vn_up_progress progress;
 	enum vn_fallback_model model;
+	bool model_given;        /* --kernel-model: else the guest's release picks the era */
 	const char *const *with; /* host Debian packages added to the guest image (NULL-terminated), or NULL */
 	const char *image;       /* a guest image recipe (guest-images/NAME.json, testbed/image.h), or NULL */
 	const char *arch;        /* the guest's architecture (util/arch.h names), NULL: the host's */

@@ -19,6 +19,10 @@ const struct vn_fallback_model_info vn_fallback_models[] = {
 	{VN_FALLBACK_SAME_PENALTY, "5.18", "same-penalty current 6.1 default", "v5.18 onwards, Debian 12's 6.1",
 	 "\"mm/page_alloc: add same penalty is enough to get round-robin order\": node_load[node] += 1; "
 	 "checked against linux-source-6.1 mm/page_alloc.c"},
+	{VN_FALLBACK_SKIP_MEMORYLESS, "6.12", "skip-memoryless", "Debian's 6.12 (the change came after v6.1)",
+	 "find_next_best_node() takes the local node first only when it is in N_MEMORY, so a node without "
+	 "memory is not in its own list; otherwise as 5.18. Checked against linux-source-6.12 "
+	 "mm/page_alloc.c and Debian's 6.12.95 booted"},
 	{0, NULL, NULL, NULL, NULL},
 };
 
@@ -63,6 +67,28 @@ const char *vn_fallback_model_name(enum vn_fallback_model m)
 	return "?";
 }
 
+/*
+ * Releases between 6.1 and 6.12 were not looked at: they are held to 5.18,
+ * the last era seen before 6.12, which may be wrong for the later of them.
+ */
+bool vn_fallback_model_for_release(const char *release, enum vn_fallback_model *out)
+{
+	unsigned major, minor;
+
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+		return false;
+	unsigned v = major * 1000 + minor;
+	if (v >= 6012)
+		*out = VN_FALLBACK_SKIP_MEMORYLESS;
+	else if (v >= 5018)
+		*out = VN_FALLBACK_SAME_PENALTY;
+	else if (v >= 5015)
+		*out = VN_FALLBACK_ACCUMULATE;
+	else
+		*out = VN_FALLBACK_RESET;
+	return true;
+}
+
 /* find_next_best_node(), with the kernel's arithmetic kept as it is. */
 int vn_fallback_next_best(const struct vn_topology *t, const struct vn_fallback_opts *o,
 			  const struct vn_fallback_state *s, unsigned node, bool *used, const long *node_load)
@@ -71,7 +97,8 @@ int vn_fallback_next_best(const struct vn_topology *t, const struct vn_fallback_
 	long min_val = LONG_MAX;
 	int best = -1;
 
-	if (!used[node]) {
+	/* 6.12 takes the local node only when it has memory (else the loop below skips it: not in N_MEMORY). */
+	if (!used[node] && (o->model != VN_FALLBACK_SKIP_MEMORYLESS || s->memory[node])) {
 		used[node] = true;
 		return (int)node;
 	}
@@ -83,7 +110,7 @@ int vn_fallback_next_best(const struct vn_topology *t, const struct vn_fallback_
 		val += (n < node);
 		if (s->cpus[n])
 			val += 1; /* PENALTY_FOR_NODE_WITH_CPUS */
-		if (o->model == VN_FALLBACK_SAME_PENALTY)
+		if (o->model == VN_FALLBACK_SAME_PENALTY || o->model == VN_FALLBACK_SKIP_MEMORYLESS)
 			val *= o->max_numnodes;
 		else
 			val *= (long)nr_online * o->max_numnodes; /* MAX_NODE_LOAD * MAX_NUMNODES */
@@ -181,7 +208,8 @@ static void build_one(const struct vn_topology *t, const struct vn_fallback_opts
 			switch (o->model) {
 			case VN_FALLBACK_RESET: node_load[node] = load; break;
 			case VN_FALLBACK_ACCUMULATE: node_load[node] += load; break;
-			case VN_FALLBACK_SAME_PENALTY: node_load[node] += 1; break;
+			case VN_FALLBACK_SAME_PENALTY:
+			case VN_FALLBACK_SKIP_MEMORYLESS: node_load[node] += 1; break;
 			}
 		}
 		out->order[local][out->len[local]++] = (unsigned char)node;

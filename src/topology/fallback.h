@@ -17,8 +17,14 @@ enum vn_fallback_model {
 	VN_FALLBACK_RESET,
 	/* v5.15 (54d032ced983) .. v5.17: node_load[node] += load; load--. */
 	VN_FALLBACK_ACCUMULATE,
-	/* v5.18 onwards, Debian 12's 6.1 included: node_load[node] += 1. */
+	/* v5.18 .. (at least) v6.1, Debian 12's 6.1 included: node_load[node] += 1. */
 	VN_FALLBACK_SAME_PENALTY,
+	/*
+	 * Debian's 6.12: as 5.18, but a node without memory (not in N_MEMORY)
+	 * is left out of its own list. The change came after v6.1; which
+	 * release first had it was not checked here (fallback.c).
+	 */
+	VN_FALLBACK_SKIP_MEMORYLESS,
 };
 
 #define VN_FALLBACK_DEFAULT VN_FALLBACK_SAME_PENALTY
@@ -36,6 +42,11 @@ extern const struct vn_fallback_model_info vn_fallback_models[];
 
 int vn_fallback_model_lookup(const char *name, enum vn_fallback_model *out, struct vn_error *err);
 const char *vn_fallback_model_name(enum vn_fallback_model m);
+/*
+ * The era a kernel release ("6.12.95+deb12-amd64", uname -r) falls in:
+ * false, *out untouched, when it does not start with MAJOR.MINOR.
+ */
+bool vn_fallback_model_for_release(const char *release, enum vn_fallback_model *out);
 
 struct vn_fallback_opts {
 	enum vn_fallback_model model;
@@ -49,6 +60,14 @@ struct vn_fallback_opts {
 	bool cpus_visible;
 	/* MAX_NUMNODES = 1 << CONFIG_NODES_SHIFT; Debian's x86 kernel uses 10. */
 	unsigned max_numnodes;
+	/*
+	 * The guest onlines memory as it is added (auto_online_blocks "online*":
+	 * MEMORY_HOTPLUG_DEFAULT_ONLINE=y as in Debian's 6.12, or
+	 * memhp_default_state=): kmem's add of one node is followed by that
+	 * node's online before the next node is added. Only the sequence of
+	 * kmem's builds depends on it (vn_tiers_fallback_builds).
+	 */
+	bool online_on_add;
 };
 
 #define VN_FALLBACK_OPTS_DEFAULT \

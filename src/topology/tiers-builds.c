@@ -7,7 +7,9 @@
  * node's first onlined block then rebuilds every list (online_pages(): a
  * zone gains its first pages). So: boot, one single-node build per slow
  * node, one full rebuild per slow node; the last is what the guest
- * allocates by.
+ * allocates by. A kernel that onlines memory as it is added (Debian's
+ * 6.12: MEMORY_HOTPLUG_DEFAULT_ONLINE=y) onlines each node within its add,
+ * before the next: boot, then per slow node its own build and a rebuild.
  */
 #include "topology/tiers.h"
 
@@ -64,6 +66,21 @@ static int next_slow(const struct vn_topology *t, const struct vn_fallback *got,
 	return lowest;
 }
 
+/* kmem's add of node slow (self: its own list alone) or its online (every list, slow now with memory). */
+static void one_build(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback_state *s,
+		      bool self, int slow, struct vn_tiers_build *b)
+{
+	if (!self)
+		s->memory[slow] = true;
+	_cleanup_free_ char *st = vn_fallback_state_format(t, s);
+	snprintf(b->label, sizeof(b->label), "kmem %s node %d (%s)", self ? "adds, its own list only," : "onlines",
+		 slow, st);
+	if (self)
+		vn_fallback_compute_node(t, o, s, (unsigned)slow, &b->f);
+	else
+		vn_fallback_compute_state(t, o, s, &b->f);
+}
+
 static unsigned add_builds(const struct vn_topology *t, const struct vn_fallback_opts *o, struct vn_fallback_state *s,
 			   bool self, const struct vn_fallback *got, unsigned ngot, struct vn_tiers_build *out,
 			   unsigned n, unsigned max)
@@ -73,16 +90,24 @@ static unsigned add_builds(const struct vn_topology *t, const struct vn_fallback
 
 	while (n < max && (slow = next_slow(t, n < ngot ? &got[n] : NULL, self, done)) >= 0) {
 		done[slow] = true;
-		if (!self)
-			s->memory[slow] = true;
-		_cleanup_free_ char *st = vn_fallback_state_format(t, s);
-		snprintf(out[n].label, sizeof(out[n].label), "kmem %s node %d (%s)",
-			 self ? "adds, its own list only," : "onlines", slow, st);
-		if (self)
-			vn_fallback_compute_node(t, o, s, (unsigned)slow, &out[n].f);
-		else
-			vn_fallback_compute_state(t, o, s, &out[n].f);
-		n++;
+		one_build(t, o, s, self, slow, &out[n++]);
+	}
+	return n;
+}
+
+/* Memory onlined as it is added: each slow node's add, then at once its online, node after node. */
+static unsigned add_online_builds(const struct vn_topology *t, const struct vn_fallback_opts *o,
+				  struct vn_fallback_state *s, const struct vn_fallback *got, unsigned ngot,
+				  struct vn_tiers_build *out, unsigned n, unsigned max)
+{
+	bool done[VN_MAX_NODES] = {false};
+	int slow;
+
+	while (n < max && (slow = next_slow(t, n < ngot ? &got[n] : NULL, true, done)) >= 0) {
+		done[slow] = true;
+		one_build(t, o, s, true, slow, &out[n++]);
+		if (n < max)
+			one_build(t, o, s, false, slow, &out[n++]);
 	}
 	return n;
 }
@@ -101,6 +126,8 @@ unsigned vn_tiers_fallback_builds(const struct vn_topology *t, const struct vn_f
 		struct vn_cpuset boot = vn_node_boot_cpus(&t->nodes[i]);
 		s.cpus[i] = vn_cpuset_first(&boot) >= 0;
 	}
+	if (o->online_on_add)
+		return add_online_builds(t, o, &s, got, ngot, out, 1, max);
 	unsigned n = add_builds(t, o, &s, true, got, ngot, out, 1, max);
 	return add_builds(t, o, &s, false, got, ngot, out, n, max);
 }

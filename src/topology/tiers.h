@@ -127,7 +127,8 @@ struct vn_tiers_build {
 /*
  * The builds a boot of t prints (at most max): the boot's; for each slow
  * node, kmem's build of that node's list alone (only it present in f);
- * then for each, the rebuild of every list as kmem onlines it. The order
+ * then for each, the rebuild of every list as kmem onlines it (with
+ * o->online_on_add, each node's rebuild right after its own build). The order
  * of the slow nodes is read from got (the printed builds, single-node ones
  * apart), ascending where got does not say. Returns how many.
  */

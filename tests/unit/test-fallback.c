@@ -289,13 +289,71 @@ static void test_model_names(void **state)
 	assert_non_null(strstr(err.msg, "known: pre-5.15, 5.15, 5.18"));
 }
 
+/*
+ * 6.12's find_next_best_node() takes the local node only from N_MEMORY: a
+ * memory-less node is not in its own list, and the first node it takes is
+ * penalised like any new distance group (node_load[0] += 1), which moves
+ * node 3 ahead of 2. 5.18's lists keep the node first.
+ */
+static void test_memoryless_left_out_on_6_12(void **state)
+{
+	_cleanup_topology_ struct vn_topology *t = make(4, amd4, "nmnc");
+	enum vn_fallback_model m;
+	struct vn_error err = {0};
+
+	_cleanup_free_ char *old = lists(t, VN_FALLBACK_SAME_PENALTY);
+	_cleanup_free_ char *now = lists(t, VN_FALLBACK_SKIP_MEMORYLESS);
+	assert_string_equal(old, "Fallback order for Node 0: 0 2 3 \nFallback order for Node 1: 1 0 3 2 \n"
+				 "Fallback order for Node 2: 2 3 0 \nFallback order for Node 3: 3 2 0 \n");
+	assert_string_equal(now, "Fallback order for Node 0: 0 2 3 \nFallback order for Node 1: 0 3 2 \n"
+				 "Fallback order for Node 2: 2 3 0 \nFallback order for Node 3: 3 2 0 \n");
+	assert_int_equal(vn_fallback_model_lookup("6.12", &m, &err), 0);
+	assert_int_equal(m, VN_FALLBACK_SKIP_MEMORYLESS);
+}
+
+static void test_model_for_release(void **state)
+{
+	static const struct {
+		const char *release;
+		enum vn_fallback_model model;
+	} cases[] = {
+		{"6.12.95+deb12-amd64", VN_FALLBACK_SKIP_MEMORYLESS},
+		{"6.13.0", VN_FALLBACK_SKIP_MEMORYLESS},
+		{"6.1.0-28-amd64", VN_FALLBACK_SAME_PENALTY},
+		{"5.18.0", VN_FALLBACK_SAME_PENALTY},
+		{"5.17.15", VN_FALLBACK_ACCUMULATE},
+		{"5.15.0-91-generic", VN_FALLBACK_ACCUMULATE},
+		{"5.14.21", VN_FALLBACK_RESET},
+		{"4.19.0-27-amd64", VN_FALLBACK_RESET},
+	};
+	enum vn_fallback_model m;
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		m = (enum vn_fallback_model)99; /* none: the call must set it */
+		assert_true(vn_fallback_model_for_release(cases[i].release, &m));
+		if (m != cases[i].model)
+			fail_msg("%s: %s", cases[i].release, vn_fallback_model_name(m));
+	}
+	m = VN_FALLBACK_ACCUMULATE;
+	assert_false(vn_fallback_model_for_release("linux", &m));
+	assert_false(vn_fallback_model_for_release("6", &m));
+	assert_false(vn_fallback_model_for_release(NULL, &m));
+	assert_int_equal(m, VN_FALLBACK_ACCUMULATE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_amd4_before_and_after),  cmocka_unit_test(test_amd8_two_socket),
-		cmocka_unit_test(test_memoryless_and_cpuless), cmocka_unit_test(test_parse_log_and_diff),
-		cmocka_unit_test(test_rebuilt_after_hotplug),  cmocka_unit_test(test_rebuilt_sees_cpus),
-		cmocka_unit_test(test_parse_builds),           cmocka_unit_test(test_model_names),
+		cmocka_unit_test(test_amd4_before_and_after),
+		cmocka_unit_test(test_amd8_two_socket),
+		cmocka_unit_test(test_memoryless_and_cpuless),
+		cmocka_unit_test(test_parse_log_and_diff),
+		cmocka_unit_test(test_rebuilt_after_hotplug),
+		cmocka_unit_test(test_rebuilt_sees_cpus),
+		cmocka_unit_test(test_parse_builds),
+		cmocka_unit_test(test_model_names),
+		cmocka_unit_test(test_memoryless_left_out_on_6_12),
+		cmocka_unit_test(test_model_for_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -774,6 +774,56 @@ static void test_fallback_builds_recorded(void **state)
 }
 
 /*
+ * Debian's 6.12 booted on vnuma's tiered shapes (tests/data/tiers-6.12,
+ * TCG, 2026-12-06): a slow node is not in its own list while it has no
+ * memory, and each node's memory is onlined as kmem adds it (its own build,
+ * then at once the rebuild of all). Every build must match the 6.12 model;
+ * the 5.18 model, or 6.1's add-all-then-online-all sequence, must not.
+ */
+static void test_fallback_builds_recorded_6_12(void **state)
+{
+	static const char *const runs[][2] = {
+		{"4node-cxl-tiered", "topologies/4node-cxl-tiered.xml"},
+		{"4node-cxl-tiered-nohmat", "tests/data/tiers-6.12/4node-cxl-tiered-nohmat.xml"},
+		{"8node-snc-cxl", "topologies/8node-snc-cxl.xml"},
+	};
+	const char *src = getenv("VN_SOURCE_DIR");
+
+	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+		_cleanup_topology_ struct vn_topology *t = NULL;
+		_cleanup_free_ char *log = NULL, *diff = NULL;
+		struct vn_error err = {0};
+		char path[4096];
+		size_t len;
+
+		snprintf(path, sizeof(path), "%s/%s", src ? src : ".", runs[i][1]);
+		if (vn_topology_load(path, &t, &err) != 0)
+			fail_msg("%s", err.msg);
+		snprintf(path, sizeof(path), "%s/tests/data/tiers-6.12/%s/dmesg", src ? src : ".", runs[i][0]);
+		assert_int_equal(vn_file_read(path, 1 << 20, &log, &len, &err), 0);
+		o.model = VN_FALLBACK_SKIP_MEMORYLESS;
+		o.online_on_add = true;
+		assert_int_equal(vn_tiers_fallback_check(log, t, &o, &diff, &err), 0);
+		if (diff)
+			fail_msg("%s: %s", runs[i][0], diff);
+
+		o.model = VN_FALLBACK_SAME_PENALTY;
+		assert_int_equal(vn_tiers_fallback_check(log, t, &o, &diff, &err), 0);
+		assert_non_null(diff);
+		assert_non_null(
+			strstr(diff, "boot: Node 8: expected 8 0 1 2 3 4 5 6 7, kernel printed 0 1 2 3 4 5 6 7") ||
+			strstr(diff, "boot: Node 2: expected 2 0 1, kernel printed 0 1\n"));
+		free(diff);
+		o.model = VN_FALLBACK_SKIP_MEMORYLESS;
+		o.online_on_add = false;
+		assert_int_equal(vn_tiers_fallback_check(log, t, &o, &diff, &err), 0);
+		assert_non_null(diff);
+		assert_non_null(strstr(diff, "kmem adds, its own list only, node "));
+	}
+}
+
+/*
  * kmem's own build of a node coming online starts from a cleared
  * node_load[] (__build_all_zonelists(self)), not from the nodes before it
  * in a full pass: 8node-snc-cxl on 6.1 printed "9 4 5 6 7 0 1 2 3" for
@@ -818,6 +868,7 @@ int main(void)
 		cmocka_unit_test(test_diff_against_guest),
 		cmocka_unit_test(test_fallback_leaves_slow_out_at_boot),
 		cmocka_unit_test(test_fallback_builds_recorded),
+		cmocka_unit_test(test_fallback_builds_recorded_6_12),
 		cmocka_unit_test(test_self_build_clears_node_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
