@@ -10,6 +10,7 @@
 
 #include "topology/fallback.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/strbuf.h"
 
 /* A topology with one CPU per node (or none, or no memory) and a given matrix. */
@@ -341,6 +342,35 @@ static void test_model_for_release(void **state)
 	assert_int_equal(m, VN_FALLBACK_ACCUMULATE);
 }
 
+/* A random shape with a memory-less node booted on Debian's 6.12 (tests/fixtures/fallback/README). */
+static void test_recorded_6_12_memoryless(void **state)
+{
+	const char *src = getenv("VN_SOURCE_DIR");
+	_cleanup_topology_ struct vn_topology *t = NULL;
+	struct vn_fallback_opts o = VN_FALLBACK_OPTS_DEFAULT;
+	_cleanup_free_ char *log = NULL, *diff = NULL;
+	struct vn_fallback want, got;
+	struct vn_error err = {0};
+	char path[4096];
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/fallback/random-1.xml", src ? src : ".");
+	if (vn_topology_load(path, &t, &err) != 0)
+		fail_msg("%s", err.msg);
+	snprintf(path, sizeof(path), "%s/tests/fixtures/fallback/random-1-6.12.dmesg", src ? src : ".");
+	assert_int_equal(vn_file_read(path, 1 << 16, &log, &len, &err), 0);
+	assert_int_equal(vn_fallback_parse_log(log, &got, &err), 0);
+	assert_int_equal(vn_fallback_model_lookup("6.12", &o.model, &err), 0);
+	vn_fallback_compute(t, &o, &want);
+	diff = vn_fallback_diff(&want, &got);
+	if (diff)
+		fail_msg("%s", diff);
+	o.model = VN_FALLBACK_SAME_PENALTY;
+	vn_fallback_compute(t, &o, &want);
+	diff = vn_fallback_diff(&want, &got);
+	assert_string_equal(diff, "Node 5: expected 5 6 7 0 1 2 4 3, kernel printed 6 7 0 1 2 4 3\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_model_names),
 		cmocka_unit_test(test_memoryless_left_out_on_6_12),
 		cmocka_unit_test(test_model_for_release),
+		cmocka_unit_test(test_recorded_6_12_memoryless),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
