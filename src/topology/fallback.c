@@ -16,7 +16,8 @@ const struct vn_fallback_model_info vn_fallback_models[] = {
 	{VN_FALLBACK_ACCUMULATE, "5.15", "accumulate", "v5.15 .. v5.17",
 	 "54d032ced983 \"mm/page_alloc: use accumulated load when building node fallback list\": "
 	 "node_load[node] += load, load counting down from nr_online_nodes"},
-	{VN_FALLBACK_SAME_PENALTY, "5.18", "same-penalty current 6.1 default", "v5.18 onwards, Debian 12's 6.1",
+	{VN_FALLBACK_SAME_PENALTY, "5.18", "same-penalty current 6.1 default",
+	 "v5.18 .. v6.1, Debian 12's 6.1 (6.2 .. 6.11 unchecked)",
 	 "\"mm/page_alloc: add same penalty is enough to get round-robin order\": node_load[node] += 1; "
 	 "checked against linux-source-6.1 mm/page_alloc.c"},
 	{VN_FALLBACK_SKIP_MEMORYLESS, "6.12", "skip-memoryless", "Debian's 6.12 (the change came after v6.1)",
