@@ -774,7 +774,7 @@ static void test_fallback_builds_recorded(void **state)
 }
 
 /*
- * Debian's 6.12 booted on vnuma's tiered shapes (tests/data/tiers-6.12,
+ * Debian's 6.12 booted on vnuma's tiered shapes (tests/fixtures/tiers-6.12,
  * TCG, 2026-12-06): a slow node is not in its own list while it has no
  * memory, and each node's memory is onlined as kmem adds it (its own build,
  * then at once the rebuild of all). Every build must match the 6.12 model;
@@ -784,7 +784,7 @@ static void test_fallback_builds_recorded_6_12(void **state)
 {
 	static const char *const runs[][2] = {
 		{"4node-cxl-tiered", "topologies/4node-cxl-tiered.xml"},
-		{"4node-cxl-tiered-nohmat", "tests/data/tiers-6.12/4node-cxl-tiered-nohmat.xml"},
+		{"4node-cxl-tiered-nohmat", "tests/fixtures/tiers-6.12/4node-cxl-tiered-nohmat.xml"},
 		{"8node-snc-cxl", "topologies/8node-snc-cxl.xml"},
 	};
 	const char *src = getenv("VN_SOURCE_DIR");
@@ -800,7 +800,7 @@ static void test_fallback_builds_recorded_6_12(void **state)
 		snprintf(path, sizeof(path), "%s/%s", src ? src : ".", runs[i][1]);
 		if (vn_topology_load(path, &t, &err) != 0)
 			fail_msg("%s", err.msg);
-		snprintf(path, sizeof(path), "%s/tests/data/tiers-6.12/%s/dmesg", src ? src : ".", runs[i][0]);
+		snprintf(path, sizeof(path), "%s/tests/fixtures/tiers-6.12/%s/dmesg", src ? src : ".", runs[i][0]);
 		assert_int_equal(vn_file_read(path, 1 << 20, &log, &len, &err), 0);
 		o.model = VN_FALLBACK_SKIP_MEMORYLESS;
 		o.online_on_add = true;
