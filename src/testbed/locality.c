@@ -17,13 +17,26 @@
 
 void vn_testbed_locality_map(const struct vn_topology *t, struct vn_loc_map *map)
 {
-	uint64_t base = 0;
+	uint64_t base = 0, cells = 0;
 	memset(map, 0, sizeof(*map));
 	map->nnodes = t->nnodes;
+	for (unsigned i = 0; i < t->nnodes; i++)
+		cells += vn_domain_cell_bytes(t, i);
+	/* QEMU 7.2 allocates the NVDIMMs' RAM blocks after the cells', in the order libvirt writes them: node order. */
+	for (unsigned i = 0; i < t->nnodes && map->nranges < VN_LOC_MAX_RANGES; i++) {
+		uint64_t bytes = vn_domain_nvdimm_bytes(&t->nodes[i]);
+		if (bytes) {
+			map->ranges[map->nranges++] =
+				(struct vn_loc_range){.lo = cells, .hi = cells + bytes, .node = i};
+			cells += bytes;
+		}
+	}
 	/* libvirt writes the cells, and QEMU allocates their backends, in node order. */
-	for (unsigned i = 0; i < t->nnodes && i < VN_LOC_MAX_RANGES; i++) {
-		uint64_t bytes = vn_domain_cell_bytes(&t->nodes[i]);
-		map->ranges[map->nranges++] = (struct vn_loc_range){.lo = 2 * base, .hi = 2 * base + bytes, .node = i};
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		uint64_t bytes = vn_domain_cell_bytes(t, i);
+		if (!vn_node_is_slow(&t->nodes[i]) && map->nranges < VN_LOC_MAX_RANGES)
+			map->ranges[map->nranges++] =
+				(struct vn_loc_range){.lo = 2 * base, .hi = 2 * base + bytes, .node = i};
 		base += bytes;
 		for (unsigned c = 0; c < VN_LOC_MAX_VCPUS; c++)
 			if (vn_cpuset_has(&t->nodes[i].cpus, c)) {
@@ -36,14 +49,25 @@ void vn_testbed_locality_map(const struct vn_topology *t, struct vn_loc_map *map
 
 int vn_testbed_locality_supported(const struct vn_topology *t, struct vn_error *err)
 {
-	for (unsigned i = 0; i < t->nnodes; i++)
-		if (vn_node_is_slow(&t->nodes[i]))
+	struct vn_loc_map m;
+
+	vn_testbed_locality_map(t, &m);
+	/* A memory-less node's stand-in may share addresses with an NVDIMM: nothing reaches it, and the NVDIMM is tried first. */
+	for (unsigned a = 0; a < m.nranges; a++)
+		for (unsigned b = 0; b < m.nranges; b++) {
+			const struct vn_loc_range *nv = &m.ranges[a], *cell = &m.ranges[b];
+			if (!vn_node_is_slow(&t->nodes[nv->node]) || !vn_node_has_boot_memory(&t->nodes[cell->node]) ||
+			    nv->hi <= cell->lo || cell->hi <= nv->lo)
+				continue;
 			return vn_input_error(
 				err,
-				"locality cannot count %s: node %u is slow memory, an emulated NVDIMM that "
-				"kmem onlines, outside the plugin's address map (docs/locality.md, "
-				"\"Tiered shapes\")",
-				t->name ? t->name : "this topology", i);
+				"locality cannot count %s: node %llu's NVDIMM (plugin addresses "
+				"0x%llx-0x%llx) shares addresses with node %llu's memory (0x%llx-0x%llx) "
+				"with any slow node stand-in up to 64 GiB (docs/locality.md, \"Tiered shapes\")",
+				t->name ? t->name : "this topology", (unsigned long long)nv->node,
+				(unsigned long long)nv->lo, (unsigned long long)nv->hi, (unsigned long long)cell->node,
+				(unsigned long long)cell->lo, (unsigned long long)cell->hi);
+		}
 	return 0;
 }
 

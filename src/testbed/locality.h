@@ -20,15 +20,20 @@
  * The map for QEMU 7.2 with libvirt's one memory backend per cell: cell i's
  * backend is the i-th RAM block (offset base_i, the cells before it summed),
  * and mapped at base_i in the machine's RAM container, so the plugin API's
- * address of its byte o is 2 * base_i + o. Assumed here, proven at boot.
+ * address of its byte o is 2 * base_i + o. A slow node's NVDIMM backend is
+ * the next block after the cells and NVDIMMs before it, its region at 0: its
+ * address is its ram_addr. NVDIMMs come first in the map (the plugin takes
+ * the first range holding an address) and stand for their node; a slow
+ * node's stand-in cell is not in it. Assumed here, proven at boot.
  * vCPU v's node is the cell holding CPU v.
  */
 void vn_testbed_locality_map(const struct vn_topology *t, struct vn_loc_map *map);
 
 /*
- * Whether the plugin can count t: not a node of slow memory, whose emulated
- * NVDIMM lies in QEMU's device memory, outside the cells the map is made of
- * (docs/locality.md, "Tiered shapes"). An input error naming the node.
+ * Whether the plugin can count t: not when a slow node's NVDIMM shares map
+ * addresses with a cell of boot memory, which stand-ins as large as
+ * vn_domain_standin_bytes() allows could not avoid (docs/locality.md,
+ * "Tiered shapes"). An input error naming both nodes and the addresses.
  */
 int vn_testbed_locality_supported(const struct vn_topology *t, struct vn_error *err);
 

@@ -24,6 +24,8 @@
 #define Q35_LOWMEM_SMALL UINT64_C(0xb0000000)
 #define Q35_LOWMEM_BIG   UINT64_C(0x80000000)
 #define FOUR_GiB         (UINT64_C(4) << 30)
+/* A slow node's stand-in grows up to this (guest address space, reserved: docs/locality.md, "Tiered shapes"). */
+#define VN_STANDIN_MAX_BYTES (UINT64_C(64) << 30)
 
 const char *vn_accel_name(enum vn_accel a)
 {
@@ -89,9 +91,12 @@ static void elem(struct vn_strbuf *b, int indent, const char *tag, const char *v
 	vn_strbuf_printf(b, "%*s<%s>%s</%s>\n", indent, "", tag, e, tag);
 }
 
-uint64_t vn_domain_cell_bytes(const struct vn_node *n)
+/* A cell's size when a slow node's stand-in is s bytes. */
+static uint64_t cell_bytes_with(const struct vn_node *n, uint64_t s)
 {
 	/* A slow node's memory is its NVDIMM's: at boot it is memory-less (docs/tiering.md). */
+	if (vn_node_is_slow(n))
+		return s;
 	if (!vn_node_has_boot_memory(n))
 		return VN_MEMLESS_DUMMY_BYTES;
 	/* libvirt rounds every cell up to 1 MiB; doing it here keeps our address math equal to QEMU's. */
@@ -113,13 +118,96 @@ uint64_t vn_domain_nvdimm_bytes(const struct vn_node *n)
 	return vn_node_is_slow(n) ? (n->memory + MiB - 1) / MiB * MiB + VN_NVDIMM_SLACK_BYTES : 0;
 }
 
+/* The bytes of all cells, and of all NVDIMMs (whose RAM blocks QEMU 7.2 allocates right after the cells'). */
+static void sums_with(const struct vn_topology *t, uint64_t s, uint64_t *cells, uint64_t *nvdimms)
+{
+	*cells = *nvdimms = 0;
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		*cells += cell_bytes_with(&t->nodes[i], s);
+		*nvdimms += vn_domain_nvdimm_bytes(&t->nodes[i]);
+	}
+}
+
+/*
+ * Whether, with stand-ins of s bytes, a cell with boot memory shares
+ * locality plugin addresses (docs/locality.md, "Tiered shapes") with the
+ * NVDIMMs: cell i at [2 base_i, 2 base_i + size_i), the NVDIMMs at
+ * [cells, cells + nvdimms), their ram_addr with their region at 0.
+ */
+static bool standin_clashes(const struct vn_topology *t, uint64_t s)
+{
+	uint64_t cells, nv, base = 0;
+
+	sums_with(t, s, &cells, &nv);
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		uint64_t z = cell_bytes_with(&t->nodes[i], s);
+		if (vn_node_has_boot_memory(&t->nodes[i]) && 2 * base < cells + nv && cells < 2 * base + z)
+			return true;
+		base += z;
+	}
+	return false;
+}
+
+/* The stand-in a bound num/den asks for (2 MiB aligned), if it is smaller than best and leaves every cell clear. */
+static uint64_t try_standin(const struct vn_topology *t, int64_t num, uint64_t den, uint64_t best)
+{
+	uint64_t s = num > 0 ? ((uint64_t)num + den - 1) / den : 0;
+
+	s = (s + VN_MEMLESS_DUMMY_BYTES - 1) / VN_MEMLESS_DUMMY_BYTES * VN_MEMLESS_DUMMY_BYTES;
+	if (s < VN_MEMLESS_DUMMY_BYTES)
+		s = VN_MEMLESS_DUMMY_BYTES;
+	return s <= VN_STANDIN_MAX_BYTES && (!best || s < best) && !standin_clashes(t, s) ? s : best;
+}
+
+/*
+ * With K stand-ins of s, k_j of them before cell j (A_j the other cells'
+ * bytes before it, A all of theirs, N the NVDIMMs'), cell j stays clear of
+ * the NVDIMMs either below them, s (K - 2 k_j) >= 2 A_j + size_j - A, or
+ * above them, s (2 k_j - K) >= A + N - 2 A_j. The least stand-in that
+ * leaves every cell clear is the memory-less one or one of these bounds.
+ */
+uint64_t vn_domain_standin_bytes(const struct vn_topology *t)
+{
+	uint64_t cells, nv, a = 0, best;
+	unsigned nslow = 0, k = 0;
+
+	sums_with(t, 0, &cells, &nv);
+	for (unsigned i = 0; i < t->nnodes; i++)
+		nslow += vn_node_is_slow(&t->nodes[i]);
+	if (!nslow)
+		return VN_MEMLESS_DUMMY_BYTES;
+	best = try_standin(t, 0, 1, 0);
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		const struct vn_node *n = &t->nodes[i];
+		uint64_t z = cell_bytes_with(n, 0);
+		int64_t den = (int64_t)nslow - 2 * (int64_t)k;
+
+		if (vn_node_is_slow(n)) {
+			k++;
+			continue;
+		}
+		int64_t num =
+			den > 0 ? (int64_t)(2 * a + z) - (int64_t)cells : (int64_t)(cells + nv) - (int64_t)(2 * a);
+		a += z;
+		if (vn_node_has_boot_memory(n) && den != 0)
+			best = try_standin(t, num, (uint64_t)(den > 0 ? den : -den), best);
+	}
+	/* None: the shape cannot be counted (vn_testbed_locality_supported() says so); its stand-ins stay small. */
+	return best ? best : VN_MEMLESS_DUMMY_BYTES;
+}
+
+uint64_t vn_domain_cell_bytes(const struct vn_topology *t, unsigned node)
+{
+	const struct vn_node *n = &t->nodes[node];
+	return cell_bytes_with(n, vn_node_is_slow(n) ? vn_domain_standin_bytes(t) : 0);
+}
+
 static uint64_t total_cell_bytes(const struct vn_topology *t)
 {
-	uint64_t sum = 0;
+	uint64_t cells, nv;
 
-	for (unsigned i = 0; i < t->nnodes; i++)
-		sum += vn_domain_cell_bytes(&t->nodes[i]);
-	return sum;
+	sums_with(t, vn_domain_standin_bytes(t), &cells, &nv);
+	return cells;
 }
 
 int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2], unsigned *n,
@@ -129,11 +217,11 @@ int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_
 		return vn_input_error(err, "node %u does not exist", node);
 	uint64_t total = total_cell_bytes(t);
 	uint64_t lowmem = total >= Q35_LOWMEM_SMALL ? Q35_LOWMEM_BIG : Q35_LOWMEM_SMALL;
-	uint64_t off = 0;
+	uint64_t off = 0, s = vn_domain_standin_bytes(t);
 
 	for (unsigned i = 0; i < node; i++)
-		off += vn_domain_cell_bytes(&t->nodes[i]);
-	uint64_t size = vn_domain_cell_bytes(&t->nodes[node]);
+		off += cell_bytes_with(&t->nodes[i], s);
+	uint64_t size = cell_bytes_with(&t->nodes[node], s);
 
 	*n = 0;
 	if (off < lowmem) {
@@ -280,6 +368,8 @@ char *vn_domain_metadata_xml(const struct vn_domain_opts *o)
 
 static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)
 {
+	uint64_t s = vn_domain_standin_bytes(t);
+
 	vn_strbuf_printf(b, "    <numa>\n");
 	for (unsigned i = 0; i < t->nnodes; i++) {
 		const struct vn_node *nd = &t->nodes[i];
@@ -289,7 +379,7 @@ static void emit_numa(struct vn_strbuf *b, const struct vn_topology *t)
 			_cleanup_free_ char *cpus = vn_cpulist_format(&nd->cpus);
 			vn_strbuf_printf(b, " cpus='%s'", cpus);
 		}
-		vn_strbuf_printf(b, " memory='%" PRIu64 "' unit='KiB'", vn_domain_cell_bytes(nd) >> 10);
+		vn_strbuf_printf(b, " memory='%" PRIu64 "' unit='KiB'", cell_bytes_with(nd, s) >> 10);
 		if (t->nnodes < 2) {
 			vn_strbuf_printf(b, "/>\n");
 			continue;

@@ -70,11 +70,12 @@ struct vn_domain_opts {
 };
 
 /*
- * Size of the stand-in cell a memory-less node gets; see vn_domain_cmdline_extra().
- * 2 MiB is below the kernel's NODE_MIN_SIZE (4 MiB) and 1 MiB aligned, as
- * libvirt rounds cells to 1 MiB.
+ * Size of the stand-in cell a memory-less node gets (vn_domain_cmdline_extra()): below the
+ * kernel's NODE_MIN_SIZE (4 MiB) and 1 MiB aligned, as libvirt rounds cells to 1 MiB.
  */
 #define VN_MEMLESS_DUMMY_BYTES (UINT64_C(2) << 20)
+/* A slow node's stand-in: as small, unless the NVDIMMs' locality addresses need it larger (domain-xml.c). */
+uint64_t vn_domain_standin_bytes(const struct vn_topology *t);
 
 uint64_t vn_domain_nvdimm_bytes(const struct vn_node *n); /* a slow node's NVDIMM (domain-xml.c) */
 /* DIMM slots of a topology with hotplug memory (<maxMemory slots=>), one per `hotplug --memory`;
@@ -105,8 +106,8 @@ struct vn_gpa_range {
 int vn_domain_cell_ranges(const struct vn_topology *t, unsigned node, struct vn_gpa_range out[2], unsigned *n,
 			  struct vn_error *err);
 
-/* The memory a node's cell really gets (rounded up to 1 MiB; dummy when memory-less). */
-uint64_t vn_domain_cell_bytes(const struct vn_node *n);
+/* The memory a node's cell really gets (rounded up to 1 MiB; a stand-in when memory-less or slow). */
+uint64_t vn_domain_cell_bytes(const struct vn_topology *t, unsigned node);
 
 /* CPU topology the domain gets: from the file, or derived so no socket spans nodes. */
 struct vn_cpu_layout {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "testbed/locality.h"
+#include "virt/domain-xml.h"
 
 static struct vn_topology *load(const char *name)
 {
@@ -148,15 +149,76 @@ static void test_tier_cost(void **state)
 	(void)state;
 }
 
-/* Slow memory is an NVDIMM outside the plugin's map: refused as bad input, naming the node; a plain shape is not. */
-static void test_tiered_refused(void **state)
+/*
+ * 4node-cxl-tiered as QEMU 7.2 laid it out (docs/locality.md, "Tiered
+ * shapes"): the slow nodes' stand-ins grow to 128M so that the NVDIMMs' RAM
+ * blocks (ram_addr after the 768M of cells) start where node 1's cell ends
+ * in plugin addresses (2 * 256M + 256M); each NVDIMM is its node's range,
+ * first in the map, and no range of a node with boot memory meets one.
+ */
+static void test_tiered_map(void **state)
 {
 	struct vn_topology *t = load("4node-cxl-tiered.xml");
 	struct vn_error err = {0};
+	struct vn_loc_map m;
+	const uint64_t M = 1 << 20;
+
+	assert_int_equal(vn_domain_standin_bytes(t), 128 * M);
+	vn_testbed_locality_map(t, &m);
+	assert_int_equal(m.nranges, 4);
+	assert_int_equal(m.ranges[0].node, 2);
+	assert_int_equal(m.ranges[0].lo, 768 * M);
+	assert_int_equal(m.ranges[0].hi, 1152 * M);
+	assert_int_equal(m.ranges[1].node, 3);
+	assert_int_equal(m.ranges[1].lo, 1152 * M);
+	assert_int_equal(m.ranges[1].hi, 1536 * M);
+	assert_int_equal(m.ranges[2].node, 0);
+	assert_int_equal(m.ranges[2].lo, 0);
+	assert_int_equal(m.ranges[2].hi, 256 * M);
+	assert_int_equal(m.ranges[3].node, 1);
+	assert_int_equal(m.ranges[3].lo, 512 * M);
+	assert_int_equal(m.ranges[3].hi, 768 * M);
+	assert_int_equal(m.ncpus, 4);
+	assert_int_equal(m.cpu_node[3], 1);
+	assert_int_equal(vn_testbed_locality_supported(t, &err), 0);
+	vn_topology_free(t);
+	/* Eight DRAM cells before two slow nodes: 896M stand-ins, node 7's cell ending where the NVDIMMs start. */
+	t = load("8node-snc-cxl.xml");
+	assert_int_equal(vn_domain_standin_bytes(t), 896 * M);
+	vn_testbed_locality_map(t, &m);
+	assert_int_equal(m.nranges, 10);
+	assert_int_equal(m.ranges[0].node, 8);
+	assert_int_equal(m.ranges[0].lo, 3840 * M);
+	assert_int_equal(m.ranges[9].node, 7);
+	assert_int_equal(m.ranges[9].hi, 3840 * M);
+	assert_int_equal(vn_testbed_locality_supported(t, &err), 0);
+	vn_topology_free(t);
+	(void)state;
+}
+
+/*
+ * A CPU-less DRAM node between two slow ones: node 3's cell sits at
+ * 2 (512M + s), the NVDIMMs at 768M + 2 s, for any stand-in s: refused as
+ * bad input, naming both nodes; its stand-ins stay 2M. A plain shape is not.
+ */
+static void test_tiered_refused(void **state)
+{
+	static const char xml[] = "<topology name='split'><node id='0' cpus='0' memory='256M'/>"
+				  "<node id='1' cpus='1' memory='256M'/>"
+				  "<node id='2' cpus='' memory='256M' memory-kind='cxl'/>"
+				  "<node id='3' cpus='' memory='256M'/>"
+				  "<node id='4' cpus='' memory='256M' memory-kind='cxl'/></topology>";
+	struct vn_topology *t = NULL;
+	struct vn_error err = {0};
 	char *arg = NULL;
 
+	if (vn_topology_parse(xml, sizeof(xml) - 1, "split", &t, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(vn_domain_standin_bytes(t), 2 << 20);
 	assert_int_equal(vn_testbed_locality_supported(t, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "node 2 is slow memory"));
+	assert_non_null(strstr(err.msg,
+			       "locality cannot count split: node 2's NVDIMM (plugin addresses "
+			       "0x30400000-0x48400000) shares addresses with node 3's memory (0x40400000-0x50400000)"));
 	vn_error_clear(&err);
 	assert_true(vn_testbed_locality_arg(t, "/tmp/g", &arg, &err) < 0);
 	assert_null(arg);
@@ -171,8 +233,9 @@ static void test_tiered_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_map),       cmocka_unit_test(test_pieces),         cmocka_unit_test(test_latency),
-		cmocka_unit_test(test_tier_cost), cmocka_unit_test(test_tiered_refused),
+		cmocka_unit_test(test_map),        cmocka_unit_test(test_pieces),
+		cmocka_unit_test(test_latency),    cmocka_unit_test(test_tier_cost),
+		cmocka_unit_test(test_tiered_map), cmocka_unit_test(test_tiered_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,6 +171,32 @@ static void test_slow_node(void **state)
 	vn_topology_free(t);
 }
 
+/*
+ * Two DRAM nodes and two slow ones (4node-cxl-tiered): the stand-ins grow to
+ * 128M, reserved all the same, so that the NVDIMMs' locality addresses start
+ * past the DRAM cells' (docs/locality.md, "Tiered shapes").
+ */
+static void test_slow_standin(void **state)
+{
+	const char *cpus[] = {"0-1", "2-3", "", ""};
+	const uint64_t mem[] = {256, 256, 256, 256};
+	struct vn_topology *t = mk(4, cpus, mem, NULL);
+	t->nodes[2].memory_kind = VN_MEMORY_CXL;
+	t->nodes[3].memory_kind = VN_MEMORY_CXL;
+	struct vn_domain_opts o = base_opts("vnuma-standin");
+	o.disk_dir = "/g";
+	_cleanup_free_ char *xml = build_ok(t, &o);
+
+	assert_non_null(strstr(xml, "<cell id='2' memory='131072' unit='KiB'>"));
+	assert_non_null(strstr(xml, "<cell id='3' memory='131072' unit='KiB'>"));
+	assert_non_null(strstr(xml, "memmap=131072K$0x20000000 memmap=131072K$0x28000000"));
+	/* 768M of cells, + 2 x 384M of NVDIMM. */
+	assert_non_null(strstr(xml, "<memory unit='KiB'>786432</memory>"));
+	assert_non_null(strstr(xml, "<maxMemory slots='18' unit='KiB'>1572864</maxMemory>"));
+	vn_topology_free(t);
+	(void)state;
+}
+
 static void test_memless_ranges(void **state)
 {
 	struct vn_error err = {0};
@@ -677,23 +703,15 @@ static void test_live_xml_parse(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_2node),
-		cmocka_unit_test(test_4node_kvm),
-		cmocka_unit_test(test_cpuless_hmat),
-		cmocka_unit_test(test_memless),
-		cmocka_unit_test(test_slow_node),
-		cmocka_unit_test(test_memless_ranges),
-		cmocka_unit_test(test_cpu_layout),
-		cmocka_unit_test(test_escaping),
-		cmocka_unit_test(test_libvirt_roundtrip),
-		cmocka_unit_test(test_devices),
-		cmocka_unit_test(test_libvirt_roundtrip_devices),
-		cmocka_unit_test(test_hotplug),
-		cmocka_unit_test(test_live_xml_parse),
-		cmocka_unit_test(test_root_disk),
-		cmocka_unit_test(test_modules_share),
-		cmocka_unit_test(test_qemu_args),
-		cmocka_unit_test(test_shares),
+		cmocka_unit_test(test_2node),          cmocka_unit_test(test_4node_kvm),
+		cmocka_unit_test(test_cpuless_hmat),   cmocka_unit_test(test_memless),
+		cmocka_unit_test(test_slow_node),      cmocka_unit_test(test_slow_standin),
+		cmocka_unit_test(test_memless_ranges), cmocka_unit_test(test_cpu_layout),
+		cmocka_unit_test(test_escaping),       cmocka_unit_test(test_libvirt_roundtrip),
+		cmocka_unit_test(test_devices),        cmocka_unit_test(test_libvirt_roundtrip_devices),
+		cmocka_unit_test(test_hotplug),        cmocka_unit_test(test_live_xml_parse),
+		cmocka_unit_test(test_root_disk),      cmocka_unit_test(test_modules_share),
+		cmocka_unit_test(test_qemu_args),      cmocka_unit_test(test_shares),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
