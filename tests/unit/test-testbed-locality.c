@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "testbed/locality.h"
-#include "virt/domain-xml.h"
 
 static struct vn_topology *load(const char *name)
 {
@@ -163,7 +162,6 @@ static void test_tiered_map(void **state)
 	struct vn_loc_map m;
 	const uint64_t M = 1 << 20;
 
-	assert_int_equal(vn_domain_standin_bytes(t), 128 * M);
 	vn_testbed_locality_map(t, &m);
 	assert_int_equal(m.nranges, 4);
 	assert_int_equal(m.ranges[0].node, 2);
@@ -184,7 +182,6 @@ static void test_tiered_map(void **state)
 	vn_topology_free(t);
 	/* Eight DRAM cells before two slow nodes: 896M stand-ins, node 7's cell ending where the NVDIMMs start. */
 	t = load("8node-snc-cxl.xml");
-	assert_int_equal(vn_domain_standin_bytes(t), 896 * M);
 	vn_testbed_locality_map(t, &m);
 	assert_int_equal(m.nranges, 10);
 	assert_int_equal(m.ranges[0].node, 8);
@@ -214,7 +211,6 @@ static void test_tiered_refused(void **state)
 
 	if (vn_topology_parse(xml, sizeof(xml) - 1, "split", &t, &err) < 0)
 		fail_msg("%s", err.msg);
-	assert_int_equal(vn_domain_standin_bytes(t), 2 << 20);
 	assert_int_equal(vn_testbed_locality_supported(t, &err), -EINVAL);
 	assert_non_null(strstr(err.msg,
 			       "locality cannot count split: node 2's NVDIMM (plugin addresses "
