@@ -508,7 +508,11 @@ static int emit_node_devices(struct vn_strbuf *b, const struct vn_topology *t, c
  * A slow node's memory: an NVDIMM on the node, without a label area (the
  * guest makes its raw namespace device-dax through an info block, which
  * needs none), backed by a sparse file mapped private so that nothing the
- * guest writes reaches the disk.
+ * guest writes reaches the disk. <pmem/> because libvirt (9.0) has QEMU
+ * preallocate a file-backed NVDIMM that is not real pmem: every page
+ * touched before boot, 384M of host memory per node (measured: Rss 393216
+ * kB each, 72 kB with it) and about a second of a TCG boot. The mapping
+ * stays private; QEMU 7.2 logs nothing about it.
  */
 static int emit_nvdimms(struct vn_strbuf *b, const struct vn_topology *t, const struct vn_domain_opts *o,
 			struct vn_error *err)
@@ -522,7 +526,8 @@ static int emit_nvdimms(struct vn_strbuf *b, const struct vn_topology *t, const 
 		_cleanup_free_ char *e = vn_xml_escape(path);
 		vn_strbuf_printf(b,
 				 "    <memory model='nvdimm'>\n      <source>\n        <path>%s</path>\n"
-				 "      </source>\n      <target>\n        <size unit='KiB'>%" PRIu64 "</size>\n"
+				 "        <pmem/>\n      </source>\n      <target>\n        <size unit='KiB'>%" PRIu64
+				 "</size>\n"
 				 "        <node>%u</node>\n      </target>\n    </memory>\n",
 				 e, vn_domain_nvdimm_bytes(&t->nodes[i]) >> 10, i);
 	}
