@@ -9,7 +9,8 @@
 # recorded before those models existed (tests/fixtures/tiers-6.12/README): the
 # tiers, the HMAT's access classes in sysfs, the demotion targets printed as
 # kmem onlines each node, and each node's memory. The same shape without
-# <hmat> (tiered as 6.1 does) must pass up's whole check too. Also: no
+# <hmat> (tiered as 6.1 does) must pass up's whole check too, and so must
+# 4node-cxl (CPU-less boot memory, tiered by HMAT on 6.12). Also: no
 # virtio_blk loaded (the guest has no disk; 6.12's modules are .ko.xz,
 # tests/cli/init-modules.sh), kmem loaded.
 # Skipped (77) without the kernel: CI does not download backports.
@@ -73,6 +74,18 @@ check "4node-cxl-tiered without <hmat> on 6.12: up says ok (exit 0, got $rc)" te
 check "its fallback lists as the 6.12 model says" \
 	grep -q '^fallback order (model 6\.12, boot and each kmem rebuild): ok$' "$VNUMA_STATE_DIR/up-nohmat.out"
 check "down succeeds (no <hmat>)" "$vnuma" down t612n
+# 4node-cxl: CPU-less nodes with boot memory and an <hmat>, no slow memory. 6.12 tiers them by
+# HMAT at late init (6.1 puts all four in one tier): the model says memory_tier50: 2-3.
+"$vnuma" up "$src/topologies/4node-cxl.xml" --kernel "$VN_KERNEL_612" --name c612 --timeout 600 --cold \
+	>"$VNUMA_STATE_DIR/up-cxl.out" 2>&1
+rc=$?
+check "4node-cxl on 6.12: up says ok (exit 0, got $rc)" test "$rc" = 0 ||
+	grep -v '^ ' "$VNUMA_STATE_DIR/up-cxl.out" | tail -12
+check "...its tiers checked by the 6.12 model" \
+	grep -q '^memory tiers (model 6\.12, kernel 6\.12\.[^)]*): ok$' "$VNUMA_STATE_DIR/up-cxl.out"
+"$vnuma" exec c612 -- cat /sys/devices/virtual/memory_tiering/memory_tier50/nodelist </dev/null >"$got/cxl" 2>&1
+check "...the CXL nodes in memory_tier50 (by HMAT, no kmem)" grep -qx '2-3' "$got/cxl"
+check "down succeeds (4node-cxl)" "$vnuma" down c612
 check "down leaves no QEMU" no_qemu_left
 check "down leaves no domain" no_domain_left
 finish
