@@ -227,19 +227,20 @@ cleanup:
 }
 
 /*
- * The tier model of the guest's own kernel, by its osrelease. The text is
+ * The tier model of the guest's own kernel, by its osrelease (read once by
+ * the caller; NULL with *relerr when it could not be). The text is
  * the guest's: a release that names no model (older than 6.1, or not a
  * release at all) is a mismatch with its reason in *why, not an error.
  */
-static int guest_tier_model(struct vn_agent *a, enum vn_tier_model *m, char **label, char **why, struct vn_error *err)
+static int guest_tier_model(const char *rel, const struct vn_error *relerr, enum vn_tier_model *m, char **label,
+			    char **why, struct vn_error *err)
 {
-	_cleanup_free_ char *rel = NULL;
 	struct vn_error e = {0};
 	char shown[65];
 	size_t i = 0;
 
-	if (read_guest(a, "/proc/sys/kernel/osrelease", &rel, err) < 0)
-		return vn_error_prefix(err, "cannot read the guest's kernel release");
+	if (!rel)
+		return vn_infra_error(err, relerr->code, "cannot read the guest's kernel release: %s", relerr->msg);
 	if (vn_tier_model_for_release(rel, m, &e) < 0) {
 		*why = vn_xasprintf("  %s\n", e.msg);
 		vn_error_clear(&e);
@@ -259,8 +260,8 @@ static int guest_tier_model(struct vn_agent *a, enum vn_tier_model *m, char **la
  * the kernel tiers boot memory by HMAT (6.12's model): on 6.1, or a kernel
  * older than any model, such a shape has one tier and nothing to check.
  */
-static int report_tiers(struct vn_agent *a, const struct vn_topology *t, struct vn_strbuf *rep, bool *ok,
-			struct vn_error *err)
+static int report_tiers(struct vn_agent *a, const struct vn_topology *t, const char *rel, const struct vn_error *relerr,
+			struct vn_strbuf *rep, bool *ok, struct vn_error *err)
 {
 	_cleanup_free_ char *tdiff = NULL, *label = NULL, *why = NULL;
 	enum vn_tier_model m = VN_TIER_MODEL_DEFAULT;
@@ -269,7 +270,7 @@ static int report_tiers(struct vn_agent *a, const struct vn_topology *t, struct 
 
 	if (!slow && !t->nhmat)
 		return 0;
-	if ((rc = guest_tier_model(a, &m, &label, &why, err)) < 0)
+	if ((rc = guest_tier_model(rel, relerr, &m, &label, &why, err)) < 0)
 		return rc;
 	if (!slow && (why || m == VN_TIER_MODEL_6_1))
 		return 0;
@@ -289,24 +290,22 @@ static int report_tiers(struct vn_agent *a, const struct vn_topology *t, struct 
 
 /*
  * The fallback model for the booted kernel: the one given, else its
- * release's era (osrelease), as the guest reports it; and whether it onlines
- * memory as it is added (auto_online_blocks, a build option, not an era).
- * A file the guest cannot give leaves the default; only a timeout fails.
+ * release's era (osrelease, NULL when the guest could not give it: the
+ * default); and whether it onlines memory as it is added
+ * (auto_online_blocks, a build option, not an era). A file the guest
+ * cannot give leaves the default; only a timeout fails.
  */
-static int guest_fallback_opts(struct vn_agent *a, const enum vn_fallback_model *model, struct vn_fallback_opts *fo,
-			       struct vn_error *err)
+static int guest_fallback_opts(struct vn_agent *a, const enum vn_fallback_model *model, const char *release,
+			       struct vn_fallback_opts *fo, struct vn_error *err)
 {
-	_cleanup_free_ char *release = NULL, *online = NULL;
+	_cleanup_free_ char *online = NULL;
 	struct vn_error e = {0};
 
 	fo->model = model ? *model : VN_FALLBACK_DEFAULT;
-	if (!model && read_guest(a, "/proc/sys/kernel/osrelease", &release, &e) == 0)
+	if (!model)
 		vn_fallback_model_for_release(release, &fo->model);
-	if (e.code != -ETIMEDOUT) {
-		vn_error_clear(&e);
-		if (read_guest(a, "/sys/devices/system/memory/auto_online_blocks", &online, &e) == 0)
-			fo->online_on_add = strncmp(online, "online", 6) == 0;
-	}
+	if (read_guest(a, "/sys/devices/system/memory/auto_online_blocks", &online, &e) == 0)
+		fo->online_on_add = strncmp(online, "online", 6) == 0;
 	if (e.code == -ETIMEDOUT) {
 		*err = e;
 		return e.code;
@@ -319,7 +318,8 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, const e
 			enum vn_arch arch, bool *ok, char **report, struct vn_error *err)
 {
 	struct vn_strbuf bad = VN_STRBUF_INIT, rep = VN_STRBUF_INIT;
-	_cleanup_free_ char *dmesg = NULL, *diff = NULL;
+	_cleanup_free_ char *dmesg = NULL, *diff = NULL, *release = NULL;
+	struct vn_error relerr = {0};
 	struct vn_fallback_opts fo = VN_FALLBACK_OPTS_DEFAULT;
 	struct vn_fallback want, got;
 	bool devices_ok = true;
@@ -350,7 +350,12 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, const e
 	static const char *const argv[] = {"dmesg", NULL};
 	if ((rc = vn_testbed_run(a, argv, 20, &dmesg, err)) < 0)
 		goto cleanup;
-	if ((rc = guest_fallback_opts(a, model, &fo, err)) < 0)
+	/* One read for both models; a timeout fails here, any other failure only where a model needs it. */
+	if (read_guest(a, "/proc/sys/kernel/osrelease", &release, &relerr) < 0 && relerr.code == -ETIMEDOUT) {
+		rc = vn_infra_error(err, relerr.code, "%s", relerr.msg);
+		goto cleanup;
+	}
+	if ((rc = guest_fallback_opts(a, model, release, &fo, err)) < 0)
 		goto cleanup;
 	if (vn_topology_has_slow_memory(t)) {
 		if ((rc = vn_tiers_fallback_check(dmesg, t, &fo, &diff, err)) < 0)
@@ -367,11 +372,12 @@ int vn_testbed_fidelity(struct vn_agent *a, const struct vn_topology *t, const e
 	if (diff)
 		vn_strbuf_printf(&rep, "%s", diff);
 	bool tiers_ok = true;
-	if ((rc = report_tiers(a, t, &rep, &tiers_ok, err)) < 0)
+	if ((rc = report_tiers(a, t, release, &relerr, &rep, &tiers_ok, err)) < 0)
 		goto cleanup;
 	*ok = !bad.len && devices_ok && !diff && tiers_ok;
 	*report = vn_strbuf_steal(&rep);
 cleanup:
+	vn_error_clear(&relerr);
 	vn_strbuf_free(&bad);
 	vn_strbuf_free(&rep);
 	return rc;

@@ -72,11 +72,24 @@ const char *vn_fallback_model_name(enum vn_fallback_model m)
  * Releases between 6.1 and 6.12 were not looked at: they are held to 5.18,
  * the last era seen before 6.12, which may be wrong for the later of them.
  */
+bool vn_kernel_release_version(const char *release, unsigned *major, unsigned *minor)
+{
+	unsigned long ma, mi;
+	char *end;
+
+	if (!release || release[0] < '0' || release[0] > '9' || (ma = strtoul(release, &end, 10)) > 999 ||
+	    *end != '.' || end[1] < '0' || end[1] > '9' || (mi = strtoul(end + 1, &end, 10)) > 999)
+		return false;
+	*major = (unsigned)ma;
+	*minor = (unsigned)mi;
+	return true;
+}
+
 bool vn_fallback_model_for_release(const char *release, enum vn_fallback_model *out)
 {
 	unsigned major, minor;
 
-	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+	if (!vn_kernel_release_version(release, &major, &minor))
 		return false;
 	unsigned v = major * 1000 + minor;
 	if (v >= 6012)

@@ -43,9 +43,12 @@ extern const struct vn_fallback_model_info vn_fallback_models[];
 int vn_fallback_model_lookup(const char *name, enum vn_fallback_model *out, struct vn_error *err);
 const char *vn_fallback_model_name(enum vn_fallback_model m);
 /*
- * The era a kernel release ("6.12.95+deb12-amd64", uname -r) falls in:
- * false, *out untouched, when it does not start with MAJOR.MINOR.
+ * A kernel release's MAJOR.MINOR ("6.12.95+deb12-amd64", uname -r; the
+ * guest's text): digits, a dot, digits, each at most 999, no sign or space.
+ * False when it does not start so.
  */
+bool vn_kernel_release_version(const char *release, unsigned *major, unsigned *minor);
+/* The era a kernel release falls in: false, *out untouched, when it has no MAJOR.MINOR. */
 bool vn_fallback_model_for_release(const char *release, enum vn_fallback_model *out);
 
 struct vn_fallback_opts {

@@ -71,16 +71,12 @@ bool vn_topology_has_slow_memory(const struct vn_topology *t)
 
 int vn_tier_model_for_release(const char *release, enum vn_tier_model *out, struct vn_error *err)
 {
-	unsigned long major, minor;
-	const char *p = release;
-	char *end;
+	unsigned major, minor;
 
-	/* The guest's text: digits, a dot, digits, then anything; no sign, no space, bounded. */
-	if (*p < '0' || *p > '9' || (major = strtoul(p, &end, 10)) > 999 || *end != '.' || end[1] < '0' ||
-	    end[1] > '9' || (minor = strtoul(end + 1, &end, 10)) > 999) {
+	if (!vn_kernel_release_version(release, &major, &minor)) {
 		char shown[41];
 		size_t i = 0;
-		for (; i < sizeof(shown) - 1 && release[i] && release[i] != '\n'; i++)
+		for (; i < sizeof(shown) - 1 && release && release[i] && release[i] != '\n'; i++)
 			shown[i] = strchr(RELEASE_CHARS, release[i]) ? release[i] : '?';
 		shown[i] = 0;
 		return vn_input_error(err, "kernel release '%s' is not MAJOR.MINOR...", shown);
@@ -91,7 +87,7 @@ int vn_tier_model_for_release(const char *release, enum vn_tier_model *out, stru
 			if (!best || m->major > best->major || (m->major == best->major && m->minor > best->minor))
 				best = m;
 	if (!best)
-		return vn_input_error(err, "kernel %lu.%lu has no memory tiers model (memory tiers came in 6.1)", major,
+		return vn_input_error(err, "kernel %u.%u has no memory tiers model (memory tiers came in 6.1)", major,
 				      minor);
 	*out = best->model;
 	return 0;

@@ -338,6 +338,11 @@ static void test_model_for_release(void **state)
 	m = VN_FALLBACK_ACCUMULATE;
 	assert_false(vn_fallback_model_for_release("linux", &m));
 	assert_false(vn_fallback_model_for_release("6", &m));
+	/* The guest's text: scanf would take these; one parser for both models refuses them. */
+	assert_false(vn_fallback_model_for_release(" 6.12", &m));
+	assert_false(vn_fallback_model_for_release("+6.12", &m));
+	assert_false(vn_fallback_model_for_release("6.-1", &m));
+	assert_false(vn_fallback_model_for_release("4294967302.1", &m));
 	assert_false(vn_fallback_model_for_release(NULL, &m));
 	assert_int_equal(m, VN_FALLBACK_ACCUMULATE);
 }
