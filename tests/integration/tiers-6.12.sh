@@ -40,16 +40,23 @@ want=$data/4node-cxl-tiered
 got=$VNUMA_STATE_DIR/got
 mkdir -p "$got"
 
-"$vnuma" up "$src/topologies/4node-cxl-tiered.xml" --kernel "$VN_KERNEL_612" --name t612 --timeout 600 \
-	>"$VNUMA_STATE_DIR/up.out" 2>&1
-rc=$?
-check "4node-cxl-tiered on 6.12: up says ok (exit 0, got $rc)" test "$rc" = 0 ||
-	grep -v '^ ' "$VNUMA_STATE_DIR/up.out" | tail -12
-check "the guest runs 6.12" grep -q '^guest t612 is up: kernel 6\.12\.' "$VNUMA_STATE_DIR/up.out"
+# up612 TOPOLOGY NAME LABEL [UP-OPTION...]: up on 6.12 into $VNUMA_STATE_DIR/NAME.out; up's whole check must pass.
+up612() {
+	local topo=$1 name=$2 label=$3 rc
+	shift 3
+	"$vnuma" up "$topo" --kernel "$VN_KERNEL_612" --name "$name" --timeout 600 "$@" \
+		>"$VNUMA_STATE_DIR/$name.out" 2>&1
+	rc=$?
+	check "$label on 6.12: up says ok (exit 0, got $rc)" test "$rc" = 0 ||
+		grep -v '^ ' "$VNUMA_STATE_DIR/$name.out" | tail -12
+}
+
+up612 "$src/topologies/4node-cxl-tiered.xml" t612 4node-cxl-tiered
+check "the guest runs 6.12" grep -q '^guest t612 is up: kernel 6\.12\.' "$VNUMA_STATE_DIR/t612.out"
 check "its memory tiers as the 6.12 model says (HMAT: memory_tier50)" \
-	grep -q '^memory tiers (model 6\.12, kernel 6\.12\.[^)]*): ok$' "$VNUMA_STATE_DIR/up.out"
+	grep -q '^memory tiers (model 6\.12, kernel 6\.12\.[^)]*): ok$' "$VNUMA_STATE_DIR/t612.out"
 check "fallback lists as the 6.12 model says, boot and each kmem build" \
-	grep -q '^fallback order (model 6\.12, boot and each kmem rebuild): ok$' "$VNUMA_STATE_DIR/up.out"
+	grep -q '^fallback order (model 6\.12, boot and each kmem rebuild): ok$' "$VNUMA_STATE_DIR/t612.out"
 
 "$vnuma" exec t612 -- sh -c "$(cat "$data/guest.sh")" </dev/null >"$got/all" 2>&1
 for f in memory_tiers access meminfo dmesg; do
@@ -66,23 +73,15 @@ check "virtio_blk not loaded (no disk)" sh -c "! grep -q '^virtio_blk ' '$got/mo
 
 check "down succeeds" "$vnuma" down t612
 
-"$vnuma" up "$data/4node-cxl-tiered-nohmat.xml" --kernel "$VN_KERNEL_612" --name t612n --timeout 600 --cold \
-	>"$VNUMA_STATE_DIR/up-nohmat.out" 2>&1
-rc=$?
-check "4node-cxl-tiered without <hmat> on 6.12: up says ok (exit 0, got $rc)" test "$rc" = 0 ||
-	grep -v '^ ' "$VNUMA_STATE_DIR/up-nohmat.out" | tail -12
+up612 "$data/4node-cxl-tiered-nohmat.xml" t612n "4node-cxl-tiered without <hmat>" --cold
 check "its fallback lists as the 6.12 model says" \
-	grep -q '^fallback order (model 6\.12, boot and each kmem rebuild): ok$' "$VNUMA_STATE_DIR/up-nohmat.out"
+	grep -q '^fallback order (model 6\.12, boot and each kmem rebuild): ok$' "$VNUMA_STATE_DIR/t612n.out"
 check "down succeeds (no <hmat>)" "$vnuma" down t612n
 # 4node-cxl: CPU-less nodes with boot memory and an <hmat>, no slow memory. 6.12 tiers them by
 # HMAT at late init (6.1 puts all four in one tier): the model says memory_tier50: 2-3.
-"$vnuma" up "$src/topologies/4node-cxl.xml" --kernel "$VN_KERNEL_612" --name c612 --timeout 600 --cold \
-	>"$VNUMA_STATE_DIR/up-cxl.out" 2>&1
-rc=$?
-check "4node-cxl on 6.12: up says ok (exit 0, got $rc)" test "$rc" = 0 ||
-	grep -v '^ ' "$VNUMA_STATE_DIR/up-cxl.out" | tail -12
+up612 "$src/topologies/4node-cxl.xml" c612 4node-cxl --cold
 check "...its tiers checked by the 6.12 model" \
-	grep -q '^memory tiers (model 6\.12, kernel 6\.12\.[^)]*): ok$' "$VNUMA_STATE_DIR/up-cxl.out"
+	grep -q '^memory tiers (model 6\.12, kernel 6\.12\.[^)]*): ok$' "$VNUMA_STATE_DIR/c612.out"
 "$vnuma" exec c612 -- cat /sys/devices/virtual/memory_tiering/memory_tier50/nodelist </dev/null >"$got/cxl" 2>&1
 check "...the CXL nodes in memory_tier50 (by HMAT, no kmem)" grep -qx '2-3' "$got/cxl"
 check "down succeeds (4node-cxl)" "$vnuma" down c612
